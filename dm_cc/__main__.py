@@ -1,0 +1,7 @@
+"""``python -m dm_cc``."""
+
+import sys
+
+from dm_cc.cli import main
+
+sys.exit(main())

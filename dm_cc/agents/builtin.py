@@ -1,0 +1,78 @@
+"""The built-in agents and their rules (the "agent rules" layer of DESIGN.md §3).
+
+Agent rules come after every policy file's top-level rules, so a global
+``edit: allow`` cannot open the plan agent; only a policy file's ``agents:``
+override for that agent can.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from dm_cc.permissions import Rule
+from dm_cc.policy.defaults import READ_ONLY_COMMANDS
+
+Mode = Literal["primary", "subagent", "all"]
+
+PLAN_DIR = ".dm_cc/plans"
+
+
+@dataclass(frozen=True, slots=True)
+class Agent:
+    name: str
+    mode: Mode
+    description: str
+    prompt: str = ""
+    rules: tuple[Rule, ...] = ()
+    model: str | None = None
+    temperature: float | None = None
+    max_turns: int | None = None
+
+
+def _rules(agent: str, *specs: tuple[str, str, str, str | None]) -> tuple[Rule, ...]:
+    return tuple(Rule(p, pat, a, reason, f"builtin:{agent}") for p, pat, a, reason in specs)
+
+
+def _read_only(agent: str, why: str) -> tuple[Rule, ...]:
+    return _rules(
+        agent,
+        ("edit", "*", "deny", why),
+        ("bash", "*", "deny", why),
+        *(("bash", command, "allow", "read-only command") for command in READ_ONLY_COMMANDS),
+    )
+
+
+PLAN_RULES = _read_only("plan", "the plan agent is read-only; plan_exit switches to build") + _rules(
+    "plan",
+    ("edit", f"{PLAN_DIR}/*.md", "allow", "the plan agent writes its plan file"),
+    ("task", "*", "deny", "the plan agent only delegates to explore"),
+    ("task", "explore", "allow", None),
+    ("plan_enter", "*", "deny", "already planning"),
+)
+
+EXPLORE_RULES = _read_only("explore", "the explore agent only reads") + _rules(
+    "explore",
+    ("task", "*", "deny", "explore does not start subagents"),
+    ("plan_enter", "*", "deny", None),
+    ("plan_exit", "*", "deny", None),
+)
+
+GENERAL_RULES = _rules(
+    "general",
+    ("plan_enter", "*", "deny", "subagents do not switch modes"),
+    ("plan_exit", "*", "deny", "subagents do not switch modes"),
+)
+
+BUILTIN_AGENTS: dict[str, Agent] = {
+    agent.name: agent
+    for agent in (
+        Agent("build", "primary", "Default agent: reads, edits and runs commands as policy allows."),
+        Agent("plan", "primary", "Read-only planning; may write only its plan file.",
+              rules=PLAN_RULES),
+        Agent("explore", "subagent", "Fast read-only exploration of the codebase.",
+              rules=EXPLORE_RULES),
+        Agent("general", "subagent", "General-purpose subagent for multi-step tasks.",
+              rules=GENERAL_RULES),
+    )
+}

@@ -1,0 +1,197 @@
+"""``dm_cc policy check|explain|show|test|lint|schema`` — the engine from the shell.
+
+None of these import litellm or mcp.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from pathlib import Path
+
+from dm_cc import dirs
+from dm_cc.agents.builtin import BUILTIN_AGENTS, Agent
+from dm_cc.errors import UsageError
+from dm_cc.permissions import Decision, Rule
+from dm_cc.permissions.engine import Ruleset, considered
+from dm_cc.permissions.paths import PathContextDirs
+from dm_cc.permissions.requests import DERIVERS, args_from_input, requests_for
+from dm_cc.policy.layers import Gate, Policy, load_policy
+
+
+def agent_named(name: str) -> Agent:
+    agent = BUILTIN_AGENTS.get(name)
+    if agent is None:
+        raise UsageError(f"unknown agent {name!r} (known: {', '.join(BUILTIN_AGENTS)})")
+    return agent
+
+
+def _load(args: argparse.Namespace) -> tuple[Policy, PathContextDirs]:
+    cwd = Path(os.getcwd()).resolve()
+    policy = load_policy(cwd, os.environ, [Path(p) for p in args.policy])
+    return policy, PathContextDirs(root=policy.root, cwd=cwd, home=policy.home)
+
+
+def _rule_json(rule: Rule) -> dict:
+    return {"permission": rule.permission, "pattern": rule.pattern, "action": rule.action,
+            "source": rule.source, "reason": rule.reason}
+
+
+def _decide(args: argparse.Namespace) -> tuple[Gate, Decision, list]:
+    if args.tool not in DERIVERS and not args.tool.startswith("mcp__"):
+        raise UsageError(f"unknown tool {args.tool!r} (known: {', '.join(DERIVERS)}, "
+                         "mcp__<server>__<tool>)")
+    policy, where = _load(args)
+    gate = policy.gate(agent_named(args.agent))
+    try:
+        requests = requests_for(args.tool, args_from_input(args.tool, args.input), where)
+    except ValueError as exc:
+        raise UsageError(f"{args.tool}: {exc}") from None
+    return gate, gate.decide(requests), requests
+
+
+def _check(args: argparse.Namespace) -> int:
+    _gate, decision, _requests = _decide(args)
+    if args.json:
+        print(json.dumps({
+            "decision": decision.action,
+            "agent": args.agent,
+            "requests": [{
+                "permission": v.request.permission, "pattern": v.request.pattern,
+                "decision": v.action, "rule": _rule_json(v.rule),
+                **({"note": v.note} if v.note else {}),
+                **({"aliases": list(v.request.aliases)} if v.request.aliases else {}),
+            } for v in decision.verdicts],
+        }, indent=2))
+        return 0
+    print(f"{decision.action}: {args.tool} {args.input!r} (agent {args.agent})")
+    for v in decision.verdicts:
+        print(f"  {v.action:<5} {v.request.permission} {v.request.pattern}")
+        if v.name != v.request.pattern:
+            print(f"        (as {v.name})")
+        print(f"        rule: {v.rule.describe()}")
+        if v.note:
+            print(f"        note: {v.note}")
+    return 0
+
+
+def _explain(args: argparse.Namespace) -> int:
+    gate, decision, _requests = _decide(args)
+    rulesets = [Ruleset(layer.rules, gate.context) for layer in gate.layers]
+    print(f"{args.tool} {args.input!r} under agent {args.agent}: {decision.action}")
+    for v in decision.verdicts:
+        request = v.request
+        print(f"\nrequest {request.permission} {request.pattern!r}"
+              + (f" (also {', '.join(request.aliases)})" if request.aliases else ""))
+        if request.note:
+            print(f"  {request.note}")
+        print("  rules for this permission, in order (last match wins):")
+        for rule, hits in considered(request, rulesets):
+            mark = "match" if hits else "  -  "
+            winner = "  <- decides" if rule is v.rule else ""
+            print(f"   {mark} {rule.action:<5} {rule.permission} {rule.pattern!r} "
+                  f"[{rule.source}]{winner}")
+        if v.rule.source == "default":
+            print("   no rule matched: the default is ask")
+        print(f"  => {v.action}" + (f" ({v.note})" if v.note else ""))
+    return 0
+
+
+def _show(args: argparse.Namespace) -> int:
+    policy, _where = _load(args)
+    gate = policy.gate(agent_named(args.agent))
+    if args.json:
+        print(json.dumps({"agent": args.agent, "rules": [
+            {"layer": layer.name, **_rule_json(rule)}
+            for layer in gate.layers for rule in layer.rules]}, indent=2))
+        return 0
+    print(f"effective rules for agent {args.agent} (last match wins; later layers win):")
+    for layer in gate.layers:
+        if not layer.rules:
+            continue
+        print(f"\n[{layer.name}]")
+        for rule in layer.rules:
+            reason = f"  # {rule.reason}" if rule.reason else ""
+            print(f"  {rule.action:<5} {rule.permission:<12} {rule.pattern!r:<28} "
+                  f"{rule.source}{reason}")
+    return 0
+
+
+def _test(args: argparse.Namespace) -> int:
+    from dm_cc.policy.inline_tests import run_inline_tests
+
+    policy, where = _load(args)
+    results = run_inline_tests(policy, agent_named, where)
+    failed = [r for r in results if not r.passed]
+    for result in results:
+        test = result.test
+        status = "PASS" if result.passed else "FAIL"
+        what = f"{test.tool} {test.input!r}" + (f" (agent {test.agent})" if test.agent else "")
+        detail = result.error or f"expected {test.expect}, got {result.actual}"
+        print(f"{status} {test.source}: {what}" + ("" if result.passed else f": {detail}"))
+        if not result.passed and result.decision is not None:
+            for v in result.decision.deciding:
+                print(f"       {v.request.permission} {v.request.pattern!r}: {v.rule.describe()}")
+    print(f"{len(results) - len(failed)} passed, {len(failed)} failed")
+    return 1 if failed else 0
+
+
+def _lint(args: argparse.Namespace) -> int:
+    from dm_cc.policy.lint import lint_file
+    from dm_cc.policy.loader import load_policy_file
+
+    if args.files:
+        files = [load_policy_file(Path(f)) for f in args.files]
+    else:
+        files = list(_load(args)[0].files)
+    findings = [finding for f in files for finding in lint_file(f)]
+    for finding in findings:
+        print(finding)
+    if not files:
+        print("no policy files found (project .dm_cc/, user config "
+              f"{dirs.config_dir()}, managed {dirs.managed_dir()})")
+    elif not findings:
+        print(f"{len(files)} file(s), no findings")
+    return 1 if findings else 0
+
+
+def _schema(args: argparse.Namespace) -> int:
+    from dm_cc.policy.schema import policy_json_schema
+
+    print(json.dumps(policy_json_schema(), indent=2))
+    return 0
+
+
+def register(commands: argparse._SubParsersAction) -> None:
+    policy = commands.add_parser("policy", help="check, explain, show, test and lint policies",
+                                 description="Work with dm_cc's permission policy.")
+    sub = policy.add_subparsers(dest="policy_command", metavar="SUBCOMMAND", required=True)
+
+    def common(parser: argparse.ArgumentParser, *, agent: bool = True, json_: bool = True) -> None:
+        parser.add_argument("--policy", action="append", default=[], metavar="FILE",
+                            help="extra policy file, after the user policy (repeatable)")
+        if agent:
+            parser.add_argument("--agent", default="build", help="agent to judge as (default build)")
+        if json_:
+            parser.add_argument("--json", action="store_true", help="machine-readable output")
+
+    for name, handler, text in (("check", _check, "decide one tool call"),
+                                ("explain", _explain, "show every rule considered")):
+        parser = sub.add_parser(name, help=text, description=text)
+        common(parser, json_=name == "check")
+        parser.add_argument("tool", metavar="TOOL", help="tool name: bash, read, edit, …")
+        parser.add_argument("input", metavar="INPUT", help="its main input (command, path, URL …)")
+        parser.set_defaults(handler=handler)
+    show = sub.add_parser("show", help="the effective ordered rules with sources")
+    common(show)
+    show.set_defaults(handler=_show)
+    test = sub.add_parser("test", help="run the inline tests of every loaded policy file")
+    common(test, agent=False, json_=False)
+    test.set_defaults(handler=_test)
+    lint = sub.add_parser("lint", help="find shadowed, unknown and never-matching rules")
+    common(lint, agent=False, json_=False)
+    lint.add_argument("files", nargs="*", metavar="FILE", help="files to lint (default: loaded)")
+    lint.set_defaults(handler=_lint)
+    schema = sub.add_parser("schema", help="JSON Schema of the policy file format")
+    schema.set_defaults(handler=_schema)

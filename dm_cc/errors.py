@@ -1,0 +1,40 @@
+"""Every error dm_cc reports on purpose, in one tree.
+
+    DmccError                     anything dm_cc reports without a traceback
+     ├── ConfigError              a file dm_cc reads is wrong; names file:line
+     │    ├── PolicyError         a policy file (YAML, schema, inline test, pattern)
+     │    └── AgentFileError      an agent definition (.dm_cc/agents/*.md)
+     └── UsageError               the command line asks for something impossible
+
+The CLI turns any of these into a message on stderr and exit status 2: dm_cc
+refuses to start rather than run with half a policy.
+"""
+
+from __future__ import annotations
+
+
+class DmccError(Exception):
+    """Base of all errors dm_cc reports as a message rather than a traceback."""
+
+
+class ConfigError(DmccError):
+    """A configuration file is malformed; the message starts with ``file:line``."""
+
+    def __init__(self, path: str, line: int | None, message: str) -> None:
+        self.path = path
+        self.line = line
+        self.message = message
+        where = f"{path}:{line}" if line is not None else path
+        super().__init__(f"{where}: {message}")
+
+
+class PolicyError(ConfigError):
+    """A policy file cannot be loaded; nothing of it is used."""
+
+
+class AgentFileError(ConfigError):
+    """An agent definition file cannot be loaded."""
+
+
+class UsageError(DmccError):
+    """The command line is inconsistent (unknown agent, missing file …)."""

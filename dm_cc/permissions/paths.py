@@ -1,0 +1,86 @@
+"""Canonical paths for requests: what a path argument really names.
+
+A raw path is made absolute (``~`` expanded, relative to the working directory),
+``..`` folded lexically, and separately resolved through every symlink as the
+kernel would. Inside the project a name becomes project-relative POSIX; outside,
+it stays absolute. When the lexical name and the resolved target differ, both
+are names of the request: a deny on either denies, and an allow needs both.
+
+This module looks at the filesystem (``realpath``) but decides nothing.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+from dataclasses import dataclass
+from pathlib import Path
+
+# Pseudo-filesystems no broad rule may open: an allow rule must name them.
+SPECIAL_ROOTS = ("/proc", "/dev", "/sys")
+
+
+@dataclass(frozen=True, slots=True)
+class PathContextDirs:
+    """The directories a raw path is interpreted against."""
+
+    root: Path
+    cwd: Path
+    home: Path
+
+
+@dataclass(frozen=True, slots=True)
+class CanonicalPath:
+    names: tuple[str, ...]        # request names: lexical first, then the resolved target
+    absolute: tuple[str, ...]     # the same, absolute
+    outside: tuple[str, ...]      # the absolute names that lie outside the project
+
+    @property
+    def pattern(self) -> str:
+        return self.names[0]
+
+
+def expand_home(raw: str, home: Path) -> str:
+    if raw == "~" or raw.startswith("~/"):
+        return home.as_posix() + raw[1:]
+    if raw.startswith("~"):
+        return os.path.expanduser(raw)
+    return raw
+
+
+def _inside(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip("/") + "/")
+
+
+def display(path: str, root: str) -> str:
+    """Project-relative POSIX inside the project (``.`` for the root), else absolute."""
+    if _inside(path, root):
+        relative = path[len(root):].lstrip("/")
+        return relative or "."
+    return path
+
+
+def canonical_path(raw: str, where: PathContextDirs) -> CanonicalPath:
+    root = where.root.as_posix()
+    joined = posixpath.join(where.cwd.as_posix(), expand_home(raw, where.home))
+    lexical = posixpath.normpath(joined)
+    if lexical.startswith("//"):
+        lexical = "/" + lexical.lstrip("/")
+    try:
+        resolved = os.path.realpath(joined)
+    except (OSError, ValueError):
+        resolved = lexical
+    absolute = (lexical,) if resolved == lexical else (lexical, resolved)
+    return CanonicalPath(
+        names=tuple(display(p, root) for p in absolute),
+        absolute=absolute,
+        outside=tuple(p for p in absolute if not _inside(p, root)),
+    )
+
+
+def special_root(absolute: str) -> str | None:
+    """The pseudo-filesystem root (``/proc`` …) an absolute path lies under, if any."""
+    for special in SPECIAL_ROOTS:
+        if _inside(absolute, special):
+            return special
+    return None

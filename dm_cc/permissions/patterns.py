@@ -1,0 +1,277 @@
+"""The three pattern languages of rules, compiled once and matched in linear time.
+
+* **Wildcard** (bash commands, subagent names, URLs, MCP argument JSON): ``*`` is
+  any run of characters (spaces and ``/`` included), ``?`` is one character,
+  everything else is literal (``( | [ ] $ ^ + .`` too), and a trailing ``" *"`` is
+  optional: ``git *`` matches ``git`` and ``git status`` but not ``gitk``.
+* **Path globs** (read, edit, list, glob, grep, external_directory): wcmatch
+  segment globs where ``*``/``?``/``[..]`` stay inside one segment, ``**`` spans
+  segments, ``{a,b}`` braces, dotfiles matched; gitignore anchoring (no ``/`` →
+  basename at any depth; a ``/`` → project-relative; ``/…`` absolute; ``~/…``
+  home).
+
+Neither language is turned into one big backtracking regex. A pattern is split at
+its stars (or at its ``**`` segments); the pieces between are found left to
+right, which is the correct and linear way to match a star-only glob: the
+leftmost place a piece fits always leaves the most room for the pieces after it.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+import bracex
+from wcmatch import fnmatch as wc_fnmatch
+
+MAX_BRACE_EXPANSION = 256
+
+# --------------------------------------------------------------------------- wildcard
+
+
+class _Piece:
+    """A star-free run of a wildcard pattern; ``?`` matches any single character."""
+
+    __slots__ = ("length", "literal", "regex")
+
+    def __init__(self, text: str, ignore_case: bool) -> None:
+        self.length = len(text)
+        if "?" in text or ignore_case:
+            body = ".".join(re.escape(part) for part in text.split("?"))
+            self.regex: re.Pattern[str] | None = re.compile(
+                body, re.DOTALL | (re.IGNORECASE if ignore_case else 0)
+            )
+            self.literal = None
+        else:
+            self.regex = None
+            self.literal = text
+
+    def match_at(self, text: str, pos: int) -> bool:
+        if self.literal is not None:
+            return text.startswith(self.literal, pos)
+        return self.regex.match(text, pos, pos + self.length) is not None
+
+    def find(self, text: str, start: int, end: int) -> int:
+        if self.literal is not None:
+            return text.find(self.literal, start, end)
+        found = self.regex.search(text, start, end)
+        return -1 if found is None else found.start()
+
+
+class Wildcard:
+    """A compiled wildcard; ``match(text)`` is linear in ``len(text)`` per piece."""
+
+    __slots__ = ("pattern", "_pieces", "_min_length", "_optional_tail")
+
+    def __init__(self, pattern: str, *, ignore_case: bool = False) -> None:
+        self.pattern = pattern
+        self._optional_tail: Wildcard | None = None
+        if pattern.endswith(" *"):
+            self._optional_tail = Wildcard(pattern[:-2], ignore_case=ignore_case)
+        self._pieces = [_Piece(part, ignore_case) for part in pattern.split("*")]
+        self._min_length = sum(piece.length for piece in self._pieces)
+
+    def match(self, text: str) -> bool:
+        if self._match(text):
+            return True
+        return self._optional_tail is not None and self._optional_tail.match(text)
+
+    def _match(self, text: str) -> bool:
+        pieces = self._pieces
+        if len(text) < self._min_length:
+            return False
+        if len(pieces) == 1:
+            return len(text) == pieces[0].length and pieces[0].match_at(text, 0)
+        first, last = pieces[0], pieces[-1]
+        end = len(text) - last.length
+        if not first.match_at(text, 0) or not last.match_at(text, end):
+            return False
+        pos = first.length
+        for piece in pieces[1:-1]:
+            if piece.length == 0:
+                continue
+            found = piece.find(text, pos, end)
+            if found < 0:
+                return False
+            pos = found + piece.length
+        return pos <= end
+
+
+def is_literal(pattern: str) -> bool:
+    """True when a wildcard pattern contains no wildcard characters."""
+    return "*" not in pattern and "?" not in pattern
+
+
+# --------------------------------------------------------------------------- paths
+
+_SEGMENT_FLAGS = wc_fnmatch.DOTMATCH
+
+
+@lru_cache(maxsize=4096)
+def _segment_regex(segment: str, ignore_case: bool) -> re.Pattern[str]:
+    flags = _SEGMENT_FLAGS | (wc_fnmatch.IGNORECASE if ignore_case else wc_fnmatch.CASE)
+    include, _exclude = wc_fnmatch.translate(segment, flags=flags)
+    return re.compile(include[0])
+
+
+def _is_magic(segment: str) -> bool:
+    return any(ch in segment for ch in "*?[")
+
+
+class _SegmentGlob:
+    """One path segment: a literal compare, or a wcmatch regex (atomic, linear)."""
+
+    __slots__ = ("text", "regex", "ignore_case")
+
+    def __init__(self, text: str, ignore_case: bool) -> None:
+        self.text = text.casefold() if ignore_case else text
+        self.ignore_case = ignore_case
+        self.regex = _segment_regex(text, ignore_case) if _is_magic(text) else None
+
+    def match(self, segment: str) -> bool:
+        if self.regex is not None:
+            return self.regex.match(segment) is not None
+        if self.ignore_case:
+            return segment.casefold() == self.text
+        return segment == self.text
+
+
+def _group_match_at(group: list[_SegmentGlob], segments: list[str], pos: int) -> bool:
+    return all(glob.match(segments[pos + i]) for i, glob in enumerate(group))
+
+
+class _SegmentPattern:
+    """A brace-free path glob as segment groups separated by ``**``."""
+
+    __slots__ = ("groups", "minimum")
+
+    def __init__(self, segments: list[str], ignore_case: bool) -> None:
+        groups: list[list[_SegmentGlob]] = [[]]
+        for segment in segments:
+            if segment == "**":
+                groups.append([])
+            else:
+                groups[-1].append(_SegmentGlob(segment, ignore_case))
+        self.groups = groups
+        self.minimum = sum(len(group) for group in groups)
+
+    def match(self, segments: list[str]) -> bool:
+        groups = self.groups
+        if len(segments) < self.minimum:
+            return False
+        if len(groups) == 1:
+            return len(segments) == len(groups[0]) and _group_match_at(groups[0], segments, 0)
+        first, last = groups[0], groups[-1]
+        end = len(segments) - len(last)
+        if not _group_match_at(first, segments, 0) or not _group_match_at(last, segments, end):
+            return False
+        pos = len(first)
+        for group in groups[1:-1]:
+            if not group:
+                continue
+            while pos + len(group) <= end and not _group_match_at(group, segments, pos):
+                pos += 1
+            if pos + len(group) > end:
+                return False
+            pos += len(group)
+        return pos <= end
+
+
+@dataclass(frozen=True, slots=True)
+class PathContext:
+    """Where relative and home-relative patterns are anchored.
+
+    ``root`` is the project root (absolute, POSIX); ``home`` the home directory.
+    Either may be None: a pattern needing it then matches only requests already in
+    its own form.
+    """
+
+    root: str | None = None
+    home: str | None = None
+
+
+def _split_abs(path: str) -> list[str]:
+    return [part for part in path.split("/") if part]
+
+
+def _split_rel(path: str) -> list[str]:
+    return [] if path in ("", ".") else [part for part in path.split("/") if part]
+
+
+class PathGlob:
+    """A compiled path pattern; ``match(request_path)`` for canonical request paths.
+
+    Request paths are project-relative POSIX (``src/a.py``, ``.`` for the root)
+    when inside the project, absolute (``/etc/passwd``) outside.
+    """
+
+    __slots__ = ("pattern", "_anywhere", "_relative", "_absolute", "_everything")
+
+    def __init__(self, pattern: str, context: PathContext, *, ignore_case: bool = False) -> None:
+        self.pattern = pattern
+        self._everything = pattern in ("*", "**/*")
+        self._anywhere: list[_SegmentPattern] = []
+        self._relative: list[_SegmentPattern] = []
+        self._absolute: list[_SegmentPattern] = []
+        alternatives = bracex.expand(pattern, limit=MAX_BRACE_EXPANSION) if "{" in pattern else [pattern]
+        for alternative in alternatives:
+            self._add(alternative, context, ignore_case)
+
+    def _add(self, pattern: str, context: PathContext, ignore_case: bool) -> None:
+        if pattern == "~" or pattern.startswith("~/"):
+            if context.home is None:
+                return
+            pattern = context.home.rstrip("/") + pattern[1:]
+        pattern = pattern.rstrip("/") if pattern not in ("/",) else pattern
+        if pattern.startswith("/"):
+            self._absolute.append(_SegmentPattern(_split_abs(pattern), ignore_case))
+        elif "/" not in pattern and pattern != "**":
+            self._anywhere.append(_SegmentPattern(["**", pattern], ignore_case))
+        else:
+            while pattern.startswith("./"):
+                pattern = pattern[2:]
+            self._relative.append(_SegmentPattern(_split_rel(pattern), ignore_case))
+
+    def match(self, subject: PathSubject) -> bool:
+        if self._everything:
+            return True
+        relative, absolute = subject.relative, subject.absolute
+        here = absolute if relative is None else relative
+        if here is not None and any(p.match(here) for p in self._anywhere):
+            return True
+        if relative is not None and any(p.match(relative) for p in self._relative):
+            return True
+        return absolute is not None and any(p.match(absolute) for p in self._absolute)
+
+
+@dataclass(frozen=True, slots=True)
+class PathSubject:
+    """A request path split once into segments, in both of its forms when known."""
+
+    relative: list[str] | None
+    absolute: list[str] | None
+
+
+def path_subject(path: str, context: PathContext) -> PathSubject:
+    """Prepare a request path for matching against many PathGlobs.
+
+    Canonical paths need no folding, but ``..`` is folded here too so that a
+    relative path can never pass for "inside the project" by climbing out of it.
+    """
+    root = posixpath.normpath(context.root) if context.root else None
+    if not path.startswith("/"):
+        folded = posixpath.normpath(path) if path else "."
+        if folded != ".." and not folded.startswith("../"):
+            relative = _split_rel(folded)
+            absolute = _split_abs(root) + relative if root else None
+            return PathSubject(relative, absolute)
+        if root is None:
+            return PathSubject(None, None)
+        path = posixpath.join(root, folded)
+    path = posixpath.normpath(path)
+    relative = None
+    if root is not None and (path == root or path.startswith(root.rstrip("/") + "/")):
+        relative = _split_rel(path[len(root):].lstrip("/"))
+    return PathSubject(relative, _split_abs(path))

@@ -1,0 +1,91 @@
+"""The engine's vocabulary: actions, rules, requests, and which pattern language a
+permission uses. Plain frozen data; compilation lives in ``engine.py``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+Action = Literal["allow", "deny", "ask"]
+ACTIONS: tuple[Action, ...] = ("allow", "deny", "ask")
+
+# Strictness order used to combine verdicts: deny beats ask beats allow.
+STRICTNESS: dict[str, int] = {"allow": 0, "ask": 1, "deny": 2}
+
+PATH_PERMISSIONS = frozenset({"read", "edit", "list", "glob", "grep", "external_directory"})
+SHELL_PERMISSIONS = frozenset({"bash"})
+KNOWN_PERMISSIONS = PATH_PERMISSIONS | SHELL_PERMISSIONS | frozenset(
+    {"task", "webfetch", "todo", "plan_enter", "plan_exit", "doom_loop"}
+)
+MCP_PREFIX = "mcp__"
+
+Language = Literal["path", "shell", "name"]
+
+
+def language_of(permission: str) -> Language:
+    """The pattern language a request of ``permission`` is matched in."""
+    if permission in PATH_PERMISSIONS:
+        return "path"
+    if permission in SHELL_PERMISSIONS:
+        return "shell"
+    return "name"
+
+
+def is_known_permission(permission: str) -> bool:
+    return permission in KNOWN_PERMISSIONS or (
+        permission.startswith(MCP_PREFIX) and permission.count("__") >= 2
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """``(permission, pattern, action)``: the permission and pattern are wildcards.
+
+    ``source`` says where the rule came from (``path/policy.yaml:12``,
+    ``builtin:plan``, ``default``); ``reason`` is shown to the user and the model.
+    """
+
+    permission: str
+    pattern: str
+    action: Action
+    reason: str | None = None
+    source: str = "inline"
+
+    def __post_init__(self) -> None:
+        if self.action not in ACTIONS:
+            raise ValueError(f"action must be one of {ACTIONS}, not {self.action!r}")
+
+    def describe(self) -> str:
+        text = f"{self.action} {self.permission} {self.pattern!r} ({self.source})"
+        return f"{text}: {self.reason}" if self.reason else text
+
+
+DEFAULT_RULE = Rule("*", "*", "ask", reason="no rule matched; dm_cc asks by default", source="default")
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    """One thing a tool call will do, in the engine's terms.
+
+    ``pattern`` is canonical (a project-relative or absolute path, a normalised
+    simple command, a URL …). ``aliases`` are other names of the same target (a
+    symlink's target): every name is judged and the strictest verdict wins, so a
+    deny on either denies and an allow needs both. ``words`` are the normalised
+    words of a shell command (for flag-spelling-insensitive deny rules).
+    ``allowable=False`` marks a request no rule can allow (a shell command the
+    parser could not resolve statically); ``sensitive`` lists tokens an allow
+    rule must spell out literally (``-exec``, ``NODE_OPTIONS``) to allow it.
+    """
+
+    permission: str
+    pattern: str
+    aliases: tuple[str, ...] = ()
+    words: tuple[str, ...] | None = None
+    allowable: bool = True
+    sensitive: tuple[str, ...] = ()
+    note: str | None = None
+    always: str | None = field(default=None, compare=False)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return (self.pattern, *self.aliases)

@@ -1,0 +1,58 @@
+"""The built-in default rules: the first layer, safe like Claude Code's default mode.
+
+Reads inside the project are allowed (``.env*`` asks), edits ask, shell commands
+ask except a small read-only set, anything outside the project asks (through
+``external_directory``). Every later layer can change any of this.
+"""
+
+from __future__ import annotations
+
+from dm_cc.permissions import Rule
+
+SOURCE = "builtin:defaults"
+
+READ_ONLY_COMMANDS = (
+    "ls *", "pwd", "echo *", "cat *", "head *", "tail *", "wc *", "which *", "whoami",
+    "date", "uname *", "file *", "stat *", "du *", "df *", "tree *", "basename *", "dirname *",
+    "realpath *", "readlink *", "grep *", "rg *", "find *", "sort *", "uniq *", "cut *",
+    "diff *", "true", "false",
+    "git status *", "git diff *", "git log *", "git show *", "git branch", "git branch --list *",
+    "git branch --show-current", "git rev-parse *", "git remote -v", "git ls-files *",
+    "git blame *",
+)
+
+
+def _rule(permission: str, pattern: str, action: str, reason: str | None = None) -> Rule:
+    return Rule(permission, pattern, action, reason, SOURCE)
+
+
+DEFAULT_RULES: tuple[Rule, ...] = (
+    _rule("*", "*", "ask", "not covered by a more specific rule"),
+    _rule("read", "**", "allow", "reading inside the project"),
+    _rule("list", "**", "allow", "listing inside the project"),
+    _rule("glob", "**", "allow", "searching inside the project"),
+    _rule("grep", "**", "allow", "searching inside the project"),
+    _rule("read", ".env*", "ask", "environment files often hold secrets"),
+    _rule("external_directory", "*", "ask", "outside the project"),
+    *(_rule("bash", command, "allow", "read-only command") for command in READ_ONLY_COMMANDS),
+    _rule("todo", "*", "allow"),
+    _rule("task", "*", "allow", "subagents never get more rights than their parent"),
+    _rule("plan_enter", "*", "allow"),
+    _rule("plan_exit", "*", "ask", "leaving plan mode starts editing"),
+    _rule("doom_loop", "*", "ask", "the same call three times in a row"),
+)
+
+GUARDRAIL_SOURCE = "builtin:guardrails"
+CATASTROPHIC = "irreversible damage to the whole machine or home directory"
+
+# Denied after every user-configurable layer (only managed enforced rules come
+# later): no policy file, agent or approval can allow these. Deny rules also
+# match other flag spellings (`rm -fr /`, `rm -r -f /`).
+GUARDRAIL_RULES: tuple[Rule, ...] = tuple(
+    Rule("bash", pattern, "deny", CATASTROPHIC, GUARDRAIL_SOURCE)
+    for pattern in (
+        "rm -rf /", "rm -rf /*", "rm -rf ~", "rm -rf ~/", "rm -rf ~/*",
+        "rm -rf --no-preserve-root *", "mkfs *", "mkfs.*", "dd * of=/dev/*",
+        "chmod -R * /", "chown -R * /",
+    )
+)

@@ -1,0 +1,148 @@
+"""The policy layers (DESIGN.md §3), discovered, loaded and stacked; later wins.
+
+    builtin defaults → managed base → project → user → --policy files
+      → agent rules → agents: overrides from those files (same order)
+      → approvals (can turn ask into allow, never a configured deny)
+      → built-in guardrails (deny `rm -rf /` and the like, whatever came before)
+      → managed enforced rules (an organisation's last word)
+
+Files: managed ``<managed>/policy.yaml`` + ``policies/*.yaml`` and
+``<managed>/enforced.yaml``; project ``.dm_cc/policy.yaml`` +
+``.dm_cc/policies/*.yaml``; user ``<config>/policy.yaml`` + ``policies/*.yaml``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from dm_cc import dirs
+from dm_cc.agents.builtin import Agent
+from dm_cc.errors import UsageError
+from dm_cc.permissions import PathContext, Request, Rule, Ruleset, Verdict, judge
+from dm_cc.permissions.engine import Decision
+from dm_cc.permissions.rules import STRICTNESS
+from dm_cc.policy.defaults import DEFAULT_RULES, GUARDRAIL_RULES
+from dm_cc.policy.loader import PolicyFile, load_policy_file
+
+
+@dataclass(frozen=True, slots=True)
+class Layer:
+    name: str
+    rules: tuple[Rule, ...]
+
+
+def _policy_files(directory: Path, main: str = "policy.yaml") -> list[Path]:
+    found = []
+    if (directory / main).is_file():
+        found.append(directory / main)
+    extra = directory / "policies"
+    if extra.is_dir():
+        found.extend(sorted(p for p in extra.iterdir() if p.suffix in (".yaml", ".yml")))
+    return found
+
+
+@dataclass(frozen=True)
+class Policy:
+    """Every loaded policy file, by layer, and how to stack them for an agent."""
+
+    root: Path
+    home: Path
+    managed: tuple[PolicyFile, ...] = ()
+    project: tuple[PolicyFile, ...] = ()
+    user: tuple[PolicyFile, ...] = ()
+    extra: tuple[PolicyFile, ...] = ()
+    enforced: tuple[PolicyFile, ...] = ()
+
+    @property
+    def files(self) -> tuple[PolicyFile, ...]:
+        return self.managed + self.project + self.user + self.extra + self.enforced
+
+    @property
+    def context(self) -> PathContext:
+        return PathContext(root=self.root.as_posix(), home=self.home.as_posix())
+
+    def layers(self, agent: Agent, approvals: Sequence[Rule] = ()) -> list[Layer]:
+        configured = self.managed + self.project + self.user + self.extra
+        return [
+            Layer("builtin", DEFAULT_RULES),
+            Layer("managed", _top(self.managed)),
+            Layer("project", _top(self.project)),
+            Layer("user", _top(self.user)),
+            Layer("--policy", _top(self.extra)),
+            Layer(f"agent:{agent.name}", agent.rules),
+            Layer(f"agents.{agent.name}", _for_agent(configured, agent.name)),
+            Layer("approvals", tuple(approvals)),
+            Layer("guardrails", GUARDRAIL_RULES),
+            Layer("enforced", _top(self.enforced) + _for_agent(self.enforced, agent.name)),
+        ]
+
+    def gate(self, agent: Agent, approvals: Sequence[Rule] = ()) -> Gate:
+        return Gate(self.layers(agent, approvals), self.context)
+
+
+def _top(files: Sequence[PolicyFile]) -> tuple[Rule, ...]:
+    return tuple(rule for f in files for rule in f.rules)
+
+
+def _for_agent(files: Sequence[PolicyFile], agent: str) -> tuple[Rule, ...]:
+    return tuple(rule for f in files for rule in f.agents.get(agent, ()))
+
+
+class Gate:
+    """The compiled layers for one agent: decides request sets.
+
+    Approvals are judged apart: a request whose verdict without approvals is
+    ``deny`` stays denied whatever an approval says.
+    """
+
+    def __init__(self, layers: Sequence[Layer], context: PathContext) -> None:
+        self.layers = tuple(layers)
+        self.context = context
+        self._all = [Ruleset(layer.rules, context) for layer in self.layers]
+        self._without_approvals = [
+            ruleset for layer, ruleset in zip(self.layers, self._all, strict=True)
+            if layer.name != "approvals"
+        ]
+
+    @property
+    def rules(self) -> tuple[Rule, ...]:
+        return tuple(rule for layer in self.layers for rule in layer.rules)
+
+    def judge(self, request: Request) -> Verdict:
+        verdict = judge(request, self._all)
+        if verdict.action != "deny" and verdict.rule.source.startswith("approval"):
+            configured = judge(request, self._without_approvals)
+            if configured.action == "deny":
+                return configured
+        return verdict
+
+    def decide(self, requests: Sequence[Request]) -> Decision:
+        verdicts = tuple(self.judge(request) for request in requests)
+        if not verdicts:
+            return Decision("ask", ())
+        action = max((v.action for v in verdicts), key=STRICTNESS.__getitem__)
+        return Decision(action, verdicts)
+
+
+def load_policy(cwd: Path, env: Mapping[str, str] = os.environ,
+                extra: Sequence[Path] = ()) -> Policy:
+    """Discover and load every layer's files; the first malformed file raises."""
+    root = dirs.project_root(cwd)
+    managed_dir = dirs.managed_dir(env)
+    for path in extra:
+        if not path.is_file():
+            raise UsageError(f"--policy {path}: no such file")
+    home = Path(env.get("HOME") or os.path.expanduser("~"))
+    enforced = managed_dir / "enforced.yaml"
+    return Policy(
+        root=root,
+        home=home,
+        managed=tuple(load_policy_file(p) for p in _policy_files(managed_dir)),
+        project=tuple(load_policy_file(p) for p in _policy_files(root / ".dm_cc")),
+        user=tuple(load_policy_file(p) for p in _policy_files(dirs.config_dir(env))),
+        extra=tuple(load_policy_file(p) for p in extra),
+        enforced=(load_policy_file(enforced),) if enforced.is_file() else (),
+    )

@@ -1,0 +1,149 @@
+"""Loading one policy file: YAML → validated model → rules with ``file:line`` sources.
+
+Either the whole file loads or a :class:`PolicyError` names the first bad line;
+there is no half-loaded policy.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic_core import SchemaValidator, ValidationError
+
+from dm_cc.errors import PolicyError
+from dm_cc.permissions import PathContext, Rule
+from dm_cc.permissions.patterns import PathGlob
+from dm_cc.permissions.rules import language_of
+from dm_cc.policy.validator_schema import POLICY_CORE_SCHEMA
+from dm_cc.policy.yaml_lines import LinePath, line_of, load_yaml
+
+# The format is defined by the pydantic models in schema.py; files are validated
+# with the core schema derived from them (see schema.py for why).
+_VALIDATOR = SchemaValidator(POLICY_CORE_SCHEMA)
+
+TOOL_NAMES = (
+    "read", "write", "edit", "list", "glob", "grep", "bash", "task", "webfetch", "todo",
+    "plan_enter", "plan_exit",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class InlineTest:
+    tool: str
+    input: str
+    expect: str
+    agent: str | None
+    name: str | None
+    source: str
+
+
+@dataclass(frozen=True, slots=True)
+class PolicyFile:
+    """A loaded policy file: its ordered rules, per-agent overrides and inline tests."""
+
+    path: str
+    rules: tuple[Rule, ...] = ()
+    agents: dict[str, tuple[Rule, ...]] = field(default_factory=dict)
+    tests: tuple[InlineTest, ...] = ()
+
+
+def display_path(path: Path) -> str:
+    """A path as the user would write it: relative to the cwd when below it."""
+    try:
+        relative = os.path.relpath(path)
+    except ValueError:
+        return str(path)
+    return relative if not relative.startswith("..") else str(path)
+
+
+def _loc_text(loc: tuple[Any, ...]) -> str:
+    text = ""
+    for part in loc:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+    return text or "(top level)"
+
+
+def _validation_error(exc: ValidationError, shown: str, lines: dict[LinePath, int]) -> PolicyError:
+    messages = []
+    for error in exc.errors():
+        loc = tuple(part for part in error["loc"] if not (isinstance(part, str) and "[" in part))
+        message = error["msg"]
+        if error["type"] == "extra_forbidden":
+            message = f"unknown key {loc[-1]!r}"
+        elif error["type"] == "missing":
+            message = f"missing required field {loc[-1]!r}"
+        messages.append((line_of(lines, loc), f"{_loc_text(loc)}: {message}"))
+    line, first = messages[0]
+    more = "".join(f"\n{shown}:{n}: {m}" for n, m in messages[1:])
+    return PolicyError(shown, line, first + more)
+
+
+def _check_pattern(rule: Rule, shown: str, line: int | None) -> None:
+    """Compile a rule's path matcher now, so a bad pattern fails at load, not at use."""
+    if "*" in rule.permission or language_of(rule.permission) == "path":
+        try:
+            PathGlob(rule.pattern, PathContext(root="/", home="/"))
+        except Exception as exc:  # bracex limits, malformed classes
+            raise PolicyError(shown, line, f"bad path pattern {rule.pattern!r}: {exc}") from None
+
+
+def _rules(specs: list[dict], shorthand: dict, here: LinePath, shown: str,
+           lines: dict[LinePath, int]) -> tuple[Rule, ...]:
+    rules: list[Rule] = []
+    for permission, value in shorthand.items():
+        patterns = value if isinstance(value, dict) else {"*": value}
+        for pattern, action in patterns.items():
+            loc = (*here, "permission", permission) + ((pattern,) if isinstance(value, dict) else ())
+            line = line_of(lines, loc)
+            rules.append(Rule(permission, pattern, action, None, f"{shown}:{line}"))
+    for index, spec in enumerate(specs):
+        line = line_of(lines, (*here, "rules", index))
+        rules.append(Rule(spec["permission"], spec["pattern"], spec["action"], spec.get("reason"),
+                          f"{shown}:{line}"))
+    for rule in rules:
+        _check_pattern(rule, shown, int(rule.source.rsplit(":", 1)[1]))
+    return tuple(rules)
+
+
+def parse_policy(text: str, shown: str) -> PolicyFile:
+    """Parse policy text; ``shown`` is the name used in sources and errors."""
+    data, lines = load_yaml(text, shown, PolicyError)
+    if data is None:
+        return PolicyFile(shown)
+    if not isinstance(data, dict):
+        raise PolicyError(shown, 1, "a policy file is a mapping with rules:, agents:, tests:")
+    try:
+        model = _VALIDATOR.validate_python(data)
+    except ValidationError as exc:
+        raise _validation_error(exc, shown, lines) from None
+    rules = _rules(model.get("rules", []), model.get("permission", {}), (), shown, lines)
+    agents = {
+        name: _rules(override.get("rules", []), override.get("permission", {}),
+                     ("agents", name), shown, lines)
+        for name, override in model.get("agents", {}).items()
+    }
+    tests = []
+    for index, spec in enumerate(model.get("tests", [])):
+        line = line_of(lines, ("tests", index))
+        tool = spec["tool"]
+        if tool not in TOOL_NAMES and not tool.startswith("mcp__"):
+            raise PolicyError(shown, line_of(lines, ("tests", index, "tool")),
+                              f"tests[{index}].tool: unknown tool {tool!r} "
+                              f"(one of {', '.join(TOOL_NAMES)} or mcp__<server>__<tool>)")
+        tests.append(InlineTest(tool, spec["input"], spec["expect"], spec.get("agent"),
+                                spec.get("name"), f"{shown}:{line}"))
+    return PolicyFile(shown, rules, agents, tuple(tests))
+
+
+def load_policy_file(path: Path) -> PolicyFile:
+    shown = display_path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise PolicyError(shown, None, "no such policy file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise PolicyError(shown, None, f"cannot read policy file: {exc}") from None
+    return parse_policy(text, shown)

@@ -1,0 +1,82 @@
+"""YAML documents that remember where each value came from.
+
+``load_yaml(text, path)`` returns the plain data (safe types only) and a map from
+a key path (``("rules", 3, "action")``) to its 1-based line, so schema errors can
+name ``file:line``. Tabs in indentation, duplicate keys, several documents and
+YAML syntax errors are reported as :class:`~dm_cc.errors.ConfigError` subclasses.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+
+from dm_cc.errors import ConfigError
+
+LinePath = tuple[Any, ...]
+
+
+class _Loader(yaml.SafeLoader):
+    """SafeLoader; kept as a subclass so nothing registered globally leaks in."""
+
+
+def _check_tabs(text: str, path: str, error: type[ConfigError]) -> None:
+    for number, line in enumerate(text.splitlines(), start=1):
+        indent = line[: len(line) - len(line.lstrip(" \t"))]
+        if "\t" in indent and line.strip():
+            raise error(path, number, "tab character in indentation (YAML needs spaces)")
+
+
+def _index_lines(node: yaml.Node, here: LinePath, lines: dict[LinePath, int], path: str,
+                 error: type[ConfigError]) -> None:
+    lines.setdefault(here, node.start_mark.line + 1)
+    if isinstance(node, yaml.MappingNode):
+        seen: dict[Any, int] = {}
+        for key_node, value_node in node.value:
+            key = key_node.value if isinstance(key_node, yaml.ScalarNode) else repr(key_node)
+            line = key_node.start_mark.line + 1
+            if key in seen:
+                raise error(path, line, f"duplicate key {key!r} (first at line {seen[key]})")
+            seen[key] = line
+            lines[(*here, key)] = line
+            _index_lines(value_node, (*here, key), lines, path, error)
+    elif isinstance(node, yaml.SequenceNode):
+        for index, item in enumerate(node.value):
+            lines[(*here, index)] = item.start_mark.line + 1
+            _index_lines(item, (*here, index), lines, path, error)
+
+
+def load_yaml(text: str, path: str, error: type[ConfigError] = ConfigError
+              ) -> tuple[Any, dict[LinePath, int]]:
+    """Parse one YAML document; return ``(data, lines)``. Empty text gives ``None``."""
+    _check_tabs(text, path, error)
+    loader = _Loader(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None, {}
+        lines: dict[LinePath, int] = {}
+        _index_lines(node, (), lines, path, error)
+        data = loader.construct_document(node)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 if mark is not None else None
+        problem = " ".join(p for p in (exc.context, exc.problem) if p) or str(exc)
+        if "expected a single document" in problem:
+            problem = "only one YAML document is allowed (found a second '---')"
+        raise error(path, line, f"invalid YAML: {problem}") from None
+    except yaml.YAMLError as exc:
+        raise error(path, None, f"invalid YAML: {exc}") from None
+    finally:
+        loader.dispose()
+    return data, lines
+
+
+def line_of(lines: dict[LinePath, int], loc: LinePath) -> int | None:
+    """The line of the deepest known prefix of ``loc``."""
+    for end in range(len(loc), -1, -1):
+        line = lines.get(tuple(loc[:end]))
+        if line is not None:
+            return line
+    return None
