@@ -45,7 +45,7 @@ def _read_only(agent: str, why: str) -> tuple[Rule, ...]:
 
 PLAN_RULES = _read_only("plan", "the plan agent is read-only; plan_exit switches to build") + _rules(
     "plan",
-    ("edit", f"{PLAN_DIR}/*.md", "allow", "the plan agent writes its plan file"),
+    ("edit", f"{PLAN_DIR}/{{session}}.md", "allow", "the plan agent writes its plan file"),
     ("task", "*", "deny", "the plan agent only delegates to explore"),
     ("task", "explore", "allow", None),
     ("plan_enter", "*", "deny", "already planning"),
@@ -64,15 +64,32 @@ GENERAL_RULES = _rules(
     ("plan_exit", "*", "deny", "subagents do not switch modes"),
 )
 
+BUILD_PROMPT = """You are the build agent. Make the change the user asks for: read the \
+relevant code first, edit precisely, run the project's checks when they exist, and say what \
+you changed. For a large or risky change, call plan_enter to plan it first."""
+
+PLAN_PROMPT = """You are the plan agent. You may read, search and run read-only commands; \
+you may not change anything except your plan file. Explore until you understand the change, \
+write a concrete step-by-step plan (files, functions, tests, risks) into the plan file, then \
+call plan_exit so the user can approve it."""
+
+EXPLORE_PROMPT = """You are the explore subagent: answer the question you were given by \
+reading and searching the codebase. You cannot change anything. Reply with a concise report \
+naming files and line numbers."""
+
+GENERAL_PROMPT = """You are a general-purpose subagent: do the task you were given and reply \
+with a concise report of what you did and found."""
+
 BUILTIN_AGENTS: dict[str, Agent] = {
     agent.name: agent
     for agent in (
-        Agent("build", "primary", "Default agent: reads, edits and runs commands as policy allows."),
+        Agent("build", "primary", "Default agent: reads, edits and runs commands as policy allows.",
+              prompt=BUILD_PROMPT),
         Agent("plan", "primary", "Read-only planning; may write only its plan file.",
-              rules=PLAN_RULES),
+              prompt=PLAN_PROMPT, rules=PLAN_RULES),
         Agent("explore", "subagent", "Fast read-only exploration of the codebase.",
-              rules=EXPLORE_RULES),
+              prompt=EXPLORE_PROMPT, rules=EXPLORE_RULES),
         Agent("general", "subagent", "General-purpose subagent for multi-step tasks.",
-              rules=GENERAL_RULES),
+              prompt=GENERAL_PROMPT, rules=GENERAL_RULES),
     )
 }

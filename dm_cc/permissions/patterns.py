@@ -211,7 +211,7 @@ class PathGlob:
 
     def __init__(self, pattern: str, context: PathContext, *, ignore_case: bool = False) -> None:
         self.pattern = pattern
-        self._everything = pattern in ("*", "**/*")
+        self._everything = pattern == "*"
         self._anywhere: list[_SegmentPattern] = []
         self._relative: list[_SegmentPattern] = []
         self._absolute: list[_SegmentPattern] = []

@@ -12,6 +12,7 @@ import json
 import posixpath
 from collections.abc import Callable, Mapping
 from typing import Any
+from urllib.parse import urlsplit
 
 from dm_cc.permissions.paths import PathContextDirs, canonical_path, special_root
 from dm_cc.permissions.rules import MCP_PREFIX, Request
@@ -82,6 +83,35 @@ def _named(permission: str, *keys: str, default: str | None = None):
     return derive
 
 
+def canonical_url(raw: str) -> str | None:
+    """``scheme://host[:port]/path[?query]`` with scheme and host lower-cased, the
+    default port and any ``user:password@`` dropped; None when it is not an
+    http(s) URL with a host."""
+    try:
+        parts = urlsplit(raw.strip())
+        port = parts.port
+    except ValueError:
+        return None
+    scheme, host = parts.scheme.lower(), (parts.hostname or "").rstrip(".")
+    if scheme not in ("http", "https") or not host or any(c.isspace() for c in raw.strip()):
+        return None
+    if ":" in host:
+        host = f"[{host}]"
+    if port is not None and port != {"http": 80, "https": 443}[scheme]:
+        host = f"{host}:{port}"
+    path = parts.path or "/"
+    return f"{scheme}://{host}{path}" + (f"?{parts.query}" if parts.query else "")
+
+
+def webfetch_requests(args: Args, where: PathContextDirs) -> list[Request]:
+    raw = _arg(args, "url")
+    url = canonical_url(raw)
+    if url is None:
+        return [Request("webfetch", raw, allowable=False,
+                        note="not an http(s) URL dm_cc can parse, so no rule may allow it")]
+    return [Request("webfetch", url)]
+
+
 def mcp_requests(tool: str, args: Args) -> list[Request]:
     """``mcp__<server>__<tool>`` with the arguments as sorted-key JSON."""
     return [Request(tool, json.dumps(dict(args), sort_keys=True, ensure_ascii=False))]
@@ -98,7 +128,7 @@ DERIVERS: dict[str, Deriver] = {
     "grep": _paths("grep", "path", directory=True, default="."),
     "bash": lambda args, where: bash_requests(_arg(args, "command"), where),
     "task": _named("task", "subagent_type", "agent"),
-    "webfetch": _named("webfetch", "url"),
+    "webfetch": webfetch_requests,
     "todo": _named("todo", "action", default="*"),
     "plan_enter": _named("plan_enter", "reason", default="*"),
     "plan_exit": _named("plan_exit", "reason", default="*"),

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from dm_cc import dirs
@@ -64,23 +64,30 @@ class Policy:
     def context(self) -> PathContext:
         return PathContext(root=self.root.as_posix(), home=self.home.as_posix())
 
-    def layers(self, agent: Agent, approvals: Sequence[Rule] = ()) -> list[Layer]:
+    def layers(self, agent: Agent, approvals: Sequence[Rule] = (),
+               session_id: str | None = None) -> list[Layer]:
+        """The stack for ``agent``. ``{session}`` in an agent rule's pattern (the plan
+        agent's own plan file) becomes the session id, or ``*`` outside a session."""
         configured = self.managed + self.project + self.user + self.extra
+        agent_rules = tuple(
+            replace(rule, pattern=rule.pattern.replace("{session}", session_id or "*"))
+            for rule in agent.rules)
         return [
             Layer("builtin", DEFAULT_RULES),
             Layer("managed", _top(self.managed)),
             Layer("project", _top(self.project)),
             Layer("user", _top(self.user)),
             Layer("--policy", _top(self.extra)),
-            Layer(f"agent:{agent.name}", agent.rules),
+            Layer(f"agent:{agent.name}", agent_rules),
             Layer(f"agents.{agent.name}", _for_agent(configured, agent.name)),
             Layer("approvals", tuple(approvals)),
             Layer("guardrails", GUARDRAIL_RULES),
             Layer("enforced", _top(self.enforced) + _for_agent(self.enforced, agent.name)),
         ]
 
-    def gate(self, agent: Agent, approvals: Sequence[Rule] = ()) -> Gate:
-        return Gate(self.layers(agent, approvals), self.context)
+    def gate(self, agent: Agent, approvals: Sequence[Rule] = (),
+             session_id: str | None = None) -> Gate:
+        return Gate(self.layers(agent, approvals, session_id), self.context)
 
 
 def _top(files: Sequence[PolicyFile]) -> tuple[Rule, ...]:
@@ -118,6 +125,20 @@ class Gate:
             if configured.action == "deny":
                 return configured
         return verdict
+
+    def denies_outright(self, permission: str) -> bool:
+        """True when the last rule for ``permission`` with the universal pattern
+        ``*`` denies and no later rule for it does anything but deny: no request of
+        this permission can be allowed or asked about, so its tool is not offered."""
+        denied = False
+        for ruleset in self._all:
+            for compiled in ruleset.candidates(permission):
+                rule = compiled.rule
+                if rule.pattern == "*":
+                    denied = rule.action == "deny"
+                elif rule.action != "deny":
+                    denied = False
+        return denied
 
     def decide(self, requests: Sequence[Request]) -> Decision:
         verdicts = tuple(self.judge(request) for request in requests)

@@ -77,6 +77,10 @@ def _path_covers(broad: str, narrow: str) -> bool:
 def _covers(later: Rule, earlier: Rule) -> bool:
     if not _text_covers(later.permission, earlier.permission):
         return False
+    if earlier.action != "allow" and later.action == "allow" and later.pattern not in ("*", "**"):
+        # deny/ask rules also match other letter cases and flag spellings; an allow
+        # rule does not, so only a universal allow certainly covers them.
+        return False
     permission = earlier.permission if not _wild(earlier.permission) else later.permission
     if _wild(permission):
         return _text_covers(later.pattern, earlier.pattern) and later.pattern == "*"

@@ -83,7 +83,7 @@ def _validation_error(exc: ValidationError, shown: str, lines: dict[LinePath, in
 
 def _check_pattern(rule: Rule, shown: str, line: int | None) -> None:
     """Compile a rule's path matcher now, so a bad pattern fails at load, not at use."""
-    if "*" in rule.permission or language_of(rule.permission) == "path":
+    if any(c in rule.permission for c in "*?") or language_of(rule.permission) == "path":
         try:
             PathGlob(rule.pattern, PathContext(root="/", home="/"))
         except Exception as exc:  # bracex limits, malformed classes
@@ -114,7 +114,8 @@ def parse_policy(text: str, shown: str) -> PolicyFile:
     if data is None:
         return PolicyFile(shown)
     if not isinstance(data, dict):
-        raise PolicyError(shown, 1, "a policy file is a mapping with rules:, agents:, tests:")
+        raise PolicyError(shown, lines.get((), 1),
+                          "a policy file is a mapping with rules:, agents:, tests:")
     try:
         model = _VALIDATOR.validate_python(data)
     except ValidationError as exc:

@@ -28,6 +28,32 @@ def _check_tabs(text: str, path: str, error: type[ConfigError]) -> None:
             raise error(path, number, "tab character in indentation (YAML needs spaces)")
 
 
+MAX_EXPANDED_NODES = 100_000
+
+
+def _expanded_size(node: yaml.Node, sizes: dict[int, int], path: str,
+                   error: type[ConfigError]) -> int:
+    """Nodes after alias expansion, memoised per node, so a "billion laughs" file
+    is refused in linear time instead of hanging whoever walks the data."""
+    known = sizes.get(id(node))
+    if known is not None:
+        return known
+    sizes[id(node)] = 1  # a recursive alias counts once while it is being sized
+    if isinstance(node, yaml.MappingNode):
+        children = [child for pair in node.value for child in pair]
+    elif isinstance(node, yaml.SequenceNode):
+        children = node.value
+    else:
+        children = []
+    total = 1 + sum(_expanded_size(child, sizes, path, error) for child in children)
+    if total > MAX_EXPANDED_NODES:
+        raise error(path, node.start_mark.line + 1,
+                    f"document too large after expanding aliases (over {MAX_EXPANDED_NODES} "
+                    "values)")
+    sizes[id(node)] = total
+    return total
+
+
 def _index_lines(node: yaml.Node, here: LinePath, lines: dict[LinePath, int], path: str,
                  error: type[ConfigError]) -> None:
     lines.setdefault(here, node.start_mark.line + 1)
@@ -56,6 +82,7 @@ def load_yaml(text: str, path: str, error: type[ConfigError] = ConfigError
         node = loader.get_single_node()
         if node is None:
             return None, {}
+        _expanded_size(node, {}, path, error)
         lines: dict[LinePath, int] = {}
         _index_lines(node, (), lines, path, error)
         data = loader.construct_document(node)
