@@ -27,15 +27,25 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from dm_cc import cli_policy
+    from dm_cc import cli_policy, cli_run, cli_sessions
 
     parser = _Parser(prog="dm_cc", description=(
         "A terminal coding assistant whose every tool call is judged by an ordered, "
         "explainable rule set."))
     parser.add_argument("--version", action="version", version=f"dm_cc {__version__}")
+    cli_run.add_session_options(parser)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    cli_run.register(commands)
+    cli_sessions.register(commands)
     cli_policy.register(commands)
+    parser.set_defaults(handler=_interactive)
     return parser
+
+
+def _interactive(args: argparse.Namespace) -> int:
+    from dm_cc.console import run_console
+
+    return run_console(args)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -47,9 +57,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(stop.args[1], file=sys.stderr)
         code = stop.args[0] if stop.args else 0
         return code if isinstance(code, int) else (0 if code is None else 2)
-    if args.command is None:
-        parser.print_help()
-        return 0
     try:
         return args.handler(args)
     except DmccError as exc:

@@ -141,10 +141,7 @@ def _lint(args: argparse.Namespace) -> int:
     from dm_cc.policy.lint import lint_file
     from dm_cc.policy.loader import load_policy_file
 
-    if args.files:
-        files = [load_policy_file(Path(f)) for f in args.files]
-    else:
-        files = list(_load(args)[0].files)
+    files = [load_policy_file(Path(f)) for f in args.files] if args.files else list(_load(args)[0].files)
     findings = [finding for f in files for finding in lint_file(f)]
     for finding in findings:
         print(finding)

@@ -3,7 +3,9 @@
     DmccError                     anything dm_cc reports without a traceback
      ├── ConfigError              a file dm_cc reads is wrong; names file:line
      │    ├── PolicyError         a policy file (YAML, schema, inline test, pattern)
-     │    └── AgentFileError      an agent definition (.dm_cc/agents/*.md)
+     │    ├── AgentFileError      an agent definition (.dm_cc/agents/*.md)
+     │    └── SettingsError       a settings file (config.yaml)
+     ├── SessionError             a session cannot be found or read
      └── UsageError               the command line asks for something impossible
 
 The CLI turns any of these into a message on stderr and exit status 2: dm_cc
@@ -34,6 +36,14 @@ class PolicyError(ConfigError):
 
 class AgentFileError(ConfigError):
     """An agent definition file cannot be loaded."""
+
+
+class SettingsError(ConfigError):
+    """A settings file (``config.yaml``) cannot be loaded."""
+
+
+class SessionError(DmccError):
+    """A session is unknown or its file is unreadable (a bad line is only a warning)."""
 
 
 class UsageError(DmccError):

@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 
 from dm_cc.permissions.paths import PathContextDirs, canonical_path, special_root
 from dm_cc.permissions.rules import MCP_PREFIX, Request
-from dm_cc.permissions.shell import analyse, always_pattern
+from dm_cc.permissions.shell import always_pattern, analyse
 
 Args = Mapping[str, Any]
 

@@ -12,7 +12,7 @@ from dm_cc.policy.validator_schema import POLICY_CORE_SCHEMA
 
 
 def test_stored_core_schema_matches_the_models():
-    assert POLICY_CORE_SCHEMA == plain_core_schema(), (
+    assert plain_core_schema() == POLICY_CORE_SCHEMA, (
         "dm_cc/policy/validator_schema.py is stale: run `python -m dm_cc.policy.schema`")
 
 

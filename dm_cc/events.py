@@ -1,0 +1,36 @@
+"""Typed events the core emits; the REPL, the headless runner and tests consume
+them. The core never prints."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from dm_cc.permissions import Decision
+from dm_cc.session.messages import ToolCall
+from dm_cc.tools.base import ToolOutput
+
+
+@dataclass(frozen=True, slots=True)
+class ToolDecided:
+    call: ToolCall
+    decision: Decision
+
+
+@dataclass(frozen=True, slots=True)
+class ToolFinished:
+    call: ToolCall
+    output: ToolOutput
+
+
+@dataclass(frozen=True, slots=True)
+class AgentSwitched:
+    agent: str
+
+
+@dataclass(frozen=True, slots=True)
+class TurnEnded:
+    reason: str
+    text: str
+
+
+Event = ToolDecided | ToolFinished | AgentSwitched | TurnEnded

@@ -1,0 +1,1 @@
+"""Chat models behind one Protocol: litellm (lazily), scripted, offline."""

@@ -1,0 +1,70 @@
+"""The ChatModel seam: what the loop needs from a model, and nothing more.
+
+Implementations: ``litellm_model.LiteLLMModel`` (the only module that imports
+litellm, lazily), ``scripted.ScriptedModel`` (tests), ``offline.OfflineModel``
+(trying policies with no LLM).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from dm_cc.session.messages import Message, ToolCall
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSpec:
+    """A tool as the model sees it: name, description, JSON schema of its params."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost: float = 0.0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(self.prompt_tokens + other.prompt_tokens,
+                     self.completion_tokens + other.completion_tokens, self.cost + other.cost)
+
+
+@dataclass(frozen=True, slots=True)
+class ModelReply:
+    text: str = ""
+    tool_calls: tuple[ToolCall, ...] = ()
+    reasoning: str | None = None
+    usage: Usage = field(default_factory=Usage)
+
+
+@dataclass(frozen=True, slots=True)
+class TextDelta:
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ReasoningDelta:
+    text: str
+
+
+StreamEvent = TextDelta | ReasoningDelta
+OnStream = Callable[[StreamEvent], None]
+
+
+class ModelError(Exception):
+    """The model could not be reached or answered unusably after retries."""
+
+
+class ChatModel(Protocol):
+    """One call: the conversation so far in, one assistant reply out (streamed)."""
+
+    name: str
+
+    async def complete(self, system: str, messages: Sequence[Message], tools: Sequence[ToolSpec],
+                       *, temperature: float | None = None,
+                       on_stream: OnStream | None = None) -> ModelReply: ...

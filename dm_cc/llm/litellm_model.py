@@ -1,0 +1,326 @@
+"""ChatModel over litellm: the only module in dm_cc that imports litellm, lazily.
+
+One ``complete`` call is one streamed chat completion in OpenAI format::
+
+    Messages  --to_openai_messages-->  litellm.acompletion(stream=True)
+                                             |  chunks
+    ModelReply <--_Assembly-- text / reasoning deltas (-> on_stream), tool-call fragments, usage
+
+Transient failures (429, 5xx, timeouts, connection errors) are retried with
+exponential backoff, but only while nothing of that attempt has reached
+``on_stream``: once the user has seen output, a retry would show it twice.
+Everything else becomes one ``ModelError`` naming model, endpoint, status and
+the provider's message. Malformed tool-call arguments are not an error here:
+they come back as ``ToolCall(arguments=None, raw_arguments=...)`` for the loop
+to answer with a tool error the model can fix.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import json
+import logging
+import os
+import re
+import uuid
+import warnings
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from contextlib import aclosing
+from dataclasses import dataclass, field
+from typing import Any
+
+from dm_cc.llm.base import (
+    ModelError,
+    ModelReply,
+    OnStream,
+    ReasoningDelta,
+    StreamEvent,
+    TextDelta,
+    ToolSpec,
+    Usage,
+)
+from dm_cc.session.messages import Message, ToolCall
+
+Sleep = Callable[[float], Awaitable[None]]
+
+RETRY_BASE = 0.5          # seconds; attempt n waits RETRY_BASE * 2**n
+RETRY_CAP = 30.0          # longest backoff (a server's Retry-After may ask for up to 60 s)
+DUMMY_KEY = "sk-dummy"    # for OpenAI-compatible servers that want no key
+
+
+@functools.cache
+def _import_litellm() -> Any:
+    """Import litellm on first use: no price-map download, no chatter on stderr."""
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    import litellm
+
+    litellm.suppress_debug_info = True      # no "Give Feedback / Get Help" banners
+    litellm.telemetry = False
+    if "LITELLM_LOG" not in os.environ:     # the user may ask for litellm's logs
+        for name in ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy"):
+            logging.getLogger(name).setLevel(logging.CRITICAL + 1)
+    warnings.filterwarnings("ignore", message="Pydantic serializer warnings")
+    warnings.filterwarnings("ignore", category=DeprecationWarning, module=r"litellm\.")
+    return litellm
+
+
+# -- OpenAI wire format (pure) ---------------------------------------------------
+
+def to_openai_messages(system: str, messages: Sequence[Message]) -> list[dict[str, Any]]:
+    """The system prompt first, then each message in OpenAI chat format."""
+    out: list[dict[str, Any]] = [{"role": "system", "content": system}] if system else []
+    for message in messages:
+        if message.role == "assistant" and message.tool_calls:
+            out.append({"role": "assistant", "content": message.content or None,
+                        "tool_calls": [_openai_call(call) for call in message.tool_calls]})
+        elif message.role == "tool":
+            out.append({"role": "tool", "tool_call_id": message.tool_call_id or "",
+                        "content": message.content})
+        else:
+            out.append({"role": message.role, "content": message.content})
+    return out
+
+
+def _openai_call(call: ToolCall) -> dict[str, Any]:
+    # Malformed arguments go back as "{}": providers that parse them (Anthropic via
+    # litellm, some vLLM chat templates) would otherwise reject the whole history.
+    arguments = json.dumps(call.arguments) if call.arguments is not None else "{}"
+    return {"id": call.id, "type": "function",
+            "function": {"name": call.name, "arguments": arguments}}
+
+
+def to_openai_tools(tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
+    return [{"type": "function", "function": {"name": tool.name, "description": tool.description,
+                                              "parameters": tool.parameters}}
+            for tool in tools]
+
+
+def parse_arguments(raw: str) -> dict[str, Any] | None:
+    """A tool call's arguments as a dict; None when not a JSON object. Empty means {}."""
+    if not raw.strip():
+        return {}
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+# -- assembling a streamed reply ---------------------------------------------------
+
+@dataclass
+class _PartialCall:
+    id: str = ""
+    name: str = ""
+    arguments: str = ""
+
+
+@dataclass
+class _Assembly:
+    """Folds stream chunks into a reply; ``add`` returns the deltas to show."""
+
+    text: list[str] = field(default_factory=list)
+    reasoning: list[str] = field(default_factory=list)
+    calls: dict[int, _PartialCall] = field(default_factory=dict)
+    slot_of: dict[int, int] = field(default_factory=dict)   # provider index -> our slot
+    usage: Any = None
+
+    def add(self, chunk: Any) -> list[StreamEvent]:
+        if getattr(chunk, "usage", None):
+            self.usage = chunk.usage
+        events: list[StreamEvent] = []
+        for choice in (getattr(chunk, "choices", None) or [])[:1]:
+            delta = choice.delta
+            if reasoning := getattr(delta, "reasoning_content", None):
+                self.reasoning.append(reasoning)
+                events.append(ReasoningDelta(reasoning))
+            if content := getattr(delta, "content", None):
+                self.text.append(content)
+                events.append(TextDelta(content))
+            for fragment in getattr(delta, "tool_calls", None) or ():
+                self._add_call_fragment(fragment)
+        return events
+
+    def _add_call_fragment(self, fragment: Any) -> None:
+        index = fragment.index if fragment.index is not None else max(self.slot_of, default=0)
+        slot = self.slot_of.get(index, index)
+        call = self.calls.get(slot)
+        if call is not None and fragment.id and call.id and fragment.id != call.id:
+            # Some servers number every call 0; a new id means a new call.
+            slot = max(self.calls) + 1
+            call = None
+        if call is None:
+            call = self.calls[slot] = _PartialCall()
+            self.slot_of[index] = slot
+        call.id = call.id or (fragment.id or "")
+        function = fragment.function
+        if function is not None:
+            call.name = call.name or (function.name or "")
+            arguments = function.arguments
+            if arguments:
+                call.arguments += arguments if isinstance(arguments, str) else json.dumps(arguments)
+
+    def reply(self, cost: float) -> ModelReply:
+        calls = tuple(ToolCall(id=call.id or f"call_{uuid.uuid4().hex[:16]}", name=call.name,
+                               arguments=parse_arguments(call.arguments),
+                               raw_arguments=call.arguments)
+                      for _, call in sorted(self.calls.items()))
+        usage = Usage(prompt_tokens=_tokens(self.usage, "prompt_tokens"),
+                      completion_tokens=_tokens(self.usage, "completion_tokens"), cost=cost)
+        return ModelReply(text="".join(self.text), tool_calls=calls,
+                          reasoning="".join(self.reasoning) or None, usage=usage)
+
+
+def _tokens(usage: Any, name: str) -> int:
+    return int(getattr(usage, name, 0) or 0) if usage is not None else 0
+
+
+# -- the model -----------------------------------------------------------------------
+
+class _ProviderFailure(Exception):
+    """An exception raised by litellm (not by our code or the on_stream callback)."""
+
+    def __init__(self, error: Exception) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+class LiteLLMModel:
+    """Any model litellm can reach; ``api_base`` for OpenAI-compatible servers
+    (vLLM, llama.cpp, Ollama) with a model string like ``openai/<name>``."""
+
+    def __init__(self, model: str, api_base: str | None = None, api_key: str | None = None,
+                 max_retries: int = 4, timeout: float = 120, *,
+                 sleep: Sleep = asyncio.sleep) -> None:
+        self.name = model
+        self.model = model
+        self.api_base = api_base
+        self.api_key = api_key
+        self.max_retries = max_retries
+        self.timeout = timeout
+        self._sleep = sleep
+
+    async def complete(self, system: str, messages: Sequence[Message], tools: Sequence[ToolSpec],
+                       *, temperature: float | None = None,
+                       on_stream: OnStream | None = None) -> ModelReply:
+        litellm = _import_litellm()
+        request = self._request(system, messages, tools, temperature)
+        attempt = 0
+        while True:
+            assembly = _Assembly()
+            shown = False
+            try:
+                async with aclosing(_guarded(litellm, request)) as chunks:
+                    async for chunk in chunks:
+                        for event in assembly.add(chunk):
+                            if on_stream is not None:
+                                shown = True
+                                on_stream(event)
+                break
+            except _ProviderFailure as failure:
+                error = failure.error
+                if shown or attempt >= self.max_retries or not _transient(litellm, error):
+                    raise ModelError(self._describe(error, attempt, shown)) from error
+                await self._sleep(_backoff(attempt, error))
+                attempt += 1
+        return assembly.reply(self._cost(litellm, assembly.usage))
+
+    def _request(self, system: str, messages: Sequence[Message], tools: Sequence[ToolSpec],
+                 temperature: float | None) -> dict[str, Any]:
+        request: dict[str, Any] = {
+            "model": self.model, "messages": to_openai_messages(system, messages),
+            "stream": True, "stream_options": {"include_usage": True},
+            "timeout": self.timeout, "max_retries": 0,   # retries are ours, see complete()
+            "drop_params": True,                         # e.g. temperature on reasoning models
+        }
+        if tools:
+            request["tools"] = to_openai_tools(tools)
+        if temperature is not None:
+            request["temperature"] = temperature
+        if self.api_base:
+            request["api_base"] = self.api_base
+        if api_key := self._api_key():
+            request["api_key"] = api_key
+        return request
+
+    def _api_key(self) -> str | None:
+        if self.api_key:
+            return self.api_key
+        if (self.api_base and self.model.startswith("openai/")
+                and not os.environ.get("OPENAI_API_KEY")):
+            return DUMMY_KEY
+        return None     # litellm reads the provider's usual environment variable
+
+    def _cost(self, litellm: Any, usage: Any) -> float:
+        if usage is None:
+            return 0.0
+        try:
+            response = litellm.ModelResponse(model=self.model, usage=usage)
+            return float(litellm.completion_cost(completion_response=response, model=self.model))
+        except Exception:   # unknown model, no price: cost is simply unknown
+            return 0.0
+
+    def _describe(self, error: Exception, attempt: int, shown: bool) -> str:
+        status = getattr(error, "status_code", None)
+        where = self.api_base or "its default endpoint"
+        text = f"model {self.model} at {where}: {status or 'no status'} " \
+               f"{type(error).__name__}: {_provider_message(error)}"
+        if shown:
+            text += " (the reply broke off after output had been shown; not retried)"
+        elif attempt:
+            text += f" (gave up after {attempt + 1} attempts)"
+        return text
+
+
+async def _guarded(litellm: Any, request: dict[str, Any]) -> AsyncIterator[Any]:
+    """litellm's chunks; whatever litellm raises comes out as _ProviderFailure.
+    The HTTP stream is closed however the caller stops reading."""
+    try:
+        stream = await litellm.acompletion(**request)
+        iterator = stream.__aiter__()
+    except Exception as error:
+        raise _ProviderFailure(error) from error
+    try:
+        while True:
+            try:
+                chunk = await iterator.__anext__()
+            except StopAsyncIteration:
+                return
+            except Exception as error:
+                raise _ProviderFailure(error) from error
+            yield chunk
+    finally:
+        if hasattr(stream, "aclose"):
+            await stream.aclose()
+
+
+def _transient(litellm: Any, error: Exception) -> bool:
+    if isinstance(error, litellm.Timeout | litellm.APIConnectionError | TimeoutError
+                  | ConnectionError):
+        return True
+    status = getattr(error, "status_code", None)
+    return isinstance(status, int) and (status in (408, 429) or status >= 500)
+
+
+def _backoff(attempt: int, error: Exception) -> float:
+    delay = min(RETRY_BASE * 2 ** attempt, RETRY_CAP)
+    headers = getattr(error, "litellm_response_headers", None) or {}
+    try:
+        retry_after = float(headers.get("retry-after", 0))
+    except (TypeError, ValueError):
+        retry_after = 0.0
+    return max(delay, min(retry_after, 60.0))
+
+
+_PREFIX = re.compile(r"^\s*(?:litellm\.\w+|\w+Error|\w+Exception)\s*[:-]\s*")
+_ADVICE = re.compile(r"\s*Handle with `litellm\.\w+`\.?")
+
+
+def _provider_message(error: Exception) -> str:
+    """'litellm.RateLimitError: RateLimitError: OpenAIException - slow down' -> 'slow down'."""
+    message = str(getattr(error, "message", None) or error)
+    while (stripped := _PREFIX.sub("", message, count=1)) != message:
+        message = stripped
+    message = " ".join(_ADVICE.sub("", message).split())
+    return message[:400] + ("…" if len(message) > 400 else "") if message else "(no message)"

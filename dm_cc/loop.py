@@ -1,0 +1,304 @@
+"""The turn loop — the one place a permission decision is enforced.
+
+``run(prompt)`` appends the user's message and repeats ``step()`` until the model
+answers without tool calls. ``step()`` is ``execute(query())``: ask the model,
+then, for every tool call, derive its requests, decide them, and enforce:
+
+* deny   → the model gets a tool error naming the rule, its source and reason;
+* ask    → the Approver answers: once / always (adds session approvals) / reject;
+           a rejection with feedback goes to the model, one without ends the turn;
+* allow  → the tool runs. When every call of a reply is allowed outright they run
+           concurrently.
+
+Control flow that ends a turn is an exception carrying its payload
+(:class:`TurnStopped`), not a flag.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from dm_cc.agents.builtin import Agent
+from dm_cc.approval import Approval, ApprovalRequest, Approver
+from dm_cc.events import (
+    AgentSwitched,
+    Event,
+    ToolDecided,
+    ToolFinished,
+    TurnEnded,
+)
+from dm_cc.llm.base import ChatModel, ModelReply, OnStream, ToolSpec
+from dm_cc.permissions import Decision, Request, Rule
+from dm_cc.permissions.requests import path_requests
+from dm_cc.policy.layers import Gate, Policy
+from dm_cc.prompts import system_prompt
+from dm_cc.session.messages import Message, ToolCall, agent_in_charge
+from dm_cc.tools.base import Tool, ToolContext, ToolOutput
+
+DEFAULT_MAX_TURNS = 50
+DOOM_LOOP_REPEATS = 3
+
+
+class TurnStopped(Exception):
+    """Ends the turn; ``reason`` is reported in :class:`TurnEnded`."""
+
+    def __init__(self, reason: str, text: str = "") -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.text = text
+
+
+@dataclass
+class Runtime:
+    """Everything a loop needs that is not the session itself."""
+
+    policy: Policy
+    agents: Mapping[str, Agent]
+    tools: Sequence[Tool]
+    model: ChatModel
+    approver: Approver
+    cwd: Path
+    on_event: Callable[[Event], None] = lambda event: None
+    on_stream: OnStream | None = None
+    approvals: list[Rule] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class TurnResult:
+    reason: str           # done | max_turns | rejected | cancelled
+    text: str
+
+
+def _call_key(call: ToolCall) -> str:
+    return call.name + json.dumps(call.arguments, sort_keys=True, default=str)
+
+
+class Loop:
+    def __init__(self, session: Any, runtime: Runtime, *, max_turns: int | None = None,
+                 agent: str | None = None) -> None:
+        self.session = session
+        self.rt = runtime
+        self.max_turns = max_turns
+        self.next_agent = agent  # the agent of the next user message, when asked for
+        self._tools = {tool.name: tool for tool in runtime.tools}
+        self._recent: list[str] = []
+        self._todos: list[dict[str, Any]] = []
+
+    # ------------------------------------------------------------------ state
+
+    @property
+    def agent(self) -> Agent:
+        return self.rt.agents[agent_in_charge(self.session.messages)]
+
+    def gate(self) -> Gate:
+        return self.rt.policy.gate(self.agent, self.rt.approvals, session_id=self.session.info.id)
+
+    def context(self, gate: Gate | None = None) -> ToolContext:
+        root = self.rt.policy.root
+        ctx = ToolContext(root=root, cwd=self.rt.cwd, home=self.rt.policy.home,
+                          session_id=self.session.info.id, agent=self.agent.name,
+                          plan_file=root / ".dm_cc" / "plans" / f"{self.session.info.id}.md",
+                          todos=self._todos)
+        if gate is not None:
+            ctx.may_read = functools.lru_cache(maxsize=4096)(
+                lambda path: gate.decide(path_requests("read", path, ctx.dirs)).action == "allow")
+        return ctx
+
+    def offered_tools(self, gate: Gate) -> list[Tool]:
+        """Tools whose permission the agent's rules do not deny outright."""
+        return [tool for tool in self._tools.values()
+                if not gate.denies_outright(_permission_of(tool.name))]
+
+    # ------------------------------------------------------------------ the loop
+
+    async def run(self, prompt: str) -> TurnResult:
+        agent = self.next_agent or self.agent.name
+        self.next_agent = None
+        self._append(Message("user", prompt, agent=agent))
+        limit = self.max_turns or self.agent.max_turns or DEFAULT_MAX_TURNS
+        try:
+            for _ in range(limit):
+                reply = await self.query()
+                if not reply.tool_calls:
+                    raise TurnStopped("done", reply.text)
+                await self.execute(reply.tool_calls)
+            raise TurnStopped("max_turns", f"Stopped after {limit} model calls (max_turns).")
+        except TurnStopped as stop:
+            result = TurnResult(stop.reason, stop.text)
+        except asyncio.CancelledError:
+            self.rt.on_event(TurnEnded("cancelled", ""))
+            raise
+        self.rt.on_event(TurnEnded(result.reason, result.text))
+        return result
+
+    async def query(self) -> ModelReply:
+        agent = self.agent
+        gate = self.gate()
+        tools = self.offered_tools(gate)
+        specs = [ToolSpec(t.name, t.description, t.Params.model_json_schema()) for t in tools]
+        system = system_prompt(agent, self.context())
+        reply = await self.rt.model.complete(system, model_messages(self.session.messages), specs,
+                                             temperature=agent.temperature,
+                                             on_stream=self.rt.on_stream)
+        self._append(Message("assistant", reply.text, agent=agent.name,
+                             tool_calls=reply.tool_calls, reasoning=reply.reasoning))
+        return reply
+
+    async def execute(self, calls: Sequence[ToolCall]) -> None:
+        gate = self.gate()
+        ctx = self.context(gate)
+        prepared = [self._prepare(call, gate, ctx) for call in calls]
+        outputs: list[ToolOutput] = []
+        try:
+            if all(p.decision is not None and p.decision.action == "allow" for p in prepared):
+                outputs = list(await asyncio.gather(*(self._enforce_and_run(p, ctx)
+                                                      for p in prepared)))
+            else:
+                for item in prepared:
+                    outputs.append(await self._enforce_and_run(item, ctx))
+        except TurnStopped:
+            self._results(prepared, outputs, missing="Rejected by the user.")
+            raise
+        except asyncio.CancelledError:
+            self._results(prepared, outputs, missing="Cancelled by the user.")
+            raise
+        self._results(prepared, outputs)
+
+    # ------------------------------------------------------------------ enforcement
+
+    def _prepare(self, call: ToolCall, gate: Gate, ctx: ToolContext) -> _Prepared:
+        tool = self._tools.get(call.name)
+        if tool is None:
+            return _Prepared(call, error=f"Unknown tool {call.name!r}. Available: "
+                                         f"{', '.join(self._tools)}.")
+        if call.arguments is None:
+            return _Prepared(call, tool, error=f"The arguments of {call.name} were not a valid "
+                             f"JSON object: {call.raw_arguments[:500]!r}. Send them again as JSON.")
+        try:
+            params = tool.Params.model_validate(call.arguments)
+            requests = list(tool.requests(params, ctx))
+        except ValidationError as exc:
+            return _Prepared(call, tool, error=f"Invalid arguments for {call.name}: {exc}")
+        except (ValueError, KeyError) as exc:
+            return _Prepared(call, tool, error=f"Invalid arguments for {call.name}: {exc}")
+        key = _call_key(call)
+        self._recent = (self._recent + [key])[-DOOM_LOOP_REPEATS:]
+        if len(self._recent) == DOOM_LOOP_REPEATS and len(set(self._recent)) == 1:
+            requests.append(Request("doom_loop", call.name,
+                                    note=f"{call.name} with the same arguments "
+                                         f"{DOOM_LOOP_REPEATS} times in a row"))
+        decision = gate.decide(requests)
+        self.rt.on_event(ToolDecided(call, decision))
+        return _Prepared(call, tool, params, decision)
+
+    async def _enforce_and_run(self, item: _Prepared, ctx: ToolContext) -> ToolOutput:
+        """THE enforcement point: every tool call passes here before it runs."""
+        if item.error is not None or item.decision is None:
+            return ToolOutput(item.error or "not decided", is_error=True)
+        action = item.decision.action
+        if action == "deny":
+            return ToolOutput(denial_message(item.call.name, item.decision), is_error=True)
+        if action == "ask":
+            approval = await self._ask(item, ctx)
+            if approval.answer == "reject":
+                if not approval.feedback:
+                    raise TurnStopped("rejected", "")
+                return ToolOutput(f"{item.call.name} was not run: {approval.feedback}",
+                                  is_error=True)
+        return await self._run(item, ctx)
+
+    async def _ask(self, item: _Prepared, ctx: ToolContext) -> Approval:
+        preview = getattr(item.tool, "preview", None)
+        request = ApprovalRequest(item.call.name, dict(item.call.arguments or {}), item.decision,
+                                  preview(item.params, ctx) if preview else None)
+        approval = await self.rt.approver.approve(request)
+        if approval.answer == "always":
+            self.rt.approvals.extend(r for r in request.always_rules()
+                                     if r not in self.rt.approvals)
+        return approval
+
+    async def _run(self, item: _Prepared, ctx: ToolContext) -> ToolOutput:
+        assert item.tool is not None and item.params is not None
+        try:
+            return await item.tool.run(item.params, ctx)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # a tool bug must not kill the session
+            return ToolOutput(f"{item.call.name} failed: {type(exc).__name__}: {exc}",
+                              is_error=True)
+
+    # ------------------------------------------------------------------ recording
+
+    def _append(self, message: Message) -> None:
+        self.session.append(message)
+
+    def _result(self, call: ToolCall, output: ToolOutput) -> None:
+        self._append(Message("tool", output.output, agent=self.agent.name, tool_call_id=call.id,
+                             tool_name=call.name, is_error=output.is_error))
+        self.rt.on_event(ToolFinished(call, output))
+
+    def _results(self, prepared: Sequence[_Prepared], outputs: Sequence[ToolOutput],
+                 missing: str | None = None) -> None:
+        """Record one result per call, in call order; calls that never ran get
+        ``missing``. Then apply an agent switch (plan_enter / plan_exit)."""
+        switch: ToolOutput | None = None
+        for index, item in enumerate(prepared):
+            if index < len(outputs):
+                output = outputs[index]
+            else:
+                output = ToolOutput(missing or "Not run.", is_error=True)
+            self._result(item.call, output)
+            if output.switch_agent and not output.is_error:
+                switch = output
+        if switch is not None:
+            self._append(Message("user", switch.switch_message or "", agent=switch.switch_agent,
+                                 synthetic=True))
+            self.rt.on_event(AgentSwitched(switch.switch_agent))
+
+
+@dataclass
+class _Prepared:
+    call: ToolCall
+    tool: Tool | None = None
+    params: BaseModel | None = None
+    decision: Decision | None = None
+    error: str | None = None
+
+
+def _permission_of(tool_name: str) -> str:
+    return "edit" if tool_name == "write" else tool_name
+
+
+def denial_message(tool: str, decision: Decision) -> str:
+    lines = [f"Permission denied: {tool} was not run."]
+    for verdict in decision.deciding:
+        rule = verdict.rule
+        lines.append(f"- {verdict.request.permission} {verdict.request.pattern!r} is denied by "
+                     f"rule `{rule.action} {rule.permission} {rule.pattern}` at {rule.source}"
+                     + (f": {rule.reason}" if rule.reason else ""))
+    lines.append("Do not retry this; find another way or explain to the user what is needed.")
+    return "\n".join(lines)
+
+
+def model_messages(messages: Sequence[Message]) -> list[Message]:
+    """The history as the model must see it: every tool call answered (a call left
+    without a result by a cancellation or crash gets one saying so)."""
+    answered = {m.tool_call_id for m in messages if m.role == "tool"}
+    out: list[Message] = []
+    for message in messages:
+        out.append(message)
+        if message.role == "assistant":
+            for call in message.tool_calls:
+                if call.id not in answered:
+                    out.append(Message("tool", "Interrupted: this call did not run.",
+                                       agent=message.agent, tool_call_id=call.id,
+                                       tool_name=call.name, is_error=True))
+    return out

@@ -1,0 +1,277 @@
+"""Command-line options: scanning them, and matching rules whatever their spelling.
+
+Two users:
+
+* :mod:`dm_cc.permissions.shell` scans a command's options (:func:`scan_options`) to find
+  where a wrapped command starts, which words are files and which options are risky.
+* The engine compiles ``deny``/``ask`` bash rules with :func:`compile_flag_rule`, so that
+  ``rm -rf *`` also catches ``rm -fr x``, ``rm -r -f x``, ``rm --recursive --force x`` and
+  ``rm -R -f x``, and ``git push --force *`` catches ``git push -f origin``. A rule splits
+  into a *head* (its leading literal words), a *flag set* (its option words, short clusters
+  expanded and long spellings mapped through ``FLAG_ALIASES``) and a *tail* (its other
+  words, a wildcard). A command matches when its non-option words start with the head,
+  its flags include the rule's flags and its remaining non-option words match the tail.
+
+:func:`wildcard_match` is the rule wildcard language: ``*`` is any run of characters
+(spaces included), ``?`` one character, a trailing ``" *"`` is optional, and everything else
+is literal. It is linear: the pattern is split on ``*`` and each piece is found leftmost,
+which is optimal for star-separated fixed-length pieces, so no backtracking is needed.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+from dm_cc.permissions.shell_tables import FLAG_ALIASES, POSITIONAL_FLAGS, SINGLE_DASH_LONG
+
+_EMPTY: frozenset[str] = frozenset()
+
+
+# --------------------------------------------------------------------------- scanning
+@dataclass(frozen=True, slots=True)
+class Option:
+    """One option: ``flag`` is ``-x`` (one letter of a cluster) or ``--long`` (no ``=value``);
+    ``index`` is the word holding its value (or the option itself when it has none)."""
+
+    flag: str
+    value: str | None
+    index: int
+
+
+@dataclass(frozen=True, slots=True)
+class Scan:
+    """Options and positional word indices; ``end`` is where scanning stopped."""
+
+    options: tuple[Option, ...]
+    positionals: tuple[int, ...]
+    end: int
+
+
+def scan_options(
+    words: Sequence[str],
+    *,
+    value_opts: Collection[str] = _EMPTY,
+    pair_opts: Collection[str] = _EMPTY,
+    optional_opts: Collection[str] = _EMPTY,
+    stop_opts: Collection[str] = _EMPTY,
+    single_dash_long: bool = False,
+    stop_at_positional: bool = False,
+    lone_dash_option: bool = False,
+    positional_re: str | None = None,
+) -> Scan:
+    """Split ``words`` (arguments, without the command name) into options and positionals.
+
+    ``value_opts`` take the next word (or an attached value: ``-n5``, ``--lines=5``),
+    ``pair_opts`` the next two, ``optional_opts`` only an attached value. ``--`` ends the
+    options. With ``stop_at_positional`` (wrappers) scanning stops at the first positional;
+    it always stops after an option in ``stop_opts``. ``end`` is where scanning stopped:
+    for a wrapper, where the wrapped command starts.
+    """
+    options: list[Option] = []
+    positionals: list[int] = []
+    i, n = 0, len(words)
+    while i < n:
+        word = words[i]
+        if word == "--":
+            if stop_at_positional:
+                return Scan(tuple(options), tuple(positionals), i + 1)
+            positionals.extend(range(i + 1, n))
+            return Scan(tuple(options), tuple(positionals), n)
+        is_option = len(word) > 1 and word[0] == "-" or (word == "-" and lone_dash_option)
+        if not is_option or (positional_re and re.match(positional_re, word)):
+            if stop_at_positional:
+                return Scan(tuple(options), tuple(positionals), i)
+            positionals.append(i)
+            i += 1
+            continue
+        found, i = _one_option(words, i, value_opts, pair_opts, optional_opts, single_dash_long)
+        options.extend(found)
+        if any(o.flag in stop_opts for o in found):
+            return Scan(tuple(options), tuple(positionals), i)
+    return Scan(tuple(options), tuple(positionals), n)
+
+
+def _one_option(
+    words: Sequence[str], i: int, value_opts: Collection[str], pair_opts: Collection[str],
+    optional_opts: Collection[str], single_dash_long: bool,
+) -> tuple[list[Option], int]:
+    """The option(s) in ``words[i]`` and the index of the next unread word."""
+    word, n = words[i], len(words)
+    if word.startswith("--") or single_dash_long or word in value_opts or word in pair_opts:
+        name, eq, value = word.partition("=")
+        if eq and (name.startswith("--") or name in value_opts):
+            return [Option(name, value, i)], i + 1
+        if name in value_opts:
+            return [Option(name, words[i + 1] if i + 1 < n else None, i + 1)], i + 2
+        if name in pair_opts:
+            return [Option(name, words[i + 1] if i + 1 < n else None, i + 1)], i + 3
+        return [Option(name, None, i)], i + 1
+    found: list[Option] = []
+    for j in range(1, len(word)):
+        flag, rest = "-" + word[j], word[j + 1:]
+        if flag in value_opts or flag in pair_opts:
+            if rest:
+                return [*found, Option(flag, rest, i)], i + 1 + (flag in pair_opts)
+            value = words[i + 1] if i + 1 < n else None
+            return [*found, Option(flag, value, i + 1)], i + 2 + (flag in pair_opts)
+        if flag in optional_opts:
+            return [*found, Option(flag, rest or None, i)], i + 1
+        found.append(Option(flag, None, i))
+    return found, i + 1
+
+
+# --------------------------------------------------------------------------- wildcards
+@lru_cache(maxsize=1024)
+def _piece(piece: str) -> re.Pattern[str] | None:
+    """A regex for a star-free piece containing ``?`` (None when it is plain text)."""
+    if "?" not in piece:
+        return None
+    return re.compile(".".join(re.escape(p) for p in piece.split("?")), re.DOTALL)
+
+
+def _at(piece: str, text: str, pos: int) -> bool:
+    """Does ``piece`` match ``text`` exactly at ``pos``?"""
+    if pos < 0 or pos + len(piece) > len(text):
+        return False
+    rx = _piece(piece)
+    return text.startswith(piece, pos) if rx is None else rx.match(text, pos) is not None
+
+
+def _find(piece: str, text: str, pos: int, end: int) -> int:
+    """Leftmost index >= pos where ``piece`` fits entirely before ``end``, or -1."""
+    rx = _piece(piece)
+    if rx is None:
+        return text.find(piece, pos, end)
+    found = rx.search(text, pos, end)
+    return -1 if found is None else found.start()
+
+
+def _match(pattern: str, text: str) -> bool:
+    pieces = pattern.split("*")
+    if len(pieces) == 1:
+        return len(pattern) == len(text) and _at(pattern, text, 0)
+    first, *middle, last = pieces
+    tail_at = len(text) - len(last)
+    if tail_at < len(first) or not _at(first, text, 0) or not _at(last, text, tail_at):
+        return False
+    pos = len(first)
+    for piece in middle:
+        if piece:
+            found = _find(piece, text, pos, tail_at)
+            if found < 0:
+                return False
+            pos = found + len(piece)
+    return True
+
+
+def wildcard_match(pattern: str, text: str) -> bool:
+    """Match ``text`` against a rule wildcard (``*``, ``?``; a trailing ``" *"`` is
+    optional, repeatedly: ``ls * *`` also matches ``ls``)."""
+    while True:
+        if _match(pattern, text):
+            return True
+        if not pattern.endswith(" *"):
+            return False
+        pattern = pattern[:-2]
+
+
+# --------------------------------------------------------------------------- flag rules
+def _table_key(table: Mapping[tuple[str, ...], object], words: Sequence[str]) -> tuple[str, ...]:
+    """The longest key of ``table`` that ``words`` start with (or ``()``)."""
+    for size in (3, 2, 1):
+        key = tuple(words[:size])
+        if len(key) == size and key in table:
+            return key
+    return ()
+
+
+def _canonical(word: str, aliases: Mapping[str, tuple[str, ...]], whole: bool) -> set[str]:
+    """Canonical flags for one option word: ``-rf`` → {-r, -f}; ``--force`` → {-f}."""
+    if word.startswith("--") or whole:
+        name = word.partition("=")[0]
+        if name in aliases:
+            return set(aliases[name])
+        out = {name}
+        if len(name) >= 4:  # GNU/git accept unambiguous abbreviations: --rec, --forc
+            for long, canon in aliases.items():
+                if long.startswith(name) and long.startswith("--"):
+                    out.update(canon)
+        return out
+    out = set()
+    for letter in word[1:]:
+        out.update(aliases.get("-" + letter, ("-" + letter,)))
+    return out
+
+
+def _split(words: Sequence[str]) -> tuple[list[str], list[str]]:
+    """A command's (option words before ``--``, other words incl. the command name)."""
+    options: list[str] = []
+    positional: list[str] = list(words[:1])
+    rest = iter(words[1:])
+    for word in rest:
+        if word == "--":
+            positional.extend(rest)
+            break
+        (options if len(word) > 1 and word[0] == "-" else positional).append(word)
+    return options, positional
+
+
+@dataclass(frozen=True, slots=True)
+class FlagRule:
+    """A ``deny``/``ask`` bash rule that matches any spelling of its flags."""
+
+    head: tuple[str, ...]
+    flags: frozenset[str]
+    tail: str
+
+    def matches(self, words: Sequence[str]) -> bool:
+        """True when the command ``words`` are covered by this rule."""
+        if not words or words[0] != self.head[0]:
+            return False
+        options, positional = _split(words)
+        if tuple(positional[: len(self.head)]) != self.head:
+            return False
+        key = _table_key(FLAG_ALIASES, positional)
+        aliases = FLAG_ALIASES.get(key, {})
+        whole = words[0] in SINGLE_DASH_LONG
+        have: set[str] = set()
+        for word in options:
+            have |= _canonical(word, aliases, whole)
+        for prefix, flag in POSITIONAL_FLAGS.get(key, ()):
+            if any(w.startswith(prefix) for w in positional[len(key):]):
+                have.add(flag)
+        if not self.flags <= have:
+            return False
+        return wildcard_match(self.tail, " ".join(positional[len(self.head):]))
+
+
+def compile_flag_rule(pattern: str) -> FlagRule | None:
+    """Compile a bash rule pattern; None when it has no option words worth normalising
+    (or no literal head, or an option word with a wildcard other than a trailing ``*``)."""
+    words = pattern.split()
+    options, others = _split(words)
+    # "--force*" names the flag and then anything: keep the flag, widen the tail.
+    starred = [w for w in options if w.endswith("*")]
+    options = [w[:-1] if w.endswith("*") else w for w in options]
+    if not options or any("*" in w.partition("=")[0] or "?" in w or w in ("-", "--")
+                          for w in options):
+        return None
+    head: list[str] = []
+    for word in words:  # literal words before the first option or wildcard
+        if len(word) > 1 and word[0] == "-" or "*" in word or "?" in word:
+            break
+        head.append(word)
+    if not head:
+        return None
+    aliases = FLAG_ALIASES.get(_table_key(FLAG_ALIASES, head), {})
+    whole = head[0] in SINGLE_DASH_LONG
+    flags: set[str] = set()
+    for word in options:
+        flags |= _canonical(word, aliases, whole)
+    tail = " ".join(others[len(head):])
+    if starred and not tail.endswith("*"):
+        tail = f"{tail} *".lstrip()
+    return FlagRule(tuple(head), frozenset(flags), tail)

@@ -1,0 +1,1 @@
+"""Sessions: messages, the append-only JSONL store, approvals."""

@@ -1,0 +1,65 @@
+"""Messages of a session, as plain frozen data that round-trips through JSON.
+
+A message records who wrote it (``role``), the ``agent`` in charge when it was
+written, and whether dm_cc wrote it itself (``synthetic``: the plan_enter and
+plan_exit switches, reminders). The agent in charge of a session is the agent
+of its last user message.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+Role = Literal["user", "assistant", "tool"]
+
+
+def new_id(prefix: str) -> str:
+    return f"{prefix}_{uuid.uuid4().hex[:16]}"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """A call the model asked for. ``arguments`` is None when the model's JSON was
+    malformed; ``raw_arguments`` keeps what it sent so the error can quote it."""
+
+    id: str
+    name: str
+    arguments: dict[str, Any] | None
+    raw_arguments: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    role: Role
+    content: str = ""
+    agent: str = "build"
+    synthetic: bool = False
+    tool_calls: tuple[ToolCall, ...] = ()
+    tool_call_id: str | None = None    # role == "tool": the call this answers
+    tool_name: str | None = None       # role == "tool"
+    is_error: bool = False             # role == "tool": the model sees an error
+    reasoning: str | None = None       # role == "assistant", when the model gives it
+    id: str = field(default_factory=lambda: new_id("msg"))
+    time: float = field(default_factory=time.time)
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["tool_calls"] = [asdict(call) for call in self.tool_calls]
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Message:
+        calls = tuple(ToolCall(**call) for call in data.get("tool_calls", ()))
+        known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
+        return cls(**{**known, "tool_calls": calls})
+
+
+def agent_in_charge(messages: list[Message], default: str = "build") -> str:
+    """The agent of the last user message (synthetic ones included)."""
+    for message in reversed(messages):
+        if message.role == "user":
+            return message.agent
+    return default

@@ -1,0 +1,304 @@
+"""Sessions as append-only JSONL files: ``<root>/<id>.jsonl``, root ``data_dir()/sessions``.
+
+    {"type": "session", "id": …, "parent_id": …, "title": …, "project": …, "created": …,
+     "agent": …}                                  first line, written once, atomically
+    {"type": "message", …Message.to_json()}       one line per message, in order
+    {"type": "title", "title": …}                 when the title changes; the last one wins
+
+Durability: every record is ONE ``write()`` of the whole encoded line (newline
+included) on a descriptor opened with ``O_APPEND``, then ``fsync``. A crash loses
+at most the line being written, and appends from several ``Session`` objects,
+threads or processes never interleave inside a line. If a previous writer died
+mid-line (the file does not end in a newline), the next append starts with a
+newline so the torn line stays alone and the new one stays whole; writers hold an
+advisory ``flock`` from that check to the end of their write so the check is
+exact (readers take no lock).
+
+Damage is never fatal and never repaired behind the user's back: loading skips a
+torn last line or a corrupt line anywhere else, names it ``file:line`` in
+``Session.warnings`` (the UI shows them) and logs it on the ``dm_cc.session.store``
+logger (WARNING). Loading never writes. Only an unreadable header (line 1) or an
+unknown id is a :class:`~dm_cc.errors.SessionError`.
+
+Ids are ``ses_<creation time in ms, 12 hex digits>_<8 random hex digits>``: they sort
+by creation time and contain only ``[a-z0-9_]``, so they are safe in file names and
+path patterns (the plan agent's ``.dm_cc/plans/{session}.md``).
+"""
+
+from __future__ import annotations
+
+import builtins
+import json
+import logging
+import os
+import re
+import secrets
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from dm_cc import dirs
+from dm_cc.errors import SessionError
+from dm_cc.session.messages import Message, agent_in_charge
+
+try:
+    import fcntl
+except ImportError:  # Windows: no advisory locks; appends stay whole lines
+    fcntl = None  # type: ignore[assignment]
+
+logger = logging.getLogger(__name__)
+logger.addHandler(logging.NullHandler())  # the library idiom: the application decides
+
+_ID = re.compile(r"[A-Za-z0-9_-]+")
+_ROLES = ("user", "assistant", "tool")
+_BINARY = getattr(os, "O_BINARY", 0)  # Windows would otherwise write \r\n
+
+
+def new_session_id(now_ns: int | None = None) -> str:
+    millis = (time.time_ns() if now_ns is None else now_ns) // 1_000_000
+    return f"ses_{millis:012x}_{secrets.token_hex(4)}"
+
+
+def default_store(env: Mapping[str, str] = os.environ) -> SessionStore:
+    """The user's store: ``data_dir()/sessions`` (moved by ``DM_CC_HOME``)."""
+    return SessionStore(dirs.data_dir(env) / "sessions")
+
+
+@dataclass(frozen=True, slots=True)
+class SessionInfo:
+    """What a listing shows. ``agent`` is the agent in charge (of the last user
+    message, else the one the session was created with); ``updated`` is the time of
+    the last message, else ``created``."""
+
+    id: str
+    parent_id: str | None
+    title: str
+    agent: str
+    project: Path
+    created: float
+    updated: float
+    messages: int
+    path: Path
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "parent_id": self.parent_id, "title": self.title,
+                "agent": self.agent, "project": str(self.project), "created": self.created,
+                "updated": self.updated, "messages": self.messages}
+
+
+def _encode(record: dict[str, Any]) -> bytes:
+    try:
+        text = json.dumps(record, ensure_ascii=False, separators=(",", ":"))
+        return (text + "\n").encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate: keep it, escaped
+        return (json.dumps(record, separators=(",", ":")) + "\n").encode("ascii")
+
+
+def _ends_mid_line(fd: int) -> bool:
+    if os.lseek(fd, 0, os.SEEK_END) == 0:
+        return False
+    os.lseek(fd, -1, os.SEEK_END)
+    return os.read(fd, 1) != b"\n"
+
+
+def _write_line(path: Path, data: bytes) -> None:
+    """Append ``data`` (one encoded line) with a single write, then fsync."""
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_APPEND | _BINARY)
+    except FileNotFoundError:
+        raise SessionError(f"{path}: session file has disappeared") from None
+    except OSError as exc:
+        raise SessionError(f"{path}: cannot open session file: {exc}") from None
+    try:
+        if fcntl is not None:  # only makes the torn-line check exact; released by close
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        if _ends_mid_line(fd):
+            data = b"\n" + data  # a writer died mid-line: keep its fragment on its own line
+        written = os.write(fd, data)
+        if written != len(data):
+            raise SessionError(f"{path}: short write ({written} of {len(data)} bytes)")
+        os.fsync(fd)
+    except OSError as exc:
+        raise SessionError(f"{path}: cannot write session file: {exc}") from None
+    finally:
+        os.close(fd)
+
+
+def _create_whole(path: Path, data: bytes) -> None:
+    """Create ``path`` holding ``data``: it appears whole (fsynced) or not at all."""
+    temporary = path.with_name(f".{path.stem}.tmp")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)  # sessions may hold secrets
+        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _BINARY, 0o600)
+        try:
+            os.write(fd, data)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(temporary, path)
+        if os.name == "posix":  # make the new directory entry durable too
+            directory = os.open(path.parent, os.O_RDONLY)
+            try:
+                os.fsync(directory)
+            finally:
+                os.close(directory)
+    except OSError as exc:
+        raise SessionError(f"cannot create session file {path}: {exc}") from None
+
+
+class Session:
+    """A loaded or new session. Add messages with :meth:`append` only: it writes
+    the line first, then updates ``messages`` and ``info``."""
+
+    def __init__(self, info: SessionInfo, messages: list[Message],
+                 warnings: list[str] | None = None) -> None:
+        self.info = info
+        self.messages = messages
+        self.warnings = warnings or []
+
+    @property
+    def id(self) -> str:
+        return self.info.id
+
+    @property
+    def path(self) -> Path:
+        return self.info.path
+
+    @property
+    def agent(self) -> str:
+        return self.info.agent
+
+    def append(self, message: Message) -> None:
+        _write_line(self.path, _encode({"type": "message", **message.to_json()}))
+        self.messages.append(message)
+        self.info = replace(self.info, messages=self.info.messages + 1,
+                            agent=agent_in_charge(self.messages, self.info.agent),
+                            updated=max(self.info.updated, message.time))
+
+    def set_title(self, title: str) -> None:
+        _write_line(self.path, _encode({"type": "title", "title": title}))
+        self.info = replace(self.info, title=title)
+
+
+def _header(raw: bytes, path: Path) -> dict[str, Any]:
+    try:
+        header = json.loads(raw)
+    except ValueError as exc:
+        raise SessionError(f"{path}:1: unreadable session header: {exc}") from None
+    if not isinstance(header, dict) or header.get("type") != "session":
+        raise SessionError(f"{path}:1: not a dm_cc session file (no session header)")
+    for key, kind in (("id", str), ("project", str), ("created", (int, float)),
+                      ("agent", str), ("title", str)):
+        if not isinstance(header.get(key), kind) or isinstance(header.get(key), bool):
+            raise SessionError(f"{path}:1: session header: bad or missing {key!r}")
+    if header.get("parent_id") is not None and not isinstance(header["parent_id"], str):
+        raise SessionError(f"{path}:1: session header: bad 'parent_id'")
+    return header
+
+
+def _message(record: dict[str, Any]) -> Message:
+    if record.get("role") not in _ROLES:
+        raise ValueError(f"unknown role {record.get('role')!r}")
+    try:
+        return Message.from_json(record)
+    except (TypeError, ValueError, AttributeError) as exc:
+        raise ValueError(f"not a message: {exc}") from None
+
+
+def read_session(path: Path) -> Session:
+    """Load one session file; damaged lines become warnings (see the module doc)."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise SessionError(f"{path}: cannot read session file: {exc}") from None
+    lines = data.split(b"\n")
+    finished = lines[-1] == b""  # the file ends with a newline: no torn last line
+    if finished:
+        lines.pop()
+    if not lines or not lines[0].strip():
+        raise SessionError(f"{path}:1: empty session file (no session header)")
+    header = _header(lines[0], path)
+    title = header["title"]
+    messages: list[Message] = []
+    warnings: list[str] = []
+    for number, raw in enumerate(lines[1:], start=2):
+        if not raw.strip():
+            continue  # the separator an append adds after a torn line
+        try:
+            record = json.loads(raw)
+            if not isinstance(record, dict):
+                raise ValueError("not a JSON object")
+            kind = record.get("type")
+            if kind == "message":
+                messages.append(_message(record))
+            elif kind == "title" and isinstance(record.get("title"), str):
+                title = record["title"]
+            else:
+                raise ValueError(f"unknown record type {kind!r}")
+        except ValueError as exc:  # json.JSONDecodeError and UnicodeDecodeError included
+            if number == len(lines) and not finished:
+                text = f"{path}:{number}: skipped the unfinished last line (interrupted write)"
+            else:
+                text = f"{path}:{number}: skipped a corrupt line ({exc})"
+            warnings.append(text)
+            logger.warning("%s", text)
+    created = float(header["created"])
+    info = SessionInfo(
+        id=header["id"], parent_id=header.get("parent_id"), title=title,
+        agent=agent_in_charge(messages, header["agent"]), project=Path(header["project"]),
+        created=created, updated=max([created, *(m.time for m in messages)]),
+        messages=len(messages), path=path)
+    return Session(info, messages, warnings)
+
+
+class SessionStore:
+    """The session files in one directory (created on the first :meth:`create`)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def path_of(self, session_id: str) -> Path:
+        return self.root / f"{session_id}.jsonl"
+
+    def create(self, project: Path, *, parent_id: str | None = None, title: str = "",
+               agent: str = "build") -> Session:
+        now = time.time_ns()
+        session_id = new_session_id(now)
+        info = SessionInfo(id=session_id, parent_id=parent_id, title=title, agent=agent,
+                           project=project.resolve(), created=now / 1e9, updated=now / 1e9,
+                           messages=0, path=self.path_of(session_id))
+        header = {"type": "session", "id": session_id, "parent_id": parent_id, "title": title,
+                  "project": str(info.project), "created": info.created, "agent": agent}
+        _create_whole(info.path, _encode(header))
+        return Session(info, [])
+
+    def load(self, session_id: str) -> Session:
+        path = self.path_of(session_id)
+        if not _ID.fullmatch(session_id) or not path.is_file():
+            raise SessionError(f"no session {session_id!r} in {self.root} "
+                               "(`dm_cc sessions list` shows them)")
+        return read_session(path)
+
+    def list(self, project: Path | None = None) -> builtins.list[SessionInfo]:
+        """Every readable session (of ``project`` when given), oldest first.
+        Unreadable files are skipped with a logged warning."""
+        if not self.root.is_dir():
+            return []
+        wanted = project.resolve() if project is not None else None
+        found = []
+        for path in sorted(self.root.glob("*.jsonl")):
+            try:
+                info = read_session(path).info
+            except SessionError as exc:
+                logger.warning("skipped session file: %s", exc)
+                continue
+            if wanted is None or info.project == wanted:
+                found.append(info)
+        return sorted(found, key=lambda info: (info.created, info.id))
+
+    def latest(self, project: Path) -> SessionInfo | None:
+        """The top-level session of ``project`` used most recently (for --continue)."""
+        top = [info for info in self.list(project) if info.parent_id is None]
+        return max(top, key=lambda info: (info.updated, info.created, info.id), default=None)

@@ -1,0 +1,174 @@
+"""Settings: user ``config.yaml``, then project ``.dm_cc/config.yaml``, then the
+environment, then command-line flags — later wins, key by key.
+
+```yaml
+model: openai/gpt-4o-mini        # env DM_CC_MODEL, flag --model
+api_base: http://localhost:8000  # env DM_CC_API_BASE, flag --api-base
+default_agent: build             # the primary agent a new session starts with
+mcp:                             # MCP servers by name (used by the MCP bridge)
+  git:
+    command: [uvx, mcp-server-git]   # a list, or one program name (not split)
+    args: [--repository, .]          # appended to command
+    env: {GIT_PAGER: cat}
+    enabled: true
+```
+
+A key set to null (``model:`` with nothing after it) is "not set here" and does not
+override an earlier file; an empty environment variable is ignored likewise. MCP
+servers merge by name: a project server replaces a user server of the same name.
+Server names are letters, digits and ``-``, with single ``_`` between them (``__``
+separates server and tool in ``mcp__<server>__<tool>``).
+
+Every value remembers where it came from (``Settings.sources``: ``file:line``,
+``environment DM_CC_MODEL``, ``--model``) so the loop can tell the user, and decide
+whether to trust it: a project file can point ``api_base`` elsewhere or start MCP
+servers, so callers should treat those with care when they come from a project.
+
+Errors are :class:`~dm_cc.errors.SettingsError` naming ``file:line``. pydantic is
+imported only when a settings file exists; nothing on the ``dm_cc policy`` path
+imports this module.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from dm_cc import dirs
+from dm_cc.errors import SettingsError
+from dm_cc.policy.loader import _validation_error, display_path
+from dm_cc.policy.yaml_lines import line_of, load_yaml
+
+SCALARS = ("model", "api_base", "default_agent")
+ENVIRONMENT = {"model": "DM_CC_MODEL", "api_base": "DM_CC_API_BASE"}
+SERVER_NAME = re.compile(r"[A-Za-z0-9-]+(?:_[A-Za-z0-9-]+)*")
+
+
+@dataclass(frozen=True, slots=True)
+class McpServer:
+    name: str
+    command: tuple[str, ...]
+    args: tuple[str, ...] = ()
+    env: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    enabled: bool = True
+    source: str = ""
+
+    @property
+    def argv(self) -> tuple[str, ...]:
+        return self.command + self.args
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    model: str | None = None
+    api_base: str | None = None
+    default_agent: str = "build"
+    mcp: Mapping[str, McpServer] = field(default_factory=lambda: MappingProxyType({}))
+    sources: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+
+
+@cache
+def _model() -> type:
+    from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+    class _Strict(BaseModel):
+        model_config = ConfigDict(strict=True, extra="forbid")
+
+    class ServerSpec(_Strict):
+        command: list[str] = Field(min_length=1)
+        args: list[str] = Field(default_factory=list)
+        env: dict[str, str] = Field(default_factory=dict)
+        enabled: bool = True
+
+        @field_validator("command", mode="before")
+        @classmethod
+        def _one_program(cls, value: Any) -> Any:
+            if isinstance(value, str):
+                return [value]
+            if not isinstance(value, list):
+                raise ValueError("command is a program name or a list [program, arg, …]")
+            return value
+
+    class SettingsFile(_Strict):
+        model: str | None = Field(default=None, min_length=1)
+        api_base: str | None = Field(default=None, min_length=1)
+        default_agent: str | None = Field(default=None, min_length=1)
+        mcp: dict[str, ServerSpec] = Field(default_factory=dict)
+
+    return SettingsFile
+
+
+def parse_settings(text: str, shown: str) -> tuple[dict[str, Any], dict[str, str],
+                                                   dict[str, McpServer]]:
+    """One settings file → (values set, their sources, MCP servers)."""
+    data, lines = load_yaml(text, shown, SettingsError)
+    if data is None:
+        return {}, {}, {}
+    if not isinstance(data, dict):
+        raise SettingsError(shown, 1, "a settings file is a mapping (model:, api_base:, "
+                            "default_agent:, mcp:)")
+    from pydantic import ValidationError
+
+    try:
+        spec = _model().model_validate(data)
+    except ValidationError as exc:
+        error = _validation_error(exc, shown, lines)
+        raise SettingsError(shown, error.line, error.message) from None
+    values = {key: getattr(spec, key) for key in SCALARS if getattr(spec, key) is not None}
+    sources = {key: f"{shown}:{line_of(lines, (key,))}" for key in values}
+    servers = {}
+    for name, server in spec.mcp.items():
+        line = line_of(lines, ("mcp", name))
+        if not SERVER_NAME.fullmatch(name):
+            raise SettingsError(shown, line, f"mcp: bad server name {name!r} (letters, digits, "
+                                "'-', and single '_' between them)")
+        servers[name] = McpServer(name, tuple(server.command), tuple(server.args),
+                                  MappingProxyType(dict(server.env)), server.enabled,
+                                  f"{shown}:{line}")
+    return values, sources, servers
+
+
+def settings_files(root: Path, env: Mapping[str, str] = os.environ) -> list[Path]:
+    """The settings files :func:`load_settings` reads, in order (user, then project)."""
+    return [dirs.config_dir(env) / "config.yaml", root / ".dm_cc" / "config.yaml"]
+
+
+def load_settings(root: Path, env: Mapping[str, str] = os.environ, *,
+                  model: str | None = None, api_base: str | None = None) -> Settings:
+    values: dict[str, Any] = {}
+    sources: dict[str, str] = {}
+    servers: dict[str, McpServer] = {}
+    for path in settings_files(root, env):
+        if not path.exists():
+            continue
+        shown = display_path(path)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise SettingsError(shown, None, f"cannot read settings file: {exc}") from None
+        file_values, file_sources, file_servers = parse_settings(text, shown)
+        if path.is_relative_to(root) and "api_base" in file_values:
+            line = file_sources["api_base"].rsplit(":", 1)[-1]
+            raise SettingsError(shown, int(line) if line.isdigit() else None, (
+                "api_base is not accepted from a project's config: a cloned repository "
+                "could send your API key to its own server. Set it in your user config, "
+                "DM_CC_API_BASE or --api-base."))
+        values.update(file_values)
+        sources.update(file_sources)
+        servers.update(file_servers)
+    for key, variable in ENVIRONMENT.items():
+        if env.get(variable):
+            values[key] = env[variable]
+            sources[key] = f"environment {variable}"
+    for key, flag in (("model", model), ("api_base", api_base)):
+        if flag:
+            values[key] = flag
+            sources[key] = f"--{key.replace('_', '-')}"
+    sources.update({f"mcp.{name}": server.source for name, server in servers.items()})
+    return Settings(**values, mcp=MappingProxyType(servers), sources=MappingProxyType(sources))

@@ -1,0 +1,1 @@
+"""Tools: each describes what it will touch (requests) and runs; none decides."""

@@ -1,0 +1,196 @@
+"""The JSONL session store: round trips, listings, damage, crashes and concurrent writers."""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+
+import pytest
+
+from dm_cc.errors import SessionError
+from dm_cc.session.messages import Message, ToolCall
+from dm_cc.session.store import SessionStore, default_store
+
+
+@pytest.fixture
+def store(tmp_path):
+    return SessionStore(tmp_path / "sessions")
+
+
+@pytest.fixture
+def project(tmp_path):
+    (tmp_path / "project").mkdir()
+    return tmp_path / "project"
+
+
+CONVERSATION = [
+    Message("user", "please fix the tests", agent="build"),
+    Message("assistant", "", agent="build", reasoning="look first",
+            tool_calls=(ToolCall("call_1", "bash", {"command": "pytest -q"}),
+                        ToolCall("call_2", "read", None, raw_arguments='{"path": ')),),
+    Message("tool", "3 failed\nline two", agent="build", tool_call_id="call_1",
+            tool_name="bash", is_error=True),
+    Message("user", "Switching to plan: ünïcode ✓ and a\nnewline", agent="plan", synthetic=True),
+    Message("assistant", "Here is the plan.", agent="plan"),
+]
+
+
+def lines_of(path):
+    return path.read_text(encoding="utf-8").splitlines()
+
+
+def test_every_message_field_round_trips(store, project):
+    session = store.create(project, title="fix tests")
+    for message in CONVERSATION:
+        session.append(message)
+    loaded = store.load(session.id)
+    assert loaded.messages == CONVERSATION
+    assert loaded.warnings == []
+    assert loaded.info == session.info
+    assert loaded.info.agent == "plan"  # the agent of the last user message (synthetic too)
+    assert loaded.info.messages == len(CONVERSATION)
+    assert loaded.info.project == project.resolve()
+
+
+def test_file_format_is_a_header_then_one_line_per_record(store, project):
+    session = store.create(project, agent="plan")
+    session.append(CONVERSATION[0])
+    session.set_title("renamed")
+    records = [json.loads(line) for line in lines_of(session.path)]
+    assert session.path == store.root / f"{session.id}.jsonl"
+    assert records[0] == {"type": "session", "id": session.id, "parent_id": None, "title": "",
+                          "project": str(project.resolve()), "created": session.info.created,
+                          "agent": "plan"}
+    assert records[1] == {"type": "message", **CONVERSATION[0].to_json()}
+    assert records[2] == {"type": "title", "title": "renamed"}
+    assert store.load(session.id).info.title == "renamed"
+
+
+def test_new_session_takes_its_agent_from_create(store, project):
+    session = store.create(project, agent="plan")
+    assert store.load(session.id).info.agent == "plan"
+    assert session.messages == [] and session.info.messages == 0
+
+
+def test_ids_sort_by_creation_and_are_pattern_safe(store, project):
+    ids = [store.create(project).id for _ in range(3)]
+    assert all(i.startswith("ses_") and set(i) <= set("ses_0123456789abcdef") for i in ids)
+    assert [i.split("_")[1] for i in ids] == sorted(i.split("_")[1] for i in ids)
+
+
+def test_list_newest_last_filtered_by_project_with_parents(store, project, tmp_path):
+    other = tmp_path / "other"
+    other.mkdir()
+    first = store.create(project, title="first")
+    child = store.create(project, parent_id=first.id, agent="explore")
+    elsewhere = store.create(other)
+    child.append(Message("user", "look around", agent="explore"))
+    assert [i.id for i in store.list()] == [first.id, child.id, elsewhere.id]
+    infos = store.list(project)
+    assert [i.id for i in infos] == [first.id, child.id]
+    assert infos[1].parent_id == first.id and infos[1].agent == "explore"
+    assert infos[1].messages == 1 and infos[0].title == "first"
+
+
+def test_latest_is_the_most_recently_used_top_level_session(store, project, tmp_path):
+    assert store.latest(project) is None
+    old = store.create(project)
+    new = store.create(project)
+    store.create(project, parent_id=new.id)  # children never count
+    store.create(tmp_path)                   # nor other projects
+    assert store.latest(project).id == new.id
+    old.append(Message("user", "back to this one"))
+    assert store.latest(project).id == old.id
+
+
+def test_unknown_or_malicious_id_is_a_session_error(store, project):
+    store.create(project)
+    for bad in ("ses_nope", "../../etc/passwd", ""):
+        with pytest.raises(SessionError, match="no session"):
+            store.load(bad)
+    assert store.list() and SessionStore(store.root / "absent").list() == []
+
+
+def test_torn_last_line_is_skipped_with_a_warning(store, project, caplog):
+    session = store.create(project)
+    for message in CONVERSATION[:3]:
+        session.append(message)
+    with open(session.path, "ab") as f:
+        f.write(b'{"type": "message", "role": "user", "cont')
+    before = session.path.read_bytes()
+    with caplog.at_level(logging.WARNING, logger="dm_cc.session.store"):
+        loaded = store.load(session.id)
+    assert loaded.messages == CONVERSATION[:3]
+    assert loaded.warnings == [f"{session.path}:5: skipped the unfinished last line "
+                               "(interrupted write)"]
+    assert loaded.warnings[0] in caplog.text
+    assert session.path.read_bytes() == before  # loading never rewrites
+
+
+@pytest.mark.parametrize("garbage", [b"{not json", b"[1, 2]", b'{"type": "message"}',
+                                     b'{"type": "message", "role": "system"}',
+                                     b'{"type": "surprise"}', b"\xff\xfe binary"])
+def test_corrupt_middle_line_is_skipped_naming_file_and_line(store, project, garbage):
+    session = store.create(project)
+    session.append(CONVERSATION[0])
+    with open(session.path, "ab") as f:
+        f.write(garbage + b"\n")
+    session.append(CONVERSATION[4])
+    loaded = store.load(session.id)
+    assert loaded.messages == [CONVERSATION[0], CONVERSATION[4]]
+    assert len(loaded.warnings) == 1
+    assert loaded.warnings[0].startswith(f"{session.path}:3: skipped a corrupt line (")
+
+
+def test_crash_mid_line_then_append_keeps_everything_but_the_torn_line(store, project):
+    session = store.create(project)
+    session.append(CONVERSATION[0])
+    with open(session.path, "ab") as f:  # the process died half way through a write
+        f.write(b'{"type":"message","role":"assistant","content":"half')
+    resumed = store.load(session.id)
+    assert len(resumed.warnings) == 1
+    resumed.append(CONVERSATION[4])
+    loaded = store.load(session.id)
+    assert loaded.messages == [CONVERSATION[0], CONVERSATION[4]]
+    assert len(loaded.warnings) == 1
+    assert loaded.warnings[0].startswith(f"{session.path}:3: skipped a corrupt line (Unterminated")
+
+
+def test_bad_header_is_an_error_and_list_skips_it(store, project, caplog):
+    good = store.create(project)
+    (store.root / "ses_broken.jsonl").write_text('{"type": "message"}\n')
+    (store.root / "ses_empty.jsonl").write_text("")
+    for name in ("ses_broken", "ses_empty"):
+        with pytest.raises(SessionError, match=f"ses_{name[4:]}.jsonl:1: "):
+            store.load(name)
+    with caplog.at_level(logging.WARNING, logger="dm_cc.session.store"):
+        assert [i.id for i in store.list()] == [good.id]
+    assert "ses_broken.jsonl:1" in caplog.text
+
+
+def test_two_writers_on_one_file_never_interleave_within_a_line(store, project):
+    session = store.create(project)
+    writers = [store.load(session.id), store.load(session.id)]
+    big = "x" * 20_000  # larger than a pipe buffer; still one write()
+
+    def write(writer, tag):
+        for n in range(100):
+            writer.append(Message("user", f"{tag}{n} {big}", agent=tag))
+
+    threads = [threading.Thread(target=write, args=(w, t))
+               for w, t in zip(writers, "ab", strict=True)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    loaded = store.load(session.id)
+    assert loaded.warnings == []
+    assert len(lines_of(session.path)) == 201
+    for tag in "ab":
+        mine = [m.content.split()[0] for m in loaded.messages if m.agent == tag]
+        assert mine == [f"{tag}{n}" for n in range(100)]
+
+
+def test_default_store_follows_dm_cc_home(tmp_path):
+    assert default_store({"DM_CC_HOME": str(tmp_path)}).root == tmp_path / "data" / "sessions"

@@ -1,0 +1,309 @@
+"""The turn loop with the scripted model, real tools and a real session store."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from dm_cc.agents.builtin import BUILTIN_AGENTS
+from dm_cc.app import all_tools
+from dm_cc.approval import Approval, HeadlessApprover, ScriptedApprover
+from dm_cc.events import AgentSwitched, ToolDecided
+from dm_cc.llm.scripted import ScriptedModel, call, calls, reply
+from dm_cc.loop import Loop, Runtime
+from dm_cc.policy.layers import load_policy
+from dm_cc.session.messages import Message, ToolCall
+from dm_cc.session.store import SessionStore
+
+
+@pytest.fixture
+def project(tmp_path, monkeypatch):
+    root = tmp_path / "project"
+    (root / ".git").mkdir(parents=True)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("DM_CC_HOME", str(tmp_path / "dmhome"))
+    monkeypatch.setenv("DM_CC_MANAGED_DIR", str(tmp_path / "managed"))
+    return root
+
+
+def make_loop(project: Path, model, approver=None, *, policy: str | None = None,
+              agent: str | None = None, events: list | None = None, tools=None) -> Loop:
+    if policy is not None:
+        (project / ".dm_cc").mkdir(exist_ok=True)
+        (project / ".dm_cc" / "policy.yaml").write_text(policy)
+    import os
+    loaded = load_policy(project, os.environ)
+    store = SessionStore(Path(os.environ["DM_CC_HOME"]) / "data" / "sessions")
+    session = store.create(project, agent=agent or "build")
+    runtime = Runtime(policy=loaded, agents=BUILTIN_AGENTS, tools=tools or all_tools(),
+                      model=model, approver=approver or HeadlessApprover("deny"), cwd=project,
+                      on_event=(events.append if events is not None else lambda e: None))
+    return Loop(session, runtime, agent=agent)
+
+
+def run(loop: Loop, prompt: str):
+    return asyncio.run(asyncio.wait_for(loop.run(prompt), timeout=30))
+
+
+def tool_messages(loop: Loop) -> list[Message]:
+    return [m for m in loop.session.messages if m.role == "tool"]
+
+
+ALLOW_SRC = "rules:\n  - {permission: edit, pattern: 'src/**', action: allow}\n"
+
+
+def test_build_writes_when_policy_allows(project):
+    model = ScriptedModel([call("write", path="src/app.py", content="print('hi')\n"), reply("done")])
+    loop = make_loop(project, model, policy=ALLOW_SRC)
+    result = run(loop, "write the app")
+    assert result.reason == "done" and result.text == "done"
+    assert (project / "src" / "app.py").read_text() == "print('hi')\n"
+    assert not tool_messages(loop)[0].is_error
+
+
+def test_plan_cannot_write_and_the_model_is_told_why(project):
+    model = ScriptedModel([call("write", path="src/app.py", content="x"), reply("ok")])
+    loop = make_loop(project, model, policy=ALLOW_SRC, agent="plan")
+    run(loop, "write it anyway")
+    assert not (project / "src" / "app.py").exists()
+    result = tool_messages(loop)[0]
+    assert result.is_error
+    assert "denied" in result.content and "builtin:plan" in result.content
+    # the model's next call saw the error
+    _system, seen, _tools = model.calls[1]
+    assert any(m.role == "tool" and "builtin:plan" in m.content for m in seen)
+
+
+def test_plan_may_write_its_own_plan_file_only(project):
+    loop = make_loop(project, ScriptedModel([]), agent="plan")
+    own = f".dm_cc/plans/{loop.session.info.id}.md"
+    model = ScriptedModel([
+        calls(("write", {"path": own, "content": "# plan\n"}),
+              ("write", {"path": ".dm_cc/plans/other.md", "content": "x"})),
+        reply("planned"),
+    ])
+    loop.rt.model = model
+    run(loop, "plan it")
+    own_result, other_result = tool_messages(loop)
+    assert not own_result.is_error and (project / own).read_text() == "# plan\n"
+    assert other_result.is_error and not (project / ".dm_cc/plans/other.md").exists()
+
+
+def test_headless_ask_is_denied_without_hanging(project):
+    model = ScriptedModel([call("write", path="notes.txt", content="x"), reply("gave up")])
+    loop = make_loop(project, model)  # edits ask by default
+    result = run(loop, "write notes")
+    assert result.text == "gave up"
+    assert not (project / "notes.txt").exists()
+    assert "headless" in tool_messages(loop)[0].content
+
+
+def test_plan_enter_switches_agent_in_the_same_session_and_writes_are_refused(project):
+    events: list = []
+    model = ScriptedModel([
+        call("plan_enter"),
+        call("write", path="src/app.py", content="x"),
+        reply("planning"),
+    ])
+    loop = make_loop(project, model, policy=ALLOW_SRC, events=events)
+    run(loop, "big change")
+    messages = loop.session.messages
+    switch = [m for m in messages if m.role == "user" and m.synthetic]
+    assert len(switch) == 1 and switch[0].agent == "plan"
+    assert messages[0].agent == "build" and not messages[0].synthetic
+    assert loop.agent.name == "plan"
+    assert tool_messages(loop)[1].is_error and not (project / "src/app.py").exists()
+    assert AgentSwitched("plan") in events
+    # the same session on disk holds the whole history
+    stored = SessionStore(loop.session.path.parent).load(loop.session.info.id)
+    assert [m.id for m in stored.messages] == [m.id for m in messages]
+    # the plan agent was offered no plan_enter, the build agent no plan_exit filter needed
+    assert "plan_enter" not in model.calls[1][2]
+
+
+def test_plan_exit_asks_with_the_plan_shown_then_returns_to_build(project):
+    approver = ScriptedApprover(["once"])
+    loop = make_loop(project, ScriptedModel([]), approver, agent="plan")
+    plan = f".dm_cc/plans/{loop.session.info.id}.md"
+    loop.rt.model = ScriptedModel([
+        call("write", path=plan, content="1. add src/app.py\n"),
+        call("plan_exit"),
+        reply("switching"),
+    ])
+    run(loop, "plan")
+    assert len(approver.asked) == 1 and approver.asked[0].tool == "plan_exit"
+    assert "1. add src/app.py" in approver.asked[0].preview
+    last_user = [m for m in loop.session.messages if m.role == "user"][-1]
+    assert last_user.synthetic and last_user.agent == "build"
+    assert "1. add src/app.py" in last_user.content
+
+
+def test_reject_without_feedback_stops_the_turn(project):
+    approver = ScriptedApprover(["reject"])
+    model = ScriptedModel([call("write", path="a.txt", content="x"), reply("never")])
+    loop = make_loop(project, model, approver)
+    result = run(loop, "write")
+    assert result.reason == "rejected"
+    assert model.remaining == 1
+    assert tool_messages(loop)[0].is_error
+
+
+def test_reject_with_feedback_goes_to_the_model(project):
+    approver = ScriptedApprover([Approval("reject", "use docs/ instead")])
+    model = ScriptedModel([call("write", path="a.txt", content="x"), reply("ok")])
+    loop = make_loop(project, model, approver)
+    run(loop, "write")
+    assert "use docs/ instead" in tool_messages(loop)[0].content
+
+
+def test_always_adds_a_session_approval(project):
+    approver = ScriptedApprover(["always"])
+    model = ScriptedModel([
+        call("bash", command="git init -q sub"),
+        call("bash", command="git init -q sub2"),
+        reply("ok"),
+    ])
+    loop = make_loop(project, model, approver)
+    run(loop, "init")
+    assert len(approver.asked) == 1
+    assert (project / "sub" / ".git").is_dir() and (project / "sub2" / ".git").is_dir()
+    assert any(r.pattern == "git init *" for r in loop.rt.approvals)
+
+
+def test_approval_never_overrides_a_configured_deny(project):
+    policy = "rules:\n  - {permission: bash, pattern: 'git push *', action: deny}\n"
+    model = ScriptedModel([call("bash", command="git push origin main"), reply("ok")])
+    loop = make_loop(project, model, ScriptedApprover([]), policy=policy)
+    from dm_cc.permissions import Rule
+    loop.rt.approvals.append(Rule("bash", "git *", "allow", source="approval:session"))
+    run(loop, "push")
+    assert "denied" in tool_messages(loop)[0].content
+
+
+def test_allowed_calls_of_one_reply_run_concurrently(project):
+    from pydantic import BaseModel
+
+    from dm_cc.permissions import Request
+    from dm_cc.tools.base import ToolOutput
+
+    started: list[str] = []
+    both = asyncio.Event()
+
+    class MeetParams(BaseModel):
+        name: str
+
+    class Meet:
+        name = "meet"
+        description = "waits until both calls are in flight"
+        Params = MeetParams
+
+        def requests(self, params, ctx):
+            return [Request("todo", "*")]
+
+        async def run(self, params, ctx):
+            started.append(params.name)
+            if len(started) == 2:
+                both.set()
+            await asyncio.wait_for(both.wait(), timeout=5)
+            return ToolOutput(f"met {params.name}")
+
+    model = ScriptedModel([calls(("meet", {"name": "a"}), ("meet", {"name": "b"})), reply("ok")])
+    loop = make_loop(project, model, tools=[Meet()])
+    run(loop, "meet")
+    assert [m.content for m in tool_messages(loop)] == ["met a", "met b"]
+
+
+def test_doom_loop_asks_on_the_third_identical_call(project):
+    model = ScriptedModel([call("read", path="x.txt")] * 3 + [reply("stop")])
+    (project / "x.txt").write_text("x\n")
+    events: list = []
+    loop = make_loop(project, model, events=events)
+    run(loop, "read")
+    decisions = [e.decision.action for e in events if isinstance(e, ToolDecided)]
+    assert decisions == ["allow", "allow", "ask"]
+    assert "headless" in tool_messages(loop)[2].content
+
+
+def test_malformed_tool_json_becomes_an_error_the_model_can_fix(project):
+    from dm_cc.llm.base import ModelReply
+
+    bad = ModelReply(tool_calls=(ToolCall("c1", "read", None, '{"path": '),))
+    (project / "x.txt").write_text("fixed\n")
+    model = ScriptedModel([bad, call("read", path="x.txt"), reply("ok")])
+    loop = make_loop(project, model)
+    run(loop, "read")
+    first, second = tool_messages(loop)
+    assert first.is_error and "not a valid JSON" in first.content
+    assert "fixed" in second.content
+
+
+def test_unknown_tool_and_bad_arguments_are_errors(project):
+    model = ScriptedModel([call("teleport", to="mars"), call("read", lines=3), reply("ok")])
+    loop = make_loop(project, model)
+    run(loop, "go")
+    unknown, invalid = tool_messages(loop)
+    assert "Unknown tool" in unknown.content and "Invalid arguments" in invalid.content
+
+
+def test_max_turns_stops(project):
+    model = ScriptedModel([call("todo", todos=[])] * 5)
+    loop = make_loop(project, model)
+    loop.max_turns = 2
+    result = run(loop, "loop")
+    assert result.reason == "max_turns" and model.remaining == 3
+
+
+def test_cancellation_leaves_a_loadable_session(project):
+    policy = "rules:\n  - {permission: bash, pattern: 'sleep *', action: allow}\n"
+    model = ScriptedModel([call("bash", command="sleep 30"), reply("never")])
+    loop = make_loop(project, model, policy=policy)
+
+    async def cancel_soon():
+        task = asyncio.create_task(loop.run("sleep"))
+        await asyncio.sleep(0.5)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(cancel_soon())
+    stored = SessionStore(loop.session.path.parent).load(loop.session.info.id)
+    assert [m.role for m in stored.messages] == ["user", "assistant", "tool"]
+    assert "Cancelled" in stored.messages[-1].content
+
+
+def test_tools_denied_outright_are_not_offered(project):
+    policy = "permission:\n  webfetch: deny\n"
+    model = ScriptedModel([reply("hi")])
+    loop = make_loop(project, model, policy=policy)
+    run(loop, "hello")
+    offered = model.calls[0][2]
+    assert "webfetch" not in offered and "read" in offered and "plan_exit" in offered
+
+
+def test_grep_and_glob_leave_out_files_the_read_rules_do_not_allow(project):
+    (project / "app.py").write_text("token = 1\n")
+    (project / "secrets").mkdir()
+    (project / "secrets" / "key.txt").write_text("token = 2\n")
+    policy = "rules:\n  - {permission: read, pattern: 'secrets/**', action: deny}\n"
+    model = ScriptedModel([call("grep", pattern="token"), call("glob", pattern="**/*"),
+                           reply("ok")])
+    loop = make_loop(project, model, policy=policy)
+    run(loop, "find tokens")
+    grep_result, glob_result = (m.content for m in tool_messages(loop))
+    assert "app.py:1:token = 1" in grep_result
+    assert "token = 2" not in grep_result and "left out" in grep_result
+    assert "app.py" in glob_result and "key.txt" not in glob_result
+
+
+def test_todos_survive_between_calls(project):
+    model = ScriptedModel([
+        call("todo", todos=[{"content": "write tests", "status": "in_progress"}]),
+        call("todo", todos=[{"content": "write tests", "status": "completed"},
+                            {"content": "ship", "status": "pending"}]),
+        reply("ok"),
+    ])
+    loop = make_loop(project, model)
+    run(loop, "plan work")
+    assert [t["content"] for t in loop._todos] == ["write tests", "ship"]

@@ -1,0 +1,160 @@
+"""`dm_cc run` end to end: the CLI, the loop, real tools, the JSONL store, and
+litellm's real HTTP path against a scripted OpenAI-compatible server on loopback."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+from support.openai_server import serve, text, tool_call
+
+from dm_cc.cli import main
+from dm_cc.llm.litellm_model import _import_litellm
+from dm_cc.session.store import SessionStore
+
+pytestmark = pytest.mark.filterwarnings("ignore:Accessing the 'model_:DeprecationWarning")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def litellm_imported():
+    return _import_litellm()
+
+
+@pytest.fixture
+def project(tmp_path, monkeypatch):
+    root = tmp_path / "project"
+    (root / ".git").mkdir(parents=True)
+    monkeypatch.chdir(root)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("DM_CC_HOME", str(tmp_path / "dmhome"))
+    monkeypatch.setenv("DM_CC_MANAGED_DIR", str(tmp_path / "managed"))
+    monkeypatch.delenv("DM_CC_MODEL", raising=False)
+    monkeypatch.delenv("DM_CC_API_BASE", raising=False)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    return root
+
+
+def write_policy(project, text_: str) -> None:
+    (project / ".dm_cc").mkdir(exist_ok=True)
+    (project / ".dm_cc" / "policy.yaml").write_text(text_)
+
+
+def run_json(server, *args: str) -> tuple[int, list[dict]]:
+    argv = ["run", "--json", "--model", "openai/test-model", "--api-base",
+            server.base_url + "/v1", *args]
+    return main(argv), []
+
+
+def events_of(capsys) -> list[dict]:
+    return [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.strip()]
+
+
+def tool_results_sent(server) -> list[str]:
+    """The tool messages litellm sent on the last request."""
+    return [m["content"] for m in server.bodies[-1]["messages"] if m["role"] == "tool"]
+
+
+def test_plan_cannot_write_and_the_model_is_told_why(project, capsys):
+    script = [tool_call("write", {"path": "app.py", "content": "x = 1\n"}), text("I cannot.")]
+    with serve(script) as server:
+        code, _ = run_json(server, "--agent", "plan", "add app.py")
+    events = events_of(capsys)
+    assert code == 0
+    assert not (project / "app.py").exists()
+    decided = next(e for e in events if e["type"] == "tool_decided")
+    assert decided["decision"] == "deny" and decided["requests"][0]["source"] == "builtin:plan"
+    told = tool_results_sent(server)
+    assert len(told) == 1 and "denied" in told[0] and "builtin:plan" in told[0]
+    assert events[-1]["text"] == "I cannot."
+
+
+def test_build_writes_when_policy_allows(project, capsys):
+    write_policy(project, "rules:\n  - {permission: edit, pattern: '*.py', action: allow}\n")
+    script = [tool_call("write", {"path": "app.py", "content": "x = 1\n"}), text("Written.")]
+    with serve(script) as server:
+        code, _ = run_json(server, "add app.py")
+    assert code == 0
+    assert (project / "app.py").read_text() == "x = 1\n"
+    assert events_of(capsys)[-1]["text"] == "Written."
+    tools_offered = {t["function"]["name"] for t in server.bodies[0]["tools"]}
+    assert {"read", "write", "edit", "bash", "plan_enter", "plan_exit"} <= tools_offered
+
+
+def test_headless_ask_is_denied_without_hanging(project, capsys):
+    script = [tool_call("bash", {"command": "npm install left-pad"}), text("Skipped.")]
+    with serve(script) as server:
+        code, _ = run_json(server, "install it")
+    assert code == 0
+    told = tool_results_sent(server)
+    assert "headless" in told[0]
+    assert events_of(capsys)[-1]["text"] == "Skipped."
+
+
+def test_headless_ask_can_fail_the_run_with_exit_3(project, capsys):
+    script = [tool_call("bash", {"command": "npm install left-pad"}), text("unreachable")]
+    with serve(script) as server:
+        code, _ = run_json(server, "--on-ask", "fail", "install it")
+    assert code == 3
+    assert len(server.bodies) == 1
+
+
+def test_plan_enter_leaves_a_synthetic_plan_message_and_writes_are_refused(project, capsys):
+    write_policy(project, "rules:\n  - {permission: edit, pattern: '*.py', action: allow}\n")
+    script = [tool_call("plan_enter", {}),
+              tool_call("write", {"path": "app.py", "content": "x"}),
+              text("Planning first.")]
+    with serve(script) as server:
+        code, _ = run_json(server, "refactor everything")
+    events = events_of(capsys)
+    assert code == 0 and not (project / "app.py").exists()
+    session_id = events[-1]["session_id"]
+    store = SessionStore(project.parent / "dmhome" / "data" / "sessions")
+    messages = store.load(session_id).messages
+    users = [m for m in messages if m.role == "user"]
+    assert [(m.agent, m.synthetic) for m in users] == [("build", False), ("plan", True)]
+    assert store.list()[-1].agent == "plan"
+    # the plan agent's request no longer offers plan_enter, and the write was denied
+    offered = {t["function"]["name"] for t in server.bodies[1]["tools"]}
+    assert "plan_enter" not in offered
+    assert "builtin:plan" in tool_results_sent(server)[-1]
+    # `dm_cc sessions show --json` shows the same
+    assert main(["sessions", "show", "--json", session_id]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert [m["agent"] for m in shown["messages"] if m["role"] == "user"] == ["build", "plan"]
+
+
+def test_offline_model_runs_echo_when_policy_allows(project, capsys):
+    write_policy(project, "rules:\n  - {permission: bash, pattern: 'echo *', action: allow}\n")
+    assert main(["run", "--model", "offline", "run echo hi"]) == 0
+    assert capsys.readouterr().out.strip() == "hi"
+
+
+def test_offline_model_reports_a_denied_command(project, capsys):
+    write_policy(project, "rules:\n  - {permission: bash, pattern: 'echo *', action: deny}\n")
+    assert main(["run", "--model", "offline", "run echo hi"]) == 0
+    out = capsys.readouterr().out
+    assert "denied" in out and ".dm_cc/policy.yaml:2" in out
+
+
+def test_no_model_configured_says_how(project, capsys):
+    assert main(["run", "hello"]) == 2
+    err = capsys.readouterr().err
+    assert "--model offline" in err and "DM_CC_MODEL" in err
+
+
+def test_a_malformed_policy_refuses_to_run(project, capsys):
+    write_policy(project, "rules:\n  - {permission: bash, pattern: 'echo *', action: alow}\n")
+    assert main(["run", "--model", "offline", "run echo hi"]) == 2
+    assert ".dm_cc/policy.yaml:2" in capsys.readouterr().err
+
+
+def test_run_as_a_process_prints_hi(project):
+    write_policy(project, "rules:\n  - {permission: bash, pattern: 'echo *', action: allow}\n")
+    out = subprocess.run([sys.executable, "-m", "dm_cc", "run", "--model", "offline", "run echo hi"],
+                         cwd=project, env=dict(os.environ), capture_output=True, text=True,
+                         timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "hi"
