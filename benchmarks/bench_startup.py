@@ -42,6 +42,8 @@ def main() -> None:
             "rules:\n  - {permission: bash, pattern: 'git *', action: allow}\n")
         env = {**os.environ, "DM_CC_HOME": str(Path(tmp, "home")),
                "DM_CC_MANAGED_DIR": str(Path(tmp, "managed"))}
+        # As installed: bytecode is cached (the warm-up runs below write it).
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
         checks = {
             "import pydantic+yaml+wcmatch+platformdirs": [sys.executable, "-c", BASELINE],
             "dm_cc policy check bash 'git status'": [

@@ -11,6 +11,7 @@ never by ``--help`` or ``policy …``.
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 from collections.abc import Sequence
 
@@ -26,8 +27,20 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(2, f"{self.prog}: error: {message}")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    from dm_cc import cli_policy, cli_run, cli_sessions
+# Subcommands and the module that registers each, in help order. Only the one
+# named on the command line is imported and built: `dm_cc policy …` stays fast.
+COMMANDS = {"run": "dm_cc.cli_run", "sessions": "dm_cc.cli_sessions",
+            "policy": "dm_cc.cli_policy"}
+
+
+def _wanted(argv: Sequence[str]) -> str | None:
+    """The subcommand named in ``argv``, if any (None: build them all, e.g. for help)."""
+    words = [word for word in argv if not word.startswith("-")]
+    return words[0] if words and words[0] in COMMANDS and argv[0] == words[0] else None
+
+
+def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
+    from dm_cc import cli_run
 
     parser = _Parser(prog="dm_cc", description=(
         "A terminal coding assistant whose every tool call is judged by an ordered, "
@@ -35,9 +48,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"dm_cc {__version__}")
     cli_run.add_session_options(parser)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    cli_run.register(commands)
-    cli_sessions.register(commands)
-    cli_policy.register(commands)
+    wanted = _wanted(argv)
+    for name, module in COMMANDS.items():
+        if wanted is None or name == wanted:
+            importlib.import_module(module).register(commands)
     parser.set_defaults(handler=_interactive)
     return parser
 
@@ -49,7 +63,8 @@ def _interactive(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(argv)
     try:
         args = parser.parse_args(argv)
     except SystemExit as stop:

@@ -7,11 +7,8 @@ the model it was not allowed; ``--on-ask fail`` stops the run with exit status 3
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import sys
-
-from dm_cc.approval import AskFailed, HeadlessApprover
 
 EXIT_ASK_FAILED = 3
 
@@ -55,7 +52,10 @@ def _event_json(event) -> dict:
 
 
 def _run(args: argparse.Namespace) -> int:
+    import asyncio
+
     from dm_cc.app import open_loop
+    from dm_cc.approval import AskFailed, HeadlessApprover
     from dm_cc.llm.base import ModelError
 
     def emit(event) -> None:

@@ -12,10 +12,11 @@ import json
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from dm_cc.dirs import project_root
-from dm_cc.session.messages import Message
-from dm_cc.session.store import SessionInfo, default_store
+if TYPE_CHECKING:  # the store is imported by the handlers only: `dm_cc policy` stays fast
+    from dm_cc.session.messages import Message
+    from dm_cc.session.store import SessionInfo
 
 RESULT_LINES = 6      # lines of a tool result shown by `show`
 LINE_CHARS = 200      # characters of one shown line (results, call arguments)
@@ -30,6 +31,9 @@ def _cut(text: str, limit: int = LINE_CHARS) -> str:
 
 
 def _list(args: argparse.Namespace) -> int:
+    from dm_cc.dirs import project_root
+    from dm_cc.session.store import default_store
+
     store = default_store()
     project = project_root(Path(args.project)) if args.project else None
     infos = store.list(project)
@@ -52,6 +56,8 @@ def _list_line(info: SessionInfo) -> str:
 
 
 def _show(args: argparse.Namespace) -> int:
+    from dm_cc.session.store import default_store
+
     session = default_store().load(args.id)
     for warning in session.warnings:
         print(f"dm_cc: warning: {warning}", file=sys.stderr)

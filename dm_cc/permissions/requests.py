@@ -12,7 +12,6 @@ import json
 import posixpath
 from collections.abc import Callable, Mapping
 from typing import Any
-from urllib.parse import urlsplit
 
 from dm_cc.permissions.paths import PathContextDirs, canonical_path, special_root
 from dm_cc.permissions.rules import MCP_PREFIX, Request
@@ -43,7 +42,7 @@ def bash_requests(command: str, where: PathContextDirs) -> list[Request]:
     requests = [
         Request("bash", cmd.text, words=cmd.words, allowable=not cmd.dynamic,
                 sensitive=cmd.sensitive, note=cmd.note,
-                always=None if cmd.dynamic else always_pattern(cmd.words))
+                always=None if cmd.dynamic else (always_pattern(cmd.words) or None))
         for cmd in analysis.commands
     ]
     for ref in analysis.files:
@@ -87,6 +86,8 @@ def canonical_url(raw: str) -> str | None:
     """``scheme://host[:port]/path[?query]`` with scheme and host lower-cased, the
     default port and any ``user:password@`` dropped; None when it is not an
     http(s) URL with a host."""
+    from urllib.parse import urlsplit  # lazily: only webfetch needs it
+
     try:
         parts = urlsplit(raw.strip())
         port = parts.port

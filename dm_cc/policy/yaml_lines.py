@@ -17,7 +17,7 @@ from dm_cc.errors import ConfigError
 LinePath = tuple[Any, ...]
 
 
-class _Loader(yaml.SafeLoader):
+class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # libyaml when built with it
     """SafeLoader; kept as a subclass so nothing registered globally leaks in."""
 
 
