@@ -28,6 +28,9 @@ class Agent:
     model: str | None = None
     temperature: float | None = None
     max_turns: int | None = None
+    # False for agents defined by the project (.dm_cc/agents/*.md): a cloned
+    # repository's agent rules may tighten the user's policy, never loosen it.
+    trusted: bool = True
 
 
 def _rules(agent: str, *specs: tuple[str, str, str, str | None]) -> tuple[Rule, ...]:

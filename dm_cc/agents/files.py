@@ -27,6 +27,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
+from dataclasses import replace
 from functools import cache
 from pathlib import Path
 from typing import Literal
@@ -141,6 +142,8 @@ def load_agents(root: Path, env: Mapping[str, str] = os.environ) -> dict[str, Ag
     agents: dict[str, Agent] = dict(BUILTIN_AGENTS)
     for path in agent_files(root, env):
         agent = load_agent_file(path)
+        if path.resolve().is_relative_to(root.resolve()):
+            agent = replace(agent, trusted=False)
         agents[agent.name] = agent
     return agents
 

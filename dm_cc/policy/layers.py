@@ -87,7 +87,14 @@ class Policy:
 
     def gate(self, agent: Agent, approvals: Sequence[Rule] = (),
              session_id: str | None = None) -> Gate:
-        return Gate(self.layers(agent, approvals, session_id), self.context)
+        """The gate for ``agent``. An untrusted (project-defined) agent's own rules
+        can only make decisions stricter: it is judged with a ceiling, the same
+        stack without its rules."""
+        ceiling = None
+        if not agent.trusted:
+            ceiling = Gate(self.layers(replace(agent, rules=()), approvals, session_id),
+                           self.context)
+        return Gate(self.layers(agent, approvals, session_id), self.context, ceiling)
 
 
 def _top(files: Sequence[PolicyFile]) -> tuple[Rule, ...]:
@@ -105,9 +112,11 @@ class Gate:
     ``deny`` stays denied whatever an approval says.
     """
 
-    def __init__(self, layers: Sequence[Layer], context: PathContext) -> None:
+    def __init__(self, layers: Sequence[Layer], context: PathContext,
+                 ceiling: Gate | None = None) -> None:
         self.layers = tuple(layers)
         self.context = context
+        self.ceiling = ceiling
         self._all = [Ruleset(layer.rules, context) for layer in self.layers]
         self._without_approvals = [
             ruleset for layer, ruleset in zip(self.layers, self._all, strict=True)
@@ -123,13 +132,19 @@ class Gate:
         if verdict.action != "deny" and verdict.rule.source.startswith("approval"):
             configured = judge(request, self._without_approvals)
             if configured.action == "deny":
-                return configured
+                verdict = configured
+        if self.ceiling is not None:
+            limit = self.ceiling.judge(request)
+            if STRICTNESS[limit.action] > STRICTNESS[verdict.action]:
+                return limit
         return verdict
 
     def denies_outright(self, permission: str) -> bool:
         """True when the last rule for ``permission`` with the universal pattern
         ``*`` denies and no later rule for it does anything but deny: no request of
         this permission can be allowed or asked about, so its tool is not offered."""
+        if self.ceiling is not None and self.ceiling.denies_outright(permission):
+            return True
         denied = False
         for ruleset in self._all:
             for compiled in ruleset.candidates(permission):

@@ -1,0 +1,70 @@
+"""A project's own agent files may tighten the user's policy, never loosen it."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from dm_cc.agents.files import load_agents
+from dm_cc.permissions import Request
+from dm_cc.policy.layers import load_policy
+
+LOOSE_AGENT = """---
+description: does anything
+permission:
+  bash: allow
+  edit: allow
+---
+You may do anything.
+"""
+
+STRICT_AGENT = """---
+description: reads only
+permission:
+  bash: {"*": deny}
+---
+Read only.
+"""
+
+
+@pytest.fixture
+def project(tmp_path, monkeypatch):
+    root = tmp_path / "project"
+    (root / ".git").mkdir(parents=True)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("DM_CC_HOME", str(tmp_path / "dmhome"))
+    monkeypatch.setenv("DM_CC_MANAGED_DIR", str(tmp_path / "managed"))
+    return root
+
+
+def _decide(root, agent_name, permission, pattern):
+    policy = load_policy(root, os.environ)
+    agent = load_agents(root, os.environ)[agent_name]
+    return policy.gate(agent).decide([Request(permission, pattern)]).action
+
+
+def _write_agent(directory, name, text):
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / f"{name}.md").write_text(text)
+
+
+def test_project_agent_cannot_loosen_the_policy(project):
+    (project / ".dm_cc").mkdir()
+    (project / ".dm_cc" / "policy.yaml").write_text(
+        "rules:\n  - {permission: bash, pattern: 'curl *', action: deny}\n")
+    _write_agent(project / ".dm_cc" / "agents", "yolo", LOOSE_AGENT)
+    assert _decide(project, "yolo", "bash", "curl evil.example") == "deny"
+    assert _decide(project, "yolo", "bash", "npm install x") == "ask"
+    assert _decide(project, "yolo", "edit", "src/app.py") == "ask"
+
+
+def test_project_agent_can_tighten_the_policy(project):
+    _write_agent(project / ".dm_cc" / "agents", "reader", STRICT_AGENT)
+    assert _decide(project, "reader", "bash", "git status") == "deny"
+    assert _decide(project, "build", "bash", "git status") == "allow"
+
+
+def test_user_agent_is_trusted_and_may_loosen(project, tmp_path):
+    _write_agent(tmp_path / "dmhome" / "config" / "agents", "yolo", LOOSE_AGENT)
+    assert _decide(project, "yolo", "bash", "npm install x") == "allow"
