@@ -89,8 +89,12 @@ class Loop:
         self.max_turns = max_turns
         self.next_agent = agent  # the agent of the next user message, when asked for
         self._tools = {tool.name: tool for tool in runtime.tools}
+        self._specs = {tool.name: ToolSpec(tool.name, tool.description,
+                                           tool.Params.model_json_schema())
+                       for tool in runtime.tools}
         self._recent: list[str] = []
         self._todos: list[dict[str, Any]] = []
+        self._gate: tuple[tuple, Gate] | None = None
 
     # ------------------------------------------------------------------ state
 
@@ -99,7 +103,14 @@ class Loop:
         return self.rt.agents[agent_in_charge(self.session.messages)]
 
     def gate(self) -> Gate:
-        return self.rt.policy.gate(self.agent, self.rt.approvals, session_id=self.session.info.id)
+        """The compiled layers for the agent in charge; rebuilt when the agent or the
+        session approvals change."""
+        key = (self.agent.name, tuple(self.rt.approvals))
+        if self._gate is None or self._gate[0] != key:
+            gate = self.rt.policy.gate(self.agent, self.rt.approvals,
+                                       session_id=self.session.info.id)
+            self._gate = (key, gate)
+        return self._gate[1]
 
     def context(self, gate: Gate | None = None) -> ToolContext:
         root = self.rt.policy.root
@@ -143,7 +154,7 @@ class Loop:
         agent = self.agent
         gate = self.gate()
         tools = self.offered_tools(gate)
-        specs = [ToolSpec(t.name, t.description, t.Params.model_json_schema()) for t in tools]
+        specs = [self._specs[tool.name] for tool in tools]
         system = system_prompt(agent, self.context())
         reply = await self.rt.model.complete(system, model_messages(self.session.messages), specs,
                                              temperature=agent.temperature,

@@ -1,0 +1,95 @@
+"""Loop overhead per tool call, excluding the model.
+
+The scripted model answers instantly, so what is timed is dm_cc's own work per
+call: derive requests, decide, run the tool, and append two messages (the
+assistant's call and the tool result) to the JSONL session, each fsynced. The
+reference in the same run is the bare minimum for the same calls: requests +
+decide + run, with no session and no loop.
+
+    python benchmarks/bench_loop.py [--calls N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+from dm_cc.agents.builtin import BUILTIN_AGENTS
+from dm_cc.app import all_tools
+from dm_cc.approval import HeadlessApprover
+from dm_cc.llm.scripted import ScriptedModel, call, reply
+from dm_cc.loop import Loop, Runtime
+from dm_cc.policy.layers import Policy
+from dm_cc.session.store import SessionStore
+from dm_cc.tools.base import ToolContext
+
+
+def scripted_calls(count: int) -> list:
+    """Alternate a bash command and a file read: both allowed by the defaults."""
+    replies = []
+    for i in range(count):
+        replies.append(call("bash", command=f"echo {i}") if i % 2 else call("read", path="a.txt"))
+    return replies + [reply("done")]
+
+
+async def through_loop(root: Path, count: int) -> float:
+    policy = Policy(root=root, home=root / "home")
+    store = SessionStore(root / "sessions")
+    session = store.create(root)
+    tools = all_tools()
+    runtime = Runtime(policy=policy, agents=BUILTIN_AGENTS, tools=tools,
+                      model=ScriptedModel(scripted_calls(count)),
+                      approver=HeadlessApprover("deny"), cwd=root)
+    loop = Loop(session, runtime, max_turns=count + 1)
+    start = time.perf_counter()
+    result = await loop.run("go")
+    elapsed = time.perf_counter() - start
+    assert result.reason == "done", result
+    return elapsed / count
+
+
+async def direct(root: Path, count: int) -> float:
+    policy = Policy(root=root, home=root / "home")
+    gate = policy.gate(BUILTIN_AGENTS["build"])
+    tools = {tool.name: tool for tool in all_tools()}
+    ctx = ToolContext(root=root, cwd=root, home=root / "home", session_id="bench", agent="build")
+    start = time.perf_counter()
+    for item in scripted_calls(count)[:-1]:
+        tool_call = item.tool_calls[0]
+        tool = tools[tool_call.name]
+        params = tool.Params.model_validate(tool_call.arguments)
+        decision = gate.decide(tool.requests(params, ctx))
+        assert decision.action == "allow"
+        await tool.run(params, ctx)
+    return (time.perf_counter() - start) / count
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--calls", type=int, default=200)
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+    loop_times, direct_times = [], []
+    for _ in range(args.rounds):
+        with tempfile.TemporaryDirectory() as tmp:
+            root = Path(tmp)
+            (root / ".git").mkdir()
+            (root / "a.txt").write_text("hello\n")
+            os.chdir(root)
+            loop_times.append(asyncio.run(through_loop(root, args.calls)))
+            direct_times.append(asyncio.run(direct(root, args.calls)))
+    ours, bare = statistics.median(loop_times), statistics.median(direct_times)
+    print(f"{args.calls} tool calls (half `bash echo`, half `read`), median of {args.rounds}:")
+    print(f"  through the loop:         {ours * 1000:7.2f} ms per call")
+    print(f"  bare requests+decide+run: {bare * 1000:7.2f} ms per call")
+    print(f"  loop overhead:            {(ours - bare) * 1000:7.2f} ms per call "
+          "(session appends with fsync, model plumbing, events)")
+
+
+if __name__ == "__main__":
+    main()
