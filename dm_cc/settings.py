@@ -42,7 +42,7 @@ from typing import Any
 
 from dm_cc import dirs
 from dm_cc.errors import SettingsError
-from dm_cc.policy.loader import _validation_error, display_path
+from dm_cc.policy.loader import display_path, validation_error
 from dm_cc.policy.yaml_lines import line_of, load_yaml
 
 SCALARS = ("model", "api_base", "default_agent")
@@ -118,7 +118,7 @@ def parse_settings(text: str, shown: str) -> tuple[dict[str, Any], dict[str, str
     try:
         spec = _model().model_validate(data)
     except ValidationError as exc:
-        error = _validation_error(exc, shown, lines)
+        error = validation_error(exc, shown, lines)
         raise SettingsError(shown, error.line, error.message) from None
     values = {key: getattr(spec, key) for key in SCALARS if getattr(spec, key) is not None}
     sources = {key: f"{shown}:{line_of(lines, (key,))}" for key in values}

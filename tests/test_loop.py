@@ -18,16 +18,6 @@ from dm_cc.session.messages import Message, ToolCall
 from dm_cc.session.store import SessionStore
 
 
-@pytest.fixture
-def project(tmp_path, monkeypatch):
-    root = tmp_path / "project"
-    (root / ".git").mkdir(parents=True)
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("DM_CC_HOME", str(tmp_path / "dmhome"))
-    monkeypatch.setenv("DM_CC_MANAGED_DIR", str(tmp_path / "managed"))
-    return root
-
-
 def make_loop(project: Path, model, approver=None, *, policy: str | None = None,
               agent: str | None = None, events: list | None = None, tools=None) -> Loop:
     if policy is not None:

@@ -24,17 +24,9 @@ def litellm_imported():
 
 
 @pytest.fixture
-def project(tmp_path, monkeypatch):
-    root = tmp_path / "project"
-    (root / ".git").mkdir(parents=True)
-    monkeypatch.chdir(root)
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("DM_CC_HOME", str(tmp_path / "dmhome"))
-    monkeypatch.setenv("DM_CC_MANAGED_DIR", str(tmp_path / "managed"))
-    monkeypatch.delenv("DM_CC_MODEL", raising=False)
-    monkeypatch.delenv("DM_CC_API_BASE", raising=False)
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    return root
+def project(project, monkeypatch):
+    monkeypatch.chdir(project)
+    return project
 
 
 def write_policy(project, text_: str) -> None:

@@ -35,7 +35,7 @@ from typing import Literal
 from dm_cc import dirs
 from dm_cc.agents.builtin import BUILTIN_AGENTS, Agent
 from dm_cc.errors import AgentFileError, PolicyError
-from dm_cc.policy.loader import _rules, _validation_error, display_path
+from dm_cc.policy.loader import display_path, rules_from, validation_error
 from dm_cc.policy.yaml_lines import load_yaml
 
 NAME = re.compile(r"[a-z0-9_-]+")
@@ -93,14 +93,14 @@ def parse_agent(text: str, name: str, shown: str) -> Agent:
     try:
         spec = _model().model_validate(data).model_dump()
     except ValidationError as exc:
-        error = _validation_error(exc, shown, lines)
+        error = validation_error(exc, shown, lines)
         first, newline, more = error.message.partition("\n")
         detail = exc.errors()[0]
         if detail["type"] == "extra_forbidden" and detail["loc"][0] in _HINTS:
             first += f" ({_HINTS[detail['loc'][0]]})"
         raise AgentFileError(shown, error.line or 1, first + newline + more) from None
     try:
-        rules = _rules(spec["rules"], spec["permission"], (), shown, lines)
+        rules = rules_from(spec["rules"], spec["permission"], (), shown, lines)
     except PolicyError as exc:
         raise AgentFileError(exc.path, exc.line, exc.message) from None
     temperature = spec["temperature"]

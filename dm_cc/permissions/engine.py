@@ -256,14 +256,20 @@ def judge(request: Request, rulesets: Sequence[Ruleset]) -> Verdict:
     return worst
 
 
-def decide(requests: Iterable[Request], *rulesets: RulesetLike) -> Decision:
-    """Judge every request; an empty request set asks (nothing to vouch for it)."""
-    compiled = [_as_ruleset(r) for r in rulesets]
-    verdicts = tuple(judge(request, compiled) for request in requests)
+def combine(verdicts: Iterable[Verdict]) -> Decision:
+    """Any deny → deny; else any ask → ask; else allow. No verdicts → ask (nothing
+    vouches for the call)."""
+    verdicts = tuple(verdicts)
     if not verdicts:
         return Decision("ask", ())
     action = max((v.action for v in verdicts), key=STRICTNESS.__getitem__)
     return Decision(action, verdicts)
+
+
+def decide(requests: Iterable[Request], *rulesets: RulesetLike) -> Decision:
+    """Judge every request and combine the verdicts."""
+    compiled = [_as_ruleset(r) for r in rulesets]
+    return combine(judge(request, compiled) for request in requests)
 
 
 def stricter(first: str, second: str) -> str:

@@ -22,7 +22,7 @@ from dm_cc import dirs
 from dm_cc.agents.builtin import Agent
 from dm_cc.errors import UsageError
 from dm_cc.permissions import PathContext, Request, Rule, Ruleset, Verdict, judge
-from dm_cc.permissions.engine import Decision
+from dm_cc.permissions.engine import Decision, combine
 from dm_cc.permissions.rules import STRICTNESS
 from dm_cc.policy.defaults import DEFAULT_RULES, GUARDRAIL_RULES
 from dm_cc.policy.loader import PolicyFile, load_policy_file
@@ -156,11 +156,7 @@ class Gate:
         return denied
 
     def decide(self, requests: Sequence[Request]) -> Decision:
-        verdicts = tuple(self.judge(request) for request in requests)
-        if not verdicts:
-            return Decision("ask", ())
-        action = max((v.action for v in verdicts), key=STRICTNESS.__getitem__)
-        return Decision(action, verdicts)
+        return combine(self.judge(request) for request in requests)
 
 
 def load_policy(cwd: Path, env: Mapping[str, str] = os.environ,

@@ -82,8 +82,8 @@ def _covers(later: Rule, earlier: Rule) -> bool:
         # rule does not, so only a universal allow certainly covers them.
         return False
     permission = earlier.permission if not _wild(earlier.permission) else later.permission
-    if _wild(permission):
-        return _text_covers(later.pattern, earlier.pattern) and later.pattern == "*"
+    if _wild(permission):  # patterns in different languages: only `*` surely covers
+        return later.pattern == "*"
     if language_of(permission) == "path":
         return _path_covers(later.pattern, earlier.pattern)
     return _text_covers(later.pattern, earlier.pattern)

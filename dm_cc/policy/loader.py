@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic_core import SchemaValidator, ValidationError
 
-from dm_cc.errors import PolicyError
+from dm_cc.errors import ConfigError, PolicyError
 from dm_cc.permissions import PathContext, Rule
 from dm_cc.permissions.patterns import PathGlob
 from dm_cc.permissions.rules import language_of
@@ -66,19 +66,21 @@ def _loc_text(loc: tuple[Any, ...]) -> str:
     return text or "(top level)"
 
 
-def _validation_error(exc: ValidationError, shown: str, lines: dict[LinePath, int]) -> PolicyError:
+def validation_error(exc: ValidationError, shown: str, lines: dict[LinePath, int],
+                     error: type[ConfigError] = PolicyError) -> ConfigError:
+    """A pydantic error as ``error`` naming the file and the line of each problem."""
     messages = []
-    for error in exc.errors():
-        loc = tuple(part for part in error["loc"] if not (isinstance(part, str) and "[" in part))
-        message = error["msg"]
-        if error["type"] == "extra_forbidden":
+    for problem in exc.errors():
+        loc = tuple(part for part in problem["loc"] if not (isinstance(part, str) and "[" in part))
+        message = problem["msg"]
+        if problem["type"] == "extra_forbidden":
             message = f"unknown key {loc[-1]!r}"
-        elif error["type"] == "missing":
+        elif problem["type"] == "missing":
             message = f"missing required field {loc[-1]!r}"
         messages.append((line_of(lines, loc), f"{_loc_text(loc)}: {message}"))
     line, first = messages[0]
     more = "".join(f"\n{shown}:{n}: {m}" for n, m in messages[1:])
-    return PolicyError(shown, line, first + more)
+    return error(shown, line, first + more)
 
 
 def _check_pattern(rule: Rule, shown: str, line: int | None) -> None:
@@ -90,8 +92,10 @@ def _check_pattern(rule: Rule, shown: str, line: int | None) -> None:
             raise PolicyError(shown, line, f"bad path pattern {rule.pattern!r}: {exc}") from None
 
 
-def _rules(specs: list[dict], shorthand: dict, here: LinePath, shown: str,
-           lines: dict[LinePath, int]) -> tuple[Rule, ...]:
+def rules_from(specs: list[dict], shorthand: dict, here: LinePath, shown: str,
+               lines: dict[LinePath, int]) -> tuple[Rule, ...]:
+    """Rules from a validated ``permission:`` shorthand then ``rules:`` list, with
+    ``file:line`` sources; path patterns are compiled now (PolicyError if bad)."""
     rules: list[Rule] = []
     for permission, value in shorthand.items():
         patterns = value if isinstance(value, dict) else {"*": value}
@@ -119,10 +123,10 @@ def parse_policy(text: str, shown: str) -> PolicyFile:
     try:
         model = _VALIDATOR.validate_python(data)
     except ValidationError as exc:
-        raise _validation_error(exc, shown, lines) from None
-    rules = _rules(model.get("rules", []), model.get("permission", {}), (), shown, lines)
+        raise validation_error(exc, shown, lines) from None
+    rules = rules_from(model.get("rules", []), model.get("permission", {}), (), shown, lines)
     agents = {
-        name: _rules(override.get("rules", []), override.get("permission", {}),
+        name: rules_from(override.get("rules", []), override.get("permission", {}),
                      ("agents", name), shown, lines)
         for name, override in model.get("agents", {}).items()
     }

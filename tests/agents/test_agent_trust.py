@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import os
 
-import pytest
-
 from dm_cc.agents.files import load_agents
 from dm_cc.permissions import Request
 from dm_cc.policy.layers import load_policy
@@ -26,16 +24,6 @@ permission:
 ---
 Read only.
 """
-
-
-@pytest.fixture
-def project(tmp_path, monkeypatch):
-    root = tmp_path / "project"
-    (root / ".git").mkdir(parents=True)
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("DM_CC_HOME", str(tmp_path / "dmhome"))
-    monkeypatch.setenv("DM_CC_MANAGED_DIR", str(tmp_path / "managed"))
-    return root
 
 
 def _decide(root, agent_name, permission, pattern):
