@@ -75,8 +75,12 @@ def _run(args: argparse.Namespace) -> int:
         print(f"dm_cc: model error: {exc}", file=sys.stderr)
         return 1
     if args.json:
+        usage = loop.usage
         print(json.dumps({"type": "result", "session_id": loop.session.info.id,
-                          "reason": result.reason, "text": result.text}), flush=True)
+                          "reason": result.reason, "text": result.text,
+                          "usage": {"prompt_tokens": usage.prompt_tokens,
+                                    "completion_tokens": usage.completion_tokens,
+                                    "cost": usage.cost}}), flush=True)
     else:
         print(result.text)
     return 0 if result.reason == "done" else 1

@@ -80,6 +80,9 @@ def run_console(args: argparse.Namespace) -> int:
             _print()
             return 0
         if line in ("/exit", "/quit"):
+            usage = loop.usage
+            _print(f"tokens: {usage.prompt_tokens} in, {usage.completion_tokens} out; "
+                   f"cost ${usage.cost:.4f}")
             return 0
         if line in ("/plan", "/build"):
             loop.next_agent = line[1:]

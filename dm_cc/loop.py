@@ -35,7 +35,7 @@ from dm_cc.events import (
     ToolFinished,
     TurnEnded,
 )
-from dm_cc.llm.base import ChatModel, ModelReply, OnStream, ToolSpec
+from dm_cc.llm.base import ChatModel, ModelReply, OnStream, ToolSpec, Usage
 from dm_cc.permissions import Decision, Request, Rule
 from dm_cc.permissions.requests import path_requests
 from dm_cc.policy.layers import Gate, Policy
@@ -95,6 +95,7 @@ class Loop:
         self._recent: list[str] = []
         self._todos: list[dict[str, Any]] = []
         self._gate: tuple[tuple, Gate] | None = None
+        self.usage = Usage()  # tokens and cost of every model call of this loop
 
     # ------------------------------------------------------------------ state
 
@@ -159,6 +160,7 @@ class Loop:
         reply = await self.rt.model.complete(system, model_messages(self.session.messages), specs,
                                              temperature=agent.temperature,
                                              on_stream=self.rt.on_stream)
+        self.usage = self.usage + reply.usage
         self._append(Message("assistant", reply.text, agent=agent.name,
                              tool_calls=reply.tool_calls, reasoning=reply.reasoning))
         return reply

@@ -150,3 +150,33 @@ def test_run_as_a_process_prints_hi(project):
                          timeout=60)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "hi"
+
+
+def test_usage_totals_are_reported(project, capsys):
+    script = [tool_call("read", {"path": "x.txt"}), text("Done.")]
+    (project / "x.txt").write_text("x\n")
+    with serve(script) as server:
+        assert run_json(server, "read x")[0] == 0
+    result = events_of(capsys)[-1]
+    assert result["usage"]["prompt_tokens"] == 24 and result["usage"]["completion_tokens"] == 10
+
+
+def test_continue_and_resume_keep_the_history(project, capsys):
+    write_policy(project, "rules:\n  - {permission: bash, pattern: 'echo *', action: allow}\n")
+    assert main(["run", "--model", "offline", "--json", "run echo one"]) == 0
+    first = events_of(capsys)[-1]["session_id"]
+    assert main(["run", "--model", "offline", "--json", "--continue", "run echo two"]) == 0
+    assert events_of(capsys)[-1]["session_id"] == first
+    assert main(["run", "--model", "offline", "--json", "run echo three"]) == 0
+    other = events_of(capsys)[-1]["session_id"]
+    assert other != first
+    assert main(["run", "--model", "offline", "--json", "--resume", first, "run echo four"]) == 0
+    assert events_of(capsys)[-1]["session_id"] == first
+    store = SessionStore(project.parent / "dmhome" / "data" / "sessions")
+    prompts = [m.content for m in store.load(first).messages if m.role == "user"]
+    assert prompts == ["run echo one", "run echo two", "run echo four"]
+
+
+def test_resume_of_an_unknown_session_exits_2(project, capsys):
+    assert main(["run", "--model", "offline", "--resume", "ses_nope", "hi"]) == 2
+    assert "ses_nope" in capsys.readouterr().err

@@ -127,7 +127,7 @@ DERIVERS: dict[str, Deriver] = {
     "list": _paths("list", "path", directory=True, default="."),
     "glob": _paths("glob", "path", directory=True, default="."),
     "grep": _paths("grep", "path", directory=True, default="."),
-    "bash": lambda args, where: bash_requests(_arg(args, "command"), where),
+    "bash": lambda args, where: bash_requests(_arg(args, "command", default=""), where),
     "task": _named("task", "subagent_type", "agent"),
     "webfetch": webfetch_requests,
     "todo": _named("todo", "action", default="*"),
