@@ -229,13 +229,29 @@ class Decision:
         return tuple(v for v in self.verdicts if v.action == self.action)
 
 
+_NAME_ENDS = frozenset(" =*/:")
+
+
+def _names(pattern: str, token: str) -> bool:
+    """Does ``pattern`` spell ``token`` out as a word of its own (``-exec`` in
+    ``find * -exec *``, ``--output`` in ``--output=*``, not ``--pre`` in ``--pretty``)?"""
+    start = pattern.find(token)
+    while start >= 0:
+        end = start + len(token)
+        if (start == 0 or pattern[start - 1] == " ") and \
+                (end == len(pattern) or pattern[end] in _NAME_ENDS or token[-1] in "/= "):
+            return True
+        start = pattern.find(token, start + 1)
+    return False
+
+
 def _withheld(request: Request, rule: Rule) -> str | None:
     if not request.allowable:
         return request.note or "this cannot be judged statically, so no rule may allow it"
-    missing = [token for token in request.sensitive if token not in rule.pattern]
+    missing = [token for token in request.sensitive if not _names(rule.pattern, token)]
     if missing:
-        return (f"{', '.join(missing)} can run or write arbitrary things; "
-                "an allow rule must name it explicitly")
+        return (f"{', '.join(missing)} can run, write or reveal more than the rule says: "
+                "only an allow rule that names it explicitly can allow this")
     return None
 
 

@@ -542,6 +542,12 @@ SINGLE_DASH_LONG = _s("find java javac gcc g++ clang clang++ cc ffmpeg xcodebuil
 GIT_GLOBAL_VALUE = _s("-C -c --git-dir --work-tree --namespace --super-prefix --config-env"
                       " --list-cmds --attr-source")
 GIT_GLOBAL_SENSITIVE = _s("-c --config-env --exec-path")
+GIT_GLOBAL_PLACES = _s("-C --git-dir --work-tree")
+
+# Directories whose programs are the system's own: a command word with a path
+# elsewhere (`./git`, `/tmp/x/rm`) is sensitive (an allow rule must name the path).
+SYSTEM_BIN_DIRS = _s("/bin /usr/bin /usr/local/bin /sbin /usr/sbin /usr/local/sbin"
+                     " /opt/homebrew/bin /run/current-system/sw/bin")
 
 # --------------------------------------------------------------------------- suggestions
 #: Leading words -> how many words an "always allow" suggestion keeps.

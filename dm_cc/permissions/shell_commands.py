@@ -1,0 +1,459 @@
+"""Shell commands to what they run and touch: the command half of :mod:`dm_cc.permissions.shell`.
+
+:class:`Analyser` receives each simple command as words from the tree walk
+(:mod:`shell_words`) and records :class:`SimpleCommand` s and :class:`FileRef` s.
+
+* **Emitting a command** (:meth:`Analyser.emit`) works on words only: reduce the command
+  name to its basename, drop git's global options, then either parse a script again
+  (``bash -c``, ``eval``, ``ssh host CMD``, a heredoc fed to a shell), unwrap a wrapper
+  (``sudo``, ``timeout``, ``uv run`` ... -- both wrapper and inner command are emitted) and
+  read the arguments with the program's :class:`~shell_tables.ArgSpec` (risky options become
+  ``sensitive`` tokens; file operands become FileRefs; sed and awk programs are checked by
+  :mod:`shell_sed_awk`). The program knowledge lives in :mod:`shell_tables`; this module is
+  the generic machinery.
+* **Conservative by construction**: a command whose name or arguments cannot be known
+  statically, a parse error, too deep nesting or a script read from a pipe yields
+  ``dynamic=True``, which no rule may allow. Nesting (wrappers and re-parsed scripts) is
+  capped at ``MAX_DEPTH`` and re-parsed text at a budget proportional to the input, so the
+  work stays linear in practice.
+* ``cd DIR`` is followed loosely: later relative paths are reported both as written and
+  under DIR, so ``cd ~/.ssh && cat id_rsa`` still names ``~/.ssh/id_rsa``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Literal, TypeVar
+
+from dm_cc.permissions import shell_tables as tables
+from dm_cc.permissions.flags import scan_options
+from dm_cc.permissions.shell_sed_awk import awk_risky, sed_risky
+from dm_cc.permissions.shell_words import SHOWN, Stdin, Walk, Word, risky_env, syntax_tree
+
+MAX_DEPTH = 8  # wrappers plus re-parsed scripts
+
+
+@dataclass(frozen=True, slots=True)
+class SimpleCommand:
+    """One command the line runs. ``text`` is what bash rules are matched against."""
+
+    words: tuple[str, ...]
+    dynamic: bool = False
+    sensitive: tuple[str, ...] = ()
+    note: str | None = None
+
+    @property
+    def text(self) -> str:
+        return " ".join(self.words)
+
+
+@dataclass(frozen=True, slots=True)
+class FileRef:
+    """A file the line reads or writes, unquoted as written (``~`` is not expanded)."""
+
+    path: str
+    access: Literal["read", "edit"]
+    dynamic: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ShellAnalysis:
+    """Everything :func:`~dm_cc.permissions.shell.analyse` found, each item once, in order."""
+
+    commands: tuple[SimpleCommand, ...]
+    files: tuple[FileRef, ...]
+
+
+_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
+_DEV_FD = re.compile(r"/dev/fd/\d+|/proc/self/fd/\d+")
+_STDIN_SCRIPTS = frozenset({"-", "/dev/stdin", "/dev/fd/0"})
+_URL_PATH = re.compile(r"(?i)file://(?:localhost)?")
+_TAR_WRITE = frozenset({"-c", "-r", "-u", "-A", "--create", "--append", "--update",
+                        "--concatenate", "--catenate"})
+
+
+def joined(words: Sequence[Word]) -> Word:
+    """Words joined by spaces, as ``eval`` and ``ssh`` do before parsing them."""
+    return Word(" ".join(w.text for w in words), any(w.expand for w in words),
+                any(w.glob for w in words), any(w.procsub for w in words))
+
+
+_V = TypeVar("_V")
+
+
+def lookup(table: Mapping[tuple[str, ...], _V], texts: Sequence[str]
+           ) -> tuple[tuple[str, ...], _V | None]:
+    """The entry for the longest (up to 3) leading words of ``texts`` in ``table``."""
+    for size in (3, 2, 1):
+        key = tuple(texts[:size])
+        if len(key) == size and key in table:
+            return key, table[key]
+    return (), None
+
+
+# --------------------------------------------------------------------------- analyser
+class Analyser:
+    """Collects commands and files; knows programs (through the tables), not trees."""
+
+    def __init__(self, size: int) -> None:
+        self.commands: list[SimpleCommand | None] = []
+        self.files: list[FileRef] = []
+        self.budget = 2 * size + 65_536  # characters that may be (re-)parsed in total
+        self.suspect: list[str] = []  # why commands being emitted now cannot be trusted
+        self.cwd: tuple[str, bool] | None = None  # directory from `cd`, and whether unknown
+
+    def result(self) -> ShellAnalysis:
+        commands = (c for c in self.commands if c is not None)
+        return ShellAnalysis(tuple(dict.fromkeys(commands)), tuple(dict.fromkeys(self.files)))
+
+    def record(self, words: Sequence[str], dynamic: bool, sensitive: Sequence[str] = (),
+               note: str | None = None, slot: int | None = None) -> None:
+        """Store one SimpleCommand (in a reserved ``slot`` when given)."""
+        tokens = tuple(dict.fromkeys(sensitive))
+        if self.suspect and not dynamic:
+            dynamic, note = True, note or self.suspect[-1]
+        if tokens and note is None:
+            note = f"uses {', '.join(tokens)}"
+        command = SimpleCommand(tuple(words), dynamic, tokens, note)
+        if slot is None:
+            self.commands.append(command)
+        else:
+            self.commands[slot] = command
+
+    def dynamic(self, text: str, note: str) -> None:
+        self.record((" ".join(text.split())[:SHOWN],), True, note=note)
+
+    def add(self, words: Sequence[Word], sensitive: Sequence[str] = (),
+            note: str | None = None, dynamic: bool = False) -> None:
+        self.record([w.text for w in words], dynamic or any(w.expand for w in words),
+                    sensitive, note)
+
+    def file(self, word: Word, access: Literal["read", "edit"]) -> None:
+        path = word.text
+        if word.procsub or path in ("", "-", "{}") or path in tables.NON_FILES \
+                or _DEV_FD.fullmatch(path):
+            return
+        dynamic = word.expand or word.glob
+        self.files.append(FileRef(path, access, dynamic))
+        if self.cwd is not None and not path.startswith(("/", "~")):
+            base, unknown = self.cwd  # after `cd DIR` a relative path may mean DIR/path
+            self.files.append(FileRef(f"{base.rstrip('/')}/{path}", access, dynamic or unknown))
+
+    def parse(self, text: str, depth: int) -> None:
+        if depth > MAX_DEPTH or len(text) > self.budget:
+            self.dynamic(text, "nested too deeply to analyse")
+            return
+        self.budget -= len(text)
+        src = text.encode("utf-8", "surrogatepass")
+        root = syntax_tree(src)
+        intact = Walk(self, src, depth).run(root)
+        if root.has_error or not intact:
+            self.dynamic(text, "the command could not be parsed")
+
+    def script(self, word: Word, depth: int) -> None:
+        """A string some command runs as shell code."""
+        if word.expand or word.glob or word.procsub:
+            self.record((word.text,), True, note="runs a script that is not static")
+        elif "{}" in word.text:  # find -exec sh -c 'rm {}': the placeholder is filled later
+            self.suspect.append("the script holds a {} placeholder filled in at run time")
+            self.parse(word.text, depth)
+            self.suspect.pop()
+        else:
+            self.parse(word.text, depth)
+
+    # emitting ----------------------------------------------------------------
+    def emit(self, words: list[Word], depth: int, stdin: Stdin | None = None,
+             env: Sequence[tuple[str, Word]] = ()) -> None:
+        """Record one command (and whatever it runs in turn)."""
+        if not words:
+            return
+        if depth > MAX_DEPTH:
+            self.dynamic(joined(words).text, "wrapped or nested too deeply to analyse")
+            return
+        head = words[0]
+        if head.expand or head.glob or head.procsub:
+            self.add(words, note="the command name is not static", dynamic=True)
+            return
+        name = head.text.rsplit("/", 1)[-1] or head.text
+        words = [head._replace(text=name), *words[1:]]
+        sensitive: list[str] = []
+        if "/" in head.text and head.text.rsplit("/", 1)[0] not in tables.SYSTEM_BIN_DIRS:
+            # `./git status` runs whatever ./git is: deny and ask rules match it as
+            # `git`, but no allow rule for `git` may allow it (it asks each time).
+            sensitive.append(head.text)
+        if name == "git":
+            places: list[Word] = []
+            words = _git_globals(words, sensitive, places)
+            for place in places:  # `git -C DIR`: what lies in DIR is read (and more)
+                self.file(place, "read")
+        texts = [w.text for w in words]
+        slot = len(self.commands)
+        self.commands.append(None)  # keep the outer command before what it runs
+        note, stop = None, len(words)
+        key, wrapper = lookup(tables.WRAPPERS, texts)
+        if wrapper is not None:
+            stop = self._unwrap(key, wrapper, words, depth, stdin)
+        elif name in tables.SHELLS:
+            note = self._shell(words, depth, stdin)
+        elif name in tables.INTERPRETERS:
+            note = self._interpreter(words, stdin)
+        elif name in ("source", ".") and len(words) > 1:
+            note = _script_operand_note(words[1], stdin)
+        elif name in ("eval", "alias", "trap"):
+            self._builtin(name, words[1:], depth)
+        elif name in ("cd", "pushd", "popd"):
+            self._chdir(name, words[1:])
+        spec_key, spec = lookup(tables.ARG_SPECS, texts)
+        if spec is not None:
+            self._inspect(spec_key, spec, words, stop, depth, sensitive)
+        dynamic = note is not None or any(w.expand for w in words)
+        self.record(texts, dynamic, sensitive, note, slot)
+        for var, word in env:
+            self.record((word.text, *texts), dynamic or word.expand, (var,),
+                        f"runs with {var} set")
+
+    def _shell(self, words: list[Word], depth: int, stdin: Stdin | None) -> str | None:
+        """``sh -c STRING``, ``sh FILE`` or a script on stdin; a note when it is unknowable."""
+        i, inline, from_stdin = 1, False, False
+        while i < len(words):
+            text = words[i].text
+            if text == "--":
+                i += 1
+                break
+            if text in tables.SHELL_VALUE_OPTS:
+                i += 2
+                continue
+            if len(text) < 2 or text[0] not in "-+":
+                break
+            if text[0] == "-" and text[1] != "-":
+                inline, from_stdin = inline or "c" in text, from_stdin or "s" in text
+            i += 1
+        operand = words[i] if i < len(words) else None
+        if inline:  # no operand: xargs/find supply the script at run time
+            if operand is None:
+                return "runs a script supplied at run time"
+            self.script(operand, depth + 1)
+            return None
+        if operand is not None and not from_stdin and operand.text not in _STDIN_SCRIPTS:
+            self.file(operand, "read")
+            return _script_operand_note(operand, stdin)
+        if stdin is not None and stdin.kind in ("heredoc", "herestring") and not stdin.dynamic:
+            self.parse(stdin.script or "", depth + 1)
+            return None
+        return _stdin_note(stdin)
+
+    def _interpreter(self, words: list[Word], stdin: Stdin | None) -> str | None:
+        """``python``/``node``/... reading their program from a pipe are unknowable."""
+        for word in words[1:]:
+            text = word.text
+            if len(text) > 1 and text[0] == "-":
+                if text in tables.INLINE_CODE_OPTS or (
+                        text[1] != "-" and text[:2] in tables.INLINE_CODE_OPTS):
+                    return None
+                continue
+            return _script_operand_note(word, stdin)
+        return _stdin_note(stdin)
+
+    def _builtin(self, name: str, args: list[Word], depth: int) -> None:
+        """``eval ARGS``, ``alias n=CODE`` and ``trap CODE SIG`` run shell code later."""
+        args = args[1:] if args and args[0].text == "--" else args
+        if name == "eval" and args:
+            self.script(joined(args), depth + 1)
+        elif name == "alias":
+            for word in args:
+                if "=" in word.text:
+                    self.script(word._replace(text=word.text.split("=", 1)[1]), depth + 1)
+        elif name == "trap" and len(args) >= 2 and args[0].text not in ("", "-", "-p", "-l"):
+            self.script(args[0], depth + 1)
+
+    def _chdir(self, name: str, args: list[Word]) -> None:
+        """Track ``cd``: later relative paths are also reported under the new directory.
+        (Subshells are not tracked, so both spellings are always reported.)"""
+        target = next((w for w in args if not w.text.startswith("-") or w.text == "-"), None)
+        if name == "popd" or (target is not None and target.text == "-"):
+            self.cwd = ("$OLDPWD", True)
+            return
+        text = "~" if target is None else target.text
+        unknown = target is not None and (target.expand or target.glob)
+        if self.cwd is not None and not text.startswith(("/", "~")):
+            text, unknown = f"{self.cwd[0].rstrip('/')}/{text}", unknown or self.cwd[1]
+        self.cwd = (text, unknown)
+
+    def _unwrap(self, key: tuple[str, ...], spec: tables.Wrapper, words: list[Word],
+                depth: int, stdin: Stdin | None) -> int:
+        """Emit what a wrapper runs; return where the wrapper's own words end."""
+        base = len(key)
+        args = words[base:]
+        texts = [w.text for w in args]
+        scan = scan_options(texts, value_opts=spec.value_opts | spec.string_opts,
+                            pair_opts=spec.pair_opts, optional_opts=spec.optional_opts,
+                            stop_opts=spec.command_opts, stop_at_positional=spec.rest != "none",
+                            lone_dash_option=spec.lone_dash)
+        flags = {o.flag for o in scan.options}
+        for opt in scan.options:
+            if opt.flag in spec.string_opts and opt.value is not None:
+                self.script(args[opt.index]._replace(text=opt.value), depth + 1)
+        end = scan.end
+        if flags & spec.query_opts:
+            return base + end
+        if flags & spec.command_opts:
+            self.emit(args[end:], depth + 1, stdin)
+            return base + end
+        if spec.rest == "none":
+            if flags & spec.command_flags:  # runuser -u USER [--] CMD
+                first = texts.index("--") + 1 if "--" in texts else (scan.positionals or [end])[0]
+                self.emit(args[first:], depth + 1, stdin)
+            return base + end
+        after_dashdash = end > 0 and texts[end - 1] == "--"
+        env: list[tuple[str, Word]] = []
+        start = end
+        while spec.assignments and start < len(args) and _ASSIGNMENT.match(args[start].text):
+            var = args[start].text.split("=", 1)[0]
+            if risky_env(var):
+                env.append((var, args[start]))
+            start += 1
+        start += spec.positionals
+        rest = args[start:]
+        if len(rest) >= 2 and rest[0].text in spec.string_opts:  # flock FILE -c CMD
+            self.script(rest[1], depth + 1)
+            return base + end
+        mode = "command" if flags & spec.command_flags else spec.rest
+        if mode == "dashdash" and not after_dashdash and "--" in texts[end:]:
+            rest = args[texts.index("--", end) + 1:]
+        cut = next((i for i, w in enumerate(rest) if w.text in spec.stop_words), len(rest))
+        rest = rest[:cut]
+        chdir = [o for o in scan.options if o.flag in spec.chdir_opts and o.value is not None]
+        if mode in ("command", "dashdash") and chdir:  # env -C DIR CMD: CMD runs in DIR
+            outer, self.cwd = self.cwd, None
+            self._chdir("cd", [args[chdir[-1].index]._replace(text=chdir[-1].value)])
+            self.emit(rest, depth + 1, stdin, env)
+            self.cwd = outer
+        elif mode in ("command", "dashdash"):
+            self.emit(rest, depth + 1, stdin, env)
+        elif mode == "script" and rest:
+            self.script(joined(rest), depth + 1)
+        elif mode == "scripts":
+            for word in rest:
+                self.script(word, depth + 1)
+        return base + end
+
+    def _inspect(self, key: tuple[str, ...], spec: tables.ArgSpec, words: list[Word],
+                 stop: int, depth: int, sensitive: list[str]) -> None:
+        """Risky options, scripts and file operands of one program's arguments."""
+        args = words[len(key):stop]
+        texts = [w.text for w in args]
+        if key[0] in ("tar", "gtar", "bsdtar") and texts and texts[0][:1] not in ("-", ""):
+            texts[0] = "-" + texts[0]  # old-style bundled mode: tar xzf a.tgz
+        scan = scan_options(texts, value_opts=spec.value_opts, pair_opts=spec.pair_opts,
+                            optional_opts=spec.optional_opts, positional_re=spec.positional_re,
+                            single_dash_long=key[0] in tables.SINGLE_DASH_LONG)
+        flags = {o.flag for o in scan.options}
+        for opt in scan.options:
+            check = spec.option_checks.get(opt.flag)
+            if check and opt.value is not None and re.search(check, opt.value):
+                sensitive.append(opt.flag)
+            risk = spec.risky.get(opt.flag)
+            if risk is None:
+                continue
+            if risk in ("flag", "flag-edit", "flag-read", "script", "exec"):
+                sensitive.append(opt.flag)
+            if risk == "exec":
+                self.emit(_until_terminator(args[opt.index + 1:]), depth + 1)
+            if opt.value is None:
+                continue
+            value = args[opt.index]._replace(text=opt.value)
+            if risk in ("edit", "flag-edit"):
+                self.file(value, "edit")
+            elif risk in ("read", "flag-read"):
+                self.file(value, "read")
+            elif risk in ("archive", "directory"):
+                writes = bool(flags & _TAR_WRITE) == (risk == "archive")
+                self.file(value, "edit" if writes else "read")
+            elif risk == "script":
+                self.script(value, depth + 1)
+            elif risk == "at-read" and (path := _at_file(opt.value)):
+                self.file(value._replace(text=path), "read")
+        positionals = [args[i] for i in scan.positionals]
+        if "+" in spec.risky and any(w.text.startswith("+") for w in positionals):
+            sensitive.append("+")
+        skip = 0 if flags & spec.skip_opts else spec.skip
+        if spec.script is not None:
+            programs = [o.value for o in scan.options if o.flag in spec.skip_opts
+                        and o.flag not in spec.risky and o.value is not None]
+            programs += [w.text for w in positionals[:skip]]
+            risky = sed_risky if spec.script == "sed" else awk_risky
+            sensitive.extend(p for p in programs if risky(p))
+        if spec.sensitive_positionals and len(positionals) >= spec.sensitive_positionals:
+            sensitive.append(key[-1])
+        files = [w for w in positionals[skip:]
+                 if not (spec.not_file_re and re.match(spec.not_file_re, w.text))]
+        if spec.file_opts and not flags & spec.file_opts:
+            files = []
+        if spec.url_files:  # curl file:///etc/passwd
+            for word in files:
+                if _URL_PATH.match(word.text):
+                    self.file(word._replace(text=_URL_PATH.sub("", word.text, 1)), "read")
+            files = []
+        edit = bool(flags & spec.edit_opts)
+        for i, word in enumerate(files):
+            var, eq, path = word.text.partition("=")
+            if eq and var in spec.assign_files:
+                self.file(word._replace(text=path), spec.assign_files[var])
+                continue
+            access = spec.files
+            if len(files) >= 2 and i == 0 and spec.first:
+                access = spec.first
+            if len(files) >= 2 and i == len(files) - 1 and spec.last:
+                access = spec.last
+            if access is not None:
+                self.file(word, "edit" if edit else access)
+
+
+# --------------------------------------------------------------------------- helpers
+def _git_globals(words: list[Word], sensitive: list[str], places: list[Word]) -> list[Word]:
+    """``git -C d -c k=v --no-pager push`` → ``git push``; -c/--exec-path are sensitive;
+    the directories named by -C/--git-dir/--work-tree go to ``places``."""
+    i = 1
+    while i < len(words) and len(words[i].text) > 1 and words[i].text[0] == "-":
+        name, eq, value = words[i].text.partition("=")
+        if name in tables.GIT_GLOBAL_SENSITIVE:
+            sensitive.append(name)
+        takes_value = name in tables.GIT_GLOBAL_VALUE and not eq
+        if name in tables.GIT_GLOBAL_PLACES:
+            if eq:
+                places.append(words[i]._replace(text=value))
+            elif i + 1 < len(words):
+                places.append(words[i + 1])
+        i += 2 if takes_value else 1
+    return [words[0], *words[i:]]
+
+
+def _until_terminator(words: list[Word]) -> list[Word]:
+    """The command after ``find -exec``: up to ``;`` (or ``+`` right after ``{}``)."""
+    for i, word in enumerate(words):
+        if word.text == ";" or (word.text == "+" and i and words[i - 1].text == "{}"):
+            return words[:i]
+    return words
+
+
+def _at_file(value: str) -> str | None:
+    """The file in a curl data value: ``@FILE``, ``name=@FILE;type=x``, ``name=<FILE``."""
+    for mark in "@<":
+        if mark in value:
+            return value.split(mark, 1)[1].split(";", 1)[0] or None
+    return None
+
+
+def _script_operand_note(word: Word, stdin: Stdin | None) -> str | None:
+    """Why a script named by ``word`` cannot be known (None when it can be)."""
+    if word.procsub:
+        return "runs a script read from a process substitution"
+    return _stdin_note(stdin) if word.text in _STDIN_SCRIPTS else None
+
+
+def _stdin_note(stdin: Stdin | None) -> str | None:
+    if stdin is not None and stdin.dynamic:
+        return "runs a script read from a pipe or a non-static string"
+    return None

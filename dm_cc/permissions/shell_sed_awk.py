@@ -1,0 +1,114 @@
+"""Does a sed or awk program run commands or touch files? (used by :mod:`shell_commands`)
+
+``sed -n 's/a/b/p' f`` only reads ``f``; ``sed 's/x/y/e'`` runs a command and ``sed 'w out'``
+writes a file. For a program named by ``ArgSpec.script`` in :mod:`shell_tables` (sed, awk and
+their variants) the analyser calls :func:`sed_risky` or :func:`awk_risky` on the program text
+and, when it returns True, reports the program as a ``sensitive`` token, so a prefix rule
+alone cannot allow the command. Both checks err on the risky side: a sed program this
+module cannot follow counts as risky; an awk program is searched for ``system(``, pipes,
+output redirections, ``getline <`` and ``@load``/``@include`` once strings and regex
+literals are blanked out.
+"""
+
+from __future__ import annotations
+
+import re
+
+
+def _delimited(s: str, i: int, delim: str, regex: bool) -> int:
+    """Index after the closing ``delim`` of a sed part starting at ``i``, or -1."""
+    n = len(s)
+    while i < n:
+        c = s[i]
+        if c == "\\":
+            i += 2
+        elif c == delim:
+            return i + 1
+        elif c == "\n" and regex:
+            return -1
+        elif c == "[" and regex:  # a bracket expression may hold the delimiter
+            j = i + 1 + (s[i + 1:i + 2] == "^")
+            j += s[j:j + 1] == "]"
+            close = s.find("]", j)
+            i = i + 1 if close < 0 else close + 1
+        else:
+            i += 1
+    return -1
+
+
+def _sed_address(s: str, i: int) -> int:
+    n = len(s)
+    for _ in range(2):
+        if i < n and s[i] in "0123456789+~":
+            while i < n and s[i] in "0123456789~+":
+                i += 1
+        elif i < n and s[i] == "$":
+            i += 1
+        elif i + 1 < n and s[i] in "/\\":
+            i = _delimited(s, i + 1, "/", True) if s[i] == "/" else \
+                _delimited(s, i + 2, s[i + 1], True)
+            if i < 0:
+                return -1
+            while i < n and s[i] in "IM":
+                i += 1
+        if i < n and s[i] == ",":
+            i += 1
+        else:
+            break
+    return i
+
+
+def sed_risky(script: str) -> bool:
+    """True when a sed program can run commands or touch files: the ``e``/``w``/``W``/
+    ``r``/``R`` commands, ``s///e`` or ``s///w``. Unparsable programs count as risky."""
+    s, i, n = script, 0, len(script)
+    while i < n:
+        if s[i] in " \t\n;{}!":
+            i += 1
+            continue
+        if s[i] == "#":
+            newline = s.find("\n", i)
+            i = n if newline < 0 else newline
+            continue
+        i = _sed_address(s, i)
+        while 0 <= i < n and s[i] in " \t!":
+            i += 1
+        if i < 0:
+            return True
+        if i >= n:
+            return False
+        c, i = s[i], i + 1
+        if c in "ewWrR":
+            return True
+        if c in "sy":
+            if i >= n or s[i] in "\\\n":
+                return True
+            i = _delimited(s, i + 1, s[i], True)
+            i = _delimited(s, i, s[i - 1], c == "y") if i > 0 else -1
+            if i < 0:
+                return True
+            while i < n and s[i] not in ";\n}#":
+                if s[i] not in "gpiImM0123456789 \t":
+                    return True  # e, w, or something we do not understand
+                i += 1
+        elif c in "aic":
+            while i < n and (s[i] != "\n" or s[i - 1] == "\\"):
+                i += 1
+        elif c in ":btTvlLqQ":
+            while i < n and s[i] not in ";\n":
+                i += 1
+        elif c not in "=dDgGhHnNpPxzF{}":
+            return True
+    return False
+
+
+_AWK_LITERALS = re.compile(r'"(?:[^"\\]|\\.)*"|(?:(?<=[(,~!{;&|\n])|^)\s*/(?:[^/\\\n]|\\.)*/',
+                           re.DOTALL)
+_AWK_RISKY = re.compile(r"\bsystem\s*\(|(?<!\|)\|(?!\|)|\b(?:print|printf)\b[^;{}\n]*>"
+                        r"|\bgetline\b\s*<|@load|@include")
+
+
+def awk_risky(program: str) -> bool:
+    """True when an awk program runs commands (``system()``, pipes) or writes/reads files
+    through redirections. Strings and regex literals are blanked out first."""
+    return _AWK_RISKY.search(_AWK_LITERALS.sub(" ", program)) is not None

@@ -1,0 +1,450 @@
+"""Bash syntax to words: the tree walk behind :mod:`dm_cc.permissions.shell`.
+
+:func:`syntax_tree` parses with tree-sitter-bash; :class:`Walk` visits every node once (an
+explicit stack, no recursion), so commands in lists, pipelines, subshells, groups, ``$( )``,
+backticks, ``<( )``, heredocs, arithmetic, ``[[ ]]``, loops and functions are all found. It
+hands each simple command as :class:`Word` s to a :class:`Sink` (the analyser in
+:mod:`shell_commands`, which decides what the words mean). A word is rebuilt from its nodes:
+quotes and escapes removed, ``$'..'`` decoded, expansions, unquoted globs and brace expansion
+(what only the running shell knows) recorded.
+
+The parser is not trusted blindly (it can crash on some non-ASCII input, drop a token, glue
+two words, or orphan a command name in an ERROR node): non-ASCII bytes are masked before
+parsing, every node's text must be covered by its children (else :meth:`Walk.run` returns
+False), and commands found in broken text are reported as suspect, which makes them dynamic.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from functools import cache
+from itertools import pairwise
+from typing import TYPE_CHECKING, Literal, NamedTuple, Protocol
+
+from dm_cc.permissions import shell_tables as tables
+
+if TYPE_CHECKING:
+    from tree_sitter import Node, Parser
+
+SHOWN = 200  # characters kept of text that is only shown (expansions, unparsable input)
+
+
+class Word(NamedTuple):
+    """One shell word after quote removal, and what about it only the running shell knows."""
+
+    text: str  # unquoted value (best effort when not static)
+    expand: bool = False  # parameter/command/arithmetic expansion: unknown at analysis time
+    glob: bool = False  # unquoted glob or brace expansion
+    procsub: bool = False  # a <( ) / >( ) process substitution
+
+
+class Stdin(NamedTuple):
+    """Where a command's standard input comes from (a shell may read its script there)."""
+
+    kind: Literal["heredoc", "herestring", "file", "pipe"]
+    script: str | None = None
+    dynamic: bool = False
+
+
+_EXPANSIONS = frozenset({"simple_expansion", "expansion", "command_substitution",
+                         "arithmetic_expansion"})
+_WORDISH = _EXPANSIONS | {"word", "string", "raw_string", "ansi_c_string", "concatenation",
+                          "number", "process_substitution", "translated_string",
+                          "brace_expression"}
+_REDIRECTS = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect"})
+_PIPES = frozenset({"|", "|&", ">("})  # what precedes a command whose stdin is a pipe
+_PLAIN = re.compile(rb"[\w./:@%+=,-]+(?:\s+[\w./:@%+=,-]+)*")
+_GAPS_ALLOWED = frozenset({"string", "translated_string", "heredoc_body", "heredoc_redirect"})
+_GLOB = re.compile(r"[*?\[]")
+_BRACE = re.compile(r"\{[^{}\x00]*(?:,|\.\.)[^{}\x00]*\}")
+_ASCII_ONLY = bytes(range(128)) + b"x" * 128
+_ESCAPE = re.compile(r"\\(.)", re.DOTALL)
+_HIDDEN_EXPANSION = re.compile(r"`|\$[\w({@*#?$!-]")
+_DQ_ESCAPE = re.compile(r'\\([$`"\\\n])')
+_ANSI = re.compile(r"\\(x[0-9A-Fa-f]{1,2}|u[0-9A-Fa-f]{1,4}|U[0-9A-Fa-f]{1,8}|[0-7]{1,3}|c.|.)",
+                   re.DOTALL)
+_ANSI_SIMPLE = {"a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n": "\n",
+                "r": "\r", "t": "\t", "v": "\v", "\\": "\\", "'": "'", '"': '"', "?": "?"}
+_REDIRECT_OP = re.compile(r"(?:\d+|\{\w+\})?(&>>|&>|>>|>\||>&-|<&-|>&|<&|<>|>|<)")
+
+
+def _ansi_c(body: str) -> str:
+    """Decode the inside of ``$'...'`` like bash (a NUL ends the string)."""
+
+    def one(m: re.Match[str]) -> str:
+        esc = m.group(1)
+        if esc[0] in "xuU" and len(esc) > 1:
+            code = int(esc[1:], 16)
+            return chr(code) if code <= 0x10FFFF else m.group(0)
+        if esc[0] in "01234567":
+            return chr(int(esc, 8) & 0xFF)
+        if esc[0] == "c" and len(esc) == 2:
+            return chr(ord(esc[1]) & 0x1F)
+        return _ANSI_SIMPLE.get(esc, m.group(0))
+
+    return _ANSI.sub(one, body).split("\x00", 1)[0]
+
+
+class _Builder:
+    """Accumulates a word's text and a mask in which quoted characters are hidden."""
+
+    __slots__ = ("expand", "mask", "procsub", "text")
+
+    def __init__(self) -> None:
+        self.text: list[str] = []
+        self.mask: list[str] = []
+        self.expand = self.procsub = False
+
+    def plain(self, s: str) -> None:
+        self.text.append(s)
+        self.mask.append(s)
+
+    def quoted(self, s: str) -> None:
+        self.text.append(s)
+        self.mask.append("\x00" * len(s))
+
+    def unquoted_word(self, raw: str) -> None:
+        """Unquoted text: a backslash quotes the next character; ``\\<newline>`` vanishes.
+
+        An unescaped backtick or ``$(``/``${``/``$name`` here means the parser missed an
+        expansion, so the word counts as not static.
+        """
+        start = 0
+        for m in [*_ESCAPE.finditer(raw), None]:
+            plain = raw[start:] if m is None else raw[start:m.start()]
+            self.plain(plain)
+            self.expand = self.expand or _HIDDEN_EXPANSION.search(plain) is not None
+            if m is not None:
+                if m.group(1) != "\n":
+                    self.quoted(m.group(1))
+                start = m.end()
+
+    def word(self) -> Word:
+        mask = "".join(self.mask)
+        glob = _GLOB.search(mask) is not None or _BRACE.search(mask) is not None
+        return Word("".join(self.text), self.expand, glob, self.procsub)
+
+
+def _decode(data: bytes) -> str:
+    try:
+        return data.decode("utf-8", "surrogatepass")
+    except UnicodeDecodeError:
+        return data.decode("utf-8", "replace")
+
+
+def _groups(nodes: list[Node]) -> Iterable[list[Node]]:
+    """Adjacent nodes (no blank between them) form one shell word."""
+    group: list[Node] = []
+    for node in nodes:
+        if group and node.start_byte != group[-1].end_byte:
+            yield group
+            group = []
+        group.append(node)
+    if group:
+        yield group
+
+
+def risky_env(name: str) -> bool:
+    """Does setting the variable ``name`` change what a command runs (``LD_PRELOAD``)?"""
+    upper = name.upper()
+    return (name in tables.RISKY_ENV_NAMES or upper.startswith(tables.RISKY_ENV_PREFIXES)
+            or name.endswith(tables.RISKY_ENV_SUFFIXES))
+
+
+class Sink(Protocol):
+    """What the walk reports to: the analyser in :mod:`shell_commands`."""
+
+    suspect: list[str]  # a stack: why commands reported now cannot be trusted
+
+    def emit(self, words: list[Word], depth: int, stdin: Stdin | None = None,
+             env: Sequence[tuple[str, Word]] = ()) -> None: ...
+
+    def add(self, words: Sequence[Word], sensitive: Sequence[str] = (),
+            note: str | None = None, dynamic: bool = False) -> None: ...
+
+    def file(self, word: Word, access: Literal["read", "edit"]) -> None: ...
+
+
+@cache
+def _parser() -> Parser:
+    import tree_sitter
+    import tree_sitter_bash
+
+    return tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
+
+
+def syntax_tree(src: bytes) -> Node:
+    """The root node of ``src`` (UTF-8) parsed as bash.
+
+    tree-sitter-bash can crash on some non-ASCII input ("{" + U+E5C0F segfaults), and bash
+    treats every non-ASCII byte as an ordinary word character anyway: parse a copy where
+    each such byte is "x" (offsets unchanged); :class:`Walk` reads words from the original.
+    """
+    return _parser().parse(src.translate(_ASCII_ONLY)).root_node
+
+
+# --------------------------------------------------------------------------- tree walk
+class Walk:
+    """Turns one parsed tree into word lists for a :class:`Sink`."""
+
+    def __init__(self, sink: Sink, src: bytes, depth: int) -> None:
+        self.sink, self.src, self.depth = sink, src, depth
+        self.dropped: dict[int, list[Word]] = {}  # command start -> words the parser lost
+
+    def text(self, node: Node, cap: int | None = None) -> str:
+        end = node.end_byte if cap is None else min(node.end_byte, node.start_byte + cap)
+        return _decode(self.src[node.start_byte:end])
+
+    def run(self, root: Node) -> bool:
+        """Walk the tree; False when the parser silently dropped text (see ``_gaps``)."""
+        intact = True
+        # (node, parent, stdin is a pipe, inside an ERROR node); Node.parent and
+        # Node.prev_sibling cost O(depth), so the walk carries what it needs.
+        stack: list[tuple[Node, Node | None, bool, bool]] = [(root, None, False, False)]
+        while stack:
+            node, parent, piped, broken = stack.pop()
+            children = node.children
+            if not children:
+                continue  # tokens and leaf words: nothing to do
+            kind = node.type
+            broken = broken or kind == "ERROR"
+            if kind not in _GAPS_ALLOWED and not self._gaps(node, children):
+                intact = False
+            suspect = broken or (kind == "command" and node.has_error)
+            if suspect:
+                self.sink.suspect.append("found inside text that could not be parsed")
+            if kind == "command":
+                self.command(node, parent, piped)
+            elif kind in ("declaration_command", "unset_command"):
+                self.declaration(node)
+            elif kind == "variable_assignment" and (
+                    parent is None or parent.type not in ("command", "declaration_command")):
+                name, word = self.assignment(node)
+                if risky_env(name):
+                    self.sink.add([word], [name], f"sets {name}")
+            elif kind == "file_redirect":
+                self.redirect(node)
+            elif kind == "ERROR":
+                self.orphans(node)
+            if suspect:
+                self.sink.suspect.pop()
+            inherit = piped and kind == "redirected_statement"
+            before = ""
+            entries = []
+            for child in children:
+                if child.child_count:  # leaves (tokens, plain words) need no visit
+                    entries.append((child, node, inherit or before in _PIPES, broken))
+                before = child.type
+            stack.extend(reversed(entries))
+        return intact
+
+    def _gaps(self, node: Node, children: list[Node]) -> bool:
+        """Check that the children of ``node`` account for all of its text.
+
+        tree-sitter-bash sometimes drops a token without reporting an error (``python3 -
+        <<EOF`` loses the ``-``) or glues words into one (``echo ``rm``). A dropped plain
+        word between a command and its redirects is recovered as an argument; any other
+        unaccounted text could be anything, so the caller treats it as a parse error.
+        """
+        pos, src = node.start_byte, self.src
+        missing: list[bytes] = []
+        spans = [(c.start_byte, c.end_byte) for c in children]
+        spans.append((node.end_byte, node.end_byte))
+        for start, end in spans:
+            if start > pos:
+                if node.type == "concatenation":
+                    return False  # one shell word cannot contain a blank
+                if text := src[pos:start].strip(b" \t\r\n\\"):
+                    missing.append(text)
+            if end > pos:
+                pos = end
+        if not missing:
+            return True
+        body = node.child_by_field_name("body") if node.type == "redirected_statement" else None
+        if body is None or body.type != "command" or not all(map(_PLAIN.fullmatch, missing)):
+            return False
+        self.dropped[body.start_byte] = [Word(w) for m in missing for w in _decode(m).split()]
+        return True
+
+    # words ----------------------------------------------------------------
+    def word(self, nodes: Sequence[Node]) -> Word:
+        if len(nodes) == 1:  # fast path for the common case: one plain word
+            node = nodes[0]
+            if node.type == "command_name" and node.child_count == 1:
+                node = node.children[0]  # what _collect would read
+            if node.type == "word" and "\\" not in (raw := self.text(node)):
+                glob = _GLOB.search(raw) is not None or _BRACE.search(raw) is not None
+                return Word(raw, _HIDDEN_EXPANSION.search(raw) is not None, glob)
+        builder = _Builder()
+        self._collect_all(nodes, builder)
+        return builder.word()
+
+    def _collect_all(self, nodes: Sequence[Node], b: _Builder) -> None:
+        for i, node in enumerate(nodes):
+            following = nodes[i + 1] if i + 1 < len(nodes) else None
+            if node.type == "$" and following is not None and following.type == "string":
+                continue  # $"..." is a translated string: same text as "..."
+            self._collect(node, b)
+
+    def _collect(self, node: Node, b: _Builder) -> None:
+        kind = node.type
+        if kind == "word":
+            b.unquoted_word(self.text(node))
+        elif kind == "number":
+            b.plain(self.text(node))
+        elif not node.is_named:  # a stray token such as a lone "$" or "``"
+            raw = self.text(node)
+            b.expand = b.expand or (raw != "``" and _HIDDEN_EXPANSION.search(raw) is not None)
+            b.quoted("") if raw == "``" else b.plain(raw)
+        elif kind == "raw_string":
+            b.quoted(self.text(node)[1:-1])
+        elif kind == "ansi_c_string":
+            b.quoted(_ansi_c(self.text(node)[2:-1]))
+        elif kind == "string":
+            for part in node.children:
+                if part.type == "string_content":
+                    b.quoted(_DQ_ESCAPE.sub(r"\1", self.text(part)))
+                elif part.type in _EXPANSIONS or part.is_named:
+                    b.expand = True
+                    b.quoted(self.text(part, SHOWN))
+                elif part.type != '"':
+                    b.quoted(self.text(part))
+        elif kind in ("concatenation", "command_name", "translated_string"):
+            children = node.children
+            if any(a.end_byte != z.start_byte for a, z in pairwise(children)):
+                b.expand = True  # a blank inside one word: the parser glued words together
+            self._collect_all(children, b)
+        elif kind == "process_substitution":
+            b.procsub = True
+            b.quoted(self.text(node, SHOWN))
+        elif kind == "command_substitution" and not any(c.is_named for c in node.children):
+            b.quoted("")  # `` or $( ): statically empty, a known way to splice words
+        elif kind == "brace_expression":
+            b.plain(self.text(node))
+        else:  # expansions, and anything unexpected: static only if it cannot expand
+            raw = self.text(node, SHOWN)
+            b.expand = b.expand or kind in _EXPANSIONS or "$" in raw or "`" in raw
+            b.quoted(raw)
+
+    def assignment(self, node: Node) -> tuple[str, Word]:
+        """``NAME=VALUE`` as (NAME, word); NAME of ``a[i]=x`` is ``a``."""
+        name_node = node.child_by_field_name("name")
+        value = node.child_by_field_name("value")
+        if name_node is None:
+            return "", self.word([node])
+        base = name_node.child_by_field_name("name") if name_node.type == "subscript" else None
+        name = self.text(base or name_node)
+        stop = value.start_byte if value is not None else node.end_byte
+        prefix = _decode(self.src[node.start_byte:stop])
+        val = self.word([value]) if value is not None else Word("")
+        expand = val.expand or "$" in prefix or "`" in prefix
+        return name, Word(prefix + val.text, expand, val.glob, val.procsub)
+
+    # statements -------------------------------------------------------------
+    def command(self, node: Node, parent: Node | None, piped: bool) -> None:
+        assigns: list[Node] = []
+        name: Node | None = None
+        args: list[Node] = []
+        redirects: list[Node] = []
+        for child in node.children:
+            kind = child.type
+            if kind == "command_name":
+                name = child
+            elif kind == "variable_assignment" and name is None:
+                assigns.append(child)
+            elif kind in _REDIRECTS:
+                redirects.append(child)
+            elif name is not None and kind != "comment":
+                args.append(child)
+        if parent is not None and parent.type == "redirected_statement":
+            body = parent.child_by_field_name("body")
+            if body is not None and body.start_byte == node.start_byte:
+                redirects.extend(c for c in parent.children if c.type in _REDIRECTS)
+        for redirect in redirects:  # tree-sitter hangs `cmd >f -rf x`'s `-rf x` on the redirect
+            args.extend(self._redirect_parts(redirect)[2])
+        if name is None:
+            for assign in assigns:
+                var, word = self.assignment(assign)
+                if risky_env(var):
+                    self.sink.add([word], [var], f"sets {var}")
+            return
+        if redirects:  # words taken from redirects go back to where they were written
+            args.sort(key=lambda n: n.start_byte)
+        words = [self.word([name]), *(self.word(g) for g in _groups(args))]
+        words += self.dropped.get(node.start_byte, [])
+        env = [(var, w) for var, w in map(self.assignment, assigns) if risky_env(var)]
+        self.sink.emit(words, self.depth, self._stdin(redirects, piped), env)
+
+    def orphans(self, node: Node) -> None:
+        """Inside an ERROR node, a ``command_name`` may appear without its ``command``
+        (````rm -rf x````); rebuild such commands from the words that follow it."""
+        children = node.children
+        for i, child in enumerate(children):
+            if child.type != "command_name":
+                continue
+            args = []
+            for sibling in children[i + 1:]:
+                if sibling.type not in _WORDISH:
+                    break
+                args.append(sibling)
+            words = [self.word([child]), *(self.word(g) for g in _groups(args))]
+            self.sink.emit(words, self.depth)
+
+    def declaration(self, node: Node) -> None:
+        """``export``/``declare``/``local``/``readonly``/``typeset``/``unset``."""
+        words: list[Word] = []
+        sensitive: list[str] = []
+        for child in node.children:
+            if child.type == "variable_assignment":
+                var, word = self.assignment(child)
+                words.append(word)
+            elif child.type in _WORDISH or child.type == "variable_name" or not words:
+                var, word = self.text(child), self.word([child])
+                words.append(word)
+                if child.type != "variable_name":
+                    continue
+            else:
+                continue
+            if node.type == "declaration_command" and risky_env(var):
+                sensitive.append(var)
+        self.sink.add(words, sensitive, f"sets {', '.join(sensitive)}" if sensitive else None)
+
+    def _redirect_parts(self, node: Node) -> tuple[str, Node | None, list[Node]]:
+        """(operator, target, words that are really arguments of the command)."""
+        words = [c for c in node.children if c.type in _WORDISH]
+        if node.type == "heredoc_redirect":
+            return "<<", None, words
+        if node.type == "herestring_redirect":
+            return "<<<", words[0] if words else None, words[1:]
+        m = _REDIRECT_OP.match(self.text(node, 16))
+        op = m.group(1) if m else ">"
+        if op in (">&-", "<&-") or not words:
+            return op, None, words
+        return op, words[0], words[1:]
+
+    def redirect(self, node: Node) -> None:
+        op, target, _ = self._redirect_parts(node)
+        if target is None:
+            return
+        word = self.word([target])
+        if op in (">&", "<&") and (op == "<&" or word.text.isdigit() or word.text == "-"):
+            return  # duplicating a descriptor, not a file
+        self.sink.file(word, "read" if op == "<" else "edit")
+
+    def _stdin(self, redirects: list[Node], piped: bool) -> Stdin | None:
+        """Where the command's standard input comes from, when that can matter."""
+        for redirect in redirects:
+            fd = redirect.child_by_field_name("descriptor")
+            if fd is not None and self.text(fd) != "0":
+                continue
+            if redirect.type == "heredoc_redirect":
+                body = next((c for c in redirect.children if c.type == "heredoc_body"), None)
+                return Stdin("heredoc", self.text(body) if body is not None else "")
+            op, target, _ = self._redirect_parts(redirect)
+            if target is not None and op in ("<<<", "<"):
+                word = self.word([target])
+                if op == "<<<":
+                    return Stdin("herestring", word.text, word.expand or word.glob)
+                return Stdin("pipe" if word.procsub else "file", None, word.procsub)
+        return Stdin("pipe", None, True) if piped else None
