@@ -33,12 +33,13 @@ class ApprovalRequest:
 
     def always_rules(self) -> tuple[Rule, ...]:
         """The rules "always allow" would add: the arity-table suggestion for shell
-        commands, the exact pattern for everything else."""
+        commands, the exact pattern for everything else and for requests with
+        sensitive tokens (a prefix would not name them, and would not stick)."""
         rules = []
         for request in self.asking:
             if not request.allowable:
                 continue
-            pattern = request.always or request.pattern
+            pattern = request.pattern if request.sensitive else (request.always or request.pattern)
             rules.append(Rule(request.permission, pattern, "allow",
                               reason=f"approved for {self.tool}", source="approval:session"))
         return tuple(dict.fromkeys(rules))

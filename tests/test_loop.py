@@ -297,3 +297,16 @@ def test_todos_survive_between_calls(project):
     loop = make_loop(project, model)
     run(loop, "plan work")
     assert [t["content"] for t in loop._todos] == ["write tests", "ship"]
+
+
+def test_always_for_a_sensitive_command_remembers_the_exact_command(project):
+    approver = ScriptedApprover(["always"])
+    (project / "a.txt").write_text("a\n")
+    command = "find . -name a.txt -exec cat {} ;"
+    model = ScriptedModel([call("bash", command=command), call("bash", command=command),
+                           reply("ok")])
+    loop = make_loop(project, model, approver)
+    run(loop, "find")
+    assert len(approver.asked) == 1
+    assert any(r.pattern == "find . -name a.txt -exec cat {}" for r in loop.rt.approvals)
+    assert all(r.pattern != "find *" for r in loop.rt.approvals)
