@@ -67,6 +67,13 @@ def open_loop(options: Options, approver: Approver, *, cwd: Path | None = None,
         session = store.load(latest.id)
     else:
         session = None
+    if session is not None and not options.agent:
+        from dm_cc.session.messages import agent_in_charge
+
+        in_charge = agent_in_charge(session.messages, session.info.agent)
+        if in_charge not in agents:
+            raise UsageError(f"session {session.info.id}'s agent {in_charge!r} no longer "
+                             "exists; continue it with --agent NAME")
     agent_name = options.agent or settings.default_agent or "build"
     agent = agents.get(agent_name)
     if agent is None:

@@ -13,6 +13,7 @@ from typing import Any, Literal, Protocol
 
 from dm_cc.errors import DmccError
 from dm_cc.permissions import Decision, Request, Rule
+from dm_cc.permissions.rules import language_of
 
 Answer = Literal["once", "always", "reject"]
 
@@ -34,15 +35,27 @@ class ApprovalRequest:
     def always_rules(self) -> tuple[Rule, ...]:
         """The rules "always allow" would add: the arity-table suggestion for shell
         commands, the exact pattern for everything else and for requests with
-        sensitive tokens (a prefix would not name them, and would not stick)."""
+        sensitive tokens (a prefix would not name them, and would not stick).
+
+        A request whose text holds the pattern language's wildcards (a literal
+        `*.tmp`, a path `.env*`, a URL with `?`) gets no rule: as a pattern it would
+        allow more than what was asked."""
         rules = []
         for request in self.asking:
             if not request.allowable:
                 continue
-            pattern = request.pattern if request.sensitive else (request.always or request.pattern)
+            exact = request.pattern if request.sensitive else None
+            pattern = exact or request.always or request.pattern
+            literal = pattern[:-2] if pattern == request.always and pattern.endswith(" *") \
+                else pattern
+            if any(ch in literal for ch in _WILDCARDS[language_of(request.permission)]):
+                continue
             rules.append(Rule(request.permission, pattern, "allow",
                               reason=f"approved for {self.tool}", source="approval:session"))
         return tuple(dict.fromkeys(rules))
+
+
+_WILDCARDS = {"path": "*?[]{}", "shell": "*?", "name": "*?"}
 
 
 @dataclass(frozen=True, slots=True)

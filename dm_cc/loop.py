@@ -28,6 +28,7 @@ from pydantic import BaseModel, ValidationError
 
 from dm_cc.agents.builtin import Agent
 from dm_cc.approval import Approval, ApprovalRequest, Approver
+from dm_cc.errors import UsageError
 from dm_cc.events import (
     AgentSwitched,
     Event,
@@ -35,13 +36,14 @@ from dm_cc.events import (
     ToolFinished,
     TurnEnded,
 )
-from dm_cc.llm.base import ChatModel, ModelReply, OnStream, ToolSpec, Usage
+from dm_cc.llm.base import ChatModel, ModelReply, OnStream, Usage
 from dm_cc.permissions import Decision, Request, Rule
-from dm_cc.permissions.requests import path_requests
+from dm_cc.permissions.requests import path_requests, permission_of
 from dm_cc.policy.layers import Gate, Policy
 from dm_cc.prompts import system_prompt
 from dm_cc.session.messages import Message, ToolCall, agent_in_charge
 from dm_cc.tools.base import Tool, ToolContext, ToolOutput
+from dm_cc.tools.registry import tool_specs
 
 DEFAULT_MAX_TURNS = 50
 DOOM_LOOP_REPEATS = 3
@@ -89,9 +91,7 @@ class Loop:
         self.max_turns = max_turns
         self.next_agent = agent  # the agent of the next user message, when asked for
         self._tools = {tool.name: tool for tool in runtime.tools}
-        self._specs = {tool.name: ToolSpec(tool.name, tool.description,
-                                           tool.Params.model_json_schema())
-                       for tool in runtime.tools}
+        self._specs = {spec.name: spec for spec in tool_specs(runtime.tools)}
         self._recent: list[str] = []
         self._todos: list[dict[str, Any]] = []
         self._gate: tuple[tuple, Gate] | None = None
@@ -101,7 +101,13 @@ class Loop:
 
     @property
     def agent(self) -> Agent:
-        return self.rt.agents[agent_in_charge(self.session.messages)]
+        """The agent of the last user message."""
+        name = agent_in_charge(self.session.messages)
+        agent = self.rt.agents.get(name)
+        if agent is None:  # its file was removed since: never guess another's rights
+            raise UsageError(f"this session's agent {name!r} no longer exists; "
+                             "continue it with --agent NAME")
+        return agent
 
     def gate(self) -> Gate:
         """The compiled layers for the agent in charge; rebuilt when the agent or the
@@ -120,14 +126,18 @@ class Loop:
                           plan_file=root / ".dm_cc" / "plans" / f"{self.session.info.id}.md",
                           todos=self._todos)
         if gate is not None:
+            # Only the read rules: the call's own directory (external_directory) was
+            # already decided, and approved if it had to be.
             ctx.may_read = functools.lru_cache(maxsize=4096)(
-                lambda path: gate.decide(path_requests("read", path, ctx.dirs)).action == "allow")
+                lambda path: all(gate.judge(request).action == "allow"
+                                 for request in path_requests("read", path, ctx.dirs)
+                                 if request.permission == "read"))
         return ctx
 
     def offered_tools(self, gate: Gate) -> list[Tool]:
         """Tools whose permission the agent's rules do not deny outright."""
         return [tool for tool in self._tools.values()
-                if not gate.denies_outright(_permission_of(tool.name))]
+                if not gate.denies_outright(permission_of(tool.name))]
 
     # ------------------------------------------------------------------ the loop
 
@@ -284,10 +294,6 @@ class _Prepared:
     params: BaseModel | None = None
     decision: Decision | None = None
     error: str | None = None
-
-
-def _permission_of(tool_name: str) -> str:
-    return "edit" if tool_name == "write" else tool_name
 
 
 def denial_message(tool: str, decision: Decision) -> str:

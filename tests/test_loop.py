@@ -310,3 +310,63 @@ def test_always_for_a_sensitive_command_remembers_the_exact_command(project):
     assert len(approver.asked) == 1
     assert any(r.pattern == "find . -name a.txt -exec cat {}" for r in loop.rt.approvals)
     assert all(r.pattern != "find *" for r in loop.rt.approvals)
+
+
+def test_always_never_turns_literal_wildcards_into_a_broader_rule():
+    from dm_cc.approval import ApprovalRequest
+    from dm_cc.permissions import Decision, Request, Rule, Verdict
+
+    def always(*requests):
+        verdicts = tuple(Verdict(r, Rule("*", "*", "ask"), "ask", r.pattern) for r in requests)
+        return ApprovalRequest("x", {}, Decision("ask", verdicts)).always_rules()
+
+    assert always(Request("bash", "find . -name *.tmp -delete", sensitive=("-delete",),
+                          always="find *")) == ()
+    assert always(Request("read", ".env*")) == ()
+    assert always(Request("webfetch", "https://x.example/a?b=1")) == ()
+    assert [r.pattern for r in always(Request("bash", "git commit -m x", always="git commit *"))] \
+        == ["git commit *"]
+    assert [r.pattern for r in always(Request("read", "src/a.py"))] == ["src/a.py"]
+
+
+def test_write_preview_never_reads_a_fifo(project):
+    import os
+
+    from dm_cc.tools.write import WriteTool
+
+    os.mkfifo(project / "pipe")
+    loop = make_loop(project, ScriptedModel([]))
+    params = WriteTool.Params.model_validate({"path": "pipe", "content": "x"})
+    assert "not a regular file" in WriteTool().preview(params, loop.context())
+
+
+def test_a_session_whose_agent_was_removed_needs_an_explicit_agent(project, capsys):
+    from dm_cc.cli import main
+
+    agents = project / ".dm_cc" / "agents"
+    agents.mkdir(parents=True)
+    (agents / "rev.md").write_text("---\ndescription: reviewer\nmode: primary\n---\nReview.\n")
+    os_chdir = pytest.MonkeyPatch()
+    os_chdir.chdir(project)
+    try:
+        assert main(["run", "--model", "offline", "--agent", "rev", "list"]) == 0
+        (agents / "rev.md").unlink()
+        capsys.readouterr()
+        assert main(["run", "--model", "offline", "--continue", "list"]) == 2
+        assert "no longer exists" in capsys.readouterr().err
+        assert main(["run", "--model", "offline", "--continue", "--agent", "build", "list"]) == 0
+    finally:
+        os_chdir.undo()
+
+
+def test_grep_outside_the_project_shows_files_once_the_directory_is_approved(project, tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "notes.txt").write_text("token = 3\n")
+    policy = "rules:\n  - {permission: read, pattern: '*', action: allow}\n"
+    approver = ScriptedApprover(["once"])
+    model = ScriptedModel([call("grep", pattern="token", path=str(outside)), reply("ok")])
+    loop = make_loop(project, model, approver, policy=policy)
+    run(loop, "grep outside")
+    assert len(approver.asked) == 1
+    assert "token = 3" in tool_messages(loop)[0].content

@@ -140,9 +140,10 @@ def load_agents(root: Path, env: Mapping[str, str] = os.environ) -> dict[str, Ag
     """Built-in agents, then user agents, then project agents (a later file with the
     same name replaces an earlier one). The first bad file raises AgentFileError."""
     agents: dict[str, Agent] = dict(BUILTIN_AGENTS)
+    project_dir = root / ".dm_cc" / "agents"
     for path in agent_files(root, env):
         agent = load_agent_file(path)
-        if path.resolve().is_relative_to(root.resolve()):
+        if path.parent == project_dir:  # where it was found, not where a link points
             agent = replace(agent, trusted=False)
         agents[agent.name] = agent
     return agents

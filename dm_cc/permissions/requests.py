@@ -20,12 +20,25 @@ from dm_cc.permissions.shell import always_pattern, analyse
 Args = Mapping[str, Any]
 
 
+# Writing here changes what runs or what is allowed (git hooks and config run
+# commands; .dm_cc holds the policy itself): an edit is allowed only by a rule
+# that names the directory (`edit .git/** allow`), never by `**` or `*`.
+PROTECTED_FOR_EDIT = (".git", ".dm_cc")
+
+
+def _protected(permission: str, names: tuple[str, ...]) -> set[str]:
+    if permission != "edit":
+        return set()
+    return {part for name in names for part in name.split("/") if part in PROTECTED_FOR_EDIT}
+
+
 def path_requests(permission: str, raw: str, where: PathContextDirs, *,
                   is_directory: bool = False, allowable: bool = True,
                   note: str | None = None) -> list[Request]:
     """A request for the canonical path, plus ``external_directory`` when outside."""
     path = canonical_path(raw, where)
-    sensitive = tuple(sorted({s for p in path.absolute if (s := special_root(p))}))
+    sensitive = tuple(sorted({s for p in path.absolute if (s := special_root(p))}
+                             | _protected(permission, path.names)))
     requests = [Request(permission, path.names[0], aliases=path.names[1:], allowable=allowable,
                         sensitive=sensitive, note=note)]
     directories = [p if is_directory else posixpath.dirname(p) for p in path.outside]
@@ -82,25 +95,52 @@ def _named(permission: str, *keys: str, default: str | None = None):
     return derive
 
 
-def canonical_url(raw: str) -> str | None:
-    """``scheme://host[:port]/path[?query]`` with scheme and host lower-cased, the
-    default port and any ``user:password@`` dropped; None when it is not an
-    http(s) URL with a host."""
-    from urllib.parse import urlsplit  # lazily: only webfetch needs it
+_HOST_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789.-")
 
+
+def _remove_dot_segments(path: str) -> str:
+    """RFC 3986 dot-segment removal, so `/public/../secret` is judged as `/secret`."""
+    segments = path.split("/")[1:]
+    out: list[str] = []
+    for segment in segments:
+        if segment == "..":
+            if out:
+                out.pop()
+        elif segment != ".":
+            out.append(segment)
+    if segments and segments[-1] in (".", ".."):
+        out.append("")  # it names a directory
+    return "/" + "/".join(out)
+
+
+def canonical_url(raw: str) -> str | None:
+    """The URL as it will be fetched: ``scheme://host[:port]/path[?query]`` with scheme
+    and host lower-cased, percent-escapes decoded in the host and in dot segments,
+    dot segments removed, the default port and any ``user:password@`` dropped.
+    None when it is not an http(s) URL with a plain host name or address."""
+    from urllib.parse import unquote, urlsplit  # lazily: only webfetch needs it
+
+    text = raw.strip()
     try:
-        parts = urlsplit(raw.strip())
+        parts = urlsplit(text)
         port = parts.port
     except ValueError:
         return None
-    scheme, host = parts.scheme.lower(), (parts.hostname or "").rstrip(".")
-    if scheme not in ("http", "https") or not host or any(c.isspace() for c in raw.strip()):
+    scheme = parts.scheme.lower()
+    host = unquote(parts.hostname or "").lower().rstrip(".")
+    if scheme not in ("http", "https") or not host or any(c.isspace() for c in text):
         return None
-    if ":" in host:
+    if ":" in host:  # an IPv6 literal
+        if not all(c in "0123456789abcdef:." for c in host):
+            return None
         host = f"[{host}]"
+    elif not set(host) <= _HOST_CHARS:
+        return None
     if port is not None and port != {"http": 80, "https": 443}[scheme]:
         host = f"{host}:{port}"
     path = parts.path or "/"
+    path = path.replace("%2e", ".").replace("%2E", ".")
+    path = _remove_dot_segments(path)
     return f"{scheme}://{host}{path}" + (f"?{parts.query}" if parts.query else "")
 
 
@@ -120,10 +160,16 @@ def mcp_requests(tool: str, args: Args) -> list[Request]:
 
 Deriver = Callable[[Args, PathContextDirs], list[Request]]
 
+
+def permission_of(tool: str) -> str:
+    """The permission a tool's main request is judged under (write and edit: edit)."""
+    return "edit" if tool in ("write", "edit") else tool
+
+
 DERIVERS: dict[str, Deriver] = {
     "read": _paths("read", "path", "file_path"),
-    "write": _paths("edit", "path", "file_path"),
-    "edit": _paths("edit", "path", "file_path"),
+    "write": _paths(permission_of("write"), "path", "file_path"),
+    "edit": _paths(permission_of("edit"), "path", "file_path"),
     "list": _paths("list", "path", directory=True, default="."),
     "glob": _paths("glob", "path", directory=True, default="."),
     "grep": _paths("grep", "path", directory=True, default="."),

@@ -534,6 +534,19 @@ ARG_SPECS: Mapping[tuple[str, ...], ArgSpec] = MappingProxyType({
                         "-F --file -t -m --message -C -c --reuse-message --reedit-message")
        for c in ("commit", "tag", "notes")},
     **{("git", c): _git(files="read") for c in ("apply", "am", "hash-object")},
+    # Read-only in the built-in defaults, but these options reach other files:
+    # `--no-index` compares any two files (its operands become reads),
+    # `blame --contents FILE` shows FILE.
+    **{("git", c): _git({"--no-index": "flag"}, files=None) for c in ("diff", "log", "show")},
+    ("git", "blame"): _git({"--contents": "read"}, "--contents -L -S --date -C -M"),
+    ("wc",): _a("--files0-from", risky={"--files0-from": "read"}, files="read"),
+    ("du",): _a("-X --exclude-from --files0-from -B --block-size -d --max-depth -t"
+                " --threshold --time-style --exclude",
+                risky={"-X": "read", "--exclude-from": "read", "--files0-from": "read"},
+                files="read"),
+    ("tree",): _a("-o -L -P -I -H -T --filelimit --charset --sort --timefmt --fromfile",
+                  risky={"-o": "edit", "-R": "flag", "-H": "flag", "--fromfile": "flag"},
+                  files="read"),
 })
 
 #: Commands whose options are whole words even with a single dash (``find -exec``).

@@ -65,10 +65,16 @@ class Policy:
         return PathContext(root=self.root.as_posix(), home=self.home.as_posix())
 
     def layers(self, agent: Agent, approvals: Sequence[Rule] = (),
-               session_id: str | None = None) -> list[Layer]:
+               session_id: str | None = None, *, trusted_only: bool = False) -> list[Layer]:
         """The stack for ``agent``. ``{session}`` in an agent rule's pattern (the plan
-        agent's own plan file) becomes the session id, or ``*`` outside a session."""
+        agent's own plan file) becomes the session id, or ``*`` outside a session.
+        ``trusted_only`` leaves out what a cloned repository supplies to the agent
+        layers: an untrusted agent's own rules and the project files' overrides."""
         configured = self.managed + self.project + self.user + self.extra
+        if trusted_only:
+            configured = self.managed + self.user + self.extra
+            if not agent.trusted:
+                agent = replace(agent, rules=())
         agent_rules = tuple(
             replace(rule, pattern=rule.pattern.replace("{session}", session_id or "*"))
             for rule in agent.rules)
@@ -87,14 +93,22 @@ class Policy:
 
     def gate(self, agent: Agent, approvals: Sequence[Rule] = (),
              session_id: str | None = None) -> Gate:
-        """The gate for ``agent``. An untrusted (project-defined) agent's own rules
-        can only make decisions stricter: it is judged with a ceiling, the same
-        stack without its rules."""
-        ceiling = None
-        if not agent.trusted:
-            ceiling = Gate(self.layers(replace(agent, rules=()), approvals, session_id),
-                           self.context)
-        return Gate(self.layers(agent, approvals, session_id), self.context, ceiling)
+        """The gate for ``agent``, with a ceiling when a cloned repository supplies
+        agent-layer rules, which sit after the user's policy:
+
+        * an untrusted (project-defined) agent's own rules can only tighten: every
+          decision is the stricter of the stack with and without them;
+        * the project files' ``agents:`` overrides may open what built-in agent rules
+          close (`docs/**` for plan) but cannot overrule a decision made by the
+          user's own files (user config, ``--policy``).
+        """
+        layers = self.layers(agent, approvals, session_id)
+        if agent.trusted and not _for_agent(self.project, agent.name):
+            return Gate(layers, self.context)
+        ceiling = Gate(self.layers(agent, approvals, session_id, trusted_only=True),
+                       self.context)
+        counted = None if not agent.trusted else frozenset({"user", "--policy"})
+        return Gate(layers, self.context, ceiling, counted)
 
 
 def _top(files: Sequence[PolicyFile]) -> tuple[Rule, ...]:
@@ -113,10 +127,15 @@ class Gate:
     """
 
     def __init__(self, layers: Sequence[Layer], context: PathContext,
-                 ceiling: Gate | None = None) -> None:
+                 ceiling: Gate | None = None, ceiling_layers: frozenset[str] | None = None,
+                 ) -> None:
+        """``ceiling``: a gate whose stricter verdicts win — all of them, or only
+        those decided by a rule of one of ``ceiling_layers``."""
         self.layers = tuple(layers)
         self.context = context
         self.ceiling = ceiling
+        self.ceiling_layers = ceiling_layers
+        self._layer_of = {rule: layer.name for layer in self.layers for rule in layer.rules}
         self._all = [Ruleset(layer.rules, context) for layer in self.layers]
         self._without_approvals = [
             ruleset for layer, ruleset in zip(self.layers, self._all, strict=True)
@@ -135,15 +154,21 @@ class Gate:
                 verdict = configured
         if self.ceiling is not None:
             limit = self.ceiling.judge(request)
-            if STRICTNESS[limit.action] > STRICTNESS[verdict.action]:
+            counts = self.ceiling_layers is None or \
+                self.ceiling.layer_of(limit.rule) in self.ceiling_layers
+            if counts and STRICTNESS[limit.action] > STRICTNESS[verdict.action]:
                 return limit
         return verdict
+
+    def layer_of(self, rule: Rule) -> str | None:
+        return self._layer_of.get(rule)
 
     def denies_outright(self, permission: str) -> bool:
         """True when the last rule for ``permission`` with the universal pattern
         ``*`` denies and no later rule for it does anything but deny: no request of
         this permission can be allowed or asked about, so its tool is not offered."""
-        if self.ceiling is not None and self.ceiling.denies_outright(permission):
+        if self.ceiling is not None and self.ceiling_layers is None \
+                and self.ceiling.denies_outright(permission):
             return True
         denied = False
         for ruleset in self._all:

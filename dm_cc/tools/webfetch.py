@@ -60,10 +60,12 @@ class WebFetchTool:
         return requests_for(self.name, params.model_dump(exclude_none=True), ctx.dirs)
 
     async def run(self, params: WebFetchParams, ctx: ToolContext) -> ToolOutput:
-        if canonical_url(params.url) is None:
+        url = canonical_url(params.url)
+        if url is None:
             return ToolOutput(f"Not an http(s) URL: {params.url!r}", is_error=True)
         try:
-            page = await asyncio.to_thread(fetch, params.url.strip(), params.format,
+            # Fetch exactly the URL the policy judged, not the raw spelling.
+            page = await asyncio.to_thread(fetch, url, params.format,
                                            params.timeout)
             text = render(page, params.format)
         except _Redirected as moved:

@@ -63,8 +63,10 @@ class WriteTool:
     def preview(self, params: WriteParams, ctx: ToolContext) -> str:
         """What the write would change, for the approval prompt."""
         path = resolve(params.path, ctx)
+        if path.exists() and not path.is_file():  # never read a device or a FIFO to show it
+            return f"({params.path} is not a regular file; the write would fail)"
         try:
-            old = None if path.is_dir() else _old_content(path)
+            old = _old_content(path)
         except OSError as exc:
             return f"(cannot read {params.path}: {exc.strerror or exc})"
         if old is None:

