@@ -208,15 +208,47 @@ def _canonical(word: str, aliases: Mapping[str, tuple[str, ...]], whole: bool) -
 
 def _split(words: Sequence[str]) -> tuple[list[str], list[str]]:
     """A command's (option words before ``--``, other words incl. the command name)."""
+    options, positional, _values = _split_marked(words)
+    return options, positional
+
+
+def _split_marked(words: Sequence[str]) -> tuple[list[str], list[str], set[int]]:
+    """Like :func:`_split`, plus the indices (into the positional list) of words right
+    after an option, which may be that option's value (``kubectl -n prod delete``)."""
     options: list[str] = []
     positional: list[str] = list(words[:1])
+    values: set[int] = set()
+    after_option = False
     rest = iter(words[1:])
     for word in rest:
         if word == "--":
             positional.extend(rest)
             break
-        (options if len(word) > 1 and word[0] == "-" else positional).append(word)
-    return options, positional
+        if len(word) > 1 and (word[0] == "-" or word[0] == "+" and len(positional) == 1):
+            # a `+toolchain` right after the name (cargo +nightly) is an option too
+            options.append(word)
+            after_option = "=" not in word
+        else:
+            if after_option:
+                values.add(len(positional))
+            positional.append(word)
+            after_option = False
+    return options, positional, values
+
+
+def _after_head(head: Sequence[str], positional: Sequence[str], values: set[int]) -> int | None:
+    """Where the command's words continue after ``head``, which must appear in order
+    with only possible option values in between; None when it does not."""
+    position = 1
+    for word in head[1:]:
+        while position < len(positional) and positional[position] != word:
+            if position not in values:
+                return None
+            position += 1
+        if position >= len(positional):
+            return None
+        position += 1
+    return position
 
 
 @dataclass(frozen=True, slots=True)
@@ -231,10 +263,11 @@ class FlagRule:
         """True when the command ``words`` are covered by this rule."""
         if not words or words[0] != self.head[0]:
             return False
-        options, positional = _split(words)
-        if tuple(positional[: len(self.head)]) != self.head:
+        options, positional, values = _split_marked(words)
+        rest = _after_head(self.head, positional, values)
+        if rest is None:
             return False
-        key = _table_key(FLAG_ALIASES, positional)
+        key = _table_key(FLAG_ALIASES, self.head)
         aliases = FLAG_ALIASES.get(key, {})
         whole = words[0] in SINGLE_DASH_LONG
         have: set[str] = set()
@@ -245,7 +278,7 @@ class FlagRule:
                 have.add(flag)
         if not self.flags <= have:
             return False
-        return wildcard_match(self.tail, " ".join(positional[len(self.head):]))
+        return wildcard_match(self.tail, " ".join(positional[rest:]))
 
 
 def compile_flag_rule(pattern: str) -> FlagRule | None:
@@ -256,15 +289,16 @@ def compile_flag_rule(pattern: str) -> FlagRule | None:
     # "--force*" names the flag and then anything: keep the flag, widen the tail.
     starred = [w for w in options if w.endswith("*")]
     options = [w[:-1] if w.endswith("*") else w for w in options]
-    if not options or any("*" in w.partition("=")[0] or "?" in w or w in ("-", "--")
-                          for w in options):
+    if any("*" in w.partition("=")[0] or "?" in w or w in ("-", "--") for w in options):
         return None
     head: list[str] = []
     for word in words:  # literal words before the first option or wildcard
         if len(word) > 1 and word[0] == "-" or "*" in word or "?" in word:
             break
         head.append(word)
-    if not head:
+    if not head or (not options and len(head) < 2):
+        # Without options, only a command with a subcommand (`kubectl delete *`) gains
+        # anything: global options may stand between them (`kubectl -n prod delete`).
         return None
     aliases = FLAG_ALIASES.get(_table_key(FLAG_ALIASES, head), {})
     whole = head[0] in SINGLE_DASH_LONG

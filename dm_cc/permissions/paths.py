@@ -40,11 +40,18 @@ class CanonicalPath:
         return self.names[0]
 
 
-def expand_home(raw: str, home: Path) -> str:
+def expand_home(raw: str, home: Path, cwd: Path | None = None) -> str:
+    """``~`` and ``~/…`` → home; ``~+`` → the working directory; ``~user`` → that
+    user's home. A tilde form that cannot be resolved (``~-``, an unknown user) is
+    made absolute as written, so it is judged as outside the project, never as a
+    project-relative name."""
     if raw == "~" or raw.startswith("~/"):
         return home.as_posix() + raw[1:]
+    if (raw == "~+" or raw.startswith("~+/")) and cwd is not None:
+        return cwd.as_posix() + raw[2:]
     if raw.startswith("~"):
-        return os.path.expanduser(raw)
+        expanded = os.path.expanduser(raw)
+        return expanded if not expanded.startswith("~") else "/" + raw
     return raw
 
 
@@ -62,7 +69,7 @@ def display(path: str, root: str) -> str:
 
 def canonical_path(raw: str, where: PathContextDirs) -> CanonicalPath:
     root = where.root.as_posix()
-    joined = posixpath.join(where.cwd.as_posix(), expand_home(raw, where.home))
+    joined = posixpath.join(where.cwd.as_posix(), expand_home(raw, where.home, where.cwd))
     lexical = posixpath.normpath(joined)
     if lexical.startswith("//"):
         lexical = "/" + lexical.lstrip("/")

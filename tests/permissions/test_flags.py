@@ -125,10 +125,26 @@ def test_scan_lone_dash() -> None:
 
 
 # --------------------------------------------------------------------------- flag rules
-@pytest.mark.parametrize("pattern", ["rm *", "git clean *", "*", "-rf", "* -rf", "rm -*",
+@pytest.mark.parametrize("pattern", ["rm *", "*", "-rf", "* -rf", "rm -*",
                                      "git push*", "", "rm -r?", "rm --*"])
 def test_rules_without_normalisable_flags(pattern: str) -> None:
     assert compile_flag_rule(pattern) is None
+
+
+@pytest.mark.parametrize(("pattern", "command", "expected"), [
+    ("kubectl delete *", "kubectl -n prod delete pod x", True),
+    ("make deploy *", "make -C infra deploy", True),
+    ("terraform destroy *", "terraform -chdir=infra destroy", True),
+    ("cargo publish *", "cargo +nightly publish", True),
+    ("git clean *", "git clean -fdx", True),
+    ("git push *", "git log --grep push", False),
+    ("kubectl delete *", "kubectl get delete", False),
+])
+def test_subcommand_rules_see_past_global_options(pattern: str, command: str,
+                                                  expected: bool) -> None:
+    rule = compile_flag_rule(pattern)
+    assert rule is not None and rule.flags == frozenset()
+    assert rule.matches(command.split()) is expected
 
 
 def test_compiled_shape() -> None:
