@@ -30,7 +30,16 @@ from typing import Literal, TypeVar
 from dm_cc.permissions import shell_tables as tables
 from dm_cc.permissions.flags import scan_options
 from dm_cc.permissions.shell_sed_awk import awk_risky, sed_risky
-from dm_cc.permissions.shell_words import SHOWN, Stdin, Walk, Word, risky_env, syntax_tree
+from dm_cc.permissions.shell_words import (
+    EVALUATED,
+    SHOWN,
+    Stdin,
+    Walk,
+    Word,
+    join_continuations,
+    risky_env,
+    syntax_tree,
+)
 
 MAX_DEPTH = 8  # wrappers plus re-parsed scripts
 
@@ -66,9 +75,14 @@ class ShellAnalysis:
     files: tuple[FileRef, ...]
 
 
-_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
+_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=|BASH_FUNC_[^=/]*=")
 _DEV_FD = re.compile(r"/dev/fd/\d+|/proc/self/fd/\d+")
-_STDIN_SCRIPTS = frozenset({"-", "/dev/stdin", "/dev/fd/0"})
+_STDIN_SCRIPTS = frozenset({"-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"})
+#: Wrappers that start a shell reading its script from stdin when given no command
+#: (``sudo -s <<< CMD``, ``su - root <<EOF``, ``ssh host <<< CMD``, ``script -q /dev/null``).
+_STDIN_SHELL_WRAPPERS = frozenset({"sudo", "doas", "su", "runuser", "ssh", "script", "run0",
+                                   "pkexec", "machinectl", "sg", "newgrp"})
+_INTERPRETER = re.compile(tables.INTERPRETER_RE)
 _URL_PATH = re.compile(r"(?i)file://(?:localhost)?")
 _TAR_WRITE = frozenset({"-c", "-r", "-u", "-A", "--create", "--append", "--update",
                         "--concatenate", "--catenate"})
@@ -91,6 +105,55 @@ def lookup(table: Mapping[tuple[str, ...], _V], texts: Sequence[str]
         if len(key) == size and key in table:
             return key, table[key]
     return (), None
+
+
+_LOOSE_KEYS: dict[str, list[tuple[str, ...]]] = {}
+for _key in tables.WRAPPERS:
+    if len(_key) > 1:
+        _LOOSE_KEYS.setdefault(_key[0], []).append(_key)
+_LOOSE_SPAN = 6  # option words (and values) tolerated before each subcommand word
+
+
+_RANGES = tuple(tuple(range(n)) for n in range(4))
+
+
+def wrapper_lookup(texts: Sequence[str]) -> tuple[tuple[str, ...], tables.Wrapper | None,
+                                                   Sequence[int]]:
+    """The wrapper for ``texts`` and the indices of its key words.
+
+    Global options may sit between the program and its subcommand words (``kubectl -n prod
+    exec``, ``uv -q run``, ``docker compose -f f.yml exec``): option words, and a possible
+    value after each, are skipped. A false match only adds a request, so this errs wide.
+    """
+    key, spec = lookup(tables.WRAPPERS, texts)
+    if not texts or texts[0] not in _LOOSE_KEYS or not any(t[:1] == "-" for t in texts[1:3]):
+        return key, spec, _RANGES[len(key)]
+    best: tuple[tuple[str, ...], Sequence[int]] = (key, _RANGES[len(key)])
+    for candidate in _LOOSE_KEYS[texts[0]]:
+        if len(candidate) <= len(best[0]):
+            continue
+        found, pos = [0], 1
+        for part in candidate[1:]:
+            j = pos
+            while j < len(texts) and j < pos + _LOOSE_SPAN:
+                t = texts[j]
+                if t == part:
+                    break
+                option = len(t) > 1 and t[0] == "-" and t != "--"
+                value = j > pos and texts[j - 1][:1] == "-" and "=" not in texts[j - 1]
+                if not (option or value):
+                    j = len(texts)
+                    break
+                j += 1
+            if j >= len(texts) or texts[j] != part:
+                break
+            found.append(j)
+            pos = j + 1
+        else:
+            best = (candidate, found)
+    if best[0] == key:
+        return key, spec, best[1]
+    return best[0], tables.WRAPPERS[best[0]], best[1]
 
 
 # --------------------------------------------------------------------------- analyser
@@ -136,6 +199,8 @@ class Analyser:
                 or _DEV_FD.fullmatch(path):
             return
         dynamic = word.expand or word.glob
+        if path[:1] == "~" and path != "~" and path[:2] != "~/":
+            dynamic = True  # ~+ ($PWD), ~- ($OLDPWD), ~user: only the running shell knows
         self.files.append(FileRef(path, access, dynamic))
         if self.cwd is not None and not path.startswith(("/", "~")):
             base, unknown = self.cwd  # after `cd DIR` a relative path may mean DIR/path
@@ -146,6 +211,7 @@ class Analyser:
             self.dynamic(text, "nested too deeply to analyse")
             return
         self.budget -= len(text)
+        text = join_continuations(text)  # bash deletes backslash-newline before anything
         src = text.encode("utf-8", "surrogatepass")
         root = syntax_tree(src)
         intact = Walk(self, src, depth).run(root)
@@ -176,6 +242,13 @@ class Analyser:
         if head.expand or head.glob or head.procsub:
             self.add(words, note="the command name is not static", dynamic=True)
             return
+        if head.text in ("{", "}", "(", ")"):  # `coproc { cmd; }`, `time { cmd; }`: a group
+            self.record([w.text for w in words], True,  # the parser read as plain words
+                        note="a command group the parser did not understand")
+            self.suspect.append("found in a command group the parser did not understand")
+            self.emit(words[1:], depth + 1, stdin)
+            self.suspect.pop()
+            return
         name = head.text.rsplit("/", 1)[-1] or head.text
         words = [head._replace(text=name), *words[1:]]
         sensitive: list[str] = []
@@ -188,23 +261,33 @@ class Analyser:
             words = _git_globals(words, sensitive, places)
             for place in places:  # `git -C DIR`: what lies in DIR is read (and more)
                 self.file(place, "read")
+        if name == "coproc" and len(words) > 2 and words[2].text in ("{", "("):
+            words = [words[0], *words[2:]]  # coproc NAME { cmd; }: NAME names the coprocess
         texts = [w.text for w in words]
         slot = len(self.commands)
         self.commands.append(None)  # keep the outer command before what it runs
         note, stop = None, len(words)
-        key, wrapper = lookup(tables.WRAPPERS, texts)
-        if wrapper is not None:
-            stop = self._unwrap(key, wrapper, words, depth, stdin)
+        key, wrapper, where = wrapper_lookup(texts)
+        if wrapper is not None:  # global options between the key words are left out
+            skipped = where[-1] + 1 - len(key)
+            inner = [words[i] for i in where] + words[where[-1] + 1:]
+            stop, note = self._unwrap(key, wrapper, inner, depth, stdin)
+            stop += skipped
         elif name in tables.SHELLS:
             note = self._shell(words, depth, stdin)
-        elif name in tables.INTERPRETERS:
+        elif name in tables.INTERPRETERS or _INTERPRETER.fullmatch(name):
             note = self._interpreter(words, stdin)
         elif name in ("source", ".") and len(words) > 1:
-            note = _script_operand_note(words[1], stdin)
+            if words[1].text in _STDIN_SCRIPTS and not words[1].procsub:
+                note = self._stdin_shell(stdin, depth)
+            else:
+                note = _script_operand_note(words[1], stdin)
         elif name in ("eval", "alias", "trap"):
             self._builtin(name, words[1:], depth)
         elif name in ("cd", "pushd", "popd"):
             self._chdir(name, words[1:])
+        elif name in tables.EVAL_BUILTINS:
+            note = self._eval_builtin(name, words, depth, sensitive)
         spec_key, spec = lookup(tables.ARG_SPECS, texts)
         if spec is not None:
             self._inspect(spec_key, spec, words, stop, depth, sensitive)
@@ -236,7 +319,11 @@ class Analyser:
                 return "runs a script supplied at run time"
             self.script(operand, depth + 1)
             return None
-        if operand is not None and not from_stdin and operand.text not in _STDIN_SCRIPTS:
+        if operand is not None and not from_stdin and _DEV_FD.fullmatch(operand.text) \
+                and operand.text not in _STDIN_SCRIPTS and (stdin is None or stdin.kind == "file"):
+            return "runs a script read from a file descriptor"  # sh /dev/fd/3 3<&0
+        if operand is not None and not from_stdin and operand.text not in _STDIN_SCRIPTS \
+                and not _DEV_FD.fullmatch(operand.text):
             self.file(operand, "read")
             return _script_operand_note(operand, stdin)
         if stdin is not None and stdin.kind in ("heredoc", "herestring") and not stdin.dynamic:
@@ -244,17 +331,63 @@ class Analyser:
             return None
         return _stdin_note(stdin)
 
+    def _stdin_shell(self, stdin: Stdin | None, depth: int) -> str | None:
+        """A shell reads its script from ``stdin``: parse a heredoc/here-string body; a
+        pipe or non-static string is unknowable (the note says why)."""
+        if stdin is not None and stdin.kind in ("heredoc", "herestring") and not stdin.dynamic:
+            self.parse(stdin.script or "", depth + 1)
+            return None
+        if stdin is not None and stdin.kind == "pipe":
+            return "runs a script read from a pipe or a non-static string"
+        return _stdin_note(stdin)
+
     def _interpreter(self, words: list[Word], stdin: Stdin | None) -> str | None:
         """``python``/``node``/... reading their program from a pipe are unknowable."""
-        for word in words[1:]:
-            text = word.text
+        family = words[0].text.rstrip("0123456789.")
+        inline = tables.INLINE_CODE_BY_FAMILY.get(family, tables.INLINE_CODE_OPTS)
+        i = 1
+        while i < len(words):
+            text = words[i].text
             if len(text) > 1 and text[0] == "-":
-                if text in tables.INLINE_CODE_OPTS or (
-                        text[1] != "-" and text[:2] in tables.INLINE_CODE_OPTS):
+                if text in inline or (text[1] != "-" and text[:2] in inline):
                     return None
+                i += 2 if text in tables.INTERPRETER_VALUE_OPTS else 1
                 continue
-            return _script_operand_note(word, stdin)
+            if family in ("deno", "bun") and text in tables.INTERPRETER_SUBCOMMANDS:
+                i += 1
+                continue
+            if family in ("deno", "bun") and text == "eval":
+                return None
+            return _script_operand_note(words[i], stdin)
         return _stdin_note(stdin)
+
+    def _eval_builtin(self, name: str, words: list[Word], depth: int,
+                      sensitive: list[str]) -> str | None:
+        """``let``, ``read``, ``printf -v``, ``mapfile``, ``test`` ...: quoted text with
+        ``$(``/`` ` ``/``${`` is evaluated (subscripts, arithmetic); ``-C CALLBACK`` runs
+        code; assigning a risky variable by name (``read PATH``) is sensitive."""
+        args = words[1:]
+        if name == "printf":  # only the -v NAME operand is evaluated and assigned
+            args = [w._replace(text=w.text[2:]) for w in args[:1] if w.text.startswith("-v")
+                    and len(w.text) > 2] or (args[1:2] if args[:1] and args[0].text == "-v"
+                                             else [])
+        elif name in ("mapfile", "readarray", "compgen", "complete"):
+            for i, word in enumerate(args):
+                if word.text in tables.CALLBACK_OPTS and i + 1 < len(args):
+                    sensitive.append(word.text)
+                    self.script(args[i + 1], depth + 1)
+        elif name == "hash" and any(w.text.startswith("-") and "p" in w.text for w in args):
+            sensitive.append("-p")  # hash -p /tmp/evil git: `git` now runs /tmp/evil
+        if name in ("printf", "read", "mapfile", "readarray", "let", "wait"):
+            sensitive.extend(w.text.partition("=")[0] for w in args
+                             if risky_env(w.text.partition("=")[0]))
+        found = False
+        for word in args:
+            if not word.expand and EVALUATED.search(word.text):
+                self.script(word, depth + 1)
+                found = True
+        return "evaluates a quoted string as code (an array subscript or arithmetic)" \
+            if found else None
 
     def _builtin(self, name: str, args: list[Word], depth: int) -> None:
         """``eval ARGS``, ``alias n=CODE`` and ``trap CODE SIG`` run shell code later."""
@@ -282,8 +415,16 @@ class Analyser:
         self.cwd = (text, unknown)
 
     def _unwrap(self, key: tuple[str, ...], spec: tables.Wrapper, words: list[Word],
-                depth: int, stdin: Stdin | None) -> int:
-        """Emit what a wrapper runs; return where the wrapper's own words end."""
+                depth: int, stdin: Stdin | None) -> tuple[int, str | None]:
+        """Emit what a wrapper runs; return where the wrapper's own words end (and a note
+        when what it runs cannot be known)."""
+        stop, ran = self._unwrap_inner(key, spec, words, depth, stdin)
+        if not ran and len(key) == 1 and key[0] in _STDIN_SHELL_WRAPPERS:
+            return stop, self._stdin_shell(stdin, depth)  # sudo -s <<< CMD: a shell on stdin
+        return stop, None
+
+    def _unwrap_inner(self, key: tuple[str, ...], spec: tables.Wrapper, words: list[Word],
+                      depth: int, stdin: Stdin | None) -> tuple[int, bool]:
         base = len(key)
         args = words[base:]
         texts = [w.text for w in args]
@@ -292,38 +433,57 @@ class Analyser:
                             stop_opts=spec.command_opts, stop_at_positional=spec.rest != "none",
                             lone_dash_option=spec.lone_dash)
         flags = {o.flag for o in scan.options}
+        ran = False
         for opt in scan.options:
             if opt.flag in spec.string_opts and opt.value is not None:
                 self.script(args[opt.index]._replace(text=opt.value), depth + 1)
+                ran = True
         end = scan.end
         if flags & spec.query_opts:
-            return base + end
+            return base + end, True
         if flags & spec.command_opts:
             self.emit(args[end:], depth + 1, stdin)
-            return base + end
+            return base + end, True
         if spec.rest == "none":
             if flags & spec.command_flags:  # runuser -u USER [--] CMD
                 first = texts.index("--") + 1 if "--" in texts else (scan.positionals or [end])[0]
                 self.emit(args[first:], depth + 1, stdin)
-            return base + end
+                ran = ran or first < len(args)
+            return base + end, ran
         after_dashdash = end > 0 and texts[end - 1] == "--"
         env: list[tuple[str, Word]] = []
+        for opt in scan.options:  # systemd-run -E NAME=VALUE, run0 --setenv=NAME=VALUE
+            if opt.flag in spec.env_opts and opt.value is not None:
+                var = opt.value.split("=", 1)[0]
+                if risky_env(var):
+                    env.append((var, args[opt.index]._replace(text=opt.value)))
         start = end
         while spec.assignments and start < len(args) and _ASSIGNMENT.match(args[start].text):
-            var = args[start].text.split("=", 1)[0]
+            var, _, value = args[start].text.partition("=")
             if risky_env(var):
                 env.append((var, args[start]))
+            if var.startswith("BASH_FUNC_"):  # an exported function: its body runs later
+                self.script(args[start]._replace(text="f" + value), depth + 1)
             start += 1
         start += spec.positionals
+        while spec.reopts and start < len(args):  # ssh host -t -p 22 CMD
+            text = args[start].text
+            if text == "--":
+                start += 1
+                break
+            if len(text) < 2 or text[0] != "-":
+                break
+            start += 2 if text in spec.value_opts else 1
         rest = args[start:]
         if len(rest) >= 2 and rest[0].text in spec.string_opts:  # flock FILE -c CMD
             self.script(rest[1], depth + 1)
-            return base + end
+            return base + end, True
         mode = "command" if flags & spec.command_flags else spec.rest
         if mode == "dashdash" and not after_dashdash and "--" in texts[end:]:
             rest = args[texts.index("--", end) + 1:]
         cut = next((i for i, w in enumerate(rest) if w.text in spec.stop_words), len(rest))
         rest = rest[:cut]
+        ran = ran or bool(rest)
         chdir = [o for o in scan.options if o.flag in spec.chdir_opts and o.value is not None]
         if mode in ("command", "dashdash") and chdir:  # env -C DIR CMD: CMD runs in DIR
             outer, self.cwd = self.cwd, None
@@ -337,7 +497,7 @@ class Analyser:
         elif mode == "scripts":
             for word in rest:
                 self.script(word, depth + 1)
-        return base + end
+        return base + end, ran
 
     def _inspect(self, key: tuple[str, ...], spec: tables.ArgSpec, words: list[Word],
                  stop: int, depth: int, sensitive: list[str]) -> None:
@@ -346,6 +506,7 @@ class Analyser:
         texts = [w.text for w in args]
         if key[0] in ("tar", "gtar", "bsdtar") and texts and texts[0][:1] not in ("-", ""):
             texts[0] = "-" + texts[0]  # old-style bundled mode: tar xzf a.tgz
+        texts = [_unabbreviate(t, spec) if t[:2] == "--" else t for t in texts]
         scan = scan_options(texts, value_opts=spec.value_opts, pair_opts=spec.pair_opts,
                             optional_opts=spec.optional_opts, positional_re=spec.positional_re,
                             single_dash_long=key[0] in tables.SINGLE_DASH_LONG)
@@ -375,6 +536,12 @@ class Analyser:
                 self.script(value, depth + 1)
             elif risk == "at-read" and (path := _at_file(opt.value)):
                 self.file(value._replace(text=path), "read")
+            elif risk == "at-start-read" and opt.value.startswith("@") and len(opt.value) > 1:
+                self.file(value._replace(text=opt.value[1:]), "read")  # curl -H @FILE
+            elif risk == "url-read" and _URL_PATH.match(opt.value):
+                self.file(value._replace(text=_URL_PATH.sub("", opt.value, 1)), "read")
+            elif risk == "pair-read" and opt.index + 1 < len(args):
+                self.file(args[opt.index + 1], "read")  # jq --rawfile NAME FILE
         positionals = [args[i] for i in scan.positionals]
         if "+" in spec.risky and any(w.text.startswith("+") for w in positionals):
             sensitive.append("+")
@@ -387,6 +554,11 @@ class Analyser:
             sensitive.extend(p for p in programs if risky(p))
         if spec.sensitive_positionals and len(positionals) >= spec.sensitive_positionals:
             sensitive.append(key[-1])
+        if spec.sensitive_re:  # sqlite3 db '.shell cmd'
+            sensitive.extend(w.text for w in positionals if re.search(spec.sensitive_re, w.text))
+        if spec.assign_env:  # make SHELL=/tmp/evil
+            sensitive.extend(var for w in positionals if _ASSIGNMENT.match(w.text)
+                             and risky_env(var := w.text.split("=", 1)[0]))
         files = [w for w in positionals[skip:]
                  if not (spec.not_file_re and re.match(spec.not_file_re, w.text))]
         if spec.file_opts and not flags & spec.file_opts:
@@ -397,6 +569,7 @@ class Analyser:
                     self.file(word._replace(text=_URL_PATH.sub("", word.text, 1)), "read")
             files = []
         edit = bool(flags & spec.edit_opts)
+        only_read = bool(flags & spec.read_opts)  # gzip -c: writes stdout, not the file
         for i, word in enumerate(files):
             var, eq, path = word.text.partition("=")
             if eq and var in spec.assign_files:
@@ -408,10 +581,30 @@ class Analyser:
             if len(files) >= 2 and i == len(files) - 1 and spec.last:
                 access = spec.last
             if access is not None:
-                self.file(word, "edit" if edit else access)
+                self.file(word, "edit" if edit else "read" if only_read else access)
 
 
 # --------------------------------------------------------------------------- helpers
+def _unabbreviate(text: str, spec: tables.ArgSpec) -> str:
+    """GNU getopt accepts a long option cut to any unambiguous prefix (``--compress-prog``
+    is ``--compress-program``): a prefix of 4 or more characters of an option this spec
+    knows is read as that option (a risky one when several fit -- the fail-safe side);
+    a shorter prefix (``--pag``, ``--so``) only as a risky or program option."""
+    name, eq, value = text.partition("=")
+    if len(name) < 4 or name in spec.risky or name in spec.value_opts \
+            or name in spec.optional_opts or name in spec.pair_opts:
+        return text
+    known: tuple[str, ...] = (*spec.risky, *spec.skip_opts)  # short prefixes: risky only
+    if len(name) >= 6:
+        known += (*spec.value_opts, *spec.optional_opts, *spec.edit_opts, *spec.pair_opts)
+    fits = sorted({k for k in known if k.startswith(name) and k[:2] == "--"})
+    if not fits:
+        return text
+    full = next((k for k in fits if k in spec.risky), fits[0])
+    return full + eq + value
+
+
+
 def _git_globals(words: list[Word], sensitive: list[str], places: list[Word]) -> list[Word]:
     """``git -C d -c k=v --no-pager push`` → ``git push``; -c/--exec-path are sensitive;
     the directories named by -C/--git-dir/--work-tree go to ``places``."""

@@ -33,20 +33,58 @@ RISKY_ENV_NAMES = _s(
     " PERL5OPT PERL5LIB PERLLIB PERL5DB RUBYOPT RUBYLIB PHPRC PHP_INI_SCAN_DIR DOCKER_HOST"
     " KUBECONFIG HOME XDG_CONFIG_HOME XDG_CONFIG_DIRS ZDOTDIR SHELL GCONV_PATH RUSTC"
     " RUSTC_WRAPPER RUSTDOC GOFLAGS MAKEFLAGS CC CXX CPP LD TERMINAL"
+    " RUSTFLAGS RUSTDOCFLAGS RUSTC_WORKSPACE_WRAPPER RUSTUP_TOOLCHAIN MAKEFILES GNUMAKEFLAGS"
+    " RSYNC_RSH RSYNC_CONNECT_PROG LESS LESSKEYIN VIMINIT EXINIT MYVIMRC GVIMINIT"
+    " DOTNET_STARTUP_HOOKS OPENSSL_CONF CURL_HOME WGETRC GOROOT GOENV GOPATH GOTOOLCHAIN"
+    " AWS_CONFIG_FILE DOCKER_CONFIG RIPGREP_CONFIG_PATH PSQLRC ERL_AFLAGS ERL_ZFLAGS ERL_LIBS"
+    " BUNDLE_GEMFILE GEM_HOME GEM_PATH JAVA_HOME GRADLE_USER_HOME GRADLE_OPTS MAVEN_OPTS"
+    " CMAKE_TOOLCHAIN_FILE HGRCPATH SVN_SSH GH_BROWSER R_PROFILE R_PROFILE_USER R_ENVIRON"
+    " R_ENVIRON_USER INPUTRC"
 )
 #: Name prefixes (compared upper-cased) and suffixes of variables that change what runs.
-RISKY_ENV_PREFIXES = ("LD_", "DYLD_", "PYTHON", "GIT_", "NPM_CONFIG_", "BASH_FUNC_", "CARGO_")
+RISKY_ENV_PREFIXES = ("LD_", "DYLD_", "PYTHON", "GIT_", "NPM_CONFIG_", "BASH_FUNC_", "CARGO_",
+                      "PIP_", "YARN_", "LUA_INIT", "LUA_PATH", "LUA_CPATH")
 RISKY_ENV_SUFFIXES = ("_PAGER", "_EDITOR", "_ASKPASS", "_OPTS", "_OPTIONS")
 
 # --------------------------------------------------------------------------- shells
 #: sh-family interpreters: ``-c STRING`` or a heredoc body is parsed again as shell.
 SHELLS = _s("sh bash zsh dash ksh mksh fish ash yash posh rbash csh tcsh")
 #: Other interpreters: reading their program from a pipe makes the command dynamic.
-INTERPRETERS = _s("python python2 python3 perl ruby node nodejs php lua deno bun Rscript")
+INTERPRETERS = _s("python python2 python3 perl ruby node nodejs php lua deno bun Rscript"
+                  " R pypy pypy3 pwsh powershell tclsh wish julia irb osascript expect"
+                  " luajit ts-node tsx jshell groovy")
+#: Versioned spellings of interpreters (python3.12, pypy3.10, perl5.36, lua5.4, ruby3.2).
+INTERPRETER_RE = r"(?:python|pypy|perl|ruby|node|php|lua|luajit|tclsh|wish|julia)[\d.]*"
 #: Interpreter options that supply the program inline (so stdin is data, not code).
 INLINE_CODE_OPTS = _s("-c -e -E -m --eval --print --command")
+#: Per interpreter family (name without version digits): options supplying the program
+#: inline; families not listed use INLINE_CODE_OPTS.
+INLINE_CODE_BY_FAMILY: Mapping[str, frozenset[str]] = MappingProxyType({
+    "python": _s("-c -m"), "pypy": _s("-c -m"), "perl": _s("-e -E"), "ruby": _s("-e"),
+    "php": _s("-r"), "lua": _s("-e"), "luajit": _s("-e"), "node": _s("-e --eval -p --print"),
+    "nodejs": _s("-e --eval -p --print"), "bun": _s("-e --eval -p --print"),
+    "deno": _s("-e --eval"), "tclsh": frozenset(), "wish": frozenset(), "expect": frozenset(),
+    "irb": frozenset(), "R": _s("-e"), "Rscript": _s("-e"), "julia": _s("-e -E --eval --print"),
+    "osascript": _s("-e"), "pwsh": _s("-c -Command -command -EncodedCommand -e -ec"),
+    "powershell": _s("-c -Command -command -EncodedCommand -e -ec"),
+})
+#: Interpreter options taking a separate value (``python3 -W ignore``, ``node -r ./y``,
+#: ``perl -I lib``). Generous on purpose: a value taken for the script only means the
+#: program is looked for on stdin (dynamic when that is a pipe).
+INTERPRETER_VALUE_OPTS = _s(
+    "-W -X -Q -r --require --import --loader --experimental-loader -C --conditions"
+    " --env-file --input-type -I -M -m -x -D -d -c -z -F -E -l -f -K --title"
+    " -File -file -ExecutionPolicy -WorkingDirectory -wd")
+#: Subcommands of runtime front ends that come before the program (``deno run -``).
+INTERPRETER_SUBCOMMANDS = _s("run")
 #: Shell options that take a separate value.
 SHELL_VALUE_OPTS = _s("-o +o -O +O --rcfile --init-file")
+
+#: Builtins that evaluate parts of their arguments as code (array subscripts, arithmetic)
+#: or assign variables by name.
+EVAL_BUILTINS = _s("let printf read mapfile readarray test [ compgen complete hash wait")
+#: Builtin options whose value is a command run later (``mapfile -C CALLBACK``).
+CALLBACK_OPTS = _s("-C")
 
 #: Redirect targets that are not files.
 NON_FILES = _s("/dev/null /dev/stdout /dev/stderr /dev/stdin /dev/tty /dev/zero")
@@ -89,6 +127,8 @@ class Wrapper:
     lone_dash: bool = False
     stop_words: frozenset[str] = frozenset()
     chdir_opts: frozenset[str] = frozenset()
+    env_opts: frozenset[str] = frozenset()  # options whose value is NAME=VALUE (-E, --setenv)
+    reopts: bool = False  # options may also follow the positionals (``ssh host -t CMD``)
 
 
 def _w(values: str = "", **kw: object) -> Wrapper:
@@ -105,7 +145,18 @@ _DOCKER_RUN = _w(
     " --net -l --label --entrypoint --mount --platform -h --hostname --add-host --cap-add"
     " --cap-drop --cpus -m --memory --restart --pull --runtime --security-opt --tmpfs"
     " --ulimit --user --gpus --device --dns --ipc --pid --log-driver --log-opt --shm-size"
-    " --cidfile --expose --group-add --health-cmd --stop-signal --label-file --link",
+    " --cidfile --expose --group-add --health-cmd --stop-signal --label-file --link"
+    " -a --attach --cpuset-cpus --cpuset-mems --sysctl --volumes-from --userns --uts"
+    " --cgroupns --cgroup-parent -c --cpu-shares --cpu-period --cpu-quota --cpu-rt-period"
+    " --cpu-rt-runtime --blkio-weight --blkio-weight-device --device-read-bps"
+    " --device-write-bps --device-read-iops --device-write-iops --device-cgroup-rule"
+    " --dns-option --dns-search --domainname --health-interval --health-retries"
+    " --health-timeout --health-start-period --health-start-interval --ip --ip6 --isolation"
+    " --kernel-memory --link-local-ip --mac-address --memory-reservation --memory-swap"
+    " --memory-swappiness --network-alias --oom-score-adj --pids-limit --storage-opt"
+    " --stop-timeout --annotation --detach-keys --cpu-count --cpu-percent --pod --arch --os"
+    " --uidmap --gidmap --secret --tz --umask --unsetenv --pidfile --env-merge"
+    " --subuidname --subgidname --requires --seccomp-policy --hooks-dir --decryption-key",
     positionals=1,
 )
 _COMPOSE_RUN = _w("-e --env -u --user -w --workdir --entrypoint --name -p --publish -v"
@@ -132,7 +183,8 @@ WRAPPERS: Mapping[tuple[str, ...], Wrapper] = MappingProxyType({
                   " --edit", assignments=True),
     ("doas",): _w("-u -C"),
     ("pkexec",): _w("--user"),
-    ("run0",): _w("-u --user -g --group -D --chdir --setenv --unit --property --nice"),
+    ("run0",): _w("-u --user -g --group -D --chdir --setenv --unit --property --nice",
+                  env_opts="--setenv"),
     ("env",): _w("-u --unset -C --chdir -P", string_opts="-S --split-string",
                  chdir_opts="-C --chdir",
                  assignments=True, lone_dash=True),
@@ -168,7 +220,8 @@ WRAPPERS: Mapping[tuple[str, ...], Wrapper] = MappingProxyType({
     ("caffeinate",): _w("-t -w"),
     ("sandbox-exec",): _w("-f -p -n -D"),
     ("systemd-run",): _w("-u --unit -p --property -E --setenv --uid --gid -M --machine"
-                         " --description --slice -H --host --working-directory -D"),
+                         " --description --slice -H --host --working-directory -D",
+                         env_opts="-E --setenv"),
     ("script",): _w("-E --echo -I --log-in -O --log-out -B --log-io -T --log-timing -m"
                     " --logging-format", string_opts="-c --command", rest="none"),
     ("su",): _w("-s --shell -g --group -G --supp-group -w --whitelist-environment",
@@ -177,7 +230,7 @@ WRAPPERS: Mapping[tuple[str, ...], Wrapper] = MappingProxyType({
                      string_opts="-c --command", command_flags="-u --user", rest="none",
                      lone_dash=True),
     ("sg",): _w(positionals=1, rest="script", string_opts="-c"),
-    ("ssh",): _w(_SSH_VALUES, positionals=1, rest="script"),
+    ("ssh",): _w(_SSH_VALUES, positionals=1, rest="script", reopts=True),
     ("sshpass",): _w("-p -f -d -P"),
     ("screen",): _w("-S -c -t -p -e -h -L -Logfile -T"),
     ("tmux", "new-session"): _w("-s -n -c -t -x -y -e -F", rest="script"),
@@ -252,7 +305,7 @@ WRAPPERS: Mapping[tuple[str, ...], Wrapper] = MappingProxyType({
 
 # --------------------------------------------------------------------------- arguments
 Risk = Literal["flag", "edit", "read", "flag-edit", "flag-read", "script", "exec", "at-read",
-               "archive", "directory"]
+               "archive", "directory", "at-start-read", "url-read", "pair-read"]
 Access = Literal["read", "edit"]
 
 
@@ -300,6 +353,9 @@ class ArgSpec:
     file_opts: frozenset[str] = frozenset()
     sensitive_positionals: int = 0
     url_files: bool = False
+    read_opts: frozenset[str] = frozenset()  # options turning edited files into reads
+    sensitive_re: str | None = None  # positionals matching it are sensitive (sqlite3 .shell)
+    assign_env: bool = False  # ``NAME=VALUE`` operands set variables (make SHELL=x)
 
 
 def _a(values: str = "", risky: dict[str, Risk] | None = None, **kw: object) -> ArgSpec:
@@ -317,14 +373,17 @@ _GREP = _a("-e -f -A -B -C -m -d -D --regexp --file --include --exclude --exclud
            risky={"-f": "read", "--file": "read", "--exclude-from": "read"},
            files="read", skip=1, skip_opts="-e -f --regexp --file")
 _RG = _a("-e -f -g --glob --iglob -t -T --type --type-not -A -B -C -m -M -j --threads -E"
+         " --hostname-bin --hyperlink-format"
          " --encoding --pre --pre-glob -d --max-depth --ignore-file -r --replace --type-add"
          " --sort --sortr --color --colors --path-separator --max-filesize --max-columns"
          " --engine --field-match-separator --field-context-separator --context-separator",
          risky={"--pre": "flag", "--pre-glob": "flag", "-f": "read", "--file": "read",
+                "--hostname-bin": "flag",
                 "--ignore-file": "read"},
          files="read", skip=1, skip_opts="-e -f --regexp --file --files --type-list")
 _JQ = _a("--indent -L --from-file -f", pair_opts="--arg --argjson --slurpfile --rawfile",
-         risky={"-f": "read", "--from-file": "read"}, files="read", skip=1,
+         risky={"-f": "read", "--from-file": "read", "--slurpfile": "pair-read",
+                "--rawfile": "pair-read"}, files="read", skip=1,
          skip_opts="-f --from-file")
 _SED = _a("-l --line-length -e --expression -f --file -s",
           optional_opts="-i --in-place", risky={"-f": "flag-read", "--file": "flag-read"},
@@ -348,10 +407,14 @@ _LESS = _a("-o -O --log-file --LOG-FILE -p --pattern -P --prompt -b -h -j -k -t 
                   "--lesskey-src": "flag", "+": "flag"}, files="read")
 _VIM = _a("-c --cmd -S -u -U -i -T -w -W -s -t -q",
           risky={"-c": "flag", "--cmd": "flag", "-S": "flag", "-u": "flag", "+": "flag",
-                 "-s": "flag"}, files="edit")
-_EMACS = _a("--eval -l --load -f --funcall -x --script --insert",
+                 "-s": "flag", "-l": "flag", "-w": "edit", "-W": "edit", "-U": "flag"},
+          files="edit")
+_EMACS = _a("--eval -l --load -f --funcall -x --script --insert -script -eval -execute"
+            " --execute -load -funcall -L --directory",
             risky={"--eval": "flag", "-l": "flag", "--load": "flag", "-f": "flag",
-                   "--funcall": "flag", "-x": "flag", "--script": "flag", "+": "flag"},
+                   "--funcall": "flag", "-x": "flag", "--script": "flag", "+": "flag",
+                   "-script": "flag", "-eval": "flag", "-execute": "flag",
+                   "--execute": "flag", "-load": "flag", "-funcall": "flag"},
             files="edit")
 _COPY = _a("-t --target-directory -S --suffix", optional_opts="--backup --reflink",
            risky={"-t": "edit", "--target-directory": "edit"}, files="read", last="edit")
@@ -360,7 +423,8 @@ _CHMOD = _a(optional_opts="--reference", files="edit", skip=1, skip_opts="--refe
 _CHOWN = _a(optional_opts="--reference --from", files="edit", skip=1,
             skip_opts="--reference")
 _SSH_CHECK = {"-o": r"(?i)^\s*(proxycommand|localcommand|permitlocalcommand"
-                    r"|knownhostscommand|remotecommand|match|include)\b"}
+                    r"|knownhostscommand|remotecommand|match|include|pkcs11provider"
+                    r"|securitykeyprovider|sshaskpass|identityagent|controlpath)\b"}
 _REMOTE = r"^(?:[\w.@-]+:|rsync://|[a-z]+://)"
 _CURL_DATA: dict[str, Risk] = {
     k: "at-read" for k in _s("-d --data --data-binary --data-ascii --data-urlencode -F --form"
@@ -404,6 +468,58 @@ ARG_SPECS: Mapping[tuple[str, ...], ArgSpec] = MappingProxyType({
         "rm rmdir unlink shred touch mkdir mkfifo tee dos2unix unix2dos nano")},
     ("uniq",): _a("-f -s -w --skip-fields --skip-chars --check-chars", files="read",
                   last="edit"),
+    **{(c,): _READ for c in _s("pv hd hexyl sdiff basenc uuencode pygmentize bat")},
+    **{(c,): _a("-o --output -r --recipient -u --local-user --homedir --passphrase-file",
+                risky={"-o": "edit", "--output": "edit", "--passphrase-file": "read"},
+                files="read") for c in ("gpg", "gpg2")},
+    ("shuf",): _a("-n --head-count -o --output --random-source -e -i --input-range",
+                  risky={"-o": "edit", "--output": "edit", "--random-source": "read"},
+                  files="read"),
+    **{(c,): _a("-A -B -C -m -d -D -e -f --max-count --after-context --before-context"
+                " --context --regexp --file --include --exclude --type --ignore-dir"
+                " --ignore-file", risky={"-f": "read", "--file": "read"}, files="read", skip=1,
+                skip_opts="-e -f --regexp --file")
+       for c in ("ack", "ugrep", "ug")},
+    ("look",): _a("-t --terminate", files="read", skip=1),
+    ("split",): _a("-a -b -C -l -n -t --suffix-length --bytes --line-bytes --lines --number"
+                   " --separator --additional-suffix --filter",
+                   risky={"--filter": "script"}, files="read", last="edit"),
+    ("sponge",): _EDIT,
+    **{(c,): _a("-S --suffix -b --blocksize -T --threads -L -o --output --memlimit -M",
+                risky={"-o": "edit", "--output": "edit"}, files="edit",
+                read_opts="-c --stdout --to-stdout -t --test -l --list")
+       for c in _s("gzip gunzip xz unxz bzip2 bunzip2 zstd unzstd lz4 lzma unlzma lzip pigz"
+                   " brotli")},
+    ("date",): _a("-d --date -f --file -r --reference", optional_opts="-I --iso-8601"
+                  " --rfc-3339", risky={"-f": "read", "--file": "read", "-r": "read",
+                                        "--reference": "read"}),
+    ("history",): _a(files="edit", file_opts="-w -a -r -n"),
+    **{(c,): _a("-f --file --makefile -C --directory -I --include-dir -j --jobs -l"
+                " --load-average -o --old-file --assume-old -W --what-if --new-file"
+                " --assume-new -O --output-sync --eval",
+                risky={"-f": "flag-read", "--file": "flag-read", "--makefile": "flag-read",
+                       "--eval": "flag"}, assign_env=True)
+       for c in ("make", "gmake", "bmake")},
+    **{("go", c): _a("-exec -toolexec -vettool -overlay -o -C -p -tags -ldflags -gcflags"
+                     " -asmflags -mod -modfile -pkgdir -run -bench -count -timeout -cpu"
+                     " --exec --toolexec",
+                     risky={"-exec": "flag", "-toolexec": "flag", "-vettool": "flag",
+                            "--exec": "flag", "--toolexec": "flag", "-overlay": "flag",
+                            "-modfile": "flag", "-o": "edit"})
+       for c in ("build", "run", "test", "vet", "install", "generate")},
+    ("cargo",): _a("--config -Z --manifest-path -p --package --target-dir",
+                   risky={"--config": "flag", "-Z": "flag"}),
+    ("npm",): _a("--script-shell --node-options --userconfig --globalconfig --prefix",
+                 risky={"--script-shell": "flag", "--node-options": "flag",
+                        "--userconfig": "flag", "--globalconfig": "flag"}),
+    ("emacsclient",): _a("-e --eval -s --socket-name -f --server-file -a --alternate-editor",
+                         risky={"-e": "flag", "--eval": "flag", "-a": "flag",
+                                "--alternate-editor": "flag"}, files="edit"),
+    ("sqlite3",): _a("-cmd -separator -newline -nullvalue -init",
+                     risky={"-cmd": "flag", "-init": "flag-read"}, sensitive_re=r"^\s*\."),
+    ("tcpdump",): _a("-z -w -r -i -c -C -G -W -s -F -E -T -Z -y -B -j -M -V",
+                     risky={"-z": "flag", "-w": "edit", "-r": "read", "-F": "read",
+                            "-V": "read", "-E": "flag"}),
     ("cut",): _a("-d -f -c -b --delimiter --fields --characters --bytes --output-delimiter",
                  files="read"),
     ("base64",): _a("-w --wrap", files="read"),
@@ -417,6 +533,8 @@ ARG_SPECS: Mapping[tuple[str, ...], ArgSpec] = MappingProxyType({
     ("stat",): _a("-c --format --printf -t", files="read"),
     ("diff",): _a("-I -x -X -F -L --label --from-file --to-file --exclude --exclude-from"
                   " --ignore-matching-lines --horizon-lines --line-format",
+                  risky={"--from-file": "read", "--to-file": "read", "-X": "read",
+                         "--exclude-from": "read"},
                   optional_opts="-C -U --context --unified --color", files="read"),
     ("dd",): _a(assign_files={"if": "read", "of": "edit"}),
     ("cmp",): _a("-i -n --ignore-initial --bytes", files="read"),
@@ -444,8 +562,10 @@ ARG_SPECS: Mapping[tuple[str, ...], ArgSpec] = MappingProxyType({
                    risky={"-o": "edit", "--output": "edit"}, files="read"),
     ("perl",): _a("-e -E -M -m -I -x -l -0 -F -C -d -D -V", optional_opts="-i",
                   files="read", edit_opts="-i"),
-    ("openssl",): _a("-in -out -inkey -key -passin -passout -config -CAfile -cert -signkey",
-                     risky={"-in": "read", "-inkey": "read", "-key": "read", "-cert": "read",
+    ("openssl",): _a("-in -out -inkey -key -passin -passout -config -CAfile -cert -signkey"
+                     " -engine -provider -provider-path",
+                     risky={"-engine": "flag", "-provider": "flag", "-provider-path": "flag",
+                            "-in": "read", "-inkey": "read", "-key": "read", "-cert": "read",
                             "-signkey": "read", "-out": "edit", "-config": "flag-read"}),
     ("ssh-keygen",): _a("-f -C -N -P -t -b -E -O -n -I -V -Z",
                         risky={"-f": "read"}),
@@ -479,18 +599,22 @@ ARG_SPECS: Mapping[tuple[str, ...], ArgSpec] = MappingProxyType({
                    risky={"-e": "flag", "--rsh": "flag", "--rsync-path": "flag", "-M": "flag",
                           "--remote-option": "flag", "--log-file": "edit"},
                    files="read", last="edit", not_file_re=_REMOTE),
-    ("scp",): _a("-c -F -i -J -l -o -P -S -D -X", risky={"-S": "flag", "-F": "flag"},
+    ("scp",): _a("-c -F -i -J -l -o -P -S -D -X", risky={"-S": "flag", "-F": "flag",
+                                                         "-D": "flag"},
                  option_checks=_SSH_CHECK, files="read", last="edit", not_file_re=_REMOTE),
     ("sftp",): _a("-B -b -c -D -F -i -J -l -o -P -R -S -s -X",
-                  risky={"-S": "flag", "-F": "flag", "-b": "flag-read", "-s": "flag"},
+                  risky={"-S": "flag", "-F": "flag", "-b": "flag-read", "-s": "flag",
+                         "-D": "flag"},
                   option_checks=_SSH_CHECK),
-    ("ssh",): _a(_SSH_VALUES, risky={"-F": "flag"}, option_checks=_SSH_CHECK),
+    ("ssh",): _a(_SSH_VALUES, risky={"-F": "flag", "-I": "flag", "-E": "flag-edit"},
+                 option_checks=_SSH_CHECK),
     ("curl",): _a("-o --output -K --config -T --upload-file -D --dump-header -c --cookie-jar"
                   " -b --cookie -H --header -X --request -u --user -A --user-agent -e"
                   " --referer -x --proxy --trace --trace-ascii --stderr --netrc-file -w"
                   " --write-out --connect-timeout -m --max-time --retry --url -E --cert"
                   " --key --cacert -r --range --limit-rate --resolve -z --time-cond"
-                  " --data-raw -Y -y --proto --proto-redir --libcurl --hsts --alt-svc "
+                  " --data-raw -Y -y --proto --proto-redir --libcurl --hsts --alt-svc"
+                  " --etag-save --etag-compare --variable -a --append --write-out "
                   + " ".join(_CURL_DATA),
                   risky={"-o": "edit", "--output": "edit", "-O": "flag",
                          "--remote-name": "flag", "--remote-name-all": "flag",
@@ -499,6 +623,9 @@ ARG_SPECS: Mapping[tuple[str, ...], ArgSpec] = MappingProxyType({
                          "-c": "edit", "--cookie-jar": "edit", "--trace": "edit",
                          "--trace-ascii": "edit", "--stderr": "edit", "--libcurl": "edit",
                          "--netrc-file": "read", "--hsts": "edit", "--alt-svc": "edit",
+                         "--etag-save": "edit", "--etag-compare": "read",
+                         "-H": "at-start-read", "--header": "at-start-read",
+                         "--variable": "at-read", "--url": "url-read",
                          **_CURL_DATA}, url_files=True),
     ("wget",): _a("-O --output-document -o --output-file -a --append-output -P"
                   " --directory-prefix -i --input-file --post-file --body-file"
@@ -511,7 +638,8 @@ ARG_SPECS: Mapping[tuple[str, ...], ArgSpec] = MappingProxyType({
                          "--save-cookies": "edit", "-e": "flag", "--execute": "flag",
                          "--use-askpass": "flag", "-P": "edit", "--directory-prefix": "edit"},
                   url_files=True),
-    **{(c,): _VIM for c in ("vi", "vim", "nvim", "view", "ex", "gvim")},
+    **{(c,): _VIM for c in ("vi", "vim", "nvim", "view", "ex", "gvim", "vimdiff", "nvimdiff",
+                          "gvimdiff", "rvim", "rview", "vimx", "evim")},
     ("emacs",): _EMACS,
     ("strace",): _a("-o -e -p -s -u -E -a -b -I -O -P -S -X", risky={"-o": "edit"}),
     ("ltrace",): _a("-o -e -p -s -u -a -n -l -L -x", risky={"-o": "edit"}),
@@ -521,7 +649,16 @@ ARG_SPECS: Mapping[tuple[str, ...], ArgSpec] = MappingProxyType({
     ("sudo",): _a("-u -g -C -D -h -p -r -t -U -T -R", risky={"-e": "flag", "--edit": "flag"}),
     ("sudoedit",): _EDIT,
     ("git",): _git(),
-    **{("git", c): _GIT_FETCH for c in ("fetch", "pull", "clone", "ls-remote", "archive")},
+    **{("git", c): _GIT_FETCH for c in ("fetch", "pull", "clone", "ls-remote")},
+    ("git", "archive"): _git({"-u": "flag", "-o": "edit", "--remote": "flag"}, "-u -o --remote"
+                             " --prefix --format"),
+    ("git", "send-email"): _git({"--sendmail-cmd": "flag", "--to-cmd": "flag",
+                                 "--cc-cmd": "flag", "--smtp-server": "flag",
+                                 "--header-cmd": "flag"},
+                                "--sendmail-cmd --to-cmd --cc-cmd --smtp-server --header-cmd",
+                                files="read"),
+    ("git", "instaweb"): _git({"--httpd": "flag", "-d": "flag", "--browser": "flag",
+                               "-b": "flag"}, "--httpd -d --browser -b"),
     ("git", "clone"): _git({"-u": "flag", "-c": "flag", "--config": "flag"}, "-u -c"),
     ("git", "grep"): _git({"-O": "flag"}, optional_opts="-O"),
     ("git", "rebase"): _git({"-x": "script", "--exec": "script"}, "-x"),
@@ -537,7 +674,8 @@ ARG_SPECS: Mapping[tuple[str, ...], ArgSpec] = MappingProxyType({
     # Read-only in the built-in defaults, but these options reach other files:
     # `--no-index` compares any two files (its operands become reads),
     # `blame --contents FILE` shows FILE.
-    **{("git", c): _git({"--no-index": "flag"}, files=None) for c in ("diff", "log", "show")},
+    **{("git", c): _git({"--no-index": "flag"}, files="read", file_opts="--no-index")
+       for c in ("diff", "log", "show")},
     ("git", "blame"): _git({"--contents": "read"}, "--contents -L -S --date -C -M"),
     ("wc",): _a("--files0-from", risky={"--files0-from": "read"}, files="read"),
     ("du",): _a("-X --exclude-from --files0-from -B --block-size -d --max-depth -t"
@@ -550,7 +688,8 @@ ARG_SPECS: Mapping[tuple[str, ...], ArgSpec] = MappingProxyType({
 })
 
 #: Commands whose options are whole words even with a single dash (``find -exec``).
-SINGLE_DASH_LONG = _s("find java javac gcc g++ clang clang++ cc ffmpeg xcodebuild openssl")
+SINGLE_DASH_LONG = _s("find java javac gcc g++ clang clang++ cc ffmpeg xcodebuild openssl go"
+                      " sqlite3 emacs")
 #: git options before the subcommand: those taking a value, and flags.
 GIT_GLOBAL_VALUE = _s("-C -c --git-dir --work-tree --namespace --super-prefix --config-env"
                       " --list-cmds --attr-source")

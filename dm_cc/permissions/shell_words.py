@@ -66,6 +66,9 @@ _ANSI = re.compile(r"\\(x[0-9A-Fa-f]{1,2}|u[0-9A-Fa-f]{1,4}|U[0-9A-Fa-f]{1,8}|[0
                    re.DOTALL)
 _ANSI_SIMPLE = {"a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n": "\n",
                 "r": "\r", "t": "\t", "v": "\v", "\\": "\\", "'": "'", '"': '"', "?": "?"}
+#: Text bash evaluates when it reads an array subscript or arithmetic: a quoted
+#: ``'a[$(cmd)]'`` given to ``let``, ``read``, ``unset``, ``[[ -v ]]`` ... runs ``cmd``.
+EVALUATED = re.compile(r"\$\(|`|\$\{")
 _REDIRECT_OP = re.compile(r"(?:\d+|\{\w+\})?(&>>|&>|>>|>\||>&-|<&-|>&|<&|<>|>|<)")
 
 
@@ -145,6 +148,148 @@ def _groups(nodes: list[Node]) -> Iterable[list[Node]]:
         yield group
 
 
+_META = frozenset(" \t\n;&|()<>")
+_PLAIN_RUN = re.compile(r"[^\\'\"#()$<\n`\s;&|>]*")
+
+
+def _heredoc_word(text: str, i: int) -> tuple[str, bool, int]:
+    """The delimiter after ``<<``/``<<-`` at ``i``: (unquoted text, quoted?, end)."""
+    n = len(text)
+    while i < n and text[i] in " \t":
+        i += 1
+    out: list[str] = []
+    quoted = False
+    while i < n and text[i] not in _META:
+        ch = text[i]
+        if ch in "'\"":
+            end = text.find(ch, i + 1)
+            end = n if end < 0 else end
+            out.append(text[i + 1:end])
+            quoted, i = True, end + 1
+        elif ch == "\\":
+            out.append(text[i + 1:i + 2])
+            quoted, i = True, i + 2
+        else:
+            out.append(ch)
+            i += 1
+    return "".join(out), quoted, i
+
+
+def join_continuations(text: str) -> str:
+    """``text`` with every backslash-newline that bash deletes before tokenising removed.
+
+    bash removes ``\\<newline>`` everywhere except inside single quotes (and ``$'..'``),
+    comments and heredoc bodies with a quoted delimiter, so ``r\\<newline>m -rf x`` runs
+    ``rm``. A small quote-aware scanner (``$( )`` nesting, comments, heredocs, ``(( ))``).
+    ``<<-`` heredocs are rewritten as ``<<`` with the body's leading tabs removed (what bash
+    reads), which tree-sitter-bash otherwise mis-parses.
+    """
+    if "\\\n" not in text and "<<-" not in text:
+        return text
+    out: list[str] = []
+    n, i = len(text), 0
+    stack: list[list[int]] = [[0, 0]]  # per $( ) level: [paren depth, arithmetic depth]
+    dquote: list[int] = []  # stack sizes at which a double-quoted string was opened
+    pending: list[tuple[str, bool, bool]] = []  # heredocs: (delimiter, strip tabs, quoted)
+    prev = "\n"
+    while i < n:
+        ch = text[i]
+        if ch == "\\":
+            if text.startswith("\n", i + 1):
+                i += 2
+                continue
+            out.append(text[i:i + 2])
+            prev, i = "x", i + 2
+            continue
+        in_dq = bool(dquote) and dquote[-1] == len(stack)
+        if in_dq:
+            if ch == '"':
+                dquote.pop()
+            elif text.startswith("$(", i) and not text.startswith("$((", i):
+                stack.append([0, 0])
+                out.append("$(")
+                prev, i = "(", i + 2
+                continue
+            out.append(ch)
+            prev, i = ch, i + 1
+            continue
+        top = stack[-1]
+        if ch == "'" or text.startswith("$'", i):
+            start = i + (2 if ch == "$" else 1)
+            j = start
+            while j < n and text[j] != "'":
+                j += 2 if ch == "$" and text[j] == "\\" else 1
+            out.append(text[i:j + 1])
+            prev, i = "'", j + 1
+            continue
+        if ch == '"':
+            dquote.append(len(stack))
+        elif ch == "#" and prev in _META:
+            end = text.find("\n", i)
+            end = n if end < 0 else end
+            out.append(text[i:end])
+            prev, i = "#", end
+            continue
+        elif text.startswith("((", i) or text.startswith("$((", i):
+            step = 2 if ch == "(" else 3
+            top[1] += 1
+            out.append(text[i:i + step])
+            prev, i = "(", i + step
+            continue
+        elif top[1] and text.startswith("))", i):
+            top[1] -= 1
+            out.append("))")
+            prev, i = ")", i + 2
+            continue
+        elif text.startswith("$(", i):
+            stack.append([0, 0])
+            out.append("$(")
+            prev, i = "(", i + 2
+            continue
+        elif ch == "(":
+            top[0] += 1
+        elif ch == ")":
+            if top[0]:
+                top[0] -= 1
+            elif len(stack) > 1:
+                stack.pop()
+        elif text.startswith("<<", i) and not text.startswith("<<<", i) and not top[1]:
+            strip = text.startswith("<<-", i)
+            delim, quoted, end = _heredoc_word(text, i + (3 if strip else 2))
+            pending.append((delim, strip, quoted))
+            # `<<-` strips leading tabs from the body: done here, so the parser sees `<<`
+            out.append("<< " + text[i + 3:end] if strip else text[i:end])
+            prev, i = "x", end
+            continue
+        elif ch == "\n" and pending:
+            out.append("\n")
+            i += 1
+            for delim, strip, quoted in pending:
+                while i < n:
+                    end = text.find("\n", i)
+                    end = n if end < 0 else end
+                    line = text[i:end]
+                    while not quoted and end < n and (len(line) - len(line.rstrip("\\"))) % 2:
+                        nxt = text.find("\n", end + 1)
+                        nxt = n if nxt < 0 else nxt
+                        line, end = line[:-1] + text[end + 1:nxt], nxt
+                    if strip:
+                        out.append(line.lstrip("\t") + text[end:end + 1])
+                    else:
+                        out.append(text[i:end + 1] if quoted else line + text[end:end + 1])
+                    i = end + 1
+                    if (line.lstrip("\t") if strip else line) == delim:
+                        break
+            pending = []
+            prev = "\n"
+            continue
+        m = _PLAIN_RUN.match(text, i + 1)  # ordinary characters: copy them in one go
+        end = m.end() if m else i + 1
+        out.append(text[i:end])
+        prev, i = text[end - 1], end
+    return "".join(out)
+
+
 def risky_env(name: str) -> bool:
     """Does setting the variable ``name`` change what a command runs (``LD_PRELOAD``)?"""
     upper = name.upper()
@@ -164,6 +309,8 @@ class Sink(Protocol):
             note: str | None = None, dynamic: bool = False) -> None: ...
 
     def file(self, word: Word, access: Literal["read", "edit"]) -> None: ...
+
+    def script(self, word: Word, depth: int) -> None: ...
 
 
 @cache
@@ -218,6 +365,10 @@ class Walk:
                 self.command(node, parent, piped)
             elif kind in ("declaration_command", "unset_command"):
                 self.declaration(node)
+            elif kind == "test_command":
+                self.test(node)
+            elif kind == "heredoc_redirect":
+                self.heredoc(node)
             elif kind == "variable_assignment" and (
                     parent is None or parent.type not in ("command", "declaration_command")):
                 name, word = self.assignment(node)
@@ -363,6 +514,13 @@ class Walk:
                 redirects.extend(c for c in parent.children if c.type in _REDIRECTS)
         for redirect in redirects:  # tree-sitter hangs `cmd >f -rf x`'s `-rf x` on the redirect
             args.extend(self._redirect_parts(redirect)[2])
+        # `bash 0<<< CODE`: tree-sitter reads the descriptor as an argument
+        fds: dict[int, str] = {}
+        if redirects:
+            starts = {r.start_byte for r in redirects}
+            for arg in [a for a in args if a.type == "number" and a.end_byte in starts]:
+                args.remove(arg)
+                fds[arg.end_byte] = self.text(arg)
         if name is None:
             for assign in assigns:
                 var, word = self.assignment(assign)
@@ -374,7 +532,7 @@ class Walk:
         words = [self.word([name]), *(self.word(g) for g in _groups(args))]
         words += self.dropped.get(node.start_byte, [])
         env = [(var, w) for var, w in map(self.assignment, assigns) if risky_env(var)]
-        self.sink.emit(words, self.depth, self._stdin(redirects, piped), env)
+        self.sink.emit(words, self.depth, self._stdin(redirects, piped, fds), env)
 
     def orphans(self, node: Node) -> None:
         """Inside an ERROR node, a ``command_name`` may appear without its ``command``
@@ -391,6 +549,47 @@ class Walk:
             words = [self.word([child]), *(self.word(g) for g in _groups(args))]
             self.sink.emit(words, self.depth)
 
+    def evaluated(self, words: Sequence[Word]) -> bool:
+        """Words whose static text bash evaluates as code (subscripts, arithmetic): the
+        code is parsed (so its commands are judged); True when there was any."""
+        found = False
+        for word in words:
+            if not word.expand and EVALUATED.search(word.text):
+                self.sink.script(word, self.depth + 1)
+                found = True
+        return found
+
+    def heredoc(self, node: Node) -> None:
+        """tree-sitter-bash does not parse backticks in a heredoc body; bash runs them
+        when the delimiter is unquoted: each ```...``` span is parsed as a script."""
+        start = next((c for c in node.children if c.type == "heredoc_start"), None)
+        body = next((c for c in node.children if c.type == "heredoc_body"), None)
+        if start is None or body is None or any(q in self.text(start) for q in "'\"\\"):
+            return
+        text = self.text(body)
+        if "`" not in text:
+            return
+        spans = re.split(r"(?<!\\)`", text)
+        for inner in spans[1::2]:
+            self.sink.script(Word(_ESCAPE.sub(r"\1", inner)), self.depth + 1)
+        if len(spans) % 2 == 0:  # an unmatched backtick: what runs is unclear
+            self.sink.add([Word(text[:SHOWN])], (), "a heredoc with an unmatched backtick",
+                          dynamic=True)
+
+    def test(self, node: Node) -> None:
+        """``[ ]``/``[[ ]]``: operands such as ``-v 'a[$(cmd)]'`` or ``x -eq 'a[$(cmd)]'``
+        are evaluated; they make the test a dynamic command."""
+        stack, words = [node], []
+        while stack:
+            current = stack.pop()
+            if current.type in ("raw_string", "string", "ansi_c_string", "word"):
+                words.append(self.word([current]))
+            else:
+                stack.extend(current.children)
+        if self.evaluated(words):
+            self.sink.add([Word(self.text(node, SHOWN))], (), "evaluates a quoted string as"
+                          " code (an array subscript or arithmetic)", dynamic=True)
+
     def declaration(self, node: Node) -> None:
         """``export``/``declare``/``local``/``readonly``/``typeset``/``unset``."""
         words: list[Word] = []
@@ -403,12 +602,21 @@ class Walk:
                 var, word = self.text(child), self.word([child])
                 words.append(word)
                 if child.type != "variable_name":
-                    continue
+                    var = word.text.partition("=")[0]  # export "LD_PRELOAD=x"
+                    flag = word.text[:1] == "-" and word.text[1:].isalpha()
+                    if flag and "n" in word.text and node.type == "declaration_command":
+                        sensitive.append("-n")  # declare -n r=PATH: a nameref to anything
+                    if not word.text or word.text[0] in "-+" or len(words) == 1:
+                        continue
             else:
                 continue
             if node.type == "declaration_command" and risky_env(var):
                 sensitive.append(var)
-        self.sink.add(words, sensitive, f"sets {', '.join(sensitive)}" if sensitive else None)
+        dynamic = self.evaluated(words[1:])
+        note = f"sets {', '.join(sensitive)}" if sensitive else None
+        if dynamic:
+            note = "evaluates a quoted string as code (an array subscript or arithmetic)"
+        self.sink.add(words, sensitive, note, dynamic)
 
     def _redirect_parts(self, node: Node) -> tuple[str, Node | None, list[Node]]:
         """(operator, target, words that are really arguments of the command)."""
@@ -432,11 +640,14 @@ class Walk:
             return  # duplicating a descriptor, not a file
         self.sink.file(word, "read" if op == "<" else "edit")
 
-    def _stdin(self, redirects: list[Node], piped: bool) -> Stdin | None:
-        """Where the command's standard input comes from, when that can matter."""
+    def _stdin(self, redirects: list[Node], piped: bool,
+               fds: dict[int, str] | None = None) -> Stdin | None:
+        """Where the command's standard input comes from, when that can matter.
+        (A heredoc on another descriptor counts too: ``bash /dev/fd/3 3<<< CODE``.)"""
         for redirect in redirects:
             fd = redirect.child_by_field_name("descriptor")
-            if fd is not None and self.text(fd) != "0":
+            number = self.text(fd) if fd is not None else (fds or {}).get(redirect.start_byte)
+            if number is not None and number != "0" and redirect.type == "file_redirect":
                 continue
             if redirect.type == "heredoc_redirect":
                 body = next((c for c in redirect.children if c.type == "heredoc_body"), None)
