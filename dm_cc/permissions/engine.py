@@ -261,7 +261,9 @@ def judge(request: Request, rulesets: Sequence[Ruleset]) -> Verdict:
     for name in request.names:
         rule = _last_match(request.permission, name, request.words, rulesets)
         action, note = rule.action, None
-        if action == "allow":
+        if request.speculative and action != "deny":
+            action, note = "allow", "a guessed inner command: only a deny rule decides it"
+        elif action == "allow":
             note = _withheld(request, rule)
             if note is not None:
                 action = "ask"

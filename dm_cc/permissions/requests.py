@@ -54,9 +54,10 @@ def bash_requests(command: str, where: PathContextDirs) -> list[Request]:
     analysis = analyse(command)
     requests = [
         Request("bash", cmd.text, words=cmd.words, allowable=not cmd.dynamic,
-                sensitive=cmd.sensitive, note=cmd.note,
-                always=None if cmd.dynamic else (always_pattern(cmd.words) or None))
-        for cmd in analysis.commands
+                sensitive=cmd.sensitive, note=cmd.note, speculative=cmd.speculative,
+                always=None if cmd.dynamic or cmd.speculative
+                else (always_pattern(cmd.words) or None))
+        for cmd in (*analysis.commands, *analysis.speculative)
     ]
     for ref in analysis.files:
         note = f"{'written' if ref.access == 'edit' else 'read'} by the shell command"

@@ -85,6 +85,7 @@ class Request:
     sensitive: tuple[str, ...] = ()
     note: str | None = None
     always: str | None = field(default=None, compare=False)
+    speculative: bool = False  # only a deny counts (a guessed inner command)
 
     @property
     def names(self) -> tuple[str, ...]:

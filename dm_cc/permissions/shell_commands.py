@@ -52,6 +52,9 @@ class SimpleCommand:
     dynamic: bool = False
     sensitive: tuple[str, ...] = ()
     note: str | None = None
+    # A guess that an unknown program runs its arguments as a command (`fakeroot rm
+    # -rf x`): only a deny decides it; anything else leaves the line as it was.
+    speculative: bool = False
 
     @property
     def text(self) -> str:
@@ -73,6 +76,9 @@ class ShellAnalysis:
 
     commands: tuple[SimpleCommand, ...]
     files: tuple[FileRef, ...]
+    # Guessed inner commands of unknown programs (`fakeroot rm -rf x` → `rm -rf x`):
+    # judged by deny rules only.
+    speculative: tuple[SimpleCommand, ...] = ()
 
 
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=|BASH_FUNC_[^=/]*=")
@@ -163,13 +169,15 @@ class Analyser:
     def __init__(self, size: int) -> None:
         self.commands: list[SimpleCommand | None] = []
         self.files: list[FileRef] = []
+        self.speculative: list[SimpleCommand] = []
         self.budget = 2 * size + 65_536  # characters that may be (re-)parsed in total
         self.suspect: list[str] = []  # why commands being emitted now cannot be trusted
         self.cwd: tuple[str, bool] | None = None  # directory from `cd`, and whether unknown
 
     def result(self) -> ShellAnalysis:
         commands = (c for c in self.commands if c is not None)
-        return ShellAnalysis(tuple(dict.fromkeys(commands)), tuple(dict.fromkeys(self.files)))
+        return ShellAnalysis(tuple(dict.fromkeys(commands)), tuple(dict.fromkeys(self.files)),
+                             tuple(dict.fromkeys(self.speculative)))
 
     def record(self, words: Sequence[str], dynamic: bool, sensitive: Sequence[str] = (),
                note: str | None = None, slot: int | None = None) -> None:
@@ -292,10 +300,33 @@ class Analyser:
         if spec is not None:
             self._inspect(spec_key, spec, words, stop, depth, sensitive)
         dynamic = note is not None or any(w.expand for w in words)
+        if spec is None and wrapper is None and not dynamic and name not in tables.NOT_RUNNERS \
+                and name not in tables.SHELLS and not _INTERPRETER.fullmatch(name):
+            self._speculate(texts)
         self.record(texts, dynamic, sensitive, note, slot)
         for var, word in env:
             self.record((word.text, *texts), dynamic or word.expand, (var,),
                         f"runs with {var} set")
+
+    def _speculate(self, texts: Sequence[str]) -> None:
+        """An unknown program may be a wrapper (`fakeroot rm -rf x`, `xvfb-run cmd`,
+        `tool -- cmd`): offer what would be its inner command to the deny rules."""
+        starts: list[int] = []
+        if "--" in texts[1:]:
+            starts.append(texts.index("--", 1) + 1)
+        for i in range(1, len(texts)):
+            if len(starts) >= 3:
+                break
+            if not texts[i].startswith("-") and _PLAUSIBLE_COMMAND.fullmatch(texts[i]):
+                starts.append(i)
+                if i > 1 and texts[i - 1].startswith("-") and "=" not in texts[i - 1]:
+                    continue  # it may be that option's value: try the next word too
+                break
+        for start in dict.fromkeys(starts):
+            if start < len(texts):
+                rest = tuple(texts[start:])
+                self.speculative.append(SimpleCommand(rest, speculative=True,
+                                                      note=f"{texts[0]} may run it"))
 
     def _shell(self, words: list[Word], depth: int, stdin: Stdin | None) -> str | None:
         """``sh -c STRING``, ``sh FILE`` or a script on stdin; a note when it is unknowable."""
@@ -582,6 +613,9 @@ class Analyser:
                 access = spec.last
             if access is not None:
                 self.file(word, "edit" if edit else "read" if only_read else access)
+
+
+_PLAUSIBLE_COMMAND = re.compile(r"[A-Za-z_][\w.+-]*")
 
 
 # --------------------------------------------------------------------------- helpers

@@ -788,3 +788,13 @@ FLAG_ALIASES: Mapping[tuple[str, ...], Mapping[str, tuple[str, ...]]] = MappingP
 POSITIONAL_FLAGS: Mapping[tuple[str, ...], tuple[tuple[str, str], ...]] = MappingProxyType({
     ("git", "push"): (("+", "-f"), (":", "-d")),
 })
+
+#: Programs whose arguments are never a command they run (so no speculative inner
+#: command is offered to deny rules for them): `echo rm -rf /` only prints.
+NOT_RUNNERS = _s(
+    "echo printf ls dir vdir which type whereis whatis apropos help man info command"
+    " hash true false test [ [[ pwd basename dirname realpath readlink printenv"
+    " export declare typeset local readonly unset set shopt alias unalias trap"
+    " return exit break continue shift wait jobs fg bg kill pkill pgrep killall"
+    " make cmake ninja meson bazel just task git hg svn cd pushd popd dirs umask ulimit"
+    " getopts read mapfile readarray let history fc complete compgen")

@@ -143,6 +143,13 @@ CASES = [
   "not-allow"),
  ([A("wc *"), R("read", "**", "allow")], "bash", "wc --files0-from=/tmp/list", "not-allow"),
  ([A("du *"), R("read", "**", "allow")], "bash", "du --files0-from=/tmp/list", "not-allow"),
+ ([A("*"), D("rm *")], "bash", "fakeroot rm -rf x", "deny"),
+ ([A("*"), D("rm *")], "bash", "setpriv --reuid=1000 rm -rf x", "deny"),
+ ([A("*"), D("rm *")], "bash", "chpst -u nobody rm -rf x", "deny"),
+ ([A("*"), D("rm *")], "bash", "sometool --flag -- rm -rf x", "deny"),
+ ([A("*"), D("rm *")], "bash", "echo rm -rf x", "allow"),
+ ([A("pytest *"), D("rm *")], "bash", "pytest tests -q", "allow"),
+ ([A("fakeroot *")], "bash", "fakeroot make install", "allow"),
  ([R("mcp__git__*", "*", "allow"), R("mcp__git__git_push", "*", "deny")],
   "mcp__git__git_push", '{"repo":"x"}', "deny"),
 ]
