@@ -81,12 +81,19 @@ def _arg(args: Args, *names: str, default: str | None = None) -> str:
     raise ValueError(f"missing argument: {names[0]}")
 
 
-def _paths(permission: str, *keys: str, directory: bool = False, default: str | None = None):
+def _paths(permission: str, *keys: str, directory: bool = False, default: str | None = None,
+           reads: bool = False):
+    """Requests for a path tool. ``reads``: it shows file contents (grep), so its
+    target is also a ``read`` (a denied file named directly stays denied)."""
     def derive(args: Args, where: PathContextDirs) -> list[Request]:
         raws = args.get("paths") if isinstance(args.get("paths"), list) else None
         targets = raws or [_arg(args, *keys, default=default)]
-        return [r for raw in targets for r in path_requests(permission, str(raw), where,
-                                                            is_directory=directory)]
+        requests = [r for raw in targets for r in path_requests(permission, str(raw), where,
+                                                                is_directory=directory)]
+        if reads:
+            requests += [r for raw in targets for r in path_requests("read", str(raw), where)
+                         if r.permission == "read"]
+        return requests
     return derive
 
 
@@ -173,7 +180,7 @@ DERIVERS: dict[str, Deriver] = {
     "edit": _paths(permission_of("edit"), "path", "file_path"),
     "list": _paths("list", "path", directory=True, default="."),
     "glob": _paths("glob", "path", directory=True, default="."),
-    "grep": _paths("grep", "path", directory=True, default="."),
+    "grep": _paths("grep", "path", directory=True, default=".", reads=True),
     "bash": lambda args, where: bash_requests(_arg(args, "command", default=""), where),
     "task": _named("task", "subagent_type", "agent"),
     "webfetch": webfetch_requests,

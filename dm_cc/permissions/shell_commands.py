@@ -173,6 +173,7 @@ class Analyser:
         self.budget = 2 * size + 65_536  # characters that may be (re-)parsed in total
         self.suspect: list[str] = []  # why commands being emitted now cannot be trusted
         self.cwd: tuple[str, bool] | None = None  # directory from `cd`, and whether unknown
+        self.links: set[str] = set()  # symlinks this line creates (`ln -s ~ h`)
 
     def result(self) -> ShellAnalysis:
         commands = (c for c in self.commands if c is not None)
@@ -209,6 +210,8 @@ class Analyser:
         dynamic = word.expand or word.glob
         if path[:1] == "~" and path != "~" and path[:2] != "~/":
             dynamic = True  # ~+ ($PWD), ~- ($OLDPWD), ~user: only the running shell knows
+        if any(path == link or path.startswith(link + "/") for link in self.links):
+            dynamic = True  # through a symlink made earlier in this line: its target is unknown now
         self.files.append(FileRef(path, access, dynamic))
         if self.cwd is not None and not path.startswith(("/", "~")):
             base, unknown = self.cwd  # after `cd DIR` a relative path may mean DIR/path
@@ -296,6 +299,10 @@ class Analyser:
             self._chdir(name, words[1:])
         elif name in tables.EVAL_BUILTINS:
             note = self._eval_builtin(name, words, depth, sensitive)
+        if name in ("ln", "cp") and _makes_symlink(texts):
+            names = [t for t in texts[1:] if t != "--" and not t.startswith("-")]
+            if names:
+                self.links.add(names[-1].rstrip("/") or names[-1])
         spec_key, spec = lookup(tables.ARG_SPECS, texts)
         if spec is not None:
             self._inspect(spec_key, spec, words, stop, depth, sensitive)
@@ -613,6 +620,12 @@ class Analyser:
                 access = spec.last
             if access is not None:
                 self.file(word, "edit" if edit else "read" if only_read else access)
+
+
+def _makes_symlink(texts: Sequence[str]) -> bool:
+    """``ln -s``/``ln --symbolic``/``cp -s`` (in any option cluster)."""
+    return any(t in ("--symbolic", "--symbolic-link") or
+               (t.startswith("-") and not t.startswith("--") and "s" in t[1:]) for t in texts[1:])
 
 
 _PLAUSIBLE_COMMAND = re.compile(r"[A-Za-z_][\w.+-]*")

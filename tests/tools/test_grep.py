@@ -118,7 +118,10 @@ def test_ripgrep_retries_look_around_with_pcre2(ctx, project):
 
 def test_requests_name_the_search_root(ctx, project):
     tool = GrepTool()
-    assert derive(tool, ctx, pattern="x") == [("grep", ".")]
-    assert derive(tool, ctx, pattern="x", path="src", include="*.py") == [("grep", "src")]
+    # grep shows contents, so its root is also a read (a denied file named directly
+    # stays denied)
+    assert derive(tool, ctx, pattern="x") == [("grep", "."), ("read", ".")]
+    assert derive(tool, ctx, pattern="x", path="src", include="*.py") == [
+        ("grep", "src"), ("read", "src")]
     assert derive(tool, ctx, pattern="x", path="~") == [
-        ("grep", str(ctx.home)), ("external_directory", str(ctx.home))]
+        ("grep", str(ctx.home)), ("external_directory", str(ctx.home)), ("read", str(ctx.home))]
