@@ -23,9 +23,6 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-import bracex
-from wcmatch import fnmatch as wc_fnmatch
-
 MAX_BRACE_EXPANSION = 256
 
 # --------------------------------------------------------------------------- wildcard
@@ -65,10 +62,11 @@ class Wildcard:
 
     __slots__ = ("pattern", "_pieces", "_min_length", "_optional_tail")
 
-    def __init__(self, pattern: str, *, ignore_case: bool = False) -> None:
+    def __init__(self, pattern: str, *, ignore_case: bool = False,
+                 optional_tail: bool = True) -> None:
         self.pattern = pattern
         self._optional_tail: Wildcard | None = None
-        if pattern.endswith(" *"):
+        if optional_tail and pattern.endswith(" *"):
             self._optional_tail = Wildcard(pattern[:-2], ignore_case=ignore_case)
         self._pieces = [_Piece(part, ignore_case) for part in pattern.split("*")]
         self._min_length = sum(piece.length for piece in self._pieces)
@@ -106,12 +104,11 @@ def is_literal(pattern: str) -> bool:
 
 # --------------------------------------------------------------------------- paths
 
-_SEGMENT_FLAGS = wc_fnmatch.DOTMATCH
-
-
 @lru_cache(maxsize=4096)
 def _segment_regex(segment: str, ignore_case: bool) -> re.Pattern[str]:
-    flags = _SEGMENT_FLAGS | (wc_fnmatch.IGNORECASE if ignore_case else wc_fnmatch.CASE)
+    from wcmatch import fnmatch as wc_fnmatch  # lazily: a shell-only decision never needs it
+
+    flags = wc_fnmatch.DOTMATCH | (wc_fnmatch.IGNORECASE if ignore_case else wc_fnmatch.CASE)
     include, _exclude = wc_fnmatch.translate(segment, flags=flags)
     return re.compile(include[0])
 
@@ -121,18 +118,24 @@ def _is_magic(segment: str) -> bool:
 
 
 class _SegmentGlob:
-    """One path segment: a literal compare, or a wcmatch regex (atomic, linear)."""
+    """One path segment: a literal compare; ``*``/``?`` with the linear wildcard
+    matcher (a segment holds no ``/``, so the semantics are glob's); character
+    classes ``[..]`` through a wcmatch regex (atomic, linear)."""
 
-    __slots__ = ("text", "regex", "ignore_case")
+    __slots__ = ("text", "regex", "wild", "ignore_case")
 
     def __init__(self, text: str, ignore_case: bool) -> None:
         self.text = text.casefold() if ignore_case else text
         self.ignore_case = ignore_case
-        self.regex = _segment_regex(text, ignore_case) if _is_magic(text) else None
+        self.regex = _segment_regex(text, ignore_case) if "[" in text else None
+        self.wild = Wildcard(text, ignore_case=ignore_case, optional_tail=False) \
+            if self.regex is None and _is_magic(text) else None
 
     def match(self, segment: str) -> bool:
         if self.regex is not None:
             return self.regex.match(segment) is not None
+        if self.wild is not None:
+            return self.wild.match(segment)
         if self.ignore_case:
             return segment.casefold() == self.text
         return segment == self.text
@@ -215,7 +218,11 @@ class PathGlob:
         self._anywhere: list[_SegmentPattern] = []
         self._relative: list[_SegmentPattern] = []
         self._absolute: list[_SegmentPattern] = []
-        alternatives = bracex.expand(pattern, limit=MAX_BRACE_EXPANSION) if "{" in pattern else [pattern]
+        alternatives = [pattern]
+        if "{" in pattern:
+            import bracex  # lazily, like wcmatch
+
+            alternatives = bracex.expand(pattern, limit=MAX_BRACE_EXPANSION)
         for alternative in alternatives:
             self._add(alternative, context, ignore_case)
 
