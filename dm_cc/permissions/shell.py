@@ -6,14 +6,19 @@ redirect target or file operand as a :class:`FileRef`. :func:`always_pattern` tu
 command's words into an "always allow" suggestion. This module is the public entry; the
 work is done by:
 
+* :mod:`shell_source` -- before parsing: backslash-newlines joined and ``<<-`` heredocs
+  rewritten as bash reads them; the tree-sitter parse (non-ASCII bytes masked).
 * :mod:`shell_words` -- syntax: one walk over the whole tree finds every simple command
   (lists, pipelines, subshells, substitutions, heredocs ...) and rebuilds its words with
   quotes and escapes removed, noting what only the running shell could know. The parser is
   not trusted blindly: text it drops or mangles makes the result dynamic.
+* :mod:`shell_quoting` -- the :class:`Word` type and quote removal (``$'..'``, globs).
 * :mod:`shell_commands` -- semantics: basename of the command name, git's global options,
   wrappers (both wrapper and inner command are reported), scripts parsed again
   (``bash -c``, ``eval``, heredocs fed to a shell), risky options as ``sensitive`` tokens,
-  file operands as FileRefs.
+  file operands as FileRefs. Two mixins of its analyser: :mod:`shell_builtins` (shells,
+  interpreters, ``eval``, ``let``, ``cd`` ...) and :mod:`shell_arguments` (a program's
+  arguments read with its ArgSpec).
 * :mod:`shell_sed_awk` -- whether a sed or awk program runs commands or touches files.
 * :mod:`shell_tables` -- the knowledge about particular programs; :mod:`flags` -- option
   scanning.

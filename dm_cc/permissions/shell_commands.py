@@ -9,8 +9,9 @@
   (``sudo``, ``timeout``, ``uv run`` ... -- both wrapper and inner command are emitted) and
   read the arguments with the program's :class:`~shell_tables.ArgSpec` (risky options become
   ``sensitive`` tokens; file operands become FileRefs; sed and awk programs are checked by
-  :mod:`shell_sed_awk`). The program knowledge lives in :mod:`shell_tables`; this module is
-  the generic machinery.
+  :mod:`shell_sed_awk`). Shells, interpreters and code-running builtins are handled by the
+  :mod:`shell_builtins` mixin, argument specs by the :mod:`shell_arguments` mixin. The
+  program knowledge lives in :mod:`shell_tables`; these modules are the generic machinery.
 * **Conservative by construction**: a command whose name or arguments cannot be known
   statically, a parse error, too deep nesting or a script read from a pipe yields
   ``dynamic=True``, which no rule may allow. Nesting (wrappers and re-parsed scripts) is
@@ -29,17 +30,17 @@ from typing import Literal, TypeVar
 
 from dm_cc.permissions import shell_tables as tables
 from dm_cc.permissions.flags import scan_options
-from dm_cc.permissions.shell_sed_awk import awk_risky, sed_risky
-from dm_cc.permissions.shell_words import (
-    EVALUATED,
-    SHOWN,
-    Stdin,
-    Walk,
-    Word,
-    join_continuations,
-    risky_env,
-    syntax_tree,
+from dm_cc.permissions.shell_arguments import ASSIGNMENT, ArgumentInspection
+from dm_cc.permissions.shell_builtins import (
+    DEV_FD,
+    INTERPRETER,
+    STDIN_SCRIPTS,
+    BuiltinHandling,
+    script_operand_note,
 )
+from dm_cc.permissions.shell_quoting import Word, joined
+from dm_cc.permissions.shell_source import join_continuations, syntax_tree
+from dm_cc.permissions.shell_words import SHOWN, Stdin, Walk, risky_env
 
 MAX_DEPTH = 8  # wrappers plus re-parsed scripts
 
@@ -81,23 +82,10 @@ class ShellAnalysis:
     speculative: tuple[SimpleCommand, ...] = ()
 
 
-_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=|BASH_FUNC_[^=/]*=")
-_DEV_FD = re.compile(r"/dev/fd/\d+|/proc/self/fd/\d+")
-_STDIN_SCRIPTS = frozenset({"-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"})
 #: Wrappers that start a shell reading its script from stdin when given no command
 #: (``sudo -s <<< CMD``, ``su - root <<EOF``, ``ssh host <<< CMD``, ``script -q /dev/null``).
 _STDIN_SHELL_WRAPPERS = frozenset({"sudo", "doas", "su", "runuser", "ssh", "script", "run0",
                                    "pkexec", "machinectl", "sg", "newgrp"})
-_INTERPRETER = re.compile(tables.INTERPRETER_RE)
-_URL_PATH = re.compile(r"(?i)file://(?:localhost)?")
-_TAR_WRITE = frozenset({"-c", "-r", "-u", "-A", "--create", "--append", "--update",
-                        "--concatenate", "--catenate"})
-
-
-def joined(words: Sequence[Word]) -> Word:
-    """Words joined by spaces, as ``eval`` and ``ssh`` do before parsing them."""
-    return Word(" ".join(w.text for w in words), any(w.expand for w in words),
-                any(w.glob for w in words), any(w.procsub for w in words))
 
 
 _V = TypeVar("_V")
@@ -163,7 +151,7 @@ def wrapper_lookup(texts: Sequence[str]) -> tuple[tuple[str, ...], tables.Wrappe
 
 
 # --------------------------------------------------------------------------- analyser
-class Analyser:
+class Analyser(BuiltinHandling, ArgumentInspection):
     """Collects commands and files; knows programs (through the tables), not trees."""
 
     def __init__(self, size: int) -> None:
@@ -205,7 +193,7 @@ class Analyser:
     def file(self, word: Word, access: Literal["read", "edit"]) -> None:
         path = word.text
         if word.procsub or path in ("", "-", "{}") or path in tables.NON_FILES \
-                or _DEV_FD.fullmatch(path):
+                or DEV_FD.fullmatch(path):
             return
         dynamic = word.expand or word.glob
         if path[:1] == "~" and path != "~" and path[:2] != "~/":
@@ -286,13 +274,13 @@ class Analyser:
             stop += skipped
         elif name in tables.SHELLS:
             note = self._shell(words, depth, stdin)
-        elif name in tables.INTERPRETERS or _INTERPRETER.fullmatch(name):
+        elif name in tables.INTERPRETERS or INTERPRETER.fullmatch(name):
             note = self._interpreter(words, stdin)
         elif name in ("source", ".") and len(words) > 1:
-            if words[1].text in _STDIN_SCRIPTS and not words[1].procsub:
+            if words[1].text in STDIN_SCRIPTS and not words[1].procsub:
                 note = self._stdin_shell(stdin, depth)
             else:
-                note = _script_operand_note(words[1], stdin)
+                note = script_operand_note(words[1], stdin)
         elif name in ("eval", "alias", "trap"):
             self._builtin(name, words[1:], depth)
         elif name in ("cd", "pushd", "popd"):
@@ -308,7 +296,7 @@ class Analyser:
             self._inspect(spec_key, spec, words, stop, depth, sensitive)
         dynamic = note is not None or any(w.expand for w in words)
         if spec is None and wrapper is None and not dynamic and name not in tables.NOT_RUNNERS \
-                and name not in tables.SHELLS and not _INTERPRETER.fullmatch(name):
+                and name not in tables.SHELLS and not INTERPRETER.fullmatch(name):
             self._speculate(texts)
         self.record(texts, dynamic, sensitive, note, slot)
         for var, word in env:
@@ -334,123 +322,6 @@ class Analyser:
                 rest = tuple(texts[start:])
                 self.speculative.append(SimpleCommand(rest, speculative=True,
                                                       note=f"{texts[0]} may run it"))
-
-    def _shell(self, words: list[Word], depth: int, stdin: Stdin | None) -> str | None:
-        """``sh -c STRING``, ``sh FILE`` or a script on stdin; a note when it is unknowable."""
-        i, inline, from_stdin = 1, False, False
-        while i < len(words):
-            text = words[i].text
-            if text == "--":
-                i += 1
-                break
-            if text in tables.SHELL_VALUE_OPTS:
-                i += 2
-                continue
-            if len(text) < 2 or text[0] not in "-+":
-                break
-            if text[0] == "-" and text[1] != "-":
-                inline, from_stdin = inline or "c" in text, from_stdin or "s" in text
-            i += 1
-        operand = words[i] if i < len(words) else None
-        if inline:  # no operand: xargs/find supply the script at run time
-            if operand is None:
-                return "runs a script supplied at run time"
-            self.script(operand, depth + 1)
-            return None
-        if operand is not None and not from_stdin and _DEV_FD.fullmatch(operand.text) \
-                and operand.text not in _STDIN_SCRIPTS and (stdin is None or stdin.kind == "file"):
-            return "runs a script read from a file descriptor"  # sh /dev/fd/3 3<&0
-        if operand is not None and not from_stdin and operand.text not in _STDIN_SCRIPTS \
-                and not _DEV_FD.fullmatch(operand.text):
-            self.file(operand, "read")
-            return _script_operand_note(operand, stdin)
-        if stdin is not None and stdin.kind in ("heredoc", "herestring") and not stdin.dynamic:
-            self.parse(stdin.script or "", depth + 1)
-            return None
-        return _stdin_note(stdin)
-
-    def _stdin_shell(self, stdin: Stdin | None, depth: int) -> str | None:
-        """A shell reads its script from ``stdin``: parse a heredoc/here-string body; a
-        pipe or non-static string is unknowable (the note says why)."""
-        if stdin is not None and stdin.kind in ("heredoc", "herestring") and not stdin.dynamic:
-            self.parse(stdin.script or "", depth + 1)
-            return None
-        if stdin is not None and stdin.kind == "pipe":
-            return "runs a script read from a pipe or a non-static string"
-        return _stdin_note(stdin)
-
-    def _interpreter(self, words: list[Word], stdin: Stdin | None) -> str | None:
-        """``python``/``node``/... reading their program from a pipe are unknowable."""
-        family = words[0].text.rstrip("0123456789.")
-        inline = tables.INLINE_CODE_BY_FAMILY.get(family, tables.INLINE_CODE_OPTS)
-        i = 1
-        while i < len(words):
-            text = words[i].text
-            if len(text) > 1 and text[0] == "-":
-                if text in inline or (text[1] != "-" and text[:2] in inline):
-                    return None
-                i += 2 if text in tables.INTERPRETER_VALUE_OPTS else 1
-                continue
-            if family in ("deno", "bun") and text in tables.INTERPRETER_SUBCOMMANDS:
-                i += 1
-                continue
-            if family in ("deno", "bun") and text == "eval":
-                return None
-            return _script_operand_note(words[i], stdin)
-        return _stdin_note(stdin)
-
-    def _eval_builtin(self, name: str, words: list[Word], depth: int,
-                      sensitive: list[str]) -> str | None:
-        """``let``, ``read``, ``printf -v``, ``mapfile``, ``test`` ...: quoted text with
-        ``$(``/`` ` ``/``${`` is evaluated (subscripts, arithmetic); ``-C CALLBACK`` runs
-        code; assigning a risky variable by name (``read PATH``) is sensitive."""
-        args = words[1:]
-        if name == "printf":  # only the -v NAME operand is evaluated and assigned
-            args = [w._replace(text=w.text[2:]) for w in args[:1] if w.text.startswith("-v")
-                    and len(w.text) > 2] or (args[1:2] if args[:1] and args[0].text == "-v"
-                                             else [])
-        elif name in ("mapfile", "readarray", "compgen", "complete"):
-            for i, word in enumerate(args):
-                if word.text in tables.CALLBACK_OPTS and i + 1 < len(args):
-                    sensitive.append(word.text)
-                    self.script(args[i + 1], depth + 1)
-        elif name == "hash" and any(w.text.startswith("-") and "p" in w.text for w in args):
-            sensitive.append("-p")  # hash -p /tmp/evil git: `git` now runs /tmp/evil
-        if name in ("printf", "read", "mapfile", "readarray", "let", "wait"):
-            sensitive.extend(w.text.partition("=")[0] for w in args
-                             if risky_env(w.text.partition("=")[0]))
-        found = False
-        for word in args:
-            if not word.expand and EVALUATED.search(word.text):
-                self.script(word, depth + 1)
-                found = True
-        return "evaluates a quoted string as code (an array subscript or arithmetic)" \
-            if found else None
-
-    def _builtin(self, name: str, args: list[Word], depth: int) -> None:
-        """``eval ARGS``, ``alias n=CODE`` and ``trap CODE SIG`` run shell code later."""
-        args = args[1:] if args and args[0].text == "--" else args
-        if name == "eval" and args:
-            self.script(joined(args), depth + 1)
-        elif name == "alias":
-            for word in args:
-                if "=" in word.text:
-                    self.script(word._replace(text=word.text.split("=", 1)[1]), depth + 1)
-        elif name == "trap" and len(args) >= 2 and args[0].text not in ("", "-", "-p", "-l"):
-            self.script(args[0], depth + 1)
-
-    def _chdir(self, name: str, args: list[Word]) -> None:
-        """Track ``cd``: later relative paths are also reported under the new directory.
-        (Subshells are not tracked, so both spellings are always reported.)"""
-        target = next((w for w in args if not w.text.startswith("-") or w.text == "-"), None)
-        if name == "popd" or (target is not None and target.text == "-"):
-            self.cwd = ("$OLDPWD", True)
-            return
-        text = "~" if target is None else target.text
-        unknown = target is not None and (target.expand or target.glob)
-        if self.cwd is not None and not text.startswith(("/", "~")):
-            text, unknown = f"{self.cwd[0].rstrip('/')}/{text}", unknown or self.cwd[1]
-        self.cwd = (text, unknown)
 
     def _unwrap(self, key: tuple[str, ...], spec: tables.Wrapper, words: list[Word],
                 depth: int, stdin: Stdin | None) -> tuple[int, str | None]:
@@ -496,7 +367,7 @@ class Analyser:
                 if risky_env(var):
                     env.append((var, args[opt.index]._replace(text=opt.value)))
         start = end
-        while spec.assignments and start < len(args) and _ASSIGNMENT.match(args[start].text):
+        while spec.assignments and start < len(args) and ASSIGNMENT.match(args[start].text):
             var, _, value = args[start].text.partition("=")
             if risky_env(var):
                 env.append((var, args[start]))
@@ -537,90 +408,6 @@ class Analyser:
                 self.script(word, depth + 1)
         return base + end, ran
 
-    def _inspect(self, key: tuple[str, ...], spec: tables.ArgSpec, words: list[Word],
-                 stop: int, depth: int, sensitive: list[str]) -> None:
-        """Risky options, scripts and file operands of one program's arguments."""
-        args = words[len(key):stop]
-        texts = [w.text for w in args]
-        if key[0] in ("tar", "gtar", "bsdtar") and texts and texts[0][:1] not in ("-", ""):
-            texts[0] = "-" + texts[0]  # old-style bundled mode: tar xzf a.tgz
-        texts = [_unabbreviate(t, spec) if t[:2] == "--" else t for t in texts]
-        scan = scan_options(texts, value_opts=spec.value_opts, pair_opts=spec.pair_opts,
-                            optional_opts=spec.optional_opts, positional_re=spec.positional_re,
-                            single_dash_long=key[0] in tables.SINGLE_DASH_LONG)
-        flags = {o.flag for o in scan.options}
-        for opt in scan.options:
-            check = spec.option_checks.get(opt.flag)
-            if check and opt.value is not None and re.search(check, opt.value):
-                sensitive.append(opt.flag)
-            risk = spec.risky.get(opt.flag)
-            if risk is None:
-                continue
-            if risk in ("flag", "flag-edit", "flag-read", "script", "exec"):
-                sensitive.append(opt.flag)
-            if risk == "exec":
-                self.emit(_until_terminator(args[opt.index + 1:]), depth + 1)
-            if opt.value is None:
-                continue
-            value = args[opt.index]._replace(text=opt.value)
-            if risk in ("edit", "flag-edit"):
-                self.file(value, "edit")
-            elif risk in ("read", "flag-read"):
-                self.file(value, "read")
-            elif risk in ("archive", "directory"):
-                writes = bool(flags & _TAR_WRITE) == (risk == "archive")
-                self.file(value, "edit" if writes else "read")
-            elif risk == "script":
-                self.script(value, depth + 1)
-            elif risk == "at-read" and (path := _at_file(opt.value)):
-                self.file(value._replace(text=path), "read")
-            elif risk == "at-start-read" and opt.value.startswith("@") and len(opt.value) > 1:
-                self.file(value._replace(text=opt.value[1:]), "read")  # curl -H @FILE
-            elif risk == "url-read" and _URL_PATH.match(opt.value):
-                self.file(value._replace(text=_URL_PATH.sub("", opt.value, 1)), "read")
-            elif risk == "pair-read" and opt.index + 1 < len(args):
-                self.file(args[opt.index + 1], "read")  # jq --rawfile NAME FILE
-        positionals = [args[i] for i in scan.positionals]
-        if "+" in spec.risky and any(w.text.startswith("+") for w in positionals):
-            sensitive.append("+")
-        skip = 0 if flags & spec.skip_opts else spec.skip
-        if spec.script is not None:
-            programs = [o.value for o in scan.options if o.flag in spec.skip_opts
-                        and o.flag not in spec.risky and o.value is not None]
-            programs += [w.text for w in positionals[:skip]]
-            risky = sed_risky if spec.script == "sed" else awk_risky
-            sensitive.extend(p for p in programs if risky(p))
-        if spec.sensitive_positionals and len(positionals) >= spec.sensitive_positionals:
-            sensitive.append(key[-1])
-        if spec.sensitive_re:  # sqlite3 db '.shell cmd'
-            sensitive.extend(w.text for w in positionals if re.search(spec.sensitive_re, w.text))
-        if spec.assign_env:  # make SHELL=/tmp/evil
-            sensitive.extend(var for w in positionals if _ASSIGNMENT.match(w.text)
-                             and risky_env(var := w.text.split("=", 1)[0]))
-        files = [w for w in positionals[skip:]
-                 if not (spec.not_file_re and re.match(spec.not_file_re, w.text))]
-        if spec.file_opts and not flags & spec.file_opts:
-            files = []
-        if spec.url_files:  # curl file:///etc/passwd
-            for word in files:
-                if _URL_PATH.match(word.text):
-                    self.file(word._replace(text=_URL_PATH.sub("", word.text, 1)), "read")
-            files = []
-        edit = bool(flags & spec.edit_opts)
-        only_read = bool(flags & spec.read_opts)  # gzip -c: writes stdout, not the file
-        for i, word in enumerate(files):
-            var, eq, path = word.text.partition("=")
-            if eq and var in spec.assign_files:
-                self.file(word._replace(text=path), spec.assign_files[var])
-                continue
-            access = spec.files
-            if len(files) >= 2 and i == 0 and spec.first:
-                access = spec.first
-            if len(files) >= 2 and i == len(files) - 1 and spec.last:
-                access = spec.last
-            if access is not None:
-                self.file(word, "edit" if edit else "read" if only_read else access)
-
 
 def _makes_symlink(texts: Sequence[str]) -> bool:
     """``ln -s``/``ln --symbolic``/``cp -s`` (in any option cluster)."""
@@ -632,26 +419,6 @@ _PLAUSIBLE_COMMAND = re.compile(r"[A-Za-z_][\w.+-]*")
 
 
 # --------------------------------------------------------------------------- helpers
-def _unabbreviate(text: str, spec: tables.ArgSpec) -> str:
-    """GNU getopt accepts a long option cut to any unambiguous prefix (``--compress-prog``
-    is ``--compress-program``): a prefix of 4 or more characters of an option this spec
-    knows is read as that option (a risky one when several fit -- the fail-safe side);
-    a shorter prefix (``--pag``, ``--so``) only as a risky or program option."""
-    name, eq, value = text.partition("=")
-    if len(name) < 4 or name in spec.risky or name in spec.value_opts \
-            or name in spec.optional_opts or name in spec.pair_opts:
-        return text
-    known: tuple[str, ...] = (*spec.risky, *spec.skip_opts)  # short prefixes: risky only
-    if len(name) >= 6:
-        known += (*spec.value_opts, *spec.optional_opts, *spec.edit_opts, *spec.pair_opts)
-    fits = sorted({k for k in known if k.startswith(name) and k[:2] == "--"})
-    if not fits:
-        return text
-    full = next((k for k in fits if k in spec.risky), fits[0])
-    return full + eq + value
-
-
-
 def _git_globals(words: list[Word], sensitive: list[str], places: list[Word]) -> list[Word]:
     """``git -C d -c k=v --no-pager push`` → ``git push``; -c/--exec-path are sensitive;
     the directories named by -C/--git-dir/--work-tree go to ``places``."""
@@ -668,32 +435,3 @@ def _git_globals(words: list[Word], sensitive: list[str], places: list[Word]) ->
                 places.append(words[i + 1])
         i += 2 if takes_value else 1
     return [words[0], *words[i:]]
-
-
-def _until_terminator(words: list[Word]) -> list[Word]:
-    """The command after ``find -exec``: up to ``;`` (or ``+`` right after ``{}``)."""
-    for i, word in enumerate(words):
-        if word.text == ";" or (word.text == "+" and i and words[i - 1].text == "{}"):
-            return words[:i]
-    return words
-
-
-def _at_file(value: str) -> str | None:
-    """The file in a curl data value: ``@FILE``, ``name=@FILE;type=x``, ``name=<FILE``."""
-    for mark in "@<":
-        if mark in value:
-            return value.split(mark, 1)[1].split(";", 1)[0] or None
-    return None
-
-
-def _script_operand_note(word: Word, stdin: Stdin | None) -> str | None:
-    """Why a script named by ``word`` cannot be known (None when it can be)."""
-    if word.procsub:
-        return "runs a script read from a process substitution"
-    return _stdin_note(stdin) if word.text in _STDIN_SCRIPTS else None
-
-
-def _stdin_note(stdin: Stdin | None) -> str | None:
-    if stdin is not None and stdin.dynamic:
-        return "runs a script read from a pipe or a non-static string"
-    return None

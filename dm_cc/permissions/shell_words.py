@@ -1,12 +1,12 @@
 """Bash syntax to words: the tree walk behind :mod:`dm_cc.permissions.shell`.
 
-:func:`syntax_tree` parses with tree-sitter-bash; :class:`Walk` visits every node once (an
+:func:`~shell_source.syntax_tree` parses with tree-sitter-bash; :class:`Walk` visits every node once (an
 explicit stack, no recursion), so commands in lists, pipelines, subshells, groups, ``$( )``,
 backticks, ``<( )``, heredocs, arithmetic, ``[[ ]]``, loops and functions are all found. It
 hands each simple command as :class:`Word` s to a :class:`Sink` (the analyser in
 :mod:`shell_commands`, which decides what the words mean). A word is rebuilt from its nodes:
 quotes and escapes removed, ``$'..'`` decoded, expansions, unquoted globs and brace expansion
-(what only the running shell knows) recorded.
+(what only the running shell knows) recorded, with the helpers of :mod:`shell_quoting`.
 
 The parser is not trusted blindly (it can crash on some non-ASCII input, drop a token, glue
 two words, or orphan a command name in an ERROR node): non-ASCII bytes are masked before
@@ -18,25 +18,27 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from functools import cache
 from itertools import pairwise
 from typing import TYPE_CHECKING, Literal, NamedTuple, Protocol
 
 from dm_cc.permissions import shell_tables as tables
+from dm_cc.permissions.shell_quoting import (
+    BRACE,
+    DQ_ESCAPE,
+    ESCAPE,
+    GLOB,
+    HIDDEN_EXPANSION,
+    Word,
+    WordBuilder,
+    ansi_c,
+)
+from dm_cc.permissions.shell_source import join_continuations as join_continuations
+from dm_cc.permissions.shell_source import syntax_tree as syntax_tree
 
 if TYPE_CHECKING:
-    from tree_sitter import Node, Parser
+    from tree_sitter import Node
 
 SHOWN = 200  # characters kept of text that is only shown (expansions, unparsable input)
-
-
-class Word(NamedTuple):
-    """One shell word after quote removal, and what about it only the running shell knows."""
-
-    text: str  # unquoted value (best effort when not static)
-    expand: bool = False  # parameter/command/arithmetic expansion: unknown at analysis time
-    glob: bool = False  # unquoted glob or brace expansion
-    procsub: bool = False  # a <( ) / >( ) process substitution
 
 
 class Stdin(NamedTuple):
@@ -56,77 +58,10 @@ _REDIRECTS = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirec
 _PIPES = frozenset({"|", "|&", ">("})  # what precedes a command whose stdin is a pipe
 _PLAIN = re.compile(rb"[\w./:@%+=,-]+(?:\s+[\w./:@%+=,-]+)*")
 _GAPS_ALLOWED = frozenset({"string", "translated_string", "heredoc_body", "heredoc_redirect"})
-_GLOB = re.compile(r"[*?\[]")
-_BRACE = re.compile(r"\{[^{}\x00]*(?:,|\.\.)[^{}\x00]*\}")
-_ASCII_ONLY = bytes(range(128)) + b"x" * 128
-_ESCAPE = re.compile(r"\\(.)", re.DOTALL)
-_HIDDEN_EXPANSION = re.compile(r"`|\$[\w({@*#?$!-]")
-_DQ_ESCAPE = re.compile(r'\\([$`"\\\n])')
-_ANSI = re.compile(r"\\(x[0-9A-Fa-f]{1,2}|u[0-9A-Fa-f]{1,4}|U[0-9A-Fa-f]{1,8}|[0-7]{1,3}|c.|.)",
-                   re.DOTALL)
-_ANSI_SIMPLE = {"a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n": "\n",
-                "r": "\r", "t": "\t", "v": "\v", "\\": "\\", "'": "'", '"': '"', "?": "?"}
 #: Text bash evaluates when it reads an array subscript or arithmetic: a quoted
 #: ``'a[$(cmd)]'`` given to ``let``, ``read``, ``unset``, ``[[ -v ]]`` ... runs ``cmd``.
 EVALUATED = re.compile(r"\$\(|`|\$\{")
 _REDIRECT_OP = re.compile(r"(?:\d+|\{\w+\})?(&>>|&>|>>|>\||>&-|<&-|>&|<&|<>|>|<)")
-
-
-def _ansi_c(body: str) -> str:
-    """Decode the inside of ``$'...'`` like bash (a NUL ends the string)."""
-
-    def one(m: re.Match[str]) -> str:
-        esc = m.group(1)
-        if esc[0] in "xuU" and len(esc) > 1:
-            code = int(esc[1:], 16)
-            return chr(code) if code <= 0x10FFFF else m.group(0)
-        if esc[0] in "01234567":
-            return chr(int(esc, 8) & 0xFF)
-        if esc[0] == "c" and len(esc) == 2:
-            return chr(ord(esc[1]) & 0x1F)
-        return _ANSI_SIMPLE.get(esc, m.group(0))
-
-    return _ANSI.sub(one, body).split("\x00", 1)[0]
-
-
-class _Builder:
-    """Accumulates a word's text and a mask in which quoted characters are hidden."""
-
-    __slots__ = ("expand", "mask", "procsub", "text")
-
-    def __init__(self) -> None:
-        self.text: list[str] = []
-        self.mask: list[str] = []
-        self.expand = self.procsub = False
-
-    def plain(self, s: str) -> None:
-        self.text.append(s)
-        self.mask.append(s)
-
-    def quoted(self, s: str) -> None:
-        self.text.append(s)
-        self.mask.append("\x00" * len(s))
-
-    def unquoted_word(self, raw: str) -> None:
-        """Unquoted text: a backslash quotes the next character; ``\\<newline>`` vanishes.
-
-        An unescaped backtick or ``$(``/``${``/``$name`` here means the parser missed an
-        expansion, so the word counts as not static.
-        """
-        start = 0
-        for m in [*_ESCAPE.finditer(raw), None]:
-            plain = raw[start:] if m is None else raw[start:m.start()]
-            self.plain(plain)
-            self.expand = self.expand or _HIDDEN_EXPANSION.search(plain) is not None
-            if m is not None:
-                if m.group(1) != "\n":
-                    self.quoted(m.group(1))
-                start = m.end()
-
-    def word(self) -> Word:
-        mask = "".join(self.mask)
-        glob = _GLOB.search(mask) is not None or _BRACE.search(mask) is not None
-        return Word("".join(self.text), self.expand, glob, self.procsub)
 
 
 def _decode(data: bytes) -> str:
@@ -146,148 +81,6 @@ def _groups(nodes: list[Node]) -> Iterable[list[Node]]:
         group.append(node)
     if group:
         yield group
-
-
-_META = frozenset(" \t\n;&|()<>")
-_PLAIN_RUN = re.compile(r"[^\\'\"#()$<\n`\s;&|>]*")
-
-
-def _heredoc_word(text: str, i: int) -> tuple[str, bool, int]:
-    """The delimiter after ``<<``/``<<-`` at ``i``: (unquoted text, quoted?, end)."""
-    n = len(text)
-    while i < n and text[i] in " \t":
-        i += 1
-    out: list[str] = []
-    quoted = False
-    while i < n and text[i] not in _META:
-        ch = text[i]
-        if ch in "'\"":
-            end = text.find(ch, i + 1)
-            end = n if end < 0 else end
-            out.append(text[i + 1:end])
-            quoted, i = True, end + 1
-        elif ch == "\\":
-            out.append(text[i + 1:i + 2])
-            quoted, i = True, i + 2
-        else:
-            out.append(ch)
-            i += 1
-    return "".join(out), quoted, i
-
-
-def join_continuations(text: str) -> str:
-    """``text`` with every backslash-newline that bash deletes before tokenising removed.
-
-    bash removes ``\\<newline>`` everywhere except inside single quotes (and ``$'..'``),
-    comments and heredoc bodies with a quoted delimiter, so ``r\\<newline>m -rf x`` runs
-    ``rm``. A small quote-aware scanner (``$( )`` nesting, comments, heredocs, ``(( ))``).
-    ``<<-`` heredocs are rewritten as ``<<`` with the body's leading tabs removed (what bash
-    reads), which tree-sitter-bash otherwise mis-parses.
-    """
-    if "\\\n" not in text and "<<-" not in text:
-        return text
-    out: list[str] = []
-    n, i = len(text), 0
-    stack: list[list[int]] = [[0, 0]]  # per $( ) level: [paren depth, arithmetic depth]
-    dquote: list[int] = []  # stack sizes at which a double-quoted string was opened
-    pending: list[tuple[str, bool, bool]] = []  # heredocs: (delimiter, strip tabs, quoted)
-    prev = "\n"
-    while i < n:
-        ch = text[i]
-        if ch == "\\":
-            if text.startswith("\n", i + 1):
-                i += 2
-                continue
-            out.append(text[i:i + 2])
-            prev, i = "x", i + 2
-            continue
-        in_dq = bool(dquote) and dquote[-1] == len(stack)
-        if in_dq:
-            if ch == '"':
-                dquote.pop()
-            elif text.startswith("$(", i) and not text.startswith("$((", i):
-                stack.append([0, 0])
-                out.append("$(")
-                prev, i = "(", i + 2
-                continue
-            out.append(ch)
-            prev, i = ch, i + 1
-            continue
-        top = stack[-1]
-        if ch == "'" or text.startswith("$'", i):
-            start = i + (2 if ch == "$" else 1)
-            j = start
-            while j < n and text[j] != "'":
-                j += 2 if ch == "$" and text[j] == "\\" else 1
-            out.append(text[i:j + 1])
-            prev, i = "'", j + 1
-            continue
-        if ch == '"':
-            dquote.append(len(stack))
-        elif ch == "#" and prev in _META:
-            end = text.find("\n", i)
-            end = n if end < 0 else end
-            out.append(text[i:end])
-            prev, i = "#", end
-            continue
-        elif text.startswith("((", i) or text.startswith("$((", i):
-            step = 2 if ch == "(" else 3
-            top[1] += 1
-            out.append(text[i:i + step])
-            prev, i = "(", i + step
-            continue
-        elif top[1] and text.startswith("))", i):
-            top[1] -= 1
-            out.append("))")
-            prev, i = ")", i + 2
-            continue
-        elif text.startswith("$(", i):
-            stack.append([0, 0])
-            out.append("$(")
-            prev, i = "(", i + 2
-            continue
-        elif ch == "(":
-            top[0] += 1
-        elif ch == ")":
-            if top[0]:
-                top[0] -= 1
-            elif len(stack) > 1:
-                stack.pop()
-        elif text.startswith("<<", i) and not text.startswith("<<<", i) and not top[1]:
-            strip = text.startswith("<<-", i)
-            delim, quoted, end = _heredoc_word(text, i + (3 if strip else 2))
-            pending.append((delim, strip, quoted))
-            # `<<-` strips leading tabs from the body: done here, so the parser sees `<<`
-            out.append("<< " + text[i + 3:end] if strip else text[i:end])
-            prev, i = "x", end
-            continue
-        elif ch == "\n" and pending:
-            out.append("\n")
-            i += 1
-            for delim, strip, quoted in pending:
-                while i < n:
-                    end = text.find("\n", i)
-                    end = n if end < 0 else end
-                    line = text[i:end]
-                    while not quoted and end < n and (len(line) - len(line.rstrip("\\"))) % 2:
-                        nxt = text.find("\n", end + 1)
-                        nxt = n if nxt < 0 else nxt
-                        line, end = line[:-1] + text[end + 1:nxt], nxt
-                    if strip:
-                        out.append(line.lstrip("\t") + text[end:end + 1])
-                    else:
-                        out.append(text[i:end + 1] if quoted else line + text[end:end + 1])
-                    i = end + 1
-                    if (line.lstrip("\t") if strip else line) == delim:
-                        break
-            pending = []
-            prev = "\n"
-            continue
-        m = _PLAIN_RUN.match(text, i + 1)  # ordinary characters: copy them in one go
-        end = m.end() if m else i + 1
-        out.append(text[i:end])
-        prev, i = text[end - 1], end
-    return "".join(out)
 
 
 def risky_env(name: str) -> bool:
@@ -311,24 +104,6 @@ class Sink(Protocol):
     def file(self, word: Word, access: Literal["read", "edit"]) -> None: ...
 
     def script(self, word: Word, depth: int) -> None: ...
-
-
-@cache
-def _parser() -> Parser:
-    import tree_sitter
-    import tree_sitter_bash
-
-    return tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
-
-
-def syntax_tree(src: bytes) -> Node:
-    """The root node of ``src`` (UTF-8) parsed as bash.
-
-    tree-sitter-bash can crash on some non-ASCII input ("{" + U+E5C0F segfaults), and bash
-    treats every non-ASCII byte as an ordinary word character anyway: parse a copy where
-    each such byte is "x" (offsets unchanged); :class:`Walk` reads words from the original.
-    """
-    return _parser().parse(src.translate(_ASCII_ONLY)).root_node
 
 
 # --------------------------------------------------------------------------- tree walk
@@ -425,20 +200,20 @@ class Walk:
             if node.type == "command_name" and node.child_count == 1:
                 node = node.children[0]  # what _collect would read
             if node.type == "word" and "\\" not in (raw := self.text(node)):
-                glob = _GLOB.search(raw) is not None or _BRACE.search(raw) is not None
-                return Word(raw, _HIDDEN_EXPANSION.search(raw) is not None, glob)
-        builder = _Builder()
+                glob = GLOB.search(raw) is not None or BRACE.search(raw) is not None
+                return Word(raw, HIDDEN_EXPANSION.search(raw) is not None, glob)
+        builder = WordBuilder()
         self._collect_all(nodes, builder)
         return builder.word()
 
-    def _collect_all(self, nodes: Sequence[Node], b: _Builder) -> None:
+    def _collect_all(self, nodes: Sequence[Node], b: WordBuilder) -> None:
         for i, node in enumerate(nodes):
             following = nodes[i + 1] if i + 1 < len(nodes) else None
             if node.type == "$" and following is not None and following.type == "string":
                 continue  # $"..." is a translated string: same text as "..."
             self._collect(node, b)
 
-    def _collect(self, node: Node, b: _Builder) -> None:
+    def _collect(self, node: Node, b: WordBuilder) -> None:
         kind = node.type
         if kind == "word":
             b.unquoted_word(self.text(node))
@@ -446,16 +221,16 @@ class Walk:
             b.plain(self.text(node))
         elif not node.is_named:  # a stray token such as a lone "$" or "``"
             raw = self.text(node)
-            b.expand = b.expand or (raw != "``" and _HIDDEN_EXPANSION.search(raw) is not None)
+            b.expand = b.expand or (raw != "``" and HIDDEN_EXPANSION.search(raw) is not None)
             b.quoted("") if raw == "``" else b.plain(raw)
         elif kind == "raw_string":
             b.quoted(self.text(node)[1:-1])
         elif kind == "ansi_c_string":
-            b.quoted(_ansi_c(self.text(node)[2:-1]))
+            b.quoted(ansi_c(self.text(node)[2:-1]))
         elif kind == "string":
             for part in node.children:
                 if part.type == "string_content":
-                    b.quoted(_DQ_ESCAPE.sub(r"\1", self.text(part)))
+                    b.quoted(DQ_ESCAPE.sub(r"\1", self.text(part)))
                 elif part.type in _EXPANSIONS or part.is_named:
                     b.expand = True
                     b.quoted(self.text(part, SHOWN))
@@ -571,7 +346,7 @@ class Walk:
             return
         spans = re.split(r"(?<!\\)`", text)
         for inner in spans[1::2]:
-            self.sink.script(Word(_ESCAPE.sub(r"\1", inner)), self.depth + 1)
+            self.sink.script(Word(ESCAPE.sub(r"\1", inner)), self.depth + 1)
         if len(spans) % 2 == 0:  # an unmatched backtick: what runs is unclear
             self.sink.add([Word(text[:SHOWN])], (), "a heredoc with an unmatched backtick",
                           dynamic=True)

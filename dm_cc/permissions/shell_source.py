@@ -1,0 +1,179 @@
+"""Bash source text before parsing: what bash does to it first, and the parser call.
+
+:func:`join_continuations` deletes every backslash-newline bash removes before tokenising
+and rewrites ``<<-`` heredocs as ``<<`` with the body's leading tabs removed (a small
+quote-aware scanner); :func:`syntax_tree` parses with tree-sitter-bash, masking non-ASCII
+bytes first. Used by the analyser in :mod:`shell_commands` on every (re-)parsed script; the
+tree is then walked by :mod:`shell_words`.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tree_sitter import Node, Parser
+
+_ASCII_ONLY = bytes(range(128)) + b"x" * 128
+
+
+_META = frozenset(" \t\n;&|()<>")
+_PLAIN_RUN = re.compile(r"[^\\'\"#()$<\n`\s;&|>]*")
+
+
+def _heredoc_word(text: str, i: int) -> tuple[str, bool, int]:
+    """The delimiter after ``<<``/``<<-`` at ``i``: (unquoted text, quoted?, end)."""
+    n = len(text)
+    while i < n and text[i] in " \t":
+        i += 1
+    out: list[str] = []
+    quoted = False
+    while i < n and text[i] not in _META:
+        ch = text[i]
+        if ch in "'\"":
+            end = text.find(ch, i + 1)
+            end = n if end < 0 else end
+            out.append(text[i + 1:end])
+            quoted, i = True, end + 1
+        elif ch == "\\":
+            out.append(text[i + 1:i + 2])
+            quoted, i = True, i + 2
+        else:
+            out.append(ch)
+            i += 1
+    return "".join(out), quoted, i
+
+
+def join_continuations(text: str) -> str:
+    """``text`` with every backslash-newline that bash deletes before tokenising removed.
+
+    bash removes ``\\<newline>`` everywhere except inside single quotes (and ``$'..'``),
+    comments and heredoc bodies with a quoted delimiter, so ``r\\<newline>m -rf x`` runs
+    ``rm``. A small quote-aware scanner (``$( )`` nesting, comments, heredocs, ``(( ))``).
+    ``<<-`` heredocs are rewritten as ``<<`` with the body's leading tabs removed (what bash
+    reads), which tree-sitter-bash otherwise mis-parses.
+    """
+    if "\\\n" not in text and "<<-" not in text:
+        return text
+    out: list[str] = []
+    n, i = len(text), 0
+    stack: list[list[int]] = [[0, 0]]  # per $( ) level: [paren depth, arithmetic depth]
+    dquote: list[int] = []  # stack sizes at which a double-quoted string was opened
+    pending: list[tuple[str, bool, bool]] = []  # heredocs: (delimiter, strip tabs, quoted)
+    prev = "\n"
+    while i < n:
+        ch = text[i]
+        if ch == "\\":
+            if text.startswith("\n", i + 1):
+                i += 2
+                continue
+            out.append(text[i:i + 2])
+            prev, i = "x", i + 2
+            continue
+        in_dq = bool(dquote) and dquote[-1] == len(stack)
+        if in_dq:
+            if ch == '"':
+                dquote.pop()
+            elif text.startswith("$(", i) and not text.startswith("$((", i):
+                stack.append([0, 0])
+                out.append("$(")
+                prev, i = "(", i + 2
+                continue
+            out.append(ch)
+            prev, i = ch, i + 1
+            continue
+        top = stack[-1]
+        if ch == "'" or text.startswith("$'", i):
+            start = i + (2 if ch == "$" else 1)
+            j = start
+            while j < n and text[j] != "'":
+                j += 2 if ch == "$" and text[j] == "\\" else 1
+            out.append(text[i:j + 1])
+            prev, i = "'", j + 1
+            continue
+        if ch == '"':
+            dquote.append(len(stack))
+        elif ch == "#" and prev in _META:
+            end = text.find("\n", i)
+            end = n if end < 0 else end
+            out.append(text[i:end])
+            prev, i = "#", end
+            continue
+        elif text.startswith("((", i) or text.startswith("$((", i):
+            step = 2 if ch == "(" else 3
+            top[1] += 1
+            out.append(text[i:i + step])
+            prev, i = "(", i + step
+            continue
+        elif top[1] and text.startswith("))", i):
+            top[1] -= 1
+            out.append("))")
+            prev, i = ")", i + 2
+            continue
+        elif text.startswith("$(", i):
+            stack.append([0, 0])
+            out.append("$(")
+            prev, i = "(", i + 2
+            continue
+        elif ch == "(":
+            top[0] += 1
+        elif ch == ")":
+            if top[0]:
+                top[0] -= 1
+            elif len(stack) > 1:
+                stack.pop()
+        elif text.startswith("<<", i) and not text.startswith("<<<", i) and not top[1]:
+            strip = text.startswith("<<-", i)
+            delim, quoted, end = _heredoc_word(text, i + (3 if strip else 2))
+            pending.append((delim, strip, quoted))
+            # `<<-` strips leading tabs from the body: done here, so the parser sees `<<`
+            out.append("<< " + text[i + 3:end] if strip else text[i:end])
+            prev, i = "x", end
+            continue
+        elif ch == "\n" and pending:
+            out.append("\n")
+            i += 1
+            for delim, strip, quoted in pending:
+                while i < n:
+                    end = text.find("\n", i)
+                    end = n if end < 0 else end
+                    line = text[i:end]
+                    while not quoted and end < n and (len(line) - len(line.rstrip("\\"))) % 2:
+                        nxt = text.find("\n", end + 1)
+                        nxt = n if nxt < 0 else nxt
+                        line, end = line[:-1] + text[end + 1:nxt], nxt
+                    if strip:
+                        out.append(line.lstrip("\t") + text[end:end + 1])
+                    else:
+                        out.append(text[i:end + 1] if quoted else line + text[end:end + 1])
+                    i = end + 1
+                    if (line.lstrip("\t") if strip else line) == delim:
+                        break
+            pending = []
+            prev = "\n"
+            continue
+        m = _PLAIN_RUN.match(text, i + 1)  # ordinary characters: copy them in one go
+        end = m.end() if m else i + 1
+        out.append(text[i:end])
+        prev, i = text[end - 1], end
+    return "".join(out)
+
+@cache
+def _parser() -> Parser:
+    import tree_sitter
+    import tree_sitter_bash
+
+    return tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
+
+
+def syntax_tree(src: bytes) -> Node:
+    """The root node of ``src`` (UTF-8) parsed as bash.
+
+    tree-sitter-bash can crash on some non-ASCII input ("{" + U+E5C0F segfaults), and bash
+    treats every non-ASCII byte as an ordinary word character anyway: parse a copy where
+    each such byte is "x" (offsets unchanged); :class:`Walk` reads words from the original.
+    """
+    return _parser().parse(src.translate(_ASCII_ONLY)).root_node
+
