@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 import yaml
+from judging import assert_meets, meets
 
 from dm_cc.cli import main
-from dm_cc.permissions import PathContext, Rule, Ruleset, decide
+from dm_cc.permissions import Rule
 from dm_cc.permissions.paths import PathContextDirs
-from dm_cc.permissions.requests import args_from_input, requests_for
 
 HERE = Path(__file__).resolve()
 SHARED = HERE.parents[2].parent / "shared" / "corpus" / "attacks-public.yaml"
@@ -51,22 +51,13 @@ def _build(case: dict, tmp_path: Path) -> tuple[Path, Path]:
     return project, home
 
 
-def _meets(action: str, expect: str) -> bool:
-    return action != "allow" if expect == "not-allow" else action == expect
-
-
 @pytest.mark.parametrize("case", CASES, ids=_case_id)
 def test_engine_withstands(case, tmp_path):
     project, home = _build(case, tmp_path)
     rules = [Rule(r["permission"], r["pattern"], r["action"], source=f"case:{i}")
              for i, r in enumerate(case["rules"])]
     where = PathContextDirs(root=project, cwd=project, home=home)
-    requests = requests_for(case["tool"], args_from_input(case["tool"], case["input"]), where)
-    context = PathContext(root=project.as_posix(), home=home.as_posix())
-    decision = decide(requests, Ruleset(rules, context))
-    trace = [(v.request.permission, v.request.pattern, v.action, v.rule.source)
-             for v in decision.verdicts]
-    assert _meets(decision.action, case["expect"]), trace
+    assert_meets(rules, case["tool"], case["input"], case["expect"], where)
 
 
 @pytest.mark.parametrize("case", CASES, ids=_case_id)
@@ -82,4 +73,4 @@ def test_cli_withstands(case, tmp_path, monkeypatch, capsys):
     out = capsys.readouterr().out
     assert code == 0
     result = json.loads(out)
-    assert _meets(result["decision"], case["expect"]), result
+    assert meets(result["decision"], case["expect"]), result

@@ -10,10 +10,10 @@ import os
 from pathlib import Path
 
 import pytest
+from judging import assert_meets
 
-from dm_cc.permissions import PathContext, Rule, Ruleset, decide
+from dm_cc.permissions import Rule
 from dm_cc.permissions.paths import PathContextDirs
-from dm_cc.permissions.requests import args_from_input, requests_for
 
 _SPEC = importlib.util.spec_from_file_location(
     "redteam_cases", Path(__file__).with_name("redteam_cases.py"))
@@ -64,13 +64,6 @@ def _params():
 def test_redteam_case(case, tmp_path):
     rules, tool, text, expect, setup, _category = case
     project, home, sub = _build(setup, tmp_path)
-    ruleset = Ruleset([Rule(p, pattern, action, source=f"case:{i}")
-                       for i, (p, pattern, action) in enumerate(rules)],
-                      PathContext(project.as_posix(), home.as_posix()))
+    rules = [Rule(p, pattern, action, source=f"case:{i}") for i, (p, pattern, action) in enumerate(rules)]
     where = PathContextDirs(root=project, cwd=project, home=home)
-    decision = decide(requests_for(tool, args_from_input(tool, sub(text)), where), ruleset)
-    trace = [(v.request.permission, v.request.pattern, v.action) for v in decision.verdicts]
-    if expect == "not-allow":
-        assert decision.action != "allow", trace
-    else:
-        assert decision.action == expect, trace
+    assert_meets(rules, tool, sub(text), expect, where)

@@ -8,10 +8,10 @@ own rules (after the default ask), like ``test_attack_variants``."""
 from __future__ import annotations
 
 import pytest
+from judging import assert_meets
 
-from dm_cc.permissions import PathContext, Rule, Ruleset, decide
+from dm_cc.permissions import Rule
 from dm_cc.permissions.paths import PathContextDirs
-from dm_cc.permissions.requests import args_from_input, requests_for
 from dm_cc.permissions.shell import analyse
 from dm_cc.permissions.shell_words import join_continuations
 
@@ -232,14 +232,7 @@ def where(tmp_path_factory):
 @pytest.mark.parametrize(("rules", "tool", "text", "expect"), CASES,
                          ids=[f"{c[1]}:{c[2][:40]}" for c in CASES])
 def test_redteam_fix(rules, tool, text, expect, where):
-    context = PathContext(where.root.as_posix(), where.home.as_posix())
-    decision = decide(requests_for(tool, args_from_input(tool, text), where),
-                      Ruleset(rules, context))
-    trace = [(v.request.permission, v.request.pattern[:60], v.action) for v in decision.verdicts]
-    if expect == "not-allow":
-        assert decision.action != "allow", trace
-    else:
-        assert decision.action == expect, trace
+    assert_meets(rules, tool, text, expect, where)
 
 
 @pytest.mark.parametrize(("text", "joined"), [

@@ -1,0 +1,28 @@
+"""How attack cases are judged, shared by the corpus and variant tests: derive the
+tool call's requests in a project, decide them under the case's rules only (after
+the default ask), and compare with the expectation (deny | ask | allow | not-allow)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from dm_cc.permissions import Decision, PathContext, Rule, Ruleset, decide
+from dm_cc.permissions.paths import PathContextDirs
+from dm_cc.permissions.requests import args_from_input, requests_for
+
+
+def meets(action: str, expect: str) -> bool:
+    return action != "allow" if expect == "not-allow" else action == expect
+
+
+def judge(rules: Sequence[Rule], tool: str, text: str, where: PathContextDirs) -> Decision:
+    context = PathContext(where.root.as_posix(), where.home.as_posix())
+    return decide(requests_for(tool, args_from_input(tool, text), where), Ruleset(rules, context))
+
+
+def assert_meets(rules: Sequence[Rule], tool: str, text: str, expect: str,
+                 where: PathContextDirs) -> None:
+    decision = judge(rules, tool, text, where)
+    trace = [(v.request.permission, v.request.pattern[:60], v.action, v.rule.source)
+             for v in decision.verdicts]
+    assert meets(decision.action, expect), trace
