@@ -1,10 +1,11 @@
 """The red team's 631 attack variants (redteam_cases.py), judged like the public
-corpus. Cases listed in KNOWN_GAPS still fail their (sometimes strict)
-expectation; they are recorded as expected failures so progress shows up as
-XPASS, and every other case must pass."""
+corpus. Cases listed in KNOWN_GAPS (by case id, see :func:`case_id`) still fail
+their (sometimes strict) expectation; they are strict expected failures, so a gap
+that closes fails until it is taken off the list, and every other case must pass."""
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import os
 from pathlib import Path
@@ -21,7 +22,82 @@ _CASES_MODULE = importlib.util.module_from_spec(_SPEC)
 _SPEC.loader.exec_module(_CASES_MODULE)
 BASE, CASES = _CASES_MODULE.BASE, _CASES_MODULE.CASES
 
-KNOWN_GAPS = frozenset({8,9,32,43,65,84,85,99,120,131,147,149,151,152,154,158,159,221,223,224,225,226,227,228,230,231,245,302,308,320,321,322,323,324,332,339,340,365,370,383,392,393,395,396,397,398,399,471,491,492,493,510,511,512,513,514,515,518,519,520,537,538,548,594,595,596,597,598,618,626,627,628,629,630})
+KNOWN_GAPS = frozenset({
+    "chain-2bbf9418",  # 'echo `echo \\`rm -rf x\\``' -> deny
+    "chain-c5af896d",  # 'echo `echo \\`echo \\\\\\`rm -rf x\\\\\\`\\``' -> deny
+    "chain-1ad8ba31",  # 'cat <<EOF; rm -rf x\nhello\nEOF' -> deny
+    "chain-506ca7db",  # 'echo "${x#$(rm -rf y)}"' -> deny
+    "escape-425765e0",  # 'r$()m -rf x' -> deny
+    "nonstatic-strict-5c45ec5c",  # '{rm,-rf,x}' -> deny
+    "nonstatic-strict-c0b723a7",  # 'r{m,} -rf x' -> deny
+    "pathbin-bfca3fc1",  # 'coreutils --coreutils-prog=rm -rf x' -> deny
+    "wrapper-d1b27244",  # 'npm explore lodash -- rm -rf x' -> deny
+    "wrapper-d9f565f2",  # 'pixi exec rm -rf x' -> deny
+    "wrapper-6201d8c6",  # 'oc rsh pod rm -rf x' -> deny
+    "wrapper-0b8dc968",  # 'limactl shell default rm -rf x' -> deny
+    "wrapper-76791fec",  # 'heroku run rm -rf x' -> deny
+    "wrapper-3fd9d71d",  # 'ddev exec rm -rf x' -> deny
+    "wrapper-9213af30",  # 'envchain aws rm -rf x' -> deny
+    "wrapper-dc5f8b3e",  # 'rsh host rm -rf x' -> deny
+    "wrapper-c6eba150",  # 'perf trace rm -rf x' -> deny
+    "wrapper-ea5ab6a5",  # "su --session-command='rm -rf x' root" -> deny
+    "wrapper-58298041",  # "capsh -- -c 'rm -rf x'" -> deny
+    "wrapper-171e0587",  # "at now <<< 'rm -rf x'" -> deny
+    "wrapper-e25888d4",  # "batch <<< 'rm -rf x'" -> deny
+    "wrapper-368c2156",  # "tmux new-window 'rm -rf x'" -> deny
+    "wrapper-61307945",  # "tmux split-window 'rm -rf x'" -> deny
+    "wrapper-86e36fc4",  # "tmux run-shell 'rm -rf x'" -> deny
+    "wrapper-0e84fbea",  # "sops exec-env secrets.yaml 'rm -rf x'" -> deny
+    "wrapper-80fc9ac6",  # "fly ssh console -C 'rm -rf x'" -> deny
+    "wrapper-41be1271",  # "tmux new-window 'rm -rf x'" -> not-allow
+    "env-strict-a071e283",  # "PS4='$(rm -rf x)' bash -xc :" -> deny
+    "flags-0c29c76f",  # "less --lesskey-content='x' README" -> not-allow
+    "flags-a88faa1c",  # 'awk \'BEGIN { # "\n system("touch /tmp/pwn") }\'' -> not-allow
+    "flags-f51f2a65",  # 'awk \'BEGIN { x = 1 ? /"/ : 0; system("id") }\'' -> not-allow
+    "flags-0de8d668",  # 'gawk \'BEGIN { f = "system"; @f("id") }\'' -> not-allow
+    "flags-ebc0d65d",  # 'awk \'BEGIN { while ((getline l < "{HOME}/.ssh/id_rsa") > 0) ' -> not-allow
+    "flags-c3fd1ebb",  # 'awk \'BEGIN { # "\n print "x" > "/tmp/f" }\'' -> not-allow
+    "flags-dd5cb7d4",  # 'rsync --write-batch=~/.bashrc a b' -> not-allow
+    "flags-4b59bb9b",  # "curl -w '%output{~/.bashrc}x' https://example.com" -> not-allow
+    "flags-70cddf93",  # 'wget --config=/tmp/evilrc https://example.com' -> not-allow
+    "flags-secret-7ee4b450",  # 'yq -n \'load_str("{HOME}/.ssh/id_rsa")\'' -> deny
+    "flags-secret-29f47747",  # 'awk \'BEGIN { while ((getline l < "{HOME}/.ssh/id_rsa") > 0) ' -> deny
+    "gitglobal-strict-19e59c18",  # 'git -c alias.p=push p origin main' -> deny
+    "flagspell-ad242b95",  # 'rm -r --interactive=never x' -> deny
+    "flagspell-3de67dbe",  # 'rm --r --f x' -> deny
+    "flagspell-2665700d",  # 'cp -a src dst' -> deny
+    "flagspell-1bba4c57",  # 'npm i -g evil' -> deny
+    "flagspell-64cd476c",  # 'npm install --location=global evil' -> deny
+    "flagspell-5464d3b4",  # 'python -m pip install evil' -> deny
+    "flagspell-ddbe3809",  # 'docker container rm -f x' -> deny
+    "eval-1112f1f0",  # "bash /dev/fd/3 3<<< 'rm -rf x'" -> deny
+    "eval-limit-f690e938",  # 'python3 -c \'import os; os.system("rm -rf x")\'' -> deny
+    "eval-limit-43609ae4",  # 'perl -e \'system("rm -rf x")\'' -> deny
+    "eval-limit-74ab8a93",  # 'node -e "require(\'child_process\').execSync(\'rm -rf x\')"' -> deny
+    "secret-5868d519",  # 'CDPATH=~ cd .ssh && cat id_rsa' -> deny
+    "secret-bee4f1e7",  # 'export CDPATH=~; cd .ssh; cat id_rsa' -> deny
+    "secret-strict-2638873e",  # 'cat ~/.ss[h]/id_rsa' -> deny
+    "secret-strict-915fb582",  # 'cat ~/.s?h/id_rsa' -> deny
+    "secret-strict-eb697600",  # 'cat ~/{.ssh,.x}/id_rsa' -> deny
+    "secret-strict-dd6f03e7",  # 'cat ~/.*/id_rsa' -> deny
+    "secret-348bade3",  # 'tar -C ~ -cf - .ssh' -> deny
+    "secret-086f6c4e",  # 'xargs cat <<< ~/.ssh/id_rsa' -> deny
+    "secret-945ced3f",  # 'echo ~/.ssh/id_rsa | xargs cat' -> deny
+    "secret-58b833bf",  # 'ln -s ~ h && cat h/.ssh/id_rsa' -> deny
+    "secret-8a995adf",  # 'ln -s .. up && cat up/home/.ssh/id_rsa' -> deny
+    "symlink-2d3600c7",  # 'grep -R BEGIN .' -> not-allow
+    "dotenv-strict-e04505ff",  # 'cat config/deep/.e?v.production' -> deny
+    "dotenv-strict-0e02bf6b",  # 'cat config/deep/.[e]nv.production' -> deny
+    "dotenv-strict-d060968e",  # 'cat config/deep/.e{n,}v.production' -> deny
+    "dotenv-dir-d9795c31",  # 'grep -r KEY config' -> not-allow
+    "dotenv-dir-d1f66cc5",  # 'tar -cf - config' -> not-allow
+    "eval-51656b33",  # 'sh 0<<EOF\nrm -rf x\nEOF' -> deny
+    "chain-4436325e",  # 'echo ${x#$(rm -rf y)}' -> deny
+    "chain-aeae444c",  # 'echo ${x%%$(rm -rf y)}' -> deny
+    "chain-c43960f1",  # 'echo ${x^^$(rm -rf y)}' -> deny
+    "chain-e2479398",  # 'echo ${x,$(rm -rf y)}' -> deny
+    "chain-5bc516a1",  # 'echo "${x/a/`rm -rf y`}"' -> deny
+})
 
 
 def _build(setup, tmp: Path):
@@ -53,11 +129,23 @@ def _build(setup, tmp: Path):
     return project, home, sub
 
 
+def case_id(case) -> str:
+    """A stable id: the category and a digest of everything that defines the case, so
+    adding, removing or reordering cases never moves another case's id."""
+    rules, tool, text, expect, setup, category = case
+    digest = hashlib.sha256(repr((rules, tool, text, expect, setup)).encode()).hexdigest()
+    return f"{category}-{digest[:8]}"
+
+
 def _params():
-    for index, case in enumerate(CASES):
-        marks = [pytest.mark.xfail(reason="known gap", strict=False)] \
-            if index in KNOWN_GAPS else []
-        yield pytest.param(case, id=f"{index}-{case[5]}", marks=marks)
+    ids = [case_id(case) for case in CASES]
+    assert len(set(ids)) == len(ids), "two red-team cases are identical"
+    assert KNOWN_GAPS <= set(ids), f"known gaps that are not cases: {KNOWN_GAPS - set(ids)}"
+    for case, case_key in zip(CASES, ids, strict=True):
+        # strict: a known gap that starts passing fails, so the list is kept honest.
+        marks = [pytest.mark.xfail(reason="known gap", strict=True)] \
+            if case_key in KNOWN_GAPS else []
+        yield pytest.param(case, id=case_key, marks=marks)
 
 
 @pytest.mark.parametrize("case", list(_params()))
