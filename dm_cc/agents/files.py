@@ -32,11 +32,11 @@ from functools import cache
 from pathlib import Path
 from typing import Literal
 
-from dm_cc import dirs
 from dm_cc.agents.builtin import BUILTIN_AGENTS, Agent
+from dm_cc.config import dirs
+from dm_cc.config.yaml_lines import display_path, load_yaml, validation_error
 from dm_cc.errors import AgentFileError, PolicyError
-from dm_cc.policy.loader import display_path, rules_from, validation_error
-from dm_cc.policy.yaml_lines import load_yaml
+from dm_cc.policy.loader import rules_from
 
 NAME = re.compile(r"[a-z0-9_-]+")
 

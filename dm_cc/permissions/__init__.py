@@ -3,9 +3,15 @@
     >>> from dm_cc.permissions import Rule, evaluate
     >>> evaluate("bash", "git push", [Rule("bash", "git *", "allow"), Rule("bash", "git push *", "ask")]).action
     'ask'
+
+``evaluate`` finds the deciding rule (:mod:`engine`); a :class:`Gate` over ordered
+layers decides request sets (:mod:`gate`), and ``decide(requests, *rulesets)`` is a
+gate over plain rulesets. :mod:`requests` turns what a tool call names into
+requests, by kind; :mod:`shell` analyses command lines.
 """
 
-from dm_cc.permissions.engine import Decision, Ruleset, Verdict, decide, evaluate, judge, stricter
+from dm_cc.permissions.engine import Ruleset, evaluate
+from dm_cc.permissions.gate import Ceiling, Decision, Gate, Layer, Verdict, combine, decide, stricter
 from dm_cc.permissions.patterns import PathContext
 from dm_cc.permissions.rules import ACTIONS, DEFAULT_RULE, Action, Request, Rule
 
@@ -13,14 +19,17 @@ __all__ = [
     "ACTIONS",
     "DEFAULT_RULE",
     "Action",
+    "Ceiling",
     "Decision",
+    "Gate",
+    "Layer",
     "PathContext",
     "Request",
     "Rule",
     "Ruleset",
     "Verdict",
+    "combine",
     "decide",
     "evaluate",
-    "judge",
     "stricter",
 ]

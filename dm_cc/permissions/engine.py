@@ -1,32 +1,32 @@
-"""Evaluation: last match wins, default ask; decisions over request sets, with a trace.
+"""Matching: which rule of an ordered list matches a request name (last match wins).
 
 A :class:`Ruleset` compiles its rules once and indexes them by permission (exact
 names, plus wildcard-permission rules kept in order) and, for the wildcard
-languages, by the first word a rule can match. Evaluation scans candidates from
-the end and stops at the first hit, which is the last match.
+languages, by the first word a rule can match. :func:`last_match` scans the
+candidates from the end and stops at the first hit, which is the last match.
+What is *decided* from a match (several names, withheld allows, approvals, the
+ceiling, combining a request set) is :mod:`dm_cc.permissions.gate`.
 
 Matching is deliberately asymmetric, so that every doubt falls on the safe side:
 
 * ``deny``/``ask`` path rules match case-insensitively; ``allow`` needs exact case.
 * ``deny``/``ask`` shell rules also match other spellings of their flags
   (``rm -rf *`` catches ``rm -r -f x``); ``allow`` rules match only as written.
-* A request with several names (a symlink and its target) is judged under each;
-  the strictest verdict wins.
-* An ``allow`` hit on a request that is not allowable (an unresolved shell
-  command), or that does not spell out the request's sensitive tokens, becomes
-  ``ask``.
+
+Plain lists of rules are compiled once per content (:func:`compiled`), so callers
+of the public ``evaluate(permission, pattern, [Rule, …])`` do not pay for
+compilation on every call.
 """
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
-from dm_cc.permissions.flags import compile_flag_rule
+from dm_cc.permissions.flags import FlagRule, compile_flag_rule
 from dm_cc.permissions.patterns import PathContext, PathGlob, PathSubject, Wildcard, path_subject
-from dm_cc.permissions.rules import DEFAULT_RULE, STRICTNESS, Language, Request, Rule, language_of
+from dm_cc.permissions.rules import DEFAULT_RULE, Language, Request, Rule, language_of
 
 
 def _first_word_key(pattern: str) -> str | None:
@@ -39,7 +39,7 @@ def _first_word_key(pattern: str) -> str | None:
 
 
 @dataclass(frozen=True, slots=True)
-class _Subject:
+class Subject:
     """A request name prepared once for matching against many rules."""
 
     language: Language
@@ -78,11 +78,11 @@ class CompiledRule:
         return Wildcard(self.rule.pattern)
 
     @cached_property
-    def _flags(self):
+    def _flags(self) -> FlagRule | None:
         return None if self.strict else compile_flag_rule(self.rule.pattern)
 
-    def matches(self, subject: _Subject) -> bool:
-        if subject.language == "path":
+    def matches(self, subject: Subject) -> bool:
+        if subject.path is not None:
             return self._path.match(subject.path)
         if self._text.match(subject.text):
             return True
@@ -107,7 +107,7 @@ class _PermissionIndex:
             else:
                 self.by_first_word.setdefault(key, []).append(compiled)
 
-    def last_match(self, subject: _Subject) -> CompiledRule | None:
+    def last_match(self, subject: Subject) -> CompiledRule | None:
         best: CompiledRule | None = None
         if self.by_first_word:
             for compiled in reversed(self.by_first_word.get(subject.text.split(" ", 1)[0], ())):
@@ -124,25 +124,30 @@ class _PermissionIndex:
 
 
 class Ruleset:
-    """An ordered, compiled, immutable list of rules."""
+    """An ordered, compiled, immutable list of rules.
+
+    ``context`` anchors path patterns (the project root, the home directory); with
+    none, ``~/`` and project-relative patterns match only requests in their own
+    form (no process state is consulted: the engine is pure).
+    """
 
     def __init__(self, rules: Iterable[Rule], context: PathContext | None = None) -> None:
         self.rules: tuple[Rule, ...] = tuple(rules)
-        self.context = context if context is not None else default_context()
+        self.context = context if context is not None else NO_CONTEXT
         self._compiled = [CompiledRule(rule, i, self.context) for i, rule in enumerate(self.rules)]
         self._exact: dict[str, list[CompiledRule]] = {}
         self._wild: list[CompiledRule] = []
-        for compiled in self._compiled:
-            if compiled._permission is None:
-                self._exact.setdefault(compiled.rule.permission, []).append(compiled)
+        for compiled_rule in self._compiled:
+            if compiled_rule._permission is None:
+                self._exact.setdefault(compiled_rule.rule.permission, []).append(compiled_rule)
             else:
-                self._wild.append(compiled)
+                self._wild.append(compiled_rule)
         self._indexes: dict[str, _PermissionIndex] = {}
 
     def __len__(self) -> int:
         return len(self.rules)
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Rule]:
         return iter(self.rules)
 
     def candidates(self, permission: str) -> list[CompiledRule]:
@@ -158,153 +163,77 @@ class Ruleset:
             self._indexes[permission] = index
         return index
 
-    def last_match(self, permission: str, subject: _Subject) -> Rule | None:
+    def last_match(self, permission: str, subject: Subject) -> int | None:
+        """The index of the last rule matching ``subject``, if any."""
         hit = self._index(permission).last_match(subject)
-        return None if hit is None else hit.rule
+        return None if hit is None else hit.index
 
 
-def default_context() -> PathContext:
-    return PathContext(root=None, home=os.path.expanduser("~"))
-
+NO_CONTEXT = PathContext(root=None, home=None)
 
 RulesetLike = Ruleset | Sequence[Rule]
 
+_COMPILED: dict[tuple[tuple[Rule, ...], PathContext], Ruleset] = {}
+_COMPILED_MAX = 64
 
-def _as_ruleset(rules: RulesetLike) -> Ruleset:
-    return rules if isinstance(rules, Ruleset) else Ruleset(rules)
+
+def compiled(rules: RulesetLike, context: PathContext | None = None) -> Ruleset:
+    """``rules`` compiled under ``context``: a Ruleset is used as it is; a plain list
+    is compiled once per content and context and then found again (a bounded cache:
+    a list changed since is different content, so it is compiled anew)."""
+    if isinstance(rules, Ruleset):
+        return rules
+    key = (tuple(rules), context if context is not None else NO_CONTEXT)
+    ruleset = _COMPILED.get(key)
+    if ruleset is None:
+        if len(_COMPILED) >= _COMPILED_MAX:
+            del _COMPILED[next(iter(_COMPILED))]
+        ruleset = _COMPILED[key] = Ruleset(key[0], key[1])
+    return ruleset
 
 
-def _subject(permission: str, name: str, words: Sequence[str] | None, context) -> _Subject:
+def subject(permission: str, name: str, words: Sequence[str] | None,
+            context: PathContext) -> Subject:
+    """A request name prepared once for matching against many rules."""
     language = language_of(permission)
     path = path_subject(name, context) if language == "path" else None
-    return _Subject(language, name, tuple(words) if words is not None else tuple(name.split()), path)
+    return Subject(language, name, tuple(words) if words is not None else tuple(name.split()), path)
 
 
-def _last_match(permission: str, name: str, words, rulesets: Sequence[Ruleset]) -> Rule:
-    subjects: dict[int, _Subject] = {}
-    for ruleset in reversed(rulesets):
-        key = id(ruleset.context)
-        subject = subjects.get(key)
-        if subject is None:
-            subject = subjects[key] = _subject(permission, name, words, ruleset.context)
-        hit = ruleset.last_match(permission, subject)
-        if hit is not None:
-            return hit
-    return DEFAULT_RULE
-
-
-def evaluate(permission: str, pattern: str, *rulesets: RulesetLike) -> Rule:
-    """The last rule of the concatenated rulesets that matches; else ``ask`` (``default``)."""
-    return _last_match(permission, pattern, None, [_as_ruleset(r) for r in rulesets])
-
-
-# --------------------------------------------------------------------------- decisions
-
-
-@dataclass(frozen=True, slots=True)
-class Verdict:
-    """How one request was decided: the deciding rule and the resulting action.
-
-    ``action`` differs from ``rule.action`` only when an allow was withheld
-    (``note`` says why); ``name`` is the name of the request that decided it.
-    """
-
-    request: Request
-    rule: Rule
-    action: str
-    name: str
-    note: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Decision:
-    """A request set's outcome: any deny → deny; else any ask → ask; else allow."""
-
-    action: str
-    verdicts: tuple[Verdict, ...]
-
-    @property
-    def deciding(self) -> tuple[Verdict, ...]:
-        """The verdicts that made the decision what it is (the strictest ones)."""
-        return tuple(v for v in self.verdicts if v.action == self.action)
-
-
-_NAME_ENDS = frozenset(" =*/:")
-
-
-def _names(pattern: str, token: str) -> bool:
-    """Does ``pattern`` spell ``token`` out as a word of its own (``-exec`` in
-    ``find * -exec *``, ``--output`` in ``--output=*``, not ``--pre`` in ``--pretty``)?"""
-    start = pattern.find(token)
-    while start >= 0:
-        end = start + len(token)
-        if (start == 0 or pattern[start - 1] == " ") and \
-                (end == len(pattern) or pattern[end] in _NAME_ENDS or token[-1] in "/= "):
-            return True
-        start = pattern.find(token, start + 1)
-    return False
-
-
-def _withheld(request: Request, rule: Rule) -> str | None:
-    if not request.allowable:
-        return request.note or "this cannot be judged statically, so no rule may allow it"
-    missing = [token for token in request.sensitive if not _names(rule.pattern, token)]
-    if missing:
-        return (f"{', '.join(missing)} can run, write or reveal more than the rule says: "
-                "only an allow rule that names it explicitly can allow this")
+def last_match(permission: str, name: str, words: Sequence[str] | None,
+               rulesets: Sequence[Ruleset]) -> tuple[int, int] | None:
+    """Where the last matching rule of the concatenated rulesets is: (which ruleset,
+    which rule in it); None when no rule matches. A position, not the rule: a plain
+    list compiled from the cache holds equal rules, and the caller returns its own."""
+    subjects: dict[PathContext, Subject] = {}
+    for position in range(len(rulesets) - 1, -1, -1):
+        ruleset = rulesets[position]
+        prepared = subjects.get(ruleset.context)
+        if prepared is None:
+            prepared = subjects[ruleset.context] = subject(permission, name, words, ruleset.context)
+        index = ruleset.last_match(permission, prepared)
+        if index is not None:
+            return position, index
     return None
 
 
-def judge(request: Request, rulesets: Sequence[Ruleset]) -> Verdict:
-    """Decide one request under each of its names; the strictest verdict wins."""
-    worst: Verdict | None = None
-    for name in request.names:
-        rule = _last_match(request.permission, name, request.words, rulesets)
-        action, note = rule.action, None
-        if request.speculative and action != "deny":
-            action, note = "allow", "a guessed inner command: only a deny rule decides it"
-        elif action == "allow":
-            note = _withheld(request, rule)
-            if note is not None:
-                action = "ask"
-        verdict = Verdict(request, rule, action, name, note)
-        if worst is None or STRICTNESS[action] > STRICTNESS[worst.action]:
-            worst = verdict
-    assert worst is not None
-    return worst
+def evaluate(permission: str, pattern: str, *rulesets: RulesetLike) -> Rule:
+    """The last rule of the concatenated rulesets that matches (the very object the
+    caller passed); else ``ask`` (:data:`DEFAULT_RULE`, source ``default``)."""
+    given = [r.rules if isinstance(r, Ruleset) else tuple(r) for r in rulesets]
+    hit = last_match(permission, pattern, None, [compiled(r) for r in rulesets])
+    return DEFAULT_RULE if hit is None else given[hit[0]][hit[1]]
 
 
-def combine(verdicts: Iterable[Verdict]) -> Decision:
-    """Any deny → deny; else any ask → ask; else allow. No verdicts → ask (nothing
-    vouches for the call)."""
-    verdicts = tuple(verdicts)
-    if not verdicts:
-        return Decision("ask", ())
-    action = max((v.action for v in verdicts), key=STRICTNESS.__getitem__)
-    return Decision(action, verdicts)
-
-
-def decide(requests: Iterable[Request], *rulesets: RulesetLike) -> Decision:
-    """Judge every request and combine the verdicts."""
-    compiled = [_as_ruleset(r) for r in rulesets]
-    return combine(judge(request, compiled) for request in requests)
-
-
-def stricter(first: str, second: str) -> str:
-    """The stricter of two actions (deny > ask > allow)."""
-    return first if STRICTNESS[first] >= STRICTNESS[second] else second
-
-
-def considered(request: Request, rulesets: Sequence[RulesetLike]) -> list[tuple[Rule, tuple[str, ...]]]:
+def considered(request: Request, rulesets: Sequence[RulesetLike]
+               ) -> list[tuple[Rule, tuple[str, ...]]]:
     """Every rule that could apply to the request's permission, in order, with the
     request names it matches (for ``dm_cc policy explain``)."""
     out: list[tuple[Rule, tuple[str, ...]]] = []
-    for ruleset in (_as_ruleset(r) for r in rulesets):
-        subjects = [
-            (name, _subject(request.permission, name, request.words, ruleset.context))
-            for name in request.names
-        ]
-        for compiled in ruleset.candidates(request.permission):
-            hits = tuple(name for name, subject in subjects if compiled.matches(subject))
-            out.append((compiled.rule, hits))
+    for ruleset in (compiled(r) for r in rulesets):
+        subjects = [(name, subject(request.permission, name, request.words, ruleset.context))
+                    for name in request.names]
+        for candidate in ruleset.candidates(request.permission):
+            hits = tuple(name for name, prepared in subjects if candidate.matches(prepared))
+            out.append((candidate.rule, hits))
     return out

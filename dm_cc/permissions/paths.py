@@ -6,27 +6,44 @@ kernel would. Inside the project a name becomes project-relative POSIX; outside,
 it stays absolute. When the lexical name and the resolved target differ, both
 are names of the request: a deny on either denies, and an allow needs both.
 
-This module looks at the filesystem (``realpath``) but decides nothing.
+The two filesystem lookups this needs -- resolving symlinks and finding
+``~user``'s home -- are a :class:`Filesystem` passed in with the directories, so
+the engine itself does no I/O (``dm_cc.config.dirs.HostFilesystem`` is the real
+one; a test may pass its own).
 """
 
 from __future__ import annotations
 
-import os
 import posixpath
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 # Pseudo-filesystems no broad rule may open: an allow rule must name them.
 SPECIAL_ROOTS = ("/proc", "/dev", "/sys")
 
 
+class Filesystem(Protocol):
+    """What path canonicalisation asks of the machine."""
+
+    def realpath(self, path: str) -> str:
+        """``path`` (absolute) with every symlink resolved, as the kernel would."""
+        ...
+
+    def home_of(self, user: str) -> str | None:
+        """The home directory of ``user`` (for ``~user``), or None when unknown."""
+        ...
+
+
 @dataclass(frozen=True, slots=True)
 class PathContextDirs:
-    """The directories a raw path is interpreted against."""
+    """The directories a raw path is interpreted against, and the filesystem that
+    resolves it."""
 
     root: Path
     cwd: Path
     home: Path
+    fs: Filesystem
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,18 +57,19 @@ class CanonicalPath:
         return self.names[0]
 
 
-def expand_home(raw: str, home: Path, cwd: Path | None = None) -> str:
+def expand_home(raw: str, where: PathContextDirs) -> str:
     """``~`` and ``~/…`` → home; ``~+`` → the working directory; ``~user`` → that
     user's home. A tilde form that cannot be resolved (``~-``, an unknown user) is
     made absolute as written, so it is judged as outside the project, never as a
     project-relative name."""
     if raw == "~" or raw.startswith("~/"):
-        return home.as_posix() + raw[1:]
-    if (raw == "~+" or raw.startswith("~+/")) and cwd is not None:
-        return cwd.as_posix() + raw[2:]
+        return where.home.as_posix() + raw[1:]
+    if raw == "~+" or raw.startswith("~+/"):
+        return where.cwd.as_posix() + raw[2:]
     if raw.startswith("~"):
-        expanded = os.path.expanduser(raw)
-        return expanded if not expanded.startswith("~") else "/" + raw
+        user, slash, rest = raw[1:].partition("/")
+        home = where.fs.home_of(user) if user and user not in ("+", "-") else None
+        return home.rstrip("/") + slash + rest if home else "/" + raw
     return raw
 
 
@@ -69,12 +87,12 @@ def display(path: str, root: str) -> str:
 
 def canonical_path(raw: str, where: PathContextDirs) -> CanonicalPath:
     root = where.root.as_posix()
-    joined = posixpath.join(where.cwd.as_posix(), expand_home(raw, where.home, where.cwd))
+    joined = posixpath.join(where.cwd.as_posix(), expand_home(raw, where))
     lexical = posixpath.normpath(joined)
     if lexical.startswith("//"):
         lexical = "/" + lexical.lstrip("/")
     try:
-        resolved = os.path.realpath(joined)
+        resolved = where.fs.realpath(joined)
     except (OSError, ValueError):
         resolved = lexical
     absolute = (lexical,) if resolved == lexical else (lexical, resolved)

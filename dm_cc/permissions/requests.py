@@ -1,23 +1,41 @@
-"""From a tool call to permission requests: tools describe, the engine decides.
+"""From what a tool call names to permission requests, by the KIND of thing named.
 
-One pure function per tool turns its arguments into :class:`Request` objects.
-Paths are canonicalised (:mod:`paths`); shell commands are parsed, never
-string-matched (:mod:`shell`); MCP tools become ``mcp__<server>__<tool>`` with
-their arguments as JSON with sorted keys.
+A tool never derives its own requests: the tool catalog (``dm_cc/tools/catalog.py``)
+says which permission a tool asks, which argument is its main one and what kind of
+value that is, and :func:`derive` turns the value into :class:`Request` objects:
+
+    file       a path (or a list of paths): one request for each canonical path,
+               plus ``external_directory`` for its directory when outside the project
+    directory  a directory (list, glob): the same, outside → the directory itself
+    search     a directory whose files' contents are shown (grep): as directory,
+               plus a ``read`` of the target, so a denied file named directly stays denied
+    shell      a command line: parsed, never string-matched (:mod:`shell`)
+    url        an http(s) URL, normalised (:func:`canonical_url`)
+    name       a name (a subagent); a tool with no main argument asks for ``*``
+    json       an MCP tool's arguments, as JSON with sorted keys
 """
 
 from __future__ import annotations
 
 import json
 import posixpath
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
 
 from dm_cc.permissions.paths import PathContextDirs, canonical_path, special_root
-from dm_cc.permissions.rules import MCP_PREFIX, Request
+from dm_cc.permissions.rules import EXTERNAL_DIRECTORY, Language, Request
 from dm_cc.permissions.shell import always_pattern, analyse
 
-Args = Mapping[str, Any]
+Kind = Literal["file", "directory", "search", "shell", "url", "name", "json"]
+
+#: The pattern language requests of each kind are matched in: a tool's permission
+#: must use the language of its kind (the catalog checks this at start-up).
+KIND_LANGUAGE: Mapping[Kind, Language] = {
+    "file": "path", "directory": "path", "search": "path", "shell": "shell",
+    "url": "name", "name": "name", "json": "name",
+}
+
+Value = str | Sequence[str] | Mapping[str, Any]
 
 
 # Writing here changes what runs or what is allowed (git hooks and config run
@@ -43,17 +61,17 @@ def path_requests(permission: str, raw: str, where: PathContextDirs, *,
                         sensitive=sensitive, note=note)]
     directories = [p if is_directory else posixpath.dirname(p) for p in path.outside]
     if directories:
-        requests.append(Request("external_directory", directories[0],
+        requests.append(Request(EXTERNAL_DIRECTORY, directories[0],
                                 aliases=tuple(dict.fromkeys(directories[1:])),
                                 allowable=allowable, sensitive=sensitive, note=note))
     return requests
 
 
-def bash_requests(command: str, where: PathContextDirs) -> list[Request]:
+def shell_requests(permission: str, command: str, where: PathContextDirs) -> list[Request]:
     """Every simple command, redirect target and file argument of a shell command."""
     analysis = analyse(command)
     requests = [
-        Request("bash", cmd.text, words=cmd.words, allowable=not cmd.dynamic,
+        Request(permission, cmd.text, words=cmd.words, allowable=not cmd.dynamic,
                 sensitive=cmd.sensitive, note=cmd.note, speculative=cmd.speculative,
                 always=None if cmd.dynamic or cmd.speculative
                 else (always_pattern(cmd.words) or None))
@@ -66,41 +84,19 @@ def bash_requests(command: str, where: PathContextDirs) -> list[Request]:
         requests.extend(path_requests(ref.access, ref.path, where, allowable=not ref.dynamic,
                                       note=note))
     if not requests:
-        requests.append(Request("bash", command.strip(), words=tuple(command.split()),
+        requests.append(Request(permission, command.strip(), words=tuple(command.split()),
                                 always=None))
     return requests
 
 
-def _arg(args: Args, *names: str, default: str | None = None) -> str:
-    for name in names:
-        value = args.get(name)
-        if isinstance(value, str) and value:
-            return value
-    if default is not None:
-        return default
-    raise ValueError(f"missing argument: {names[0]}")
-
-
-def _paths(permission: str, *keys: str, directory: bool = False, default: str | None = None,
-           reads: bool = False):
-    """Requests for a path tool. ``reads``: it shows file contents (grep), so its
-    target is also a ``read`` (a denied file named directly stays denied)."""
-    def derive(args: Args, where: PathContextDirs) -> list[Request]:
-        raws = args.get("paths") if isinstance(args.get("paths"), list) else None
-        targets = raws or [_arg(args, *keys, default=default)]
-        requests = [r for raw in targets for r in path_requests(permission, str(raw), where,
-                                                                is_directory=directory)]
-        if reads:
-            requests += [r for raw in targets for r in path_requests("read", str(raw), where)
-                         if r.permission == "read"]
-        return requests
-    return derive
-
-
-def _named(permission: str, *keys: str, default: str | None = None):
-    def derive(args: Args, where: PathContextDirs) -> list[Request]:
-        return [Request(permission, _arg(args, *keys, default=default))]
-    return derive
+def _path_requests(permission: str, raws: Sequence[str], where: PathContextDirs, *,
+                   directory: bool, reads: bool) -> list[Request]:
+    requests = [r for raw in raws
+                for r in path_requests(permission, raw, where, is_directory=directory)]
+    if reads:  # the target's contents are shown: it is also a read
+        requests += [r for raw in raws for r in path_requests("read", raw, where)
+                     if r.permission == "read"]
+    return requests
 
 
 _HOST_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789.-")
@@ -152,63 +148,31 @@ def canonical_url(raw: str) -> str | None:
     return f"{scheme}://{host}{path}" + (f"?{parts.query}" if parts.query else "")
 
 
-def webfetch_requests(args: Args, where: PathContextDirs) -> list[Request]:
-    raw = _arg(args, "url")
+def url_requests(permission: str, raw: str) -> list[Request]:
     url = canonical_url(raw)
     if url is None:
-        return [Request("webfetch", raw, allowable=False,
+        return [Request(permission, raw, allowable=False,
                         note="not an http(s) URL dm_cc can parse, so no rule may allow it")]
-    return [Request("webfetch", url)]
+    return [Request(permission, url)]
 
 
-def mcp_requests(tool: str, args: Args) -> list[Request]:
-    """``mcp__<server>__<tool>`` with the arguments as sorted-key JSON."""
-    return [Request(tool, json.dumps(dict(args), sort_keys=True, ensure_ascii=False))]
-
-
-Deriver = Callable[[Args, PathContextDirs], list[Request]]
-
-
-def permission_of(tool: str) -> str:
-    """The permission a tool's main request is judged under (write and edit: edit)."""
-    return "edit" if tool in ("write", "edit") else tool
-
-
-DERIVERS: dict[str, Deriver] = {
-    "read": _paths("read", "path", "file_path"),
-    "write": _paths(permission_of("write"), "path", "file_path"),
-    "edit": _paths(permission_of("edit"), "path", "file_path"),
-    "list": _paths("list", "path", directory=True, default="."),
-    "glob": _paths("glob", "path", directory=True, default="."),
-    "grep": _paths("grep", "path", directory=True, default=".", reads=True),
-    "bash": lambda args, where: bash_requests(_arg(args, "command", default=""), where),
-    "task": _named("task", "subagent_type", "agent"),
-    "webfetch": webfetch_requests,
-    "todo": _named("todo", "action", default="*"),
-    "plan_enter": _named("plan_enter", "reason", default="*"),
-    "plan_exit": _named("plan_exit", "reason", default="*"),
-}
-
-# The argument `dm_cc policy check TOOL INPUT` puts INPUT into, per tool.
-MAIN_ARGUMENT = {
-    "read": "path", "write": "path", "edit": "path", "list": "path", "glob": "path",
-    "grep": "path", "bash": "command", "task": "subagent_type", "webfetch": "url",
-    "todo": "action", "plan_enter": "reason", "plan_exit": "reason",
-}
-
-
-def requests_for(tool: str, args: Args, where: PathContextDirs) -> list[Request]:
-    """The requests a tool call makes. Unknown tools raise ``KeyError``."""
-    if tool.startswith(MCP_PREFIX):
-        return mcp_requests(tool, args)
-    return DERIVERS[tool](args, where)
-
-
-def args_from_input(tool: str, text: str) -> dict[str, Any]:
-    """The arguments for ``TOOL INPUT`` on the command line."""
-    if tool.startswith(MCP_PREFIX):
-        value = json.loads(text) if text.strip() else {}
-        if not isinstance(value, dict):
-            raise ValueError("an MCP tool's INPUT is a JSON object of its arguments")
-        return value
-    return {MAIN_ARGUMENT[tool]: text}
+def derive(kind: Kind, permission: str, value: Value, where: PathContextDirs) -> list[Request]:
+    """The requests a tool call of ``kind`` makes for ``value``, its main argument
+    (a list of paths for the path kinds; the arguments object for ``json``)."""
+    if kind == "json":
+        if not isinstance(value, Mapping):
+            raise ValueError("an MCP tool's arguments are a JSON object")
+        return [Request(permission, json.dumps(dict(value), sort_keys=True, ensure_ascii=False))]
+    if isinstance(value, Mapping):
+        raise ValueError(f"a {kind} argument is text, not an object")
+    if kind in ("file", "directory", "search"):
+        raws = [value] if isinstance(value, str) else [str(raw) for raw in value]
+        return _path_requests(permission, raws, where, directory=kind != "file",
+                              reads=kind == "search")
+    if not isinstance(value, str):
+        raise ValueError(f"a {kind} argument is one text, not a list")
+    if kind == "shell":
+        return shell_requests(permission, value, where)
+    if kind == "url":
+        return url_requests(permission, value)
+    return [Request(permission, value)]

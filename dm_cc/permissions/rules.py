@@ -1,5 +1,12 @@
 """The engine's vocabulary: actions, rules, requests, and which pattern language a
-permission uses. Plain frozen data; compilation lives in ``engine.py``."""
+permission uses. Plain frozen data; compilation lives in ``engine.py``.
+
+Which permissions exist is the tool catalog's business (``dm_cc/tools/catalog.py``:
+each tool's permission) plus the two the engine and the loop make themselves
+(:data:`EXTERNAL_DIRECTORY`, :data:`DOOM_LOOP`) and ``mcp__<server>__<tool>``. Which
+pattern language a permission's rules are written in is the engine's contract
+(DESIGN.md §1), so it is declared here; the catalog checks its entries against it.
+"""
 
 from __future__ import annotations
 
@@ -12,11 +19,15 @@ ACTIONS: tuple[Action, ...] = ("allow", "deny", "ask")
 # Strictness order used to combine verdicts: deny beats ask beats allow.
 STRICTNESS: dict[str, int] = {"allow": 0, "ask": 1, "deny": 2}
 
-PATH_PERMISSIONS = frozenset({"read", "edit", "list", "glob", "grep", "external_directory"})
+#: A path outside the project: asked for besides the path's own request.
+EXTERNAL_DIRECTORY = "external_directory"
+#: The same tool call several times in a row (the loop adds this request).
+DOOM_LOOP = "doom_loop"
+#: Permissions no tool owns: the engine and the loop make these requests.
+ENGINE_PERMISSIONS = frozenset({EXTERNAL_DIRECTORY, DOOM_LOOP})
+
+PATH_PERMISSIONS = frozenset({"read", "edit", "list", "glob", "grep", EXTERNAL_DIRECTORY})
 SHELL_PERMISSIONS = frozenset({"bash"})
-KNOWN_PERMISSIONS = PATH_PERMISSIONS | SHELL_PERMISSIONS | frozenset(
-    {"task", "webfetch", "todo", "plan_enter", "plan_exit", "doom_loop"}
-)
 MCP_PREFIX = "mcp__"
 
 Language = Literal["path", "shell", "name"]
@@ -31,10 +42,9 @@ def language_of(permission: str) -> Language:
     return "name"
 
 
-def is_known_permission(permission: str) -> bool:
-    return permission in KNOWN_PERMISSIONS or (
-        permission.startswith(MCP_PREFIX) and permission.count("__") >= 2
-    )
+def is_mcp_permission(permission: str) -> bool:
+    """``mcp__<server>__<tool>``: an MCP tool's permission is its full name."""
+    return permission.startswith(MCP_PREFIX) and permission.count("__") >= 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,10 +60,18 @@ class Rule:
     action: Action
     reason: str | None = None
     source: str = "inline"
+    # Rules are hashed as a whole list to find a compiled ruleset (engine.compiled):
+    # computed once here, not field by field on every lookup.
+    _hash: int = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.action not in ACTIONS:
             raise ValueError(f"action must be one of {ACTIONS}, not {self.action!r}")
+        object.__setattr__(self, "_hash", hash(
+            (self.permission, self.pattern, self.action, self.reason, self.source)))
+
+    def __hash__(self) -> int:
+        return self._hash
 
     def describe(self) -> str:
         text = f"{self.action} {self.permission} {self.pattern!r} ({self.source})"

@@ -2,20 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from dm_cc.agents.builtin import Agent
 from dm_cc.errors import DmccError
-from dm_cc.permissions.engine import Decision
-from dm_cc.permissions.paths import PathContextDirs
-from dm_cc.permissions.requests import args_from_input, requests_for
-from dm_cc.policy.layers import Policy
-from dm_cc.policy.loader import InlineTest
+from dm_cc.permissions import Decision
+from dm_cc.policy.loader import InlineTest, PolicyFile
 
 
 @dataclass(frozen=True, slots=True)
 class TestResult:
+    __test__ = False  # not a pytest class
+
     test: InlineTest
     actual: str | None
     decision: Decision | None = None
@@ -26,21 +24,17 @@ class TestResult:
         return self.error is None and self.actual == self.test.expect
 
 
-def run_inline_tests(policy: Policy, agent_named: Callable[[str], Agent],
-                     where: PathContextDirs) -> list[TestResult]:
-    """Every inline test of every loaded file, decided by the full layer stack."""
+def run_inline_tests(files: Iterable[PolicyFile],
+                     decide: Callable[[InlineTest], Decision]) -> list[TestResult]:
+    """Every inline test of ``files``, each decided by ``decide`` (the full layer
+    stack of the test's agent); a test that cannot be decided fails with the reason."""
     results = []
-    gates = {}
-    for policy_file in policy.files:
+    for policy_file in files:
         for test in policy_file.tests:
-            name = test.agent or "build"
             try:
-                if name not in gates:
-                    gates[name] = policy.gate(agent_named(name))
-                requests = requests_for(test.tool, args_from_input(test.tool, test.input), where)
-            except (KeyError, ValueError, DmccError) as exc:
-                results.append(TestResult(test, None, error=str(exc)))
+                decision = decide(test)
+            except (LookupError, ValueError, DmccError) as exc:
+                results.append(TestResult(test, None, error=str(exc.args[0] if exc.args else exc)))
                 continue
-            decision = gates[name].decide(requests)
             results.append(TestResult(test, decision.action, decision))
     return results

@@ -9,6 +9,9 @@
 Files: managed ``<managed>/policy.yaml`` + ``policies/*.yaml`` and
 ``<managed>/enforced.yaml``; project ``.dm_cc/policy.yaml`` +
 ``.dm_cc/policies/*.yaml``; user ``<config>/policy.yaml`` + ``policies/*.yaml``.
+
+This module only turns files into layers and says which stack bounds which
+(:meth:`Policy.gate`); deciding is :class:`dm_cc.permissions.Gate`'s.
 """
 
 from __future__ import annotations
@@ -17,21 +20,26 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Protocol
 
-from dm_cc import dirs
-from dm_cc.agents.builtin import Agent
+from dm_cc.config import dirs
 from dm_cc.errors import UsageError
-from dm_cc.permissions import PathContext, Request, Rule, Ruleset, Verdict, judge
-from dm_cc.permissions.engine import Decision, combine
-from dm_cc.permissions.rules import STRICTNESS
+from dm_cc.permissions import Gate, Layer, PathContext, Rule
 from dm_cc.policy.defaults import DEFAULT_RULES, GUARDRAIL_RULES
 from dm_cc.policy.loader import PolicyFile, load_policy_file
 
 
-@dataclass(frozen=True, slots=True)
-class Layer:
-    name: str
-    rules: tuple[Rule, ...]
+class AgentRules(Protocol):
+    """What the policy needs of an agent (``dm_cc.agents.Agent`` is one)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def rules(self) -> tuple[Rule, ...]: ...
+
+    @property
+    def trusted(self) -> bool: ...
 
 
 def _policy_files(directory: Path, main: str = "policy.yaml") -> list[Path]:
@@ -64,20 +72,21 @@ class Policy:
     def context(self) -> PathContext:
         return PathContext(root=self.root.as_posix(), home=self.home.as_posix())
 
-    def layers(self, agent: Agent, approvals: Sequence[Rule] = (),
+    def layers(self, agent: AgentRules, approvals: Sequence[Rule] = (),
                session_id: str | None = None, *, trusted_only: bool = False) -> list[Layer]:
         """The stack for ``agent``. ``{session}`` in an agent rule's pattern (the plan
         agent's own plan file) becomes the session id, or ``*`` outside a session.
         ``trusted_only`` leaves out what a cloned repository supplies to the agent
         layers: an untrusted agent's own rules and the project files' overrides."""
         configured = self.managed + self.project + self.user + self.extra
+        own_rules = agent.rules
         if trusted_only:
             configured = self.managed + self.user + self.extra
             if not agent.trusted:
-                agent = replace(agent, rules=())
+                own_rules = ()
         agent_rules = tuple(
             replace(rule, pattern=rule.pattern.replace("{session}", session_id or "*"))
-            for rule in agent.rules)
+            for rule in own_rules)
         return [
             Layer("builtin", DEFAULT_RULES),
             Layer("managed", _top(self.managed)),
@@ -86,12 +95,12 @@ class Policy:
             Layer("--policy", _top(self.extra)),
             Layer(f"agent:{agent.name}", agent_rules),
             Layer(f"agents.{agent.name}", _for_agent(configured, agent.name)),
-            Layer("approvals", tuple(approvals)),
+            Layer("approvals", tuple(approvals), approvals=True),
             Layer("guardrails", GUARDRAIL_RULES),
             Layer("enforced", _top(self.enforced) + _for_agent(self.enforced, agent.name)),
         ]
 
-    def gate(self, agent: Agent, approvals: Sequence[Rule] = (),
+    def gate(self, agent: AgentRules, approvals: Sequence[Rule] = (),
              session_id: str | None = None) -> Gate:
         """The gate for ``agent``, with a ceiling when a cloned repository supplies
         agent-layer rules, which sit after the user's policy:
@@ -102,13 +111,13 @@ class Policy:
           close (`docs/**` for plan) but cannot overrule a decision made by the
           user's own files (user config, ``--policy``).
         """
-        layers = self.layers(agent, approvals, session_id)
+        gate = Gate(self.layers(agent, approvals, session_id), self.context)
         if agent.trusted and not _for_agent(self.project, agent.name):
-            return Gate(layers, self.context)
+            return gate
         ceiling = Gate(self.layers(agent, approvals, session_id, trusted_only=True),
                        self.context)
         counted = None if not agent.trusted else frozenset({"user", "--policy"})
-        return Gate(layers, self.context, ceiling, counted)
+        return gate.within(ceiling, counted)
 
 
 def _top(files: Sequence[PolicyFile]) -> tuple[Rule, ...]:
@@ -119,80 +128,13 @@ def _for_agent(files: Sequence[PolicyFile], agent: str) -> tuple[Rule, ...]:
     return tuple(rule for f in files for rule in f.agents.get(agent, ()))
 
 
-class Gate:
-    """The compiled layers for one agent: decides request sets.
-
-    Approvals are judged apart: a request whose verdict without approvals is
-    ``deny`` stays denied whatever an approval says.
-    """
-
-    def __init__(self, layers: Sequence[Layer], context: PathContext,
-                 ceiling: Gate | None = None, ceiling_layers: frozenset[str] | None = None,
-                 ) -> None:
-        """``ceiling``: a gate whose stricter verdicts win — all of them, or only
-        those decided by a rule of one of ``ceiling_layers``."""
-        self.layers = tuple(layers)
-        self.context = context
-        self.ceiling = ceiling
-        self.ceiling_layers = ceiling_layers
-        self._layer_of = {rule: layer.name for layer in self.layers for rule in layer.rules}
-        self._all = [Ruleset(layer.rules, context) for layer in self.layers]
-        self._without_approvals = [
-            ruleset for layer, ruleset in zip(self.layers, self._all, strict=True)
-            if layer.name != "approvals"
-        ]
-
-    @property
-    def rules(self) -> tuple[Rule, ...]:
-        return tuple(rule for layer in self.layers for rule in layer.rules)
-
-    def judge(self, request: Request) -> Verdict:
-        verdict = judge(request, self._all)
-        if verdict.action != "deny" and verdict.rule.source.startswith("approval"):
-            configured = judge(request, self._without_approvals)
-            if configured.action == "deny":
-                verdict = configured
-        if self.ceiling is not None:
-            limit = self.ceiling.judge(request)
-            counts = self.ceiling_layers is None or \
-                self.ceiling.layer_of(limit.rule) in self.ceiling_layers
-            if counts and STRICTNESS[limit.action] > STRICTNESS[verdict.action]:
-                return limit
-        return verdict
-
-    def layer_of(self, rule: Rule) -> str | None:
-        return self._layer_of.get(rule)
-
-    def denies_outright(self, permission: str) -> bool:
-        """True when the last rule for ``permission`` with the universal pattern
-        ``*`` denies and no later rule for it does anything but deny: no request of
-        this permission can be allowed or asked about, so its tool is not offered."""
-        if self.ceiling is not None and self.ceiling_layers is None \
-                and self.ceiling.denies_outright(permission):
-            return True
-        denied = False
-        for ruleset in self._all:
-            for compiled in ruleset.candidates(permission):
-                rule = compiled.rule
-                if rule.pattern == "*":
-                    denied = rule.action == "deny"
-                elif rule.action != "deny":
-                    denied = False
-        return denied
-
-    def decide(self, requests: Sequence[Request]) -> Decision:
-        return combine(self.judge(request) for request in requests)
-
-
-def load_policy(cwd: Path, env: Mapping[str, str] = os.environ,
+def load_policy(root: Path, home: Path, env: Mapping[str, str] = os.environ,
                 extra: Sequence[Path] = ()) -> Policy:
     """Discover and load every layer's files; the first malformed file raises."""
-    root = dirs.project_root(cwd)
     managed_dir = dirs.managed_dir(env)
     for path in extra:
         if not path.is_file():
             raise UsageError(f"--policy {path}: no such file")
-    home = Path(env.get("HOME") or os.path.expanduser("~"))
     enforced = managed_dir / "enforced.yaml"
     return Policy(
         root=root,

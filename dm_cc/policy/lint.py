@@ -21,8 +21,9 @@ from dataclasses import dataclass
 
 from dm_cc.permissions import PathContext, Rule
 from dm_cc.permissions.patterns import PathGlob, Wildcard, path_subject
-from dm_cc.permissions.rules import KNOWN_PERMISSIONS, MCP_PREFIX, is_known_permission, language_of
+from dm_cc.permissions.rules import MCP_PREFIX, language_of
 from dm_cc.policy.loader import PolicyFile
+from dm_cc.tools.catalog import is_known_permission, known_permissions
 
 ROOT_LOOKING = {
     "etc", "usr", "home", "var", "tmp", "root", "opt", "bin", "sbin", "lib", "Users",
@@ -112,7 +113,7 @@ def _permission_findings(rule: Rule) -> list[Finding]:
     if _wild(rule.permission):
         prefix = _literal_prefix(rule.permission)
         matcher = Wildcard(rule.permission)
-        if any(matcher.match(p) for p in KNOWN_PERMISSIONS) or MCP_PREFIX.startswith(prefix) \
+        if any(matcher.match(p) for p in known_permissions()) or MCP_PREFIX.startswith(prefix) \
                 or prefix.startswith(MCP_PREFIX):
             return []
         return [Finding(rule.source, "unknown-permission",
@@ -121,7 +122,7 @@ def _permission_findings(rule: Rule) -> list[Finding]:
         hint = " (write/edit/patch are all 'edit')" if rule.permission in ("write", "patch") else ""
         return [Finding(rule.source, "unknown-permission",
                         f"unknown permission {rule.permission!r}{hint}; known: "
-                        f"{', '.join(sorted(KNOWN_PERMISSIONS))}, mcp__<server>__<tool>")]
+                        f"{', '.join(sorted(known_permissions()))}, mcp__<server>__<tool>")]
     return []
 
 

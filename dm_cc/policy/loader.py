@@ -6,29 +6,22 @@ there is no half-loaded policy.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from pydantic_core import SchemaValidator, ValidationError
 
-from dm_cc.errors import ConfigError, PolicyError
+from dm_cc.config.yaml_lines import LinePath, display_path, line_of, load_yaml, validation_error
+from dm_cc.errors import PolicyError
 from dm_cc.permissions import PathContext, Rule
 from dm_cc.permissions.patterns import PathGlob
 from dm_cc.permissions.rules import language_of
 from dm_cc.policy.validator_schema import POLICY_CORE_SCHEMA
-from dm_cc.policy.yaml_lines import LinePath, line_of, load_yaml
+from dm_cc.tools.catalog import entry
 
 # The format is defined by the pydantic models in schema.py; files are validated
 # with the core schema derived from them (see schema.py for why).
 _VALIDATOR = SchemaValidator(POLICY_CORE_SCHEMA)
-
-TOOL_NAMES = (
-    "read", "write", "edit", "list", "glob", "grep", "bash", "task", "webfetch", "todo",
-    "plan_enter", "plan_exit",
-)
-
 
 @dataclass(frozen=True, slots=True)
 class InlineTest:
@@ -48,39 +41,6 @@ class PolicyFile:
     rules: tuple[Rule, ...] = ()
     agents: dict[str, tuple[Rule, ...]] = field(default_factory=dict)
     tests: tuple[InlineTest, ...] = ()
-
-
-def display_path(path: Path) -> str:
-    """A path as the user would write it: relative to the cwd when below it."""
-    try:
-        relative = os.path.relpath(path)
-    except ValueError:
-        return str(path)
-    return relative if not relative.startswith("..") else str(path)
-
-
-def _loc_text(loc: tuple[Any, ...]) -> str:
-    text = ""
-    for part in loc:
-        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
-    return text or "(top level)"
-
-
-def validation_error(exc: ValidationError, shown: str, lines: dict[LinePath, int],
-                     error: type[ConfigError] = PolicyError) -> ConfigError:
-    """A pydantic error as ``error`` naming the file and the line of each problem."""
-    messages = []
-    for problem in exc.errors():
-        loc = tuple(part for part in problem["loc"] if not (isinstance(part, str) and "[" in part))
-        message = problem["msg"]
-        if problem["type"] == "extra_forbidden":
-            message = f"unknown key {loc[-1]!r}"
-        elif problem["type"] == "missing":
-            message = f"missing required field {loc[-1]!r}"
-        messages.append((line_of(lines, loc), f"{_loc_text(loc)}: {message}"))
-    line, first = messages[0]
-    more = "".join(f"\n{shown}:{n}: {m}" for n, m in messages[1:])
-    return error(shown, line, first + more)
 
 
 def _check_pattern(rule: Rule, shown: str, line: int | None) -> None:
@@ -123,7 +83,7 @@ def parse_policy(text: str, shown: str) -> PolicyFile:
     try:
         model = _VALIDATOR.validate_python(data)
     except ValidationError as exc:
-        raise validation_error(exc, shown, lines) from None
+        raise validation_error(exc, shown, lines, PolicyError) from None
     rules = rules_from(model.get("rules", []), model.get("permission", {}), (), shown, lines)
     agents = {
         name: rules_from(override.get("rules", []), override.get("permission", {}),
@@ -134,10 +94,11 @@ def parse_policy(text: str, shown: str) -> PolicyFile:
     for index, spec in enumerate(model.get("tests", [])):
         line = line_of(lines, ("tests", index))
         tool = spec["tool"]
-        if tool not in TOOL_NAMES and not tool.startswith("mcp__"):
+        try:
+            entry(tool)
+        except LookupError as exc:
             raise PolicyError(shown, line_of(lines, ("tests", index, "tool")),
-                              f"tests[{index}].tool: unknown tool {tool!r} "
-                              f"(one of {', '.join(TOOL_NAMES)} or mcp__<server>__<tool>)")
+                              f"tests[{index}].tool: {exc.args[0]}") from None
         tests.append(InlineTest(tool, spec["input"], spec["expect"], spec.get("agent"),
                                 spec.get("name"), f"{shown}:{line}"))
     return PolicyFile(shown, rules, agents, tuple(tests))

@@ -34,12 +34,10 @@ import os
 import re
 import secrets
 import time
-from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from dm_cc import dirs
 from dm_cc.errors import SessionError
 from dm_cc.session.messages import Message, agent_in_charge
 
@@ -59,11 +57,6 @@ _BINARY = getattr(os, "O_BINARY", 0)  # Windows would otherwise write \r\n
 def new_session_id(now_ns: int | None = None) -> str:
     millis = (time.time_ns() if now_ns is None else now_ns) // 1_000_000
     return f"ses_{millis:012x}_{secrets.token_hex(4)}"
-
-
-def default_store(env: Mapping[str, str] = os.environ) -> SessionStore:
-    """The user's store: ``data_dir()/sessions`` (moved by ``DM_CC_HOME``)."""
-    return SessionStore(dirs.data_dir(env) / "sessions")
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,6 +1,12 @@
 """The Tool seam. A tool has typed params (pydantic → JSON schema), describes the
 permission requests a call makes, and runs. It never checks a permission: the
 loop is the one place a decision is enforced.
+
+Every tool has an ``entry`` (:class:`~dm_cc.tools.catalog.ToolEntry`: permission,
+main argument, request kind). Built-in tools subclass :class:`CatalogTool`, whose
+entry is the tool catalog's and whose requests are derived from it, so a tool file
+holds only its params and what it does; a tool made elsewhere (the MCP bridge, a
+test) brings an entry of its own.
 """
 
 from __future__ import annotations
@@ -8,12 +14,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 from pydantic import BaseModel
 
 from dm_cc.permissions import Request
 from dm_cc.permissions.paths import PathContextDirs
+from dm_cc.tools.catalog import ToolEntry, entry
+
+ParamsT = TypeVar("ParamsT", bound=BaseModel)
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,9 +44,7 @@ class ToolOutput:
 class ToolContext:
     """What a running tool may know about where it runs."""
 
-    root: Path
-    cwd: Path
-    home: Path
+    where: PathContextDirs        # project root, working and home directories
     session_id: str
     agent: str
     plan_file: Path | None = None
@@ -48,15 +55,58 @@ class ToolContext:
     may_read: Callable[[str], bool] = lambda path: True
 
     @property
-    def dirs(self) -> PathContextDirs:
-        return PathContextDirs(root=self.root, cwd=self.cwd, home=self.home)
+    def root(self) -> Path:
+        return self.where.root
+
+    @property
+    def cwd(self) -> Path:
+        return self.where.cwd
+
+    @property
+    def home(self) -> Path:
+        return self.where.home
 
 
-class Tool(Protocol):
+class Tool(Protocol[ParamsT]):
+    """What the loop needs of a tool: a name, a description and a params model for
+    the model, the requests a call makes, and running it."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def description(self) -> str: ...
+
+    @property
+    def Params(self) -> type[ParamsT]: ...  # noqa: N802 - the model class, by convention
+
+    @property
+    def entry(self) -> ToolEntry:
+        """Its permission, main argument and request kind."""
+        ...
+
+    def requests(self, params: ParamsT, ctx: ToolContext) -> list[Request]: ...
+
+    def preview(self, params: ParamsT, ctx: ToolContext) -> str | None:
+        """What the call would do, shown in the approval prompt (None: nothing)."""
+        ...
+
+    async def run(self, params: ParamsT, ctx: ToolContext) -> ToolOutput: ...
+
+
+class CatalogTool(Generic[ParamsT]):
+    """A built-in tool: its entry is the catalog's, its requests derived from it."""
+
     name: ClassVar[str]
     description: ClassVar[str]
-    Params: ClassVar[type[BaseModel]]
+    Params: type[ParamsT]
 
-    def requests(self, params: BaseModel, ctx: ToolContext) -> list[Request]: ...
+    @property
+    def entry(self) -> ToolEntry:
+        return entry(self.name)
 
-    async def run(self, params: BaseModel, ctx: ToolContext) -> ToolOutput: ...
+    def requests(self, params: ParamsT, ctx: ToolContext) -> list[Request]:
+        return self.entry.requests(params.model_dump(exclude_none=True), ctx.where)
+
+    def preview(self, params: ParamsT, ctx: ToolContext) -> str | None:
+        return None

@@ -18,9 +18,7 @@ from typing import ClassVar
 
 from pydantic import BaseModel, Field
 
-from dm_cc.permissions import Request
-from dm_cc.permissions.requests import requests_for
-from dm_cc.tools.base import ToolContext, ToolOutput
+from dm_cc.tools.base import CatalogTool, ToolContext, ToolOutput
 
 DEFAULT_TIMEOUT = 120
 MAX_TIMEOUT = 600
@@ -37,7 +35,7 @@ class BashParams(BaseModel):
                                                               "to ten words, for the user.")
 
 
-class BashTool:
+class BashTool(CatalogTool[BashParams]):
     name: ClassVar[str] = "bash"
     description: ClassVar[str] = (
         "Run a shell command with `bash -c` in the working directory. Each call is a fresh "
@@ -47,10 +45,8 @@ class BashTool:
         f"end. Killed after `timeout` seconds (default {DEFAULT_TIMEOUT}, max {MAX_TIMEOUT}). "
         "Prefer read, list, glob, grep, edit and write over cat, ls, find, grep and sed."
     )
-    Params: ClassVar[type[BaseModel]] = BashParams
+    Params = BashParams
 
-    def requests(self, params: BashParams, ctx: ToolContext) -> list[Request]:
-        return requests_for(self.name, params.model_dump(exclude_none=True), ctx.dirs)
 
     async def run(self, params: BashParams, ctx: ToolContext) -> ToolOutput:
         return await run_command(params.command, ctx.cwd, params.timeout or DEFAULT_TIMEOUT)

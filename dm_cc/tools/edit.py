@@ -8,9 +8,7 @@ from typing import ClassVar
 
 from pydantic import BaseModel, Field
 
-from dm_cc.permissions import Request
-from dm_cc.permissions.requests import requests_for
-from dm_cc.tools.base import ToolContext, ToolOutput
+from dm_cc.tools.base import CatalogTool, ToolContext, ToolOutput
 from dm_cc.tools.read import resolve
 from dm_cc.tools.write import unified_diff
 
@@ -26,7 +24,7 @@ class EditParams(BaseModel):
                               description="Replace every occurrence of old_string.")
 
 
-class EditTool:
+class EditTool(CatalogTool[EditParams]):
     name: ClassVar[str] = "edit"
     description: ClassVar[str] = (
         "Replace text in an existing UTF-8 file. `old_string` must match the file exactly "
@@ -34,10 +32,8 @@ class EditTool:
         "number prefix) and occur exactly once, unless `replace_all` is true. Include enough "
         "surrounding lines to make it unique. To create a file, use write."
     )
-    Params: ClassVar[type[BaseModel]] = EditParams
+    Params = EditParams
 
-    def requests(self, params: EditParams, ctx: ToolContext) -> list[Request]:
-        return requests_for(self.name, params.model_dump(exclude_none=True), ctx.dirs)
 
     async def run(self, params: EditParams, ctx: ToolContext) -> ToolOutput:
         change = plan_edit(params, ctx)
@@ -51,7 +47,7 @@ class EditTool:
         return ToolOutput(f"Edited {params.path}: {change.summary}.",
                           display=unified_diff(change.before, change.after, params.path))
 
-    def preview(self, params: EditParams, ctx: ToolContext) -> str:
+    def preview(self, params: EditParams, ctx: ToolContext) -> str | None:
         """The diff the edit would make, for the approval prompt."""
         change = plan_edit(params, ctx)
         if isinstance(change, str):

@@ -13,9 +13,7 @@ from typing import ClassVar
 from pydantic import BaseModel, Field
 from wcmatch import glob as wcglob
 
-from dm_cc.permissions import Request
-from dm_cc.permissions.requests import requests_for
-from dm_cc.tools.base import ToolContext, ToolOutput
+from dm_cc.tools.base import CatalogTool, ToolContext, ToolOutput
 from dm_cc.tools.list_dir import IGNORED_DIRS
 from dm_cc.tools.read import resolve
 
@@ -30,7 +28,7 @@ class GlobParams(BaseModel):
                                                        "to the working directory.")
 
 
-class GlobTool:
+class GlobTool(CatalogTool[GlobParams]):
     name: ClassVar[str] = "glob"
     description: ClassVar[str] = (
         "Find files by path pattern. `*` and `?` stay within one directory, `**` crosses "
@@ -40,10 +38,8 @@ class GlobTool:
         f"directory; at most {MAX_RESULTS}. Symlinked directories are not followed and "
         + ", ".join(sorted(IGNORED_DIRS)) + " are skipped."
     )
-    Params: ClassVar[type[BaseModel]] = GlobParams
+    Params = GlobParams
 
-    def requests(self, params: GlobParams, ctx: ToolContext) -> list[Request]:
-        return requests_for(self.name, params.model_dump(exclude_none=True), ctx.dirs)
 
     async def run(self, params: GlobParams, ctx: ToolContext) -> ToolOutput:
         where = params.path or "."

@@ -25,9 +25,7 @@ from typing import ClassVar
 from pydantic import BaseModel, Field
 from wcmatch import glob as wcglob
 
-from dm_cc.permissions import Request
-from dm_cc.permissions.requests import requests_for
-from dm_cc.tools.base import ToolContext, ToolOutput
+from dm_cc.tools.base import CatalogTool, ToolContext, ToolOutput
 from dm_cc.tools.glob_tool import FLAGS, shown_path, walk_files
 from dm_cc.tools.list_dir import IGNORED_DIRS
 from dm_cc.tools.read import BINARY_SNIFF_BYTES, resolve
@@ -49,7 +47,7 @@ class GrepParams(BaseModel):
                                                           'at any depth.')
 
 
-class GrepTool:
+class GrepTool(CatalogTool[GrepParams]):
     name: ClassVar[str] = "grep"
     description: ClassVar[str] = (
         "Search file contents with a regular expression (ripgrep/Rust syntax; `(?i)` for "
@@ -59,14 +57,12 @@ class GrepTool:
         ".gitignored files, node_modules and __pycache__ are skipped. Narrow with `path` "
         "and `include`. To find files by name use glob."
     )
-    Params: ClassVar[type[BaseModel]] = GrepParams
+    Params = GrepParams
 
     def __init__(self, *, use_ripgrep: bool = True) -> None:
         """``use_ripgrep=False`` forces the pure-Python search (tests, odd systems)."""
         self.use_ripgrep = use_ripgrep
 
-    def requests(self, params: GrepParams, ctx: ToolContext) -> list[Request]:
-        return requests_for(self.name, params.model_dump(exclude_none=True), ctx.dirs)
 
     async def run(self, params: GrepParams, ctx: ToolContext) -> ToolOutput:
         where = params.path or "."

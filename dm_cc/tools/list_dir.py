@@ -10,9 +10,7 @@ from typing import ClassVar
 
 from pydantic import BaseModel, Field
 
-from dm_cc.permissions import Request
-from dm_cc.permissions.requests import requests_for
-from dm_cc.tools.base import ToolContext, ToolOutput
+from dm_cc.tools.base import CatalogTool, ToolContext, ToolOutput
 from dm_cc.tools.read import resolve
 
 # Directories no listing or search descends into: version control, dependencies, caches.
@@ -29,7 +27,7 @@ class ListParams(BaseModel):
                                                "directory.")
 
 
-class ListTool:
+class ListTool(CatalogTool[ListParams]):
     name: ClassVar[str] = "list"
     description: ClassVar[str] = (
         "List a directory as an indented tree: directories end with /, symlinks show their "
@@ -38,10 +36,8 @@ class ListTool:
         f"{MAX_ENTRIES} entries; a directory marked … was not expanded (list it). "
         "To find files by name use glob; to search contents use grep."
     )
-    Params: ClassVar[type[BaseModel]] = ListParams
+    Params = ListParams
 
-    def requests(self, params: ListParams, ctx: ToolContext) -> list[Request]:
-        return requests_for(self.name, params.model_dump(exclude_none=True), ctx.dirs)
 
     async def run(self, params: ListParams, ctx: ToolContext) -> ToolOutput:
         root = resolve(params.path, ctx)

@@ -12,9 +12,7 @@ from typing import ClassVar
 
 from pydantic import BaseModel, Field
 
-from dm_cc.permissions import Request
-from dm_cc.permissions.requests import requests_for
-from dm_cc.tools.base import ToolContext, ToolOutput
+from dm_cc.tools.base import CatalogTool, ToolContext, ToolOutput
 
 
 class PlanEnterParams(BaseModel):
@@ -40,17 +38,14 @@ def _relative(ctx: ToolContext) -> str:
         return str(ctx.plan_file)
 
 
-class PlanEnterTool:
+class PlanEnterTool(CatalogTool[PlanEnterParams]):
     name: ClassVar[str] = "plan_enter"
     description: ClassVar[str] = (
         "Switch this session to the read-only plan agent before a large or risky change: "
         "it explores, writes a plan file, and asks the user to approve it with plan_exit.")
-    Params: ClassVar[type[BaseModel]] = PlanEnterParams
+    Params = PlanEnterParams
 
-    def requests(self, params: BaseModel, ctx: ToolContext) -> list[Request]:
-        return requests_for(self.name, {}, ctx.dirs)
-
-    async def run(self, params: BaseModel, ctx: ToolContext) -> ToolOutput:
+    async def run(self, params: PlanEnterParams, ctx: ToolContext) -> ToolOutput:
         message = (
             "Plan mode is on. You are the plan agent: read, search and think, but change "
             f"nothing except your plan file {_relative(ctx)}. Write the plan there, then call "
@@ -59,20 +54,17 @@ class PlanEnterTool:
                           switch_message=message)
 
 
-class PlanExitTool:
+class PlanExitTool(CatalogTool[PlanExitParams]):
     name: ClassVar[str] = "plan_exit"
     description: ClassVar[str] = (
         "Ask the user to approve the plan in your plan file and switch back to the build "
         "agent to implement it. Call it only when the plan is complete.")
-    Params: ClassVar[type[BaseModel]] = PlanExitParams
+    Params = PlanExitParams
 
-    def requests(self, params: BaseModel, ctx: ToolContext) -> list[Request]:
-        return requests_for(self.name, {}, ctx.dirs)
-
-    def preview(self, params: BaseModel, ctx: ToolContext) -> str:
+    def preview(self, params: PlanExitParams, ctx: ToolContext) -> str | None:
         return f"Plan ({_relative(ctx)}):\n\n{plan_file_text(ctx)}"
 
-    async def run(self, params: BaseModel, ctx: ToolContext) -> ToolOutput:
+    async def run(self, params: PlanExitParams, ctx: ToolContext) -> ToolOutput:
         message = (f"The user approved the plan in {_relative(ctx)}. You are the build agent "
                    "again: implement the plan.\n\n" + plan_file_text(ctx))
         return ToolOutput("The plan was approved; switched to the build agent.",

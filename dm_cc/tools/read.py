@@ -9,10 +9,8 @@ from typing import ClassVar
 
 from pydantic import BaseModel, Field
 
-from dm_cc.permissions import Request
 from dm_cc.permissions.paths import expand_home
-from dm_cc.permissions.requests import requests_for
-from dm_cc.tools.base import ToolContext, ToolOutput
+from dm_cc.tools.base import CatalogTool, ToolContext, ToolOutput
 
 MAX_LINE_CHARS = 2000
 MAX_OUTPUT_CHARS = 100_000
@@ -30,7 +28,7 @@ class ReadParams(BaseModel):
                     "of `path`, each with the same offset and limit.")
 
 
-class ReadTool:
+class ReadTool(CatalogTool[ReadParams]):
     name: ClassVar[str] = "read"
     description: ClassVar[str] = (
         "Read a text file. Returns its lines numbered like `cat -n` (number, tab, text), "
@@ -40,10 +38,8 @@ class ReadTool:
         "offset to continue from. Use `paths` to read several files at once. Directories "
         "(use list), missing files and binary files are errors. Read a file before editing it."
     )
-    Params: ClassVar[type[BaseModel]] = ReadParams
+    Params = ReadParams
 
-    def requests(self, params: ReadParams, ctx: ToolContext) -> list[Request]:
-        return requests_for(self.name, params.model_dump(exclude_none=True), ctx.dirs)
 
     async def run(self, params: ReadParams, ctx: ToolContext) -> ToolOutput:
         # Exactly the files the requests describe: `paths` when given, else `path`.
@@ -63,7 +59,7 @@ class ReadTool:
 
 def resolve(raw: str, ctx: ToolContext) -> Path:
     """A path argument as the filesystem sees it: ``~`` expanded, relative to cwd."""
-    return Path(ctx.cwd, expand_home(raw, ctx.home))
+    return Path(ctx.cwd, expand_home(raw, ctx.where))
 
 
 def read_window(raw: str, offset: int, limit: int, ctx: ToolContext) -> tuple[str, bool]:

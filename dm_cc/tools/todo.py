@@ -7,9 +7,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, Field
 
-from dm_cc.permissions import Request
-from dm_cc.permissions.requests import requests_for
-from dm_cc.tools.base import ToolContext, ToolOutput
+from dm_cc.tools.base import CatalogTool, ToolContext, ToolOutput
 
 Status = Literal["pending", "in_progress", "completed"]
 MARKS = {"completed": "[x]", "in_progress": "[>]", "pending": "[ ]"}
@@ -25,17 +23,15 @@ class TodoParams(BaseModel):
     todos: list[TodoItem] = Field(description="The complete list, replacing the previous one.")
 
 
-class TodoTool:
+class TodoTool(CatalogTool[TodoParams]):
     name: ClassVar[str] = "todo"
     description: ClassVar[str] = (
         "Keep a task list for multi-step work, visible to the user. Send the whole list each "
         "time (it replaces the previous one): mark a task in_progress before starting it "
         "(at most one at a time) and completed as soon as it is done. An empty list clears it."
     )
-    Params: ClassVar[type[BaseModel]] = TodoParams
+    Params = TodoParams
 
-    def requests(self, params: TodoParams, ctx: ToolContext) -> list[Request]:
-        return requests_for(self.name, params.model_dump(exclude_none=True), ctx.dirs)
 
     async def run(self, params: TodoParams, ctx: ToolContext) -> ToolOutput:
         active = [item.content for item in params.todos if item.status == "in_progress"]

@@ -21,9 +21,8 @@ from urllib.parse import urljoin
 from pydantic import BaseModel, Field
 
 from dm_cc import __version__
-from dm_cc.permissions import Request
-from dm_cc.permissions.requests import canonical_url, requests_for
-from dm_cc.tools.base import ToolContext, ToolOutput
+from dm_cc.permissions.requests import canonical_url
+from dm_cc.tools.base import CatalogTool, ToolContext, ToolOutput
 
 MAX_BYTES = 5 * 1024 * 1024
 MAX_OUTPUT_CHARS = 100_000
@@ -45,7 +44,7 @@ class WebFetchParams(BaseModel):
     timeout: int = Field(default=30, ge=1, le=120, description="Seconds to wait, at most 120.")
 
 
-class WebFetchTool:
+class WebFetchTool(CatalogTool[WebFetchParams]):
     name: ClassVar[str] = "webfetch"
     description: ClassVar[str] = (
         "Fetch an http(s) URL and return its content; HTML pages are converted to markdown or "
@@ -54,10 +53,8 @@ class WebFetchTool:
         f"and the output is cut at {MAX_OUTPUT_CHARS:,} characters. A redirect to another "
         "host or path is not followed: the new URL is reported so you can fetch it."
     )
-    Params: ClassVar[type[BaseModel]] = WebFetchParams
+    Params = WebFetchParams
 
-    def requests(self, params: WebFetchParams, ctx: ToolContext) -> list[Request]:
-        return requests_for(self.name, params.model_dump(exclude_none=True), ctx.dirs)
 
     async def run(self, params: WebFetchParams, ctx: ToolContext) -> ToolOutput:
         url = canonical_url(params.url)

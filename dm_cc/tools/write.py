@@ -8,9 +8,7 @@ from typing import ClassVar
 
 from pydantic import BaseModel, Field
 
-from dm_cc.permissions import Request
-from dm_cc.permissions.requests import requests_for
-from dm_cc.tools.base import ToolContext, ToolOutput
+from dm_cc.tools.base import CatalogTool, ToolContext, ToolOutput
 from dm_cc.tools.read import resolve
 
 MAX_DIFF_LINES = 400
@@ -22,17 +20,15 @@ class WriteParams(BaseModel):
     content: str = Field(description="The complete new content of the file.")
 
 
-class WriteTool:
+class WriteTool(CatalogTool[WriteParams]):
     name: ClassVar[str] = "write"
     description: ClassVar[str] = (
         "Write a UTF-8 text file, replacing all of its content; missing parent directories are "
         "created. Prefer the edit tool to change part of an existing file, and read a file "
         "before overwriting it."
     )
-    Params: ClassVar[type[BaseModel]] = WriteParams
+    Params = WriteParams
 
-    def requests(self, params: WriteParams, ctx: ToolContext) -> list[Request]:
-        return requests_for(self.name, params.model_dump(exclude_none=True), ctx.dirs)
 
     async def run(self, params: WriteParams, ctx: ToolContext) -> ToolOutput:
         path = resolve(params.path, ctx)
@@ -60,7 +56,7 @@ class WriteTool:
         return ToolOutput(f"Wrote {params.path} ({lines} lines, {size} bytes).",
                           display=unified_diff(old, params.content, params.path))
 
-    def preview(self, params: WriteParams, ctx: ToolContext) -> str:
+    def preview(self, params: WriteParams, ctx: ToolContext) -> str | None:
         """What the write would change, for the approval prompt."""
         path = resolve(params.path, ctx)
         if path.exists() and not path.is_file():  # never read a device or a FIFO to show it

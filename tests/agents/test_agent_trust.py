@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import os
-
-from dm_cc.agents.files import load_agents
+from dm_cc.compose import open_world
 from dm_cc.permissions import Request
-from dm_cc.policy.layers import load_policy
 
 LOOSE_AGENT = """---
 description: does anything
@@ -27,9 +24,8 @@ Read only.
 
 
 def _decide(root, agent_name, permission, pattern):
-    policy = load_policy(root, os.environ)
-    agent = load_agents(root, os.environ)[agent_name]
-    return policy.gate(agent).decide([Request(permission, pattern)]).action
+    world = open_world(cwd=root)
+    return world.gate(world.agent(agent_name)).decide([Request(permission, pattern)]).action
 
 
 def _write_agent(directory, name, text):

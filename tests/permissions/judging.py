@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 from dm_cc.permissions import Decision, PathContext, Rule, Ruleset, decide
 from dm_cc.permissions.paths import PathContextDirs
-from dm_cc.permissions.requests import args_from_input, requests_for
+from dm_cc.tools.catalog import input_requests
 
 
 def meets(action: str, expect: str) -> bool:
@@ -17,7 +17,7 @@ def meets(action: str, expect: str) -> bool:
 
 def judge(rules: Sequence[Rule], tool: str, text: str, where: PathContextDirs) -> Decision:
     context = PathContext(where.root.as_posix(), where.home.as_posix())
-    return decide(requests_for(tool, args_from_input(tool, text), where), Ruleset(rules, context))
+    return decide(input_requests(tool, text, where), Ruleset(rules, context))
 
 
 def assert_meets(rules: Sequence[Rule], tool: str, text: str, expect: str,

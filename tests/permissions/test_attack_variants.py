@@ -10,6 +10,7 @@ import os
 import pytest
 from judging import assert_meets
 
+from dm_cc.config.dirs import HostFilesystem
 from dm_cc.permissions import Rule
 from dm_cc.permissions.paths import PathContextDirs
 
@@ -163,7 +164,7 @@ def where(tmp_path_factory):
     (home / ".ssh").mkdir(parents=True)
     (home / ".ssh" / "id_rsa").write_text("k")
     os.symlink(home / ".ssh", project / "sshdir")
-    return PathContextDirs(project, project, home)
+    return PathContextDirs(project, project, home, HostFilesystem())
 
 
 @pytest.mark.parametrize(("rules", "tool", "text", "expect"), CASES,

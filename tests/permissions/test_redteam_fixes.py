@@ -10,6 +10,7 @@ from __future__ import annotations
 import pytest
 from judging import assert_meets
 
+from dm_cc.config.dirs import HostFilesystem
 from dm_cc.permissions import Rule
 from dm_cc.permissions.paths import PathContextDirs
 from dm_cc.permissions.shell import analyse
@@ -226,7 +227,7 @@ def where(tmp_path_factory):
     (home / ".ssh").mkdir(parents=True)
     (home / ".ssh" / "id_rsa").write_text("k")
     (home / ".bashrc").write_text("b")
-    return PathContextDirs(project, project, home)
+    return PathContextDirs(project, project, home, HostFilesystem())
 
 
 @pytest.mark.parametrize(("rules", "tool", "text", "expect"), CASES,

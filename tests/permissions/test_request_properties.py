@@ -12,12 +12,13 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from dm_cc.config.dirs import HostFilesystem
 from dm_cc.permissions import PathContext, Rule, Ruleset, decide
 from dm_cc.permissions.paths import PathContextDirs
-from dm_cc.permissions.requests import requests_for
+from dm_cc.tools.catalog import input_requests
 
 ROOT = Path("/nonexistent-project")
-WHERE = PathContextDirs(root=ROOT, cwd=ROOT, home=Path("/nonexistent-home"))
+WHERE = PathContextDirs(root=ROOT, cwd=ROOT, home=Path("/nonexistent-home"), fs=HostFilesystem())
 CONTEXT = PathContext(root=ROOT.as_posix(), home="/nonexistent-home")
 
 COMMANDS = ["rm", "curl", "git", "npm", "docker", "shred", "dd", "chmod"]
@@ -35,7 +36,7 @@ SETTINGS = settings(max_examples=150, deadline=None,
 
 
 def _decision(command: str, rules: list[Rule]) -> str:
-    return decide(requests_for("bash", {"command": command}, WHERE),
+    return decide(input_requests("bash", command, WHERE),
                   Ruleset(rules, CONTEXT)).action
 
 
@@ -62,7 +63,7 @@ SHELLISH = st.text(alphabet="ab $(){}[]|&;<>'\"`\\\n*?~=-/.#!", max_size=120)
 @SETTINGS
 @given(SHELLISH)
 def test_requests_are_deterministic(text):
-    first = requests_for("bash", {"command": text}, WHERE)
-    second = requests_for("bash", {"command": text}, WHERE)
+    first = input_requests("bash", text, WHERE)
+    second = input_requests("bash", text, WHERE)
     assert first == second
     assert _decision(text, []) != "allow"

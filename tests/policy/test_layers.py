@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-import os
 import textwrap
 from pathlib import Path
 
 import pytest
 
 from dm_cc.agents.builtin import BUILTIN_AGENTS
+from dm_cc.compose import Options, open_world
 from dm_cc.errors import PolicyError, UsageError
 from dm_cc.permissions import Request, Rule
-from dm_cc.permissions.paths import PathContextDirs
-from dm_cc.permissions.requests import requests_for
-from dm_cc.policy.layers import load_policy
+from dm_cc.tools.catalog import entry
 
 
 class World:
@@ -45,15 +43,19 @@ class World:
     def user_policy(self, text: str) -> Path:
         return self.write(self.user / "policy.yaml", text)
 
+    def open(self, extra=(), cwd: Path | None = None):
+        """The composition root, as dm_cc builds it in ``cwd``."""
+        return open_world(Options(policies=tuple(str(p) for p in extra)),
+                          cwd=cwd or self.project, env=self.env)
+
     def load(self, extra=(), cwd: Path | None = None):
-        return load_policy(cwd or self.project, self.env, [Path(p) for p in extra])
+        return self.open(extra, cwd).policy
 
     def decide(self, tool: str, args: dict, agent: str = "build", approvals=(), extra=(),
                cwd: Path | None = None):
-        policy = self.load(extra, cwd)
-        where = PathContextDirs(root=policy.root, cwd=cwd or self.project, home=policy.home)
-        gate = policy.gate(BUILTIN_AGENTS[agent], approvals=approvals)
-        return gate.decide(requests_for(tool, args, where))
+        world = self.open(extra, cwd)
+        gate = world.gate(BUILTIN_AGENTS[agent], approvals=approvals)
+        return gate.decide(entry(tool).requests(args, world.where))
 
 
 @pytest.fixture
@@ -182,7 +184,7 @@ def test_dm_cc_managed_dir_through_the_process_environment(world, monkeypatch):
                 "rules: [{permission: bash, pattern: 'ls *', action: deny}]\n")
     for name, value in world.env.items():
         monkeypatch.setenv(name, value)
-    policy = load_policy(world.project, os.environ)
+    policy = open_world(cwd=world.project).policy
     assert [r.pattern for f in policy.enforced for r in f.rules] == ["ls *"]
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from dm_cc.errors import SessionError
 from dm_cc.session.messages import Message, ToolCall
-from dm_cc.session.store import SessionStore, default_store
+from dm_cc.session.store import SessionStore
 
 
 @pytest.fixture
@@ -190,7 +190,3 @@ def test_two_writers_on_one_file_never_interleave_within_a_line(store, project):
     for tag in "ab":
         mine = [m.content.split()[0] for m in loaded.messages if m.agent == tag]
         assert mine == [f"{tag}{n}" for n in range(100)]
-
-
-def test_default_store_follows_dm_cc_home(tmp_path):
-    assert default_store({"DM_CC_HOME": str(tmp_path)}).root == tmp_path / "data" / "sessions"

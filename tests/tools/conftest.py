@@ -4,6 +4,8 @@ from pathlib import Path
 
 import pytest
 
+from dm_cc.config.dirs import HostFilesystem
+from dm_cc.permissions.paths import PathContextDirs
 from dm_cc.tools.base import ToolContext
 
 
@@ -18,4 +20,5 @@ def project(tmp_path: Path) -> Path:
 def ctx(project: Path) -> ToolContext:
     home = project.parent / "home"
     home.mkdir()
-    return ToolContext(root=project, cwd=project, home=home, session_id="s1", agent="build")
+    return ToolContext(PathContextDirs(project, project, home, HostFilesystem()),
+                       session_id="s1", agent="build")

@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import os
 import time
 
@@ -10,7 +9,7 @@ from pydantic import ValidationError
 
 from dm_cc.tools.bash import MAX_OUTPUT_CHARS, BashTool
 
-from .helpers import call, derive
+from .helpers import call, derive, with_cwd
 
 TOOL = BashTool()
 
@@ -51,13 +50,13 @@ def test_no_output(ctx):
 
 def test_runs_in_cwd_with_empty_stdin(ctx, project):
     (project / "sub").mkdir()
-    sub = dataclasses.replace(ctx, cwd=project / "sub")
+    sub = with_cwd(ctx, project / "sub")
     assert call(TOOL, sub, command="pwd").output == str(project / "sub")
     assert call(TOOL, ctx, command="cat; echo done").output == "done"
 
 
 def test_a_missing_cwd_is_an_error(ctx, project):
-    gone = dataclasses.replace(ctx, cwd=project / "gone")
+    gone = with_cwd(ctx, project / "gone")
     out = call(TOOL, gone, command="true")
     assert out.is_error and "Cannot run bash" in out.output
 

@@ -1,11 +1,10 @@
 from __future__ import annotations
 
-import dataclasses
 import os
 
 from dm_cc.tools.glob_tool import MAX_RESULTS, GlobTool
 
-from .helpers import call, derive
+from .helpers import call, derive, with_cwd
 
 TOOL = GlobTool()
 
@@ -45,7 +44,7 @@ def test_path_and_results_relative_to_cwd(ctx, project):
     make(project, "src/a.py", "src/sub/b.py", "tests/t.py")
     lines = call(TOOL, ctx, pattern="**/*.py", path="src").output.splitlines()
     assert sorted(lines) == ["src/a.py", "src/sub/b.py"]
-    inside = dataclasses.replace(ctx, cwd=project / "src")
+    inside = with_cwd(ctx, project / "src")
     assert sorted(call(TOOL, inside, pattern="**/*.py").output.splitlines()) == [
         "a.py", "sub/b.py"]
     assert call(TOOL, inside, pattern="*.py", path="../tests").output == str(

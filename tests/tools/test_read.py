@@ -1,10 +1,8 @@
 from __future__ import annotations
 
-import dataclasses
-
 from dm_cc.tools.read import MAX_LINE_CHARS, ReadTool
 
-from .helpers import call, derive
+from .helpers import call, derive, with_cwd
 
 TOOL = ReadTool()
 
@@ -74,7 +72,7 @@ def test_paths_relative_to_cwd_and_home(ctx, project):
     (project / "sub").mkdir()
     (project / "sub" / "a.txt").write_text("in sub\n")
     (ctx.home / "notes.txt").write_text("at home\n")
-    sub = dataclasses.replace(ctx, cwd=project / "sub")
+    sub = with_cwd(ctx, project / "sub")
     assert "in sub" in call(TOOL, sub, path="a.txt").output
     assert "at home" in call(TOOL, ctx, path="~/notes.txt").output
 

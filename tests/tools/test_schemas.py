@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from dm_cc.tools.registry import BUILTIN_TOOLS, tool_specs
+from dm_cc.core.loop import tool_specs
+from dm_cc.tools.catalog import builtin_tools
 
 GOLDEN = Path(__file__).parent / "golden"
 UPDATE = os.environ.get("DM_CC_UPDATE_GOLDEN") == "1"
@@ -39,13 +40,13 @@ def check_golden(text: str, path: Path, update: bool) -> None:
                     "DM_CC_UPDATE_GOLDEN=1 and review the diff of tests/tools/golden/")
 
 
-@pytest.mark.parametrize("spec", tool_specs(BUILTIN_TOOLS), ids=lambda spec: spec.name)
+@pytest.mark.parametrize("spec", tool_specs(builtin_tools()), ids=lambda spec: spec.name)
 def test_schema_matches_golden(spec):
     check_golden(as_json(spec), GOLDEN / f"{spec.name}.json", UPDATE)
 
 
 def test_no_stale_goldens():
-    names = {spec.name for spec in tool_specs(BUILTIN_TOOLS)}
+    names = {spec.name for spec in tool_specs(builtin_tools())}
     assert {path.stem for path in GOLDEN.glob("*.json")} == names
 
 

@@ -3,21 +3,31 @@
 ``load_yaml(text, path)`` returns the plain data (safe types only) and a map from
 a key path (``("rules", 3, "action")``) to its 1-based line, so schema errors can
 name ``file:line``. Tabs in indentation, duplicate keys, several documents and
-YAML syntax errors are reported as :class:`~dm_cc.errors.ConfigError` subclasses.
+YAML syntax errors are reported as :class:`~dm_cc.errors.ConfigError` subclasses;
+:func:`validation_error` turns a pydantic error into one naming the line of each
+problem. Every file format of dm_cc (policies, agents, settings) reads through here.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
 from dm_cc.errors import ConfigError
 
+if TYPE_CHECKING:
+    from pydantic_core import ValidationError
+
 LinePath = tuple[Any, ...]
 
 
-class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # libyaml when built with it
+_SafeLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when built with it
+
+
+class _Loader(_SafeLoader):
     """SafeLoader; kept as a subclass so nothing registered globally leaks in."""
 
 
@@ -107,3 +117,36 @@ def line_of(lines: dict[LinePath, int], loc: LinePath) -> int | None:
         if line is not None:
             return line
     return None
+
+
+def display_path(path: Path) -> str:
+    """A path as the user would write it: relative to the cwd when below it."""
+    try:
+        relative = os.path.relpath(path)
+    except ValueError:
+        return str(path)
+    return relative if not relative.startswith("..") else str(path)
+
+
+def _loc_text(loc: tuple[Any, ...]) -> str:
+    text = ""
+    for part in loc:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+    return text or "(top level)"
+
+
+def validation_error(exc: ValidationError, shown: str, lines: dict[LinePath, int],
+                     error: type[ConfigError] = ConfigError) -> ConfigError:
+    """A pydantic error as ``error`` naming the file and the line of each problem."""
+    messages = []
+    for problem in exc.errors():
+        loc = tuple(part for part in problem["loc"] if not (isinstance(part, str) and "[" in part))
+        message = problem["msg"]
+        if problem["type"] == "extra_forbidden":
+            message = f"unknown key {loc[-1]!r}"
+        elif problem["type"] == "missing":
+            message = f"missing required field {loc[-1]!r}"
+        messages.append((line_of(lines, loc), f"{_loc_text(loc)}: {message}"))
+    line, first = messages[0]
+    more = "".join(f"\n{shown}:{n}: {m}" for n, m in messages[1:])
+    return error(shown, line, first + more)

@@ -7,15 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from dm_cc.agents.builtin import BUILTIN_AGENTS
-from dm_cc.app import all_tools
-from dm_cc.approval import Approval, HeadlessApprover, ScriptedApprover
-from dm_cc.events import AgentSwitched, ToolDecided
+from dm_cc.compose import open_world
+from dm_cc.core.approval import Approval, HeadlessApprover, ScriptedApprover
+from dm_cc.core.events import AgentSwitched, ToolDecided
+from dm_cc.core.loop import Loop, Runtime
 from dm_cc.llm.scripted import ScriptedModel, call, calls, reply
-from dm_cc.loop import Loop, Runtime
-from dm_cc.policy.layers import load_policy
 from dm_cc.session.messages import Message, ToolCall
 from dm_cc.session.store import SessionStore
+from dm_cc.tools.catalog import builtin_tools
 
 
 def make_loop(project: Path, model, approver=None, *, policy: str | None = None,
@@ -23,12 +22,11 @@ def make_loop(project: Path, model, approver=None, *, policy: str | None = None,
     if policy is not None:
         (project / ".dm_cc").mkdir(exist_ok=True)
         (project / ".dm_cc" / "policy.yaml").write_text(policy)
-    import os
-    loaded = load_policy(project, os.environ)
-    store = SessionStore(Path(os.environ["DM_CC_HOME"]) / "data" / "sessions")
-    session = store.create(project, agent=agent or "build")
-    runtime = Runtime(policy=loaded, agents=BUILTIN_AGENTS, tools=tools or all_tools(),
-                      model=model, approver=approver or HeadlessApprover("deny"), cwd=project,
+    world = open_world(cwd=project)
+    session = world.sessions.create(project, agent=agent or "build")
+    runtime = Runtime(policy=world.policy, agents=world.agents, tools=tools or builtin_tools(),
+                      model=model, approver=approver or HeadlessApprover("deny"),
+                      where=world.where,
                       on_event=(events.append if events is not None else lambda e: None))
     return Loop(session, runtime, agent=agent)
 
@@ -177,6 +175,7 @@ def test_allowed_calls_of_one_reply_run_concurrently(project):
 
     from dm_cc.permissions import Request
     from dm_cc.tools.base import ToolOutput
+    from dm_cc.tools.catalog import ToolEntry
 
     started: list[str] = []
     both = asyncio.Event()
@@ -188,9 +187,13 @@ def test_allowed_calls_of_one_reply_run_concurrently(project):
         name = "meet"
         description = "waits until both calls are in flight"
         Params = MeetParams
+        entry = ToolEntry("meet", "todo", "name", None)
 
         def requests(self, params, ctx):
             return [Request("todo", "*")]
+
+        def preview(self, params, ctx):
+            return None
 
         async def run(self, params, ctx):
             started.append(params.name)
@@ -313,7 +316,7 @@ def test_always_for_a_sensitive_command_remembers_the_exact_command(project):
 
 
 def test_always_never_turns_literal_wildcards_into_a_broader_rule():
-    from dm_cc.approval import ApprovalRequest
+    from dm_cc.core.approval import ApprovalRequest
     from dm_cc.permissions import Decision, Request, Rule, Verdict
 
     def always(*requests):

@@ -31,10 +31,10 @@ def _cut(text: str, limit: int = LINE_CHARS) -> str:
 
 
 def _list(args: argparse.Namespace) -> int:
-    from dm_cc.dirs import project_root
-    from dm_cc.session.store import default_store
+    from dm_cc.compose import open_world
+    from dm_cc.config.dirs import project_root
 
-    store = default_store()
+    store = open_world().sessions
     project = project_root(Path(args.project)) if args.project else None
     infos = store.list(project)
     if args.json:
@@ -56,9 +56,9 @@ def _list_line(info: SessionInfo) -> str:
 
 
 def _show(args: argparse.Namespace) -> int:
-    from dm_cc.session.store import default_store
+    from dm_cc.compose import open_world
 
-    session = default_store().load(args.id)
+    session = open_world().sessions.load(args.id)
     for warning in session.warnings:
         print(f"dm_cc: warning: {warning}", file=sys.stderr)
     info = session.info
@@ -100,7 +100,7 @@ def _message_block(number: int, message: Message) -> list[str]:
     return lines
 
 
-def register(commands: argparse._SubParsersAction) -> None:
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     sessions = commands.add_parser("sessions", help="list and show saved sessions",
                                    description="Saved sessions (append-only JSONL files).")
     sub = sessions.add_subparsers(dest="sessions_command", metavar="SUBCOMMAND", required=True)

@@ -3,7 +3,9 @@
 Per-user directories come from platformdirs; ``DM_CC_HOME`` relocates all of them
 (``$DM_CC_HOME/config``, ``data``, ``state``, ``cache``) for tests and isolation.
 The managed (organisation) directory is ``/etc/dm_cc`` unless
-``DM_CC_MANAGED_DIR`` names another.
+``DM_CC_MANAGED_DIR`` names another. :class:`HostFilesystem` is the machine's
+filesystem as the permission engine's path canonicalisation asks for it
+(``dm_cc.permissions.paths.Filesystem``): the engine is handed it, never does I/O.
 """
 
 from __future__ import annotations
@@ -49,6 +51,22 @@ def cache_dir(env: Mapping[str, str] = os.environ) -> Path:
 
 def managed_dir(env: Mapping[str, str] = os.environ) -> Path:
     return Path(env.get("DM_CC_MANAGED_DIR") or MANAGED_DEFAULT)
+
+
+def home_dir(env: Mapping[str, str] = os.environ) -> Path:
+    """The user's home directory: ``HOME``, else what the system says."""
+    return Path(env.get("HOME") or os.path.expanduser("~"))
+
+
+class HostFilesystem:
+    """Symlinks and ``~user`` resolved on this machine."""
+
+    def realpath(self, path: str) -> str:
+        return os.path.realpath(path)
+
+    def home_of(self, user: str) -> str | None:
+        expanded = os.path.expanduser("~" + user)
+        return None if expanded.startswith("~") else expanded
 
 
 def project_root(start: Path) -> Path:

@@ -8,7 +8,7 @@ import pytest
 
 from dm_cc.cli import main
 
-POLICIES = sorted((Path(__file__).resolve().parents[1] / "policies").glob("*.yaml"))
+POLICIES = sorted((Path(__file__).resolve().parents[2] / "policies").glob("*.yaml"))
 
 
 def test_there_are_shipped_policies():

@@ -1,4 +1,4 @@
-"""``dm_cc sessions list|show`` through a parser built with cli_sessions.register."""
+"""``dm_cc sessions list|show`` through a parser built with dm_cc.cli.sessions.register."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ import sys
 
 import pytest
 
-from dm_cc import cli_sessions
+from dm_cc.cli import sessions as cli_sessions
+from dm_cc.compose import open_world
 from dm_cc.errors import DmccError, SessionError
 from dm_cc.session.messages import Message, ToolCall
-from dm_cc.session.store import default_store
 
 
 def run(*argv: str) -> int:
@@ -30,7 +30,7 @@ def home(tmp_path, monkeypatch):
 
 @pytest.fixture
 def sessions(home):
-    store = default_store()
+    store = open_world().sessions
     parent = store.create(home, title="fix the tests")
     parent.append(Message("user", "fix the tests"))
     parent.append(Message("assistant", "Running them.", tool_calls=(
@@ -115,7 +115,7 @@ def test_show_unknown_id_is_an_error(home):
 
 
 def test_sessions_commands_do_not_import_heavy_libraries(sessions, home):
-    code = ("import sys, argparse; from dm_cc import cli_sessions; "
+    code = ("import sys, argparse; from dm_cc.cli import sessions as cli_sessions; "
             "p = argparse.ArgumentParser(); cli_sessions.register(p.add_subparsers()); "
             "a = p.parse_args(['sessions', 'list']); a.handler(a); "
             "print(sorted(m for m in ('litellm', 'mcp', 'openai', 'prompt_toolkit', 'pydantic')"

@@ -19,31 +19,25 @@ from __future__ import annotations
 import asyncio
 import functools
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
 from dm_cc.agents.builtin import Agent
-from dm_cc.approval import Approval, ApprovalRequest, Approver
+from dm_cc.core.approval import Approval, ApprovalRequest, Approver
+from dm_cc.core.events import AgentSwitched, Event, ToolDecided, ToolFinished, TurnEnded
+from dm_cc.core.prompts import system_prompt
 from dm_cc.errors import UsageError
-from dm_cc.events import (
-    AgentSwitched,
-    Event,
-    ToolDecided,
-    ToolFinished,
-    TurnEnded,
-)
-from dm_cc.llm.base import ChatModel, ModelReply, OnStream, Usage
-from dm_cc.permissions import Decision, Request, Rule
-from dm_cc.permissions.requests import path_requests, permission_of
-from dm_cc.policy.layers import Gate, Policy
-from dm_cc.prompts import system_prompt
+from dm_cc.llm.base import ChatModel, ModelReply, OnStream, ToolSpec, Usage
+from dm_cc.permissions import Decision, Gate, Request, Rule
+from dm_cc.permissions.paths import PathContextDirs
+from dm_cc.permissions.requests import path_requests
+from dm_cc.permissions.rules import DOOM_LOOP
+from dm_cc.policy.layers import Policy
 from dm_cc.session.messages import Message, ToolCall, agent_in_charge
 from dm_cc.tools.base import Tool, ToolContext, ToolOutput
-from dm_cc.tools.registry import tool_specs
 
 DEFAULT_MAX_TURNS = 50
 DOOM_LOOP_REPEATS = 3
@@ -64,10 +58,10 @@ class Runtime:
 
     policy: Policy
     agents: Mapping[str, Agent]
-    tools: Sequence[Tool]
+    tools: Sequence[Tool[Any]]
     model: ChatModel
     approver: Approver
-    cwd: Path
+    where: PathContextDirs
     on_event: Callable[[Event], None] = lambda event: None
     on_stream: OnStream | None = None
     approvals: list[Rule] = field(default_factory=list)
@@ -81,6 +75,17 @@ class TurnResult:
 
 def _call_key(call: ToolCall) -> str:
     return call.name + json.dumps(call.arguments, sort_keys=True, default=str)
+
+
+def tool_specs(tools: Iterable[Tool[Any]]) -> list[ToolSpec]:
+    """Each tool as the model sees it (name, description, JSON schema of its params),
+    in order. ValueError when two tools share a name."""
+    specs = [ToolSpec(tool.name, tool.description, tool.Params.model_json_schema())
+             for tool in tools]
+    names = [spec.name for spec in specs]
+    if duplicates := sorted({name for name in names if names.count(name) > 1}):
+        raise ValueError(f"two tools are named {', '.join(duplicates)}")
+    return specs
 
 
 class Loop:
@@ -120,24 +125,23 @@ class Loop:
         return self._gate[1]
 
     def context(self, gate: Gate | None = None) -> ToolContext:
-        root = self.rt.policy.root
-        ctx = ToolContext(root=root, cwd=self.rt.cwd, home=self.rt.policy.home,
-                          session_id=self.session.info.id, agent=self.agent.name,
-                          plan_file=root / ".dm_cc" / "plans" / f"{self.session.info.id}.md",
+        where = self.rt.where
+        ctx = ToolContext(where=where, session_id=self.session.info.id, agent=self.agent.name,
+                          plan_file=where.root / ".dm_cc" / "plans" / f"{self.session.info.id}.md",
                           todos=self._todos)
         if gate is not None:
             # Only the read rules: the call's own directory (external_directory) was
             # already decided, and approved if it had to be.
             ctx.may_read = functools.lru_cache(maxsize=4096)(
                 lambda path: all(gate.judge(request).action == "allow"
-                                 for request in path_requests("read", path, ctx.dirs)
+                                 for request in path_requests("read", path, where)
                                  if request.permission == "read"))
         return ctx
 
-    def offered_tools(self, gate: Gate) -> list[Tool]:
+    def offered_tools(self, gate: Gate) -> list[Tool[Any]]:
         """Tools whose permission the agent's rules do not deny outright."""
         return [tool for tool in self._tools.values()
-                if not gate.denies_outright(permission_of(tool.name))]
+                if not gate.denies_outright(tool.entry.permission)]
 
     # ------------------------------------------------------------------ the loop
 
@@ -215,7 +219,7 @@ class Loop:
         key = _call_key(call)
         self._recent = (self._recent + [key])[-DOOM_LOOP_REPEATS:]
         if len(self._recent) == DOOM_LOOP_REPEATS and len(set(self._recent)) == 1:
-            requests.append(Request("doom_loop", call.name,
+            requests.append(Request(DOOM_LOOP, call.name,
                                     note=f"{call.name} with the same arguments "
                                          f"{DOOM_LOOP_REPEATS} times in a row"))
         decision = gate.decide(requests)
@@ -239,9 +243,9 @@ class Loop:
         return await self._run(item, ctx)
 
     async def _ask(self, item: _Prepared, ctx: ToolContext) -> Approval:
-        preview = getattr(item.tool, "preview", None)
+        assert item.tool is not None and item.decision is not None
         request = ApprovalRequest(item.call.name, dict(item.call.arguments or {}), item.decision,
-                                  preview(item.params, ctx) if preview else None)
+                                  item.tool.preview(item.params, ctx))
         approval = await self.rt.approver.approve(request)
         if approval.answer == "always":
             self.rt.approvals.extend(r for r in request.always_rules()
@@ -281,7 +285,7 @@ class Loop:
             self._result(item.call, output)
             if output.switch_agent and not output.is_error:
                 switch = output
-        if switch is not None:
+        if switch is not None and switch.switch_agent is not None:
             self._append(Message("user", switch.switch_message or "", agent=switch.switch_agent,
                                  synthetic=True))
             self.rt.on_event(AgentSwitched(switch.switch_agent))
@@ -290,7 +294,7 @@ class Loop:
 @dataclass
 class _Prepared:
     call: ToolCall
-    tool: Tool | None = None
+    tool: Tool[Any] | None = None
     params: BaseModel | None = None
     decision: Decision | None = None
     error: str | None = None

@@ -6,8 +6,8 @@ import textwrap
 
 import pytest
 
+from dm_cc.config.settings import Settings, load_settings, parse_settings
 from dm_cc.errors import ConfigError, SettingsError
-from dm_cc.settings import Settings, load_settings, parse_settings
 
 
 def dedent(text: str) -> str:

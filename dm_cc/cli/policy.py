@@ -7,30 +7,20 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from dm_cc import dirs
-from dm_cc.agents.builtin import BUILTIN_AGENTS, Agent
-from dm_cc.errors import UsageError
-from dm_cc.permissions import Decision, Rule
-from dm_cc.permissions.engine import Ruleset, considered
-from dm_cc.permissions.paths import PathContextDirs
-from dm_cc.permissions.requests import DERIVERS, args_from_input, requests_for
-from dm_cc.policy.layers import Gate, Policy, load_policy
+from dm_cc.permissions import Decision, Gate, Rule
+from dm_cc.permissions.engine import considered
+
+if TYPE_CHECKING:
+    from dm_cc.compose import World
 
 
-def agent_named(name: str) -> Agent:
-    agent = BUILTIN_AGENTS.get(name)
-    if agent is None:
-        raise UsageError(f"unknown agent {name!r} (known: {', '.join(BUILTIN_AGENTS)})")
-    return agent
+def _world(args: argparse.Namespace) -> World:
+    from dm_cc.compose import Options, open_world
 
-
-def _load(args: argparse.Namespace) -> tuple[Policy, PathContextDirs]:
-    cwd = Path(os.getcwd()).resolve()
-    policy = load_policy(cwd, os.environ, [Path(p) for p in args.policy])
-    return policy, PathContextDirs(root=policy.root, cwd=cwd, home=policy.home)
+    return open_world(Options(policies=tuple(args.policy)))
 
 
 def _rule_json(rule: Rule) -> dict:
@@ -38,21 +28,12 @@ def _rule_json(rule: Rule) -> dict:
             "source": rule.source, "reason": rule.reason}
 
 
-def _decide(args: argparse.Namespace) -> tuple[Gate, Decision, list]:
-    if args.tool not in DERIVERS and not args.tool.startswith("mcp__"):
-        raise UsageError(f"unknown tool {args.tool!r} (known: {', '.join(DERIVERS)}, "
-                         "mcp__<server>__<tool>)")
-    policy, where = _load(args)
-    gate = policy.gate(agent_named(args.agent))
-    try:
-        requests = requests_for(args.tool, args_from_input(args.tool, args.input), where)
-    except ValueError as exc:
-        raise UsageError(f"{args.tool}: {exc}") from None
-    return gate, gate.decide(requests), requests
+def _decide(args: argparse.Namespace) -> tuple[Gate, Decision]:
+    return _world(args).decide(args.tool, args.input, args.agent)
 
 
 def _check(args: argparse.Namespace) -> int:
-    _gate, decision, _requests = _decide(args)
+    _gate, decision = _decide(args)
     if args.json:
         print(json.dumps({
             "decision": decision.action,
@@ -77,8 +58,8 @@ def _check(args: argparse.Namespace) -> int:
 
 
 def _explain(args: argparse.Namespace) -> int:
-    gate, decision, _requests = _decide(args)
-    rulesets = [Ruleset(layer.rules, gate.context) for layer in gate.layers]
+    gate, decision = _decide(args)
+    rulesets = gate.rulesets
     print(f"{args.tool} {args.input!r} under agent {args.agent}: {decision.action}")
     for v in decision.verdicts:
         request = v.request
@@ -99,8 +80,8 @@ def _explain(args: argparse.Namespace) -> int:
 
 
 def _show(args: argparse.Namespace) -> int:
-    policy, _where = _load(args)
-    gate = policy.gate(agent_named(args.agent))
+    world = _world(args)
+    gate = world.gate(world.agent(args.agent))
     if args.json:
         print(json.dumps({"agent": args.agent, "rules": [
             {"layer": layer.name, **_rule_json(rule)}
@@ -119,10 +100,12 @@ def _show(args: argparse.Namespace) -> int:
 
 
 def _test(args: argparse.Namespace) -> int:
+    from dm_cc.compose import DEFAULT_AGENT
     from dm_cc.policy.inline_tests import run_inline_tests
 
-    policy, where = _load(args)
-    results = run_inline_tests(policy, agent_named, where)
+    world = _world(args)
+    results = run_inline_tests(world.policy.files, lambda test: world.decide(
+        test.tool, test.input, test.agent or DEFAULT_AGENT)[1])
     failed = [r for r in results if not r.passed]
     for result in results:
         test = result.test
@@ -138,10 +121,12 @@ def _test(args: argparse.Namespace) -> int:
 
 
 def _lint(args: argparse.Namespace) -> int:
+    from dm_cc.config import dirs
     from dm_cc.policy.lint import lint_file
     from dm_cc.policy.loader import load_policy_file
 
-    files = [load_policy_file(Path(f)) for f in args.files] if args.files else list(_load(args)[0].files)
+    files = [load_policy_file(Path(f)) for f in args.files] if args.files \
+        else list(_world(args).policy.files)
     findings = [finding for f in files for finding in lint_file(f)]
     for finding in findings:
         print(finding)
@@ -160,7 +145,7 @@ def _schema(args: argparse.Namespace) -> int:
     return 0
 
 
-def register(commands: argparse._SubParsersAction) -> None:
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     policy = commands.add_parser("policy", help="check, explain, show, test and lint policies",
                                  description="Work with dm_cc's permission policy.")
     sub = policy.add_subparsers(dest="policy_command", metavar="SUBCOMMAND", required=True)

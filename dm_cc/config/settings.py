@@ -40,10 +40,9 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from dm_cc import dirs
+from dm_cc.config import dirs
+from dm_cc.config.yaml_lines import display_path, line_of, load_yaml, validation_error
 from dm_cc.errors import SettingsError
-from dm_cc.policy.loader import display_path, validation_error
-from dm_cc.policy.yaml_lines import line_of, load_yaml
 
 SCALARS = ("model", "api_base", "default_agent")
 ENVIRONMENT = {"model": "DM_CC_MODEL", "api_base": "DM_CC_API_BASE"}
@@ -118,8 +117,7 @@ def parse_settings(text: str, shown: str) -> tuple[dict[str, Any], dict[str, str
     try:
         spec = _model().model_validate(data)
     except ValidationError as exc:
-        error = validation_error(exc, shown, lines)
-        raise SettingsError(shown, error.line, error.message) from None
+        raise validation_error(exc, shown, lines, SettingsError) from None
     values = {key: getattr(spec, key) for key in SCALARS if getattr(spec, key) is not None}
     sources = {key: f"{shown}:{line_of(lines, (key,))}" for key in values}
     servers = {}

@@ -5,13 +5,13 @@ loop, approvals and sessions underneath stay the same.)
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import sys
 
-from dm_cc.approval import Approval, ApprovalRequest
-from dm_cc.events import AgentSwitched, Event, ToolDecided, ToolFinished
-from dm_cc.llm.base import StreamEvent, TextDelta
+from dm_cc.core.approval import Approval, ApprovalRequest
+from dm_cc.core.events import AgentSwitched, Event, ToolDecided, ToolFinished
+from dm_cc.core.loop import Loop
+from dm_cc.llm.base import ModelError, StreamEvent, TextDelta
 
 HELP = "Type a request. /plan and /build switch agent, /exit quits. Ctrl-C stops a turn."
 
@@ -46,7 +46,7 @@ class ConsoleApprover:
         return Approval("reject", answer)
 
 
-def _on_event(event: Event) -> None:
+def on_event(event: Event) -> None:
     if isinstance(event, ToolDecided) and event.decision.action == "deny":
         _print(f"\n  x {event.call.name} denied")
     elif isinstance(event, ToolFinished):
@@ -59,18 +59,14 @@ def _on_event(event: Event) -> None:
         _print(f"\n  → agent: {event.agent}")
 
 
-def _on_stream(event: StreamEvent) -> None:
+def on_stream(event: StreamEvent) -> None:
     if isinstance(event, TextDelta):
         _print(event.text, end="")
 
 
-def run_console(args: argparse.Namespace) -> int:
-    from dm_cc.app import open_loop
-    from dm_cc.cli_run import options_from
-    from dm_cc.llm.base import ModelError
-
-    loop = open_loop(options_from(args), ConsoleApprover(), on_event=_on_event,
-                     on_stream=_on_stream)
+def run_console(loop: Loop) -> int:
+    """Read prompts until /exit or end of input; each runs one turn of ``loop`` (made
+    with :class:`ConsoleApprover`, :func:`on_event` and :func:`on_stream`)."""
     _print(f"dm_cc — session {loop.session.info.id}, agent {loop.next_agent or loop.agent.name}, "
            f"model {loop.rt.model.name}\n{HELP}")
     while True:

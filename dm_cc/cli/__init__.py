@@ -1,4 +1,6 @@
-"""The command line: ``main(argv=None) -> int`` is the composition root.
+"""The command line: ``main(argv=None) -> int``. One module per command group
+(``run``, ``sessions``, ``policy``; ``interactive`` when no command is named),
+each thin: parse, ask the world (:mod:`dm_cc.compose`), print.
 
 Exit status: 0 success (whatever a ``policy check`` decides), 1 a failed
 ``policy test`` or ``policy lint`` findings, 2 a policy, configuration or usage
@@ -29,8 +31,8 @@ class _Parser(argparse.ArgumentParser):
 
 # Subcommands and the module that registers each, in help order. Only the one
 # named on the command line is imported and built: `dm_cc policy …` stays fast.
-COMMANDS = {"run": "dm_cc.cli_run", "sessions": "dm_cc.cli_sessions",
-            "policy": "dm_cc.cli_policy"}
+COMMANDS = {"run": "dm_cc.cli.run", "sessions": "dm_cc.cli.sessions",
+            "policy": "dm_cc.cli.policy"}
 
 
 def _wanted(argv: Sequence[str]) -> str | None:
@@ -40,13 +42,13 @@ def _wanted(argv: Sequence[str]) -> str | None:
 
 
 def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
-    from dm_cc import cli_run
+    from dm_cc.cli.options import add_session_options
 
     parser = _Parser(prog="dm_cc", description=(
         "A terminal coding assistant whose every tool call is judged by an ordered, "
         "explainable rule set."))
     parser.add_argument("--version", action="version", version=f"dm_cc {__version__}")
-    cli_run.add_session_options(parser)
+    add_session_options(parser)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     wanted = _wanted(argv)
     for name, module in COMMANDS.items():
@@ -57,9 +59,9 @@ def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
 
 
 def _interactive(args: argparse.Namespace) -> int:
-    from dm_cc.console import run_console
+    from dm_cc.cli.interactive import run_interactive
 
-    return run_console(args)
+    return run_interactive(args)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -76,7 +78,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         code = stop.args[0] if stop.args else 0
         return code if isinstance(code, int) else (0 if code is None else 2)
     try:
-        return args.handler(args)
+        code: int = args.handler(args)
+        return code
     except DmccError as exc:
         print(f"dm_cc: {exc}", file=sys.stderr)
         return 2

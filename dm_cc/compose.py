@@ -1,0 +1,181 @@
+"""THE composition root: where dm_cc runs, loaded once, as one object every command uses.
+
+    world = open_world(Options(policies=("extra.yaml",)))   # any malformed file raises
+    world.agents                      # built-in, user (<config>/agents) and project agents
+    world.gate(world.agent("docs"))   # what `policy check --agent docs` and the loop judge with
+    world.decide("bash", "git status", "build")  # `policy check`, `explain`, policy tests
+    world.open_loop(approver, options)           # `dm_cc run` and the interactive session
+
+A World holds the project root, the working and home directories (and the
+filesystem the engine resolves paths with), the policy layers, every agent, the
+settings and the stores, each loaded once, on first use (``sessions list`` does
+not read policy files; everything that judges does). Importing this
+module and building a World stay light: ``dm_cc policy …`` never loads litellm,
+mcp, prompt_toolkit or the tools' pydantic models; the loop, the model and the
+tools are imported by :meth:`World.open_loop` only.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from dm_cc.agents.builtin import Agent
+from dm_cc.agents.files import load_agents
+from dm_cc.config import dirs
+from dm_cc.config.dirs import HostFilesystem
+from dm_cc.errors import UsageError
+from dm_cc.permissions import Decision, Gate, Request, Rule
+from dm_cc.permissions.paths import PathContextDirs
+from dm_cc.policy.layers import Policy, load_policy
+from dm_cc.tools.catalog import input_requests
+
+if TYPE_CHECKING:
+    from dm_cc.config.settings import Settings
+    from dm_cc.core.approval import Approver
+    from dm_cc.core.events import Event
+    from dm_cc.core.loop import Loop
+    from dm_cc.llm.base import OnStream
+    from dm_cc.session.store import SessionStore
+
+NO_MODEL = (
+    "no model is configured. Pass --model (any litellm model string, e.g. "
+    "anthropic/claude-sonnet-4-5 or openai/gpt-4.1, with --api-base for an "
+    "OpenAI-compatible server), set DM_CC_MODEL, or put `model:` in "
+    ".dm_cc/config.yaml. To try policies without an LLM, use --model offline.")
+
+DEFAULT_AGENT = "build"
+
+
+@dataclass(frozen=True, slots=True)
+class Options:
+    """What the command line says about a session."""
+
+    agent: str | None = None
+    model: str | None = None
+    api_base: str | None = None
+    policies: tuple[str, ...] = ()
+    continue_last: bool = False
+    resume: str | None = None
+    max_turns: int | None = None
+
+
+class World:
+    """Everything dm_cc knows about where it runs (see the module docstring)."""
+
+    def __init__(self, options: Options, cwd: Path, env: Mapping[str, str]) -> None:
+        self.options = options
+        self.env = env
+        self.cwd = cwd.resolve()
+        self.root = dirs.project_root(self.cwd)
+        self.home = dirs.home_dir(env)
+        self.where = PathContextDirs(self.root, self.cwd, self.home, HostFilesystem())
+        self._gates: dict[str, Gate] = {}
+
+    # ------------------------------------------------------------------ loaded on first use
+
+    @cached_property
+    def policy(self) -> Policy:
+        """Every policy file of every layer (PolicyError names the first bad line)."""
+        return load_policy(self.root, self.home, self.env, [Path(p) for p in self.options.policies])
+
+    @cached_property
+    def agents(self) -> Mapping[str, Agent]:
+        """Built-in, user and project agents (AgentFileError names the bad line)."""
+        return load_agents(self.root, self.env)
+
+    @cached_property
+    def settings(self) -> Settings:
+        from dm_cc.config.settings import load_settings
+
+        return load_settings(self.root, self.env, model=self.options.model,
+                             api_base=self.options.api_base)
+
+    @cached_property
+    def sessions(self) -> SessionStore:
+        from dm_cc.session.store import SessionStore
+
+        return SessionStore(dirs.data_dir(self.env) / "sessions")
+
+    # ------------------------------------------------------------------ judging
+
+    def agent(self, name: str) -> Agent:
+        """The agent called ``name``; UsageError naming the known ones."""
+        agent = self.agents.get(name)
+        if agent is None:
+            raise UsageError(f"unknown agent {name!r} (known: {', '.join(self.agents)})")
+        return agent
+
+    def gate(self, agent: Agent, approvals: Sequence[Rule] = (),
+             session_id: str | None = None) -> Gate:
+        """The layers in force for ``agent`` (with these approvals, in this session)."""
+        if approvals or session_id is not None:
+            return self.policy.gate(agent, approvals, session_id)
+        gate = self._gates.get(agent.name)
+        if gate is None:
+            gate = self._gates[agent.name] = self.policy.gate(agent)
+        return gate
+
+    def requests(self, tool: str, text: str) -> list[Request]:
+        """The requests of a ``tool`` call whose main input is ``text``."""
+        try:
+            return input_requests(tool, text, self.where)
+        except LookupError as exc:
+            raise UsageError(str(exc.args[0])) from None
+        except ValueError as exc:
+            raise UsageError(f"{tool}: {exc}") from None
+
+    def decide(self, tool: str, text: str, agent: str = DEFAULT_AGENT) -> tuple[Gate, Decision]:
+        """How ``agent`` would decide a ``tool`` call with main input ``text``."""
+        gate = self.gate(self.agent(agent))
+        return gate, gate.decide(self.requests(tool, text))
+
+    # ------------------------------------------------------------------ sessions
+
+    def open_loop(self, approver: Approver, *,
+                  on_event: Callable[[Event], None] = lambda event: None,
+                  on_stream: OnStream | None = None) -> Loop:
+        """The loop for the session the options name (resumed, continued or new).
+        Raises UsageError for an unknown or subagent-only agent or no model."""
+        from dm_cc.core.loop import Loop, Runtime
+        from dm_cc.llm.factory import make_model
+        from dm_cc.session.messages import agent_in_charge
+        from dm_cc.tools.catalog import builtin_tools
+
+        options, store = self.options, self.sessions
+        if options.resume:
+            session = store.load(options.resume)
+        elif options.continue_last and (latest := store.latest(self.root)) is not None:
+            session = store.load(latest.id)
+        else:
+            session = None
+        if session is not None and not options.agent:
+            in_charge = agent_in_charge(session.messages, session.info.agent)
+            if in_charge not in self.agents:
+                raise UsageError(f"session {session.info.id}'s agent {in_charge!r} no longer "
+                                 "exists; continue it with --agent NAME")
+        agent = self.agent(options.agent or self.settings.default_agent or DEFAULT_AGENT)
+        if agent.mode == "subagent":
+            raise UsageError(f"{agent.name!r} is a subagent; it runs only through the task tool")
+        model_name = agent.model or self.settings.model
+        if not model_name:
+            raise UsageError(NO_MODEL)
+        if session is None:
+            session = store.create(self.root, agent=agent.name)
+        runtime = Runtime(policy=self.policy, agents=self.agents, tools=builtin_tools(),
+                          model=make_model(model_name, self.settings.api_base),
+                          approver=approver, where=self.where, on_event=on_event,
+                          on_stream=on_stream)
+        requested = agent.name if (options.agent or not session.messages) else None
+        return Loop(session, runtime, max_turns=options.max_turns, agent=requested)
+
+
+def open_world(options: Options | None = None, *, cwd: Path | None = None,
+               env: Mapping[str, str] = os.environ) -> World:
+    """Load everything for a command run in ``cwd`` (any malformed file raises a
+    DmccError naming file:line: dm_cc never runs with half a policy)."""
+    return World(options or Options(), cwd or Path(os.getcwd()), env)

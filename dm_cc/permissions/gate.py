@@ -1,0 +1,242 @@
+"""The decision: what an ordered stack of rule layers decides about a tool call.
+
+    Gate(layers, context[, ceiling]).decide(requests) -> Decision
+
+This is the one module that turns matches (:mod:`engine`) into decisions, and
+the product and the public ``decide()`` both go through it:
+
+* **last match wins** over the layers concatenated in order; no match → ``ask``;
+* a request with several **names** (a symlink and its target) is judged under
+  each; the strictest verdict wins;
+* an ``allow`` is **withheld** (becomes ``ask``) from a request that is not
+  allowable (a shell command that cannot be known statically) or whose sensitive
+  tokens the allowing rule does not spell out; a **speculative** request (a
+  guessed inner command) counts only when a rule denies it;
+* an **approval never beats a configured deny**: when the deciding rule comes
+  from a layer marked ``approvals``, the verdict without the approval layers is
+  taken if that one denies;
+* a **ceiling** (another gate) bounds the result: where the ceiling is stricter,
+  its verdict wins -- all of its verdicts, or only those decided by a rule of the
+  ceiling layers named. A subagent's ceiling is its parent; an agent a cloned
+  repository defines gets the stack without its own rules;
+* a request **set** is decided as: any deny → deny, else any ask → ask, else allow.
+
+Pure: no I/O; everything it needs is passed in.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from dm_cc.permissions.engine import NO_CONTEXT, Ruleset, RulesetLike, compiled, last_match
+from dm_cc.permissions.patterns import PathContext
+from dm_cc.permissions.rules import DEFAULT_RULE, STRICTNESS, Action, Request, Rule
+
+
+@dataclass(frozen=True, slots=True)
+class Layer:
+    """A named, ordered slice of the stack. ``approvals``: rules the user approved,
+    which may turn an ask into an allow but never a configured deny."""
+
+    name: str
+    rules: tuple[Rule, ...]
+    approvals: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """How one request was decided: the deciding rule and the resulting action.
+
+    ``action`` differs from ``rule.action`` only when an allow was withheld (``note``
+    says why); ``name`` is the request name that decided it; ``layer`` the layer of
+    the deciding rule (None: the default) -- a trace, not part of what was decided.
+    """
+
+    request: Request
+    rule: Rule
+    action: Action
+    name: str
+    note: str | None = None
+    layer: str | None = field(default=None, compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """A request set's outcome: any deny → deny; else any ask → ask; else allow."""
+
+    action: Action
+    verdicts: tuple[Verdict, ...]
+
+    @property
+    def deciding(self) -> tuple[Verdict, ...]:
+        """The verdicts that made the decision what it is (the strictest ones)."""
+        return tuple(v for v in self.verdicts if v.action == self.action)
+
+
+@dataclass(frozen=True, slots=True)
+class Ceiling:
+    """A gate whose stricter verdicts win: all of them (``layers`` None), or only
+    those decided by a rule of one of ``layers``."""
+
+    gate: Gate
+    layers: frozenset[str] | None = None
+
+    def limits(self, verdict: Verdict) -> Verdict:
+        limit = self.gate.judge(verdict.request)
+        counts = self.layers is None or limit.layer in self.layers
+        return limit if counts and STRICTNESS[limit.action] > STRICTNESS[verdict.action] else verdict
+
+
+class Gate:
+    """The compiled layers for one agent: decides requests and request sets."""
+
+    def __init__(self, layers: Sequence[Layer], context: PathContext | None = None,
+                 ceiling: Ceiling | None = None) -> None:
+        context = context if context is not None else NO_CONTEXT
+        self._build(tuple(layers), [compiled(layer.rules, context) for layer in layers],
+                    context, ceiling)
+
+    def _build(self, layers: tuple[Layer, ...], rulesets: list[Ruleset], context: PathContext,
+               ceiling: Ceiling | None) -> None:
+        self.layers = layers
+        self.context = context
+        self.ceiling = ceiling
+        self._rulesets = rulesets
+        self._all = _Stack(rulesets, layers)
+        self._approvals = {layer.name for layer in layers if layer.approvals}
+        kept = [i for i, layer in enumerate(layers) if not layer.approvals]
+        self._configured = _Stack([rulesets[i] for i in kept], [layers[i] for i in kept])
+
+    @classmethod
+    def over(cls, rulesets: Iterable[RulesetLike]) -> Gate:
+        """A gate over already-ordered rulesets, one layer each (each keeps its own
+        path context): what the public :func:`decide` uses."""
+        gate = cls.__new__(cls)
+        ordered = list(rulesets)
+        given = [r.rules if isinstance(r, Ruleset) else tuple(r) for r in ordered]
+        layers = tuple(Layer(f"rules:{i}", rules) for i, rules in enumerate(given, 1))
+        gate._build(layers, [compiled(r) for r in ordered], NO_CONTEXT, None)
+        return gate
+
+    @property
+    def rules(self) -> tuple[Rule, ...]:
+        return tuple(rule for layer in self.layers for rule in layer.rules)
+
+    @property
+    def rulesets(self) -> tuple[Ruleset, ...]:
+        """Each layer compiled, in order (for ``dm_cc policy explain``)."""
+        return tuple(self._rulesets)
+
+    def within(self, ceiling: Gate, layers: frozenset[str] | None = None) -> Gate:
+        """This gate bounded by ``ceiling`` (see :class:`Ceiling`)."""
+        gate = Gate.__new__(Gate)
+        gate._build(self.layers, self._rulesets, self.context, Ceiling(ceiling, layers))
+        return gate
+
+    def judge(self, request: Request) -> Verdict:
+        verdict = self._all.judge(request)
+        if verdict.layer in self._approvals and verdict.action != "deny":
+            configured = self._configured.judge(request)
+            if configured.action == "deny":
+                verdict = configured
+        if self.ceiling is not None:
+            verdict = self.ceiling.limits(verdict)
+        return verdict
+
+    def decide(self, requests: Iterable[Request]) -> Decision:
+        return combine(self.judge(request) for request in requests)
+
+    def denies_outright(self, permission: str) -> bool:
+        """True when the last rule for ``permission`` with the universal pattern
+        ``*`` denies and no later rule for it does anything but deny: no request of
+        this permission can be allowed or asked about, so its tool is not offered."""
+        ceiling = self.ceiling
+        if ceiling is not None and ceiling.layers is None \
+                and ceiling.gate.denies_outright(permission):
+            return True
+        denied = False
+        for ruleset in self._rulesets:
+            for candidate in ruleset.candidates(permission):
+                rule = candidate.rule
+                if rule.pattern == "*":
+                    denied = rule.action == "deny"
+                elif rule.action != "deny":
+                    denied = False
+        return denied
+
+
+class _Stack:
+    """Compiled rulesets and the layers they were compiled from, in order."""
+
+    def __init__(self, rulesets: Sequence[Ruleset], layers: Sequence[Layer]) -> None:
+        self.rulesets = rulesets
+        self.layers = layers
+
+    def judge(self, request: Request) -> Verdict:
+        """One request under each of its names; the strictest verdict wins."""
+        worst: Verdict | None = None
+        for name in request.names:
+            hit = last_match(request.permission, name, request.words, self.rulesets)
+            layer = None if hit is None else self.layers[hit[0]]
+            rule = DEFAULT_RULE if layer is None or hit is None else layer.rules[hit[1]]
+            action: Action = rule.action
+            note = None
+            if request.speculative and action != "deny":
+                action, note = "allow", "a guessed inner command: only a deny rule decides it"
+            elif action == "allow":
+                note = _withheld(request, rule)
+                if note is not None:
+                    action = "ask"
+            verdict = Verdict(request, rule, action, name, note,
+                              None if layer is None else layer.name)
+            if worst is None or STRICTNESS[action] > STRICTNESS[worst.action]:
+                worst = verdict
+        assert worst is not None, "a request has at least one name"
+        return worst
+
+
+_NAME_ENDS = frozenset(" =*/:")
+
+
+def _names(pattern: str, token: str) -> bool:
+    """Does ``pattern`` spell ``token`` out as a word of its own (``-exec`` in
+    ``find * -exec *``, ``--output`` in ``--output=*``, not ``--pre`` in ``--pretty``)?"""
+    start = pattern.find(token)
+    while start >= 0:
+        end = start + len(token)
+        if (start == 0 or pattern[start - 1] == " ") and \
+                (end == len(pattern) or pattern[end] in _NAME_ENDS or token[-1] in "/= "):
+            return True
+        start = pattern.find(token, start + 1)
+    return False
+
+
+def _withheld(request: Request, rule: Rule) -> str | None:
+    if not request.allowable:
+        return request.note or "this cannot be judged statically, so no rule may allow it"
+    missing = [token for token in request.sensitive if not _names(rule.pattern, token)]
+    if missing:
+        return (f"{', '.join(missing)} can run, write or reveal more than the rule says: "
+                "only an allow rule that names it explicitly can allow this")
+    return None
+
+
+def combine(verdicts: Iterable[Verdict]) -> Decision:
+    """Any deny → deny; else any ask → ask; else allow. No verdicts → ask (nothing
+    vouches for the call)."""
+    collected = tuple(verdicts)
+    if not collected:
+        return Decision("ask", ())
+    action = max((v.action for v in collected), key=STRICTNESS.__getitem__)
+    return Decision(action, collected)
+
+
+def decide(requests: Iterable[Request], *rulesets: RulesetLike) -> Decision:
+    """Judge every request under the rulesets (in order, last match wins) and combine."""
+    return Gate.over(rulesets).decide(requests)
+
+
+def stricter(first: Action, second: Action) -> Action:
+    """The stricter of two actions (deny > ask > allow)."""
+    return first if STRICTNESS[first] >= STRICTNESS[second] else second

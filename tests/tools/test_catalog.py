@@ -1,0 +1,109 @@
+"""The tool catalog: every tool declared once, and everything reads it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from dm_cc.config.dirs import HostFilesystem
+from dm_cc.core.loop import tool_specs
+from dm_cc.permissions.paths import PathContextDirs
+from dm_cc.permissions.requests import KIND_LANGUAGE
+from dm_cc.permissions.rules import language_of
+from dm_cc.tools.catalog import (
+    CATALOG,
+    ToolEntry,
+    builtin_tools,
+    entry,
+    input_requests,
+    is_known_permission,
+    known_permissions,
+)
+from dm_cc.tools.todo import TodoTool
+
+
+@pytest.fixture
+def where(tmp_path: Path) -> PathContextDirs:
+    (tmp_path / "p").mkdir()
+    return PathContextDirs(tmp_path / "p", tmp_path / "p", tmp_path / "home", HostFilesystem())
+
+
+def test_every_entry_is_unique_and_loads_a_tool_of_its_own_name():
+    names = [e.name for e in CATALOG]
+    assert len(set(names)) == len(names)
+    for e in CATALOG:
+        if e.cls is not None:
+            assert e.load().name == e.name
+    assert [t.name for t in builtin_tools()] == [
+        "read", "write", "edit", "glob", "grep", "list", "bash", "todo", "webfetch",
+        "plan_enter", "plan_exit"]
+
+
+def test_every_kind_is_matched_in_its_permissions_pattern_language():
+    for e in CATALOG:
+        assert KIND_LANGUAGE[e.kind] == language_of(e.permission), e.name
+    with pytest.raises(ValueError, match="matched as path"):
+        ToolEntry("oops", "bash", "file", "path")
+
+
+def test_known_permissions_come_from_the_catalog_and_the_engine():
+    assert known_permissions() == {
+        "read", "edit", "glob", "grep", "list", "bash", "todo", "webfetch", "plan_enter",
+        "plan_exit", "task", "external_directory", "doom_loop"}
+    assert is_known_permission("mcp__git__status")
+    assert not is_known_permission("write")  # write asks for edit
+
+
+@pytest.mark.parametrize("tool, text, expected", [
+    ("read", "a.txt", [("read", "a.txt")]),
+    ("write", "a.txt", [("edit", "a.txt")]),
+    ("edit", "a.txt", [("edit", "a.txt")]),
+    ("list", "src", [("list", "src")]),
+    ("glob", "src", [("glob", "src")]),
+    ("grep", "src", [("grep", "src"), ("read", "src")]),
+    ("bash", "git status && ls", [("bash", "git status"), ("bash", "ls")]),
+    ("webfetch", "HTTPS://Example.COM/a/../b", [("webfetch", "https://example.com/b")]),
+    ("task", "explore", [("task", "explore")]),
+    ("todo", "", [("todo", "*")]),
+    ("plan_exit", "*", [("plan_exit", "*")]),
+    ("mcp__git__log", '{"repo": "x", "n": 1}', [("mcp__git__log", '{"n": 1, "repo": "x"}')]),
+])
+def test_requests_of_every_kind(tool, text, expected, where):
+    assert [(r.permission, r.pattern) for r in input_requests(tool, text, where)] == expected
+
+
+def test_a_call_without_its_main_argument_uses_the_default_or_is_refused(where):
+    assert [r.pattern for r in entry("list").requests({}, where)] == ["."]
+    with pytest.raises(ValueError, match="missing argument: path"):
+        entry("read").requests({}, where)
+    assert [r.pattern for r in entry("read").requests({"path": "x", "paths": ["a", "b"]},
+                                                      where)] == ["a", "b"]
+
+
+def test_bad_inputs_are_named(where):
+    with pytest.raises(LookupError, match="unknown tool 'nope' .known: read, write"):
+        entry("nope")
+    with pytest.raises(ValueError, match="plan_exit has no main argument"):
+        input_requests("plan_exit", "soon", where)
+    with pytest.raises(ValueError, match="JSON object"):
+        input_requests("mcp__git__log", "[1]", where)
+    with pytest.raises(LookupError, match="no implementation yet"):
+        entry("task").load()
+
+
+def test_duplicate_tool_names_are_refused():
+    with pytest.raises(ValueError, match="two tools are named todo"):
+        tool_specs([TodoTool(), TodoTool()])
+
+
+def test_every_parameter_is_described():
+    def walk(schema, where):
+        for name, prop in schema.get("properties", {}).items():
+            assert prop.get("description"), f"{where}.{name} has no description"
+        for sub_name, sub in schema.get("$defs", {}).items():
+            walk(sub, f"{where}.{sub_name}")
+
+    for spec in tool_specs(builtin_tools()):
+        assert spec.description and len(spec.description) < 1000, spec.name
+        walk(spec.parameters, spec.name)
