@@ -17,12 +17,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from dm_cc.agents.builtin import BUILTIN_AGENTS
+from dm_cc.compose import open_world
 from dm_cc.permissions import Ruleset
-from dm_cc.permissions.paths import PathContextDirs
 from dm_cc.permissions.patterns import Wildcard
-from dm_cc.permissions.requests import requests_for
-from dm_cc.policy.layers import Policy
+from dm_cc.tools.catalog import input_requests
 
 PIECES = [
     "git status", "git diff --stat HEAD~1", "ls -la src/", "cat README.md | grep -n TODO",
@@ -56,14 +54,17 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        policy = Policy(root=root, home=root / "home")
-        gate = policy.gate(BUILTIN_AGENTS["build"])
-        where = PathContextDirs(root=root, cwd=root, home=root / "home")
+        (root / ".git").mkdir()
+        world = open_world(cwd=root, env={"HOME": str(root / "home"),
+                                          "DM_CC_HOME": str(root / "dm_cc"),
+                                          "DM_CC_MANAGED_DIR": str(root / "managed")})
+        gate = world.gate(world.agent("build"))
+        where = world.where
         rules = [rule for layer in gate.layers for rule in layer.rules if rule.permission == "bash"]
         naive_rules = [(Wildcard(r.pattern), r) for r in rules]
 
         def gate_decide(command: str) -> str:
-            return gate.decide(requests_for("bash", {"command": command}, where)).action
+            return gate.decide(input_requests("bash", command, where)).action
 
         def naive(command: str) -> str:
             action = "ask"

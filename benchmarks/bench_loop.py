@@ -19,14 +19,12 @@ import tempfile
 import time
 from pathlib import Path
 
-from dm_cc.agents.builtin import BUILTIN_AGENTS
-from dm_cc.app import all_tools
-from dm_cc.approval import HeadlessApprover
+from dm_cc.compose import World, open_world
+from dm_cc.core.approval import HeadlessApprover
+from dm_cc.core.loop import Loop, Runtime
 from dm_cc.llm.scripted import ScriptedModel, call, reply
-from dm_cc.loop import Loop, Runtime
-from dm_cc.policy.layers import Policy
-from dm_cc.session.store import SessionStore
 from dm_cc.tools.base import ToolContext
+from dm_cc.tools.catalog import builtin_tools
 
 
 def scripted_calls(count: int) -> list:
@@ -37,14 +35,17 @@ def scripted_calls(count: int) -> list:
     return replies + [reply("done")]
 
 
+def isolated_world(root: Path) -> World:
+    return open_world(cwd=root, env={"HOME": str(root / "home"), "DM_CC_HOME": str(root / "dm"),
+                                     "DM_CC_MANAGED_DIR": str(root / "managed")})
+
+
 async def through_loop(root: Path, count: int) -> float:
-    policy = Policy(root=root, home=root / "home")
-    store = SessionStore(root / "sessions")
-    session = store.create(root)
-    tools = all_tools()
-    runtime = Runtime(policy=policy, agents=BUILTIN_AGENTS, tools=tools,
+    world = isolated_world(root)
+    session = world.sessions.create(root)
+    runtime = Runtime(policy=world.policy, agents=world.agents, tools=builtin_tools(),
                       model=ScriptedModel(scripted_calls(count)),
-                      approver=HeadlessApprover("deny"), cwd=root)
+                      approver=HeadlessApprover("deny"), where=world.where)
     loop = Loop(session, runtime, max_turns=count + 1)
     start = time.perf_counter()
     result = await loop.run("go")
@@ -54,10 +55,10 @@ async def through_loop(root: Path, count: int) -> float:
 
 
 async def direct(root: Path, count: int) -> float:
-    policy = Policy(root=root, home=root / "home")
-    gate = policy.gate(BUILTIN_AGENTS["build"])
-    tools = {tool.name: tool for tool in all_tools()}
-    ctx = ToolContext(root=root, cwd=root, home=root / "home", session_id="bench", agent="build")
+    world = isolated_world(root)
+    gate = world.gate(world.agent("build"))
+    tools = {tool.name: tool for tool in builtin_tools()}
+    ctx = ToolContext(world.where, session_id="bench", agent="build")
     start = time.perf_counter()
     for item in scripted_calls(count)[:-1]:
         tool_call = item.tool_calls[0]

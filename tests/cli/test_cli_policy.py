@@ -565,3 +565,43 @@ def test_policy_commands_do_not_import_litellm_or_mcp(cli):
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[0].startswith("allow: bash 'ls'")
     assert done.stdout.splitlines()[-1] == "False False"
+
+
+# --------------------------------------------------------------------------- one world
+
+DOCS_AGENT = """
+---
+description: writes documentation only
+mode: primary
+permission:
+  bash: {"*": deny, "ls *": allow}
+---
+You write docs.
+"""
+
+
+def test_project_agents_are_known_to_check_test_and_run_alike(cli):
+    """`run --agent docs` and `policy check --agent docs` were wired apart and
+    disagreed; both now ask the one composition root."""
+    cli.write(cli.project / ".dm_cc" / "agents" / "docs.md", DOCS_AGENT)
+    cli.project_policy("""
+        tests:
+          - {tool: bash, input: "ls", expect: allow, agent: docs}
+          - {tool: bash, input: "rm -rf build", expect: deny, agent: docs}
+        """)
+    code, out, _ = cli.run("policy", "check", "--agent", "docs", "bash", "rm -rf build")
+    assert code == 0 and out.startswith("deny: ") and "docs.md:5" in out
+    code, out, _ = cli.run("policy", "check", "--agent", "docs", "bash", "ls")
+    assert code == 0 and out.startswith("allow: ")
+    code, out, _ = cli.run("policy", "test")
+    assert code == 0 and "2 passed, 0 failed" in out
+    code, out, _ = cli.run("policy", "show", "--agent", "docs")
+    assert code == 0 and "[agent:docs]" in out
+    code, out, _ = cli.run("run", "--agent", "docs", "--model", "offline", "run rm -rf build")
+    assert code == 0 and "denied" in out and "docs.md:5" in out
+
+
+def test_a_malformed_project_agent_stops_policy_commands_too(cli):
+    cli.write(cli.project / ".dm_cc" / "agents" / "docs.md", "---\nmode: primary\n---\nx\n")
+    code, _, err = cli.run("policy", "check", "bash", "ls")
+    assert code == 2 and "docs.md:2" in err and "description" in err
