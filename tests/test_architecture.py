@@ -1,4 +1,10 @@
-"""Dependencies point inward; heavy libraries stay behind one module each."""
+"""The layout of DESIGN.md section 7, checked against every import of dm_cc/.
+
+The parts, the forbidden arrows, the heavy libraries' homes and the light commands
+are data in ``architecture.yaml`` beside this file; this module only reads them
+and the code. Every import counts: at the top, inside functions, and under
+``TYPE_CHECKING``.
+"""
 
 from __future__ import annotations
 
@@ -6,53 +12,225 @@ import ast
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
-PACKAGE = Path(__file__).resolve().parents[1] / "dm_cc"
+import pytest
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+PACKAGE = REPO / "dm_cc"
+DESIGN = yaml.safe_load((Path(__file__).with_name("architecture.yaml")).read_text())
 
 
-def _imports(path: Path) -> set[str]:
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    names: set[str] = set()
+@dataclass(frozen=True)
+class Import:
+    source: str        # the importing module's file, relative to the repo
+    line: int
+    target: str        # the imported module, dotted (dm_cc.x.y or a library)
+
+
+def module_files() -> list[str]:
+    return sorted(p.relative_to(REPO).as_posix() for p in PACKAGE.rglob("*.py"))
+
+
+def part_of(path: str) -> list[str]:
+    """Every part whose files or folders hold ``path`` (exactly one, if all is well)."""
+    return [name for name, places in DESIGN["parts"].items()
+            if any(path == place or (place.endswith("/") and path.startswith(place))
+                   for place in places)]
+
+
+def _dotted(path: str) -> str:
+    dotted = path.removesuffix(".py").replace("/", ".")
+    return dotted.removesuffix(".__init__")
+
+
+def module_path(dotted: str) -> str | None:
+    """The file of a dm_cc module, if it exists."""
+    relative = dotted.replace(".", "/")
+    for candidate in (f"{relative}.py", f"{relative}/__init__.py"):
+        if (REPO / candidate).is_file():
+            return candidate
+    return None
+
+
+def imports_of(path: str, text: str | None = None) -> Iterator[Import]:
+    """The imports of the module at ``path`` (its text read unless given)."""
+    if text is None:
+        text = (REPO / path).read_text(encoding="utf-8")
+    tree = ast.parse(text)
+    package = _dotted(path) if path.endswith("__init__.py") else _dotted(path).rpartition(".")[0]
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
-            names.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            names.add(node.module)
-    return names
+            for alias in node.names:
+                yield Import(path, node.lineno, alias.name)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:  # relative: resolved against the importing package
+                parent = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
+                base = f"{parent}.{base}" if base else parent
+            for alias in node.names:
+                # `from dm_cc import dirs` imports the module dm_cc.dirs when there is one
+                submodule = f"{base}.{alias.name}"
+                yield Import(path, node.lineno,
+                             submodule if module_path(submodule) else base)
 
 
-def _modules(under: Path):
-    for path in sorted(under.rglob("*.py")):
-        yield path.relative_to(PACKAGE.parent).as_posix(), _imports(path)
+@cache
+def all_imports() -> tuple[Import, ...]:
+    return tuple(i for path in module_files() for i in imports_of(path))
 
 
-def test_permissions_imports_nothing_else_from_dm_cc():
-    offenders = {
-        module: sorted(name for name in names
-                       if name.startswith("dm_cc") and not name.startswith("dm_cc.permissions"))
-        for module, names in _modules(PACKAGE / "permissions")
-    }
-    assert {m: n for m, n in offenders.items() if n} == {}
+def target_part(target: str) -> str | None:
+    """The part an imported dm_cc module belongs to (None for a library)."""
+    if target != "dm_cc" and not target.startswith("dm_cc."):
+        return None
+    parts = target.split(".")
+    while parts:  # `dm_cc.permissions.Rule`-style names fall back to their module
+        path = module_path(".".join(parts))
+        if path is not None:
+            found = part_of(path)
+            return found[0] if len(found) == 1 else None
+        parts.pop()
+    return None
 
 
-def test_litellm_only_in_the_llm_adapter_and_mcp_only_in_the_bridge():
-    for module, names in _modules(PACKAGE):
-        tops = {name.split(".")[0] for name in names}
-        if "litellm" in tops:
-            assert module.startswith("dm_cc/llm/"), module
-        if "mcp" in tops:
-            assert module == "dm_cc/mcp_bridge.py", module
+def arrows() -> dict[tuple[str, str], list[Import]]:
+    """(importing part, imported part) -> the imports that make that arrow."""
+    found: dict[tuple[str, str], list[Import]] = {}
+    for item in all_imports():
+        source = part_of(item.source)
+        target = target_part(item.target)
+        if len(source) == 1 and target is not None and source[0] != target:
+            found.setdefault((source[0], target), []).append(item)
+    return found
 
 
-def test_policy_commands_do_not_import_heavy_libraries(tmp_path):
-    code = (
-        "import sys; from dm_cc.cli import main; "
-        "main(['policy', 'check', 'bash', 'git status && ls']); "
-        "print(sorted(m for m in ('litellm', 'mcp', 'openai', 'prompt_toolkit') if m in sys.modules))"
-    )
-    env = {**os.environ, "DM_CC_HOME": str(tmp_path / "home"),
+def _where(items: list[Import]) -> str:
+    return ", ".join(f"{i.source}:{i.line} imports {i.target}" for i in items[:3])
+
+
+# --------------------------------------------------------------------------- the checks
+
+
+def test_the_description_names_only_known_parts():
+    named = set(DESIGN["parts"])
+    for section in ("only", "never"):
+        for part, targets in DESIGN[section].items():
+            assert part in named, f"{section}: unknown part {part}"
+            assert set(targets) <= named, f"{section}.{part}: unknown parts {set(targets) - named}"
+    for library, parts in DESIGN["libraries"].items():
+        assert set(parts) <= named, f"libraries.{library}: unknown parts"
+
+
+def test_every_module_belongs_to_exactly_one_part():
+    misplaced = {path: part_of(path) for path in module_files() if len(part_of(path)) != 1}
+    assert misplaced == {}, "each module must be in exactly one part of architecture.yaml"
+
+
+def test_no_forbidden_arrow():
+    broken = []
+    for (source, target), items in sorted(arrows().items()):
+        allowed = DESIGN["only"].get(source)
+        if allowed is not None and target not in allowed:
+            broken.append(f"{source} -> {target} ({source} may import only {allowed}): "
+                          + _where(items))
+        if target in DESIGN["never"].get(source, ()):
+            broken.append(f"{source} -> {target} is forbidden: " + _where(items))
+    assert broken == []
+
+
+def test_no_cycle_between_parts():
+    graph: dict[str, set[str]] = {}
+    for source, target in arrows():
+        graph.setdefault(source, set()).add(target)
+    cycles = [component for component in _components(graph) if len(component) > 1]
+    found = arrows()
+    detail = [" <-> ".join(sorted(c)) + ": " + "; ".join(
+        _where(found[(a, b)]) for a in sorted(c) for b in sorted(c) if (a, b) in found)
+        for c in cycles]
+    assert detail == []
+
+
+def test_heavy_libraries_stay_in_their_part():
+    broken = []
+    for item in all_imports():
+        library = item.target.split(".")[0]
+        homes = DESIGN["libraries"].get(library)
+        if homes is not None and not set(part_of(item.source)) & set(homes):
+            broken.append(f"{item.source}:{item.line} imports {item.target} (only {homes})")
+    assert broken == []
+
+
+@pytest.mark.parametrize("argv", DESIGN["light"]["commands"], ids=" ".join)
+def test_light_commands_load_no_heavy_library(argv, tmp_path):
+    heavy = DESIGN["light"]["libraries"]
+    code = ("import sys; from dm_cc.cli import main\n"
+            "try:\n    main(sys.argv[1:])\nexcept SystemExit:\n    pass\n"
+            f"print(sorted(m for m in {heavy!r} if m in sys.modules))")
+    env = {**os.environ, "DM_CC_HOME": str(tmp_path / "home"), "HOME": str(tmp_path),
            "DM_CC_MANAGED_DIR": str(tmp_path / "managed")}
-    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, check=True,
-                         capture_output=True, text=True).stdout
+    out = subprocess.run([sys.executable, "-c", code, *argv], cwd=tmp_path, env=env,
+                         check=True, capture_output=True, text=True).stdout
     assert out.strip().splitlines()[-1] == "[]"
+
+
+# --------------------------------------------------------------------------- the guard itself
+
+
+def _components(graph: dict[str, set[str]]) -> list[set[str]]:
+    """Strongly connected components (Tarjan): a component of two or more is a cycle."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    out: list[set[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for nxt in graph.get(node, ()):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in on_stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            component = set()
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.add(member)
+                if member == node:
+                    break
+            out.append(component)
+
+    for node in list(graph):
+        if node not in index:
+            visit(node)
+    return out
+
+
+def test_the_cycle_finder_finds_a_loop_and_only_a_loop():
+    assert sorted(map(sorted, _components({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}))) \
+        == [["a", "b", "c"], ["d"]]
+    assert all(len(c) == 1 for c in _components({"a": {"b"}, "b": {"c"}}))
+
+
+def test_every_kind_of_import_is_seen():
+    text = ("from __future__ import annotations\n"
+            "from typing import TYPE_CHECKING\n"
+            "from . import catalog\n"
+            "from ..permissions import Rule\n"
+            "from dm_cc import errors\n"
+            "if TYPE_CHECKING:\n    from dm_cc.core.loop import Loop\n"
+            "def f():\n    import dm_cc.ui.console\n")
+    found = {i.target for i in imports_of("dm_cc/tools/example.py", text)}
+    assert {"dm_cc.tools.catalog", "dm_cc.permissions", "dm_cc.errors", "dm_cc.core.loop",
+            "dm_cc.ui.console"} <= found
+    assert target_part("dm_cc.permissions") == "permissions"
+    assert target_part("dm_cc.core.loop") == "core"
