@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from dm_cc.permissions import Rule
+from dm_cc.permissions import Action, Rule
 from dm_cc.policy.defaults import READ_ONLY_COMMANDS
 
 Mode = Literal["primary", "subagent", "all"]
@@ -33,7 +33,7 @@ class Agent:
     trusted: bool = True
 
 
-def _rules(agent: str, *specs: tuple[str, str, str, str | None]) -> tuple[Rule, ...]:
+def _rules(agent: str, *specs: tuple[str, str, Action, str | None]) -> tuple[Rule, ...]:
     return tuple(Rule(p, pat, a, reason, f"builtin:{agent}") for p, pat, a, reason in specs)
 
 

@@ -30,13 +30,16 @@ from collections.abc import Mapping
 from dataclasses import replace
 from functools import cache
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from dm_cc.agents.builtin import BUILTIN_AGENTS, Agent
 from dm_cc.config import dirs
 from dm_cc.config.yaml_lines import display_path, load_yaml, validation_error
 from dm_cc.errors import AgentFileError, PolicyError
 from dm_cc.policy.loader import rules_from
+
+if TYPE_CHECKING:  # pydantic is imported only when a file must be validated
+    from pydantic import BaseModel
 
 NAME = re.compile(r"[a-z0-9_-]+")
 
@@ -48,7 +51,7 @@ _HINTS = {
 
 
 @cache
-def _model() -> type:
+def _model() -> type[BaseModel]:
     from pydantic import BaseModel, ConfigDict, Field
 
     from dm_cc.policy.schema import ActionName, RuleSpec

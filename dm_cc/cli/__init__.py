@@ -16,6 +16,7 @@ import argparse
 import importlib
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 from dm_cc import __version__
 from dm_cc.errors import DmccError
@@ -24,7 +25,7 @@ from dm_cc.errors import DmccError
 class _Parser(argparse.ArgumentParser):
     """argparse, but usage errors exit 2 through main() rather than sys.exit."""
 
-    def error(self, message: str):  # type: ignore[override]
+    def error(self, message: str) -> NoReturn:
         self.print_usage(sys.stderr)
         raise SystemExit(2, f"{self.prog}: error: {message}")
 
@@ -75,8 +76,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as stop:
         if len(stop.args) > 1:
             print(stop.args[1], file=sys.stderr)
-        code = stop.args[0] if stop.args else 0
-        return code if isinstance(code, int) else (0 if code is None else 2)
+        status = stop.args[0] if stop.args else 0
+        return status if isinstance(status, int) else (0 if status is None else 2)
     try:
         code: int = args.handler(args)
         return code

@@ -38,11 +38,14 @@ from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dm_cc.config import dirs
 from dm_cc.config.yaml_lines import display_path, line_of, load_yaml, validation_error
 from dm_cc.errors import SettingsError
+
+if TYPE_CHECKING:  # pydantic is imported only when a file must be validated
+    from pydantic import BaseModel
 
 SCALARS = ("model", "api_base", "default_agent")
 ENVIRONMENT = {"model": "DM_CC_MODEL", "api_base": "DM_CC_API_BASE"}
@@ -73,7 +76,7 @@ class Settings:
 
 
 @cache
-def _model() -> type:
+def _model() -> type[BaseModel]:
     from pydantic import BaseModel, ConfigDict, Field, field_validator
 
     class _Strict(BaseModel):
@@ -115,7 +118,7 @@ def parse_settings(text: str, shown: str) -> tuple[dict[str, Any], dict[str, str
     from pydantic import ValidationError
 
     try:
-        spec = _model().model_validate(data)
+        spec: Any = _model().model_validate(data)  # its fields are SettingsFile's
     except ValidationError as exc:
         raise validation_error(exc, shown, lines, SettingsError) from None
     values = {key: getattr(spec, key) for key in SCALARS if getattr(spec, key) is not None}

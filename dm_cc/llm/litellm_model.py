@@ -25,7 +25,7 @@ import os
 import re
 import uuid
 import warnings
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass, field
 from typing import Any
@@ -273,7 +273,7 @@ class LiteLLMModel:
         return text
 
 
-async def _guarded(litellm: Any, request: dict[str, Any]) -> AsyncIterator[Any]:
+async def _guarded(litellm: Any, request: dict[str, Any]) -> AsyncGenerator[Any, None]:
     """litellm's chunks; whatever litellm raises comes out as _ProviderFailure.
     The HTTP stream is closed however the caller stops reading."""
     try:

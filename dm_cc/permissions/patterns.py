@@ -31,28 +31,24 @@ MAX_BRACE_EXPANSION = 256
 class _Piece:
     """A star-free run of a wildcard pattern; ``?`` matches any single character."""
 
-    __slots__ = ("length", "literal", "regex")
+    __slots__ = ("length", "text", "regex")
 
     def __init__(self, text: str, ignore_case: bool) -> None:
         self.length = len(text)
+        self.text = text
+        self.regex: re.Pattern[str] | None = None  # None: plain text, compared as it is
         if "?" in text or ignore_case:
             body = ".".join(re.escape(part) for part in text.split("?"))
-            self.regex: re.Pattern[str] | None = re.compile(
-                body, re.DOTALL | (re.IGNORECASE if ignore_case else 0)
-            )
-            self.literal = None
-        else:
-            self.regex = None
-            self.literal = text
+            self.regex = re.compile(body, re.DOTALL | (re.IGNORECASE if ignore_case else 0))
 
     def match_at(self, text: str, pos: int) -> bool:
-        if self.literal is not None:
-            return text.startswith(self.literal, pos)
+        if self.regex is None:
+            return text.startswith(self.text, pos)
         return self.regex.match(text, pos, pos + self.length) is not None
 
     def find(self, text: str, start: int, end: int) -> int:
-        if self.literal is not None:
-            return text.find(self.literal, start, end)
+        if self.regex is None:
+            return text.find(self.text, start, end)
         found = self.regex.search(text, start, end)
         return -1 if found is None else found.start()
 
@@ -271,14 +267,13 @@ def path_subject(path: str, context: PathContext) -> PathSubject:
     if not path.startswith("/"):
         folded = posixpath.normpath(path) if path else "."
         if folded != ".." and not folded.startswith("../"):
-            relative = _split_rel(folded)
-            absolute = _split_abs(root) + relative if root else None
-            return PathSubject(relative, absolute)
+            segments = _split_rel(folded)
+            return PathSubject(segments, _split_abs(root) + segments if root else None)
         if root is None:
             return PathSubject(None, None)
         path = posixpath.join(root, folded)
     path = posixpath.normpath(path)
-    relative = None
+    relative: list[str] | None = None
     if root is not None and (path == root or path.startswith(root.rstrip("/") + "/")):
         relative = _split_rel(path[len(root):].lstrip("/"))
     return PathSubject(relative, _split_abs(path))

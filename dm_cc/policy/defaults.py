@@ -7,7 +7,7 @@ ask except a small read-only set, anything outside the project asks (through
 
 from __future__ import annotations
 
-from dm_cc.permissions import Rule
+from dm_cc.permissions import Action, Rule
 
 SOURCE = "builtin:defaults"
 
@@ -22,7 +22,7 @@ READ_ONLY_COMMANDS = (
 )
 
 
-def _rule(permission: str, pattern: str, action: str, reason: str | None = None) -> Rule:
+def _rule(permission: str, pattern: str, action: Action, reason: str | None = None) -> Rule:
     return Rule(permission, pattern, action, reason, SOURCE)
 
 

@@ -15,7 +15,7 @@ tests:                       # checked by `dm_cc policy test`
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -101,7 +101,7 @@ def _plain(schema: dict, strict: bool = False) -> dict:
                             "schema": _plain(inner if required else inner["schema"], strict)}
         return {"type": "typed-dict", "fields": fields, "extra_behavior": "forbid",
                 "strict": strict}
-    out = {"strict": True} if strict and kind in _STRICTABLE else {}
+    out: dict[str, Any] = {"strict": True} if strict and kind in _STRICTABLE else {}
     for key, value in schema.items():
         if key in _DROP:
             continue
@@ -115,7 +115,7 @@ def _plain(schema: dict, strict: bool = False) -> dict:
 
 
 def plain_core_schema() -> dict:
-    return _plain(PolicyFileModel.__pydantic_core_schema__)
+    return _plain(dict(PolicyFileModel.__pydantic_core_schema__))
 
 
 if __name__ == "__main__":

@@ -19,6 +19,7 @@ import os
 import re
 import shutil
 import signal
+from collections.abc import Iterable
 from pathlib import Path
 from typing import ClassVar
 
@@ -174,7 +175,7 @@ def python_grep(pattern: str, root: Path, include: str | None) -> tuple[list[Mat
     except Exception as exc:  # wcmatch raises several kinds for bad or huge patterns
         raise GrepError(f"Invalid include glob {include!r}: {exc}") from exc
     if root.is_file():
-        files = [str(root)]
+        files: Iterable[str] = [str(root)]
     else:
         files = (os.path.join(root, rel) for rel, _ in walk_files(str(root), hidden=False)
                  if wanted is None or wanted.match(rel))
