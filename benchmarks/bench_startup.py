@@ -1,7 +1,8 @@
 """Start-up time of `dm_cc policy check` against importing its four libraries.
 
-Target: `dm_cc policy check` takes no more than 1.5x the time of
-`python -c "import pydantic, yaml, wcmatch, platformdirs"`. Both are timed as
+Target: `dm_cc policy check` takes no more than 1.3x the time of
+`python -c "import pydantic, yaml, wcmatch.glob, platformdirs"` (the four
+libraries it is built on; wcmatch.glob is what a path glob needs). Both are timed as
 fresh processes in the same run (median of N), from a temporary project with a
 one-file policy, with DM_CC_HOME and DM_CC_MANAGED_DIR pointing at empty dirs.
 
@@ -19,7 +20,7 @@ import tempfile
 import time
 from pathlib import Path
 
-BASELINE = "import pydantic, yaml, wcmatch, platformdirs"
+BASELINE = "import pydantic, yaml, wcmatch.glob, platformdirs"
 
 
 def median_seconds(command: list[str], cwd: Path, env: dict[str, str], runs: int) -> float:
@@ -45,7 +46,7 @@ def main() -> None:
         # As installed: bytecode is cached (the warm-up runs below write it).
         env.pop("PYTHONDONTWRITEBYTECODE", None)
         checks = {
-            "import pydantic+yaml+wcmatch+platformdirs": [sys.executable, "-c", BASELINE],
+            "import pydantic+yaml+wcmatch.glob+platformdirs": [sys.executable, "-c", BASELINE],
             "dm_cc policy check bash 'git status'": [
                 sys.executable, "-m", "dm_cc", "policy", "check", "bash", "git status"],
             "dm_cc policy check bash (compound)": [
@@ -57,12 +58,12 @@ def main() -> None:
         for command in checks.values():
             subprocess.run(command, cwd=project, env=env, check=True, stdout=subprocess.DEVNULL)
         results = {name: median_seconds(cmd, project, env, args.runs) for name, cmd in checks.items()}
-    base = results["import pydantic+yaml+wcmatch+platformdirs"]
+    base = results["import pydantic+yaml+wcmatch.glob+platformdirs"]
     for name, seconds in results.items():
         print(f"  {name:<45} {seconds * 1000:7.1f} ms  ({seconds / base:.2f}x baseline)")
     worst = max(results["dm_cc policy check bash 'git status'"],
                 results["dm_cc policy check bash (compound)"])
-    print(f"\npolicy check / baseline: {worst / base:.2f}x (target: at most 1.5x), "
+    print(f"\npolicy check / baseline: {worst / base:.2f}x (target: at most 1.3x), "
           f"median of {args.runs} runs")
 
 

@@ -14,16 +14,45 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Sequence
-from typing import NoReturn
+from functools import cache
+from typing import Any, NoReturn
 
 from dm_cc import __version__
 from dm_cc.errors import DmccError
 
 
+@cache
+def _columns() -> int:
+    """The terminal's width, as ``shutil.get_terminal_size`` would say (asked once)."""
+    try:
+        columns = int(os.environ.get("COLUMNS", "0"))
+    except ValueError:
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):
+            columns = 80
+    return columns if columns > 0 else 80
+
+
+class _Formatter(argparse.HelpFormatter):
+    """argparse's help formatter with the width asked once: argparse makes one for
+    every argument added, and each would query the terminal (importing shutil)."""
+
+    def __init__(self, prog: str) -> None:
+        super().__init__(prog, width=_columns() - 2)
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse, but usage errors exit 2 through main() rather than sys.exit."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", _Formatter)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
         self.print_usage(sys.stderr)
@@ -31,7 +60,8 @@ class _Parser(argparse.ArgumentParser):
 
 
 # Subcommands and the module that registers each, in help order. Only the one
-# named on the command line is imported and built: `dm_cc policy …` stays fast.
+# named on the command line is imported and built (and a group builds only its
+# subcommand named next, when one is): `dm_cc policy …` stays fast.
 COMMANDS = {"run": "dm_cc.cli.run", "sessions": "dm_cc.cli.sessions",
             "policy": "dm_cc.cli.policy"}
 
@@ -54,7 +84,7 @@ def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
     wanted = _wanted(argv)
     for name, module in COMMANDS.items():
         if wanted is None or name == wanted:
-            importlib.import_module(module).register(commands)
+            importlib.import_module(module).register(commands, argv[1:] if wanted else ())
     parser.set_defaults(handler=_interactive)
     return parser
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -145,35 +146,51 @@ def _schema(args: argparse.Namespace) -> int:
     return 0
 
 
-def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def _common(parser: argparse.ArgumentParser, *, agent: bool = True, json_: bool = True) -> None:
+    parser.add_argument("--policy", action="append", default=[], metavar="FILE",
+                        help="extra policy file, after the user policy (repeatable)")
+    if agent:
+        parser.add_argument("--agent", default="build", help="agent to judge as (default build)")
+    if json_:
+        parser.add_argument("--json", action="store_true", help="machine-readable output")
+
+
+def _tool_call(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("tool", metavar="TOOL", help="tool name: bash, read, edit, …")
+    parser.add_argument("input", metavar="INPUT", help="its main input (command, path, URL …)")
+
+
+def _files(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("files", nargs="*", metavar="FILE", help="files to lint (default: loaded)")
+
+
+# name: (help, handler, common options (agent, json), more arguments), in help order
+SUBCOMMANDS: dict[str, tuple[str, Callable[[argparse.Namespace], int],
+                             tuple[bool, bool] | None,
+                             Callable[[argparse.ArgumentParser], None] | None]] = {
+    "check": ("decide one tool call", _check, (True, True), _tool_call),
+    "explain": ("show every rule considered", _explain, (True, False), _tool_call),
+    "show": ("the effective ordered rules with sources", _show, (True, True), None),
+    "test": ("run the inline tests of every loaded policy file", _test, (False, False), None),
+    "lint": ("find shadowed, unknown and never-matching rules", _lint, (False, False), _files),
+    "schema": ("JSON Schema of the policy file format", _schema, None, None),
+}
+
+
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser],
+             rest: Sequence[str] = ()) -> None:
+    """The ``policy`` group; only the subcommand named first in ``rest`` is built
+    when there is one (all of them for help and for a misspelt name)."""
     policy = commands.add_parser("policy", help="check, explain, show, test and lint policies",
                                  description="Work with dm_cc's permission policy.")
     sub = policy.add_subparsers(dest="policy_command", metavar="SUBCOMMAND", required=True)
-
-    def common(parser: argparse.ArgumentParser, *, agent: bool = True, json_: bool = True) -> None:
-        parser.add_argument("--policy", action="append", default=[], metavar="FILE",
-                            help="extra policy file, after the user policy (repeatable)")
-        if agent:
-            parser.add_argument("--agent", default="build", help="agent to judge as (default build)")
-        if json_:
-            parser.add_argument("--json", action="store_true", help="machine-readable output")
-
-    for name, handler, text in (("check", _check, "decide one tool call"),
-                                ("explain", _explain, "show every rule considered")):
+    named = rest[0] if rest and rest[0] in SUBCOMMANDS else None
+    for name, (text, handler, common, more) in SUBCOMMANDS.items():
+        if named is not None and name != named:
+            continue
         parser = sub.add_parser(name, help=text, description=text)
-        common(parser, json_=name == "check")
-        parser.add_argument("tool", metavar="TOOL", help="tool name: bash, read, edit, …")
-        parser.add_argument("input", metavar="INPUT", help="its main input (command, path, URL …)")
+        if common is not None:
+            _common(parser, agent=common[0], json_=common[1])
+        if more is not None:
+            more(parser)
         parser.set_defaults(handler=handler)
-    show = sub.add_parser("show", help="the effective ordered rules with sources")
-    common(show)
-    show.set_defaults(handler=_show)
-    test = sub.add_parser("test", help="run the inline tests of every loaded policy file")
-    common(test, agent=False, json_=False)
-    test.set_defaults(handler=_test)
-    lint = sub.add_parser("lint", help="find shadowed, unknown and never-matching rules")
-    common(lint, agent=False, json_=False)
-    lint.add_argument("files", nargs="*", metavar="FILE", help="files to lint (default: loaded)")
-    lint.set_defaults(handler=_lint)
-    schema = sub.add_parser("schema", help="JSON Schema of the policy file format")
-    schema.set_defaults(handler=_schema)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Sequence
 
 from dm_cc.cli.options import add_session_options, options_from
 
@@ -53,7 +54,8 @@ def _run(args: argparse.Namespace) -> int:
     return 0 if result.reason == "done" else 1
 
 
-def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser],
+             rest: Sequence[str] = ()) -> None:
     run = commands.add_parser("run", help="one headless turn: print the final answer",
                               description=(__doc__ or "").splitlines()[0])
     add_session_options(run)

@@ -11,6 +11,7 @@ import argparse
 import json
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -100,7 +101,8 @@ def _message_block(number: int, message: Message) -> list[str]:
     return lines
 
 
-def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser],
+             rest: Sequence[str] = ()) -> None:
     sessions = commands.add_parser("sessions", help="list and show saved sessions",
                                    description="Saved sessions (append-only JSONL files).")
     sub = sessions.add_subparsers(dest="sessions_command", metavar="SUBCOMMAND", required=True)

@@ -221,7 +221,8 @@ def evaluate(permission: str, pattern: str, *rulesets: RulesetLike) -> Rule:
     """The last rule of the concatenated rulesets that matches (the very object the
     caller passed); else ``ask`` (:data:`DEFAULT_RULE`, source ``default``)."""
     given = [r.rules if isinstance(r, Ruleset) else tuple(r) for r in rulesets]
-    hit = last_match(permission, pattern, None, [compiled(r) for r in rulesets])
+    sets = [r if isinstance(r, Ruleset) else compiled(g) for r, g in zip(rulesets, given, strict=True)]
+    hit = last_match(permission, pattern, None, sets)
     return DEFAULT_RULE if hit is None else given[hit[0]][hit[1]]
 
 

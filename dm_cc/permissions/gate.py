@@ -116,7 +116,8 @@ class Gate:
         ordered = list(rulesets)
         given = [r.rules if isinstance(r, Ruleset) else tuple(r) for r in ordered]
         layers = tuple(Layer(f"rules:{i}", rules) for i, rules in enumerate(given, 1))
-        gate._build(layers, [compiled(r) for r in ordered], NO_CONTEXT, None)
+        sets = [r if isinstance(r, Ruleset) else compiled(g) for r, g in zip(ordered, given, strict=True)]
+        gate._build(layers, sets, NO_CONTEXT, None)
         return gate
 
     @property
