@@ -121,10 +121,6 @@ class Gate:
         return gate
 
     @property
-    def rules(self) -> tuple[Rule, ...]:
-        return tuple(rule for layer in self.layers for rule in layer.rules)
-
-    @property
     def rulesets(self) -> tuple[Ruleset, ...]:
         """Each layer compiled, in order (for ``dm_cc policy explain``)."""
         return tuple(self._rulesets)
@@ -179,8 +175,9 @@ class _Stack:
         worst: Verdict | None = None
         for name in request.names:
             hit = last_match(request.permission, name, request.words, self.rulesets)
-            layer = None if hit is None else self.layers[hit[0]]
-            rule = DEFAULT_RULE if layer is None or hit is None else layer.rules[hit[1]]
+            rule, layer = DEFAULT_RULE, None
+            if hit is not None:
+                rule, layer = self.layers[hit[0]].rules[hit[1]], self.layers[hit[0]].name
             action: Action = rule.action
             note = None
             if request.speculative and action != "deny":
@@ -189,8 +186,7 @@ class _Stack:
                 note = _withheld(request, rule)
                 if note is not None:
                     action = "ask"
-            verdict = Verdict(request, rule, action, name, note,
-                              None if layer is None else layer.name)
+            verdict = Verdict(request, rule, action, name, note, layer)
             if worst is None or STRICTNESS[action] > STRICTNESS[worst.action]:
                 worst = verdict
         assert worst is not None, "a request has at least one name"
