@@ -16,9 +16,10 @@ the product and the public ``decide()`` both go through it:
   from a layer marked ``approvals``, the verdict without the approval layers is
   taken if that one denies;
 * a **ceiling** (another gate) bounds the result: where the ceiling is stricter,
-  its verdict wins -- all of its verdicts, or only those decided by a rule of the
-  ceiling layers named. A subagent's ceiling is its parent; an agent a cloned
-  repository defines gets the stack without its own rules;
+  its verdict wins, with the ceiling's reason in its note -- all of its verdicts,
+  or only those decided by a rule of the ceiling layers named. A subagent's
+  ceiling is its parent; an agent a cloned repository defines gets the stack
+  without its own rules;
 * a request **set** is decided as: any deny → deny, else any ask → ask, else allow.
 
 Pure: no I/O; everything it needs is passed in.
@@ -27,7 +28,7 @@ Pure: no I/O; everything it needs is passed in.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from dm_cc.permissions.engine import NO_CONTEXT, Ruleset, RulesetLike, compiled, last_match
 from dm_cc.permissions.patterns import PathContext
@@ -77,15 +78,19 @@ class Decision:
 @dataclass(frozen=True, slots=True)
 class Ceiling:
     """A gate whose stricter verdicts win: all of them (``layers`` None), or only
-    those decided by a rule of one of ``layers``."""
+    those decided by a rule of one of ``layers``. ``why`` is told with a verdict
+    the ceiling decided."""
 
     gate: Gate
     layers: frozenset[str] | None = None
+    why: str = "a ceiling applies"
 
     def limits(self, verdict: Verdict) -> Verdict:
         limit = self.gate.judge(verdict.request)
         counts = self.layers is None or limit.layer in self.layers
-        return limit if counts and STRICTNESS[limit.action] > STRICTNESS[verdict.action] else verdict
+        if not counts or STRICTNESS[limit.action] <= STRICTNESS[verdict.action]:
+            return verdict
+        return replace(limit, note="; ".join(n for n in (self.why, limit.note) if n))
 
 
 class Gate:
@@ -125,10 +130,10 @@ class Gate:
         """Each layer compiled, in order (for ``dm_cc policy explain``)."""
         return tuple(self._rulesets)
 
-    def within(self, ceiling: Gate, layers: frozenset[str] | None = None) -> Gate:
-        """This gate bounded by ``ceiling`` (see :class:`Ceiling`)."""
+    def within(self, ceiling: Ceiling) -> Gate:
+        """This gate bounded by ``ceiling``."""
         gate = Gate.__new__(Gate)
-        gate._build(self.layers, self._rulesets, self.context, Ceiling(ceiling, layers))
+        gate._build(self.layers, self._rulesets, self.context, ceiling)
         return gate
 
     def judge(self, request: Request) -> Verdict:

@@ -24,9 +24,14 @@ from typing import Protocol
 
 from dm_cc.config import dirs
 from dm_cc.errors import UsageError
-from dm_cc.permissions import Gate, Layer, PathContext, Rule
+from dm_cc.permissions import Ceiling, Gate, Layer, PathContext, Rule
 from dm_cc.policy.defaults import DEFAULT_RULES, GUARDRAIL_RULES
 from dm_cc.policy.loader import PolicyFile, load_policy_file
+
+UNTRUSTED_AGENT = ("this agent is defined by the project, so its rules may tighten the "
+                   "policy, never loosen it: this is what the policy says without them")
+PROJECT_OVERRIDES = ("the project's agents: overrides cannot overrule your own policy files "
+                     "(user config, --policy): their decision stands")
 
 
 class AgentRules(Protocol):
@@ -116,8 +121,9 @@ class Policy:
             return gate
         ceiling = Gate(self.layers(agent, approvals, session_id, trusted_only=True),
                        self.context)
-        counted = None if not agent.trusted else frozenset({"user", "--policy"})
-        return gate.within(ceiling, counted)
+        if not agent.trusted:
+            return gate.within(Ceiling(ceiling, None, UNTRUSTED_AGENT))
+        return gate.within(Ceiling(ceiling, frozenset({"user", "--policy"}), PROJECT_OVERRIDES))
 
 
 def _top(files: Sequence[PolicyFile]) -> tuple[Rule, ...]:

@@ -80,3 +80,11 @@ def test_a_symlinked_project_agent_file_is_still_untrusted(project, tmp_path):
     agents.mkdir(parents=True)
     (agents / "yolo.md").symlink_to(outside)
     assert _decide(project, "yolo", "bash", "npm install x") == "ask"
+
+
+def test_a_decision_the_ceiling_made_says_why(project):
+    _write_agent(project / ".dm_cc" / "agents", "yolo", LOOSE_AGENT)
+    world = open_world(cwd=project)
+    verdict = world.gate(world.agent("yolo")).judge(Request("edit", "src/app.py"))
+    assert verdict.action == "ask" and "defined by the project" in (verdict.note or "")
+    assert world.gate(world.agent("build")).judge(Request("edit", "src/app.py")).note is None
