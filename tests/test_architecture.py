@@ -9,6 +9,7 @@ and the code. Every import counts: at the top, inside functions, and under
 from __future__ import annotations
 
 import ast
+import importlib.util
 import os
 import subprocess
 import sys
@@ -74,9 +75,19 @@ def imports_of(path: str, text: str | None = None) -> Iterator[Import]:
                 base = f"{parent}.{base}" if base else parent
             for alias in node.names:
                 # `from dm_cc import dirs` imports the module dm_cc.dirs when there is one
+                # (and `from wcmatch import fnmatch` the module wcmatch.fnmatch)
                 submodule = f"{base}.{alias.name}"
-                yield Import(path, node.lineno,
-                             submodule if module_path(submodule) else base)
+                yield Import(path, node.lineno, submodule if _is_module(submodule) else base)
+
+
+@cache
+def _is_module(dotted: str) -> bool:
+    if dotted.startswith("dm_cc."):
+        return module_path(dotted) is not None
+    try:
+        return importlib.util.find_spec(dotted) is not None
+    except (ImportError, ValueError):  # the parent is a module, not a package
+        return False
 
 
 @cache
@@ -124,6 +135,7 @@ def test_the_description_names_only_known_parts():
             assert set(targets) <= named, f"{section}.{part}: unknown parts {set(targets) - named}"
     for library, parts in DESIGN["libraries"].items():
         assert set(parts) <= named, f"libraries.{library}: unknown parts"
+    assert set(DESIGN["pure"]) <= named
 
 
 def test_every_module_belongs_to_exactly_one_part():
@@ -162,6 +174,34 @@ def test_heavy_libraries_stay_in_their_part():
         homes = DESIGN["libraries"].get(library)
         if homes is not None and not set(part_of(item.source)) & set(homes):
             broken.append(f"{item.source}:{item.line} imports {item.target} (only {homes})")
+    assert broken == []
+
+
+DISK_METHODS = frozenset({"resolve", "exists", "is_file", "is_dir", "is_symlink", "iterdir",
+                          "read_text", "read_bytes", "write_text", "write_bytes", "stat",
+                          "lstat", "readlink", "mkdir", "unlink", "rmdir", "touch", "glob",
+                          "rglob", "expanduser", "absolute", "samefile", "owner", "chmod"})
+
+
+@pytest.mark.parametrize("part", sorted(DESIGN["pure"]))
+def test_a_pure_part_does_no_io(part):
+    allowed = set(DESIGN["pure"][part])
+    broken = []
+    for path in module_files():
+        if part_of(path) != [part]:
+            continue
+        for item in imports_of(path):
+            if target_part(item.target) is None and item.target not in allowed:
+                broken.append(f"{path}:{item.line} imports {item.target}")
+        tree = ast.parse((REPO / path).read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
+                    and node.func.id in ("open", "print", "input", "exec", "eval"):
+                broken.append(f"{path}:{node.lineno} calls {node.func.id}()")
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                    and node.func.attr in DISK_METHODS and isinstance(node.func.value, ast.Attribute) \
+                    and node.func.value.attr in ("root", "cwd", "home"):
+                broken.append(f"{path}:{node.lineno} calls .{node.func.attr}() on a directory")
     assert broken == []
 
 
