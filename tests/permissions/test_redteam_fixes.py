@@ -13,7 +13,7 @@ from judging import assert_meets
 from dm_cc.permissions import Rule
 from dm_cc.permissions.paths import PathContextDirs
 from dm_cc.permissions.shell import analyse
-from dm_cc.permissions.shell_words import join_continuations
+from dm_cc.permissions.shell.source import join_continuations
 
 
 def A(pattern):

@@ -33,8 +33,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from dm_cc.permissions import shell_tables as tables
-from dm_cc.permissions.shell_commands import (
+from dm_cc.permissions.shell import tables
+from dm_cc.permissions.shell.judge import (
     MAX_DEPTH,
     Analyser,
     FileRef,

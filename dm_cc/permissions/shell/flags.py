@@ -25,7 +25,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from dm_cc.permissions.shell_tables import FLAG_ALIASES, POSITIONAL_FLAGS, SINGLE_DASH_LONG
+from dm_cc.permissions.shell.tables import FLAG_ALIASES, POSITIONAL_FLAGS, SINGLE_DASH_LONG
 
 _EMPTY: frozenset[str] = frozenset()
 

@@ -14,11 +14,11 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Literal
 
-from dm_cc.permissions import shell_tables as tables
-from dm_cc.permissions.flags import scan_options
-from dm_cc.permissions.shell_quoting import Word
-from dm_cc.permissions.shell_sed_awk import awk_risky, sed_risky
-from dm_cc.permissions.shell_words import Stdin, risky_env
+from dm_cc.permissions.shell import tables
+from dm_cc.permissions.shell.flags import scan_options
+from dm_cc.permissions.shell.quoting import Word
+from dm_cc.permissions.shell.sed_awk import awk_risky, sed_risky
+from dm_cc.permissions.shell.walk import Stdin, risky_env
 
 ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=|BASH_FUNC_[^=/]*=")
 _URL_PATH = re.compile(r"(?i)file://(?:localhost)?")

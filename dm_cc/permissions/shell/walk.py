@@ -21,8 +21,8 @@ from collections.abc import Iterable, Sequence
 from itertools import pairwise
 from typing import TYPE_CHECKING, Literal, NamedTuple, Protocol
 
-from dm_cc.permissions import shell_tables as tables
-from dm_cc.permissions.shell_quoting import (
+from dm_cc.permissions.shell import tables
+from dm_cc.permissions.shell.quoting import (
     BRACE,
     DQ_ESCAPE,
     ESCAPE,
@@ -32,8 +32,8 @@ from dm_cc.permissions.shell_quoting import (
     WordBuilder,
     ansi_c,
 )
-from dm_cc.permissions.shell_source import join_continuations as join_continuations
-from dm_cc.permissions.shell_source import syntax_tree as syntax_tree
+from dm_cc.permissions.shell.source import join_continuations as join_continuations
+from dm_cc.permissions.shell.source import syntax_tree as syntax_tree
 
 if TYPE_CHECKING:
     from tree_sitter import Node

@@ -28,19 +28,19 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal, TypeVar
 
-from dm_cc.permissions import shell_tables as tables
-from dm_cc.permissions.flags import scan_options
-from dm_cc.permissions.shell_arguments import ASSIGNMENT, ArgumentInspection
-from dm_cc.permissions.shell_builtins import (
+from dm_cc.permissions.shell import tables
+from dm_cc.permissions.shell.arguments import ASSIGNMENT, ArgumentInspection
+from dm_cc.permissions.shell.flags import scan_options
+from dm_cc.permissions.shell.programs import (
     DEV_FD,
     INTERPRETER,
     STDIN_SCRIPTS,
     BuiltinHandling,
     script_operand_note,
 )
-from dm_cc.permissions.shell_quoting import Word, joined
-from dm_cc.permissions.shell_source import join_continuations, syntax_tree
-from dm_cc.permissions.shell_words import SHOWN, Stdin, Walk, risky_env
+from dm_cc.permissions.shell.quoting import Word, joined
+from dm_cc.permissions.shell.source import join_continuations, syntax_tree
+from dm_cc.permissions.shell.walk import SHOWN, Stdin, Walk, risky_env
 
 MAX_DEPTH = 8  # wrappers plus re-parsed scripts
 

@@ -14,9 +14,9 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Literal
 
-from dm_cc.permissions import shell_tables as tables
-from dm_cc.permissions.shell_quoting import Word, joined
-from dm_cc.permissions.shell_words import EVALUATED, Stdin, risky_env
+from dm_cc.permissions.shell import tables
+from dm_cc.permissions.shell.quoting import Word, joined
+from dm_cc.permissions.shell.walk import EVALUATED, Stdin, risky_env
 
 DEV_FD = re.compile(r"/dev/fd/\d+|/proc/self/fd/\d+")
 STDIN_SCRIPTS = frozenset({"-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"})
