@@ -1,125 +1,112 @@
 """A program's arguments read with its ArgSpec: risky options, scripts, file operands.
 
-A mixin of the :class:`~shell_commands.Analyser`: :meth:`ArgumentInspection._inspect`
-scans the words of a program that has an :class:`~shell_tables.ArgSpec` (GNU long options
-may be abbreviated), adds risky options to ``sensitive``, hands scripts (``find -exec``,
-``--eval`` ...) back to the analyser, checks sed and awk programs with
-:mod:`shell_sed_awk` and reports file operands (including ``@FILE`` and ``file://`` forms)
-as FileRefs.
+:func:`inspect` scans the words of a program that has an :class:`~.tables.ArgSpec` (GNU
+long options may be abbreviated) and returns its effects in order: risky options as
+:class:`~.records.Sensitive` tokens, scripts to parse again (``find -exec``, ``--eval``
+...), sed and awk programs checked with :mod:`.sed_awk`, and file operands (including
+``@FILE`` and ``file://`` forms) as :class:`~.records.FileUse` s. Pure: the judge applies
+them.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Literal
 
 from dm_cc.permissions.shell import tables
 from dm_cc.permissions.shell.flags import scan_options
-from dm_cc.permissions.shell.quoting import Word
+from dm_cc.permissions.shell.quoting import ASSIGNMENT, Word
+from dm_cc.permissions.shell.records import Command, Effect, FileUse, Script, Sensitive
 from dm_cc.permissions.shell.sed_awk import awk_risky, sed_risky
-from dm_cc.permissions.shell.walk import Stdin, risky_env
 
-ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=|BASH_FUNC_[^=/]*=")
 _URL_PATH = re.compile(r"(?i)file://(?:localhost)?")
 _TAR_WRITE = frozenset({"-c", "-r", "-u", "-A", "--create", "--append", "--update",
                         "--concatenate", "--catenate"})
 
 
-class ArgumentInspection:
-    """Reads one program's arguments (mixed into the Analyser)."""
-
-    if TYPE_CHECKING:  # provided by the Analyser in shell_commands
-        def script(self, word: Word, depth: int) -> None: ...
-
-        def file(self, word: Word, access: Literal["read", "edit"]) -> None: ...
-
-        def emit(self, words: list[Word], depth: int, stdin: Stdin | None = None,
-                 env: Sequence[tuple[str, Word]] = ()) -> None: ...
-
-    def _inspect(self, key: tuple[str, ...], spec: tables.ArgSpec, words: list[Word],
-                 stop: int, depth: int, sensitive: list[str]) -> None:
-        """Risky options, scripts and file operands of one program's arguments."""
-        args = words[len(key):stop]
-        texts = [w.text for w in args]
-        if key[0] in ("tar", "gtar", "bsdtar") and texts and texts[0][:1] not in ("-", ""):
-            texts[0] = "-" + texts[0]  # old-style bundled mode: tar xzf a.tgz
-        texts = [_unabbreviate(t, spec) if t[:2] == "--" else t for t in texts]
-        scan = scan_options(texts, value_opts=spec.value_opts, pair_opts=spec.pair_opts,
-                            optional_opts=spec.optional_opts, positional_re=spec.positional_re,
-                            single_dash_long=key[0] in tables.SINGLE_DASH_LONG)
-        flags = {o.flag for o in scan.options}
-        for opt in scan.options:
-            check = spec.option_checks.get(opt.flag)
-            if check and opt.value is not None and re.search(check, opt.value):
-                sensitive.append(opt.flag)
-            risk = spec.risky.get(opt.flag)
-            if risk is None:
-                continue
-            if risk in ("flag", "flag-edit", "flag-read", "script", "exec"):
-                sensitive.append(opt.flag)
-            if risk == "exec":
-                self.emit(_until_terminator(args[opt.index + 1:]), depth + 1)
-            if opt.value is None:
-                continue
-            value = args[opt.index]._replace(text=opt.value)
-            if risk in ("edit", "flag-edit"):
-                self.file(value, "edit")
-            elif risk in ("read", "flag-read"):
-                self.file(value, "read")
-            elif risk in ("archive", "directory"):
-                writes = bool(flags & _TAR_WRITE) == (risk == "archive")
-                self.file(value, "edit" if writes else "read")
-            elif risk == "script":
-                self.script(value, depth + 1)
-            elif risk == "at-read" and (path := _at_file(opt.value)):
-                self.file(value._replace(text=path), "read")
-            elif risk == "at-start-read" and opt.value.startswith("@") and len(opt.value) > 1:
-                self.file(value._replace(text=opt.value[1:]), "read")  # curl -H @FILE
-            elif risk == "url-read" and _URL_PATH.match(opt.value):
-                self.file(value._replace(text=_URL_PATH.sub("", opt.value, 1)), "read")
-            elif risk == "pair-read" and opt.index + 1 < len(args):
-                self.file(args[opt.index + 1], "read")  # jq --rawfile NAME FILE
-        positionals = [args[i] for i in scan.positionals]
-        if "+" in spec.risky and any(w.text.startswith("+") for w in positionals):
-            sensitive.append("+")
-        skip = 0 if flags & spec.skip_opts else spec.skip
-        if spec.script is not None:
-            programs = [o.value for o in scan.options if o.flag in spec.skip_opts
-                        and o.flag not in spec.risky and o.value is not None]
-            programs += [w.text for w in positionals[:skip]]
-            risky = sed_risky if spec.script == "sed" else awk_risky
-            sensitive.extend(p for p in programs if risky(p))
-        if spec.sensitive_positionals and len(positionals) >= spec.sensitive_positionals:
-            sensitive.append(key[-1])
-        if spec.sensitive_re:  # sqlite3 db '.shell cmd'
-            sensitive.extend(w.text for w in positionals if re.search(spec.sensitive_re, w.text))
-        if spec.assign_env:  # make SHELL=/tmp/evil
-            sensitive.extend(var for w in positionals if ASSIGNMENT.match(w.text)
-                             and risky_env(var := w.text.split("=", 1)[0]))
-        files = [w for w in positionals[skip:]
-                 if not (spec.not_file_re and re.match(spec.not_file_re, w.text))]
-        if spec.file_opts and not flags & spec.file_opts:
-            files = []
-        if spec.url_files:  # curl file:///etc/passwd
-            for word in files:
-                if _URL_PATH.match(word.text):
-                    self.file(word._replace(text=_URL_PATH.sub("", word.text, 1)), "read")
-            files = []
-        edit = bool(flags & spec.edit_opts)
-        only_read = bool(flags & spec.read_opts)  # gzip -c: writes stdout, not the file
-        for i, word in enumerate(files):
-            var, eq, path = word.text.partition("=")
-            if eq and var in spec.assign_files:
-                self.file(word._replace(text=path), spec.assign_files[var])
-                continue
-            access = spec.files
-            if len(files) >= 2 and i == 0 and spec.first:
-                access = spec.first
-            if len(files) >= 2 and i == len(files) - 1 and spec.last:
-                access = spec.last
-            if access is not None:
-                self.file(word, "edit" if edit else "read" if only_read else access)
+def inspect(key: tuple[str, ...], spec: tables.ArgSpec, words: list[Word],
+            stop: int) -> list[Effect]:
+    """Risky options, scripts and file operands of ``words[len(key):stop]``, in order."""
+    effects: list[Effect] = []
+    args = words[len(key):stop]
+    texts = [w.text for w in args]
+    if key[0] in ("tar", "gtar", "bsdtar") and texts and texts[0][:1] not in ("-", ""):
+        texts[0] = "-" + texts[0]  # old-style bundled mode: tar xzf a.tgz
+    texts = [_unabbreviate(t, spec) if t[:2] == "--" else t for t in texts]
+    scan = scan_options(texts, value_opts=spec.value_opts, pair_opts=spec.pair_opts,
+                        optional_opts=spec.optional_opts, positional_re=spec.positional_re,
+                        single_dash_long=key[0] in tables.SINGLE_DASH_LONG)
+    flags = {o.flag for o in scan.options}
+    for opt in scan.options:
+        check = spec.option_checks.get(opt.flag)
+        if check and opt.value is not None and re.search(check, opt.value):
+            effects.append(Sensitive(opt.flag))
+        risk = spec.risky.get(opt.flag)
+        if risk is None:
+            continue
+        if risk in ("flag", "flag-edit", "flag-read", "script", "exec"):
+            effects.append(Sensitive(opt.flag))
+        if risk == "exec":
+            effects.append(Command(_until_terminator(args[opt.index + 1:])))
+        if opt.value is None:
+            continue
+        value = args[opt.index]._replace(text=opt.value)
+        if risk in ("edit", "flag-edit"):
+            effects.append(FileUse(value, "edit"))
+        elif risk in ("read", "flag-read"):
+            effects.append(FileUse(value, "read"))
+        elif risk in ("archive", "directory"):
+            writes = bool(flags & _TAR_WRITE) == (risk == "archive")
+            effects.append(FileUse(value, "edit" if writes else "read"))
+        elif risk == "script":
+            effects.append(Script(value))
+        elif risk == "at-read" and (path := _at_file(opt.value)):
+            effects.append(FileUse(value._replace(text=path), "read"))
+        elif risk == "at-start-read" and opt.value.startswith("@") and len(opt.value) > 1:
+            effects.append(FileUse(value._replace(text=opt.value[1:]), "read"))  # curl -H @FILE
+        elif risk == "url-read" and _URL_PATH.match(opt.value):
+            effects.append(FileUse(value._replace(text=_URL_PATH.sub("", opt.value, 1)), "read"))
+        elif risk == "pair-read" and opt.index + 1 < len(args):
+            effects.append(FileUse(args[opt.index + 1], "read"))  # jq --rawfile NAME FILE
+    positionals = [args[i] for i in scan.positionals]
+    if "+" in spec.risky and any(w.text.startswith("+") for w in positionals):
+        effects.append(Sensitive("+"))
+    skip = 0 if flags & spec.skip_opts else spec.skip
+    if spec.script is not None:
+        programs = [o.value for o in scan.options if o.flag in spec.skip_opts
+                    and o.flag not in spec.risky and o.value is not None]
+        programs += [w.text for w in positionals[:skip]]
+        risky = sed_risky if spec.script == "sed" else awk_risky
+        effects += [Sensitive(p) for p in programs if risky(p)]
+    if spec.sensitive_positionals and len(positionals) >= spec.sensitive_positionals:
+        effects.append(Sensitive(key[-1]))
+    if spec.sensitive_re:  # sqlite3 db '.shell cmd'
+        effects += [Sensitive(w.text) for w in positionals if re.search(spec.sensitive_re, w.text)]
+    if spec.assign_env:  # make SHELL=/tmp/evil
+        effects += [Sensitive(var) for w in positionals if ASSIGNMENT.match(w.text)
+                    and tables.risky_env(var := w.text.split("=", 1)[0])]
+    files = [w for w in positionals[skip:]
+             if not (spec.not_file_re and re.match(spec.not_file_re, w.text))]
+    if spec.file_opts and not flags & spec.file_opts:
+        files = []
+    if spec.url_files:  # curl file:///etc/passwd
+        effects += [FileUse(w._replace(text=_URL_PATH.sub("", w.text, 1)), "read")
+                    for w in files if _URL_PATH.match(w.text)]
+        files = []
+    edit = bool(flags & spec.edit_opts)
+    only_read = bool(flags & spec.read_opts)  # gzip -c: writes stdout, not the file
+    for i, word in enumerate(files):
+        var, eq, path = word.text.partition("=")
+        if eq and var in spec.assign_files:
+            effects.append(FileUse(word._replace(text=path), spec.assign_files[var]))
+            continue
+        access = spec.files
+        if len(files) >= 2 and i == 0 and spec.first:
+            access = spec.first
+        if len(files) >= 2 and i == len(files) - 1 and spec.last:
+            access = spec.last
+        if access is not None:
+            effects.append(FileUse(word, "edit" if edit else "read" if only_read else access))
+    return effects
 
 
 def _unabbreviate(text: str, spec: tables.ArgSpec) -> str:

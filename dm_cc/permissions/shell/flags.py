@@ -115,8 +115,8 @@ def _one_option(
         if flag in value_opts or flag in pair_opts:
             if rest:
                 return [*found, Option(flag, rest, i)], i + 1 + (flag in pair_opts)
-            value = words[i + 1] if i + 1 < n else None
-            return [*found, Option(flag, value, i + 1)], i + 2 + (flag in pair_opts)
+            following = words[i + 1] if i + 1 < n else None
+            return [*found, Option(flag, following, i + 1)], i + 2 + (flag in pair_opts)
         if flag in optional_opts:
             return [*found, Option(flag, rest or None, i)], i + 1
         found.append(Option(flag, None, i))

@@ -1,11 +1,10 @@
-"""One shell word and its quote removal: what :mod:`shell_words` builds words with.
+"""One shell word and its quote removal: what the walk (:mod:`.walk`) builds words with.
 
 :class:`Word` is a word after quote removal, flagged with what only the running shell
 knows (expansions, unquoted globs and brace expansion, process substitution).
 :class:`WordBuilder` accumulates a word from its parts, hiding quoted characters from the
 glob check; :func:`ansi_c` decodes ``$'..'``. The regular expressions are shared with the
-tree walk in :mod:`shell_words`; :func:`joined` is used by the analyser in
-:mod:`shell_commands`.
+tree walk; :func:`joined` and :func:`evaluated` are used by the judge's program modules.
 """
 
 from __future__ import annotations
@@ -29,6 +28,12 @@ BRACE = re.compile(r"\{[^{}\x00]*(?:,|\.\.)[^{}\x00]*\}")
 ESCAPE = re.compile(r"\\(.)", re.DOTALL)
 HIDDEN_EXPANSION = re.compile(r"`|\$[\w({@*#?$!-]")
 DQ_ESCAPE = re.compile(r'\\([$`"\\\n])')
+#: Text bash evaluates when it reads an array subscript or arithmetic: a quoted
+#: ``'a[$(cmd)]'`` given to ``let``, ``read``, ``unset``, ``[[ -v ]]`` ... runs ``cmd``.
+EVALUATED = re.compile(r"\$\(|`|\$\{")
+EVALUATES = "evaluates a quoted string as code (an array subscript or arithmetic)"
+#: ``NAME=VALUE`` (or an exported function ``BASH_FUNC_name%%=() {..}``) as a word.
+ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=|BASH_FUNC_[^=/]*=")
 _ANSI = re.compile(r"\\(x[0-9A-Fa-f]{1,2}|u[0-9A-Fa-f]{1,4}|U[0-9A-Fa-f]{1,8}|[0-7]{1,3}|c.|.)",
                    re.DOTALL)
 _ANSI_SIMPLE = {"a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n": "\n",
@@ -90,6 +95,11 @@ class WordBuilder:
         mask = "".join(self.mask)
         glob = GLOB.search(mask) is not None or BRACE.search(mask) is not None
         return Word("".join(self.text), self.expand, glob, self.procsub)
+
+
+def evaluated(words: Sequence[Word]) -> list[Word]:
+    """The words whose static text bash evaluates as code (subscripts, arithmetic)."""
+    return [word for word in words if not word.expand and EVALUATED.search(word.text)]
 
 
 def joined(words: Sequence[Word]) -> Word:

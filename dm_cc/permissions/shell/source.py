@@ -3,8 +3,8 @@
 :func:`join_continuations` deletes every backslash-newline bash removes before tokenising
 and rewrites ``<<-`` heredocs as ``<<`` with the body's leading tabs removed (a small
 quote-aware scanner); :func:`syntax_tree` parses with tree-sitter-bash, masking non-ASCII
-bytes first. Used by the analyser in :mod:`shell_commands` on every (re-)parsed script; the
-tree is then walked by :mod:`shell_words`.
+bytes first. The first stage of the pipeline: the judge (:mod:`.judge`) calls both on every
+(re-)parsed script, and hands the tree to the walk (:mod:`.walk`).
 """
 
 from __future__ import annotations
@@ -173,7 +173,7 @@ def syntax_tree(src: bytes) -> Node:
 
     tree-sitter-bash can crash on some non-ASCII input ("{" + U+E5C0F segfaults), and bash
     treats every non-ASCII byte as an ordinary word character anyway: parse a copy where
-    each such byte is "x" (offsets unchanged); :class:`Walk` reads words from the original.
+    each such byte is "x" (offsets unchanged); the walk reads words from the original.
     """
     return _parser().parse(src.translate(_ASCII_ONLY)).root_node
 

@@ -15,14 +15,27 @@ Option names are written as they appear on the command line; ``_s("-a -b")`` bui
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Literal
+from typing import Literal, TypeVar
 
 
 def _s(names: str) -> frozenset[str]:
     return frozenset(names.split())
+
+
+_V = TypeVar("_V")
+
+
+def lookup(table: Mapping[tuple[str, ...], _V], texts: Sequence[str]
+           ) -> tuple[tuple[str, ...], _V | None]:
+    """The entry for the longest (up to 3) leading words of ``texts`` in ``table``."""
+    for size in (3, 2, 1):
+        key = tuple(texts[:size])
+        if len(key) == size and key in table:
+            return key, table[key]
+    return (), None
 
 
 # --------------------------------------------------------------------------- environment
@@ -45,6 +58,14 @@ RISKY_ENV_NAMES = _s(
 RISKY_ENV_PREFIXES = ("LD_", "DYLD_", "PYTHON", "GIT_", "NPM_CONFIG_", "BASH_FUNC_", "CARGO_",
                       "PIP_", "YARN_", "LUA_INIT", "LUA_PATH", "LUA_CPATH")
 RISKY_ENV_SUFFIXES = ("_PAGER", "_EDITOR", "_ASKPASS", "_OPTS", "_OPTIONS")
+
+
+def risky_env(name: str) -> bool:
+    """Does setting the variable ``name`` change what a command runs (``LD_PRELOAD``)?"""
+    upper = name.upper()
+    return (name in RISKY_ENV_NAMES or upper.startswith(RISKY_ENV_PREFIXES)
+            or name.endswith(RISKY_ENV_SUFFIXES))
+
 
 # --------------------------------------------------------------------------- shells
 #: sh-family interpreters: ``-c STRING`` or a heredoc body is parsed again as shell.
