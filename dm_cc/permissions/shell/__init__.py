@@ -30,9 +30,10 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from dm_cc.permissions.shell import tables
 from dm_cc.permissions.shell.judge import MAX_DEPTH, Judge
 from dm_cc.permissions.shell.results import FileRef, ShellAnalysis, SimpleCommand
+from dm_cc.permissions.shell.tables import lookup
+from dm_cc.permissions.shell.tables.suggestions import ARITY
 
 __all__ = ["MAX_COMMAND_CHARS", "MAX_DEPTH", "FileRef", "ShellAnalysis", "SimpleCommand",
            "always_pattern", "analyse"]
@@ -65,7 +66,7 @@ def always_pattern(words: Sequence[str]) -> str:
     words = list(words)
     if not words or not words[0] or words[0][0] == "-" or _UNSAFE_WORD.search(words[0]):
         return ""
-    key, arity = tables.lookup(tables.ARITY, words)
+    key, arity = lookup(ARITY, words)
     kept = list(key)
     for word in words[len(key):max(arity or 1, len(key))]:
         if not word or word[0] == "-" or _UNSAFE_WORD.search(word):

@@ -1,6 +1,6 @@
 """A program's arguments read with its ArgSpec: risky options, scripts, file operands.
 
-:func:`inspect` scans the words of a program that has an :class:`~.tables.ArgSpec` (GNU
+:func:`inspect` scans the words of a program that has an :class:`~.ArgSpec` (GNU
 long options may be abbreviated) and returns its effects in order: risky options as
 :class:`~.records.Sensitive` tokens, scripts to parse again (``find -exec``, ``--eval``
 ...), sed and awk programs checked with :mod:`.sed_awk`, and file operands (including
@@ -12,18 +12,19 @@ from __future__ import annotations
 
 import re
 
-from dm_cc.permissions.shell import tables
 from dm_cc.permissions.shell.flags import scan_options
 from dm_cc.permissions.shell.quoting import ASSIGNMENT, Word
 from dm_cc.permissions.shell.records import Command, Effect, FileUse, Script, Sensitive
 from dm_cc.permissions.shell.sed_awk import awk_risky, sed_risky
+from dm_cc.permissions.shell.tables.arguments import SINGLE_DASH_LONG, ArgSpec
+from dm_cc.permissions.shell.tables.environment import risky_env
 
 _URL_PATH = re.compile(r"(?i)file://(?:localhost)?")
 _TAR_WRITE = frozenset({"-c", "-r", "-u", "-A", "--create", "--append", "--update",
                         "--concatenate", "--catenate"})
 
 
-def inspect(key: tuple[str, ...], spec: tables.ArgSpec, words: list[Word],
+def inspect(key: tuple[str, ...], spec: ArgSpec, words: list[Word],
             stop: int) -> list[Effect]:
     """Risky options, scripts and file operands of ``words[len(key):stop]``, in order."""
     effects: list[Effect] = []
@@ -34,7 +35,7 @@ def inspect(key: tuple[str, ...], spec: tables.ArgSpec, words: list[Word],
     texts = [_unabbreviate(t, spec) if t[:2] == "--" else t for t in texts]
     scan = scan_options(texts, value_opts=spec.value_opts, pair_opts=spec.pair_opts,
                         optional_opts=spec.optional_opts, positional_re=spec.positional_re,
-                        single_dash_long=key[0] in tables.SINGLE_DASH_LONG)
+                        single_dash_long=key[0] in SINGLE_DASH_LONG)
     flags = {o.flag for o in scan.options}
     for opt in scan.options:
         check = spec.option_checks.get(opt.flag)
@@ -83,7 +84,7 @@ def inspect(key: tuple[str, ...], spec: tables.ArgSpec, words: list[Word],
         effects += [Sensitive(w.text) for w in positionals if re.search(spec.sensitive_re, w.text)]
     if spec.assign_env:  # make SHELL=/tmp/evil
         effects += [Sensitive(var) for w in positionals if ASSIGNMENT.match(w.text)
-                    and tables.risky_env(var := w.text.split("=", 1)[0])]
+                    and risky_env(var := w.text.split("=", 1)[0])]
     files = [w for w in positionals[skip:]
              if not (spec.not_file_re and re.match(spec.not_file_re, w.text))]
     if spec.file_opts and not flags & spec.file_opts:
@@ -109,7 +110,7 @@ def inspect(key: tuple[str, ...], spec: tables.ArgSpec, words: list[Word],
     return effects
 
 
-def _unabbreviate(text: str, spec: tables.ArgSpec) -> str:
+def _unabbreviate(text: str, spec: ArgSpec) -> str:
     """GNU getopt accepts a long option cut to any unambiguous prefix (``--compress-prog``
     is ``--compress-program``): a prefix of 4 or more characters of an option this spec
     knows is read as that option (a risky one when several fit -- the fail-safe side);

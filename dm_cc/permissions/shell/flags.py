@@ -25,7 +25,9 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from dm_cc.permissions.shell.tables import FLAG_ALIASES, POSITIONAL_FLAGS, SINGLE_DASH_LONG
+from dm_cc.permissions.shell.tables import lookup
+from dm_cc.permissions.shell.tables.arguments import SINGLE_DASH_LONG
+from dm_cc.permissions.shell.tables.flag_aliases import FLAG_ALIASES, POSITIONAL_FLAGS
 
 _EMPTY: frozenset[str] = frozenset()
 
@@ -179,15 +181,6 @@ def wildcard_match(pattern: str, text: str) -> bool:
 
 
 # --------------------------------------------------------------------------- flag rules
-def _table_key(table: Mapping[tuple[str, ...], object], words: Sequence[str]) -> tuple[str, ...]:
-    """The longest key of ``table`` that ``words`` start with (or ``()``)."""
-    for size in (3, 2, 1):
-        key = tuple(words[:size])
-        if len(key) == size and key in table:
-            return key
-    return ()
-
-
 def _canonical(word: str, aliases: Mapping[str, tuple[str, ...]], whole: bool) -> set[str]:
     """Canonical flags for one option word: ``-rf`` → {-r, -f}; ``--force`` → {-f}."""
     if word.startswith("--") or whole:
@@ -267,7 +260,7 @@ class FlagRule:
         rest = _after_head(self.head, positional, values)
         if rest is None:
             return False
-        key = _table_key(FLAG_ALIASES, self.head)
+        key = lookup(FLAG_ALIASES, self.head)[0]
         aliases = FLAG_ALIASES.get(key, {})
         whole = words[0] in SINGLE_DASH_LONG
         have: set[str] = set()
@@ -300,7 +293,7 @@ def compile_flag_rule(pattern: str) -> FlagRule | None:
         # Without options, only a command with a subcommand (`kubectl delete *`) gains
         # anything: global options may stand between them (`kubectl -n prod delete`).
         return None
-    aliases = FLAG_ALIASES.get(_table_key(FLAG_ALIASES, head), {})
+    aliases = lookup(FLAG_ALIASES, head)[1] or {}
     whole = head[0] in SINGLE_DASH_LONG
     flags: set[str] = set()
     for word in options:

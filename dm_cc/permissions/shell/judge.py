@@ -31,7 +31,6 @@ import re
 from collections.abc import Iterable, Iterator, Sequence
 from typing import NamedTuple
 
-from dm_cc.permissions.shell import tables
 from dm_cc.permissions.shell.arguments import inspect
 from dm_cc.permissions.shell.programs import (
     DEV_FD,
@@ -58,6 +57,17 @@ from dm_cc.permissions.shell.records import (
 )
 from dm_cc.permissions.shell.results import FileRef, ShellAnalysis, SimpleCommand
 from dm_cc.permissions.shell.source import join_continuations, syntax_tree
+from dm_cc.permissions.shell.tables import lookup
+from dm_cc.permissions.shell.tables.arguments import ARG_SPECS
+from dm_cc.permissions.shell.tables.commands import (
+    GIT_GLOBAL_PLACES,
+    GIT_GLOBAL_SENSITIVE,
+    GIT_GLOBAL_VALUE,
+    NON_FILES,
+    NOT_RUNNERS,
+    SYSTEM_BIN_DIRS,
+)
+from dm_cc.permissions.shell.tables.interpreters import EVAL_BUILTINS, INTERPRETERS, SHELLS
 from dm_cc.permissions.shell.walk import SHOWN, walk
 from dm_cc.permissions.shell.wrappers import unwrap, wrapper_lookup
 
@@ -121,7 +131,7 @@ class Judge:
 
     def file(self, word: Word, access: Access) -> None:
         path = word.text
-        if word.procsub or path in ("", "-", "{}") or path in tables.NON_FILES \
+        if word.procsub or path in ("", "-", "{}") or path in NON_FILES \
                 or DEV_FD.fullmatch(path):
             return
         dynamic = word.expand or word.glob
@@ -204,7 +214,7 @@ class Judge:
         name = head.text.rsplit("/", 1)[-1] or head.text
         words = [head._replace(text=name), *words[1:]]
         sensitive: list[str] = []
-        if "/" in head.text and head.text.rsplit("/", 1)[0] not in tables.SYSTEM_BIN_DIRS:
+        if "/" in head.text and head.text.rsplit("/", 1)[0] not in SYSTEM_BIN_DIRS:
             # `./git status` runs whatever ./git is: deny and ask rules match it as
             # `git`, but no allow rule for `git` may allow it (it asks each time).
             sensitive.append(head.text)
@@ -224,9 +234,9 @@ class Judge:
             inner = [words[i] for i in where] + words[where[-1] + 1:]
             stop, outcome = unwrap(key, wrapper, inner, stdin)
             stop += skipped
-        elif name in tables.SHELLS:
+        elif name in SHELLS:
             outcome = shell(words, stdin)
-        elif name in tables.INTERPRETERS or INTERPRETER.fullmatch(name):
+        elif name in INTERPRETERS or INTERPRETER.fullmatch(name):
             outcome = interpreter(words, stdin)
         elif name in ("source", ".") and len(words) > 1:
             outcome = source(words, stdin)
@@ -234,20 +244,20 @@ class Judge:
             outcome = code_builtin(name, words[1:])
         elif name in ("cd", "pushd", "popd"):
             self.chdir(name, words[1:])
-        elif name in tables.EVAL_BUILTINS:
+        elif name in EVAL_BUILTINS:
             outcome = eval_builtin(name, words)
         yield from self.apply(outcome.effects, depth, suspect, sensitive)
         if name in ("ln", "cp") and _makes_symlink(texts):
             names = [t for t in texts[1:] if t != "--" and not t.startswith("-")]
             if names:
                 self.links.add(names[-1].rstrip("/") or names[-1])
-        spec_key, spec = tables.lookup(tables.ARG_SPECS, texts)
+        spec_key, spec = lookup(ARG_SPECS, texts)
         if spec is not None:
             yield from self.apply(inspect(spec_key, spec, words, stop), depth, suspect,
                                   sensitive)
         dynamic = outcome.note is not None or any(w.expand for w in words)
-        if spec is None and wrapper is None and not dynamic and name not in tables.NOT_RUNNERS \
-                and name not in tables.SHELLS and not INTERPRETER.fullmatch(name):
+        if spec is None and wrapper is None and not dynamic and name not in NOT_RUNNERS \
+                and name not in SHELLS and not INTERPRETER.fullmatch(name):
             self.speculative += _speculate(texts)
         self.record(texts, dynamic, suspect, sensitive, outcome.note, slot)
         for var, word in env:
@@ -311,10 +321,10 @@ def _git_globals(words: list[Word], sensitive: list[str]) -> tuple[list[Word], l
     i = 1
     while i < len(words) and len(words[i].text) > 1 and words[i].text[0] == "-":
         name, eq, value = words[i].text.partition("=")
-        if name in tables.GIT_GLOBAL_SENSITIVE:
+        if name in GIT_GLOBAL_SENSITIVE:
             sensitive.append(name)
-        takes_value = name in tables.GIT_GLOBAL_VALUE and not eq
-        if name in tables.GIT_GLOBAL_PLACES:
+        takes_value = name in GIT_GLOBAL_VALUE and not eq
+        if name in GIT_GLOBAL_PLACES:
             if eq:
                 places.append(words[i]._replace(text=value))
             elif i + 1 < len(words):

@@ -14,13 +14,22 @@ from __future__ import annotations
 
 import re
 
-from dm_cc.permissions.shell import tables
 from dm_cc.permissions.shell.quoting import EVALUATES, Word, evaluated, joined
 from dm_cc.permissions.shell.records import Effect, FileUse, Outcome, Parse, Script, Sensitive, Stdin
+from dm_cc.permissions.shell.tables.environment import risky_env
+from dm_cc.permissions.shell.tables.interpreters import (
+    CALLBACK_OPTS,
+    INLINE_CODE_BY_FAMILY,
+    INLINE_CODE_OPTS,
+    INTERPRETER_RE,
+    INTERPRETER_SUBCOMMANDS,
+    INTERPRETER_VALUE_OPTS,
+    SHELL_VALUE_OPTS,
+)
 
 DEV_FD = re.compile(r"/dev/fd/\d+|/proc/self/fd/\d+")
 STDIN_SCRIPTS = frozenset({"-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"})
-INTERPRETER = re.compile(tables.INTERPRETER_RE)
+INTERPRETER = re.compile(INTERPRETER_RE)
 _FROM_PIPE = "runs a script read from a pipe or a non-static string"
 
 
@@ -32,7 +41,7 @@ def shell(words: list[Word], stdin: Stdin | None) -> Outcome:
         if text == "--":
             i += 1
             break
-        if text in tables.SHELL_VALUE_OPTS:
+        if text in SHELL_VALUE_OPTS:
             i += 2
             continue
         if len(text) < 2 or text[0] not in "-+":
@@ -74,16 +83,16 @@ def source(words: list[Word], stdin: Stdin | None) -> Outcome:
 def interpreter(words: list[Word], stdin: Stdin | None) -> Outcome:
     """``python``/``node``/... reading their program from a pipe are unknowable."""
     family = words[0].text.rstrip("0123456789.")
-    inline = tables.INLINE_CODE_BY_FAMILY.get(family, tables.INLINE_CODE_OPTS)
+    inline = INLINE_CODE_BY_FAMILY.get(family, INLINE_CODE_OPTS)
     i = 1
     while i < len(words):
         text = words[i].text
         if len(text) > 1 and text[0] == "-":
             if text in inline or (text[1] != "-" and text[:2] in inline):
                 return Outcome()
-            i += 2 if text in tables.INTERPRETER_VALUE_OPTS else 1
+            i += 2 if text in INTERPRETER_VALUE_OPTS else 1
             continue
-        if family in ("deno", "bun") and text in tables.INTERPRETER_SUBCOMMANDS:
+        if family in ("deno", "bun") and text in INTERPRETER_SUBCOMMANDS:
             i += 1
             continue
         if family in ("deno", "bun") and text == "eval":
@@ -104,13 +113,13 @@ def eval_builtin(name: str, words: list[Word]) -> Outcome:
                                          else [])
     elif name in ("mapfile", "readarray", "compgen", "complete"):
         for i, word in enumerate(args):
-            if word.text in tables.CALLBACK_OPTS and i + 1 < len(args):
+            if word.text in CALLBACK_OPTS and i + 1 < len(args):
                 effects += [Sensitive(word.text), Script(args[i + 1])]
     elif name == "hash" and any(w.text.startswith("-") and "p" in w.text for w in args):
         effects.append(Sensitive("-p"))  # hash -p /tmp/evil git: `git` now runs /tmp/evil
     if name in ("printf", "read", "mapfile", "readarray", "let", "wait"):
         effects += [Sensitive(var) for w in args
-                    if tables.risky_env(var := w.text.partition("=")[0])]
+                    if risky_env(var := w.text.partition("=")[0])]
     scripts = [Script(w) for w in evaluated(args)]
     return Outcome(EVALUATES if scripts else None, (*effects, *scripts))
 

@@ -38,7 +38,7 @@ from dm_cc.permissions.shell.quoting import (
     evaluated,
 )
 from dm_cc.permissions.shell.records import Broken, Command, FileUse, Noted, Record, Script, Stdin
-from dm_cc.permissions.shell.tables import risky_env
+from dm_cc.permissions.shell.tables.environment import risky_env
 
 if TYPE_CHECKING:
     from tree_sitter import Node

@@ -1,6 +1,6 @@
 """Wrappers: programs that run another command (``sudo``, ``timeout``, ``uv run`` ...).
 
-:func:`wrapper_lookup` finds a command's :class:`~.tables.Wrapper` (global options may sit
+:func:`wrapper_lookup` finds a command's :class:`~.Wrapper` (global options may sit
 between its key words); :func:`unwrap` reads the wrapper's own options with
 :func:`~.flags.scan_options` and returns where its words end and an
 :class:`~.records.Outcome`: the command it runs (a :class:`~.records.Command`, with risky
@@ -13,11 +13,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from dm_cc.permissions.shell import tables
 from dm_cc.permissions.shell.flags import scan_options
 from dm_cc.permissions.shell.programs import stdin_shell
 from dm_cc.permissions.shell.quoting import ASSIGNMENT, Word, joined
 from dm_cc.permissions.shell.records import Command, Effect, Outcome, Script, Stdin
+from dm_cc.permissions.shell.tables import lookup
+from dm_cc.permissions.shell.tables.environment import risky_env
+from dm_cc.permissions.shell.tables.wrappers import WRAPPERS, Wrapper
 
 #: Wrappers that start a shell reading its script from stdin when given no command
 #: (``sudo -s <<< CMD``, ``su - root <<EOF``, ``ssh host <<< CMD``, ``script -q /dev/null``).
@@ -25,14 +27,14 @@ _STDIN_SHELL_WRAPPERS = frozenset({"sudo", "doas", "su", "runuser", "ssh", "scri
                                    "pkexec", "machinectl", "sg", "newgrp"})
 
 _LOOSE_KEYS: dict[str, list[tuple[str, ...]]] = {}
-for _key in tables.WRAPPERS:
+for _key in WRAPPERS:
     if len(_key) > 1:
         _LOOSE_KEYS.setdefault(_key[0], []).append(_key)
 _LOOSE_SPAN = 6  # option words (and values) tolerated before each subcommand word
 _RANGES = tuple(tuple(range(n)) for n in range(4))
 
 
-def wrapper_lookup(texts: Sequence[str]) -> tuple[tuple[str, ...], tables.Wrapper | None,
+def wrapper_lookup(texts: Sequence[str]) -> tuple[tuple[str, ...], Wrapper | None,
                                                    Sequence[int]]:
     """The wrapper for ``texts`` and the indices of its key words.
 
@@ -40,7 +42,7 @@ def wrapper_lookup(texts: Sequence[str]) -> tuple[tuple[str, ...], tables.Wrappe
     exec``, ``uv -q run``, ``docker compose -f f.yml exec``): option words, and a possible
     value after each, are skipped. A false match only adds a request, so this errs wide.
     """
-    key, spec = tables.lookup(tables.WRAPPERS, texts)
+    key, spec = lookup(WRAPPERS, texts)
     if not texts or texts[0] not in _LOOSE_KEYS or not any(t[:1] == "-" for t in texts[1:3]):
         return key, spec, _RANGES[len(key)]
     best: tuple[tuple[str, ...], Sequence[int]] = (key, _RANGES[len(key)])
@@ -68,10 +70,10 @@ def wrapper_lookup(texts: Sequence[str]) -> tuple[tuple[str, ...], tables.Wrappe
             best = (candidate, found)
     if best[0] == key:
         return key, spec, best[1]
-    return best[0], tables.WRAPPERS[best[0]], best[1]
+    return best[0], WRAPPERS[best[0]], best[1]
 
 
-def unwrap(key: tuple[str, ...], spec: tables.Wrapper, words: list[Word],
+def unwrap(key: tuple[str, ...], spec: Wrapper, words: list[Word],
            stdin: Stdin | None) -> tuple[int, Outcome]:
     """What a wrapper runs, and where the wrapper's own words end (``words`` start with
     its key words)."""
@@ -82,7 +84,7 @@ def unwrap(key: tuple[str, ...], spec: tables.Wrapper, words: list[Word],
     return stop, Outcome(None, tuple(effects))
 
 
-def _runs(key: tuple[str, ...], spec: tables.Wrapper, words: list[Word],
+def _runs(key: tuple[str, ...], spec: Wrapper, words: list[Word],
           stdin: Stdin | None) -> tuple[int, bool, list[Effect]]:
     """(where the wrapper's words end, whether it runs anything, what it runs)."""
     base = len(key)
@@ -112,12 +114,12 @@ def _runs(key: tuple[str, ...], spec: tables.Wrapper, words: list[Word],
     for opt in scan.options:  # systemd-run -E NAME=VALUE, run0 --setenv=NAME=VALUE
         if opt.flag in spec.env_opts and opt.value is not None:
             var = opt.value.split("=", 1)[0]
-            if tables.risky_env(var):
+            if risky_env(var):
                 env.append((var, args[opt.index]._replace(text=opt.value)))
     start = end
     while spec.assignments and start < len(args) and ASSIGNMENT.match(args[start].text):
         var, _, value = args[start].text.partition("=")
-        if tables.risky_env(var):
+        if risky_env(var):
             env.append((var, args[start]))
         if var.startswith("BASH_FUNC_"):  # an exported function: its body runs later
             effects.append(Script(args[start]._replace(text="f" + value)))
