@@ -20,6 +20,9 @@ work is a one-way pipeline, each stage handing plain data to the next:
   (options and file operands, with :mod:`.flags` and :mod:`.sed_awk`); the facts about
   particular programs are the tables in :mod:`.tables`.
 
+Start-up: importing the package builds only data -- the tables, a few classes; regular
+expressions are compiled on first use and tree-sitter is imported at the first parse.
+
 Conservative by construction: a command whose name or arguments cannot be known statically,
 a parse error, an input over ``MAX_COMMAND_CHARS``, nesting deeper than ``MAX_DEPTH`` or a
 script read from a pipe yields ``dynamic=True``, which no rule may allow.
@@ -29,6 +32,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from functools import cache
 
 from dm_cc.permissions.shell.judge import MAX_DEPTH, Judge
 from dm_cc.permissions.shell.results import FileRef, ShellAnalysis, SimpleCommand
@@ -53,7 +57,13 @@ def analyse(source: str) -> ShellAnalysis:
     return judge.result()
 
 
-_UNSAFE_WORD = re.compile(r"[\s*?\[\]{}$`'\"\\()<>|;&!#~=]")
+
+
+@cache
+def _unsafe_word() -> re.Pattern[str]:
+    """A character no suggestion may contain (compiled once, on first use)."""
+    return re.compile(r"[\s*?\[\]{}$`'\"\\()<>|;&!#~=]")
+
 
 
 def always_pattern(words: Sequence[str]) -> str:
@@ -63,13 +73,13 @@ def always_pattern(words: Sequence[str]) -> str:
     any word that is not plain text. Returns ``""`` when even the command name is unsafe
     to put in a pattern.
     """
-    words = list(words)
-    if not words or not words[0] or words[0][0] == "-" or _UNSAFE_WORD.search(words[0]):
+    words, unsafe = list(words), _unsafe_word()
+    if not words or not words[0] or words[0][0] == "-" or unsafe.search(words[0]):
         return ""
     key, arity = lookup(ARITY, words)
     kept = list(key)
     for word in words[len(key):max(arity or 1, len(key))]:
-        if not word or word[0] == "-" or _UNSAFE_WORD.search(word):
+        if not word or word[0] == "-" or unsafe.search(word):
             break
         kept.append(word)
     return " ".join(kept) + " *"

@@ -13,13 +13,13 @@ from __future__ import annotations
 import re
 
 from dm_cc.permissions.shell.flags import scan_options
-from dm_cc.permissions.shell.quoting import ASSIGNMENT, Word
+from dm_cc.permissions.shell.quoting import Word, is_assignment
 from dm_cc.permissions.shell.records import Command, Effect, FileUse, Script, Sensitive
 from dm_cc.permissions.shell.sed_awk import awk_risky, sed_risky
 from dm_cc.permissions.shell.tables.arguments import SINGLE_DASH_LONG, ArgSpec
 from dm_cc.permissions.shell.tables.environment import risky_env
 
-_URL_PATH = re.compile(r"(?i)file://(?:localhost)?")
+_URL_PATH = r"(?i)file://(?:localhost)?"
 _TAR_WRITE = frozenset({"-c", "-r", "-u", "-A", "--create", "--append", "--update",
                         "--concatenate", "--catenate"})
 
@@ -47,10 +47,10 @@ def inspect(key: tuple[str, ...], spec: ArgSpec, words: list[Word],
         if risk in ("flag", "flag-edit", "flag-read", "script", "exec"):
             effects.append(Sensitive(opt.flag))
         if risk == "exec":
-            effects.append(Command(_until_terminator(args[opt.index + 1:])))
+            effects.append(Command(_until_terminator(args[opt.at + 1:])))
         if opt.value is None:
             continue
-        value = args[opt.index]._replace(text=opt.value)
+        value = args[opt.at]._replace(text=opt.value)
         if risk in ("edit", "flag-edit"):
             effects.append(FileUse(value, "edit"))
         elif risk in ("read", "flag-read"):
@@ -64,10 +64,10 @@ def inspect(key: tuple[str, ...], spec: ArgSpec, words: list[Word],
             effects.append(FileUse(value._replace(text=path), "read"))
         elif risk == "at-start-read" and opt.value.startswith("@") and len(opt.value) > 1:
             effects.append(FileUse(value._replace(text=opt.value[1:]), "read"))  # curl -H @FILE
-        elif risk == "url-read" and _URL_PATH.match(opt.value):
-            effects.append(FileUse(value._replace(text=_URL_PATH.sub("", opt.value, 1)), "read"))
-        elif risk == "pair-read" and opt.index + 1 < len(args):
-            effects.append(FileUse(args[opt.index + 1], "read"))  # jq --rawfile NAME FILE
+        elif risk == "url-read" and re.match(_URL_PATH, opt.value):
+            effects.append(FileUse(value._replace(text=_file_path(opt.value)), "read"))
+        elif risk == "pair-read" and opt.at + 1 < len(args):
+            effects.append(FileUse(args[opt.at + 1], "read"))  # jq --rawfile NAME FILE
     positionals = [args[i] for i in scan.positionals]
     if "+" in spec.risky and any(w.text.startswith("+") for w in positionals):
         effects.append(Sensitive("+"))
@@ -83,15 +83,15 @@ def inspect(key: tuple[str, ...], spec: ArgSpec, words: list[Word],
     if spec.sensitive_re:  # sqlite3 db '.shell cmd'
         effects += [Sensitive(w.text) for w in positionals if re.search(spec.sensitive_re, w.text)]
     if spec.assign_env:  # make SHELL=/tmp/evil
-        effects += [Sensitive(var) for w in positionals if ASSIGNMENT.match(w.text)
+        effects += [Sensitive(var) for w in positionals if is_assignment(w.text)
                     and risky_env(var := w.text.split("=", 1)[0])]
     files = [w for w in positionals[skip:]
              if not (spec.not_file_re and re.match(spec.not_file_re, w.text))]
     if spec.file_opts and not flags & spec.file_opts:
         files = []
     if spec.url_files:  # curl file:///etc/passwd
-        effects += [FileUse(w._replace(text=_URL_PATH.sub("", w.text, 1)), "read")
-                    for w in files if _URL_PATH.match(w.text)]
+        effects += [FileUse(w._replace(text=_file_path(w.text)), "read")
+                    for w in files if re.match(_URL_PATH, w.text)]
         files = []
     edit = bool(flags & spec.edit_opts)
     only_read = bool(flags & spec.read_opts)  # gzip -c: writes stdout, not the file
@@ -135,6 +135,11 @@ def _until_terminator(words: list[Word]) -> list[Word]:
         if word.text == ";" or (word.text == "+" and i and words[i - 1].text == "{}"):
             return words[:i]
     return words
+
+
+def _file_path(url: str) -> str:
+    """``file:///etc/passwd`` -> ``/etc/passwd``."""
+    return re.sub(_URL_PATH, "", url, count=1)
 
 
 def _at_file(value: str) -> str | None:

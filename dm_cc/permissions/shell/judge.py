@@ -25,21 +25,23 @@ also what ``cd`` and symlink tracking need.
   under DIR, so ``cd ~/.ssh && cat id_rsa`` still names ``~/.ssh/id_rsa``.
 """
 
-from __future__ import annotations
+# No `from __future__ import annotations` here: NamedTuple classes build about twice as
+# fast with evaluated annotations, and this module is imported at start-up.
 
 import re
 from collections.abc import Iterable, Iterator, Sequence
+from functools import cache
 from typing import NamedTuple
 
 from dm_cc.permissions.shell.arguments import inspect
 from dm_cc.permissions.shell.programs import (
-    DEV_FD,
-    INTERPRETER,
     code_builtin,
+    dev_fd,
     eval_builtin,
     interpreter,
     shell,
     source,
+    versioned_interpreter,
 )
 from dm_cc.permissions.shell.quoting import Word, joined
 from dm_cc.permissions.shell.records import (
@@ -74,6 +76,7 @@ from dm_cc.permissions.shell.wrappers import unwrap, wrapper_lookup
 MAX_DEPTH = 8  # wrappers plus re-parsed scripts
 _GROUP = "found in a command group the parser did not understand"
 _PLACEHOLDER = "the script holds a {} placeholder filled in at run time"
+_NOTHING = Outcome()
 
 
 class Nested(NamedTuple):
@@ -132,7 +135,7 @@ class Judge:
     def file(self, word: Word, access: Access) -> None:
         path = word.text
         if word.procsub or path in ("", "-", "{}") or path in NON_FILES \
-                or DEV_FD.fullmatch(path):
+                or dev_fd(path):
             return
         dynamic = word.expand or word.glob
         if path[:1] == "~" and path != "~" and path[:2] != "~/":
@@ -171,12 +174,12 @@ class Judge:
             if isinstance(record, Command):
                 yield from self.command(record.words, depth, record.stdin, record.env,
                                         record.suspect or suspect)
+            elif isinstance(record, FileUse):
+                self.file(record.word, record.access)
             elif isinstance(record, Noted):
                 self.record([w.text for w in record.words],
                             record.dynamic or any(w.expand for w in record.words),
                             record.suspect or suspect, record.sensitive, record.note)
-            elif isinstance(record, FileUse):
-                self.file(record.word, record.access)
             elif isinstance(record, Script):
                 yield from self.script(record.word, depth + 1, record.suspect or suspect)
             elif isinstance(record, Broken):
@@ -227,7 +230,7 @@ class Judge:
         texts = [w.text for w in words]
         slot = len(self.commands)
         self.commands.append(None)  # keep the outer command before what it runs
-        outcome, stop = Outcome(), len(words)
+        outcome, stop = _NOTHING, len(words)
         key, wrapper, where = wrapper_lookup(texts)
         if wrapper is not None:  # global options between the key words are left out
             skipped = where[-1] + 1 - len(key)
@@ -236,7 +239,7 @@ class Judge:
             stop += skipped
         elif name in SHELLS:
             outcome = shell(words, stdin)
-        elif name in INTERPRETERS or INTERPRETER.fullmatch(name):
+        elif name in INTERPRETERS or versioned_interpreter(name):
             outcome = interpreter(words, stdin)
         elif name in ("source", ".") and len(words) > 1:
             outcome = source(words, stdin)
@@ -246,18 +249,18 @@ class Judge:
             self.chdir(name, words[1:])
         elif name in EVAL_BUILTINS:
             outcome = eval_builtin(name, words)
-        yield from self.apply(outcome.effects, depth, suspect, sensitive)
+        if outcome.effects:
+            yield from self.apply(outcome.effects, depth, suspect, sensitive)
         if name in ("ln", "cp") and _makes_symlink(texts):
             names = [t for t in texts[1:] if t != "--" and not t.startswith("-")]
             if names:
                 self.links.add(names[-1].rstrip("/") or names[-1])
         spec_key, spec = lookup(ARG_SPECS, texts)
-        if spec is not None:
-            yield from self.apply(inspect(spec_key, spec, words, stop), depth, suspect,
-                                  sensitive)
+        if spec is not None and (effects := inspect(spec_key, spec, words, stop)):
+            yield from self.apply(effects, depth, suspect, sensitive)
         dynamic = outcome.note is not None or any(w.expand for w in words)
         if spec is None and wrapper is None and not dynamic and name not in NOT_RUNNERS \
-                and name not in SHELLS and not INTERPRETER.fullmatch(name):
+                and name not in SHELLS and not versioned_interpreter(name):
             self.speculative += _speculate(texts)
         self.record(texts, dynamic, suspect, sensitive, outcome.note, slot)
         for var, word in env:
@@ -293,19 +296,24 @@ def _makes_symlink(texts: Sequence[str]) -> bool:
                (t.startswith("-") and not t.startswith("--") and "s" in t[1:]) for t in texts[1:])
 
 
-_PLAUSIBLE_COMMAND = re.compile(r"[A-Za-z_][\w.+-]*")
+@cache
+def _plausible_command() -> re.Pattern[str]:
+    """A word that could name a program (compiled once, on first use)."""
+    return re.compile(r"[A-Za-z_][\w.+-]*")
+
 
 
 def _speculate(texts: Sequence[str]) -> list[SimpleCommand]:
     """An unknown program may be a wrapper (`fakeroot rm -rf x`, `xvfb-run cmd`,
     `tool -- cmd`): what would be its inner command, offered to the deny rules."""
     starts: list[int] = []
+    plausible = _plausible_command()
     if "--" in texts[1:]:
         starts.append(texts.index("--", 1) + 1)
     for i in range(1, len(texts)):
         if len(starts) >= 3:
             break
-        if not texts[i].startswith("-") and _PLAUSIBLE_COMMAND.fullmatch(texts[i]):
+        if not texts[i].startswith("-") and plausible.fullmatch(texts[i]):
             starts.append(i)
             if i > 1 and texts[i - 1].startswith("-") and "=" not in texts[i - 1]:
                 continue  # it may be that option's value: try the next word too

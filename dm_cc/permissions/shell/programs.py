@@ -21,15 +21,15 @@ from dm_cc.permissions.shell.tables.interpreters import (
     CALLBACK_OPTS,
     INLINE_CODE_BY_FAMILY,
     INLINE_CODE_OPTS,
-    INTERPRETER_RE,
+    INTERPRETER_FAMILIES,
     INTERPRETER_SUBCOMMANDS,
     INTERPRETER_VALUE_OPTS,
     SHELL_VALUE_OPTS,
 )
 
-DEV_FD = re.compile(r"/dev/fd/\d+|/proc/self/fd/\d+")
 STDIN_SCRIPTS = frozenset({"-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"})
-INTERPRETER = re.compile(INTERPRETER_RE)
+_DEV_FD = r"/dev/fd/\d+|/proc/self/fd/\d+"
+_VERSIONED = "(?:" + "|".join(INTERPRETER_FAMILIES) + r")[\d.]*"
 _FROM_PIPE = "runs a script read from a pipe or a non-static string"
 
 
@@ -54,11 +54,11 @@ def shell(words: list[Word], stdin: Stdin | None) -> Outcome:
         if operand is None:
             return Outcome("runs a script supplied at run time")
         return Outcome(None, (Script(operand),))
-    if operand is not None and not from_stdin and DEV_FD.fullmatch(operand.text) \
+    if operand is not None and not from_stdin and dev_fd(operand.text) \
             and operand.text not in STDIN_SCRIPTS and (stdin is None or stdin.kind == "file"):
         return Outcome("runs a script read from a file descriptor")  # sh /dev/fd/3 3<&0
     if operand is not None and not from_stdin and operand.text not in STDIN_SCRIPTS \
-            and not DEV_FD.fullmatch(operand.text):
+            and not dev_fd(operand.text):
         return Outcome(script_operand_note(operand, stdin), (FileUse(operand, "read"),))
     return stdin_shell(stdin)
 
@@ -135,6 +135,16 @@ def code_builtin(name: str, args: list[Word]) -> Outcome:
     if name == "trap" and len(args) >= 2 and args[0].text not in ("", "-", "-p", "-l"):
         return Outcome(None, (Script(args[0]),))
     return Outcome()
+
+
+def dev_fd(path: str) -> bool:
+    """``/dev/fd/N`` or ``/proc/self/fd/N``: an open file descriptor, not a file."""
+    return path.startswith(("/dev/fd/", "/proc/self/fd/")) and re.fullmatch(_DEV_FD, path) is not None
+
+
+def versioned_interpreter(name: str) -> bool:
+    """An interpreter's versioned name: python3.12, pypy3.10, perl5.36, lua5.4, ruby3.2."""
+    return name.startswith(INTERPRETER_FAMILIES) and re.fullmatch(_VERSIONED, name) is not None
 
 
 def script_operand_note(word: Word, stdin: Stdin | None) -> str | None:

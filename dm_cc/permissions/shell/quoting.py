@@ -3,14 +3,17 @@
 :class:`Word` is a word after quote removal, flagged with what only the running shell
 knows (expansions, unquoted globs and brace expansion, process substitution).
 :class:`WordBuilder` accumulates a word from its parts, hiding quoted characters from the
-glob check; :func:`ansi_c` decodes ``$'..'``. The regular expressions are shared with the
-tree walk; :func:`joined` and :func:`evaluated` are used by the judge's program modules.
+glob check; :func:`ansi_c` decodes ``$'..'``. The small tests below (:func:`globs`,
+:func:`hides_expansion`, :func:`evaluates` ...) are shared by the walk and the judge's
+program modules.
 """
 
-from __future__ import annotations
+# No `from __future__ import annotations` here: NamedTuple classes build about twice as
+# fast with evaluated annotations, and this module is imported at start-up.
 
 import re
 from collections.abc import Sequence
+from functools import cache
 from typing import NamedTuple
 
 
@@ -23,19 +26,14 @@ class Word(NamedTuple):
     procsub: bool = False  # a <( ) / >( ) process substitution
 
 
-GLOB = re.compile(r"[*?\[]")
-BRACE = re.compile(r"\{[^{}\x00]*(?:,|\.\.)[^{}\x00]*\}")
-ESCAPE = re.compile(r"\\(.)", re.DOTALL)
-HIDDEN_EXPANSION = re.compile(r"`|\$[\w({@*#?$!-]")
-DQ_ESCAPE = re.compile(r'\\([$`"\\\n])')
-#: Text bash evaluates when it reads an array subscript or arithmetic: a quoted
-#: ``'a[$(cmd)]'`` given to ``let``, ``read``, ``unset``, ``[[ -v ]]`` ... runs ``cmd``.
-EVALUATED = re.compile(r"\$\(|`|\$\{")
+# Patterns are compiled on first use (``re`` caches them): most lines never need most of
+# them, and the common cases are settled by a character test first.
+_BRACE = r"\{[^{}\x00]*(?:,|\.\.)[^{}\x00]*\}"
+_ESCAPE = r"(?s)\\(.)"
+_DQ_ESCAPE = r'\\([$`"\\\n])'
+_ASSIGNMENT = r"[A-Za-z_][A-Za-z0-9_]*=|BASH_FUNC_[^=/]*="
+_ANSI = r"(?s)\\(x[0-9A-Fa-f]{1,2}|u[0-9A-Fa-f]{1,4}|U[0-9A-Fa-f]{1,8}|[0-7]{1,3}|c.|.)"
 EVALUATES = "evaluates a quoted string as code (an array subscript or arithmetic)"
-#: ``NAME=VALUE`` (or an exported function ``BASH_FUNC_name%%=() {..}``) as a word.
-ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=|BASH_FUNC_[^=/]*=")
-_ANSI = re.compile(r"\\(x[0-9A-Fa-f]{1,2}|u[0-9A-Fa-f]{1,4}|U[0-9A-Fa-f]{1,8}|[0-7]{1,3}|c.|.)",
-                   re.DOTALL)
 _ANSI_SIMPLE = {"a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n": "\n",
                 "r": "\r", "t": "\t", "v": "\v", "\\": "\\", "'": "'", '"': '"', "?": "?"}
 
@@ -54,7 +52,49 @@ def ansi_c(body: str) -> str:
             return chr(ord(esc[1]) & 0x1F)
         return _ANSI_SIMPLE.get(esc, m.group(0))
 
-    return _ANSI.sub(one, body).split("\x00", 1)[0]
+    return re.sub(_ANSI, one, body).split("\x00", 1)[0]
+
+
+def globs(text: str) -> bool:
+    """An unquoted glob (``*``, ``?``, ``[``) or brace expansion (``{a,b}``, ``{1..3}``)."""
+    return ("*" in text or "?" in text or "[" in text
+            or ("{" in text and re.search(_BRACE, text) is not None))
+
+
+def hides_expansion(text: str) -> bool:
+    """A backtick or ``$(``/``${``/``$name`` in unquoted text: an expansion the parser
+    did not report."""
+    return "`" in text or ("$" in text and _parameter().search(text) is not None)
+
+
+@cache
+def _parameter() -> re.Pattern[str]:
+    """``$`` starting an expansion: ``$(``, ``${``, ``$name``, ``$1``, ``$@`` ... (compiled
+    once, on first use: unquoted ``$`` is common)."""
+    return re.compile(r"\$[\w({@*#?$!-]")
+
+
+def evaluates(text: str) -> bool:
+    """Does bash run code in ``text`` when it evaluates it (``$(``, backticks, ``${``)?
+    A quoted ``'a[$(cmd)]'`` given to ``let``, ``read``, ``unset``, ``[[ -v ]]`` ... runs
+    ``cmd`` when bash reads the array subscript or arithmetic."""
+    return "$(" in text or "`" in text or "${" in text
+
+
+def is_assignment(text: str) -> bool:
+    """``NAME=VALUE`` (or an exported function ``BASH_FUNC_name%%=() {..}``)."""
+    return re.match(_ASSIGNMENT, text) is not None
+
+
+def unescape(text: str) -> str:
+    """``text`` with each backslash-quoted character unquoted."""
+    return re.sub(_ESCAPE, r"\1", text) if "\\" in text else text
+
+
+def unescape_double_quoted(text: str) -> str:
+    """Inside double quotes a backslash quotes only ``$``, a backtick, ``"``, a backslash
+    and a newline."""
+    return re.sub(_DQ_ESCAPE, r"\1", text) if "\\" in text else text
 
 
 class WordBuilder:
@@ -81,11 +121,15 @@ class WordBuilder:
         An unescaped backtick or ``$(``/``${``/``$name`` here means the parser missed an
         expansion, so the word counts as not static.
         """
+        if "\\" not in raw:
+            self.plain(raw)
+            self.expand = self.expand or hides_expansion(raw)
+            return
         start = 0
-        for m in [*ESCAPE.finditer(raw), None]:
+        for m in [*re.finditer(_ESCAPE, raw), None]:
             plain = raw[start:] if m is None else raw[start:m.start()]
             self.plain(plain)
-            self.expand = self.expand or HIDDEN_EXPANSION.search(plain) is not None
+            self.expand = self.expand or hides_expansion(plain)
             if m is not None:
                 if m.group(1) != "\n":
                     self.quoted(m.group(1))
@@ -93,13 +137,12 @@ class WordBuilder:
 
     def word(self) -> Word:
         mask = "".join(self.mask)
-        glob = GLOB.search(mask) is not None or BRACE.search(mask) is not None
-        return Word("".join(self.text), self.expand, glob, self.procsub)
+        return Word("".join(self.text), self.expand, globs(mask), self.procsub)
 
 
 def evaluated(words: Sequence[Word]) -> list[Word]:
     """The words whose static text bash evaluates as code (subscripts, arithmetic)."""
-    return [word for word in words if not word.expand and EVALUATED.search(word.text)]
+    return [word for word in words if not word.expand and evaluates(word.text)]
 
 
 def joined(words: Sequence[Word]) -> Word:

@@ -12,7 +12,8 @@ a :class:`Command` it runs in turn, a :class:`Script` or :class:`Parse` (shell c
 known. The judge applies them; none of these modules calls back into it.
 """
 
-from __future__ import annotations
+# No `from __future__ import annotations` here: NamedTuple classes build about twice as
+# fast with evaluated annotations, and this module is imported at start-up.
 
 from typing import Literal, NamedTuple
 

@@ -102,13 +102,12 @@ def sed_risky(script: str) -> bool:
     return False
 
 
-_AWK_LITERALS = re.compile(r'"(?:[^"\\]|\\.)*"|(?:(?<=[(,~!{;&|\n])|^)\s*/(?:[^/\\\n]|\\.)*/',
-                           re.DOTALL)
-_AWK_RISKY = re.compile(r"\bsystem\s*\(|(?<!\|)\|(?!\|)|\b(?:print|printf)\b[^;{}\n]*>"
-                        r"|\bgetline\b\s*<|@load|@include")
+_AWK_LITERALS = r'(?s)"(?:[^"\\]|\\.)*"|(?:(?<=[(,~!{;&|\n])|^)\s*/(?:[^/\\\n]|\\.)*/'
+_AWK_RISKY = (r"\bsystem\s*\(|(?<!\|)\|(?!\|)|\b(?:print|printf)\b[^;{}\n]*>"
+              r"|\bgetline\b\s*<|@load|@include")
 
 
 def awk_risky(program: str) -> bool:
     """True when an awk program runs commands (``system()``, pipes) or writes/reads files
     through redirections. Strings and regex literals are blanked out first."""
-    return _AWK_RISKY.search(_AWK_LITERALS.sub(" ", program)) is not None
+    return re.search(_AWK_RISKY, re.sub(_AWK_LITERALS, " ", program)) is not None

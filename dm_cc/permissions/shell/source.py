@@ -20,7 +20,7 @@ _ASCII_ONLY = bytes(range(128)) + b"x" * 128
 
 
 _META = frozenset(" \t\n;&|()<>")
-_PLAIN_RUN = re.compile(r"[^\\'\"#()$<\n`\s;&|>]*")
+_PLAIN_RUN = r"[^\\'\"#()$<\n`\s;&|>]*"
 
 
 def _heredoc_word(text: str, i: int) -> tuple[str, bool, int]:
@@ -57,6 +57,7 @@ def join_continuations(text: str) -> str:
     """
     if "\\\n" not in text and "<<-" not in text:
         return text
+    plain_run = re.compile(_PLAIN_RUN).match  # (re keeps the compiled pattern)
     out: list[str] = []
     n, i = len(text), 0
     stack: list[list[int]] = [[0, 0]]  # per $( ) level: [paren depth, arithmetic depth]
@@ -154,7 +155,7 @@ def join_continuations(text: str) -> str:
             pending = []
             prev = "\n"
             continue
-        m = _PLAIN_RUN.match(text, i + 1)  # ordinary characters: copy them in one go
+        m = plain_run(text, i + 1)  # ordinary characters: copy them in one go
         end = m.end() if m else i + 1
         out.append(text[i:end])
         prev, i = text[end - 1], end

@@ -22,20 +22,20 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator, Sequence
+from functools import cache
 from itertools import pairwise
 from typing import TYPE_CHECKING
 
 from dm_cc.permissions.shell.quoting import (
-    BRACE,
-    DQ_ESCAPE,
-    ESCAPE,
     EVALUATES,
-    GLOB,
-    HIDDEN_EXPANSION,
     Word,
     WordBuilder,
     ansi_c,
     evaluated,
+    globs,
+    hides_expansion,
+    unescape,
+    unescape_double_quoted,
 )
 from dm_cc.permissions.shell.records import Broken, Command, FileUse, Noted, Record, Script, Stdin
 from dm_cc.permissions.shell.tables.environment import risky_env
@@ -53,15 +53,23 @@ _WORDISH = _EXPANSIONS | {"word", "string", "raw_string", "ansi_c_string", "conc
                           "brace_expression"}
 _REDIRECTS = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect"})
 _PIPES = frozenset({"|", "|&", ">("})  # what precedes a command whose stdin is a pipe
-_PLAIN = re.compile(rb"[\w./:@%+=,-]+(?:\s+[\w./:@%+=,-]+)*")
+_PLAIN = rb"[\w./:@%+=,-]+(?:\s+[\w./:@%+=,-]+)*"
 _GAPS_ALLOWED = frozenset({"string", "translated_string", "heredoc_body", "heredoc_redirect"})
-_REDIRECT_OP = re.compile(r"(?:\d+|\{\w+\})?(&>>|&>|>>|>\||>&-|<&-|>&|<&|<>|>|<)")
+_SPECIAL = frozenset("`$*?[{")  # what an expansion or a glob needs (see quoting)
+_VISITED = frozenset({"command", "declaration_command", "unset_command", "test_command",
+                      "heredoc_redirect", "variable_assignment", "file_redirect", "ERROR"})
 
 
 def walk(src: bytes, root: Node) -> Iterator[Record]:
     """The records of the tree ``root`` parsed from ``src``, in source order; the last is
     :class:`~.records.Broken` when the parser reported an error or silently dropped text."""
     return _Walk(src).records(root)
+
+
+@cache
+def _redirect_op() -> re.Pattern[str]:
+    """The operator at the start of a redirect (compiled once, on first use)."""
+    return re.compile(r"(?:\d+|\{\w+\})?(&>>|&>|>>|>\||>&-|<&-|>&|<&|<>|>|<)")
 
 
 def _decode(data: bytes) -> str:
@@ -109,11 +117,11 @@ class _Walk:
             broken = broken or kind == "ERROR"
             if kind not in _GAPS_ALLOWED and not self._gaps(node, children):
                 intact = False
-            found = self._visit(node, kind, parent, piped)
-            if broken or (kind == "command" and node.has_error):
-                found = [r._replace(suspect=BROKEN_TEXT) if isinstance(r, (Command, Noted, Script))
-                         else r for r in found]
-            yield from found
+            if kind in _VISITED and (found := self._visit(node, kind, parent, piped)):
+                if broken or (kind == "command" and node.has_error):
+                    found = [r._replace(suspect=BROKEN_TEXT)
+                             if isinstance(r, (Command, Noted, Script)) else r for r in found]
+                yield from found
             inherit = piped and kind == "redirected_statement"
             before = ""
             entries = []
@@ -155,20 +163,19 @@ class _Walk:
         """
         pos, src = node.start_byte, self.src
         missing: list[bytes] = []
-        spans = [(c.start_byte, c.end_byte) for c in children]
-        spans.append((node.end_byte, node.end_byte))
-        for start, end in spans:
+        for child in (*children, None):  # None: the end of the node
+            start = node.end_byte if child is None else child.start_byte
             if start > pos:
                 if node.type == "concatenation":
                     return False  # one shell word cannot contain a blank
                 if text := src[pos:start].strip(b" \t\r\n\\"):
                     missing.append(text)
-            if end > pos:
+            if child is not None and (end := child.end_byte) > pos:
                 pos = end
         if not missing:
             return True
         body = node.child_by_field_name("body") if node.type == "redirected_statement" else None
-        if body is None or body.type != "command" or not all(map(_PLAIN.fullmatch, missing)):
+        if body is None or body.type != "command" or not all(re.fullmatch(_PLAIN, m) for m in missing):
             return False
         self.dropped[body.start_byte] = [Word(w) for m in missing for w in _decode(m).split()]
         return True
@@ -180,8 +187,9 @@ class _Walk:
             if node.type == "command_name" and node.child_count == 1:
                 node = node.children[0]  # what _collect would read
             if node.type == "word" and "\\" not in (raw := self.text(node)):
-                glob = GLOB.search(raw) is not None or BRACE.search(raw) is not None
-                return Word(raw, HIDDEN_EXPANSION.search(raw) is not None, glob)
+                if _SPECIAL.isdisjoint(raw):
+                    return Word(raw)
+                return Word(raw, hides_expansion(raw), globs(raw))
         builder = WordBuilder()
         self._collect_all(nodes, builder)
         return builder.word()
@@ -201,7 +209,7 @@ class _Walk:
             b.plain(self.text(node))
         elif not node.is_named:  # a stray token such as a lone "$" or "``"
             raw = self.text(node)
-            b.expand = b.expand or (raw != "``" and HIDDEN_EXPANSION.search(raw) is not None)
+            b.expand = b.expand or (raw != "``" and hides_expansion(raw))
             b.quoted("") if raw == "``" else b.plain(raw)
         elif kind == "raw_string":
             b.quoted(self.text(node)[1:-1])
@@ -210,7 +218,7 @@ class _Walk:
         elif kind == "string":
             for part in node.children:
                 if part.type == "string_content":
-                    b.quoted(DQ_ESCAPE.sub(r"\1", self.text(part)))
+                    b.quoted(unescape_double_quoted(self.text(part)))
                 elif part.type in _EXPANSIONS or part.is_named:
                     b.expand = True
                     b.quoted(self.text(part, SHOWN))
@@ -283,8 +291,8 @@ class _Walk:
             args.sort(key=lambda n: n.start_byte)
         words = [self.word([name]), *(self.word(g) for g in _groups(args))]
         words += self.dropped.get(node.start_byte, [])
-        env = tuple((var, w) for var, w in map(self.assignment, assigns) if risky_env(var))
-        return [Command(words, self._stdin(redirects, piped, fds), env)]
+        env = [(var, w) for var, w in map(self.assignment, assigns) if risky_env(var)]
+        return [Command(words, self._stdin(redirects, piped, fds), tuple(env))]
 
     def orphans(self, node: Node) -> list[Record]:
         """Inside an ERROR node, a ``command_name`` may appear without its ``command``
@@ -314,7 +322,7 @@ class _Walk:
         if "`" not in text:
             return []
         spans = re.split(r"(?<!\\)`", text)
-        found: list[Record] = [Script(Word(ESCAPE.sub(r"\1", inner))) for inner in spans[1::2]]
+        found: list[Record] = [Script(Word(unescape(inner))) for inner in spans[1::2]]
         if len(spans) % 2 == 0:  # an unmatched backtick: what runs is unclear
             found.append(Noted([Word(text[:SHOWN])], (), "a heredoc with an unmatched backtick",
                                dynamic=True))
@@ -371,7 +379,7 @@ class _Walk:
             return "<<", None, words
         if node.type == "herestring_redirect":
             return "<<<", words[0] if words else None, words[1:]
-        m = _REDIRECT_OP.match(self.text(node, 16))
+        m = _redirect_op().match(self.text(node, 16))
         op = m.group(1) if m else ">"
         if op in (">&-", "<&-") or not words:
             return op, None, words

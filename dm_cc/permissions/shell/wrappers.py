@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 from dm_cc.permissions.shell.flags import scan_options
 from dm_cc.permissions.shell.programs import stdin_shell
-from dm_cc.permissions.shell.quoting import ASSIGNMENT, Word, joined
+from dm_cc.permissions.shell.quoting import Word, is_assignment, joined
 from dm_cc.permissions.shell.records import Command, Effect, Outcome, Script, Stdin
 from dm_cc.permissions.shell.tables import lookup
 from dm_cc.permissions.shell.tables.environment import risky_env
@@ -95,7 +95,7 @@ def _runs(key: tuple[str, ...], spec: Wrapper, words: list[Word],
                         stop_opts=spec.command_opts, stop_at_positional=spec.rest != "none",
                         lone_dash_option=spec.lone_dash)
     flags = {o.flag for o in scan.options}
-    effects: list[Effect] = [Script(args[o.index]._replace(text=o.value)) for o in scan.options
+    effects: list[Effect] = [Script(args[o.at]._replace(text=o.value)) for o in scan.options
                              if o.flag in spec.string_opts and o.value is not None]
     ran = bool(effects)
     end = scan.end
@@ -115,9 +115,9 @@ def _runs(key: tuple[str, ...], spec: Wrapper, words: list[Word],
         if opt.flag in spec.env_opts and opt.value is not None:
             var = opt.value.split("=", 1)[0]
             if risky_env(var):
-                env.append((var, args[opt.index]._replace(text=opt.value)))
+                env.append((var, args[opt.at]._replace(text=opt.value)))
     start = end
-    while spec.assignments and start < len(args) and ASSIGNMENT.match(args[start].text):
+    while spec.assignments and start < len(args) and is_assignment(args[start].text):
         var, _, value = args[start].text.partition("=")
         if risky_env(var):
             env.append((var, args[start]))
@@ -143,7 +143,7 @@ def _runs(key: tuple[str, ...], spec: Wrapper, words: list[Word],
     rest = rest[:cut]
     ran = ran or bool(rest)
     if mode in ("command", "dashdash"):  # env -C DIR CMD: CMD runs in DIR
-        places = [args[o.index]._replace(text=o.value) for o in scan.options
+        places = [args[o.at]._replace(text=o.value) for o in scan.options
                   if o.flag in spec.chdir_opts and o.value is not None]
         effects.append(Command(rest, stdin, tuple(env), chdir=places[-1] if places else None))
     elif mode == "script" and rest:

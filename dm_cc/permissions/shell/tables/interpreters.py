@@ -23,8 +23,10 @@ SHELL_VALUE_OPTS = words("-o +o -O +O --rcfile --init-file")
 INTERPRETERS = words("python python2 python3 perl ruby node nodejs php lua deno bun Rscript"
                      " R pypy pypy3 pwsh powershell tclsh wish julia irb osascript expect"
                      " luajit ts-node tsx jshell groovy")
-#: Versioned spellings of interpreters (python3.12, pypy3.10, perl5.36, lua5.4, ruby3.2).
-INTERPRETER_RE = r"(?:python|pypy|perl|ruby|node|php|lua|luajit|tclsh|wish|julia)[\d.]*"
+#: Interpreters also run under a versioned name: the family, then digits and dots
+#: (python3.12, pypy3.10, perl5.36, lua5.4, ruby3.2).
+INTERPRETER_FAMILIES = ("python", "pypy", "perl", "ruby", "node", "php", "lua", "luajit", "tclsh",
+                        "wish", "julia")
 #: Interpreter options that supply the program inline (so stdin is data, not code).
 INLINE_CODE_OPTS = words("-c -e -E -m --eval --print --command")
 #: Per interpreter family (name without version digits): options supplying the program
