@@ -57,13 +57,10 @@ def analyse(source: str) -> ShellAnalysis:
     return judge.result()
 
 
-
-
 @cache
 def _unsafe_word() -> re.Pattern[str]:
     """A character no suggestion may contain (compiled once, on first use)."""
     return re.compile(r"[\s*?\[\]{}$`'\"\\()<>|;&!#~=]")
-
 
 
 def always_pattern(words: Sequence[str]) -> str:

@@ -16,12 +16,10 @@ from dm_cc.permissions.shell.flags import scan_options
 from dm_cc.permissions.shell.quoting import Word, is_assignment
 from dm_cc.permissions.shell.records import Command, Effect, FileUse, Script, Sensitive
 from dm_cc.permissions.shell.sed_awk import awk_risky, sed_risky
-from dm_cc.permissions.shell.tables.arguments import SINGLE_DASH_LONG, ArgSpec
+from dm_cc.permissions.shell.tables.arguments import SINGLE_DASH_LONG, TAR_WRITE_OPTS, ArgSpec
 from dm_cc.permissions.shell.tables.environment import risky_env
 
 _URL_PATH = r"(?i)file://(?:localhost)?"
-_TAR_WRITE = frozenset({"-c", "-r", "-u", "-A", "--create", "--append", "--update",
-                        "--concatenate", "--catenate"})
 
 
 def inspect(key: tuple[str, ...], spec: ArgSpec, words: list[Word],
@@ -56,7 +54,7 @@ def inspect(key: tuple[str, ...], spec: ArgSpec, words: list[Word],
         elif risk in ("read", "flag-read"):
             effects.append(FileUse(value, "read"))
         elif risk in ("archive", "directory"):
-            writes = bool(flags & _TAR_WRITE) == (risk == "archive")
+            writes = bool(flags & TAR_WRITE_OPTS) == (risk == "archive")
             effects.append(FileUse(value, "edit" if writes else "read"))
         elif risk == "script":
             effects.append(Script(value))

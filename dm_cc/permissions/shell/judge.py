@@ -1,13 +1,13 @@
 """Records to judgement: the last stage of :mod:`dm_cc.permissions.shell`.
 
-:meth:`Judge.run` keeps a worklist of scripts: a stack of record iterators. Each script is
-parsed (:mod:`.source`), walked (:mod:`.walk`) and its records judged in order; a script
-found on the way (``bash -c '..'``, ``eval``, a heredoc fed to a shell, ``find -exec sh -c``,
-backticks in a heredoc body) is pushed on the stack with its context (nesting depth, why its
-commands cannot be trusted) and judged in full before the record that found it resumes. So
-the order is depth-first, as bash runs it: the outer command is reported before what it
-runs, and a nested script's commands before the outer script's next command -- which is
-also what ``cd`` and symlink tracking need.
+:meth:`Judge.run` keeps a worklist of scripts: a stack of iterators, one per script being
+judged. Each script is parsed (:mod:`.source`), walked (:mod:`.walk`) and its records judged
+in order; a script found on the way (``bash -c '..'``, ``eval``, a heredoc fed to a shell,
+``find -exec sh -c``, backticks in a heredoc body) is pushed on the stack with its context
+(nesting depth, why its commands cannot be trusted) and judged in full before the record
+that found it resumes. So the order is depth-first, as bash runs it: the outer command is
+reported before what it runs, and a nested script's commands before the outer script's
+next command -- which is also what ``cd`` and symlink tracking need.
 
 * **A command** (:meth:`Judge.command`) is judged on its words: the command name reduced
   to its basename, git's global options dropped, then the program modules say what it
@@ -134,8 +134,7 @@ class Judge:
 
     def file(self, word: Word, access: Access) -> None:
         path = word.text
-        if word.procsub or path in ("", "-", "{}") or path in NON_FILES \
-                or dev_fd(path):
+        if word.procsub or path in ("", "-", "{}") or path in NON_FILES or dev_fd(path):
             return
         dynamic = word.expand or word.glob
         if path[:1] == "~" and path != "~" and path[:2] != "~/":

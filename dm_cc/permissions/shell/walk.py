@@ -56,6 +56,7 @@ _PIPES = frozenset({"|", "|&", ">("})  # what precedes a command whose stdin is 
 _PLAIN = rb"[\w./:@%+=,-]+(?:\s+[\w./:@%+=,-]+)*"
 _GAPS_ALLOWED = frozenset({"string", "translated_string", "heredoc_body", "heredoc_redirect"})
 _SPECIAL = frozenset("`$*?[{")  # what an expansion or a glob needs (see quoting)
+# the node kinds _Walk._visit makes records of
 _VISITED = frozenset({"command", "declaration_command", "unset_command", "test_command",
                       "heredoc_redirect", "variable_assignment", "file_redirect", "ERROR"})
 

@@ -19,12 +19,7 @@ from dm_cc.permissions.shell.quoting import Word, is_assignment, joined
 from dm_cc.permissions.shell.records import Command, Effect, Outcome, Script, Stdin
 from dm_cc.permissions.shell.tables import lookup
 from dm_cc.permissions.shell.tables.environment import risky_env
-from dm_cc.permissions.shell.tables.wrappers import WRAPPERS, Wrapper
-
-#: Wrappers that start a shell reading its script from stdin when given no command
-#: (``sudo -s <<< CMD``, ``su - root <<EOF``, ``ssh host <<< CMD``, ``script -q /dev/null``).
-_STDIN_SHELL_WRAPPERS = frozenset({"sudo", "doas", "su", "runuser", "ssh", "script", "run0",
-                                   "pkexec", "machinectl", "sg", "newgrp"})
+from dm_cc.permissions.shell.tables.wrappers import STDIN_SHELL_WRAPPERS, WRAPPERS, Wrapper
 
 _LOOSE_KEYS: dict[str, list[tuple[str, ...]]] = {}
 for _key in WRAPPERS:
@@ -78,7 +73,7 @@ def unwrap(key: tuple[str, ...], spec: Wrapper, words: list[Word],
     """What a wrapper runs, and where the wrapper's own words end (``words`` start with
     its key words)."""
     stop, ran, effects = _runs(key, spec, words, stdin)
-    if not ran and len(key) == 1 and key[0] in _STDIN_SHELL_WRAPPERS:
+    if not ran and len(key) == 1 and key[0] in STDIN_SHELL_WRAPPERS:
         shell = stdin_shell(stdin)  # sudo -s <<< CMD: a shell reading stdin
         return stop, Outcome(shell.note, (*effects, *shell.effects))
     return stop, Outcome(None, tuple(effects))

@@ -177,6 +177,9 @@ _TAR = _a("-f --file -C --directory -I --use-compress-program -T --files-from -X
                       read="-T --files-from -X --exclude-from", archive="-f --file",
                       directory="-C --directory"),
           files="read", file_opts="-c --create -r --append -u --update")
+#: GNU tar's operation modes that write the archive (an "archive" option's value is then
+#: edited, a "directory" one read).
+TAR_WRITE_OPTS = words("-c -r -u -A --create --append --update --concatenate --catenate")
 
 # --- git (git 2.39 man pages). Options any subcommand may take that run programs or write
 # (--output, --ext-diff, --textconv, --upload-pack, --receive-pack, --exec,

@@ -116,6 +116,12 @@ _TMUX_NEW = _w("-s -n -c -t -x -y -e -F", rest="script")
 _TMUX_SEND = _w("-t -N", rest="script")
 _MISE_EXEC = _w("-C --cd -j --jobs", rest="dashdash")
 
+#: Wrappers that start a shell reading its script from stdin when given no command
+#: (``sudo -s <<< CMD``, ``su - root <<EOF``, ``ssh host <<< CMD``, ``script -q /dev/null``):
+#: sudo(8) -s/-i, doas(1) -s, su(1), runuser(1), ssh(1), script(1), run0(1), pkexec(1),
+#: machinectl(1) shell, sg(1), newgrp(1).
+STDIN_SHELL_WRAPPERS = words("sudo doas su runuser ssh script run0 pkexec machinectl sg newgrp")
+
 WRAPPERS: Mapping[tuple[str, ...], Wrapper] = table(
     # --- privileges. sudo(8): -D/--chdir, -u/-g/-h/-p/-r/-t/-U/-T/-R/-C take a
     # value; -l/-v/-K/-V/-e run nothing; VAR=value may precede the command.
