@@ -24,9 +24,9 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
-from dm_cc.permissions.flags import FlagRule, compile_flag_rule
 from dm_cc.permissions.patterns import PathContext, PathGlob, PathSubject, Wildcard, path_subject
 from dm_cc.permissions.rules import DEFAULT_RULE, Language, Request, Rule, language_of
+from dm_cc.permissions.shell.flags import FlagRule, compile_flag_rule
 
 
 def _first_word_key(pattern: str) -> str | None:

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dm_cc.permissions.flags import (
+from dm_cc.permissions.shell.flags import (
     FlagRule,
     Option,
     compile_flag_rule,

@@ -14,7 +14,7 @@ from dm_cc.config.dirs import HostFilesystem
 from dm_cc.permissions import Rule
 from dm_cc.permissions.paths import PathContextDirs
 from dm_cc.permissions.shell import analyse
-from dm_cc.permissions.shell_words import join_continuations
+from dm_cc.permissions.shell.source import join_continuations
 
 
 def A(pattern):

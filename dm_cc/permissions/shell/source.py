@@ -3,8 +3,8 @@
 :func:`join_continuations` deletes every backslash-newline bash removes before tokenising
 and rewrites ``<<-`` heredocs as ``<<`` with the body's leading tabs removed (a small
 quote-aware scanner); :func:`syntax_tree` parses with tree-sitter-bash, masking non-ASCII
-bytes first. Used by the analyser in :mod:`shell_commands` on every (re-)parsed script; the
-tree is then walked by :mod:`shell_words`.
+bytes first. The first stage of the pipeline: the judge (:mod:`.judge`) calls both on every
+(re-)parsed script, and hands the tree to the walk (:mod:`.walk`).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ _ASCII_ONLY = bytes(range(128)) + b"x" * 128
 
 
 _META = frozenset(" \t\n;&|()<>")
-_PLAIN_RUN = re.compile(r"[^\\'\"#()$<\n`\s;&|>]*")
+_PLAIN_RUN = r"[^\\'\"#()$<\n`\s;&|>]*"
 
 
 def _heredoc_word(text: str, i: int) -> tuple[str, bool, int]:
@@ -57,6 +57,7 @@ def join_continuations(text: str) -> str:
     """
     if "\\\n" not in text and "<<-" not in text:
         return text
+    plain_run = re.compile(_PLAIN_RUN).match  # (re keeps the compiled pattern)
     out: list[str] = []
     n, i = len(text), 0
     stack: list[list[int]] = [[0, 0]]  # per $( ) level: [paren depth, arithmetic depth]
@@ -154,7 +155,7 @@ def join_continuations(text: str) -> str:
             pending = []
             prev = "\n"
             continue
-        m = _PLAIN_RUN.match(text, i + 1)  # ordinary characters: copy them in one go
+        m = plain_run(text, i + 1)  # ordinary characters: copy them in one go
         end = m.end() if m else i + 1
         out.append(text[i:end])
         prev, i = text[end - 1], end
@@ -173,7 +174,7 @@ def syntax_tree(src: bytes) -> Node:
 
     tree-sitter-bash can crash on some non-ASCII input ("{" + U+E5C0F segfaults), and bash
     treats every non-ASCII byte as an ordinary word character anyway: parse a copy where
-    each such byte is "x" (offsets unchanged); :class:`Walk` reads words from the original.
+    each such byte is "x" (offsets unchanged); the walk reads words from the original.
     """
     return _parser().parse(src.translate(_ASCII_ONLY)).root_node
 

@@ -1,53 +1,50 @@
-"""Bash syntax to words: the tree walk behind :mod:`dm_cc.permissions.shell`.
+"""Bash syntax to records: the walk stage of :mod:`dm_cc.permissions.shell`.
 
-:func:`~shell_source.syntax_tree` parses with tree-sitter-bash; :class:`Walk` visits every node once (an
-explicit stack, no recursion), so commands in lists, pipelines, subshells, groups, ``$( )``,
-backticks, ``<( )``, heredocs, arithmetic, ``[[ ]]``, loops and functions are all found. It
-hands each simple command as :class:`Word` s to a :class:`Sink` (the analyser in
-:mod:`shell_commands`, which decides what the words mean). A word is rebuilt from its nodes:
-quotes and escapes removed, ``$'..'`` decoded, expansions, unquoted globs and brace expansion
-(what only the running shell knows) recorded, with the helpers of :mod:`shell_quoting`.
+:func:`walk` visits every node of a tree from :func:`~.source.syntax_tree` once (an explicit
+stack, no recursion), so commands in lists, pipelines, subshells, groups, ``$( )``,
+backticks, ``<( )``, heredocs, arithmetic, ``[[ ]]``, loops and functions are all found, and
+yields plain records (:mod:`.records`) in source order: each simple command as
+:class:`~.quoting.Word` s with its stdin and risky assignments, redirect targets, strings
+bash runs as code (backticks in a heredoc body, evaluated subscripts), declarations it
+understood itself. It knows syntax, not programs: what the words mean is for the judge. A
+word is rebuilt from its nodes: quotes and escapes removed, ``$'..'`` decoded, expansions,
+unquoted globs and brace expansion (what only the running shell knows) recorded, with the
+helpers of :mod:`.quoting`.
 
 The parser is not trusted blindly (it can crash on some non-ASCII input, drop a token, glue
 two words, or orphan a command name in an ERROR node): non-ASCII bytes are masked before
-parsing, every node's text must be covered by its children (else :meth:`Walk.run` returns
-False), and commands found in broken text are reported as suspect, which makes them dynamic.
+parsing, every node's text must be covered by its children (else the last record is
+:class:`~.records.Broken`), and records found in broken text carry a ``suspect`` reason,
+which makes their commands dynamic.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from functools import cache
 from itertools import pairwise
-from typing import TYPE_CHECKING, Literal, NamedTuple, Protocol
+from typing import TYPE_CHECKING
 
-from dm_cc.permissions import shell_tables as tables
-from dm_cc.permissions.shell_quoting import (
-    BRACE,
-    DQ_ESCAPE,
-    ESCAPE,
-    GLOB,
-    HIDDEN_EXPANSION,
+from dm_cc.permissions.shell.quoting import (
+    EVALUATES,
     Word,
     WordBuilder,
     ansi_c,
+    evaluated,
+    globs,
+    hides_expansion,
+    unescape,
+    unescape_double_quoted,
 )
-from dm_cc.permissions.shell_source import join_continuations as join_continuations
-from dm_cc.permissions.shell_source import syntax_tree as syntax_tree
+from dm_cc.permissions.shell.records import Broken, Command, FileUse, Noted, Record, Script, Stdin
+from dm_cc.permissions.shell.tables.environment import risky_env
 
 if TYPE_CHECKING:
     from tree_sitter import Node
 
 SHOWN = 200  # characters kept of text that is only shown (expansions, unparsable input)
-
-
-class Stdin(NamedTuple):
-    """Where a command's standard input comes from (a shell may read its script there)."""
-
-    kind: Literal["heredoc", "herestring", "file", "pipe"]
-    script: str | None = None
-    dynamic: bool = False
-
+BROKEN_TEXT = "found inside text that could not be parsed"
 
 _EXPANSIONS = frozenset({"simple_expansion", "expansion", "command_substitution",
                          "arithmetic_expansion"})
@@ -56,12 +53,24 @@ _WORDISH = _EXPANSIONS | {"word", "string", "raw_string", "ansi_c_string", "conc
                           "brace_expression"}
 _REDIRECTS = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect"})
 _PIPES = frozenset({"|", "|&", ">("})  # what precedes a command whose stdin is a pipe
-_PLAIN = re.compile(rb"[\w./:@%+=,-]+(?:\s+[\w./:@%+=,-]+)*")
+_PLAIN = rb"[\w./:@%+=,-]+(?:\s+[\w./:@%+=,-]+)*"
 _GAPS_ALLOWED = frozenset({"string", "translated_string", "heredoc_body", "heredoc_redirect"})
-#: Text bash evaluates when it reads an array subscript or arithmetic: a quoted
-#: ``'a[$(cmd)]'`` given to ``let``, ``read``, ``unset``, ``[[ -v ]]`` ... runs ``cmd``.
-EVALUATED = re.compile(r"\$\(|`|\$\{")
-_REDIRECT_OP = re.compile(r"(?:\d+|\{\w+\})?(&>>|&>|>>|>\||>&-|<&-|>&|<&|<>|>|<)")
+_SPECIAL = frozenset("`$*?[{")  # what an expansion or a glob needs (see quoting)
+# the node kinds _Walk._visit makes records of
+_VISITED = frozenset({"command", "declaration_command", "unset_command", "test_command",
+                      "heredoc_redirect", "variable_assignment", "file_redirect", "ERROR"})
+
+
+def walk(src: bytes, root: Node) -> Iterator[Record]:
+    """The records of the tree ``root`` parsed from ``src``, in source order; the last is
+    :class:`~.records.Broken` when the parser reported an error or silently dropped text."""
+    return _Walk(src).records(root)
+
+
+@cache
+def _redirect_op() -> re.Pattern[str]:
+    """The operator at the start of a redirect (compiled once, on first use)."""
+    return re.compile(r"(?:\d+|\{\w+\})?(&>>|&>|>>|>\||>&-|<&-|>&|<&|<>|>|<)")
 
 
 def _decode(data: bytes) -> str:
@@ -83,43 +92,19 @@ def _groups(nodes: list[Node]) -> Iterable[list[Node]]:
         yield group
 
 
-def risky_env(name: str) -> bool:
-    """Does setting the variable ``name`` change what a command runs (``LD_PRELOAD``)?"""
-    upper = name.upper()
-    return (name in tables.RISKY_ENV_NAMES or upper.startswith(tables.RISKY_ENV_PREFIXES)
-            or name.endswith(tables.RISKY_ENV_SUFFIXES))
-
-
-class Sink(Protocol):
-    """What the walk reports to: the analyser in :mod:`shell_commands`."""
-
-    suspect: list[str]  # a stack: why commands reported now cannot be trusted
-
-    def emit(self, words: list[Word], depth: int, stdin: Stdin | None = None,
-             env: Sequence[tuple[str, Word]] = ()) -> None: ...
-
-    def add(self, words: Sequence[Word], sensitive: Sequence[str] = (),
-            note: str | None = None, dynamic: bool = False) -> None: ...
-
-    def file(self, word: Word, access: Literal["read", "edit"]) -> None: ...
-
-    def script(self, word: Word, depth: int) -> None: ...
-
-
 # --------------------------------------------------------------------------- tree walk
-class Walk:
-    """Turns one parsed tree into word lists for a :class:`Sink`."""
+class _Walk:
+    """Turns one parsed tree into records."""
 
-    def __init__(self, sink: Sink, src: bytes, depth: int) -> None:
-        self.sink, self.src, self.depth = sink, src, depth
+    def __init__(self, src: bytes) -> None:
+        self.src = src
         self.dropped: dict[int, list[Word]] = {}  # command start -> words the parser lost
 
     def text(self, node: Node, cap: int | None = None) -> str:
         end = node.end_byte if cap is None else min(node.end_byte, node.start_byte + cap)
         return _decode(self.src[node.start_byte:end])
 
-    def run(self, root: Node) -> bool:
-        """Walk the tree; False when the parser silently dropped text (see ``_gaps``)."""
+    def records(self, root: Node) -> Iterator[Record]:
         intact = True
         # (node, parent, stdin is a pipe, inside an ERROR node); Node.parent and
         # Node.prev_sibling cost O(depth), so the walk carries what it needs.
@@ -133,28 +118,11 @@ class Walk:
             broken = broken or kind == "ERROR"
             if kind not in _GAPS_ALLOWED and not self._gaps(node, children):
                 intact = False
-            suspect = broken or (kind == "command" and node.has_error)
-            if suspect:
-                self.sink.suspect.append("found inside text that could not be parsed")
-            if kind == "command":
-                self.command(node, parent, piped)
-            elif kind in ("declaration_command", "unset_command"):
-                self.declaration(node)
-            elif kind == "test_command":
-                self.test(node)
-            elif kind == "heredoc_redirect":
-                self.heredoc(node)
-            elif kind == "variable_assignment" and (
-                    parent is None or parent.type not in ("command", "declaration_command")):
-                name, word = self.assignment(node)
-                if risky_env(name):
-                    self.sink.add([word], [name], f"sets {name}")
-            elif kind == "file_redirect":
-                self.redirect(node)
-            elif kind == "ERROR":
-                self.orphans(node)
-            if suspect:
-                self.sink.suspect.pop()
+            if kind in _VISITED and (found := self._visit(node, kind, parent, piped)):
+                if broken or (kind == "command" and node.has_error):
+                    found = [r._replace(suspect=BROKEN_TEXT)
+                             if isinstance(r, (Command, Noted, Script)) else r for r in found]
+                yield from found
             inherit = piped and kind == "redirected_statement"
             before = ""
             entries = []
@@ -163,7 +131,28 @@ class Walk:
                     entries.append((child, node, inherit or before in _PIPES, broken))
                 before = child.type
             stack.extend(reversed(entries))
-        return intact
+        if root.has_error or not intact:
+            yield Broken()
+
+    def _visit(self, node: Node, kind: str, parent: Node | None, piped: bool) -> list[Record]:
+        """The records of one node (not of its children)."""
+        if kind == "command":
+            return self.command(node, parent, piped)
+        if kind in ("declaration_command", "unset_command"):
+            return self.declaration(node)
+        if kind == "test_command":
+            return self.test(node)
+        if kind == "heredoc_redirect":
+            return self.heredoc(node)
+        if kind == "variable_assignment" and (
+                parent is None or parent.type not in ("command", "declaration_command")):
+            name, word = self.assignment(node)
+            return [Noted([word], (name,), f"sets {name}")] if risky_env(name) else []
+        if kind == "file_redirect":
+            return self.redirect(node)
+        if kind == "ERROR":
+            return self.orphans(node)
+        return []
 
     def _gaps(self, node: Node, children: list[Node]) -> bool:
         """Check that the children of ``node`` account for all of its text.
@@ -175,20 +164,19 @@ class Walk:
         """
         pos, src = node.start_byte, self.src
         missing: list[bytes] = []
-        spans = [(c.start_byte, c.end_byte) for c in children]
-        spans.append((node.end_byte, node.end_byte))
-        for start, end in spans:
+        for child in (*children, None):  # None: the end of the node
+            start = node.end_byte if child is None else child.start_byte
             if start > pos:
                 if node.type == "concatenation":
                     return False  # one shell word cannot contain a blank
                 if text := src[pos:start].strip(b" \t\r\n\\"):
                     missing.append(text)
-            if end > pos:
+            if child is not None and (end := child.end_byte) > pos:
                 pos = end
         if not missing:
             return True
         body = node.child_by_field_name("body") if node.type == "redirected_statement" else None
-        if body is None or body.type != "command" or not all(map(_PLAIN.fullmatch, missing)):
+        if body is None or body.type != "command" or not all(re.fullmatch(_PLAIN, m) for m in missing):
             return False
         self.dropped[body.start_byte] = [Word(w) for m in missing for w in _decode(m).split()]
         return True
@@ -200,8 +188,9 @@ class Walk:
             if node.type == "command_name" and node.child_count == 1:
                 node = node.children[0]  # what _collect would read
             if node.type == "word" and "\\" not in (raw := self.text(node)):
-                glob = GLOB.search(raw) is not None or BRACE.search(raw) is not None
-                return Word(raw, HIDDEN_EXPANSION.search(raw) is not None, glob)
+                if _SPECIAL.isdisjoint(raw):
+                    return Word(raw)
+                return Word(raw, hides_expansion(raw), globs(raw))
         builder = WordBuilder()
         self._collect_all(nodes, builder)
         return builder.word()
@@ -221,7 +210,7 @@ class Walk:
             b.plain(self.text(node))
         elif not node.is_named:  # a stray token such as a lone "$" or "``"
             raw = self.text(node)
-            b.expand = b.expand or (raw != "``" and HIDDEN_EXPANSION.search(raw) is not None)
+            b.expand = b.expand or (raw != "``" and hides_expansion(raw))
             b.quoted("") if raw == "``" else b.plain(raw)
         elif kind == "raw_string":
             b.quoted(self.text(node)[1:-1])
@@ -230,7 +219,7 @@ class Walk:
         elif kind == "string":
             for part in node.children:
                 if part.type == "string_content":
-                    b.quoted(DQ_ESCAPE.sub(r"\1", self.text(part)))
+                    b.quoted(unescape_double_quoted(self.text(part)))
                 elif part.type in _EXPANSIONS or part.is_named:
                     b.expand = True
                     b.quoted(self.text(part, SHOWN))
@@ -268,7 +257,7 @@ class Walk:
         return name, Word(prefix + val.text, expand, val.glob, val.procsub)
 
     # statements -------------------------------------------------------------
-    def command(self, node: Node, parent: Node | None, piped: bool) -> None:
+    def command(self, node: Node, parent: Node | None, piped: bool) -> list[Record]:
         assigns: list[Node] = []
         name: Node | None = None
         args: list[Node] = []
@@ -297,22 +286,20 @@ class Walk:
                 args.remove(arg)
                 fds[arg.end_byte] = self.text(arg)
         if name is None:
-            for assign in assigns:
-                var, word = self.assignment(assign)
-                if risky_env(var):
-                    self.sink.add([word], [var], f"sets {var}")
-            return
+            return [Noted([word], (var,), f"sets {var}")
+                    for var, word in map(self.assignment, assigns) if risky_env(var)]
         if redirects:  # words taken from redirects go back to where they were written
             args.sort(key=lambda n: n.start_byte)
         words = [self.word([name]), *(self.word(g) for g in _groups(args))]
         words += self.dropped.get(node.start_byte, [])
         env = [(var, w) for var, w in map(self.assignment, assigns) if risky_env(var)]
-        self.sink.emit(words, self.depth, self._stdin(redirects, piped, fds), env)
+        return [Command(words, self._stdin(redirects, piped, fds), tuple(env))]
 
-    def orphans(self, node: Node) -> None:
+    def orphans(self, node: Node) -> list[Record]:
         """Inside an ERROR node, a ``command_name`` may appear without its ``command``
         (````rm -rf x````); rebuild such commands from the words that follow it."""
         children = node.children
+        found: list[Record] = []
         for i, child in enumerate(children):
             if child.type != "command_name":
                 continue
@@ -322,36 +309,27 @@ class Walk:
                     break
                 args.append(sibling)
             words = [self.word([child]), *(self.word(g) for g in _groups(args))]
-            self.sink.emit(words, self.depth)
-
-    def evaluated(self, words: Sequence[Word]) -> bool:
-        """Words whose static text bash evaluates as code (subscripts, arithmetic): the
-        code is parsed (so its commands are judged); True when there was any."""
-        found = False
-        for word in words:
-            if not word.expand and EVALUATED.search(word.text):
-                self.sink.script(word, self.depth + 1)
-                found = True
+            found.append(Command(words))
         return found
 
-    def heredoc(self, node: Node) -> None:
+    def heredoc(self, node: Node) -> list[Record]:
         """tree-sitter-bash does not parse backticks in a heredoc body; bash runs them
         when the delimiter is unquoted: each ```...``` span is parsed as a script."""
         start = next((c for c in node.children if c.type == "heredoc_start"), None)
         body = next((c for c in node.children if c.type == "heredoc_body"), None)
         if start is None or body is None or any(q in self.text(start) for q in "'\"\\"):
-            return
+            return []
         text = self.text(body)
         if "`" not in text:
-            return
+            return []
         spans = re.split(r"(?<!\\)`", text)
-        for inner in spans[1::2]:
-            self.sink.script(Word(ESCAPE.sub(r"\1", inner)), self.depth + 1)
+        found: list[Record] = [Script(Word(unescape(inner))) for inner in spans[1::2]]
         if len(spans) % 2 == 0:  # an unmatched backtick: what runs is unclear
-            self.sink.add([Word(text[:SHOWN])], (), "a heredoc with an unmatched backtick",
-                          dynamic=True)
+            found.append(Noted([Word(text[:SHOWN])], (), "a heredoc with an unmatched backtick",
+                               dynamic=True))
+        return found
 
-    def test(self, node: Node) -> None:
+    def test(self, node: Node) -> list[Record]:
         """``[ ]``/``[[ ]]``: operands such as ``-v 'a[$(cmd)]'`` or ``x -eq 'a[$(cmd)]'``
         are evaluated; they make the test a dynamic command."""
         stack, words = [node], []
@@ -361,11 +339,12 @@ class Walk:
                 words.append(self.word([current]))
             else:
                 stack.extend(current.children)
-        if self.evaluated(words):
-            self.sink.add([Word(self.text(node, SHOWN))], (), "evaluates a quoted string as"
-                          " code (an array subscript or arithmetic)", dynamic=True)
+        found: list[Record] = [Script(w) for w in evaluated(words)]
+        if found:
+            found.append(Noted([Word(self.text(node, SHOWN))], (), EVALUATES, dynamic=True))
+        return found
 
-    def declaration(self, node: Node) -> None:
+    def declaration(self, node: Node) -> list[Record]:
         """``export``/``declare``/``local``/``readonly``/``typeset``/``unset``."""
         words: list[Word] = []
         sensitive: list[str] = []
@@ -387,11 +366,12 @@ class Walk:
                 continue
             if node.type == "declaration_command" and risky_env(var):
                 sensitive.append(var)
-        dynamic = self.evaluated(words[1:])
+        found: list[Record] = [Script(w) for w in evaluated(words[1:])]
         note = f"sets {', '.join(sensitive)}" if sensitive else None
-        if dynamic:
-            note = "evaluates a quoted string as code (an array subscript or arithmetic)"
-        self.sink.add(words, sensitive, note, dynamic)
+        if found:
+            note = EVALUATES
+        found.append(Noted(words, tuple(sensitive), note, bool(found)))
+        return found
 
     def _redirect_parts(self, node: Node) -> tuple[str, Node | None, list[Node]]:
         """(operator, target, words that are really arguments of the command)."""
@@ -400,20 +380,20 @@ class Walk:
             return "<<", None, words
         if node.type == "herestring_redirect":
             return "<<<", words[0] if words else None, words[1:]
-        m = _REDIRECT_OP.match(self.text(node, 16))
+        m = _redirect_op().match(self.text(node, 16))
         op = m.group(1) if m else ">"
         if op in (">&-", "<&-") or not words:
             return op, None, words
         return op, words[0], words[1:]
 
-    def redirect(self, node: Node) -> None:
+    def redirect(self, node: Node) -> list[Record]:
         op, target, _ = self._redirect_parts(node)
         if target is None:
-            return
+            return []
         word = self.word([target])
         if op in (">&", "<&") and (op == "<&" or word.text.isdigit() or word.text == "-"):
-            return  # duplicating a descriptor, not a file
-        self.sink.file(word, "read" if op == "<" else "edit")
+            return []  # duplicating a descriptor, not a file
+        return [FileUse(word, "read" if op == "<" else "edit")]
 
     def _stdin(self, redirects: list[Node], piped: bool,
                fds: dict[int, str] | None = None) -> Stdin | None:

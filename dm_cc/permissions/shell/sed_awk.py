@@ -1,8 +1,8 @@
-"""Does a sed or awk program run commands or touch files? (used by :mod:`shell_commands`)
+"""Does a sed or awk program run commands or touch files? (used by :mod:`.arguments`)
 
 ``sed -n 's/a/b/p' f`` only reads ``f``; ``sed 's/x/y/e'`` runs a command and ``sed 'w out'``
-writes a file. For a program named by ``ArgSpec.script`` in :mod:`shell_tables` (sed, awk and
-their variants) the analyser calls :func:`sed_risky` or :func:`awk_risky` on the program text
+writes a file. For a program named by ``ArgSpec.script`` in :mod:`.tables` (sed, awk and
+their variants) :func:`.arguments.inspect` calls :func:`sed_risky` or :func:`awk_risky` on the program text
 and, when it returns True, reports the program as a ``sensitive`` token, so a prefix rule
 alone cannot allow the command. Both checks err on the risky side: a sed program this
 module cannot follow counts as risky; an awk program is searched for ``system(``, pipes,
@@ -102,13 +102,12 @@ def sed_risky(script: str) -> bool:
     return False
 
 
-_AWK_LITERALS = re.compile(r'"(?:[^"\\]|\\.)*"|(?:(?<=[(,~!{;&|\n])|^)\s*/(?:[^/\\\n]|\\.)*/',
-                           re.DOTALL)
-_AWK_RISKY = re.compile(r"\bsystem\s*\(|(?<!\|)\|(?!\|)|\b(?:print|printf)\b[^;{}\n]*>"
-                        r"|\bgetline\b\s*<|@load|@include")
+_AWK_LITERALS = r'(?s)"(?:[^"\\]|\\.)*"|(?:(?<=[(,~!{;&|\n])|^)\s*/(?:[^/\\\n]|\\.)*/'
+_AWK_RISKY = (r"\bsystem\s*\(|(?<!\|)\|(?!\|)|\b(?:print|printf)\b[^;{}\n]*>"
+              r"|\bgetline\b\s*<|@load|@include")
 
 
 def awk_risky(program: str) -> bool:
     """True when an awk program runs commands (``system()``, pipes) or writes/reads files
     through redirections. Strings and regex literals are blanked out first."""
-    return _AWK_RISKY.search(_AWK_LITERALS.sub(" ", program)) is not None
+    return re.search(_AWK_RISKY, re.sub(_AWK_LITERALS, " ", program)) is not None

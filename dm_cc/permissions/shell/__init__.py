@@ -1,0 +1,82 @@
+"""Static analysis of a bash command line: every command it runs, every file it touches.
+
+``analyse(source)`` never raises and does no I/O. It parses with tree-sitter-bash and
+reports each simple command as a :class:`SimpleCommand` (normalised words) and each
+redirect target or file operand as a :class:`FileRef`. :func:`always_pattern` turns a
+command's words into an "always allow" suggestion. This module is the public entry; the
+work is a one-way pipeline, each stage handing plain data to the next:
+
+* **parse** -- :mod:`.source`: backslash-newlines joined and ``<<-`` heredocs rewritten as
+  bash reads them, then the tree-sitter parse (non-ASCII bytes masked).
+* **walk** -- :mod:`.walk`: one pass over the tree yields records (:mod:`.records`): each
+  simple command (lists, pipelines, subshells, substitutions, heredocs ...) as words with
+  quotes and escapes removed (:mod:`.quoting`), each redirect target, each string bash
+  will run as code. The parser is not trusted blindly: text it drops or mangles makes the
+  result dynamic.
+* **judge** -- :mod:`.judge`: what the words mean. Scripts found on the way (``bash -c``,
+  ``eval``, heredocs fed to a shell) go on a worklist and are parsed and walked in turn.
+  The program modules say what a command does, as data: :mod:`.wrappers` (``sudo``,
+  ``timeout`` ...), :mod:`.programs` (shells, interpreters, ``eval`` ...), :mod:`.arguments`
+  (options and file operands, with :mod:`.flags` and :mod:`.sed_awk`); the facts about
+  particular programs are the tables in :mod:`.tables`.
+
+Start-up: importing the package builds only data -- the tables, a few classes; regular
+expressions are compiled on first use and tree-sitter is imported at the first parse.
+
+Conservative by construction: a command whose name or arguments cannot be known statically,
+a parse error, an input over ``MAX_COMMAND_CHARS``, nesting deeper than ``MAX_DEPTH`` or a
+script read from a pipe yields ``dynamic=True``, which no rule may allow.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from functools import cache
+
+from dm_cc.permissions.shell.judge import MAX_DEPTH, Judge
+from dm_cc.permissions.shell.results import FileRef, ShellAnalysis, SimpleCommand
+from dm_cc.permissions.shell.tables import lookup
+from dm_cc.permissions.shell.tables.suggestions import ARITY
+
+__all__ = ["MAX_COMMAND_CHARS", "MAX_DEPTH", "FileRef", "ShellAnalysis", "SimpleCommand",
+           "always_pattern", "analyse"]
+
+MAX_COMMAND_CHARS = 10_000
+
+
+def analyse(source: str) -> ShellAnalysis:
+    """Every command and file reference in ``source``; never raises."""
+    judge = Judge(len(source))
+    try:
+        if len(source) > MAX_COMMAND_CHARS:
+            judge.dynamic(source, f"longer than {MAX_COMMAND_CHARS} characters")
+        judge.run(source)
+    except Exception:  # noqa: BLE001 - the contract is "never raises"; fail closed
+        judge.dynamic(source, "internal error while analysing the command")
+    return judge.result()
+
+
+@cache
+def _unsafe_word() -> re.Pattern[str]:
+    """A character no suggestion may contain (compiled once, on first use)."""
+    return re.compile(r"[\s*?\[\]{}$`'\"\\()<>|;&!#~=]")
+
+
+def always_pattern(words: Sequence[str]) -> str:
+    """An "always allow" suggestion: ``git commit -m x`` → ``git commit *``.
+
+    Keeps as many leading words as ``ARITY`` says (default 1), stopping at an option or
+    any word that is not plain text. Returns ``""`` when even the command name is unsafe
+    to put in a pattern.
+    """
+    words, unsafe = list(words), _unsafe_word()
+    if not words or not words[0] or words[0][0] == "-" or unsafe.search(words[0]):
+        return ""
+    key, arity = lookup(ARITY, words)
+    kept = list(key)
+    for word in words[len(key):max(arity or 1, len(key))]:
+        if not word or word[0] == "-" or unsafe.search(word):
+            break
+        kept.append(word)
+    return " ".join(kept) + " *"

@@ -1,0 +1,148 @@
+"""A program's arguments read with its ArgSpec: risky options, scripts, file operands.
+
+:func:`inspect` scans the words of a program that has an :class:`~.ArgSpec` (GNU
+long options may be abbreviated) and returns its effects in order: risky options as
+:class:`~.records.Sensitive` tokens, scripts to parse again (``find -exec``, ``--eval``
+...), sed and awk programs checked with :mod:`.sed_awk`, and file operands (including
+``@FILE`` and ``file://`` forms) as :class:`~.records.FileUse` s. Pure: the judge applies
+them.
+"""
+
+from __future__ import annotations
+
+import re
+
+from dm_cc.permissions.shell.flags import scan_options
+from dm_cc.permissions.shell.quoting import Word, is_assignment
+from dm_cc.permissions.shell.records import Command, Effect, FileUse, Script, Sensitive
+from dm_cc.permissions.shell.sed_awk import awk_risky, sed_risky
+from dm_cc.permissions.shell.tables.arguments import SINGLE_DASH_LONG, TAR_WRITE_OPTS, ArgSpec
+from dm_cc.permissions.shell.tables.environment import risky_env
+
+_URL_PATH = r"(?i)file://(?:localhost)?"
+
+
+def inspect(key: tuple[str, ...], spec: ArgSpec, words: list[Word],
+            stop: int) -> list[Effect]:
+    """Risky options, scripts and file operands of ``words[len(key):stop]``, in order."""
+    effects: list[Effect] = []
+    args = words[len(key):stop]
+    texts = [w.text for w in args]
+    if key[0] in ("tar", "gtar", "bsdtar") and texts and texts[0][:1] not in ("-", ""):
+        texts[0] = "-" + texts[0]  # old-style bundled mode: tar xzf a.tgz
+    texts = [_unabbreviate(t, spec) if t[:2] == "--" else t for t in texts]
+    scan = scan_options(texts, value_opts=spec.value_opts, pair_opts=spec.pair_opts,
+                        optional_opts=spec.optional_opts, positional_re=spec.positional_re,
+                        single_dash_long=key[0] in SINGLE_DASH_LONG)
+    flags = {o.flag for o in scan.options}
+    for opt in scan.options:
+        check = spec.option_checks.get(opt.flag)
+        if check and opt.value is not None and re.search(check, opt.value):
+            effects.append(Sensitive(opt.flag))
+        risk = spec.risky.get(opt.flag)
+        if risk is None:
+            continue
+        if risk in ("flag", "flag-edit", "flag-read", "script", "exec"):
+            effects.append(Sensitive(opt.flag))
+        if risk == "exec":
+            effects.append(Command(_until_terminator(args[opt.at + 1:])))
+        if opt.value is None:
+            continue
+        value = args[opt.at]._replace(text=opt.value)
+        if risk in ("edit", "flag-edit"):
+            effects.append(FileUse(value, "edit"))
+        elif risk in ("read", "flag-read"):
+            effects.append(FileUse(value, "read"))
+        elif risk in ("archive", "directory"):
+            writes = bool(flags & TAR_WRITE_OPTS) == (risk == "archive")
+            effects.append(FileUse(value, "edit" if writes else "read"))
+        elif risk == "script":
+            effects.append(Script(value))
+        elif risk == "at-read" and (path := _at_file(opt.value)):
+            effects.append(FileUse(value._replace(text=path), "read"))
+        elif risk == "at-start-read" and opt.value.startswith("@") and len(opt.value) > 1:
+            effects.append(FileUse(value._replace(text=opt.value[1:]), "read"))  # curl -H @FILE
+        elif risk == "url-read" and re.match(_URL_PATH, opt.value):
+            effects.append(FileUse(value._replace(text=_file_path(opt.value)), "read"))
+        elif risk == "pair-read" and opt.at + 1 < len(args):
+            effects.append(FileUse(args[opt.at + 1], "read"))  # jq --rawfile NAME FILE
+    positionals = [args[i] for i in scan.positionals]
+    if "+" in spec.risky and any(w.text.startswith("+") for w in positionals):
+        effects.append(Sensitive("+"))
+    skip = 0 if flags & spec.skip_opts else spec.skip
+    if spec.script is not None:
+        programs = [o.value for o in scan.options if o.flag in spec.skip_opts
+                    and o.flag not in spec.risky and o.value is not None]
+        programs += [w.text for w in positionals[:skip]]
+        risky = sed_risky if spec.script == "sed" else awk_risky
+        effects += [Sensitive(p) for p in programs if risky(p)]
+    if spec.sensitive_positionals and len(positionals) >= spec.sensitive_positionals:
+        effects.append(Sensitive(key[-1]))
+    if spec.sensitive_re:  # sqlite3 db '.shell cmd'
+        effects += [Sensitive(w.text) for w in positionals if re.search(spec.sensitive_re, w.text)]
+    if spec.assign_env:  # make SHELL=/tmp/evil
+        effects += [Sensitive(var) for w in positionals if is_assignment(w.text)
+                    and risky_env(var := w.text.split("=", 1)[0])]
+    files = [w for w in positionals[skip:]
+             if not (spec.not_file_re and re.match(spec.not_file_re, w.text))]
+    if spec.file_opts and not flags & spec.file_opts:
+        files = []
+    if spec.url_files:  # curl file:///etc/passwd
+        effects += [FileUse(w._replace(text=_file_path(w.text)), "read")
+                    for w in files if re.match(_URL_PATH, w.text)]
+        files = []
+    edit = bool(flags & spec.edit_opts)
+    only_read = bool(flags & spec.read_opts)  # gzip -c: writes stdout, not the file
+    for i, word in enumerate(files):
+        var, eq, path = word.text.partition("=")
+        if eq and var in spec.assign_files:
+            effects.append(FileUse(word._replace(text=path), spec.assign_files[var]))
+            continue
+        access = spec.files
+        if len(files) >= 2 and i == 0 and spec.first:
+            access = spec.first
+        if len(files) >= 2 and i == len(files) - 1 and spec.last:
+            access = spec.last
+        if access is not None:
+            effects.append(FileUse(word, "edit" if edit else "read" if only_read else access))
+    return effects
+
+
+def _unabbreviate(text: str, spec: ArgSpec) -> str:
+    """GNU getopt accepts a long option cut to any unambiguous prefix (``--compress-prog``
+    is ``--compress-program``): a prefix of 4 or more characters of an option this spec
+    knows is read as that option (a risky one when several fit -- the fail-safe side);
+    a shorter prefix (``--pag``, ``--so``) only as a risky or program option."""
+    name, eq, value = text.partition("=")
+    if len(name) < 4 or name in spec.risky or name in spec.value_opts \
+            or name in spec.optional_opts or name in spec.pair_opts:
+        return text
+    known: tuple[str, ...] = (*spec.risky, *spec.skip_opts)  # short prefixes: risky only
+    if len(name) >= 6:
+        known += (*spec.value_opts, *spec.optional_opts, *spec.edit_opts, *spec.pair_opts)
+    fits = sorted({k for k in known if k.startswith(name) and k[:2] == "--"})
+    if not fits:
+        return text
+    full = next((k for k in fits if k in spec.risky), fits[0])
+    return full + eq + value
+
+
+def _until_terminator(words: list[Word]) -> list[Word]:
+    """The command after ``find -exec``: up to ``;`` (or ``+`` right after ``{}``)."""
+    for i, word in enumerate(words):
+        if word.text == ";" or (word.text == "+" and i and words[i - 1].text == "{}"):
+            return words[:i]
+    return words
+
+
+def _file_path(url: str) -> str:
+    """``file:///etc/passwd`` -> ``/etc/passwd``."""
+    return re.sub(_URL_PATH, "", url, count=1)
+
+
+def _at_file(value: str) -> str | None:
+    """The file in a curl data value: ``@FILE``, ``name=@FILE;type=x``, ``name=<FILE``."""
+    for mark in "@<":
+        if mark in value:
+            return value.split(mark, 1)[1].split(";", 1)[0] or None
+    return None

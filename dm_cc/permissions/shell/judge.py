@@ -1,0 +1,340 @@
+"""Records to judgement: the last stage of :mod:`dm_cc.permissions.shell`.
+
+:meth:`Judge.run` keeps a worklist of scripts: a stack of iterators, one per script being
+judged. Each script is parsed (:mod:`.source`), walked (:mod:`.walk`) and its records judged
+in order; a script found on the way (``bash -c '..'``, ``eval``, a heredoc fed to a shell,
+``find -exec sh -c``, backticks in a heredoc body) is pushed on the stack with its context
+(nesting depth, why its commands cannot be trusted) and judged in full before the record
+that found it resumes. So the order is depth-first, as bash runs it: the outer command is
+reported before what it runs, and a nested script's commands before the outer script's
+next command -- which is also what ``cd`` and symlink tracking need.
+
+* **A command** (:meth:`Judge.command`) is judged on its words: the command name reduced
+  to its basename, git's global options dropped, then the program modules say what it
+  does -- :mod:`.wrappers` (``sudo``, ``timeout``, ``uv run`` ...: both wrapper and inner
+  command are reported), :mod:`.programs` (shells, interpreters, ``eval`` ...) and
+  :mod:`.arguments` (a program's :class:`~.tables.ArgSpec`: risky options become
+  ``sensitive`` tokens, file operands FileRefs). Their outcomes are plain data; the judge
+  applies them. The program knowledge lives in :mod:`.tables`.
+* **Conservative by construction**: a command whose name or arguments cannot be known
+  statically, a parse error, too deep nesting or a script read from a pipe yields
+  ``dynamic=True``, which no rule may allow. Nesting (wrappers and re-parsed scripts) is
+  capped at ``MAX_DEPTH`` and re-parsed text at a budget proportional to the input, so the
+  work stays linear in practice.
+* ``cd DIR`` is followed loosely: later relative paths are reported both as written and
+  under DIR, so ``cd ~/.ssh && cat id_rsa`` still names ``~/.ssh/id_rsa``.
+"""
+
+# No `from __future__ import annotations` here: NamedTuple classes build about twice as
+# fast with evaluated annotations, and this module is imported at start-up.
+
+import re
+from collections.abc import Iterable, Iterator, Sequence
+from functools import cache
+from typing import NamedTuple
+
+from dm_cc.permissions.shell.arguments import inspect
+from dm_cc.permissions.shell.programs import (
+    code_builtin,
+    dev_fd,
+    eval_builtin,
+    interpreter,
+    shell,
+    source,
+    versioned_interpreter,
+)
+from dm_cc.permissions.shell.quoting import Word, joined
+from dm_cc.permissions.shell.records import (
+    Access,
+    Broken,
+    Command,
+    Effect,
+    FileUse,
+    Noted,
+    Outcome,
+    Parse,
+    Script,
+    Sensitive,
+    Stdin,
+)
+from dm_cc.permissions.shell.results import FileRef, ShellAnalysis, SimpleCommand
+from dm_cc.permissions.shell.source import join_continuations, syntax_tree
+from dm_cc.permissions.shell.tables import lookup
+from dm_cc.permissions.shell.tables.arguments import ARG_SPECS
+from dm_cc.permissions.shell.tables.commands import (
+    GIT_GLOBAL_PLACES,
+    GIT_GLOBAL_SENSITIVE,
+    GIT_GLOBAL_VALUE,
+    NON_FILES,
+    NOT_RUNNERS,
+    SYSTEM_BIN_DIRS,
+)
+from dm_cc.permissions.shell.tables.interpreters import EVAL_BUILTINS, INTERPRETERS, SHELLS
+from dm_cc.permissions.shell.walk import SHOWN, walk
+from dm_cc.permissions.shell.wrappers import unwrap, wrapper_lookup
+
+MAX_DEPTH = 8  # wrappers plus re-parsed scripts
+_GROUP = "found in a command group the parser did not understand"
+_PLACEHOLDER = "the script holds a {} placeholder filled in at run time"
+_NOTHING = Outcome()
+
+
+class Nested(NamedTuple):
+    """A script to parse and judge before going on: the worklist's unit."""
+
+    text: str
+    depth: int
+    suspect: str | None  # why its commands cannot be trusted (None: they can be)
+
+
+class Judge:
+    """Collects commands and files; knows programs (through the tables), not trees."""
+
+    def __init__(self, size: int) -> None:
+        self.commands: list[SimpleCommand | None] = []
+        self.files: list[FileRef] = []
+        self.speculative: list[SimpleCommand] = []
+        self.budget = 2 * size + 65_536  # characters that may be (re-)parsed in total
+        self.cwd: tuple[str, bool] | None = None  # directory from `cd`, and whether unknown
+        self.links: set[str] = set()  # symlinks this line creates (`ln -s ~ h`)
+
+    def run(self, source: str) -> None:
+        """Judge ``source`` and every script found in it, depth-first."""
+        work: list[Iterator[Nested]] = [self.script_text(Nested(source, 0, None))]
+        while work:
+            nested = next(work[-1], None)
+            if nested is None:
+                work.pop()
+            else:
+                work.append(self.script_text(nested))
+
+    def result(self) -> ShellAnalysis:
+        commands = (c for c in self.commands if c is not None)
+        return ShellAnalysis(tuple(dict.fromkeys(commands)), tuple(dict.fromkeys(self.files)),
+                             tuple(dict.fromkeys(self.speculative)))
+
+    # recording --------------------------------------------------------------
+    def record(self, words: Sequence[str], dynamic: bool, suspect: str | None,
+               sensitive: Sequence[str] = (), note: str | None = None,
+               slot: int | None = None) -> None:
+        """Store one SimpleCommand (in a reserved ``slot`` when given)."""
+        tokens = tuple(dict.fromkeys(sensitive))
+        if suspect is not None and not dynamic:
+            dynamic, note = True, note or suspect
+        if tokens and note is None:
+            note = f"uses {', '.join(tokens)}"
+        command = SimpleCommand(tuple(words), dynamic, tokens, note)
+        if slot is None:
+            self.commands.append(command)
+        else:
+            self.commands[slot] = command
+
+    def dynamic(self, text: str, note: str) -> None:
+        self.record((" ".join(text.split())[:SHOWN],), True, None, note=note)
+
+    def file(self, word: Word, access: Access) -> None:
+        path = word.text
+        if word.procsub or path in ("", "-", "{}") or path in NON_FILES or dev_fd(path):
+            return
+        dynamic = word.expand or word.glob
+        if path[:1] == "~" and path != "~" and path[:2] != "~/":
+            dynamic = True  # ~+ ($PWD), ~- ($OLDPWD), ~user: only the running shell knows
+        if any(path == link or path.startswith(link + "/") for link in self.links):
+            dynamic = True  # through a symlink made earlier in this line: its target is unknown now
+        self.files.append(FileRef(path, access, dynamic))
+        if self.cwd is not None and not path.startswith(("/", "~")):
+            base, unknown = self.cwd  # after `cd DIR` a relative path may mean DIR/path
+            self.files.append(FileRef(f"{base.rstrip('/')}/{path}", access, dynamic or unknown))
+
+    def chdir(self, name: str, args: Sequence[Word]) -> None:
+        """Track ``cd``: later relative paths are also reported under the new directory.
+        (Subshells are not tracked, so both spellings are always reported.)"""
+        target = next((w for w in args if not w.text.startswith("-") or w.text == "-"), None)
+        if name == "popd" or (target is not None and target.text == "-"):
+            self.cwd = ("$OLDPWD", True)
+            return
+        text = "~" if target is None else target.text
+        unknown = target is not None and (target.expand or target.glob)
+        if self.cwd is not None and not text.startswith(("/", "~")):
+            text, unknown = f"{self.cwd[0].rstrip('/')}/{text}", unknown or self.cwd[1]
+        self.cwd = (text, unknown)
+
+    # scripts ----------------------------------------------------------------
+    def script_text(self, nested: Nested) -> Iterator[Nested]:
+        """Parse and judge one script; yield the scripts found in it, one at a time."""
+        text, depth, suspect = nested
+        if depth > MAX_DEPTH or len(text) > self.budget:
+            self.dynamic(text, "nested too deeply to analyse")
+            return
+        self.budget -= len(text)
+        text = join_continuations(text)  # bash deletes backslash-newline before anything
+        src = text.encode("utf-8", "surrogatepass")
+        for record in walk(src, syntax_tree(src)):
+            if isinstance(record, Command):
+                yield from self.command(record.words, depth, record.stdin, record.env,
+                                        record.suspect or suspect)
+            elif isinstance(record, FileUse):
+                self.file(record.word, record.access)
+            elif isinstance(record, Noted):
+                self.record([w.text for w in record.words],
+                            record.dynamic or any(w.expand for w in record.words),
+                            record.suspect or suspect, record.sensitive, record.note)
+            elif isinstance(record, Script):
+                yield from self.script(record.word, depth + 1, record.suspect or suspect)
+            elif isinstance(record, Broken):
+                self.dynamic(text, "the command could not be parsed")
+
+    def script(self, word: Word, depth: int, suspect: str | None) -> Iterator[Nested]:
+        """A string some command runs as shell code."""
+        if word.expand or word.glob or word.procsub:
+            self.record((word.text,), True, suspect, note="runs a script that is not static")
+        elif "{}" in word.text:  # find -exec sh -c 'rm {}': the placeholder is filled later
+            yield Nested(word.text, depth, _PLACEHOLDER)
+        else:
+            yield Nested(word.text, depth, suspect)
+
+    # commands ---------------------------------------------------------------
+    def command(self, words: list[Word], depth: int, stdin: Stdin | None = None,
+                env: Iterable[tuple[str, Word]] = (), suspect: str | None = None,
+                ) -> Iterator[Nested]:
+        """Record one command (and whatever it runs in turn)."""
+        if not words:
+            return
+        if depth > MAX_DEPTH:
+            self.dynamic(joined(words).text, "wrapped or nested too deeply to analyse")
+            return
+        head = words[0]
+        if head.expand or head.glob or head.procsub:
+            self.record([w.text for w in words], True, suspect,
+                        note="the command name is not static")
+            return
+        if head.text in ("{", "}", "(", ")"):  # `coproc { cmd; }`, `time { cmd; }`: a group
+            self.record([w.text for w in words], True, suspect,  # the parser read as words
+                        note="a command group the parser did not understand")
+            yield from self.command(words[1:], depth + 1, stdin, suspect=_GROUP)
+            return
+        name = head.text.rsplit("/", 1)[-1] or head.text
+        words = [head._replace(text=name), *words[1:]]
+        sensitive: list[str] = []
+        if "/" in head.text and head.text.rsplit("/", 1)[0] not in SYSTEM_BIN_DIRS:
+            # `./git status` runs whatever ./git is: deny and ask rules match it as
+            # `git`, but no allow rule for `git` may allow it (it asks each time).
+            sensitive.append(head.text)
+        if name == "git":
+            words, places = _git_globals(words, sensitive)
+            for place in places:  # `git -C DIR`: what lies in DIR is read (and more)
+                self.file(place, "read")
+        if name == "coproc" and len(words) > 2 and words[2].text in ("{", "("):
+            words = [words[0], *words[2:]]  # coproc NAME { cmd; }: NAME names the coprocess
+        texts = [w.text for w in words]
+        slot = len(self.commands)
+        self.commands.append(None)  # keep the outer command before what it runs
+        outcome, stop = _NOTHING, len(words)
+        key, wrapper, where = wrapper_lookup(texts)
+        if wrapper is not None:  # global options between the key words are left out
+            skipped = where[-1] + 1 - len(key)
+            inner = [words[i] for i in where] + words[where[-1] + 1:]
+            stop, outcome = unwrap(key, wrapper, inner, stdin)
+            stop += skipped
+        elif name in SHELLS:
+            outcome = shell(words, stdin)
+        elif name in INTERPRETERS or versioned_interpreter(name):
+            outcome = interpreter(words, stdin)
+        elif name in ("source", ".") and len(words) > 1:
+            outcome = source(words, stdin)
+        elif name in ("eval", "alias", "trap"):
+            outcome = code_builtin(name, words[1:])
+        elif name in ("cd", "pushd", "popd"):
+            self.chdir(name, words[1:])
+        elif name in EVAL_BUILTINS:
+            outcome = eval_builtin(name, words)
+        if outcome.effects:
+            yield from self.apply(outcome.effects, depth, suspect, sensitive)
+        if name in ("ln", "cp") and _makes_symlink(texts):
+            names = [t for t in texts[1:] if t != "--" and not t.startswith("-")]
+            if names:
+                self.links.add(names[-1].rstrip("/") or names[-1])
+        spec_key, spec = lookup(ARG_SPECS, texts)
+        if spec is not None and (effects := inspect(spec_key, spec, words, stop)):
+            yield from self.apply(effects, depth, suspect, sensitive)
+        dynamic = outcome.note is not None or any(w.expand for w in words)
+        if spec is None and wrapper is None and not dynamic and name not in NOT_RUNNERS \
+                and name not in SHELLS and not versioned_interpreter(name):
+            self.speculative += _speculate(texts)
+        self.record(texts, dynamic, suspect, sensitive, outcome.note, slot)
+        for var, word in env:
+            self.record((word.text, *texts), dynamic or word.expand, suspect, (var,),
+                        f"runs with {var} set")
+
+    def apply(self, effects: Iterable[Effect], depth: int, suspect: str | None,
+              sensitive: list[str]) -> Iterator[Nested]:
+        """Carry out what a program's words mean, in order."""
+        for effect in effects:
+            if isinstance(effect, Sensitive):
+                sensitive.append(effect.token)
+            elif isinstance(effect, FileUse):
+                self.file(effect.word, effect.access)
+            elif isinstance(effect, Script):
+                yield from self.script(effect.word, depth + 1, suspect)
+            elif isinstance(effect, Parse):
+                yield Nested(effect.text, depth + 1, suspect)
+            elif effect.chdir is None:
+                yield from self.command(effect.words, depth + 1, effect.stdin, effect.env,
+                                        suspect)
+            else:  # env -C DIR CMD: CMD runs in DIR, what follows does not
+                outer, self.cwd = self.cwd, None
+                self.chdir("cd", [effect.chdir])
+                yield from self.command(effect.words, depth + 1, effect.stdin, effect.env,
+                                        suspect)
+                self.cwd = outer
+
+
+def _makes_symlink(texts: Sequence[str]) -> bool:
+    """``ln -s``/``ln --symbolic``/``cp -s`` (in any option cluster)."""
+    return any(t in ("--symbolic", "--symbolic-link") or
+               (t.startswith("-") and not t.startswith("--") and "s" in t[1:]) for t in texts[1:])
+
+
+@cache
+def _plausible_command() -> re.Pattern[str]:
+    """A word that could name a program (compiled once, on first use)."""
+    return re.compile(r"[A-Za-z_][\w.+-]*")
+
+
+
+def _speculate(texts: Sequence[str]) -> list[SimpleCommand]:
+    """An unknown program may be a wrapper (`fakeroot rm -rf x`, `xvfb-run cmd`,
+    `tool -- cmd`): what would be its inner command, offered to the deny rules."""
+    starts: list[int] = []
+    plausible = _plausible_command()
+    if "--" in texts[1:]:
+        starts.append(texts.index("--", 1) + 1)
+    for i in range(1, len(texts)):
+        if len(starts) >= 3:
+            break
+        if not texts[i].startswith("-") and plausible.fullmatch(texts[i]):
+            starts.append(i)
+            if i > 1 and texts[i - 1].startswith("-") and "=" not in texts[i - 1]:
+                continue  # it may be that option's value: try the next word too
+            break
+    return [SimpleCommand(tuple(texts[start:]), speculative=True, note=f"{texts[0]} may run it")
+            for start in dict.fromkeys(starts) if start < len(texts)]
+
+
+def _git_globals(words: list[Word], sensitive: list[str]) -> tuple[list[Word], list[Word]]:
+    """``git -C d -c k=v --no-pager push`` → ``git push``; -c/--exec-path are sensitive;
+    also returns the directories named by -C/--git-dir/--work-tree."""
+    places: list[Word] = []
+    i = 1
+    while i < len(words) and len(words[i].text) > 1 and words[i].text[0] == "-":
+        name, eq, value = words[i].text.partition("=")
+        if name in GIT_GLOBAL_SENSITIVE:
+            sensitive.append(name)
+        takes_value = name in GIT_GLOBAL_VALUE and not eq
+        if name in GIT_GLOBAL_PLACES:
+            if eq:
+                places.append(words[i]._replace(text=value))
+            elif i + 1 < len(words):
+                places.append(words[i + 1])
+        i += 2 if takes_value else 1
+    return [words[0], *words[i:]], places

@@ -1,0 +1,160 @@
+"""Programs that run shell code or scripts: shells, interpreters, ``eval`` and friends.
+
+Each function reads one command's words (and where its stdin comes from) and returns an
+:class:`~.records.Outcome`: the scripts to parse again, the files read, the sensitive
+tokens, and a note when what runs cannot be known (which makes the command dynamic).
+``sh -c STRING``, ``sh FILE`` and a script on stdin (:func:`shell`, :func:`stdin_shell`),
+``source FILE`` (:func:`source`), ``python``/``node``... (:func:`interpreter`), builtins
+that evaluate quoted text as code (``let``, ``read``, ``printf -v`` ...:
+:func:`eval_builtin`) and ``eval``/``alias``/``trap`` (:func:`code_builtin`). Pure: the
+judge applies the outcome.
+"""
+
+from __future__ import annotations
+
+import re
+
+from dm_cc.permissions.shell.quoting import EVALUATES, Word, evaluated, joined
+from dm_cc.permissions.shell.records import Effect, FileUse, Outcome, Parse, Script, Sensitive, Stdin
+from dm_cc.permissions.shell.tables.environment import risky_env
+from dm_cc.permissions.shell.tables.interpreters import (
+    CALLBACK_OPTS,
+    INLINE_CODE_BY_FAMILY,
+    INLINE_CODE_OPTS,
+    INTERPRETER_FAMILIES,
+    INTERPRETER_SUBCOMMANDS,
+    INTERPRETER_VALUE_OPTS,
+    SHELL_VALUE_OPTS,
+)
+
+STDIN_SCRIPTS = frozenset({"-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"})
+_DEV_FD = r"/dev/fd/\d+|/proc/self/fd/\d+"
+_VERSIONED = "(?:" + "|".join(INTERPRETER_FAMILIES) + r")[\d.]*"
+_FROM_PIPE = "runs a script read from a pipe or a non-static string"
+
+
+def shell(words: list[Word], stdin: Stdin | None) -> Outcome:
+    """``sh -c STRING``, ``sh FILE`` or a script on stdin."""
+    i, inline, from_stdin = 1, False, False
+    while i < len(words):
+        text = words[i].text
+        if text == "--":
+            i += 1
+            break
+        if text in SHELL_VALUE_OPTS:
+            i += 2
+            continue
+        if len(text) < 2 or text[0] not in "-+":
+            break
+        if text[0] == "-" and text[1] != "-":
+            inline, from_stdin = inline or "c" in text, from_stdin or "s" in text
+        i += 1
+    operand = words[i] if i < len(words) else None
+    if inline:  # no operand: xargs/find supply the script at run time
+        if operand is None:
+            return Outcome("runs a script supplied at run time")
+        return Outcome(None, (Script(operand),))
+    if operand is not None and not from_stdin and dev_fd(operand.text) \
+            and operand.text not in STDIN_SCRIPTS and (stdin is None or stdin.kind == "file"):
+        return Outcome("runs a script read from a file descriptor")  # sh /dev/fd/3 3<&0
+    if operand is not None and not from_stdin and operand.text not in STDIN_SCRIPTS \
+            and not dev_fd(operand.text):
+        return Outcome(script_operand_note(operand, stdin), (FileUse(operand, "read"),))
+    return stdin_shell(stdin)
+
+
+def stdin_shell(stdin: Stdin | None) -> Outcome:
+    """A shell reads its script from ``stdin``: a heredoc/here-string body is parsed; a
+    pipe or non-static string is unknowable (the note says why)."""
+    if stdin is not None and stdin.kind in ("heredoc", "herestring") and not stdin.dynamic:
+        return Outcome(None, (Parse(stdin.script or ""),))
+    if stdin is not None and stdin.kind == "pipe":
+        return Outcome(_FROM_PIPE)
+    return Outcome(stdin_note(stdin))
+
+
+def source(words: list[Word], stdin: Stdin | None) -> Outcome:
+    """``source FILE`` / ``. FILE``: a script on stdin is read like a shell reads it."""
+    if words[1].text in STDIN_SCRIPTS and not words[1].procsub:
+        return stdin_shell(stdin)
+    return Outcome(script_operand_note(words[1], stdin))
+
+
+def interpreter(words: list[Word], stdin: Stdin | None) -> Outcome:
+    """``python``/``node``/... reading their program from a pipe are unknowable."""
+    family = words[0].text.rstrip("0123456789.")
+    inline = INLINE_CODE_BY_FAMILY.get(family, INLINE_CODE_OPTS)
+    i = 1
+    while i < len(words):
+        text = words[i].text
+        if len(text) > 1 and text[0] == "-":
+            if text in inline or (text[1] != "-" and text[:2] in inline):
+                return Outcome()
+            i += 2 if text in INTERPRETER_VALUE_OPTS else 1
+            continue
+        if family in ("deno", "bun") and text in INTERPRETER_SUBCOMMANDS:
+            i += 1
+            continue
+        if family in ("deno", "bun") and text == "eval":
+            return Outcome()
+        return Outcome(script_operand_note(words[i], stdin))
+    return Outcome(stdin_note(stdin))
+
+
+def eval_builtin(name: str, words: list[Word]) -> Outcome:
+    """``let``, ``read``, ``printf -v``, ``mapfile``, ``test`` ...: quoted text with
+    ``$(``/`` ` ``/``${`` is evaluated (subscripts, arithmetic); ``-C CALLBACK`` runs
+    code; assigning a risky variable by name (``read PATH``) is sensitive."""
+    effects: list[Effect] = []
+    args = words[1:]
+    if name == "printf":  # only the -v NAME operand is evaluated and assigned
+        args = [w._replace(text=w.text[2:]) for w in args[:1] if w.text.startswith("-v")
+                and len(w.text) > 2] or (args[1:2] if args[:1] and args[0].text == "-v"
+                                         else [])
+    elif name in ("mapfile", "readarray", "compgen", "complete"):
+        for i, word in enumerate(args):
+            if word.text in CALLBACK_OPTS and i + 1 < len(args):
+                effects += [Sensitive(word.text), Script(args[i + 1])]
+    elif name == "hash" and any(w.text.startswith("-") and "p" in w.text for w in args):
+        effects.append(Sensitive("-p"))  # hash -p /tmp/evil git: `git` now runs /tmp/evil
+    if name in ("printf", "read", "mapfile", "readarray", "let", "wait"):
+        effects += [Sensitive(var) for w in args
+                    if risky_env(var := w.text.partition("=")[0])]
+    scripts = [Script(w) for w in evaluated(args)]
+    return Outcome(EVALUATES if scripts else None, (*effects, *scripts))
+
+
+def code_builtin(name: str, args: list[Word]) -> Outcome:
+    """``eval ARGS``, ``alias n=CODE`` and ``trap CODE SIG`` run shell code later."""
+    args = args[1:] if args and args[0].text == "--" else args
+    if name == "eval" and args:
+        return Outcome(None, (Script(joined(args)),))
+    if name == "alias":
+        return Outcome(None, tuple(Script(w._replace(text=w.text.split("=", 1)[1]))
+                                   for w in args if "=" in w.text))
+    if name == "trap" and len(args) >= 2 and args[0].text not in ("", "-", "-p", "-l"):
+        return Outcome(None, (Script(args[0]),))
+    return Outcome()
+
+
+def dev_fd(path: str) -> bool:
+    """``/dev/fd/N`` or ``/proc/self/fd/N``: an open file descriptor, not a file."""
+    return path.startswith(("/dev/fd/", "/proc/self/fd/")) and re.fullmatch(_DEV_FD, path) is not None
+
+
+def versioned_interpreter(name: str) -> bool:
+    """An interpreter's versioned name: python3.12, pypy3.10, perl5.36, lua5.4, ruby3.2."""
+    return name.startswith(INTERPRETER_FAMILIES) and re.fullmatch(_VERSIONED, name) is not None
+
+
+def script_operand_note(word: Word, stdin: Stdin | None) -> str | None:
+    """Why a script named by ``word`` cannot be known (None when it can be)."""
+    if word.procsub:
+        return "runs a script read from a process substitution"
+    return stdin_note(stdin) if word.text in STDIN_SCRIPTS else None
+
+
+def stdin_note(stdin: Stdin | None) -> str | None:
+    if stdin is not None and stdin.dynamic:
+        return _FROM_PIPE
+    return None

@@ -1,0 +1,151 @@
+"""One shell word and its quote removal: what the walk (:mod:`.walk`) builds words with.
+
+:class:`Word` is a word after quote removal, flagged with what only the running shell
+knows (expansions, unquoted globs and brace expansion, process substitution).
+:class:`WordBuilder` accumulates a word from its parts, hiding quoted characters from the
+glob check; :func:`ansi_c` decodes ``$'..'``. The small tests below (:func:`globs`,
+:func:`hides_expansion`, :func:`evaluates` ...) are shared by the walk and the judge's
+program modules.
+"""
+
+# No `from __future__ import annotations` here: NamedTuple classes build about twice as
+# fast with evaluated annotations, and this module is imported at start-up.
+
+import re
+from collections.abc import Sequence
+from functools import cache
+from typing import NamedTuple
+
+
+class Word(NamedTuple):
+    """One shell word after quote removal, and what about it only the running shell knows."""
+
+    text: str  # unquoted value (best effort when not static)
+    expand: bool = False  # parameter/command/arithmetic expansion: unknown at analysis time
+    glob: bool = False  # unquoted glob or brace expansion
+    procsub: bool = False  # a <( ) / >( ) process substitution
+
+
+# Patterns are compiled on first use (``re`` caches them): most lines never need most of
+# them, and the common cases are settled by a character test first.
+_BRACE = r"\{[^{}\x00]*(?:,|\.\.)[^{}\x00]*\}"
+_ESCAPE = r"(?s)\\(.)"
+_DQ_ESCAPE = r'\\([$`"\\\n])'
+_ASSIGNMENT = r"[A-Za-z_][A-Za-z0-9_]*=|BASH_FUNC_[^=/]*="
+_ANSI = r"(?s)\\(x[0-9A-Fa-f]{1,2}|u[0-9A-Fa-f]{1,4}|U[0-9A-Fa-f]{1,8}|[0-7]{1,3}|c.|.)"
+EVALUATES = "evaluates a quoted string as code (an array subscript or arithmetic)"
+_ANSI_SIMPLE = {"a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n": "\n",
+                "r": "\r", "t": "\t", "v": "\v", "\\": "\\", "'": "'", '"': '"', "?": "?"}
+
+
+def ansi_c(body: str) -> str:
+    """Decode the inside of ``$'...'`` like bash (a NUL ends the string)."""
+
+    def one(m: re.Match[str]) -> str:
+        esc = m.group(1)
+        if esc[0] in "xuU" and len(esc) > 1:
+            code = int(esc[1:], 16)
+            return chr(code) if code <= 0x10FFFF else m.group(0)
+        if esc[0] in "01234567":
+            return chr(int(esc, 8) & 0xFF)
+        if esc[0] == "c" and len(esc) == 2:
+            return chr(ord(esc[1]) & 0x1F)
+        return _ANSI_SIMPLE.get(esc, m.group(0))
+
+    return re.sub(_ANSI, one, body).split("\x00", 1)[0]
+
+
+def globs(text: str) -> bool:
+    """An unquoted glob (``*``, ``?``, ``[``) or brace expansion (``{a,b}``, ``{1..3}``)."""
+    return ("*" in text or "?" in text or "[" in text
+            or ("{" in text and re.search(_BRACE, text) is not None))
+
+
+def hides_expansion(text: str) -> bool:
+    """A backtick or ``$(``/``${``/``$name`` in unquoted text: an expansion the parser
+    did not report."""
+    return "`" in text or ("$" in text and _parameter().search(text) is not None)
+
+
+@cache
+def _parameter() -> re.Pattern[str]:
+    """``$`` starting an expansion: ``$(``, ``${``, ``$name``, ``$1``, ``$@`` ... (compiled
+    once, on first use: unquoted ``$`` is common)."""
+    return re.compile(r"\$[\w({@*#?$!-]")
+
+
+def evaluates(text: str) -> bool:
+    """Does bash run code in ``text`` when it evaluates it (``$(``, backticks, ``${``)?
+    A quoted ``'a[$(cmd)]'`` given to ``let``, ``read``, ``unset``, ``[[ -v ]]`` ... runs
+    ``cmd`` when bash reads the array subscript or arithmetic."""
+    return "$(" in text or "`" in text or "${" in text
+
+
+def is_assignment(text: str) -> bool:
+    """``NAME=VALUE`` (or an exported function ``BASH_FUNC_name%%=() {..}``)."""
+    return re.match(_ASSIGNMENT, text) is not None
+
+
+def unescape(text: str) -> str:
+    """``text`` with each backslash-quoted character unquoted."""
+    return re.sub(_ESCAPE, r"\1", text) if "\\" in text else text
+
+
+def unescape_double_quoted(text: str) -> str:
+    """Inside double quotes a backslash quotes only ``$``, a backtick, ``"``, a backslash
+    and a newline."""
+    return re.sub(_DQ_ESCAPE, r"\1", text) if "\\" in text else text
+
+
+class WordBuilder:
+    """Accumulates a word's text and a mask in which quoted characters are hidden."""
+
+    __slots__ = ("expand", "mask", "procsub", "text")
+
+    def __init__(self) -> None:
+        self.text: list[str] = []
+        self.mask: list[str] = []
+        self.expand = self.procsub = False
+
+    def plain(self, s: str) -> None:
+        self.text.append(s)
+        self.mask.append(s)
+
+    def quoted(self, s: str) -> None:
+        self.text.append(s)
+        self.mask.append("\x00" * len(s))
+
+    def unquoted_word(self, raw: str) -> None:
+        """Unquoted text: a backslash quotes the next character; ``\\<newline>`` vanishes.
+
+        An unescaped backtick or ``$(``/``${``/``$name`` here means the parser missed an
+        expansion, so the word counts as not static.
+        """
+        if "\\" not in raw:
+            self.plain(raw)
+            self.expand = self.expand or hides_expansion(raw)
+            return
+        start = 0
+        for m in [*re.finditer(_ESCAPE, raw), None]:
+            plain = raw[start:] if m is None else raw[start:m.start()]
+            self.plain(plain)
+            self.expand = self.expand or hides_expansion(plain)
+            if m is not None:
+                if m.group(1) != "\n":
+                    self.quoted(m.group(1))
+                start = m.end()
+
+    def word(self) -> Word:
+        mask = "".join(self.mask)
+        return Word("".join(self.text), self.expand, globs(mask), self.procsub)
+
+
+def evaluated(words: Sequence[Word]) -> list[Word]:
+    """The words whose static text bash evaluates as code (subscripts, arithmetic)."""
+    return [word for word in words if not word.expand and evaluates(word.text)]
+
+
+def joined(words: Sequence[Word]) -> Word:
+    """Words joined by spaces, as ``eval`` and ``ssh`` do before parsing them."""
+    return Word(" ".join(w.text for w in words), any(w.expand for w in words),
+                any(w.glob for w in words), any(w.procsub for w in words))

@@ -1,0 +1,91 @@
+"""The plain data that flows down the pipeline: walk -> judge, and program facts -> judge.
+
+:func:`~dm_cc.permissions.shell.walk.walk` yields, for one parsed script, a
+:class:`Command` per simple command, a :class:`Noted` command it understood itself (a
+declaration, an assignment), a :class:`FileUse` per redirect target, a :class:`Script` per
+string bash will run as code, and :class:`Broken` last when the tree cannot be trusted.
+
+The program modules (:mod:`.programs`, :mod:`.wrappers`, :mod:`.arguments`) read one
+command's words and return an :class:`Outcome`: the effects of running it, in order --
+a :class:`Command` it runs in turn, a :class:`Script` or :class:`Parse` (shell code), a
+:class:`FileUse`, a :class:`Sensitive` token -- and a note when what it does cannot be
+known. The judge applies them; none of these modules calls back into it.
+"""
+
+# No `from __future__ import annotations` here: NamedTuple classes build about twice as
+# fast with evaluated annotations, and this module is imported at start-up.
+
+from typing import Literal, NamedTuple
+
+from dm_cc.permissions.shell.quoting import Word
+
+Access = Literal["read", "edit"]
+
+
+class Stdin(NamedTuple):
+    """Where a command's standard input comes from (a shell may read its script there)."""
+
+    kind: Literal["heredoc", "herestring", "file", "pipe"]
+    script: str | None = None
+    dynamic: bool = False
+
+
+class Command(NamedTuple):
+    """A simple command: its words, and what only its context tells."""
+
+    words: list[Word]
+    stdin: Stdin | None = None
+    env: tuple[tuple[str, Word], ...] = ()  # risky assignments it runs with (LD_PRELOAD=x cmd)
+    suspect: str | None = None  # why it cannot be trusted (found in text the parser broke)
+    chdir: Word | None = None  # the directory it runs in (env -C DIR cmd)
+
+
+class Noted(NamedTuple):
+    """A command the walk understood itself (``export``, ``X=$(..)``, ``[[ ]]``)."""
+
+    words: list[Word]
+    sensitive: tuple[str, ...] = ()
+    note: str | None = None
+    dynamic: bool = False
+    suspect: str | None = None
+
+
+class FileUse(NamedTuple):
+    """A file read or written: a redirect target, an operand, an option's value."""
+
+    word: Word
+    access: Access
+
+
+class Script(NamedTuple):
+    """A string bash runs as shell code (``bash -c STRING``): parsed again when static."""
+
+    word: Word
+    suspect: str | None = None
+
+
+class Parse(NamedTuple):
+    """Shell code read as it stands (a heredoc body fed to a shell): parsed again."""
+
+    text: str
+
+
+class Sensitive(NamedTuple):
+    """A token that makes the command sensitive (a risky option, ``-n`` of ``declare``)."""
+
+    token: str
+
+
+class Broken(NamedTuple):
+    """Last record of a walk whose parse failed or lost text: the script is unparsable."""
+
+
+Record = Command | Noted | FileUse | Script | Broken
+Effect = Command | Script | Parse | FileUse | Sensitive
+
+
+class Outcome(NamedTuple):
+    """What a program's words mean: its effects in order, and a note when it is unknowable."""
+
+    note: str | None = None
+    effects: tuple[Effect, ...] = ()

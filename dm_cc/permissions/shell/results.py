@@ -1,0 +1,43 @@
+"""What :func:`~dm_cc.permissions.shell.analyse` returns: the public result types."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+
+@dataclass(frozen=True, slots=True)
+class SimpleCommand:
+    """One command the line runs. ``text`` is what bash rules are matched against."""
+
+    words: tuple[str, ...]
+    dynamic: bool = False
+    sensitive: tuple[str, ...] = ()
+    note: str | None = None
+    # A guess that an unknown program runs its arguments as a command (`fakeroot rm
+    # -rf x`): only a deny decides it; anything else leaves the line as it was.
+    speculative: bool = False
+
+    @property
+    def text(self) -> str:
+        return " ".join(self.words)
+
+
+@dataclass(frozen=True, slots=True)
+class FileRef:
+    """A file the line reads or writes, unquoted as written (``~`` is not expanded)."""
+
+    path: str
+    access: Literal["read", "edit"]
+    dynamic: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ShellAnalysis:
+    """Everything :func:`~dm_cc.permissions.shell.analyse` found, each item once, in order."""
+
+    commands: tuple[SimpleCommand, ...]
+    files: tuple[FileRef, ...]
+    # Guessed inner commands of unknown programs (`fakeroot rm -rf x` → `rm -rf x`):
+    # judged by deny rules only.
+    speculative: tuple[SimpleCommand, ...] = ()

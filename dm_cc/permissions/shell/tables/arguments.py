@@ -1,0 +1,446 @@
+"""How programs' arguments read: options that take a value, that execute or write, and
+which positional words are files.
+
+``ARG_SPECS`` maps a program's leading words to an :class:`ArgSpec`; :mod:`..arguments`
+reads a command's words with it. Option names are written as on the command line; risky
+options are grouped by what they mean (:func:`risks`). Each group names the documentation
+its options come from.
+"""
+
+# No `from __future__ import annotations` here: NamedTuple classes build about twice as
+# fast with evaluated annotations, and this module is imported at start-up.
+
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Literal, NamedTuple, get_args
+
+from dm_cc.permissions.shell.tables import DuplicateEntry, names, table, words
+from dm_cc.permissions.shell.tables.wrappers import SSH_VALUE_OPTS
+
+Risk = Literal["flag", "edit", "read", "flag-edit", "flag-read", "script", "exec", "at-read",
+               "archive", "directory", "at-start-read", "url-read", "pair-read"]
+Access = Literal["read", "edit"]
+_RISKS: frozenset[str] = frozenset(get_args(Risk))
+_NONE: frozenset[str] = frozenset()
+_NO_RISKS: Mapping[str, Risk] = MappingProxyType({})
+_NO_FILES: Mapping[str, Access] = MappingProxyType({})
+
+
+class ArgSpec(NamedTuple):
+    """How a program's arguments read (after wrappers are stripped).
+
+    risky maps an option to what using it means: "flag" (executes or writes: the option is a
+    sensitive token), "edit"/"read" (its value is a file), "flag-edit"/"flag-read" (both),
+    "script" (its value is a shell script: sensitive, and parsed again), "exec" (the words
+    up to ``;`` are a command: sensitive, and analysed) and "at-read" (a value ``@FILE`` or
+    ``name=@FILE`` reads FILE, as in curl), "archive" (tar's archive: edited when creating,
+    read otherwise) and "directory" (tar -C: read when creating, written when extracting).
+    The key "+" stands for any word starting with ``+`` (``vim +cmd``, ``less +!cmd``).
+    option_checks: option -> regex; the option is sensitive when its value matches.
+    files: what positional words are; skip: leading positionals that are not files
+    (a pattern, a mode, a program) unless one of skip_opts supplies it; first/last: access
+    of the first/last positional when there are at least two; edit_opts: options that turn
+    read files into edits (``sed -i``); script: checker for the program text ("sed"/"awk").
+    positional_re: words matching it are positionals even if they start with ``-``.
+    not_file_re: positionals matching it are not files (``host:path``, awk ``var=value``).
+    file_opts: when set, positionals are files only if one of these options is present
+    (tar's operands are files when creating, member names when extracting).
+    assign_files: ``KEY=FILE`` operands naming files (dd ``if=``/``of=``).
+    sensitive_positionals: with at least this many positionals the subcommand word itself is
+    sensitive (``git config KEY VALUE`` writes configuration that can run commands).
+    url_files: ``file://PATH`` operands read PATH (curl, wget).
+    read_opts: options turning edited files into reads (``gzip -c``).
+    sensitive_re: positionals matching it are sensitive (sqlite3 ``.shell``).
+    assign_env: ``NAME=VALUE`` operands set variables (``make SHELL=x``).
+    """
+
+    value_opts: frozenset[str] = _NONE
+    pair_opts: frozenset[str] = _NONE
+    optional_opts: frozenset[str] = _NONE
+    risky: Mapping[str, Risk] = _NO_RISKS
+    option_checks: Mapping[str, str] = MappingProxyType({})
+    files: Access | None = None
+    skip: int = 0
+    skip_opts: frozenset[str] = _NONE
+    first: Access | None = None
+    last: Access | None = None
+    edit_opts: frozenset[str] = _NONE
+    script: Literal["sed", "awk"] | None = None
+    positional_re: str | None = None
+    not_file_re: str | None = None
+    assign_files: Mapping[str, Access] = _NO_FILES
+    file_opts: frozenset[str] = _NONE
+    sensitive_positionals: int = 0
+    url_files: bool = False
+    read_opts: frozenset[str] = _NONE
+    sensitive_re: str | None = None
+    assign_env: bool = False
+
+
+def risks(**by_risk: str) -> Mapping[str, Risk]:
+    """Options by what they mean: ``risks(edit="-o --output", flag="-O")``; a keyword is a
+    :data:`Risk` with ``_`` for ``-`` (``flag_read``). An option given twice raises."""
+    out: dict[str, Risk] = {}
+    for kind, options in by_risk.items():
+        risk = kind.replace("_", "-")
+        if risk not in _RISKS:
+            raise ValueError(f"unknown risk {risk!r}")
+        for option in words(options):
+            if option in out:
+                raise DuplicateEntry(f"option {option!r} is given twice in risks()")
+            out[option] = risk  # type: ignore[assignment]  # checked against _RISKS above
+    return MappingProxyType(out)
+
+
+def _a(values: str = "", **kw: object) -> ArgSpec:
+    """An ArgSpec; ``values`` are its value options, other ``*_opts`` fields are strings."""
+    conv = {k: words(v) if isinstance(v, str) and k.endswith("opts") else v
+            for k, v in kw.items()}
+    return ArgSpec(words(values), **conv)  # type: ignore[arg-type]
+
+
+_READ = _a(files="read")
+_EDIT = _a(files="edit")
+
+# --- GNU coreutils 9.1 (each program's --help / info page).
+_HEAD = _a("-n -c --lines --bytes --pid -s --sleep-interval", files="read")
+_SORT = _a("-k -t -o -S -T --key --field-separator --output --buffer-size"
+           " --temporary-directory --parallel --batch-size --compress-program"
+           " --files0-from --random-source",
+           risky=risks(edit="-o --output", flag="--compress-program",
+                       read="--files0-from --random-source"), files="read")
+_COPY = _a("-t --target-directory -S --suffix", optional_opts="--backup --reflink",
+           risky=risks(edit="-t --target-directory"), files="read", last="edit")
+_CHMOD = _a(optional_opts="--reference", files="edit", skip=1, skip_opts="--reference",
+            positional_re=r"^[-+=]?[ugoa]*[-+=][rwxXstugo0-7]*(,[ugoa]*[-+=][rwxXstugo]*)*$")
+_CHOWN = _a(optional_opts="--reference --from", files="edit", skip=1,
+            skip_opts="--reference")
+# --- search tools: grep(1) (GNU grep 3.8), rg(1) (ripgrep: --pre and --hostname-bin
+# run programs), jq(1) (jq 1.6; gojq, yq and jaq take the same options).
+_GREP = _a("-e -f -A -B -C -m -d -D --regexp --file --include --exclude --exclude-dir"
+           " --exclude-from --label --max-count --after-context --before-context --context"
+           " --binary-files --devices --directories", optional_opts="--color --colour",
+           risky=risks(read="-f --file --exclude-from"),
+           files="read", skip=1, skip_opts="-e -f --regexp --file")
+_RG = _a("-e -f -g --glob --iglob -t -T --type --type-not -A -B -C -m -M -j --threads -E"
+         " --hostname-bin --hyperlink-format"
+         " --encoding --pre --pre-glob -d --max-depth --ignore-file -r --replace --type-add"
+         " --sort --sortr --color --colors --path-separator --max-filesize --max-columns"
+         " --engine --field-match-separator --field-context-separator --context-separator",
+         risky=risks(flag="--pre --pre-glob --hostname-bin", read="-f --file --ignore-file"),
+         files="read", skip=1, skip_opts="-e -f --regexp --file --files --type-list")
+_JQ = _a("--indent -L --from-file -f", pair_opts="--arg --argjson --slurpfile --rawfile",
+         risky=risks(read="-f --from-file", pair_read="--slurpfile --rawfile"), files="read",
+         skip=1, skip_opts="-f --from-file")
+# --- program-text tools: sed(1) (GNU sed 4.9: the e/w/r commands, -f), gawk(1) (-f/-E
+# program files, -i/--include and -l/--load extensions; mawk and nawk take -f).
+_SED = _a("-l --line-length -e --expression -f --file -s",
+          optional_opts="-i --in-place", risky=risks(flag_read="-f --file"),
+          files="read", skip=1, skip_opts="-e --expression -f --file",
+          edit_opts="-i --in-place", script="sed")
+_AWK = _a("-F -v -f -e --field-separator --assign --file --source -i --include -l --load -E"
+          " --exec",
+          risky=risks(flag_read="-f --file -E --exec", flag="-i --include -l --load"),
+          files="read", skip=1, skip_opts="-f --file -e --source -E --exec", script="awk",
+          not_file_re=r"^[A-Za-z_]\w*=")
+# --- pagers and editors: less(1) (less 590: -o/-O log files, -k/--lesskey-* key files,
+# +cmd), vim(1) (Vim 9.0: -c/--cmd/-S/-u/-U/-s run commands, -w/-W write a script file,
+# +cmd; its aliases take the same), emacs(1) (--eval, -l/--load, -f/--funcall, --script,
+# +LINE; single-dash spellings too).
+_LESS = _a("-o -O --log-file --LOG-FILE -p --pattern -P --prompt -b -h -j -k -t -T -x -y -z"
+           " -D --lesskey-file --lesskey-src --tabs --shift",
+           risky=risks(flag_edit="-o -O --log-file --LOG-FILE",
+                       flag="-k --lesskey-file --lesskey-src +"), files="read")
+_VIM = _a("-c --cmd -S -u -U -i -T -w -W -s -t -q",
+          risky=risks(flag="-c --cmd -S -u + -s -l -U", edit="-w -W"), files="edit")
+_EMACS = _a("--eval -l --load -f --funcall -x --script --insert -script -eval -execute"
+            " --execute -load -funcall -L --directory",
+            risky=risks(flag="--eval -l --load -f --funcall -x --script + -script -eval"
+                             " -execute --execute -load -funcall"),
+            files="edit")
+# --- network tools. ssh(1) (OpenSSH): -o options that run commands or load code;
+# rsync(1)/scp(1) remote operands (host:path, rsync://, URLs) are not local files;
+# curl(1) (curl 7.88; --variable is from 8.3) data options read @FILE.
+_SSH_CHECK = names(("-o", r"(?i)^\s*(proxycommand|localcommand|permitlocalcommand"
+                          r"|knownhostscommand|remotecommand|match|include|pkcs11provider"
+                          r"|securitykeyprovider|sshaskpass|identityagent|controlpath)\b"))
+_REMOTE = r"^(?:[\w.@-]+:|rsync://|[a-z]+://)"
+_CURL_DATA = "-d --data --data-binary --data-ascii --data-urlencode -F --form --json"
+# --- GNU tar 1.34: -I/--to-command/--checkpoint-action/-F/--info-script/--rmt-command/
+# --rsh-command run programs; -f is the archive; operands are files only when creating.
+_TAR = _a("-f --file -C --directory -I --use-compress-program -T --files-from -X"
+          " --exclude-from -b -K -N -g -V -H --format --to-command --checkpoint-action"
+          " --info-script -F --new-volume-script --rmt-command --rsh-command --exclude"
+          " --owner --group --mode --transform --xform",
+          risky=risks(flag="-I --use-compress-program --to-command --checkpoint-action -F"
+                           " --info-script --new-volume-script --rmt-command --rsh-command",
+                      read="-T --files-from -X --exclude-from", archive="-f --file",
+                      directory="-C --directory"),
+          files="read", file_opts="-c --create -r --append -u --update")
+#: GNU tar's operation modes that write the archive (an "archive" option's value is then
+#: edited, a "directory" one read).
+TAR_WRITE_OPTS = words("-c -r -u -A --create --append --update --concatenate --catenate")
+
+# --- git (git 2.39 man pages). Options any subcommand may take that run programs or write
+# (--output, --ext-diff, --textconv, --upload-pack, --receive-pack, --exec,
+# --open-files-in-pager, --config, --template); a subcommand adds its own, and may read one
+# of these differently (`overrides`).
+_GIT_RISKY = risks(flag_edit="--output", flag="--ext-diff --textconv --upload-pack"
+                   " --receive-pack --exec --open-files-in-pager --config --template")
+
+
+def _git(risky: Mapping[str, Risk] = _NO_RISKS, values: str = "", *,
+         overrides: Mapping[str, Risk] = _NO_RISKS, **kw: object) -> ArgSpec:
+    """A git subcommand's ArgSpec: the common risky options plus its own (a new option
+    given twice raises; an override must name a common one)."""
+    merged = dict(_GIT_RISKY)
+    for option, risk in risky.items():
+        if option in merged:
+            raise DuplicateEntry(f"git option {option!r} is already a common risky option")
+        merged[option] = risk
+    for option, risk in overrides.items():
+        if option not in _GIT_RISKY:
+            raise DuplicateEntry(f"git override {option!r} is not a common risky option")
+        merged[option] = risk
+    return _a("--output --upload-pack --receive-pack --exec --config --template " + values,
+              risky=MappingProxyType(merged), **kw)
+
+
+_FILTERS = ("--env-filter --tree-filter --index-filter --parent-filter --msg-filter"
+            " --commit-filter --tag-name-filter")
+
+ARG_SPECS: Mapping[tuple[str, ...], ArgSpec] = table(
+    # --- read their operands. GNU coreutils 9.1 (cat, tac, nl, base32, basenc, the
+    # *sum programs, cksum, sum, fold, fmt, expand, unexpand, paste, comm, pr); util-linux
+    # (column, rev, hexdump's hd); binutils strings(1); BSD md5 and Perl's shasum; bat;
+    # pv(1); hexyl; sdiff (GNU diffutils); uuencode (GNU sharutils); pygmentize; bash's
+    # source/. (read a script file); the compressed-file readers of gzip, bzip2, xz, zstd
+    # and lz4.
+    ("md5, shasum, cat, tac, nl, base32, strings, md5sum, sha1sum, sha224sum, sha256sum,"
+     " sha384sum, sha512sum, b2sum, cksum, sum, bat, batcat, source, ., zcat, gzcat, bzcat,"
+     " xzcat, zstdcat, lz4cat, zless, zmore, column, fold, fmt, expand, unexpand, paste,"
+     " comm, rev, pr, pv, hd, hexyl, sdiff, basenc, uuencode, pygmentize", _READ),
+    ("wc", _a("--files0-from", risky=risks(read="--files0-from"), files="read")),
+    ("head, tail", _HEAD),
+    ("cut", _a("-d -f -c -b --delimiter --fields --characters --bytes --output-delimiter",
+               files="read")),
+    ("base64", _a("-w --wrap", files="read")),
+    ("od", _a("-A -j -N -t -S --address-radix --skip-bytes --read-bytes --format",
+              optional_opts="-w --width", files="read")),
+    ("stat", _a("-c --format --printf -t", files="read")),
+    ("uniq", _a("-f -s -w --skip-fields --skip-chars --check-chars", files="read",
+                last="edit")),
+    ("shuf", _a("-n --head-count -o --output --random-source -e -i --input-range",
+                risky=risks(edit="-o --output", read="--random-source"), files="read")),
+    ("split", _a("-a -b -C -l -n -t --suffix-length --bytes --line-bytes --lines --number"
+                 " --separator --additional-suffix --filter",
+                 risky=risks(script="--filter"), files="read", last="edit")),
+    ("join", _a("-a -e -j -o -t -v -1 -2", files="read")),
+    ("date", _a("-d --date -f --file -r --reference", optional_opts="-I --iso-8601"
+                " --rfc-3339", risky=risks(read="-f --file -r --reference"))),
+    ("truncate", _a("-s --size -r --reference", risky=risks(read="-r --reference"),
+                    files="edit")),
+    ("sort", _SORT),
+    ("du", _a("-X --exclude-from --files0-from -B --block-size -d --max-depth -t"
+              " --threshold --time-style --exclude",
+              risky=risks(read="-X --exclude-from --files0-from"), files="read")),
+    ("dd", _a(assign_files=names(("if", "read"), ("of", "edit")))),
+    ("cmp", _a("-i -n --ignore-initial --bytes", files="read")),  # GNU diffutils
+    ("diff", _a("-I -x -X -F -L --label --from-file --to-file --exclude --exclude-from"
+                " --ignore-matching-lines --horizon-lines --line-format",
+                risky=risks(read="--from-file --to-file -X --exclude-from"),
+                optional_opts="-C -U --context --unified --color", files="read")),
+    # --- write their operands: coreutils rm, rmdir, unlink, shred, touch, mkdir, mkfifo,
+    # tee; dos2unix/unix2dos; nano; moreutils sponge; bash's history -w/-a/-r/-n FILE.
+    ("rm, rmdir, unlink, shred, touch, mkdir, mkfifo, tee, dos2unix, unix2dos, nano, sponge",
+     _EDIT),
+    ("history", _a(files="edit", file_opts="-w -a -r -n")),
+    # --- copy, move, link, modes (coreutils): the last operand is written; a link to a
+    # file is a way to reach it, so ln's targets count as read.
+    ("cp", _COPY),
+    ("install", _a("-m -o -g -t -S --mode --owner --group --suffix --target-directory",
+                   risky=risks(edit="-t"), files="read", last="edit")),
+    ("mv", _a("-t --target-directory -S --suffix", optional_opts="--backup",
+              risky=risks(edit="-t --target-directory"), files="edit")),
+    ("ln", _a("-t --target-directory -S --suffix", risky=risks(edit="-t"), files="read",
+              last="edit")),
+    ("chmod", _CHMOD),
+    ("chown, chgrp", _CHOWN),
+    # --- compressors: gzip(1) (gzip 1.12) and the xz, bzip2, zstd, lz4, lzma, lzip, pigz
+    # and brotli front ends (the options are their union): operands are replaced, unless
+    # -c/-t/-l only read them.
+    ("gzip, gunzip, xz, unxz, bzip2, bunzip2, zstd, unzstd, lz4, lzma, unlzma, lzip, pigz,"
+     " brotli", _a("-S --suffix -b --blocksize -T --threads -L -o --output --memlimit -M",
+                   risky=risks(edit="-o --output"), files="edit",
+                   read_opts="-c --stdout --to-stdout -t --test -l --list")),
+    ("tar, gtar, bsdtar", _TAR),
+    # zip(1) (Info-ZIP 3.0): -TT/--unzip-command runs a program; unzip(1) -d DIR.
+    ("zip", _a("-TT --unzip-command -b -n -t -tt -x -i -P -O --out",
+               risky=risks(flag="-TT --unzip-command"), files="read", first="edit")),
+    ("unzip", _a("-d -x -P", risky=risks(edit="-d"), files="read")),
+    # --- search and filter tools.
+    ("grep, egrep, fgrep, zgrep", _GREP),
+    ("rg", _RG),
+    ("ack, ugrep, ug", _a("-A -B -C -m -d -D -e -f --max-count --after-context"
+                          " --before-context --context --regexp --file --include --exclude"
+                          " --type --ignore-dir --ignore-file", risky=risks(read="-f --file"),
+                          files="read", skip=1, skip_opts="-e -f --regexp --file")),
+    ("ag", _a("-G --file-search-regex -A -B -C -m --ignore -p --path-to-ignore --depth",
+              files="read", skip=1)),  # the_silver_searcher
+    ("look", _a("-t --terminate", files="read", skip=1)),  # util-linux look(1)
+    ("jq, gojq, yq, jaq, yq e, yq eval, yq ea, yq eval-all", _JQ),
+    ("sed, gsed", _SED),
+    ("awk, gawk, mawk, nawk", _AWK),
+    ("find", _a("-fprint -fprint0 -fprintf -fls",  # GNU findutils 4.9 find(1)
+                risky=risks(exec="-exec -execdir -ok -okdir", flag="-delete",
+                            flag_edit="-fprint -fprint0 -fprintf -fls"))),
+    ("fd", _a("-e --extension -t --type -E --exclude -d --max-depth --min-depth -S --size"
+              " --changed-within --changed-before -o --owner --ignore-file -j --threads"
+              " --base-directory --path-separator --search-path --color -c",
+              risky=risks(exec="-x --exec -X --exec-batch"))),  # fd(1): -x/-X run a command
+    ("xargs", _a("-a --arg-file", risky=risks(read="-a --arg-file"))),  # findutils xargs(1)
+    # --- viewers and editors.
+    ("less", _LESS),
+    ("more", _a("-n", risky=risks(flag="+"), files="read")),  # util-linux more(1): +cmd
+    ("vi, vim, nvim, view, ex, gvim, vimdiff, nvimdiff, gvimdiff, rvim, rview, vimx, evim",
+     _VIM),
+    ("emacs", _EMACS),
+    ("emacsclient", _a("-e --eval -s --socket-name -f --server-file -a --alternate-editor",
+                       risky=risks(flag="-e --eval -a --alternate-editor"), files="edit")),
+    ("sudoedit", _EDIT),
+    ("man", _a("-M -m -S -s -L -C -p -E -R -e --config-file --manpath",  # man(1), man-db
+               optional_opts="-H --html --pager -P -X",
+               risky=risks(flag="-P --pager -H --html -C --config-file --browser"))),
+    # --- data and crypto tools: hexdump(1), xxd(1) (Vim), file(1), iconv(1) (glibc),
+    # gpg(1) (GnuPG 2.2), openssl(1) (OpenSSL 3: -engine/-provider load code; the other
+    # options are its subcommands'), ssh-keygen(1), patch(1) (GNU patch 2.7), sqlite3 (3.40:
+    # -cmd and dot-commands such as .shell),
+    # tcpdump(8) (-z runs a program after rotating).
+    ("hexdump", _a("-e -f -n -s", risky=risks(read="-f"), files="read")),
+    ("xxd", _a("-c -g -l -s -o -n -C --cols --len --seek --name", files="read",
+               last="edit")),
+    ("file", _a("-m -F -e -f -P --magic-file --separator --exclude --files-from",
+                risky=risks(read="-f --files-from"), files="read")),
+    ("iconv", _a("-f -t -o --from-code --to-code --output", risky=risks(edit="-o --output"),
+                 files="read")),
+    ("gpg, gpg2", _a("-o --output -r --recipient -u --local-user --homedir --passphrase-file",
+                     risky=risks(edit="-o --output", read="--passphrase-file"),
+                     files="read")),
+    ("openssl", _a("-in -out -inkey -key -passin -passout -config -CAfile -cert -signkey"
+                   " -engine -provider -provider-path",
+                   risky=risks(flag="-engine -provider -provider-path",
+                               read="-in -inkey -key -cert -signkey", edit="-out",
+                               flag_read="-config"))),
+    ("ssh-keygen", _a("-f -C -N -P -t -b -E -O -n -I -V -Z", risky=risks(read="-f"))),
+    ("patch", _a("-p -d -D -F -B -z -V -r -o -i --output --input --directory",
+                 risky=risks(edit="-o --output", read="-i --input"), files="edit")),
+    ("sqlite3", _a("-cmd -separator -newline -nullvalue -init",
+                   risky=risks(flag="-cmd", flag_read="-init"), sensitive_re=r"^\s*\.")),
+    ("tcpdump", _a("-z -w -r -i -c -C -G -W -s -F -E -T -Z -y -B -j -M -V",
+                   risky=risks(flag="-z -E", edit="-w", read="-r -F -V"))),
+    ("perl", _a("-e -E -M -m -I -x -l -0 -F -C -d -D -V", optional_opts="-i",
+                files="read", edit_opts="-i")),  # perlrun(1): -i edits in place
+    # --- network tools.
+    ("rsync", _a("-e --rsh --rsync-path --exclude --include --exclude-from --include-from"
+                 " --files-from -f --filter --log-file --partial-dir --temp-dir -T"
+                 " --backup-dir --suffix --chmod --chown --password-file --port -B"
+                 " --block-size --max-size --min-size --timeout --bwlimit --compare-dest"
+                 " --copy-dest --link-dest --out-format --info --debug --iconv --usermap"
+                 " --groupmap -M --remote-option",
+                 risky=risks(flag="-e --rsh --rsync-path -M --remote-option",
+                             edit="--log-file"),
+                 files="read", last="edit", not_file_re=_REMOTE)),
+    ("scp", _a("-c -F -i -J -l -o -P -S -D -X", risky=risks(flag="-S -F -D"),
+               option_checks=_SSH_CHECK, files="read", last="edit", not_file_re=_REMOTE)),
+    ("sftp", _a("-B -b -c -D -F -i -J -l -o -P -R -S -s -X",
+                risky=risks(flag="-S -F -s -D", flag_read="-b"), option_checks=_SSH_CHECK)),
+    ("ssh", _a(SSH_VALUE_OPTS, risky=risks(flag="-F -I", flag_edit="-E"),
+               option_checks=_SSH_CHECK)),
+    ("curl", _a("-o --output -K --config -T --upload-file -D --dump-header -c --cookie-jar"
+                " -b --cookie -H --header -X --request -u --user -A --user-agent -e"
+                " --referer -x --proxy --trace --trace-ascii --stderr --netrc-file -w"
+                " --write-out --connect-timeout -m --max-time --retry --url -E --cert"
+                " --key --cacert -r --range --limit-rate --resolve -z --time-cond"
+                " --data-raw -Y -y --proto --proto-redir --libcurl --hsts --alt-svc"
+                " --etag-save --etag-compare --variable -a --append " + _CURL_DATA,
+                risky=risks(edit="-o --output -D --dump-header -c --cookie-jar --trace"
+                                 " --trace-ascii --stderr --libcurl --hsts --alt-svc"
+                                 " --etag-save",
+                            flag="-O --remote-name --remote-name-all",
+                            flag_read="-K --config",
+                            read="-T --upload-file --netrc-file --etag-compare",
+                            at_start_read="-H --header", at_read="--variable " + _CURL_DATA,
+                            url_read="--url"), url_files=True)),
+    ("wget", _a("-O --output-document -o --output-file -a --append-output -P"  # wget 1.21
+                " --directory-prefix -i --input-file --post-file --body-file"
+                " --load-cookies --save-cookies -e --execute -U --user-agent --header"
+                " -t --tries -T --timeout --post-data --method --user --password",
+                risky=risks(edit="-O --output-document -o --output-file -a --append-output"
+                                 " --save-cookies -P --directory-prefix",
+                            read="-i --input-file --post-file --body-file --load-cookies",
+                            flag="-e --execute --use-askpass"),
+                url_files=True)),
+    # --- build tools: GNU make 4.3 (-f reads a makefile, --eval runs text, VAR=value
+    # operands); `go help build` (-exec, -toolexec, -vettool, -overlay, -modfile);
+    # cargo(1) (--config, -Z); npm-config (--script-shell, --node-options, config files).
+    ("make, gmake, bmake", _a("-f --file --makefile -C --directory -I --include-dir -j"
+                              " --jobs -l --load-average -o --old-file --assume-old -W"
+                              " --what-if --new-file --assume-new -O --output-sync --eval",
+                              risky=risks(flag_read="-f --file --makefile", flag="--eval"),
+                              assign_env=True)),
+    ("go build, go run, go test, go vet, go install, go generate",
+     _a("-exec -toolexec -vettool -overlay -o -C -p -tags -ldflags -gcflags -asmflags -mod"
+        " -modfile -pkgdir -run -bench -count -timeout -cpu --exec --toolexec",
+        risky=risks(flag="-exec -toolexec -vettool --exec --toolexec -overlay -modfile",
+                    edit="-o"))),
+    ("cargo", _a("--config -Z --manifest-path -p --package --target-dir",
+                 risky=risks(flag="--config -Z"))),
+    ("npm", _a("--script-shell --node-options --userconfig --globalconfig --prefix",
+               risky=risks(flag="--script-shell --node-options --userconfig --globalconfig"))),
+    # --- wrappers' own options that write or run (their inner command is handled by
+    # WRAPPERS): strace(1)/ltrace(1) -o, GNU time(1) -o, sudo(8) -e (sudoedit), script(1)'s
+    # typescript file.
+    ("strace", _a("-o -e -p -s -u -E -a -b -I -O -P -S -X", risky=risks(edit="-o"))),
+    ("ltrace", _a("-o -e -p -s -u -a -n -l -L -x", risky=risks(edit="-o"))),
+    ("time", _a("-f --format -o --output", risky=risks(edit="-o --output"))),
+    ("script", _a(files="edit")),
+    ("sudo", _a("-u -g -C -D -h -p -r -t -U -T -R", risky=risks(flag="-e --edit"))),
+    ("tree", _a("-o -L -P -I -H -T --filelimit --charset --sort --timefmt --fromfile",
+                risky=risks(edit="-o", flag="-R -H --fromfile"), files="read")),  # tree(1)
+    # --- git subcommands (git 2.39 man pages): fetch/pull/ls-remote -u (--upload-pack),
+    # clone -u and -c (config), archive --remote/-o, send-email's *-cmd and
+    # --smtp-server, instaweb --httpd/--browser, grep -O (open in pager), rebase -x,
+    # difftool -x/--extcmd, filter-branch filters, format-patch -o, config KEY VALUE,
+    # commit/tag/notes -F/-t (read a file: --template reads one rather than running it),
+    # apply/am/hash-object operands, diff/log/show --no-index (compares any two files),
+    # blame --contents FILE.
+    ("git", _git()),
+    ("git fetch, git pull, git ls-remote", _git(risks(flag="-u"), "-u")),
+    ("git clone", _git(risks(flag="-u -c"), "-u -c")),
+    ("git archive", _git(risks(flag="-u --remote", edit="-o"), "-u -o --remote --prefix"
+                         " --format")),
+    ("git send-email", _git(risks(flag="--sendmail-cmd --to-cmd --cc-cmd --smtp-server"
+                                       " --header-cmd"),
+                            "--sendmail-cmd --to-cmd --cc-cmd --smtp-server --header-cmd",
+                            files="read")),
+    ("git instaweb", _git(risks(flag="--httpd -d --browser -b"), "--httpd -d --browser -b")),
+    ("git grep", _git(risks(flag="-O"), optional_opts="-O")),
+    ("git rebase", _git(risks(script="-x"), "-x", overrides=risks(script="--exec"))),
+    ("git difftool", _git(risks(flag="-x --extcmd"), "-x --extcmd")),
+    ("git filter-branch", _git(risks(script=_FILTERS), _FILTERS)),
+    ("git format-patch", _git(risks(edit="-o --output-directory"), "-o --output-directory")),
+    ("git config", _git(sensitive_positionals=2)),
+    ("git commit, git tag, git notes",
+     _git(risks(read="-F --file -t"), "-F --file -t -m --message -C -c --reuse-message"
+          " --reedit-message", overrides=risks(read="--template"))),
+    ("git apply, git am, git hash-object", _git(files="read")),
+    ("git diff, git log, git show", _git(risks(flag="--no-index"), files="read",
+                                         file_opts="--no-index")),
+    ("git blame", _git(risks(read="--contents"), "--contents -L -S --date -C -M")),
+)
+
+#: Commands whose options are whole words even with a single dash (``find -exec``,
+#: ``java -jar``, ``gcc -shared``, ``ffmpeg -i``, ``openssl -in``, ``go -exec``,
+#: ``sqlite3 -cmd``, ``emacs -eval``).
+SINGLE_DASH_LONG = words("find java javac gcc g++ clang clang++ cc ffmpeg xcodebuild openssl"
+                         " go sqlite3 emacs")

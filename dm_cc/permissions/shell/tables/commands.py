@@ -1,0 +1,35 @@
+"""Smaller facts about commands: where the system's programs live, git's global options,
+redirect targets that are not files, and programs that never run their arguments."""
+
+from __future__ import annotations
+
+from dm_cc.permissions.shell.tables import words
+
+#: Directories whose programs are the system's own: a command word with a path elsewhere
+#: (`./git`, `/tmp/x/rm`) is sensitive (an allow rule must name the path). The FHS 3.0
+#: bin dirs, Homebrew's on Apple silicon, NixOS's system profile.
+SYSTEM_BIN_DIRS = words("/bin /usr/bin /usr/local/bin /sbin /usr/sbin /usr/local/sbin"
+                        " /opt/homebrew/bin /run/current-system/sw/bin")
+
+#: git options before the subcommand, from git(1) (git 2.39) "OPTIONS": those taking a
+#: value, those that are sensitive (they set configuration or the helper path), and those
+#: naming a directory git reads.
+GIT_GLOBAL_VALUE = words("-C -c --git-dir --work-tree --namespace --super-prefix --config-env"
+                         " --list-cmds --attr-source")
+GIT_GLOBAL_SENSITIVE = words("-c --config-env --exec-path")
+GIT_GLOBAL_PLACES = words("-C --git-dir --work-tree")
+
+#: Redirect targets that are not files (the kernel's and udev's device nodes).
+NON_FILES = words("/dev/null /dev/stdout /dev/stderr /dev/stdin /dev/tty /dev/zero")
+
+#: Programs whose arguments are never a command they run (so no speculative inner
+#: command is offered to deny rules for them): `echo rm -rf /` only prints. Bash builtins
+#: (bash(1) "SHELL BUILTIN COMMANDS"), coreutils that print or test, process tools, build
+#: tools and VCSs whose operands are targets or paths.
+NOT_RUNNERS = words(
+    "echo printf ls dir vdir which type whereis whatis apropos help man info command"
+    " hash true false test [ [[ pwd basename dirname realpath readlink printenv"
+    " export declare typeset local readonly unset set shopt alias unalias trap"
+    " return exit break continue shift wait jobs fg bg kill pkill pgrep killall"
+    " make cmake ninja meson bazel just task git hg svn cd pushd popd dirs umask ulimit"
+    " getopts read mapfile readarray let history fc complete compgen")

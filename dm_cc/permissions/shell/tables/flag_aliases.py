@@ -1,0 +1,91 @@
+"""Long/short spellings of the same flag, so a ``deny``/``ask`` rule written with one
+spelling catches the others (``rm -rf *`` also catches ``rm --recursive --force x``).
+
+Per command: option spelling -> canonical spellings (several when one implies others,
+``git branch -D`` = ``-d -f``). From each program's man page, checked against GNU
+coreutils 9.1 (rm, cp, mv, ln, chmod, chown, chgrp, shred, dd), git 2.39 (git-push,
+git-clean, git-reset, git-checkout (its --discard-changes is documented for git-switch
+only), git-switch, git-branch, git-commit, git-rebase, git-stash, git-tag, git-restore),
+GNU sed 4.9, curl 7.88 and GNU tar 1.34; and from the docker (rm, rmi, system/volume
+prune), kubectl (delete), npm (install, publish) and pip (install) CLI references.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from dm_cc.permissions.shell.tables import names, table
+
+
+def _aliases(*groups: tuple[str, str]) -> Mapping[str, tuple[str, ...]]:
+    """``("-R --recursive", "-r")``: these spellings mean ``-r`` (a spelling given twice
+    raises)."""
+    return names(*((spellings, tuple(canonical.split())) for spellings, canonical in groups))
+
+
+_RM = _aliases(("-R --recursive", "-r"), ("--force", "-f"), ("--dir", "-d"),
+               ("--interactive", "-i"), ("--verbose", "-v"),
+               ("--no-preserve-root", "--no-preserve-root"))
+_RECURSIVE = _aliases(("--recursive", "-R"), ("--verbose", "-v"), ("--changes", "-c"),
+                      ("--silent --quiet", "-f"))
+
+FLAG_ALIASES: Mapping[tuple[str, ...], Mapping[str, tuple[str, ...]]] = table(
+    ("rm", _RM),
+    ("cp", _aliases(("-R --recursive", "-r"), ("--force", "-f"), ("--archive", "-a"),
+                    ("--no-clobber", "-n"), ("--interactive", "-i"), ("--link", "-l"),
+                    ("--symbolic-link", "-s"), ("--update", "-u"))),
+    ("mv", _aliases(("--force", "-f"), ("--no-clobber", "-n"), ("--interactive", "-i"),
+                    ("--update", "-u"))),
+    ("ln", _aliases(("--force", "-f"), ("--symbolic", "-s"), ("--no-dereference", "-n"))),
+    ("chmod, chown, chgrp", _RECURSIVE),
+    ("git push", _aliases(("--force", "-f"), ("--delete", "-d"), ("--all", "--all"),
+                          ("--mirror", "--mirror"), ("--prune", "--prune"), ("--tags", "--tags"),
+                          ("--force-with-lease", "--force-with-lease"),
+                          ("--force-if-includes", "--force-if-includes"),
+                          ("--no-verify", "--no-verify"), ("--set-upstream", "-u"),
+                          ("--dry-run", "-n"))),
+    ("git clean", _aliases(("--force", "-f"), ("--dry-run", "-n"), ("--quiet", "-q"),
+                           ("--interactive", "-i"), ("--exclude", "-e"))),
+    ("git reset", _aliases(("--hard", "--hard"), ("--soft", "--soft"), ("--mixed", "--mixed"),
+                           ("--merge", "--merge"), ("--keep", "--keep"))),
+    ("git checkout", _aliases(("--force --discard-changes", "-f"))),
+    ("git switch", _aliases(("--force --discard-changes", "-f"), ("--create", "-c"),
+                            ("--force-create", "-C"))),
+    ("git branch", _aliases(("--delete", "-d"), ("-D", "-d -f"), ("--force", "-f"),
+                            ("--move", "-m"), ("-M", "-m -f"), ("--copy", "-c"),
+                            ("-C", "-c -f"))),
+    ("git commit", _aliases(("--amend", "--amend"), ("--no-verify", "-n"), ("--all", "-a"),
+                            ("--message", "-m"))),
+    ("git rebase", _aliases(("--interactive", "-i"), ("--exec", "-x"), ("--root", "--root"))),
+    ("git stash", _aliases(("--include-untracked", "-u"), ("--all", "-a"))),
+    ("git tag", _aliases(("--delete", "-d"), ("--force", "-f"))),
+    ("git restore", _aliases(("--staged", "-S"), ("--worktree", "-W"), ("--source", "-s"))),
+    ("docker rm", _aliases(("--force", "-f"), ("--volumes", "-v"))),
+    ("docker rmi", _aliases(("--force", "-f"))),
+    ("docker system prune", _aliases(("--all", "-a"), ("--force", "-f"),
+                                     ("--volumes", "--volumes"))),
+    ("docker volume prune", _aliases(("--all", "-a"), ("--force", "-f"))),
+    ("kubectl delete", _aliases(("--all", "--all"), ("--force", "--force"),
+                                ("--recursive", "-R"), ("--filename", "-f"))),
+    ("npm install", _aliases(("--global", "-g"), ("--force", "-f"), ("--save-dev", "-D"))),
+    ("npm publish", _aliases(("--force", "-f"))),
+    ("sed", _aliases(("--in-place", "-i"), ("--expression", "-e"),
+                     ("--regexp-extended -r", "-E"), ("--quiet --silent", "-n"))),
+    ("curl", _aliases(("--output", "-o"), ("--remote-name", "-O"), ("--insecure", "-k"),
+                      ("--location", "-L"), ("--data", "-d"), ("--request", "-X"),
+                      ("--upload-file", "-T"), ("--config", "-K"))),
+    ("tar", _aliases(("--create", "-c"), ("--extract --get", "-x"), ("--file", "-f"),
+                     ("--gzip", "-z"), ("--verbose", "-v"), ("--list", "-t"),
+                     ("--absolute-names", "-P"))),
+    ("dd", _aliases()),
+    ("shred", _aliases(("--remove", "-u"), ("--zero", "-z"), ("--force", "-f"),
+                       ("--iterations", "-n"))),
+    ("pip", _aliases(("--upgrade", "-U"), ("--user", "--user"), ("--requirement", "-r"))),
+    ("pip install", _aliases(("--upgrade", "-U"), ("--requirement", "-r"), ("--editable", "-e"),
+                             ("--break-system-packages", "--break-system-packages"))),
+)
+#: Positional words that imply a flag: (command) -> ((prefix, canonical flag), ...).
+#: git-push(1): ``git push origin +main`` is a force push; ``git push origin :main`` deletes.
+POSITIONAL_FLAGS: Mapping[tuple[str, ...], tuple[tuple[str, str], ...]] = table(
+    ("git push", (("+", "-f"), (":", "-d"))),
+)

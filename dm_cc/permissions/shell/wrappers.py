@@ -1,0 +1,148 @@
+"""Wrappers: programs that run another command (``sudo``, ``timeout``, ``uv run`` ...).
+
+:func:`wrapper_lookup` finds a command's :class:`~.Wrapper` (global options may sit
+between its key words); :func:`unwrap` reads the wrapper's own options with
+:func:`~.flags.scan_options` and returns where its words end and an
+:class:`~.records.Outcome`: the command it runs (a :class:`~.records.Command`, with risky
+assignments and a directory when it sets them), the scripts it runs (``su -c``,
+``flock -c``, ``ssh host CMD``) or, for ``sudo -s``-like wrappers given no command, the
+shell script read from stdin. Pure: the judge applies the outcome.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from dm_cc.permissions.shell.flags import scan_options
+from dm_cc.permissions.shell.programs import stdin_shell
+from dm_cc.permissions.shell.quoting import Word, is_assignment, joined
+from dm_cc.permissions.shell.records import Command, Effect, Outcome, Script, Stdin
+from dm_cc.permissions.shell.tables import lookup
+from dm_cc.permissions.shell.tables.environment import risky_env
+from dm_cc.permissions.shell.tables.wrappers import STDIN_SHELL_WRAPPERS, WRAPPERS, Wrapper
+
+_LOOSE_KEYS: dict[str, list[tuple[str, ...]]] = {}
+for _key in WRAPPERS:
+    if len(_key) > 1:
+        _LOOSE_KEYS.setdefault(_key[0], []).append(_key)
+_LOOSE_SPAN = 6  # option words (and values) tolerated before each subcommand word
+_RANGES = tuple(tuple(range(n)) for n in range(4))
+
+
+def wrapper_lookup(texts: Sequence[str]) -> tuple[tuple[str, ...], Wrapper | None,
+                                                   Sequence[int]]:
+    """The wrapper for ``texts`` and the indices of its key words.
+
+    Global options may sit between the program and its subcommand words (``kubectl -n prod
+    exec``, ``uv -q run``, ``docker compose -f f.yml exec``): option words, and a possible
+    value after each, are skipped. A false match only adds a request, so this errs wide.
+    """
+    key, spec = lookup(WRAPPERS, texts)
+    if not texts or texts[0] not in _LOOSE_KEYS or not any(t[:1] == "-" for t in texts[1:3]):
+        return key, spec, _RANGES[len(key)]
+    best: tuple[tuple[str, ...], Sequence[int]] = (key, _RANGES[len(key)])
+    for candidate in _LOOSE_KEYS[texts[0]]:
+        if len(candidate) <= len(best[0]):
+            continue
+        found, pos = [0], 1
+        for part in candidate[1:]:
+            j = pos
+            while j < len(texts) and j < pos + _LOOSE_SPAN:
+                t = texts[j]
+                if t == part:
+                    break
+                option = len(t) > 1 and t[0] == "-" and t != "--"
+                value = j > pos and texts[j - 1][:1] == "-" and "=" not in texts[j - 1]
+                if not (option or value):
+                    j = len(texts)
+                    break
+                j += 1
+            if j >= len(texts) or texts[j] != part:
+                break
+            found.append(j)
+            pos = j + 1
+        else:
+            best = (candidate, found)
+    if best[0] == key:
+        return key, spec, best[1]
+    return best[0], WRAPPERS[best[0]], best[1]
+
+
+def unwrap(key: tuple[str, ...], spec: Wrapper, words: list[Word],
+           stdin: Stdin | None) -> tuple[int, Outcome]:
+    """What a wrapper runs, and where the wrapper's own words end (``words`` start with
+    its key words)."""
+    stop, ran, effects = _runs(key, spec, words, stdin)
+    if not ran and len(key) == 1 and key[0] in STDIN_SHELL_WRAPPERS:
+        shell = stdin_shell(stdin)  # sudo -s <<< CMD: a shell reading stdin
+        return stop, Outcome(shell.note, (*effects, *shell.effects))
+    return stop, Outcome(None, tuple(effects))
+
+
+def _runs(key: tuple[str, ...], spec: Wrapper, words: list[Word],
+          stdin: Stdin | None) -> tuple[int, bool, list[Effect]]:
+    """(where the wrapper's words end, whether it runs anything, what it runs)."""
+    base = len(key)
+    args = words[base:]
+    texts = [w.text for w in args]
+    scan = scan_options(texts, value_opts=spec.value_opts | spec.string_opts,
+                        pair_opts=spec.pair_opts, optional_opts=spec.optional_opts,
+                        stop_opts=spec.command_opts, stop_at_positional=spec.rest != "none",
+                        lone_dash_option=spec.lone_dash)
+    flags = {o.flag for o in scan.options}
+    effects: list[Effect] = [Script(args[o.at]._replace(text=o.value)) for o in scan.options
+                             if o.flag in spec.string_opts and o.value is not None]
+    ran = bool(effects)
+    end = scan.end
+    if flags & spec.query_opts:
+        return base + end, True, effects
+    if flags & spec.command_opts:
+        return base + end, True, [*effects, Command(args[end:], stdin)]
+    if spec.rest == "none":
+        if flags & spec.command_flags:  # runuser -u USER [--] CMD
+            first = texts.index("--") + 1 if "--" in texts else (scan.positionals or [end])[0]
+            effects.append(Command(args[first:], stdin))
+            ran = ran or first < len(args)
+        return base + end, ran, effects
+    after_dashdash = end > 0 and texts[end - 1] == "--"
+    env: list[tuple[str, Word]] = []
+    for opt in scan.options:  # systemd-run -E NAME=VALUE, run0 --setenv=NAME=VALUE
+        if opt.flag in spec.env_opts and opt.value is not None:
+            var = opt.value.split("=", 1)[0]
+            if risky_env(var):
+                env.append((var, args[opt.at]._replace(text=opt.value)))
+    start = end
+    while spec.assignments and start < len(args) and is_assignment(args[start].text):
+        var, _, value = args[start].text.partition("=")
+        if risky_env(var):
+            env.append((var, args[start]))
+        if var.startswith("BASH_FUNC_"):  # an exported function: its body runs later
+            effects.append(Script(args[start]._replace(text="f" + value)))
+        start += 1
+    start += spec.positionals
+    while spec.reopts and start < len(args):  # ssh host -t -p 22 CMD
+        text = args[start].text
+        if text == "--":
+            start += 1
+            break
+        if len(text) < 2 or text[0] != "-":
+            break
+        start += 2 if text in spec.value_opts else 1
+    rest = args[start:]
+    if len(rest) >= 2 and rest[0].text in spec.string_opts:  # flock FILE -c CMD
+        return base + end, True, [*effects, Script(rest[1])]
+    mode = "command" if flags & spec.command_flags else spec.rest
+    if mode == "dashdash" and not after_dashdash and "--" in texts[end:]:
+        rest = args[texts.index("--", end) + 1:]
+    cut = next((i for i, w in enumerate(rest) if w.text in spec.stop_words), len(rest))
+    rest = rest[:cut]
+    ran = ran or bool(rest)
+    if mode in ("command", "dashdash"):  # env -C DIR CMD: CMD runs in DIR
+        places = [args[o.at]._replace(text=o.value) for o in scan.options
+                  if o.flag in spec.chdir_opts and o.value is not None]
+        effects.append(Command(rest, stdin, tuple(env), chdir=places[-1] if places else None))
+    elif mode == "script" and rest:
+        effects.append(Script(joined(rest)))
+    elif mode == "scripts":
+        effects += [Script(word) for word in rest]
+    return base + end, ran, effects
