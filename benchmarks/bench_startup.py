@@ -3,8 +3,11 @@
 Target: `dm_cc policy check` takes no more than 1.3x the time of
 `python -c "import pydantic, yaml, wcmatch.glob, platformdirs"` (the four
 libraries it is built on; wcmatch.glob is what a path glob needs). Both are timed as
-fresh processes in the same run (median of N), from a temporary project with a
-one-file policy, with DM_CC_HOME and DM_CC_MANAGED_DIR pointing at empty dirs.
+fresh processes in the same run, from a temporary project with a one-file policy,
+with DM_CC_HOME and DM_CC_MANAGED_DIR pointing at empty dirs. The runs are paired
+(each round runs the baseline and every command once, in turn) and the figure is
+the median of the per-round ratios, so a machine that slows down or speeds up
+during the run moves both sides of a ratio alike.
 
     python benchmarks/bench_startup.py [--runs N]
 """
@@ -23,13 +26,10 @@ from pathlib import Path
 BASELINE = "import pydantic, yaml, wcmatch.glob, platformdirs"
 
 
-def median_seconds(command: list[str], cwd: Path, env: dict[str, str], runs: int) -> float:
-    times = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        subprocess.run(command, cwd=cwd, env=env, check=True, stdout=subprocess.DEVNULL)
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+def seconds(command: list[str], cwd: Path, env: dict[str, str]) -> float:
+    start = time.perf_counter()
+    subprocess.run(command, cwd=cwd, env=env, check=True, stdout=subprocess.DEVNULL)
+    return time.perf_counter() - start
 
 
 def main() -> None:
@@ -57,14 +57,20 @@ def main() -> None:
         # Warm the OS cache and .pyc files first.
         for command in checks.values():
             subprocess.run(command, cwd=project, env=env, check=True, stdout=subprocess.DEVNULL)
-        results = {name: median_seconds(cmd, project, env, args.runs) for name, cmd in checks.items()}
-    base = results["import pydantic+yaml+wcmatch.glob+platformdirs"]
-    for name, seconds in results.items():
-        print(f"  {name:<45} {seconds * 1000:7.1f} ms  ({seconds / base:.2f}x baseline)")
-    worst = max(results["dm_cc policy check bash 'git status'"],
-                results["dm_cc policy check bash (compound)"])
-    print(f"\npolicy check / baseline: {worst / base:.2f}x (target: at most 1.3x), "
-          f"median of {args.runs} runs")
+        times: dict[str, list[float]] = {name: [] for name in checks}
+        for _ in range(args.runs):  # paired: every command once per round
+            for name, command in checks.items():
+                times[name].append(seconds(command, project, env))
+    base_name = "import pydantic+yaml+wcmatch.glob+platformdirs"
+    ratios = {name: statistics.median(t / b for t, b in zip(runs, times[base_name], strict=True))
+              for name, runs in times.items()}
+    for name, runs in times.items():
+        print(f"  {name:<45} {statistics.median(runs) * 1000:7.1f} ms  "
+              f"({ratios[name]:.2f}x baseline, median of paired ratios)")
+    worst = max(ratios["dm_cc policy check bash 'git status'"],
+                ratios["dm_cc policy check bash (compound)"])
+    print(f"\npolicy check / baseline: {worst:.2f}x (target: at most 1.3x), "
+          f"median of {args.runs} paired runs")
 
 
 if __name__ == "__main__":

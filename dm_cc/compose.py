@@ -19,10 +19,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from dm_cc.agents.builtin import Agent
 from dm_cc.agents.files import load_agents
@@ -51,8 +50,7 @@ NO_MODEL = (
 DEFAULT_AGENT = "build"
 
 
-@dataclass(frozen=True, slots=True)
-class Options:
+class Options(NamedTuple):
     """What the command line says about a session."""
 
     agent: str | None = None

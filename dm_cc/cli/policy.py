@@ -6,7 +6,6 @@ None of these import litellm or mcp.
 from __future__ import annotations
 
 import argparse
-import json
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -24,6 +23,12 @@ def _world(args: argparse.Namespace) -> World:
     return open_world(Options(policies=tuple(args.policy)))
 
 
+def _print_json(value: object) -> None:
+    import json  # only --json and schema print it: not paid by every check
+
+    print(json.dumps(value, indent=2))
+
+
 def _rule_json(rule: Rule) -> dict:
     return {"permission": rule.permission, "pattern": rule.pattern, "action": rule.action,
             "source": rule.source, "reason": rule.reason}
@@ -36,7 +41,7 @@ def _decide(args: argparse.Namespace) -> tuple[Gate, Decision]:
 def _check(args: argparse.Namespace) -> int:
     _gate, decision = _decide(args)
     if args.json:
-        print(json.dumps({
+        _print_json({
             "decision": decision.action,
             "agent": args.agent,
             "requests": [{
@@ -45,7 +50,7 @@ def _check(args: argparse.Namespace) -> int:
                 **({"note": v.note} if v.note else {}),
                 **({"aliases": list(v.request.aliases)} if v.request.aliases else {}),
             } for v in decision.verdicts],
-        }, indent=2))
+        })
         return 0
     print(f"{decision.action}: {args.tool} {args.input!r} (agent {args.agent})")
     for v in decision.verdicts:
@@ -84,9 +89,9 @@ def _show(args: argparse.Namespace) -> int:
     world = _world(args)
     gate = world.gate(world.agent(args.agent))
     if args.json:
-        print(json.dumps({"agent": args.agent, "rules": [
+        _print_json({"agent": args.agent, "rules": [
             {"layer": layer.name, **_rule_json(rule)}
-            for layer in gate.layers for rule in layer.rules]}, indent=2))
+            for layer in gate.layers for rule in layer.rules]})
         return 0
     print(f"effective rules for agent {args.agent} (last match wins; later layers win):")
     for layer in gate.layers:
@@ -142,7 +147,7 @@ def _lint(args: argparse.Namespace) -> int:
 def _schema(args: argparse.Namespace) -> int:
     from dm_cc.policy.schema import policy_json_schema
 
-    print(json.dumps(policy_json_schema(), indent=2))
+    _print_json(policy_json_schema())
     return 0
 
 

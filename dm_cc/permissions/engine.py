@@ -21,8 +21,8 @@ compilation on every call.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
 from functools import cached_property
+from typing import NamedTuple
 
 from dm_cc.permissions.patterns import PathContext, PathGlob, PathSubject, Wildcard, path_subject
 from dm_cc.permissions.rules import DEFAULT_RULE, Language, Request, Rule, language_of
@@ -38,8 +38,7 @@ def _first_word_key(pattern: str) -> str | None:
     return literal.split(" ", 1)[0]
 
 
-@dataclass(frozen=True, slots=True)
-class Subject:
+class Subject(NamedTuple):
     """A request name prepared once for matching against many rules."""
 
     language: Language

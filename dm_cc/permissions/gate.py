@@ -29,14 +29,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
+from typing import NamedTuple
 
 from dm_cc.permissions.engine import NO_CONTEXT, Ruleset, RulesetLike, compiled, last_match
 from dm_cc.permissions.patterns import PathContext
 from dm_cc.permissions.rules import DEFAULT_RULE, STRICTNESS, Action, Request, Rule
 
 
-@dataclass(frozen=True, slots=True)
-class Layer:
+class Layer(NamedTuple):
     """A named, ordered slice of the stack. ``approvals``: rules the user approved,
     which may turn an ask into an allow but never a configured deny."""
 
@@ -62,8 +62,7 @@ class Verdict:
     layer: str | None = field(default=None, compare=False)
 
 
-@dataclass(frozen=True, slots=True)
-class Decision:
+class Decision(NamedTuple):
     """A request set's outcome: any deny → deny; else any ask → ask; else allow."""
 
     action: Action
@@ -75,8 +74,7 @@ class Decision:
         return tuple(v for v in self.verdicts if v.action == self.action)
 
 
-@dataclass(frozen=True, slots=True)
-class Ceiling:
+class Ceiling(NamedTuple):
     """A gate whose stricter verdicts win: all of them (``layers`` None), or only
     those decided by a rule of one of ``layers``. ``why`` is told with a verdict
     the ceiling decided."""

@@ -15,9 +15,8 @@ one; a test may pass its own).
 from __future__ import annotations
 
 import posixpath
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 # Pseudo-filesystems no broad rule may open: an allow rule must name them.
 SPECIAL_ROOTS = ("/proc", "/dev", "/sys")
@@ -35,8 +34,7 @@ class Filesystem(Protocol):
         ...
 
 
-@dataclass(frozen=True, slots=True)
-class PathContextDirs:
+class PathContextDirs(NamedTuple):
     """The directories a raw path is interpreted against, and the filesystem that
     resolves it."""
 
@@ -46,8 +44,7 @@ class PathContextDirs:
     fs: Filesystem
 
 
-@dataclass(frozen=True, slots=True)
-class CanonicalPath:
+class CanonicalPath(NamedTuple):
     names: tuple[str, ...]        # request names: lexical first, then the resolved target
     absolute: tuple[str, ...]     # the same, absolute
     outside: tuple[str, ...]      # the absolute names that lie outside the project

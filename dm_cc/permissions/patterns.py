@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import posixpath
 import re
-from dataclasses import dataclass
 from functools import lru_cache
+from typing import NamedTuple
 
 MAX_BRACE_EXPANSION = 256
 
@@ -178,8 +178,7 @@ class _SegmentPattern:
         return pos <= end
 
 
-@dataclass(frozen=True, slots=True)
-class PathContext:
+class PathContext(NamedTuple):
     """Where relative and home-relative patterns are anchored.
 
     ``root`` is the project root (absolute, POSIX); ``home`` the home directory.
@@ -249,8 +248,7 @@ class PathGlob:
         return absolute is not None and any(p.match(absolute) for p in self._absolute)
 
 
-@dataclass(frozen=True, slots=True)
-class PathSubject:
+class PathSubject(NamedTuple):
     """A request path split once into segments, in both of its forms when known."""
 
     relative: list[str] | None

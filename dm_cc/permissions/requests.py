@@ -17,7 +17,6 @@ value that is, and :func:`derive` turns the value into :class:`Request` objects:
 
 from __future__ import annotations
 
-import json
 import posixpath
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
@@ -162,6 +161,8 @@ def derive(kind: Kind, permission: str, value: Value, where: PathContextDirs) ->
     if kind == "json":
         if not isinstance(value, Mapping):
             raise ValueError("an MCP tool's arguments are a JSON object")
+        import json  # only MCP calls need it
+
         return [Request(permission, json.dumps(dict(value), sort_keys=True, ensure_ascii=False))]
     if isinstance(value, Mapping):
         raise ValueError(f"a {kind} argument is text, not an object")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from pydantic_core import SchemaValidator, ValidationError
 
@@ -23,8 +24,7 @@ from dm_cc.tools.catalog import entry
 # with the core schema derived from them (see schema.py for why).
 _VALIDATOR = SchemaValidator(POLICY_CORE_SCHEMA)
 
-@dataclass(frozen=True, slots=True)
-class InlineTest:
+class InlineTest(NamedTuple):
     tool: str
     input: str
     expect: str

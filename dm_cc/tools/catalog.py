@@ -23,7 +23,6 @@ kind ``json`` made on demand by :func:`entry`.
 from __future__ import annotations
 
 import importlib
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -82,6 +81,8 @@ class ToolEntry:
         """The arguments a call has when its main input is ``text`` (``dm_cc policy
         check TOOL INPUT``, a policy file's tests). ValueError when ``text`` cannot be."""
         if self.kind == "json":
+            import json  # only MCP tools need it
+
             value = json.loads(text) if text.strip() else {}
             if not isinstance(value, dict):
                 raise ValueError("an MCP tool's INPUT is a JSON object of its arguments")

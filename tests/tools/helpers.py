@@ -21,4 +21,4 @@ def derive(tool: Tool[Any], ctx: ToolContext, **args: Any) -> list[tuple[str, st
 
 def with_cwd(ctx: ToolContext, cwd: Path) -> ToolContext:
     """``ctx`` with another working directory."""
-    return dataclasses.replace(ctx, where=dataclasses.replace(ctx.where, cwd=cwd))
+    return dataclasses.replace(ctx, where=ctx.where._replace(cwd=cwd))

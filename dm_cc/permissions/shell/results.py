@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, NamedTuple
 
 
-@dataclass(frozen=True, slots=True)
-class SimpleCommand:
+class SimpleCommand(NamedTuple):
     """One command the line runs. ``text`` is what bash rules are matched against."""
 
     words: tuple[str, ...]
@@ -23,8 +21,7 @@ class SimpleCommand:
         return " ".join(self.words)
 
 
-@dataclass(frozen=True, slots=True)
-class FileRef:
+class FileRef(NamedTuple):
     """A file the line reads or writes, unquoted as written (``~`` is not expanded)."""
 
     path: str
@@ -32,8 +29,7 @@ class FileRef:
     dynamic: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class ShellAnalysis:
+class ShellAnalysis(NamedTuple):
     """Everything :func:`~dm_cc.permissions.shell.analyse` found, each item once, in order."""
 
     commands: tuple[SimpleCommand, ...]
