@@ -216,11 +216,24 @@ def last_match(permission: str, name: str, words: Sequence[str] | None,
     return None
 
 
+def prepared(rulesets: Iterable[RulesetLike]) -> tuple[list[tuple[Rule, ...]], list[Ruleset]]:
+    """Each ruleset's rules (the caller's own objects, which a match is reported as)
+    and its compiled form."""
+    given, sets = [], []
+    for rules in rulesets:
+        if isinstance(rules, Ruleset):
+            given.append(rules.rules)
+            sets.append(rules)
+        else:
+            given.append(tuple(rules))
+            sets.append(compiled(given[-1]))
+    return given, sets
+
+
 def evaluate(permission: str, pattern: str, *rulesets: RulesetLike) -> Rule:
     """The last rule of the concatenated rulesets that matches (the very object the
     caller passed); else ``ask`` (:data:`DEFAULT_RULE`, source ``default``)."""
-    given = [r.rules if isinstance(r, Ruleset) else tuple(r) for r in rulesets]
-    sets = [r if isinstance(r, Ruleset) else compiled(g) for r, g in zip(rulesets, given, strict=True)]
+    given, sets = prepared(rulesets)
     hit = last_match(permission, pattern, None, sets)
     return DEFAULT_RULE if hit is None else given[hit[0]][hit[1]]
 

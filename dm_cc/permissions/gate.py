@@ -31,7 +31,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
-from dm_cc.permissions.engine import NO_CONTEXT, Ruleset, RulesetLike, compiled, last_match
+from dm_cc.permissions.engine import NO_CONTEXT, Ruleset, RulesetLike, compiled, last_match, prepared
 from dm_cc.permissions.patterns import PathContext
 from dm_cc.permissions.rules import DEFAULT_RULE, STRICTNESS, Action, Request, Rule
 
@@ -49,9 +49,10 @@ class Layer(NamedTuple):
 class Verdict:
     """How one request was decided: the deciding rule and the resulting action.
 
-    ``action`` differs from ``rule.action`` only when an allow was withheld (``note``
-    says why); ``name`` is the request name that decided it; ``layer`` the layer of
-    the deciding rule (None: the default) -- a trace, not part of what was decided.
+    ``action`` differs from ``rule.action`` when an allow was withheld, or when a
+    guessed (speculative) command met no deny (``note`` says which); ``name`` is the
+    request name that decided it; ``layer`` the layer of the deciding rule (None:
+    the default) -- a trace, not part of what was decided.
     """
 
     request: Request
@@ -116,10 +117,8 @@ class Gate:
         """A gate over already-ordered rulesets, one layer each (each keeps its own
         path context): what the public :func:`decide` uses."""
         gate = cls.__new__(cls)
-        ordered = list(rulesets)
-        given = [r.rules if isinstance(r, Ruleset) else tuple(r) for r in ordered]
+        given, sets = prepared(rulesets)
         layers = tuple(Layer(f"rules:{i}", rules) for i, rules in enumerate(given, 1))
-        sets = [r if isinstance(r, Ruleset) else compiled(g) for r, g in zip(ordered, given, strict=True)]
         gate._build(layers, sets, NO_CONTEXT, None)
         return gate
 
