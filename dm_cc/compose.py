@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from dm_cc.core.approval import Approver
     from dm_cc.core.events import Event
     from dm_cc.core.loop import Loop
-    from dm_cc.llm.base import OnStream
+    from dm_cc.llm.base import ChatModel, OnStream
     from dm_cc.session.store import SessionStore
 
 NO_MODEL = (
@@ -134,18 +134,30 @@ class World:
 
     # ------------------------------------------------------------------ sessions
 
+    def make_model(self, name: str) -> ChatModel:
+        """The model called ``name`` (UsageError for a script that cannot be read)."""
+        from dm_cc.llm.factory import make_model
+
+        try:
+            return make_model(name, self.settings.api_base)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+
     def open_loop(self, approver: Approver, *,
                   on_event: Callable[[Event], None] = lambda event: None,
-                  on_stream: OnStream | None = None) -> Loop:
-        """The loop for the session the options name (resumed, continued or new).
-        Raises UsageError for an unknown or subagent-only agent or no model."""
+                  on_stream: OnStream | None = None, fresh: bool = False) -> Loop:
+        """The loop for the session the options name (resumed, continued or new;
+        ``fresh``: always new). Raises UsageError for an unknown or subagent-only
+        agent or no model."""
+        from dm_cc.core.approval import Approvals
         from dm_cc.core.loop import Loop, Runtime
-        from dm_cc.llm.factory import make_model
         from dm_cc.session.messages import agent_in_charge
         from dm_cc.tools.catalog import builtin_tools
 
         options, store = self.options, self.sessions
-        if options.resume:
+        if fresh:
+            session = None
+        elif options.resume:
             session = store.load(options.resume)
         elif options.continue_last and (latest := store.latest(self.root)) is not None:
             session = store.load(latest.id)
@@ -165,9 +177,9 @@ class World:
         if session is None:
             session = store.create(self.root, agent=agent.name)
         runtime = Runtime(policy=self.policy, agents=self.agents, tools=builtin_tools(),
-                          model=make_model(model_name, self.settings.api_base),
-                          approver=approver, where=self.where, on_event=on_event,
-                          on_stream=on_stream)
+                          model=self.make_model(model_name), approver=approver,
+                          where=self.where, on_event=on_event, on_stream=on_stream,
+                          approvals=Approvals(self.approvals))
         requested = agent.name if (options.agent or not session.messages) else None
         return Loop(session, runtime, max_turns=options.max_turns, agent=requested)
 

@@ -1,4 +1,8 @@
-"""``dm_cc`` with no command: an interactive session in the terminal."""
+"""``dm_cc`` with no command: the interactive session in the terminal.
+
+The REPL draws its prompt before anything heavy is loaded: it gets a function
+that opens the world, and calls it in the background.
+"""
 
 from __future__ import annotations
 
@@ -8,9 +12,11 @@ from dm_cc.cli.options import options_from
 
 
 def run_interactive(args: argparse.Namespace) -> int:
-    from dm_cc.compose import open_world
-    from dm_cc.ui.console import ConsoleApprover, on_event, on_stream, run_console
+    from dm_cc.ui.repl import run_repl
 
-    world = open_world(options_from(args))
-    loop = world.open_loop(ConsoleApprover(), on_event=on_event, on_stream=on_stream)
-    return run_console(loop)
+    def load_world():  # type: ignore[no-untyped-def]
+        from dm_cc.compose import open_world
+
+        return open_world(options_from(args))
+
+    return run_repl(load_world, agent_hint=args.agent)

@@ -52,14 +52,11 @@ def _check(args: argparse.Namespace) -> int:
             } for v in decision.verdicts],
         })
         return 0
+    from dm_cc.ui.describe import trace_lines
+
     print(f"{decision.action}: {args.tool} {args.input!r} (agent {args.agent})")
-    for v in decision.verdicts:
-        print(f"  {v.action:<5} {v.request.permission} {v.request.pattern}")
-        if v.name != v.request.pattern:
-            print(f"        (as {v.name})")
-        print(f"        rule: {v.rule.describe()}")
-        if v.note:
-            print(f"        note: {v.note}")
+    for line in trace_lines(decision):
+        print(line)
     return 0
 
 
@@ -93,15 +90,11 @@ def _show(args: argparse.Namespace) -> int:
             {"layer": layer.name, **_rule_json(rule)}
             for layer in gate.layers for rule in layer.rules]})
         return 0
+    from dm_cc.ui.describe import layer_lines
+
     print(f"effective rules for agent {args.agent} (last match wins; later layers win):")
-    for layer in gate.layers:
-        if not layer.rules:
-            continue
-        print(f"\n[{layer.name}]")
-        for rule in layer.rules:
-            reason = f"  # {rule.reason}" if rule.reason else ""
-            print(f"  {rule.action:<5} {rule.permission:<12} {rule.pattern!r:<28} "
-                  f"{rule.source}{reason}")
+    for line in layer_lines(gate):
+        print(("\n" if line.startswith("[") else "") + line)
     return 0
 
 

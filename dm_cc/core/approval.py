@@ -1,13 +1,27 @@
-"""The Approver seam: who answers when a decision is ``ask``.
+"""The Approver seam: who answers when a decision is ``ask``, and what the answers
+given so far allow.
 
 Implementations: the REPL's prompt (interactive), :class:`HeadlessApprover`
 (``dm_cc run --on-ask deny|fail``) and :class:`ScriptedApprover` (tests). An
-approver only answers; the loop applies the answer.
+approver only answers; the loop applies the answer:
+
+    once      run this call
+    session   run it, and allow the same again for this agent until the process ends
+    always    as session, and save the rules in the approval store (they survive restarts)
+    reject    do not run it; with feedback the model is told why and the turn goes
+              on, without it the turn stops
+    cancel    do not run it, and cancel the turn (Ctrl-C at the question)
+
+What "session" and "always" remember are the request set's *suggestions* (the
+arity rule for shell, the exact path for files), which the person may edit
+before they are kept; :class:`Approvals` holds them per agent, so an approval
+given to build opens nothing for plan. They sit in the gate's approvals layer,
+which never beats a configured deny, a managed rule or a ceiling.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
@@ -15,17 +29,58 @@ from dm_cc.errors import DmccError
 from dm_cc.permissions import Decision, Request, Rule
 from dm_cc.permissions.rules import language_of
 
-Answer = Literal["once", "always", "reject"]
+Answer = Literal["once", "session", "always", "reject", "cancel"]
+REMEMBERING: frozenset[str] = frozenset({"session", "always"})
+
+
+def suggested_rules(requests: Iterable[Request], tool: str) -> tuple[Rule, ...]:
+    """The rules "always allow" would add for ``requests``: the arity-table
+    suggestion for shell commands, the exact pattern for everything else and for
+    requests with sensitive tokens (a prefix would not name them, and would not
+    stick).
+
+    A request whose text holds the pattern language's wildcards (a literal
+    `*.tmp`, a path `.env*`, a URL with `?`) gets no rule: as a pattern it would
+    allow more than what was asked."""
+    rules = []
+    for request in requests:
+        if not request.allowable:
+            continue
+        exact = request.pattern if request.sensitive else None
+        pattern = exact or request.always or request.pattern
+        literal = pattern[:-2] if pattern == request.always and pattern.endswith(" *") \
+            else pattern
+        if any(ch in literal for ch in _WILDCARDS[language_of(request.permission)]):
+            continue
+        rules.append(Rule(request.permission, pattern, "allow",
+                          reason=f"approved for {tool}", source="approval:session"))
+    return tuple(dict.fromkeys(rules))
+
+
+_WILDCARDS = {"path": "*?[]{}", "shell": "*?", "name": "*?"}
 
 
 @dataclass(frozen=True, slots=True)
 class ApprovalRequest:
-    """What the user is asked about: the tool call, why it asks, what it would do."""
+    """What the person is asked about: who asks, the tool call, why it asks (each
+    verdict names its rule, ``file:line`` and reason), what it would do (a diff),
+    and what "always" would remember.
+
+    ``suggestions`` are the rules that would make this call allowed next time
+    (those that cannot -- a configured deny, a managed rule, a ceiling -- are left
+    out); ``covers(rule)`` tells whether an edited rule still allows the request it
+    was suggested for."""
 
     tool: str
     arguments: dict[str, Any]
     decision: Decision
     preview: str | None = None
+    agent: str = "build"
+    description: str = ""           # what the call says it does (bash's description)
+    main_input: str = ""            # the whole command, path or URL
+    suggestions: tuple[Rule, ...] = ()
+    covers: Callable[[Rule], bool] = field(default=lambda rule: True, compare=False)
+    call_id: str = ""
 
     @property
     def asking(self) -> tuple[Request, ...]:
@@ -33,39 +88,82 @@ class ApprovalRequest:
         return tuple(v.request for v in self.decision.verdicts if v.action == "ask")
 
     def always_rules(self) -> tuple[Rule, ...]:
-        """The rules "always allow" would add: the arity-table suggestion for shell
-        commands, the exact pattern for everything else and for requests with
-        sensitive tokens (a prefix would not name them, and would not stick).
-
-        A request whose text holds the pattern language's wildcards (a literal
-        `*.tmp`, a path `.env*`, a URL with `?`) gets no rule: as a pattern it would
-        allow more than what was asked."""
-        rules = []
-        for request in self.asking:
-            if not request.allowable:
-                continue
-            exact = request.pattern if request.sensitive else None
-            pattern = exact or request.always or request.pattern
-            literal = pattern[:-2] if pattern == request.always and pattern.endswith(" *") \
-                else pattern
-            if any(ch in literal for ch in _WILDCARDS[language_of(request.permission)]):
-                continue
-            rules.append(Rule(request.permission, pattern, "allow",
-                              reason=f"approved for {self.tool}", source="approval:session"))
-        return tuple(dict.fromkeys(rules))
-
-
-_WILDCARDS = {"path": "*?[]{}", "shell": "*?", "name": "*?"}
+        return suggested_rules(self.asking, self.tool)
 
 
 @dataclass(frozen=True, slots=True)
 class Approval:
+    """An answer. ``rules``: what session/always remembers when the person edited
+    the suggestions (None: the suggestions as they are)."""
+
     answer: Answer
     feedback: str | None = None
+    rules: tuple[Rule, ...] | None = None
 
 
 class Approver(Protocol):
     async def approve(self, request: ApprovalRequest) -> Approval: ...
+
+
+class SavedApprovals(Protocol):
+    """The persisted approval store, as the loop needs it."""
+
+    def rules_for(self, agent: str) -> tuple[Rule, ...]: ...
+
+    def add(self, permission: str, pattern: str, *, agent: str, expires: float | None = None,
+            note: str = "") -> Any: ...
+
+
+class Approvals:
+    """What the person has approved: per agent, for this process ("session") and
+    from the store ("always"). A store that cannot be read (corrupt) or written is
+    reported in ``warnings`` and counts as empty; nothing is silently dropped."""
+
+    def __init__(self, saved: SavedApprovals | None = None) -> None:
+        self.saved = saved
+        self.session: dict[str, list[Rule]] = {}
+        self.warnings: list[str] = []
+        self._loaded: dict[str, tuple[Rule, ...]] = {}
+
+    def rules(self, agent: str) -> tuple[Rule, ...]:
+        """The approvals in force for ``agent``: saved first, then this session's."""
+        if agent not in self._loaded:
+            self._loaded[agent] = self._load(agent)
+        return self._loaded[agent] + tuple(self.session.get(agent, ()))
+
+    def _load(self, agent: str) -> tuple[Rule, ...]:
+        if self.saved is None:
+            return ()
+        try:
+            return tuple(self.saved.rules_for(agent))
+        except DmccError as exc:
+            self.warnings.append(f"saved approvals not used: {exc}")
+            return ()
+
+    def remember(self, agent: str, rules: Sequence[Rule], *, save: bool, note: str) -> None:
+        """Keep ``rules`` for ``agent`` this session, and in the store when ``save``."""
+        kept = self.session.setdefault(agent, [])
+        kept.extend(rule for rule in rules if rule not in kept)
+        if not save:
+            return
+        if self.saved is None:
+            self.warnings.append("no approval store: this approval lasts for this session only")
+            return
+        try:
+            for rule in rules:
+                self.saved.add(rule.permission, rule.pattern, agent=agent, note=note)
+        except (DmccError, OSError) as exc:
+            self.warnings.append(f"approval kept for this session only; saving failed: {exc}")
+            return
+        self._loaded.pop(agent, None)  # read back what the store now holds
+
+    def reload(self) -> None:
+        """Read the store again on next use (after a revoke elsewhere)."""
+        self._loaded.clear()
+
+    def drain_warnings(self) -> list[str]:
+        warnings, self.warnings = self.warnings, []
+        return warnings
 
 
 class AskFailed(DmccError):

@@ -33,4 +33,12 @@ class TurnEnded:
     text: str
 
 
-Event = ToolDecided | ToolFinished | AgentSwitched | TurnEnded
+@dataclass(frozen=True, slots=True)
+class Notice:
+    """Something the person should know that is not a tool call (a store that could
+    not be read, an approval kept for this session only)."""
+
+    text: str
+
+
+Event = ToolDecided | ToolFinished | AgentSwitched | TurnEnded | Notice

@@ -5,8 +5,9 @@ answers without tool calls. ``step()`` is ``execute(query())``: ask the model,
 then, for every tool call, derive its requests, decide them, and enforce:
 
 * deny   → the model gets a tool error naming the rule, its source and reason;
-* ask    → the Approver answers: once / always (adds session approvals) / reject;
-           a rejection with feedback goes to the model, one without ends the turn;
+* ask    → the Approver answers (see :mod:`dm_cc.core.approval`): once / session /
+           always (remembered per agent, always also saved) / reject / cancel; a
+           rejection with feedback goes to the model, one without ends the turn;
 * allow  → the tool runs. When every call of a reply is allowed outright they run
            concurrently.
 
@@ -26,8 +27,15 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from dm_cc.agents.builtin import Agent
-from dm_cc.core.approval import Approval, ApprovalRequest, Approver
-from dm_cc.core.events import AgentSwitched, Event, ToolDecided, ToolFinished, TurnEnded
+from dm_cc.core.approval import (
+    REMEMBERING,
+    Approval,
+    ApprovalRequest,
+    Approvals,
+    Approver,
+    suggested_rules,
+)
+from dm_cc.core.events import AgentSwitched, Event, Notice, ToolDecided, ToolFinished, TurnEnded
 from dm_cc.core.prompts import system_prompt
 from dm_cc.errors import UsageError
 from dm_cc.llm.base import ChatModel, ModelReply, OnStream, ToolSpec, Usage
@@ -64,7 +72,7 @@ class Runtime:
     where: PathContextDirs
     on_event: Callable[[Event], None] = lambda event: None
     on_stream: OnStream | None = None
-    approvals: list[Rule] = field(default_factory=list)
+    approvals: Approvals = field(default_factory=Approvals)
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,14 +123,34 @@ class Loop:
         return agent
 
     def gate(self) -> Gate:
-        """The compiled layers for the agent in charge; rebuilt when the agent or the
-        session approvals change."""
-        key = (self.agent.name, tuple(self.rt.approvals))
+        """The compiled layers for the agent in charge; rebuilt when the agent or its
+        approvals change."""
+        agent = self.agent
+        key = (agent.name, self.rt.approvals.rules(agent.name))
+        for warning in self.rt.approvals.drain_warnings():
+            self.rt.on_event(Notice(warning))
         if self._gate is None or self._gate[0] != key:
-            gate = self.rt.policy.gate(self.agent, self.rt.approvals,
-                                       session_id=self.session.info.id)
-            self._gate = (key, gate)
+            self._gate = (key, self.gate_with(key[1]))
         return self._gate[1]
+
+    def gate_with(self, approvals: Sequence[Rule]) -> Gate:
+        """The agent in charge's gate with these approvals."""
+        return self.rt.policy.gate(self.agent, approvals, session_id=self.session.info.id)
+
+    def switch_agent(self, name: str) -> None:
+        """Put the primary agent ``name`` in charge, as plan_enter does: a synthetic
+        user message, so the history stays. UsageError for an unknown or
+        subagent-only agent."""
+        agent = self.rt.agents.get(name)
+        if agent is None:
+            raise UsageError(f"unknown agent {name!r} (known: {', '.join(self.rt.agents)})")
+        if agent.mode == "subagent":
+            raise UsageError(f"{name!r} is a subagent; it runs only through the task tool")
+        self.next_agent = None
+        self._append(Message("user", f"The user switched this session to the {name} agent."
+                             + (f" {agent.description}" if agent.description else ""),
+                             agent=name, synthetic=True))
+        self.rt.on_event(AgentSwitched(name))
 
     def context(self, gate: Gate | None = None) -> ToolContext:
         where = self.rt.where
@@ -235,6 +263,8 @@ class Loop:
             return ToolOutput(denial_message(item.call.name, item.decision), is_error=True)
         if action == "ask":
             approval = await self._ask(item, ctx)
+            if approval.answer == "cancel":
+                raise TurnStopped("cancelled", "")
             if approval.answer == "reject":
                 if not approval.feedback:
                     raise TurnStopped("rejected", "")
@@ -244,13 +274,41 @@ class Loop:
 
     async def _ask(self, item: _Prepared, ctx: ToolContext) -> Approval:
         assert item.tool is not None and item.decision is not None
-        request = ApprovalRequest(item.call.name, dict(item.call.arguments or {}), item.decision,
-                                  item.tool.preview(item.params, ctx))
+        request = self.approval_request(item, ctx)
         approval = await self.rt.approver.approve(request)
-        if approval.answer == "always":
-            self.rt.approvals.extend(r for r in request.always_rules()
-                                     if r not in self.rt.approvals)
+        if approval.answer in REMEMBERING:
+            rules = request.suggestions if approval.rules is None else approval.rules
+            asked = {r.permission for r in request.asking}
+            # only allow rules for what was asked: an edit may narrow or widen a
+            # pattern, never turn into another permission or another action
+            kept = [r for r in rules if r.action == "allow" and r.permission in asked]
+            self.rt.approvals.remember(
+                self.agent.name, kept, save=approval.answer == "always",
+                note=f"approved for {item.call.name} in session {self.session.info.id}")
         return approval
+
+    def approval_request(self, item: _Prepared, ctx: ToolContext) -> ApprovalRequest:
+        """What the person is shown: the call, why it asks, and what "always" would
+        remember -- only rules that would in fact allow the request next time."""
+        assert item.tool is not None and item.decision is not None
+        arguments = dict(item.call.arguments or {})
+        approvals = self.rt.approvals.rules(self.agent.name)
+        asking = [v.request for v in item.decision.verdicts if v.action == "ask"]
+
+        def covers(rule: Rule) -> bool:
+            gate = self.gate_with((*approvals, rule))
+            return any(gate.judge(request).action == "allow"
+                       for request in asking if request.permission == rule.permission)
+
+        suggestions = tuple(rule for rule in suggested_rules(asking, item.call.name)
+                            if covers(rule))
+        description = arguments.get("description")
+        return ApprovalRequest(
+            item.call.name, arguments, item.decision, item.tool.preview(item.params, ctx),
+            agent=self.agent.name,
+            description=description if isinstance(description, str) else "",
+            main_input=main_input(item.tool, arguments), suggestions=suggestions,
+            covers=covers, call_id=item.call.id)
 
     async def _run(self, item: _Prepared, ctx: ToolContext) -> ToolOutput:
         assert item.tool is not None and item.params is not None
@@ -298,6 +356,19 @@ class _Prepared:
     params: BaseModel | None = None
     decision: Decision | None = None
     error: str | None = None
+
+
+def main_input(tool: Tool[Any], arguments: dict[str, Any]) -> str:
+    """A call's main input as text: the whole command, path or URL."""
+    try:
+        value = tool.entry.main_value(arguments)
+    except (ValueError, KeyError):
+        return ""
+    if isinstance(value, list):
+        return " ".join(value)
+    if isinstance(value, dict):
+        return json.dumps(value, ensure_ascii=False)
+    return str(value)
 
 
 def denial_message(tool: str, decision: Decision) -> str:

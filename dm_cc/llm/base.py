@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from dm_cc.session.messages import Message, ToolCall
 
@@ -68,3 +68,11 @@ class ChatModel(Protocol):
     async def complete(self, system: str, messages: Sequence[Message], tools: Sequence[ToolSpec],
                        *, temperature: float | None = None,
                        on_stream: OnStream | None = None) -> ModelReply: ...
+
+
+@runtime_checkable
+class WarmsUp(Protocol):
+    """A model with a slow first use (litellm's import): an interactive front end
+    calls ``warm_up`` in the background so the first turn does not wait."""
+
+    def warm_up(self) -> None: ...

@@ -201,6 +201,10 @@ class LiteLLMModel:
         self.timeout = timeout
         self._sleep = sleep
 
+    def warm_up(self) -> None:
+        """Import litellm now (seconds): the REPL calls this in the background."""
+        _import_litellm()
+
     async def complete(self, system: str, messages: Sequence[Message], tools: Sequence[ToolSpec],
                        *, temperature: float | None = None,
                        on_stream: OnStream | None = None) -> ModelReply:

@@ -2,9 +2,9 @@
 
     model = ScriptedModel([call("read", path="a.txt"), reply("done")])
 
-Each ``complete`` consumes the next item: a ``ModelReply``, or a callable
+Each ``complete`` consumes the next item: a ``ModelReply``, a callable
 ``(system, messages, tools) -> ModelReply`` when the reply depends on what the
-model is shown. Every call is recorded in ``.calls`` as (system, messages, tool
+model is shown, or ``Delayed(item, seconds)`` for a model that takes its time. Every call is recorded in ``.calls`` as (system, messages, tool
 names). Tool calls built by ``call``/``calls`` get ids ``call_1``, ``call_2`` …
 when played, unique per model instance.
 """
@@ -16,7 +16,8 @@ import itertools
 import json
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
-from typing import Any
+from pathlib import Path
+from typing import Any, NamedTuple
 
 from dm_cc.llm.base import (
     ModelError,
@@ -29,6 +30,16 @@ from dm_cc.llm.base import (
 from dm_cc.session.messages import Message, ToolCall
 
 ReplyFn = Callable[[str, list[Message], list[ToolSpec]], ModelReply]
+
+
+class Delayed(NamedTuple):
+    """A scripted reply that comes after ``seconds`` (a slow model, for the spinner)."""
+
+    item: ModelReply | ReplyFn
+    seconds: float
+
+
+Item = ModelReply | ReplyFn | Delayed
 
 
 def reply(text: str) -> ModelReply:
@@ -48,7 +59,7 @@ def calls(*named: tuple[str, dict[str, Any]]) -> ModelReply:
 
 
 class ScriptedModel:
-    def __init__(self, replies: Iterable[ModelReply | ReplyFn], name: str = "scripted") -> None:
+    def __init__(self, replies: Iterable[Item], name: str = "scripted") -> None:
         self.name = name
         self._script = list(replies)
         self._played = 0
@@ -68,6 +79,9 @@ class ScriptedModel:
                              f"replies and was asked for reply {self._played + 1}")
         item = self._script[self._played]
         self._played += 1
+        if isinstance(item, Delayed):
+            await asyncio.sleep(item.seconds)
+            item = item.item
         result = item if isinstance(item, ModelReply) else item(system, list(messages),
                                                                  list(tools))
         await asyncio.sleep(0)      # a real model yields to the event loop too
@@ -84,3 +98,40 @@ def _pieces(text: str, count: int = 3) -> list[str]:
     """``text`` in about ``count`` chunks, as a stream would deliver it."""
     size = max(1, -(-len(text) // count))
     return [text[i:i + size] for i in range(0, len(text), size)]
+
+
+def load_script(path: Path) -> list[Item]:
+    """A script from a YAML (or JSON) file, for ``--model scripted:PATH``: a list of
+    replies, each ``{text: …}``, ``{tool: NAME, args: {…}}``, ``{calls: [{tool, args},
+    …]}`` (text may go with calls), optionally with ``delay: SECONDS``. ValueError
+    naming the entry when one is malformed."""
+    import yaml
+
+    try:
+        entries = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as exc:
+        raise ValueError(f"{path}: cannot read the script: {exc}") from None
+    if not isinstance(entries, list):
+        raise ValueError(f"{path}: a script is a list of replies")
+    return [_entry(entry, f"{path}: reply {number}") for number, entry in enumerate(entries, 1)]
+
+
+def _entry(entry: Any, where: str) -> Item:
+    if not isinstance(entry, dict) or not entry.keys() <= {"text", "tool", "args", "calls",
+                                                              "delay"}:
+        raise ValueError(f"{where}: expected a mapping of text, tool, args, calls, delay")
+    named = [(entry["tool"], entry.get("args") or {})] if "tool" in entry else []
+    for one in entry.get("calls") or []:
+        if not isinstance(one, dict) or "tool" not in one:
+            raise ValueError(f"{where}: each of calls needs a tool")
+        named.append((one["tool"], one.get("args") or {}))
+    if any(not isinstance(name, str) or not isinstance(args, dict) for name, args in named):
+        raise ValueError(f"{where}: tool is a name and args a mapping")
+    result = calls(*named) if named else ModelReply()
+    result = replace(result, text=str(entry.get("text", "")))
+    delay = entry.get("delay")
+    if delay is None:
+        return result
+    if not isinstance(delay, int | float) or delay < 0:
+        raise ValueError(f"{where}: delay is a number of seconds")
+    return Delayed(result, float(delay))

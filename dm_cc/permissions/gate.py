@@ -12,9 +12,10 @@ the product and the public ``decide()`` both go through it:
   allowable (a shell command that cannot be known statically) or whose sensitive
   tokens the allowing rule does not spell out; a **speculative** request (a
   guessed inner command) counts only when a rule denies it;
-* an **approval never beats a configured deny**: when the deciding rule comes
-  from a layer marked ``approvals``, the verdict without the approval layers is
-  taken if that one denies;
+* an **approval never beats a configured deny** nor a managed rule: when the
+  deciding rule comes from a layer marked ``approvals``, the verdict without the
+  approval layers is taken if that one denies or was decided by a ``binding``
+  layer;
 * a **ceiling** (another gate) bounds the result: where the ceiling is stricter,
   its verdict wins, with the ceiling's reason in its note -- all of its verdicts,
   or only those decided by a rule of the ceiling layers named. A subagent's
@@ -38,11 +39,13 @@ from dm_cc.permissions.rules import DEFAULT_RULE, STRICTNESS, Action, Request, R
 
 class Layer(NamedTuple):
     """A named, ordered slice of the stack. ``approvals``: rules the user approved,
-    which may turn an ask into an allow but never a configured deny."""
+    which may turn an ask into an allow but never a configured deny. ``binding``: an
+    approval never overrides a verdict this layer's rules decide (a managed rule)."""
 
     name: str
     rules: tuple[Rule, ...]
     approvals: bool = False
+    binding: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,6 +112,7 @@ class Gate:
         self._rulesets = rulesets
         self._all = _Stack(rulesets, layers)
         self._approvals = {layer.name for layer in layers if layer.approvals}
+        self._binding = {layer.name for layer in layers if layer.binding}
         kept = [i for i, layer in enumerate(layers) if not layer.approvals]
         self._configured = _Stack([rulesets[i] for i in kept], [layers[i] for i in kept])
 
@@ -137,7 +141,7 @@ class Gate:
         verdict = self._all.judge(request)
         if verdict.layer in self._approvals and verdict.action != "deny":
             configured = self._configured.judge(request)
-            if configured.action == "deny":
+            if configured.action == "deny" or configured.layer in self._binding:
                 verdict = configured
         if self.ceiling is not None:
             verdict = self.ceiling.limits(verdict)

@@ -2,7 +2,7 @@
 
     builtin defaults → managed base → project → user → --policy files
       → agent rules → agents: overrides from those files (same order)
-      → approvals (can turn ask into allow, never a configured deny)
+      → approvals (can turn ask into allow, never a configured deny or a managed rule)
       → built-in guardrails (deny `rm -rf /` and the like, whatever came before)
       → managed enforced rules (an organisation's last word)
 
@@ -94,7 +94,7 @@ class Policy:
             for rule in own_rules)
         return [
             Layer("builtin", DEFAULT_RULES),
-            Layer("managed", _top(self.managed)),
+            Layer("managed", _top(self.managed), binding=True),
             Layer("project", _top(self.project)),
             Layer("user", _top(self.user)),
             Layer("--policy", _top(self.extra)),
@@ -102,7 +102,8 @@ class Policy:
             Layer(f"agents.{agent.name}", _for_agent(configured, agent.name)),
             Layer("approvals", tuple(approvals), approvals=True),
             Layer("guardrails", GUARDRAIL_RULES),
-            Layer("enforced", _top(self.enforced) + _for_agent(self.enforced, agent.name)),
+            Layer("enforced", _top(self.enforced) + _for_agent(self.enforced, agent.name),
+                  binding=True),
         ]
 
     def gate(self, agent: AgentRules, approvals: Sequence[Rule] = (),

@@ -157,7 +157,7 @@ def test_always_adds_a_session_approval(project):
     run(loop, "init")
     assert len(approver.asked) == 1
     assert (project / "sub" / ".git").is_dir() and (project / "sub2" / ".git").is_dir()
-    assert any(r.pattern == "git init *" for r in loop.rt.approvals)
+    assert any(r.pattern == "git init *" for r in loop.rt.approvals.rules("build"))
 
 
 def test_approval_never_overrides_a_configured_deny(project):
@@ -165,7 +165,8 @@ def test_approval_never_overrides_a_configured_deny(project):
     model = ScriptedModel([call("bash", command="git push origin main"), reply("ok")])
     loop = make_loop(project, model, ScriptedApprover([]), policy=policy)
     from dm_cc.permissions import Rule
-    loop.rt.approvals.append(Rule("bash", "git *", "allow", source="approval:session"))
+    loop.rt.approvals.session["build"] = [Rule("bash", "git *", "allow",
+                                               source="approval:session")]
     run(loop, "push")
     assert "denied" in tool_messages(loop)[0].content
 
@@ -311,8 +312,9 @@ def test_always_for_a_sensitive_command_remembers_the_exact_command(project):
     loop = make_loop(project, model, approver)
     run(loop, "find")
     assert len(approver.asked) == 1
-    assert any(r.pattern == "find . -name a.txt -exec cat {}" for r in loop.rt.approvals)
-    assert all(r.pattern != "find *" for r in loop.rt.approvals)
+    approved = loop.rt.approvals.rules("build")
+    assert any(r.pattern == "find . -name a.txt -exec cat {}" for r in approved)
+    assert all(r.pattern != "find *" for r in approved)
 
 
 def test_always_never_turns_literal_wildcards_into_a_broader_rule():

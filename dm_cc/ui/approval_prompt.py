@@ -1,0 +1,196 @@
+"""The approval question: everything about the call, then one key.
+
+    y  allow once            s  allow for this session      a  always allow (saved)
+    n  deny (the turn stops)  f  deny and tell the model why (one line)
+    Esc, Ctrl-D  deny         Ctrl-C  deny and cancel the turn
+
+Before an "always" (or "session") is kept, the rule is shown in an editable line
+(the arity suggestion for shell, the path for files); an edit that would no
+longer allow this call is refused. Questions from concurrent tool calls wait
+their turn (one lock). Keys typed before the question appeared never answer it:
+they are set aside and given back to the next prompt.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+from collections.abc import Iterator
+
+from prompt_toolkit import PromptSession
+from prompt_toolkit.application import Application
+from prompt_toolkit.application.current import get_app_session
+from prompt_toolkit.input.typeahead import get_typeahead, store_typeahead
+from prompt_toolkit.key_binding import KeyBindings, KeyPress
+from prompt_toolkit.key_binding.key_processor import KeyPressEvent
+from prompt_toolkit.layout import Layout, Window
+from prompt_toolkit.layout.controls import FormattedTextControl
+
+from dm_cc.core.approval import Approval, ApprovalRequest
+from dm_cc.permissions import Rule
+from dm_cc.ui.describe import rule_text
+from dm_cc.ui.render import Line, Shown
+from dm_cc.ui.screen import STYLE, Screen
+
+PREVIEW_LINES = 60
+SAID = {"once": ("class:allow", "allowed once"),
+        "session": ("class:allow", "allowed for this session"),
+        "always": ("class:allow", "always allowed (saved)"),
+        "reject": ("class:deny", "denied"),
+        "cancel": ("class:deny", "denied; turn cancelled")}
+
+
+def question_lines(request: ApprovalRequest) -> Iterator[Line]:
+    """Who asks, the tool and what the call says it does, the whole input, each
+    request that asks with its rule (``file:line``) and reason, and the preview."""
+    yield [("class:ask", "? "), ("class:agent", request.agent), ("", " wants to use "),
+           ("class:tool", request.tool)]
+    if request.description:
+        yield [("class:dim", f"  {request.description}")]
+    for text in (request.main_input or "").splitlines() or [""]:
+        yield [("class:tool", f"  $ {text}" if request.tool == "bash" else f"  {text}")]
+    for verdict in request.decision.verdicts:
+        if verdict.action != "ask":
+            continue
+        yield [("class:ask", "  asks: "), ("", f"{verdict.request.permission} "
+                                               f'"{verdict.request.pattern}"'),
+               ("class:dim", f"  ← {rule_text(verdict.rule)}")]
+        if verdict.rule.reason:
+            yield [("class:ask", f"        reason: {verdict.rule.reason}")]
+        if verdict.note:
+            yield [("class:dim", f"        note: {verdict.note}")]
+    if request.preview:
+        lines = request.preview.splitlines()
+        for text in lines[:PREVIEW_LINES]:
+            style = ("class:add" if text.startswith("+") and not text.startswith("+++") else
+                     "class:del" if text.startswith("-") and not text.startswith("---") else "")
+            yield [(style, "  " + text)]
+        if len(lines) > PREVIEW_LINES:
+            yield [("class:dim", f"  … {len(lines) - PREVIEW_LINES} more lines")]
+
+
+def _legend(request: ApprovalRequest) -> Line:
+    remember = request.suggestions
+    parts: Line = [("class:key", "y"), ("", " once  ")]
+    if remember:
+        shown = ", ".join(f'{r.permission} "{r.pattern}"' for r in remember)
+        parts += [("class:key", "s"), ("", " session  "), ("class:key", "a"),
+                  ("", f" always ({shown})  ")]
+    parts += [("class:key", "n"), ("", " no  "), ("class:key", "f"), ("", " no, tell the model  "),
+              ("class:dim", "Esc/Ctrl-D no · Ctrl-C no + stop")]
+    return parts
+
+
+class ReplApprover:
+    """The REPL's Approver: shows the question on ``screen``, reads one key."""
+
+    def __init__(self, screen: Screen, shown: Shown) -> None:
+        self.screen = screen
+        self.shown = shown
+        self._lock = asyncio.Lock()
+
+    async def approve(self, request: ApprovalRequest) -> Approval:
+        async with self._lock:   # concurrent calls: one question at a time
+            self.screen.paused = True
+            self.screen.clear_status()
+            held = _set_aside_typeahead()
+            try:
+                approval = await self._ask(request)
+            finally:
+                self.screen.paused = False
+                if held:
+                    store_typeahead(get_app_session().input, held)
+            if approval.answer in ("reject", "cancel"):
+                self.shown.refused.add(request.call_id)
+            elif request.preview:
+                self.shown.previewed.add(request.call_id)
+            style, said = SAID[approval.answer]
+            extra = f": {approval.feedback}" if approval.feedback else ""
+            self.screen.line([(style, f"  {said}{extra}")])
+            return approval
+
+    async def _ask(self, request: ApprovalRequest) -> Approval:
+        for line in question_lines(request):
+            self.screen.line(line)
+        keys = {"y": "once", "n": "reject", "f": "feedback", "escape": "reject",
+                "c-d": "reject", "c-c": "cancel"}
+        if request.suggestions:
+            keys.update(s="session", a="always")
+        while True:
+            choice = await _choose(_legend(request), keys)
+            if choice == "feedback":
+                feedback = await _line("  tell the model: ", "")
+                if feedback is None:
+                    continue
+                return Approval("reject", feedback.strip() or None)
+            if choice in ("session", "always"):
+                rules = await self._edit(request)
+                if rules is None:
+                    continue
+                return Approval(choice, rules=rules)  # type: ignore[arg-type]
+            return Approval(choice)  # type: ignore[arg-type]
+
+    async def _edit(self, request: ApprovalRequest) -> tuple[Rule, ...] | None:
+        """Each suggested rule in an editable line; None when the person backs out."""
+        kept = []
+        for rule in request.suggestions:
+            pattern = rule.pattern
+            while True:
+                edited = await _line(f"  allow {rule.permission} ", pattern)
+                if edited is None:
+                    return None
+                candidate = dataclasses.replace(rule, pattern=edited.strip())
+                if candidate.pattern and request.covers(candidate):
+                    kept.append(candidate)
+                    break
+                pattern = edited
+                self.screen.line(f"  {rule_text(candidate)} would not allow this call; "
+                                 "edit it again, or Esc to go back", "class:error")
+        return tuple(kept)
+
+
+async def _choose(legend: Line, keys: dict[str, str]) -> str:
+    """Show ``legend`` on one line and return the answer of the first key pressed
+    that means something; other keys are ignored."""
+    bindings = KeyBindings()
+    for key, answer in keys.items():
+        def pick(event: KeyPressEvent, answer: str = answer) -> None:
+            event.app.exit(result=answer)
+        bindings.add(key, eager=True)(pick)
+    app: Application[str] = Application(
+        layout=Layout(Window(FormattedTextControl(legend), height=1, wrap_lines=True)),
+        key_bindings=bindings, style=STYLE, full_screen=False, erase_when_done=True)
+    app.ttimeoutlen = 0.05   # a lone Esc answers at once
+    return await app.run_async()
+
+
+async def _line(message: str, default: str) -> str | None:
+    """One editable line; None on Esc, Ctrl-C or Ctrl-D."""
+    bindings = KeyBindings()
+
+    @bindings.add("escape", eager=True)
+    @bindings.add("c-c")
+    @bindings.add("c-d")
+    def back(event: KeyPressEvent) -> None:
+        event.app.exit(result=None)
+
+    session: PromptSession[str | None] = PromptSession(key_bindings=bindings, style=STYLE)
+    session.app.ttimeoutlen = 0.05
+    return await session.prompt_async(message, default=default)
+
+
+def _set_aside_typeahead() -> list[KeyPress]:
+    """Keys already typed (during the turn) are not answers to this question."""
+    input_ = get_app_session().input
+    held = list(get_typeahead(input_))
+    try:
+        with input_.raw_mode():
+            while True:
+                keys = input_.read_keys()
+                if not keys:
+                    break
+                held.extend(keys)
+            held.extend(input_.flush_keys())
+    except (OSError, NotImplementedError, AttributeError):
+        pass
+    return held

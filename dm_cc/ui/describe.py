@@ -1,0 +1,46 @@
+"""Decisions, rules and layers as plain lines: what ``dm_cc policy check|show``,
+the REPL's ``/why`` and ``/permissions`` and the approval question print.
+
+Plain text only (no prompt_toolkit): the light commands import this too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from dm_cc.permissions import Decision, Gate, Rule, Verdict
+
+
+def rule_text(rule: Rule) -> str:
+    """``ask bash "git push *" at .dm_cc/policy.yaml:5`` (``default ask`` for none)."""
+    if rule.source == "default":
+        return "no rule matched (the default is ask)"
+    return f'{rule.action} {rule.permission} "{rule.pattern}" at {rule.source}'
+
+
+def verdict_text(verdict: Verdict) -> str:
+    """One request and why: ``bash "git push origin" ← ask bash "git push *" at f:5``."""
+    return f'{verdict.request.permission} "{verdict.request.pattern}" ← {rule_text(verdict.rule)}'
+
+
+def trace_lines(decision: Decision) -> Iterator[str]:
+    """Every request of a decision with its rule, the rule's reason and any note."""
+    for v in decision.verdicts:
+        yield f"  {v.action:<5} {v.request.permission} {v.request.pattern}"
+        if v.name != v.request.pattern:
+            yield f"        (as {v.name})"
+        yield f"        rule: {v.rule.describe()}" + (f"  [layer {v.layer}]" if v.layer else "")
+        if v.note:
+            yield f"        note: {v.note}"
+
+
+def layer_lines(gate: Gate) -> Iterator[str]:
+    """The effective rules, layer by layer, in order (later wins)."""
+    for layer in gate.layers:
+        if not layer.rules:
+            continue
+        yield f"[{layer.name}]"
+        for rule in layer.rules:
+            reason = f"  # {rule.reason}" if rule.reason else ""
+            yield (f"  {rule.action:<5} {rule.permission:<12} {rule.pattern!r:<28} "
+                   f"{rule.source}{reason}")

@@ -1,0 +1,102 @@
+"""Tool calls, their decisions and results as the person sees them: compact, with
+the whole command, the decision and the rule that made it (``file:line``); edits
+as diffs; shell output trimmed, its exit code kept. Text meant for the model
+("Do not retry this…") is never shown: the person sees the decision itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from dm_cc.core.events import AgentSwitched, Event, Notice, ToolDecided, ToolFinished
+from dm_cc.permissions import Decision
+from dm_cc.session.messages import ToolCall
+from dm_cc.tools.base import ToolOutput
+from dm_cc.ui.describe import rule_text
+
+Line = list[tuple[str, str]]
+HEAD_LINES = 6
+TAIL_LINES = 3
+DIFF_LINES = 40
+MARK = {"allow": ("class:allow", "●"), "deny": ("class:deny", "✗"), "ask": ("class:ask", "?")}
+
+
+def call_text(call: ToolCall) -> str:
+    """The call's main input, whole: the command, the path, the URL."""
+    args = call.arguments or {}
+    for key in ("command", "path", "url", "pattern", "subagent_type"):
+        if isinstance(args.get(key), str):
+            return args[key]
+    return ", ".join(f"{k}={v}" for k, v in args.items() if k != "content")[:200]
+
+
+def decided_lines(call: ToolCall, decision: Decision) -> Iterator[Line]:
+    """``● bash git status`` and the rule that decided it (asks are shown by the
+    approval question instead)."""
+    style, mark = MARK[decision.action]
+    yield [(style, mark + " "), ("class:tool", call.name), ("", " " + call_text(call))]
+    verb = {"allow": "allowed", "deny": "denied", "ask": "asks"}[decision.action]
+    for verdict in decision.deciding[:3]:
+        reason = f": {verdict.rule.reason}" if verdict.rule.reason else ""
+        note = f" ({verdict.note})" if verdict.note and decision.action != "allow" else ""
+        yield [("class:dim", f"  {verb} by {rule_text(verdict.rule)}{reason}{note}")]
+    if len(decision.deciding) > 3:
+        yield [("class:dim", f"  … and {len(decision.deciding) - 3} more requests (/why)")]
+
+
+def finished_lines(call: ToolCall, output: ToolOutput) -> Iterator[Line]:
+    """A result: a diff for edits, trimmed output for the rest, errors in red."""
+    shown = output.display or output.output
+    if output.display and call.name in ("edit", "write"):
+        yield from _diff(shown)
+        return
+    lines = shown.rstrip("\n").splitlines() or ["(no output)"]
+    if call.name == "read" and not output.is_error:
+        yield [("class:dim", f"  read {len(lines)} lines")]
+        return
+    style = "class:error" if output.is_error else "class:dim"
+    if len(lines) > HEAD_LINES + TAIL_LINES + 1:
+        hidden = len(lines) - HEAD_LINES - TAIL_LINES
+        lines = [*lines[:HEAD_LINES], f"… {hidden} lines hidden …", *lines[-TAIL_LINES:]]
+    for text in lines:
+        yield [(style, "  │ " + text)]
+
+
+def _diff(text: str) -> Iterator[Line]:
+    lines = text.splitlines()
+    for text in lines[:DIFF_LINES]:
+        style = ("class:add" if text.startswith("+") and not text.startswith("+++") else
+                 "class:del" if text.startswith("-") and not text.startswith("---") else
+                 "class:hunk" if text.startswith("@@") else "class:dim")
+        yield [(style, "  " + text)]
+    if len(lines) > DIFF_LINES:
+        yield [("class:dim", f"  … {len(lines) - DIFF_LINES} more diff lines")]
+
+
+@dataclass
+class Shown:
+    """What the person has already seen of each call (by call id)."""
+
+    refused: set[str] = field(default_factory=set)    # its error is for the model only
+    previewed: set[str] = field(default_factory=set)  # its diff was in the question
+
+
+def event_lines(event: Event, shown: Shown) -> Iterator[Line]:
+    """What the REPL prints for a core event."""
+    if isinstance(event, ToolDecided):
+        if event.decision.action == "deny":
+            shown.refused.add(event.call.id)
+        if event.decision.action != "ask":
+            yield from decided_lines(event.call, event.decision)
+    elif isinstance(event, ToolFinished):
+        if event.call.id in shown.refused:
+            return
+        if event.call.id in shown.previewed and not event.output.is_error:
+            yield [("class:dim", f"  {event.output.output.splitlines()[0]}")]
+            return
+        yield from finished_lines(event.call, event.output)
+    elif isinstance(event, AgentSwitched):
+        yield [("class:agent", f"→ agent: {event.agent}")]
+    elif isinstance(event, Notice):
+        yield [("class:notice", f"! {event.text}")]

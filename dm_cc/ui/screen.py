@@ -1,0 +1,110 @@
+"""The REPL's output: streamed text, whole styled lines, and one status line (the
+spinner) that is erased before anything else is written.
+
+Everything goes to prompt_toolkit's output of the current app session (a real
+terminal, or the pipe/plain-text output tests create), never to ``print``.
+Control characters in the model's text are neutralised by that output (an ESC
+becomes ``?``), so a reply cannot move the cursor or restyle the terminal.
+While a prompt or question is on screen, lines are printed above it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+
+from prompt_toolkit.application import get_app_or_none, run_in_terminal
+from prompt_toolkit.application.current import get_app_session
+from prompt_toolkit.formatted_text import FormattedText
+from prompt_toolkit.output import Output
+from prompt_toolkit.shortcuts import print_formatted_text
+from prompt_toolkit.styles import Style
+
+STYLE = Style.from_dict({
+    "dim": "#888888",
+    "tool": "bold",
+    "allow": "#5fae5f",
+    "deny": "#d75f5f bold",
+    "ask": "#d7af5f bold",
+    "add": "#5fae5f",
+    "del": "#d75f5f",
+    "hunk": "#5f87af",
+    "error": "#d75f5f",
+    "notice": "#d7af5f",
+    "agent": "#af87d7 bold",
+    "key": "bold",
+    "bottom-toolbar": "noreverse bg:#303030 #c0c0c0",
+})
+
+Fragments = Sequence[tuple[str, str]]
+SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+
+
+class Screen:
+    """Writes to the terminal; keeps track of the cursor column and the status line."""
+
+    def __init__(self, output: Output | None = None) -> None:
+        self._output = output
+        self.at_line_start = True
+        self._status_shown = False
+        self.busy_since: float | None = None   # a turn is running: the spinner may show
+        self.activity = "thinking"
+        self.paused = False                     # a question is on screen: no spinner
+        self._last_write = 0.0
+
+    @property
+    def output(self) -> Output:
+        return self._output or get_app_session().output
+
+    # ------------------------------------------------------------------ writing
+
+    def stream(self, text: str) -> None:
+        """A piece of the model's answer, as it arrives."""
+        if not text:
+            return
+        self.clear_status()
+        self.output.write(text)
+        self.output.flush()
+        self.at_line_start = text.endswith("\n")
+        self._last_write = time.monotonic()
+
+    def line(self, fragments: Fragments | str = "", style: str = "") -> None:
+        """One whole line (on a line of its own), above any prompt on screen."""
+        parts = [(style, fragments)] if isinstance(fragments, str) else list(fragments)
+        if not self.at_line_start:
+            parts.insert(0, ("", "\n"))
+        self.at_line_start = True
+        self._last_write = time.monotonic()
+        app = get_app_or_none()
+        if app is not None and app.is_running:
+            run_in_terminal(lambda: self._print(parts))
+        else:
+            self.clear_status()
+            self._print(parts)
+
+    def lines(self, texts: Sequence[str], style: str = "") -> None:
+        for text in texts:
+            self.line(text, style)
+
+    def _print(self, parts: Fragments) -> None:
+        print_formatted_text(FormattedText(list(parts)), style=STYLE, output=self.output)
+
+    # ------------------------------------------------------------------ the status line
+
+    def tick(self, now: float) -> None:
+        """Draw the spinner when a turn has been quiet for a moment."""
+        if self.busy_since is None or self.paused or not self.at_line_start \
+                or now - self._last_write < 0.25:
+            return
+        elapsed = now - self.busy_since
+        frame = SPINNER[int(elapsed * 10) % len(SPINNER)]
+        self.output.write_raw("\r\x1b[K")
+        self.output.write(f"{frame} {self.activity} {elapsed:.1f}s  (Ctrl-C to cancel)")
+        self.output.flush()
+        self._status_shown = True
+
+    def clear_status(self) -> None:
+        if self._status_shown:
+            self.output.write_raw("\r\x1b[K")
+            self.output.flush()
+            self._status_shown = False

@@ -1,0 +1,221 @@
+"""Slash commands: an explicit registry, each with its help line and completions.
+
+A line starting with ``/`` is a command, never a message to the model: an unknown
+``/word`` is an error shown to the person. ``/help`` lists this registry.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable, Iterable, Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from prompt_toolkit.completion import CompleteEvent, Completer, Completion
+from prompt_toolkit.document import Document
+
+from dm_cc.errors import DmccError
+from dm_cc.permissions import Request
+from dm_cc.ui.describe import layer_lines, trace_lines
+
+if TYPE_CHECKING:
+    from dm_cc.ui.repl import Repl
+
+Handler = Callable[["Repl", list[str]], Awaitable[None] | None]
+
+
+@dataclass(frozen=True)
+class Command:
+    name: str
+    help: str
+    run: Handler
+    usage: str = ""
+    words: Callable[[Repl], Iterable[str]] = lambda repl: ()   # completions of the first argument
+
+
+class Exit(Exception):
+    """``/exit``: leave the REPL."""
+
+
+# ---------------------------------------------------------------------- the commands
+
+def _help(repl: Repl, args: list[str]) -> None:
+    repl.screen.line("Commands:", "class:tool")
+    for command in COMMANDS.values():
+        usage = f"/{command.name}" + (f" {command.usage}" if command.usage else "")
+        repl.screen.line(f"  {usage:<28} {command.help}")
+    repl.screen.lines([
+        "Keys: Enter sends · Alt-Enter/Esc-Enter/Ctrl-J new line · Shift+Tab next agent · "
+        "Ctrl-R search history", "      Ctrl-C cancels a turn (twice at an empty prompt: exit) "
+        "· Ctrl-D exits"], "class:dim")
+
+
+def _agent(repl: Repl, args: list[str]) -> None:
+    sub = args[0] if args else "list"
+    if sub == "list":
+        current = repl.loop.agent.name
+        for agent in repl.world.agents.values():
+            mark = "*" if agent.name == current else " "
+            repl.screen.line(f" {mark} {agent.name:<10} {agent.mode:<9} {agent.description}")
+    elif sub == "switch" and len(args) == 2:
+        repl.loop.switch_agent(args[1])
+    elif sub == "capabilities":
+        _capabilities(repl)
+    else:
+        raise DmccError("usage: /agent list | switch NAME | capabilities")
+
+
+def _capabilities(repl: Repl) -> None:
+    agent = repl.loop.agent
+    gate = repl.loop.gate()
+    repl.screen.line(f"agent {agent.name} ({agent.mode}): {agent.description}", "class:agent")
+    if agent.prompt:
+        repl.screen.line("  prompt: " + " ".join(agent.prompt.split())[:160], "class:dim")
+    for tool in repl.loop.rt.tools:
+        permission = tool.entry.permission
+        if gate.denies_outright(permission):
+            action, how = "deny", "not offered to the model"
+        else:
+            verdict = gate.judge(Request(permission, "*"))
+            action, how = verdict.action, verdict.rule.describe()
+        repl.screen.line(f"  {action:<5} {tool.name:<11} {how}", f"class:{action}")
+
+
+def _switch_to(name: str) -> Handler:
+    def run(repl: Repl, args: list[str]) -> None:
+        repl.loop.switch_agent(name)
+    return run
+
+
+def _permissions(repl: Repl, args: list[str]) -> None:
+    approvals = repl.world.approvals
+    if args[:1] == ["revoke"] and len(args) == 2:
+        gone = approvals.revoke(args[1])
+        repl.loop.rt.approvals.reload()
+        repl.screen.line(f"revoked {gone.id}: {gone.permission} {gone.pattern!r} "
+                         f"(agent {gone.agent})")
+        return
+    if args:
+        raise DmccError("usage: /permissions [revoke ID]")
+    agent = repl.loop.agent.name
+    repl.screen.line(f"effective rules for {agent} (last match wins; later layers win):",
+                     "class:tool")
+    repl.screen.lines(list(layer_lines(repl.loop.gate())))
+    saved = approvals.list()
+    repl.screen.line("saved approvals (/permissions revoke ID):", "class:tool")
+    for item in saved:
+        until = time.strftime("%Y-%m-%d %H:%M", time.localtime(item.expires)) \
+            if item.expires else "never"
+        repl.screen.line(f"  {item.id}  {item.agent:<8} {item.permission} {item.pattern!r}"
+                         f"  expires {until}")
+    if not saved:
+        repl.screen.line("  (none)", "class:dim")
+    session = repl.loop.rt.approvals.session.get(agent, [])
+    if session:
+        repl.screen.line("approved for this session:", "class:tool")
+        repl.screen.lines([f"  {r.permission} {r.pattern!r}" for r in session])
+
+
+def _why(repl: Repl, args: list[str]) -> None:
+    if repl.last_decision is None:
+        repl.screen.line("no tool call has been decided yet in this session", "class:dim")
+        return
+    call, decision = repl.last_decision
+    repl.screen.line(f"{decision.action}: {call.name} (agent {repl.loop.agent.name})", "class:tool")
+    repl.screen.lines(list(trace_lines(decision)))
+
+
+def _sessions(repl: Repl, args: list[str]) -> None:
+    infos = repl.world.sessions.list(repl.world.root)[-10:]
+    for info in infos:
+        mark = "*" if info.id == repl.loop.session.info.id else " "
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(info.updated))
+        repl.screen.line(f" {mark} {info.id}  {when}  {info.agent:<7} {info.title or '(untitled)'}")
+    repl.screen.line("resume one with: dm_cc --resume ID", "class:dim")
+
+
+def _model(repl: Repl, args: list[str]) -> None:
+    if len(args) != 1:
+        repl.screen.line(f"model: {repl.loop.rt.model.name}  (/model NAME to change)")
+        return
+    repl.loop.rt.model = repl.world.make_model(args[0])
+    repl.screen.line(f"model: {args[0]}")
+
+
+def _cost(repl: Repl, args: list[str]) -> None:
+    usage = repl.loop.usage
+    repl.screen.line(f"tokens: {usage.prompt_tokens} in, {usage.completion_tokens} out; "
+                     f"cost ${usage.cost:.4f}")
+
+
+def _clear(repl: Repl, args: list[str]) -> None:
+    repl.new_session()
+    repl.screen.line(f"new session {repl.loop.session.info.id} (the old one is kept: /sessions)")
+
+
+async def _compact(repl: Repl, args: list[str]) -> None:
+    await repl.compact()
+
+
+def _context(repl: Repl, args: list[str]) -> None:
+    repl.show_context()
+
+
+def _exit(repl: Repl, args: list[str]) -> None:
+    raise Exit
+
+
+def _agent_words(repl: Repl) -> Iterable[str]:
+    return ("list", "switch", "capabilities")
+
+
+COMMANDS: dict[str, Command] = {command.name: command for command in (
+    Command("help", "this list", _help),
+    Command("agent", "list agents, switch to one, or show what this one may do", _agent,
+            "list|switch NAME|capabilities", _agent_words),
+    Command("plan", "switch to the read-only plan agent", _switch_to("plan")),
+    Command("build", "switch to the build agent", _switch_to("build")),
+    Command("permissions", "effective rules with sources, saved approvals (revoke ID)",
+            _permissions, "[revoke ID]", lambda repl: ("revoke",)),
+    Command("why", "the full trace of the last decision", _why),
+    Command("sessions", "this project's recent sessions", _sessions),
+    Command("model", "show or change the model", _model, "[NAME]"),
+    Command("cost", "tokens and cost so far", _cost),
+    Command("context", "what the system prompt holds (AGENTS.md …)", _context),
+    Command("compact", "summarise older turns to free context", _compact),
+    Command("clear", "start a new session (the old one is kept)", _clear),
+    Command("exit", "leave dm_cc (also Ctrl-D)", _exit),
+)}
+
+
+def parse(line: str) -> tuple[Command, list[str]]:
+    """The command a ``/…`` line names and its arguments; DmccError for an unknown one."""
+    name, *args = line[1:].split()
+    command = COMMANDS.get(name)
+    if command is None:
+        close = [n for n in COMMANDS if n.startswith(name[:2])] if name else []
+        hint = f" (did you mean /{close[0]}?)" if close else ""
+        raise DmccError(f"unknown command /{name}{hint}; /help lists them")
+    return command, args
+
+
+class SlashCompleter(Completer):
+    """Completes command names after ``/`` and a command's first argument."""
+
+    def __init__(self, repl: Repl) -> None:
+        self.repl = repl
+
+    def get_completions(self, document: Document, event: CompleteEvent) -> Iterator[Completion]:
+        text = document.text_before_cursor
+        if not text.startswith("/") or "\n" in text:
+            return
+        words = text[1:].split(" ")
+        if len(words) == 1:
+            for name, command in COMMANDS.items():
+                if name.startswith(words[0]):
+                    yield Completion("/" + name, start_position=-len(text),
+                                     display_meta=command.help)
+        elif len(words) == 2 and (command := COMMANDS.get(words[0])) is not None:
+            for word in command.words(self.repl):
+                if word.startswith(words[1]):
+                    yield Completion(word, start_position=-len(words[1]))
