@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from dm_cc.core.events import Event
     from dm_cc.core.loop import Loop
     from dm_cc.llm.base import ChatModel, OnStream
+    from dm_cc.session.approvals import ApprovalStore
     from dm_cc.session.store import SessionStore
 
 NO_MODEL = (
@@ -98,6 +99,13 @@ class World:
         from dm_cc.session.store import SessionStore
 
         return SessionStore(dirs.data_dir(self.env) / "sessions")
+
+    @cached_property
+    def approvals(self) -> ApprovalStore:
+        """The project's saved "always allow" answers (a file in the data dir)."""
+        from dm_cc.session.approvals import ApprovalStore
+
+        return ApprovalStore.for_project(dirs.data_dir(self.env), self.root)
 
     # ------------------------------------------------------------------ judging
 

@@ -6,6 +6,7 @@
      │    ├── AgentFileError      an agent definition (.dm_cc/agents/*.md)
      │    └── SettingsError       a settings file (config.yaml)
      ├── SessionError             a session cannot be found or read
+     ├── ApprovalStoreError       the saved approvals cannot be read or changed; names the file
      └── UsageError               the command line asks for something impossible
 
 The CLI turns any of these into a message on stderr and exit status 2: dm_cc
@@ -44,6 +45,19 @@ class SettingsError(ConfigError):
 
 class SessionError(DmccError):
     """A session is unknown or its file is unreadable (a bad line is only a warning)."""
+
+
+class ApprovalStoreError(DmccError):
+    """The saved-approvals file is damaged (it has been moved aside, and the message
+    says where), cannot be read or written, or has no approval with a given id. The
+    message starts with the file (``file:line`` where JSON gives a line)."""
+
+    def __init__(self, path: str, message: str, line: int | None = None) -> None:
+        self.path = path
+        self.line = line
+        self.message = message
+        where = f"{path}:{line}" if line is not None else path
+        super().__init__(f"{where}: {message}")
 
 
 class UsageError(DmccError):

@@ -1,10 +1,10 @@
 """The command line: ``main(argv=None) -> int``. One module per command group
-(``run``, ``sessions``, ``policy``; ``interactive`` when no command is named),
+(``run``, ``sessions``, ``approvals``, ``policy``; ``interactive`` when no command is named),
 each thin: parse, ask the world (:mod:`dm_cc.compose`), print.
 
 Exit status: 0 success (whatever a ``policy check`` decides), 1 a failed
-``policy test`` or ``policy lint`` findings, 2 a policy, configuration or usage
-error (reported as ``file:line: message``; never a traceback).
+``policy test`` or ``policy lint`` findings, 2 a policy, configuration, saved-approvals
+or usage error (reported as ``file:line: message``; never a traceback).
 
 Heavy modules (litellm, mcp) are imported only by the commands that need them,
 never by ``--help`` or ``policy …``.
@@ -63,7 +63,7 @@ class _Parser(argparse.ArgumentParser):
 # named on the command line is imported and built (and a group builds only its
 # subcommand named next, when one is): `dm_cc policy …` stays fast.
 COMMANDS = {"run": "dm_cc.cli.run", "sessions": "dm_cc.cli.sessions",
-            "policy": "dm_cc.cli.policy"}
+            "approvals": "dm_cc.cli.approvals", "policy": "dm_cc.cli.policy"}
 
 
 def _wanted(argv: Sequence[str]) -> str | None:

@@ -1,0 +1,366 @@
+"""Saved "always allow" answers, one readable file per project in the data dir.
+
+    <data dir>/approvals/<project name>-<sha256(resolved root)[:12]>.json
+    {
+      "version": 1,
+      "project": "/abs/root",
+      "approvals": [
+        {"id": "apr_3f9c0a1b2c4d", "permission": "bash", "pattern": "npm test *",
+         "agent": "build", "created": 1718000000.0, "expires": null,
+         "note": "approved for bash in session ses_…"}
+      ]
+    }
+
+An approval is an allow rule for one agent (:meth:`SavedApproval.rule`): one given
+to ``build`` opens nothing for ``plan``. Its permission is exact (no ``*`` or
+``?``); its pattern is the rule's pattern. Where it sits among the layers, and
+that it never beats a configured deny, a managed rule or the ceiling, is the
+gate's business (``dm_cc.permissions.gate``), not this store's.
+
+Durability: every change is a read-modify-write under an exclusive ``flock`` on the
+sibling ``<name>.lock`` (never deleted: removing a lock file races its next
+user); the new content goes to a temporary file in the same directory (0600),
+is fsynced, then ``os.replace``-d over the old one, and the directory is fsynced.
+The directory is 0700. Concurrent changes from any number of processes serialise
+on the lock, so none is lost. Expired approvals are dropped by the next change.
+
+Reads take no lock: ``os.replace`` is atomic, so a reader sees the old file or the
+new one, whole. A change that would not alter the file (adding an approval that
+is already there) does not write.
+
+Damage (not UTF-8 or JSON, the wrong shape, a bad entry, an unknown version) is
+never emptied away silently. Whoever finds it, a read or a change, takes the
+exclusive lock, looks again (another process may have dealt with it), moves the
+damaged file aside to ``<name>.corrupt-<timestamp>`` with its bytes unchanged and
+raises :class:`~dm_cc.errors.ApprovalStoreError` naming the file (and line, when
+JSON gives one) and where it went. The next read sees an empty store and the next
+change starts a fresh file. A missing file is an empty store.
+"""
+
+from __future__ import annotations
+
+import builtins
+import hashlib
+import json
+import math
+import os
+import re
+import secrets
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from dm_cc.errors import ApprovalStoreError
+from dm_cc.permissions.rules import Rule
+
+try:
+    import fcntl
+except ImportError:  # Windows: no advisory locks; changes are still atomic replaces
+    fcntl = None  # type: ignore[assignment]
+
+VERSION = 1
+_FIELDS = ("id", "permission", "pattern", "agent", "created", "expires", "note")
+_ID = re.compile(r"apr_[0-9a-f]{1,32}")
+_DURATION = re.compile(r"(?:\d{1,9}[smhdw])+")
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+MAX_DURATION = 3650 * 86400  # ten years: longer is "until revoked" (no --for)
+
+
+@dataclass(frozen=True, slots=True)
+class SavedApproval:
+    """One saved answer: allow ``permission`` ``pattern`` for ``agent``, until
+    ``expires`` (epoch seconds; None: until revoked). ValueError if malformed."""
+
+    id: str
+    permission: str
+    pattern: str
+    agent: str
+    created: float
+    expires: float | None = None
+    note: str = ""
+
+    def __post_init__(self) -> None:
+        for name in ("id", "permission", "pattern", "agent", "note"):
+            if not isinstance(getattr(self, name), str):
+                raise ValueError(f"{name} must be a string")
+        if not _ID.fullmatch(self.id):
+            raise ValueError(f"bad id {self.id!r} (expected apr_ and hex digits)")
+        if not self.permission or any(c in self.permission for c in "*?"):
+            raise ValueError(f"bad permission {self.permission!r}: an exact name, no * or ?")
+        for name in ("pattern", "agent"):
+            if not getattr(self, name):
+                raise ValueError(f"{name} must not be empty")
+        for name in ("created", "expires"):
+            value = getattr(self, name)
+            if name == "expires" and value is None:
+                continue
+            if isinstance(value, bool) or not isinstance(value, int | float) \
+                    or not math.isfinite(value):
+                raise ValueError(f"{name} must be a number of seconds since the epoch")
+
+    def expired(self, now: float) -> bool:
+        return self.expires is not None and self.expires <= now
+
+    def rule(self) -> Rule:
+        reason = f"saved approval {self.id}" + (f": {self.note}" if self.note else "")
+        return Rule(self.permission, self.pattern, "allow", reason=reason,
+                    source=f"approval:{self.id}")
+
+    def to_json(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in _FIELDS}
+
+    @classmethod
+    def from_json(cls, entry: object) -> SavedApproval:
+        if not isinstance(entry, dict):
+            raise ValueError("not a JSON object")
+        if missing := [name for name in _FIELDS if name not in entry]:
+            raise ValueError(f"missing {', '.join(missing)}")
+        if unknown := sorted(set(entry) - set(_FIELDS)):
+            raise ValueError(f"unknown field {', '.join(map(repr, unknown))}")
+        return cls(**entry)
+
+
+def parse_duration(text: str) -> int:
+    """Seconds in ``30m``, ``8h``, ``1h30m``, ``7d``, ``2w`` (units s m h d w)."""
+    spelled = text.strip().lower()
+    if not _DURATION.fullmatch(spelled):
+        raise ValueError(f"bad duration {text!r}: a number and a unit (s, m, h, d or w), "
+                         "e.g. 30m, 8h, 1h30m, 7d")
+    seconds = sum(int(number) * _UNITS[unit]
+                  for number, unit in re.findall(r"(\d+)([smhdw])", spelled))
+    if seconds <= 0:
+        raise ValueError(f"bad duration {text!r}: it must be longer than zero")
+    if seconds > MAX_DURATION:
+        raise ValueError(f"bad duration {text!r}: at most ten years "
+                         "(leave the duration out to keep the approval until revoked)")
+    return seconds
+
+
+def _new_id(taken: set[str]) -> str:
+    while True:
+        candidate = f"apr_{secrets.token_hex(6)}"
+        if candidate not in taken:
+            return candidate
+
+
+class _Damage(ValueError):
+    """What is wrong with a stored file (``line`` when JSON says where)."""
+
+    def __init__(self, message: str, line: int | None = None) -> None:
+        super().__init__(message)
+        self.line = line
+
+
+def _parse(data: bytes) -> tuple[str | None, list[SavedApproval]]:
+    """The project and approvals of a stored file; _Damage if it is not one."""
+    try:
+        document = json.loads(data.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise _Damage(f"not UTF-8 text (byte {exc.start})") from None
+    except json.JSONDecodeError as exc:
+        raise _Damage(f"not JSON: {exc.msg} (column {exc.colno})", exc.lineno) from None
+    if not isinstance(document, dict) or set(document) != {"version", "project", "approvals"}:
+        raise _Damage("not a dm_cc approvals file (expected an object with exactly "
+                      "version, project and approvals)")
+    version = document["version"]
+    if type(version) is not int or version != VERSION:
+        raise _Damage(f"unknown version {version!r} (this dm_cc reads version {VERSION})")
+    project, entries = document["project"], document["approvals"]
+    if project is not None and not isinstance(project, str):
+        raise _Damage("project must be a string")
+    if not isinstance(entries, list):
+        raise _Damage("approvals must be a list")
+    approvals: list[SavedApproval] = []
+    for number, entry in enumerate(entries, start=1):
+        try:
+            approval = SavedApproval.from_json(entry)
+        except (TypeError, ValueError) as exc:
+            raise _Damage(f"approval {number}: {exc}") from None
+        if any(approval.id == seen.id for seen in approvals):
+            raise _Damage(f"approval {number}: duplicate id {approval.id}")
+        approvals.append(approval)
+    return project, approvals
+
+
+def _encode(document: dict[str, Any]) -> bytes:
+    try:
+        return (json.dumps(document, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate (an undecodable file name): keep it, escaped
+        return (json.dumps(document, indent=2) + "\n").encode("ascii")
+
+
+def _sync_directory(directory: Path) -> None:
+    if os.name != "posix":  # only POSIX can open and fsync a directory
+        return
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+class ApprovalStore:
+    """The saved approvals of one project, in the file ``path`` (see the module doc)."""
+
+    def __init__(self, path: Path, project: Path | None = None) -> None:
+        self.path = path
+        self.project = project
+        self.lock_path = path.with_name(path.name + ".lock")
+
+    @classmethod
+    def for_project(cls, data_dir: Path, project_root: Path) -> ApprovalStore:
+        """``data_dir/approvals/<name>-<hash12>.json``: two projects with the same
+        directory name get different files."""
+        root = project_root.resolve()
+        slug = re.sub(r"[^A-Za-z0-9._-]+", "-", root.name).strip("-.")[:40] or "root"
+        digest = hashlib.sha256(os.fsencode(root)).hexdigest()[:12]
+        return cls(data_dir / "approvals" / f"{slug}-{digest}.json", root)
+
+    # ------------------------------------------------------------------ reading
+
+    def list(self, now: float | None = None,
+             agent: str | None = None) -> builtins.list[SavedApproval]:
+        """The live approvals (of ``agent`` when given), oldest first."""
+        now = time.time() if now is None else now
+        return [a for a in self._read() if not a.expired(now)
+                and (agent is None or a.agent == agent)]
+
+    def rules_for(self, agent: str, now: float | None = None) -> tuple[Rule, ...]:
+        """The allow rules ``agent``'s live approvals give."""
+        return tuple(approval.rule() for approval in self.list(now, agent))
+
+    # ------------------------------------------------------------------ changing
+
+    def add(self, permission: str, pattern: str, *, agent: str, expires: float | None = None,
+            note: str = "", now: float | None = None) -> SavedApproval:
+        """Save an approval, or return the live one already saving the same
+        permission, pattern and agent (its expiry extended if ``expires`` is later)."""
+        now = time.time() if now is None else now
+        if expires is not None and expires <= now:
+            raise ValueError("an approval cannot expire before it is saved")
+        with self._changing(now) as approvals:
+            for index, old in enumerate(approvals):
+                if (old.permission, old.pattern, old.agent) == (permission, pattern, agent):
+                    if old.expires is not None and (expires is None or expires > old.expires):
+                        approvals[index] = old = replace(old, expires=expires)
+                    return old
+            new = SavedApproval(_new_id({a.id for a in approvals}), permission, pattern,
+                                agent, now, expires, note)
+            approvals.append(new)
+            return new
+
+    def revoke(self, approval_id: str, now: float | None = None) -> SavedApproval:
+        """Remove the live approval ``approval_id``; ApprovalStoreError if there is none."""
+        with self._changing(now) as approvals:
+            for index, approval in enumerate(approvals):
+                if approval.id == approval_id:
+                    return approvals.pop(index)
+            saved = (f"the saved ones are {', '.join(a.id for a in approvals)}" if approvals
+                     else "there are none")
+            raise ApprovalStoreError(str(self.path),
+                                     f"no saved approval {approval_id!r} ({saved})")
+
+    def clear(self, now: float | None = None) -> int:
+        """Remove every approval; how many live ones there were."""
+        with self._changing(now) as approvals:
+            count = len(approvals)
+            approvals.clear()
+            return count
+
+    # ------------------------------------------------------------------ the file
+
+    @contextmanager
+    def _locked(self) -> Iterator[None]:
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o600)
+        except OSError as exc:
+            raise ApprovalStoreError(str(self.path), f"cannot lock saved approvals: {exc}") from None
+        try:
+            if fcntl is not None:
+                fcntl.flock(fd, fcntl.LOCK_EX)  # released by close
+            yield
+        finally:
+            os.close(fd)
+
+    @contextmanager
+    def _changing(self, now: float | None) -> Iterator[builtins.list[SavedApproval]]:
+        """The live approvals, under the lock, to change in place; written back
+        (expired ones dropped) if the block ends normally and anything changed."""
+        now = time.time() if now is None else now
+        with self._locked():
+            project, stored = self._load()
+            live = [approval for approval in stored if not approval.expired(now)]
+            yield live
+            if live != stored:
+                self._write(project if self.project is None else str(self.project), live)
+
+    def _read(self) -> builtins.list[SavedApproval]:
+        data = self._bytes()
+        if data is None:
+            return []
+        try:
+            return _parse(data)[1]
+        except _Damage:
+            with self._locked():  # look again under the lock; moved aside if still damaged
+                return self._load()[1]
+
+    def _load(self) -> tuple[str | None, builtins.list[SavedApproval]]:
+        """The stored file, read under the lock: a damaged one is moved aside."""
+        data = self._bytes()
+        if data is None:
+            return None, []
+        try:
+            return _parse(data)
+        except _Damage as damage:
+            raise self._set_aside(damage) from None
+
+    def _bytes(self) -> bytes | None:
+        try:
+            return self.path.read_bytes()
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            raise ApprovalStoreError(str(self.path), f"cannot read saved approvals: {exc}") from None
+
+    def _set_aside(self, damage: _Damage) -> ApprovalStoreError:
+        stamp = time.strftime("%Y%m%dT%H%M%S")
+        aside = self.path.with_name(f"{self.path.name}.corrupt-{stamp}")
+        number = 1
+        while aside.exists():  # under the lock: no other dm_cc picks the same name
+            number += 1
+            aside = self.path.with_name(f"{self.path.name}.corrupt-{stamp}-{number}")
+        try:
+            os.rename(self.path, aside)
+            _sync_directory(self.path.parent)
+        except OSError as exc:
+            return ApprovalStoreError(str(self.path), f"damaged saved approvals: {damage}; "
+                                      f"could not move the file aside ({exc}): fix or remove it",
+                                      damage.line)
+        return ApprovalStoreError(str(self.path), f"damaged saved approvals: {damage}. The file "
+                                  f"was moved aside, unchanged, to {aside}; the next approval "
+                                  "saved starts a fresh file", damage.line)
+
+    def _write(self, project: str | None, approvals: builtins.list[SavedApproval]) -> None:
+        data = _encode({"version": VERSION, "project": project,
+                        "approvals": [approval.to_json() for approval in approvals]})
+        try:
+            fd, temporary = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp",
+                                             dir=self.path.parent)  # mode 0600
+            try:
+                with os.fdopen(fd, "wb") as out:
+                    out.write(data)
+                    out.flush()
+                    os.fsync(out.fileno())
+                os.replace(temporary, self.path)
+            except BaseException:
+                with suppress(OSError):
+                    os.unlink(temporary)
+                raise
+            _sync_directory(self.path.parent)
+        except OSError as exc:
+            raise ApprovalStoreError(str(self.path), f"cannot save approvals: {exc}") from None
