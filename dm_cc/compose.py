@@ -138,7 +138,10 @@ class World:
                   on_event: Callable[[Event], None] = lambda event: None,
                   on_stream: OnStream | None = None) -> Loop:
         """The loop for the session the options name (resumed, continued or new).
-        Raises UsageError for an unknown or subagent-only agent or no model."""
+        ``continue_last`` with no earlier session of this project (none with a
+        message) opens a new one: its ``messages`` are empty, which is how a front
+        end tells and says so. Raises UsageError for an unknown or subagent-only
+        agent or no model."""
         from dm_cc.core.loop import Loop, Runtime
         from dm_cc.llm.factory import make_model
         from dm_cc.session.messages import agent_in_charge
