@@ -155,8 +155,10 @@ class World:
                   on_event: Callable[[Event], None] = lambda event: None,
                   on_stream: OnStream | None = None, fresh: bool = False) -> Loop:
         """The loop for the session the options name (resumed, continued or new;
-        ``fresh``: always new). Raises UsageError for an unknown or subagent-only
-        agent or no model."""
+        ``fresh``: always new). ``continue_last`` with no earlier session of this
+        project (none with a message) opens a new one: its ``messages`` are empty,
+        which is how a front end tells and says so. Raises UsageError for an
+        unknown or subagent-only agent or no model."""
         from dm_cc.core.approval import Approvals
         from dm_cc.core.loop import Loop, Runtime
         from dm_cc.session.messages import agent_in_charge

@@ -1,5 +1,7 @@
-"""``dm_cc run PROMPT`` — one headless turn: prints the final answer (or JSON events).
+"""``dm_cc run PROMPT`` — one headless turn: the final answer on stdout, one line
+per tool call on stderr (or, with ``--json``, every event as JSON Lines on stdout).
 
+``PROMPT`` ``-`` reads the prompt from standard input (all of it: one message).
 An ask never waits for input that cannot come: ``--on-ask deny`` (default) tells
 the model it was not allowed; ``--on-ask fail`` stops the run with exit status 3.
 """
@@ -10,10 +12,39 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from dm_cc.cli.options import add_session_options, options_from
+from dm_cc.errors import UsageError
+
+if TYPE_CHECKING:  # annotations only: `dm_cc --help` stays fast
+    from pathlib import Path
+
+    from dm_cc.session.store import Session
 
 EXIT_ASK_FAILED = 3
+ASKED = {"deny": "refused by --on-ask deny", "fail": "run stopped by --on-ask fail"}
+JSON_HELP = ("print JSON Lines on stdout: a session record, every event (tool_decided, "
+             "tool_finished, agent_switched, turn_ended), then result, ask_failed or "
+             "model_error (docs/headless.md)")
+
+
+def _say(line: str) -> None:
+    print(f"dm_cc: {line}", file=sys.stderr, flush=True)
+
+
+def _record(record: dict[str, Any]) -> None:
+    print(json.dumps(record, ensure_ascii=False), flush=True)
+
+
+def read_prompt(argument: str) -> str:
+    """The prompt ``argument`` names (``-``: all of standard input); UsageError if empty."""
+    prompt = sys.stdin.read() if argument == "-" else argument
+    prompt = prompt.lstrip("\r\n").rstrip()
+    if not prompt:
+        where = "standard input held no prompt" if argument == "-" else "the prompt is empty"
+        raise UsageError(f"run: {where}; give PROMPT, or - to read it from standard input")
+    return prompt
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -23,46 +54,69 @@ def _run(args: argparse.Namespace) -> int:
     from dm_cc.core.approval import AskFailed, HeadlessApprover
     from dm_cc.core.events import Event
     from dm_cc.llm.base import ModelError
-    from dm_cc.ui.headless import event_json
+    from dm_cc.ui import headless
+
+    prompt = read_prompt(args.prompt)
+    lines = headless.CallLines(ASKED[args.on_ask])
 
     def emit(event: Event) -> None:
         if args.json:
-            print(json.dumps(event_json(event)), flush=True)
+            _record(headless.event_json(event))
+        else:
+            for line in lines.lines(event):
+                _say(line)
 
     world = open_world(options_from(args))
     loop = world.open_loop(HeadlessApprover(args.on_ask), on_event=emit)
-    try:
-        result = asyncio.run(loop.run(args.prompt))
-    except AskFailed as exc:
+    session = loop.session
+    _opening(args, session, world.root)
+
+    def stopped(kind: str, message: str) -> None:
         if args.json:
-            print(json.dumps({"type": "ask_failed", "message": str(exc),
-                              "session_id": loop.session.info.id}), flush=True)
-        print(f"dm_cc: {exc}", file=sys.stderr)
+            _record(headless.failure_json(kind, session.info.id, message))
+        _say(message)
+
+    try:
+        result = asyncio.run(loop.run(prompt))
+    except AskFailed as exc:
+        stopped("ask_failed", str(exc))
         return EXIT_ASK_FAILED
     except ModelError as exc:
-        print(f"dm_cc: model error: {exc}", file=sys.stderr)
+        stopped("model_error", f"model error: {exc}")
         return 1
     if args.json:
-        usage = loop.usage
-        print(json.dumps({"type": "result", "session_id": loop.session.info.id,
-                          "reason": result.reason, "text": result.text,
-                          "usage": {"prompt_tokens": usage.prompt_tokens,
-                                    "completion_tokens": usage.completion_tokens,
-                                    "cost": usage.cost}}), flush=True)
+        _record(headless.result_json(session.info.id, result.reason, result.text, loop.usage))
     else:
         print(result.text)
     return 0 if result.reason == "done" else 1
 
 
+def _opening(args: argparse.Namespace, session: Session, root: Path) -> None:
+    """Say which session the run continues and replay its end (stderr), or that
+    there was none to continue; with --json, the ``session`` record."""
+    from dm_cc.ui.headless import session_json
+    from dm_cc.ui.transcript import replay, session_notice
+
+    for warning in session.warnings:
+        _say(f"warning: {warning}")
+    notice = session_notice(session, root, continue_last=args.continue_last, resume=args.resume)
+    if notice:
+        _say(notice)
+    if args.json:
+        _record(session_json(session.info.id, session.info.title, len(session.messages)))
+    elif notice:
+        for line in replay(session.messages):
+            print(f"  {line}", file=sys.stderr)
+
+
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser],
              rest: Sequence[str] = ()) -> None:
     run = commands.add_parser("run", help="one headless turn: print the final answer",
-                              description=(__doc__ or "").splitlines()[0])
+                              description=(__doc__ or "").split("\n\n")[0].replace("``", ""))
     add_session_options(run)
     run.add_argument("--on-ask", choices=("deny", "fail"), default="deny",
                      help="what an ask becomes: deny (the model is told) or fail (exit 3)")
-    run.add_argument("--json", action="store_true", help="print JSON events, one per line")
+    run.add_argument("--json", action="store_true", help=JSON_HELP)
     run.add_argument("--max-turns", type=int, help="stop after this many model calls")
-    run.add_argument("prompt", metavar="PROMPT")
+    run.add_argument("prompt", metavar="PROMPT", help="the request; - reads it from standard input")
     run.set_defaults(handler=_run)
-

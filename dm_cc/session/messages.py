@@ -15,6 +15,8 @@ from typing import Any, Literal
 
 Role = Literal["user", "assistant", "tool"]
 
+TITLE_CHARS = 60
+
 
 def new_id(prefix: str) -> str:
     return f"{prefix}_{uuid.uuid4().hex[:16]}"
@@ -63,3 +65,10 @@ def agent_in_charge(messages: list[Message], default: str = "build") -> str:
         if message.role == "user":
             return message.agent
     return default
+
+
+def title_of(text: str, limit: int = TITLE_CHARS) -> str:
+    """A session title from a prompt: its first non-blank line, whitespace collapsed,
+    cut to ``limit`` characters with an ellipsis ("" for a blank prompt)."""
+    line = next((" ".join(line.split()) for line in text.splitlines() if line.strip()), "")
+    return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"

@@ -4,6 +4,7 @@
      "agent": …}                                  first line, written once, atomically
     {"type": "message", …Message.to_json()}       one line per message, in order
     {"type": "title", "title": …}                 when the title changes; the last one wins
+                                                  (an untitled session's first prompt sets it)
 
 Durability: every record is ONE ``write()`` of the whole encoded line (newline
 included) on a descriptor opened with ``O_APPEND``, then ``fsync``. A crash loses
@@ -39,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from dm_cc.errors import SessionError
-from dm_cc.session.messages import Message, agent_in_charge
+from dm_cc.session.messages import Message, agent_in_charge, title_of
 
 try:
     import fcntl
@@ -143,7 +144,8 @@ def _create_whole(path: Path, data: bytes) -> None:
 
 class Session:
     """A loaded or new session. Add messages with :meth:`append` only: it writes
-    the line first, then updates ``messages`` and ``info``."""
+    the line first, then updates ``messages`` and ``info``. An untitled session
+    takes its title from its first user message that is not synthetic, once."""
 
     def __init__(self, info: SessionInfo, messages: list[Message],
                  warnings: list[str] | None = None) -> None:
@@ -169,6 +171,11 @@ class Session:
         self.info = replace(self.info, messages=self.info.messages + 1,
                             agent=agent_in_charge(self.messages, self.info.agent),
                             updated=max(self.info.updated, message.time))
+        if not self.info.title and message.role == "user" and not message.synthetic:
+            titles = (title_of(m.content) for m in self.messages
+                      if m.role == "user" and not m.synthetic)
+            if title := next((t for t in titles if t), ""):
+                self.set_title(title)
 
     def set_title(self, title: str) -> None:
         _write_line(self.path, _encode({"type": "title", "title": title}))
@@ -292,6 +299,7 @@ class SessionStore:
         return sorted(found, key=lambda info: (info.created, info.id))
 
     def latest(self, project: Path) -> SessionInfo | None:
-        """The top-level session of ``project`` used most recently (for --continue)."""
-        top = [info for info in self.list(project) if info.parent_id is None]
+        """The top-level session of ``project`` used most recently (for --continue);
+        sessions without messages (opened and left) have nothing to continue."""
+        top = [info for info in self.list(project) if info.parent_id is None and info.messages]
         return max(top, key=lambda info: (info.updated, info.created, info.id), default=None)

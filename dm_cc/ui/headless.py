@@ -1,25 +1,158 @@
-"""The headless renderer: the core's events as JSON lines (``dm_cc run --json``)."""
+"""The headless renderer of events: each event as one human line (``dm_cc run``
+prints them on stderr; the REPL can print the same) or as one JSON object
+(``dm_cc run --json``, JSON Lines; docs/headless.md lists every record).
+
+    call_input(call)                       "rm -rf build": the call's main input, one line
+    decision_line(call, decision, asked)   'bash rm -rf build → deny (deny bash "rm *" at
+                                            .dm_cc/policy.yaml:4: no deletes)'
+    CallLines(asked).lines(event)          the lines an event adds: one per call, plus one
+                                            for a call that failed after it was allowed
+    event_json(event)                      {"type": "tool_decided", …}
+
+``asked`` says what became of an ask when the front end knows it in advance
+(``dm_cc run --on-ask deny``: "refused by --on-ask deny").
+"""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from dm_cc.core.events import AgentSwitched, Event, ToolDecided, ToolFinished, TurnEnded
+from dm_cc.llm.base import Usage
+from dm_cc.permissions import Decision, Verdict
+from dm_cc.session.messages import ToolCall
+from dm_cc.tools.catalog import entry
+
+INPUT_CHARS = 160     # characters of a call's main input shown on its line
+
+
+def one_line(text: str, limit: int = INPUT_CHARS) -> str:
+    """``text`` on one line (line breaks shown as ⏎), cut to ``limit`` characters."""
+    line = " ⏎ ".join(part.strip() for part in text.strip().splitlines() if part.strip())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def call_input(call: ToolCall) -> str:
+    """The call's main input (the command, the path …, per the tool catalog) on one
+    line; its arguments as JSON when the tool has no such argument or it is missing."""
+    if call.arguments is None:
+        return one_line(call.raw_arguments)
+    try:
+        found = entry(call.name)
+        value = found.main_value(call.arguments)
+    except (LookupError, ValueError):
+        found, value = None, call.arguments
+    if found is not None and found.argument is None and found.kind != "json":
+        return ""  # todo, plan_enter …: no main argument
+    if isinstance(value, str):
+        return one_line(value)
+    if isinstance(value, list):
+        return one_line(" ".join(value))
+    return one_line(json.dumps(value, ensure_ascii=False, sort_keys=True)) if value else ""
+
+
+def _call(call: ToolCall) -> str:
+    shown = call_input(call)
+    return f"{call.name} {shown}" if shown else call.name
+
+
+def verdict_text(verdict: Verdict, call: ToolCall | None = None) -> str:
+    """'deny bash "rm *" at .dm_cc/policy.yaml:4: no deletes': the deciding rule, its
+    source and reason, led by the request when it is not the call's main input."""
+    rule, request = verdict.rule, verdict.request
+    text = f'{rule.action} {rule.permission} "{rule.pattern}" at {rule.source}'
+    if rule.reason:
+        text += f": {rule.reason}"
+    if verdict.note:
+        text += f" [{verdict.note}]"
+    if call is None or request.permission != call.name or request.pattern != call_input(call):
+        text = f"{request.permission} {one_line(request.pattern)}: {text}"
+    return text
+
+
+def decision_line(call: ToolCall, decision: Decision, asked: str | None = None) -> str:
+    """One line for a decided call; on deny and ask, the deciding rules."""
+    line = f"{_call(call)} → {decision.action}"
+    if decision.action == "allow":
+        return line
+    if decision.action == "ask" and asked:
+        line += f" → {asked}"
+    return line + " (" + "; ".join(verdict_text(v, call) for v in decision.deciding) + ")"
+
+
+def finished_line(call: ToolCall, text: str) -> str:
+    first = next((line for line in text.splitlines() if line.strip()), "")
+    return f"{_call(call)} → error: {one_line(first)}"
+
+
+class CallLines:
+    """The human lines of a run's events: one per tool call when it is decided, one
+    when a call fails that was allowed (or never reached a decision: an unknown tool,
+    bad arguments), one per agent switch. A refusal already explained by its
+    decision line (a deny; an ask when ``asked`` is given) adds no second line."""
+
+    def __init__(self, asked: str | None = None) -> None:
+        self.asked = asked
+        self._explained: set[str] = set()
+
+    def lines(self, event: Event) -> list[str]:
+        if isinstance(event, ToolDecided):
+            action = event.decision.action
+            if action == "deny" or (action == "ask" and self.asked):
+                self._explained.add(event.call.id)
+            return [decision_line(event.call, event.decision, self.asked)]
+        if isinstance(event, ToolFinished):
+            if event.output.is_error and event.call.id not in self._explained:
+                return [finished_line(event.call, event.output.output)]
+            return []
+        if isinstance(event, AgentSwitched):
+            return [f"agent → {event.agent}"]
+        return []
+
+
+# ---------------------------------------------------------------------- JSON Lines
 
 
 def event_json(event: Event) -> dict[str, Any]:
     """One event as a JSON object with a ``type``."""
     if isinstance(event, ToolDecided):
         return {"type": "tool_decided", "tool": event.call.name, "call_id": event.call.id,
-                "arguments": event.call.arguments, "decision": event.decision.action,
-                "requests": [{"permission": v.request.permission, "pattern": v.request.pattern,
-                              "decision": v.action, "source": v.rule.source,
-                              "reason": v.rule.reason} for v in event.decision.verdicts]}
+                "input": call_input(event.call), "arguments": event.call.arguments,
+                "decision": event.decision.action,
+                "requests": [_verdict_json(v) for v in event.decision.verdicts]}
     if isinstance(event, ToolFinished):
         return {"type": "tool_finished", "tool": event.call.name, "call_id": event.call.id,
-                "is_error": event.output.is_error, "output": event.output.output}
+                "is_error": event.output.is_error, "output": event.output.output,
+                "display": event.output.display}
     if isinstance(event, AgentSwitched):
         return {"type": "agent_switched", "agent": event.agent}
     if isinstance(event, TurnEnded):
         return {"type": "turn_ended", "reason": event.reason, "text": event.text}
-    return {"type": type(event).__name__}
+    raise TypeError(f"not an event: {event!r}")
+
+
+def _verdict_json(verdict: Verdict) -> dict[str, Any]:
+    rule = verdict.rule
+    return {"permission": verdict.request.permission, "pattern": verdict.request.pattern,
+            "decision": verdict.action, "source": rule.source, "reason": rule.reason,
+            "rule": {"action": rule.action, "permission": rule.permission,
+                     "pattern": rule.pattern},
+            "note": verdict.note}
+
+
+def session_json(session_id: str, title: str, messages: int) -> dict[str, Any]:
+    """The first record of a run: the session it runs in (``messages`` earlier ones)."""
+    return {"type": "session", "session_id": session_id, "title": title, "messages": messages}
+
+
+def result_json(session_id: str, reason: str, text: str, usage: Usage) -> dict[str, Any]:
+    """The last record of a run that finished its turn."""
+    return {"type": "result", "session_id": session_id, "reason": reason, "text": text,
+            "usage": {"prompt_tokens": usage.prompt_tokens,
+                      "completion_tokens": usage.completion_tokens, "cost": usage.cost}}
+
+
+def failure_json(kind: str, session_id: str, message: str) -> dict[str, Any]:
+    """The last record of a run that stopped: ``ask_failed`` or ``model_error``."""
+    return {"type": kind, "session_id": session_id, "message": message}

@@ -3,13 +3,14 @@ litellm's real HTTP path against a scripted OpenAI-compatible server on loopback
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import subprocess
 import sys
 
 import pytest
-from support.openai_server import serve, text, tool_call
+from support.openai_server import serve, text, tool_call, tool_calls
 
 from dm_cc.cli import main
 from dm_cc.llm.litellm_model import _import_litellm
@@ -180,3 +181,113 @@ def test_continue_and_resume_keep_the_history(project, capsys):
 def test_resume_of_an_unknown_session_exits_2(project, capsys):
     assert main(["run", "--model", "offline", "--resume", "ses_nope", "hi"]) == 2
     assert "ses_nope" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------- what a person sees
+
+def run_text(server, *args: str) -> int:
+    return main(["run", "--model", "openai/test-model", "--api-base", server.base_url + "/v1",
+                 *args])
+
+
+def store_of(project) -> SessionStore:
+    return SessionStore(project.parent / "dmhome" / "data" / "sessions")
+
+
+def test_each_call_is_one_stderr_line_with_its_decision_and_rule(project, capsys):
+    write_policy(project, "rules:\n"
+                          "  - {permission: bash, pattern: 'echo *', action: allow}\n"
+                          "  - {permission: bash, pattern: 'rm *', action: deny, reason: no deletes}\n")
+    script = [tool_calls(("bash", {"command": "echo hi"}), ("bash", {"command": "rm -rf build"}),
+                         ("bash", {"command": "npm install left-pad"})),
+              text("Done.")]
+    with serve(script) as server:
+        assert run_text(server, "tidy up") == 0
+    out, err = capsys.readouterr()
+    assert out == "Done.\n"
+    lines = err.splitlines()
+    assert lines[0] == "dm_cc: bash echo hi → allow"
+    assert lines[1] == ('dm_cc: bash rm -rf build → deny '
+                        '(deny bash "rm *" at .dm_cc/policy.yaml:3: no deletes)')
+    assert lines[2].startswith("dm_cc: bash npm install left-pad → ask → refused by --on-ask deny (")
+    assert "builtin:defaults" in lines[2]
+    assert len(lines) == 3
+
+
+def test_an_ask_under_on_ask_fail_is_shown_then_the_run_stops(project, capsys):
+    script = [tool_call("bash", {"command": "npm install left-pad"}), text("unreachable")]
+    with serve(script) as server:
+        assert run_text(server, "--on-ask", "fail", "install it") == 3
+    err = capsys.readouterr().err
+    assert "dm_cc: bash npm install left-pad → ask → run stopped by --on-ask fail (" in err
+    assert "this run cannot ask" in err
+
+
+def test_a_multi_line_prompt_from_stdin_is_one_message(project, capsys, monkeypatch):
+    monkeypatch.setattr("sys.stdin", io.StringIO("\nfix the tests\n\nthen commit\n"))
+    with serve([text("Sure.")]) as server:
+        assert run_text(server, "-") == 0
+    users = [m for m in server.bodies[0]["messages"] if m["role"] == "user"]
+    assert [m["content"] for m in users] == ["fix the tests\n\nthen commit"]
+    assert capsys.readouterr().out == "Sure.\n"
+
+
+def test_an_empty_prompt_is_a_usage_error(project):
+    for argv, stdin in ((["-"], " \n\n"), ([""], "")):
+        out = subprocess.run([sys.executable, "-m", "dm_cc", "run", "--model", "offline", *argv],
+                             cwd=project, env=dict(os.environ), input=stdin,
+                             capture_output=True, text=True, timeout=60)
+        assert out.returncode == 2 and "prompt" in out.stderr and out.stdout == ""
+    assert not store_of(project).list()
+
+
+def test_a_run_titles_its_session(project, capsys):
+    with serve([text("Looking.")]) as server:
+        assert run_text(server, "  why does   the build\nfail on CI?") == 0
+    capsys.readouterr()
+    assert main(["sessions", "list", "--json"]) == 0
+    [listed] = json.loads(capsys.readouterr().out)
+    assert listed["title"] == "why does the build"
+
+
+def test_continue_replays_the_session_then_runs_in_it(project, capsys):
+    write_policy(project, "rules:\n  - {permission: bash, pattern: 'echo *', action: allow}\n")
+    script = [tool_call("bash", {"command": "echo one"}), text("Printed one."), text("Two.")]
+    with serve(script) as server:
+        assert run_text(server, "print one") == 0
+        capsys.readouterr()
+        assert run_text(server, "--continue", "and two?") == 0
+    out, err = capsys.readouterr()
+    [session] = store_of(project).list()
+    assert out == "Two.\n"
+    assert err.splitlines() == [f"dm_cc: continuing session {session.id} (print one)",
+                                "  > print one", "    • bash echo one → one", "  Printed one."]
+    prompts = [m.content for m in store_of(project).load(session.id).messages if m.role == "user"]
+    assert prompts == ["print one", "and two?"]
+    # the model saw the whole history
+    assert [m["role"] for m in server.bodies[-1]["messages"]] == [
+        "system", "user", "assistant", "tool", "assistant", "user"]
+
+
+def test_continue_with_nothing_to_continue_says_so_and_starts_a_new_session(project, capsys):
+    with serve([text("Hello.")]) as server:
+        assert run_text(server, "--continue", "hi") == 0
+    out, err = capsys.readouterr()
+    [session] = store_of(project).list()
+    assert out == "Hello.\n"
+    assert err == (f"dm_cc: no earlier session in {project}; starting a new one ({session.id})\n")
+
+
+def test_json_opens_with_the_session_record(project, capsys):
+    with serve([text("One."), text("Two.")]) as server:
+        assert run_text(server, "--json", "first") == 0
+        first = events_of(capsys)
+        assert run_text(server, "--json", "--continue", "second") == 0
+        second, err = capsys.readouterr()
+    records = [json.loads(line) for line in second.splitlines()]
+    session_id = first[-1]["session_id"]
+    assert first[0] == {"type": "session", "session_id": session_id, "title": "", "messages": 0}
+    assert records[0] == {"type": "session", "session_id": session_id, "title": "first",
+                          "messages": 2}
+    assert [r["type"] for r in records] == ["session", "turn_ended", "result"]
+    assert err == f"dm_cc: continuing session {session_id} (first)\n"  # no replay in JSON mode

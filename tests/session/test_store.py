@@ -63,8 +63,29 @@ def test_file_format_is_a_header_then_one_line_per_record(store, project):
                           "project": str(project.resolve()), "created": session.info.created,
                           "agent": "plan"}
     assert records[1] == {"type": "message", **CONVERSATION[0].to_json()}
-    assert records[2] == {"type": "title", "title": "renamed"}
+    assert records[2] == {"type": "title", "title": "please fix the tests"}  # the first prompt
+    assert records[3] == {"type": "title", "title": "renamed"}
     assert store.load(session.id).info.title == "renamed"
+
+
+def test_the_first_real_prompt_titles_an_untitled_session_once(store, project):
+    session = store.create(project)
+    session.append(Message("user", "Switched to plan.", synthetic=True))
+    assert session.info.title == ""
+    session.append(Message("user", "\n  fix   the\tflaky  test in  tests/test_io.py " + "x" * 80
+                           + "\nand then commit"))
+    session.append(Message("user", "something else"))
+    title = store.load(session.id).info.title
+    assert title == session.info.title and title.startswith("fix the flaky test in tests/test_io.py x")
+    assert len(title) == 60 and title.endswith("…")
+    titles = [line for line in lines_of(session.path) if '"type":"title"' in line]
+    assert len(titles) == 1
+
+
+def test_a_given_title_is_kept(store, project):
+    session = store.create(project, title="given")
+    session.append(Message("user", "a prompt"))
+    assert store.load(session.id).info.title == "given"
 
 
 def test_new_session_takes_its_agent_from_create(store, project):
@@ -97,8 +118,11 @@ def test_latest_is_the_most_recently_used_top_level_session(store, project, tmp_
     assert store.latest(project) is None
     old = store.create(project)
     new = store.create(project)
-    store.create(project, parent_id=new.id)  # children never count
-    store.create(tmp_path)                   # nor other projects
+    old.append(Message("user", "first"))
+    new.append(Message("user", "second"))
+    store.create(project, parent_id=new.id).append(Message("user", "x"))  # children never count
+    store.create(tmp_path).append(Message("user", "x"))                   # nor other projects
+    store.create(project)                    # nor a session opened and left without a message
     assert store.latest(project).id == new.id
     old.append(Message("user", "back to this one"))
     assert store.latest(project).id == old.id
@@ -113,7 +137,7 @@ def test_unknown_or_malicious_id_is_a_session_error(store, project):
 
 
 def test_torn_last_line_is_skipped_with_a_warning(store, project, caplog):
-    session = store.create(project)
+    session = store.create(project, title="damage")  # titled: no title record shifts lines
     for message in CONVERSATION[:3]:
         session.append(message)
     with open(session.path, "ab") as f:
@@ -132,7 +156,7 @@ def test_torn_last_line_is_skipped_with_a_warning(store, project, caplog):
                                      b'{"type": "message", "role": "system"}',
                                      b'{"type": "surprise"}', b"\xff\xfe binary"])
 def test_corrupt_middle_line_is_skipped_naming_file_and_line(store, project, garbage):
-    session = store.create(project)
+    session = store.create(project, title="damage")  # titled: no title record shifts lines
     session.append(CONVERSATION[0])
     with open(session.path, "ab") as f:
         f.write(garbage + b"\n")
@@ -144,7 +168,7 @@ def test_corrupt_middle_line_is_skipped_naming_file_and_line(store, project, gar
 
 
 def test_crash_mid_line_then_append_keeps_everything_but_the_torn_line(store, project):
-    session = store.create(project)
+    session = store.create(project, title="damage")  # titled: no title record shifts lines
     session.append(CONVERSATION[0])
     with open(session.path, "ab") as f:  # the process died half way through a write
         f.write(b'{"type":"message","role":"assistant","content":"half')
@@ -170,7 +194,7 @@ def test_bad_header_is_an_error_and_list_skips_it(store, project, caplog):
 
 
 def test_two_writers_on_one_file_never_interleave_within_a_line(store, project):
-    session = store.create(project)
+    session = store.create(project, title="damage")  # titled: no title record shifts lines
     writers = [store.load(session.id), store.load(session.id)]
     big = "x" * 20_000  # larger than a pipe buffer; still one write()
 

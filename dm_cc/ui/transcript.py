@@ -1,0 +1,89 @@
+"""A session's history as plain lines, for a person coming back to it: what a
+front end prints when a session is continued or resumed.
+
+    session_notice(session, root, continue_last=…, resume=…)
+        "continuing session ses_… (fix the flaky test)", "no earlier session in
+        /repo; starting a new one", or None for a new session nobody asked to continue
+    replay(messages, last=3)
+        > fix the flaky test                     a prompt (continuation lines indented)
+          • bash pytest -q → 1 failed, 3 passed  a tool call and its result's first line
+          ! bash rm -rf build → Permission denied: bash was not run.
+          → agent plan [synthetic] Switched to …  an agent switch (by a tool, or by the
+                                                  user: then without [synthetic])
+          [synthetic] …                           any other message dm_cc wrote itself
+        The test fails because …                 the assistant's text
+
+Exchanges are counted by prompts (a synthetic message does not start one); with
+``last`` only the last ones are shown, after a line saying how many were left out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from dm_cc.session.messages import Message
+from dm_cc.ui.headless import call_input, one_line
+
+if TYPE_CHECKING:
+    from dm_cc.session.store import Session
+
+REPLAY_EXCHANGES = 3  # exchanges a continued session shows
+PROMPT_LINES = 4      # lines of a prompt shown
+ANSWER_LINES = 8      # lines of an assistant's text shown
+
+
+def session_notice(session: Session, root: Path, *, continue_last: bool = False,
+                   resume: str | None = None) -> str | None:
+    """What to say about the session a front end opened: the session continued,
+    or that ``--continue`` found none for this project (a new one was started)."""
+    if resume or (continue_last and session.messages):
+        return f"continuing session {session.info.id} ({session.info.title or 'untitled'})"
+    if continue_last:
+        return f"no earlier session in {root}; starting a new one ({session.info.id})"
+    return None
+
+
+def replay(messages: Sequence[Message], last: int | None = REPLAY_EXCHANGES) -> list[str]:
+    """The last ``last`` exchanges of ``messages`` (all when None) as plain lines."""
+    starts = [i for i, m in enumerate(messages) if m.role == "user" and not m.synthetic]
+    skipped = len(starts) - last if last is not None and len(starts) > last else 0
+    begin = starts[skipped] if skipped else 0
+    lines = [f"… {skipped} earlier exchange{'s' if skipped > 1 else ''}"] if skipped else []
+    results = {m.tool_call_id: m for m in messages if m.role == "tool"}
+    agent = next((m.agent for m in reversed(messages[:begin]) if m.role == "user"), None)
+    for message in messages[begin:]:
+        if message.role == "user":
+            lines += _user(message, switched=agent is not None and message.agent != agent)
+            agent = message.agent
+        elif message.role == "assistant":
+            lines += _shown(message.content, ANSWER_LINES, "", "")
+            lines += [_call_line(call.name, call_input(call), results.get(call.id))
+                      for call in message.tool_calls]
+    return lines
+
+
+def _user(message: Message, *, switched: bool) -> list[str]:
+    if not message.synthetic:  # a switch the user asked for (/plan, --agent) leads the prompt
+        lead = [f"  → agent {message.agent}"] if switched else []
+        return lead + _shown(message.content, PROMPT_LINES, "> ", "  ")
+    head = f"  → agent {message.agent} [synthetic]" if switched else "  [synthetic]"
+    first = one_line(message.content.strip().splitlines()[0]) if message.content.strip() else ""
+    return [f"{head} {first}".rstrip()]
+
+
+def _shown(text: str, limit: int, first: str, rest: str) -> list[str]:
+    lines = text.strip("\n").splitlines()
+    shown = [(first if n == 0 else rest) + line for n, line in enumerate(lines[:limit])]
+    if len(lines) > limit:
+        shown.append(f"{rest}… {len(lines) - limit} more lines")
+    return shown
+
+
+def _call_line(name: str, shown: str, result: Message | None) -> str:
+    call = f"{name} {shown}" if shown else name
+    if result is None:
+        return f"  ! {call} → (no result: interrupted)"
+    first = next((line for line in result.content.splitlines() if line.strip()), "(no output)")
+    return f"  {'!' if result.is_error else '•'} {call} → {one_line(first)}"
