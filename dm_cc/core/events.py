@@ -33,4 +33,15 @@ class TurnEnded:
     text: str
 
 
-Event = ToolDecided | ToolFinished | AgentSwitched | TurnEnded
+@dataclass(frozen=True, slots=True)
+class Compacted:
+    """Older turns were replaced by a summary (``automatic``: the context was nearly
+    full). Token counts are estimates of the next prompt, before and after."""
+
+    before_tokens: int
+    after_tokens: int
+    summarised: int       # messages the summary stands for
+    automatic: bool
+
+
+Event = ToolDecided | ToolFinished | AgentSwitched | TurnEnded | Compacted

@@ -9,7 +9,7 @@ import asyncio
 import sys
 
 from dm_cc.core.approval import Approval, ApprovalRequest
-from dm_cc.core.events import AgentSwitched, Event, ToolDecided, ToolFinished
+from dm_cc.core.events import AgentSwitched, Compacted, Event, ToolDecided, ToolFinished
 from dm_cc.core.loop import Loop
 from dm_cc.llm.base import ModelError, StreamEvent, TextDelta
 
@@ -57,6 +57,9 @@ def on_event(event: Event) -> None:
         _print(f"\n  {'!' if event.output.is_error else '•'} {event.call.name}\n{head}{more}")
     elif isinstance(event, AgentSwitched):
         _print(f"\n  → agent: {event.agent}")
+    elif isinstance(event, Compacted):
+        _print(f"\n  ⇢ compacted {event.summarised} messages: about {event.before_tokens} → "
+               f"{event.after_tokens} tokens")
 
 
 def on_stream(event: StreamEvent) -> None:

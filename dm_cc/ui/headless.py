@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from dm_cc.core.events import AgentSwitched, Event, ToolDecided, ToolFinished, TurnEnded
+from dm_cc.core.events import (
+    AgentSwitched,
+    Compacted,
+    Event,
+    ToolDecided,
+    ToolFinished,
+    TurnEnded,
+)
 
 
 def event_json(event: Event) -> dict[str, Any]:
@@ -20,6 +27,10 @@ def event_json(event: Event) -> dict[str, Any]:
                 "is_error": event.output.is_error, "output": event.output.output}
     if isinstance(event, AgentSwitched):
         return {"type": "agent_switched", "agent": event.agent}
+    if isinstance(event, Compacted):
+        return {"type": "compacted", "before_tokens": event.before_tokens,
+                "after_tokens": event.after_tokens, "summarised": event.summarised,
+                "automatic": event.automatic}
     if isinstance(event, TurnEnded):
         return {"type": "turn_ended", "reason": event.reason, "text": event.text}
     return {"type": type(event).__name__}
