@@ -7,14 +7,18 @@ that opens the world, and calls it in the background.
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from dm_cc.cli.options import options_from
+
+if TYPE_CHECKING:
+    from dm_cc.compose import World
 
 
 def run_interactive(args: argparse.Namespace) -> int:
     from dm_cc.ui.repl import run_repl
 
-    def load_world():  # type: ignore[no-untyped-def]
+    def load_world() -> World:
         from dm_cc.compose import open_world
 
         return open_world(options_from(args))

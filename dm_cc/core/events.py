@@ -34,6 +34,17 @@ class TurnEnded:
 
 
 @dataclass(frozen=True, slots=True)
+class Compacted:
+    """Older turns were replaced by a summary (``automatic``: the context was nearly
+    full). Token counts are estimates of the next prompt, before and after."""
+
+    before_tokens: int
+    after_tokens: int
+    summarised: int       # messages the summary stands for
+    automatic: bool
+
+
+@dataclass(frozen=True, slots=True)
 class Notice:
     """Something the person should know that is not a tool call (a store that could
     not be read, an approval kept for this session only)."""
@@ -41,4 +52,4 @@ class Notice:
     text: str
 
 
-Event = ToolDecided | ToolFinished | AgentSwitched | TurnEnded | Notice
+Event = ToolDecided | ToolFinished | AgentSwitched | TurnEnded | Compacted | Notice

@@ -13,6 +13,10 @@ then, for every tool call, derive its requests, decide them, and enforce:
 
 Control flow that ends a turn is an exception carrying its payload
 (:class:`TurnStopped`), not a flag.
+
+Before a model call whose prompt would pass COMPACT_AT of the model's context
+window, older turns are summarised first (``compact()``, see core/compaction.py);
+the model is shown only from the last summary on (``model_messages``).
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from dm_cc.agents.builtin import Agent
+from dm_cc.core import compaction
 from dm_cc.core.approval import (
     REMEMBERING,
     Approval,
@@ -35,7 +40,15 @@ from dm_cc.core.approval import (
     Approver,
     suggested_rules,
 )
-from dm_cc.core.events import AgentSwitched, Event, Notice, ToolDecided, ToolFinished, TurnEnded
+from dm_cc.core.events import (
+    AgentSwitched,
+    Compacted,
+    Event,
+    Notice,
+    ToolDecided,
+    ToolFinished,
+    TurnEnded,
+)
 from dm_cc.core.prompts import system_prompt
 from dm_cc.errors import UsageError
 from dm_cc.llm.base import ChatModel, ModelReply, OnStream, ToolSpec, Usage
@@ -109,6 +122,7 @@ class Loop:
         self._todos: list[dict[str, Any]] = []
         self._gate: tuple[tuple, Gate] | None = None
         self.usage = Usage()  # tokens and cost of every model call of this loop
+        self._measured: compaction.Measured | None = None  # the provider's count, last call
 
     # ------------------------------------------------------------------ state
 
@@ -194,18 +208,52 @@ class Loop:
         return result
 
     async def query(self) -> ModelReply:
-        agent = self.agent
-        gate = self.gate()
-        tools = self.offered_tools(gate)
-        specs = [self._specs[tool.name] for tool in tools]
-        system = system_prompt(agent, self.context())
+        window = self.rt.model.context_window
+        if window and self.context_tokens() > compaction.COMPACT_AT * window:
+            await self.compact(automatic=True)
+        agent, system, specs = self._prompt()
         reply = await self.rt.model.complete(system, model_messages(self.session.messages), specs,
                                              temperature=agent.temperature,
                                              on_stream=self.rt.on_stream)
         self.usage = self.usage + reply.usage
         self._append(Message("assistant", reply.text, agent=agent.name,
                              tool_calls=reply.tool_calls, reasoning=reply.reasoning))
+        self._measured = compaction.measured(reply.usage, len(self.session.messages))
         return reply
+
+    async def compact(self, *, automatic: bool = False) -> Compacted | None:
+        """Summarise the older turns by one model call and append the summary; the
+        recent turns stay verbatim. None when there is nothing older to summarise.
+        A failed call raises ModelError and leaves the session as it was."""
+        before = self.context_tokens()
+        done = await compaction.compact(
+            self.rt.model, compaction.since_compaction(self.session.messages), agent=self.agent.name,
+            keep_tokens=compaction.keep_budget(self.rt.model.context_window))
+        if done is None:
+            return None
+        self.usage = self.usage + done.usage
+        self._append(done.message)
+        self._measured = None
+        event = Compacted(before, self.context_tokens(), done.summarised, automatic)
+        self.rt.on_event(event)
+        return event
+
+    def context_tokens(self) -> int:
+        """About how many tokens the next model call's prompt holds: the provider's
+        count for the last call plus an estimate of what came since; an estimate of
+        the whole (system prompt, tools, messages) when there is no count."""
+        messages = self.session.messages
+        if self._measured is not None:
+            return (self._measured.tokens
+                    + compaction.message_tokens(messages[self._measured.messages:]))
+        _agent, system, specs = self._prompt()
+        return compaction.request_tokens(system, specs, model_messages(messages))
+
+    def _prompt(self) -> tuple[Agent, str, list[ToolSpec]]:
+        """The agent in charge, its system prompt and the tools it is offered."""
+        agent = self.agent
+        specs = [self._specs[tool.name] for tool in self.offered_tools(self.gate())]
+        return agent, system_prompt(agent, self.context()), specs
 
     async def execute(self, calls: Sequence[ToolCall]) -> None:
         gate = self.gate()
@@ -383,11 +431,13 @@ def denial_message(tool: str, decision: Decision) -> str:
 
 
 def model_messages(messages: Sequence[Message]) -> list[Message]:
-    """The history as the model must see it: every tool call answered (a call left
-    without a result by a cancellation or crash gets one saying so)."""
-    answered = {m.tool_call_id for m in messages if m.role == "tool"}
+    """The history as the model must see it: from the last compaction summary on
+    (the summary, the turns it kept, what came after), every tool call answered (a
+    call left without a result by a cancellation or crash gets one saying so)."""
+    window = compaction.since_compaction(messages)
+    answered = {m.tool_call_id for m in window if m.role == "tool"}
     out: list[Message] = []
-    for message in messages:
+    for message in window:
         out.append(message)
         if message.role == "assistant":
             for call in message.tool_calls:

@@ -61,9 +61,15 @@ class ModelError(Exception):
 
 
 class ChatModel(Protocol):
-    """One call: the conversation so far in, one assistant reply out (streamed)."""
+    """One call: the conversation so far in, one assistant reply out (streamed).
+
+    ``context_window`` is how many prompt tokens the model accepts, None when
+    unknown (then dm_cc never compacts on its own)."""
 
     name: str
+
+    @property
+    def context_window(self) -> int | None: ...
 
     async def complete(self, system: str, messages: Sequence[Message], tools: Sequence[ToolSpec],
                        *, temperature: float | None = None,

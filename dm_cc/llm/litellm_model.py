@@ -192,18 +192,31 @@ class LiteLLMModel:
 
     def __init__(self, model: str, api_base: str | None = None, api_key: str | None = None,
                  max_retries: int = 4, timeout: float = 120, *,
-                 sleep: Sleep = asyncio.sleep) -> None:
+                 context_window: int | None = None, sleep: Sleep = asyncio.sleep) -> None:
         self.name = model
         self.model = model
         self.api_base = api_base
         self.api_key = api_key
         self.max_retries = max_retries
         self.timeout = timeout
+        self._context_window = context_window
         self._sleep = sleep
 
     def warm_up(self) -> None:
         """Import litellm now (seconds): the REPL calls this in the background."""
         _import_litellm()
+
+    @functools.cached_property
+    def context_window(self) -> int | None:
+        """Prompt tokens the model accepts: the constructor's value, else litellm's
+        model map (``max_input_tokens``; imports litellm), else None."""
+        if self._context_window is not None:
+            return self._context_window
+        try:
+            tokens = _import_litellm().get_model_info(self.model).get("max_input_tokens")
+        except Exception:   # not in litellm's map (a local server's model): unknown
+            return None
+        return tokens if isinstance(tokens, int) and tokens > 0 else None
 
     async def complete(self, system: str, messages: Sequence[Message], tools: Sequence[ToolSpec],
                        *, temperature: float | None = None,

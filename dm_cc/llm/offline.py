@@ -67,6 +67,7 @@ def _first_line(command: str, width: int = 60) -> str:
 
 class OfflineModel:
     name = "offline"
+    context_window: int | None = None     # no limit to speak of: never compacts on its own
 
     async def complete(self, system: str, messages: Sequence[Message], tools: Sequence[ToolSpec],
                        *, temperature: float | None = None,

@@ -4,9 +4,10 @@
 
 Each ``complete`` consumes the next item: a ``ModelReply``, a callable
 ``(system, messages, tools) -> ModelReply`` when the reply depends on what the
-model is shown, or ``Delayed(item, seconds)`` for a model that takes its time. Every call is recorded in ``.calls`` as (system, messages, tool
-names). Tool calls built by ``call``/``calls`` get ids ``call_1``, ``call_2`` …
-when played, unique per model instance.
+model is shown, or ``Delayed(item, seconds)`` for a model that takes its time.
+Every call is recorded in ``.calls`` as (system, messages, tool names). Tool calls built by ``call``/``calls`` get ids ``call_1``, ``call_2`` …
+when played, unique per model instance. ``context_window`` (default None: unknown)
+is what the loop compacts against.
 """
 
 from __future__ import annotations
@@ -59,8 +60,10 @@ def calls(*named: tuple[str, dict[str, Any]]) -> ModelReply:
 
 
 class ScriptedModel:
-    def __init__(self, replies: Iterable[Item], name: str = "scripted") -> None:
+    def __init__(self, replies: Iterable[Item], name: str = "scripted", *,
+                 context_window: int | None = None) -> None:
         self.name = name
+        self.context_window = context_window
         self._script = list(replies)
         self._played = 0
         self._ids = itertools.count(1)

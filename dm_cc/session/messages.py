@@ -4,6 +4,11 @@ A message records who wrote it (``role``), the ``agent`` in charge when it was
 written, and whether dm_cc wrote it itself (``synthetic``: the plan_enter and
 plan_exit switches, reminders). The agent in charge of a session is the agent
 of its last user message.
+
+A *compaction summary* is a synthetic user message with ``compaction`` set: it
+stands for every message before it except those from ``kept_from`` on, which the
+model still sees verbatim (``core/compaction.py``). Files written before these
+fields existed load with their defaults.
 """
 
 from __future__ import annotations
@@ -44,6 +49,8 @@ class Message:
     tool_name: str | None = None       # role == "tool"
     is_error: bool = False             # role == "tool": the model sees an error
     reasoning: str | None = None       # role == "assistant", when the model gives it
+    compaction: bool = False           # a compaction summary (role == "user", synthetic)
+    kept_from: str | None = None       # compaction: the first earlier message kept verbatim
     id: str = field(default_factory=lambda: new_id("msg"))
     time: float = field(default_factory=time.time)
 

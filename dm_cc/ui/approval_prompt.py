@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from prompt_toolkit import PromptSession
 from prompt_toolkit.application import Application
 from prompt_toolkit.application.current import get_app_session
+from prompt_toolkit.formatted_text import FormattedText
 from prompt_toolkit.input.typeahead import get_typeahead, store_typeahead
 from prompt_toolkit.key_binding import KeyBindings, KeyPress
 from prompt_toolkit.key_binding.key_processor import KeyPressEvent
@@ -158,7 +159,7 @@ async def _choose(legend: Line, keys: dict[str, str]) -> str:
             event.app.exit(result=answer)
         bindings.add(key, eager=True)(pick)
     app: Application[str] = Application(
-        layout=Layout(Window(FormattedTextControl(legend), height=1, wrap_lines=True)),
+        layout=Layout(Window(FormattedTextControl(FormattedText(legend)), height=1, wrap_lines=True)),
         key_bindings=bindings, style=STYLE, full_screen=False, erase_when_done=True)
     app.ttimeoutlen = 0.05   # a lone Esc answers at once
     return await app.run_async()

@@ -18,7 +18,15 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from dm_cc.core.events import AgentSwitched, Event, ToolDecided, ToolFinished, TurnEnded
+from dm_cc.core.events import (
+    AgentSwitched,
+    Compacted,
+    Event,
+    Notice,
+    ToolDecided,
+    ToolFinished,
+    TurnEnded,
+)
 from dm_cc.llm.base import Usage
 from dm_cc.permissions import Decision, Verdict
 from dm_cc.session.messages import ToolCall
@@ -108,6 +116,8 @@ class CallLines:
             return []
         if isinstance(event, AgentSwitched):
             return [f"agent → {event.agent}"]
+        if isinstance(event, Notice):
+            return [event.text]
         return []
 
 
@@ -127,8 +137,14 @@ def event_json(event: Event) -> dict[str, Any]:
                 "display": event.output.display}
     if isinstance(event, AgentSwitched):
         return {"type": "agent_switched", "agent": event.agent}
+    if isinstance(event, Compacted):
+        return {"type": "compacted", "before_tokens": event.before_tokens,
+                "after_tokens": event.after_tokens, "summarised": event.summarised,
+                "automatic": event.automatic}
     if isinstance(event, TurnEnded):
         return {"type": "turn_ended", "reason": event.reason, "text": event.text}
+    if isinstance(event, Notice):
+        return {"type": "notice", "text": event.text}
     raise TypeError(f"not an event: {event!r}")
 
 

@@ -24,7 +24,7 @@ import signal
 import threading
 import time
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from prompt_toolkit import PromptSession
 from prompt_toolkit.application import get_app_or_none
@@ -334,7 +334,7 @@ class Repl:
 
 
 @contextlib.contextmanager
-def _sigint_cancels(task: asyncio.Future[object]) -> Iterator[None]:
+def _sigint_cancels(task: asyncio.Future[Any]) -> Iterator[None]:
     """While a turn runs the terminal is not in raw mode: Ctrl-C is SIGINT, and it
     cancels the turn (not the process)."""
     aio = asyncio.get_running_loop()

@@ -215,7 +215,7 @@ class SlashCompleter(Completer):
                 if name.startswith(words[0]):
                     yield Completion("/" + name, start_position=-len(text),
                                      display_meta=command.help)
-        elif len(words) == 2 and (command := COMMANDS.get(words[0])) is not None:
-            for word in command.words(self.repl):
+        elif len(words) == 2 and (named := COMMANDS.get(words[0])) is not None:
+            for word in named.words(self.repl):
                 if word.startswith(words[1]):
                     yield Completion(word, start_position=-len(words[1]))

@@ -277,3 +277,13 @@ def test_loopback_server_also_answers_plain_json_and_lists_models():
     assert message["tool_calls"][0]["function"] == {"name": "read", "arguments": '{"path": "a"}'}
     assert answer["usage"]["total_tokens"] == 17
     assert [r.method for r in server.requests] == ["GET", "POST"]
+
+
+def test_context_window_from_litellms_model_map_else_unknown():
+    # litellm_imported (above) loaded litellm with LITELLM_LOCAL_MODEL_COST_MAP=True:
+    # the model map shipped with litellm, no download.
+    assert LiteLLMModel("openai/gpt-4o").context_window == 128_000
+    assert LiteLLMModel("openai/no-such-local-model", api_base="http://127.0.0.1:9/v1"
+                        ).context_window is None
+    assert LiteLLMModel("openai/no-such-local-model", context_window=32_768
+                        ).context_window == 32_768

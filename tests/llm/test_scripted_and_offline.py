@@ -137,8 +137,11 @@ def test_offline_model_looks_past_synthetic_messages():
     assert result.text == "now planning" and result.tool_calls == ()
 
 
-def test_offline_model_is_named_offline():
+def test_offline_model_is_named_offline_and_its_context_window_unknown():
     assert OfflineModel().name == "offline"
+    assert OfflineModel().context_window is None
+    assert ScriptedModel([]).context_window is None
+    assert ScriptedModel([], context_window=8000).context_window == 8000
 
 
 # -- factory -------------------------------------------------------------------------

@@ -53,6 +53,21 @@ def test_every_message_field_round_trips(store, project):
     assert loaded.info.project == project.resolve()
 
 
+def test_a_compaction_summary_round_trips_and_old_lines_load_without_its_fields(store, project):
+    session = store.create(project)
+    session.append(CONVERSATION[0])
+    summary = Message("user", "[dm_cc: conversation compacted] …", synthetic=True,
+                      compaction=True, kept_from=CONVERSATION[0].id)
+    session.append(summary)
+    old = {k: v for k, v in CONVERSATION[4].to_json().items()
+           if k not in ("compaction", "kept_from")}          # a line from before they existed
+    with session.path.open("a", encoding="utf-8") as file:
+        file.write(json.dumps({"type": "message", **old}) + "\n")
+    loaded = store.load(session.id)
+    assert loaded.messages == [CONVERSATION[0], summary, CONVERSATION[4]]
+    assert loaded.warnings == []
+
+
 def test_file_format_is_a_header_then_one_line_per_record(store, project):
     session = store.create(project, agent="plan")
     session.append(CONVERSATION[0])
