@@ -5,8 +5,9 @@
 Each ``complete`` consumes the next item: a ``ModelReply``, a callable
 ``(system, messages, tools) -> ModelReply`` when the reply depends on what the
 model is shown, or ``Delayed(item, seconds)`` for a model that takes its time.
-Every call is recorded in ``.calls`` as (system, messages, tool names). Tool calls built by ``call``/``calls`` get ids ``call_1``, ``call_2`` …
-when played, unique per model instance. ``context_window`` (default None: unknown)
+Every call is recorded in ``.calls`` as (system, messages, tool names). Tool
+calls built by ``call``/``calls`` get ids ``call_1``, ``call_2`` … when played,
+unique per model instance. ``context_window`` (default None: unknown)
 is what the loop compacts against.
 """
 

@@ -127,6 +127,7 @@ class Repl:
     def _failed(self, exc: BaseException) -> None:
         assert self._ready is not None
         self._ready.set_exception(exc)
+        self._ready.exception()   # reported here or by ready(): never "never retrieved"
         app = get_app_or_none()
         if app is not None and app.is_running and not app.future.done():  # type: ignore[union-attr]
             app.exit(exception=exc)

@@ -5,7 +5,15 @@ from __future__ import annotations
 import json
 import typing
 
-from dm_cc.core.events import AgentSwitched, Event, ToolDecided, ToolFinished, TurnEnded
+from dm_cc.core.events import (
+    AgentSwitched,
+    Compacted,
+    Event,
+    Notice,
+    ToolDecided,
+    ToolFinished,
+    TurnEnded,
+)
 from dm_cc.permissions import Decision, Request, Rule, Verdict
 from dm_cc.session.messages import ToolCall
 from dm_cc.tools.base import ToolOutput
@@ -78,13 +86,14 @@ def test_every_event_type_has_a_json_record():
     decided = Decision("deny", (verdict("rm -rf build", NO_DELETES),))
     samples = {ToolDecided: ToolDecided(RM, decided),
                ToolFinished: ToolFinished(RM, ToolOutput("out", display="shown")),
-               AgentSwitched: AgentSwitched("plan"), TurnEnded: TurnEnded("done", "ok")}
+               AgentSwitched: AgentSwitched("plan"), TurnEnded: TurnEnded("done", "ok"),
+               Compacted: Compacted(9000, 2000, 14, True), Notice: Notice("store damaged")}
     assert set(typing.get_args(Event)) == set(samples)
     records = {kind: event_json(event) for kind, event in samples.items()}
     for record in records.values():
         json.dumps(record)
     assert [r["type"] for r in records.values()] == [
-        "tool_decided", "tool_finished", "agent_switched", "turn_ended"]
+        "tool_decided", "tool_finished", "agent_switched", "turn_ended", "compacted", "notice"]
     request = records[ToolDecided]["requests"][0]
     assert records[ToolDecided]["input"] == "rm -rf build"
     assert request == {"permission": "bash", "pattern": "rm -rf build", "decision": "deny",

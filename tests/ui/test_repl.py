@@ -63,7 +63,7 @@ def test_the_question_shows_the_whole_command_its_rule_and_reason(project, polic
     question = run.after("wants to use")
     assert "build wants to use bash" in run.screen
     assert f"$ {command}" in question and "Publish the fix" in question
-    assert "ask bash \"git push *\" at .dm_cc/policy.yaml:2" in question
+    assert 'ask bash "git push *" at ' in question and ".dm_cc/policy.yaml:2" in question
     assert "reason: pushes are visible to the whole team" in question
     # Ctrl-D denied it, the turn stopped, and the REPL lived on to answer /help
     assert "  denied" in question and "Commands:" in question
