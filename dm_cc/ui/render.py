@@ -9,7 +9,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from dm_cc.core.events import AgentSwitched, Event, Notice, ToolDecided, ToolFinished
+from dm_cc.core.events import (
+    AgentSwitched,
+    Compacted,
+    Event,
+    Notice,
+    ToolDecided,
+    ToolFinished,
+)
 from dm_cc.permissions import Decision
 from dm_cc.session.messages import ToolCall
 from dm_cc.tools.base import ToolOutput
@@ -98,5 +105,9 @@ def event_lines(event: Event, shown: Shown) -> Iterator[Line]:
         yield from finished_lines(event.call, event.output)
     elif isinstance(event, AgentSwitched):
         yield [("class:agent", f"→ agent: {event.agent}")]
+    elif isinstance(event, Compacted):
+        how = "automatically (the context was nearly full)" if event.automatic else ""
+        yield [("class:notice", f"↻ compacted {how}: {event.summarised} messages summarised, "
+                                f"~{event.before_tokens} → ~{event.after_tokens} tokens")]
     elif isinstance(event, Notice):
         yield [("class:notice", f"! {event.text}")]

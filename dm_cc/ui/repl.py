@@ -42,7 +42,7 @@ from dm_cc.ui import slash
 from dm_cc.ui.approval_prompt import ReplApprover
 from dm_cc.ui.render import Shown, event_lines
 from dm_cc.ui.screen import STYLE, Screen
-from dm_cc.ui.transcript import replay
+from dm_cc.ui.transcript import replay, session_notice
 
 if TYPE_CHECKING:
     from dm_cc.compose import World
@@ -94,7 +94,6 @@ class Repl:
                 world = self._load_world()
                 loop = world.open_loop(self.approver, on_event=self.on_event,
                                        on_stream=self.on_stream)
-                loop.gate()  # compile the rules now, not at the first call
             except BaseException as exc:  # noqa: BLE001 - handed to the event loop
                 aio.call_soon_threadsafe(self._failed, exc, context=here)
                 return
@@ -108,15 +107,15 @@ class Repl:
         self.screen.line(f"dm_cc {__version__} · session {session.info.id} · {world.root}",
                          "class:dim")
         self.screen.line(f"{WELCOME}", "class:dim")
+        notice = session_notice(session, world.root, continue_last=world.options.continue_last,
+                                resume=world.options.resume)
+        if notice:
+            self.screen.line(notice, "class:notice")
         if session.messages:
-            self.screen.line(f"continuing session {session.info.id} "
-                             f"({session.info.title or 'untitled'})", "class:dim")
             self.screen.lines(replay(session.messages, last=REPLAY_EXCHANGES), "class:dim")
-        elif world.options.continue_last:
-            self.screen.line(f"no earlier session in {world.root}; this is a new one",
-                             "class:notice")
         for warning in session.warnings:
             self.screen.line(f"! {warning}", "class:notice")
+        loop.gate()  # compile the rules now, and report saved approvals that cannot be read
         model = loop.rt.model
         if isinstance(model, WarmsUp):
             threading.Thread(target=model.warm_up, name="dm_cc-warm-up", daemon=True).start()
@@ -311,19 +310,33 @@ class Repl:
             await asyncio.sleep(0.1)
 
     async def compact(self) -> None:
-        compact = getattr(self.loop, "compact", None)
-        if compact is None:
-            self.screen.line("compaction is not available", "class:error")
+        self.screen.busy_since, self.screen.activity = time.monotonic(), "summarising"
+        spinner = asyncio.ensure_future(self._spin())
+        try:
+            done = await self.loop.compact()
+        except ModelError as exc:
+            self.screen.line(f"compaction failed, nothing changed: {exc}", "class:error")
             return
-        await compact()
+        finally:
+            spinner.cancel()
+            self.screen.busy_since = None
+            self.screen.clear_status()
+        if done is None:
+            self.screen.line("nothing to compact: the recent turns are kept whole anyway",
+                             "class:dim")
 
     def show_context(self) -> None:
-        from dm_cc.core.prompts import system_prompt
+        from dm_cc.core.prompts import context_report
 
-        text = system_prompt(self.loop.agent, self.loop.context())
-        self.screen.line(f"system prompt for {self.loop.agent.name}: {len(text)} characters",
-                         "class:tool")
-        self.screen.lines(text.splitlines(), "class:dim")
+        loop = self.loop
+        window = loop.rt.model.context_window
+        self.screen.line(f"context for {loop.agent.name}: about {loop.context_tokens()} tokens"
+                         + (f" of {window}" if window else "") + " in the next call", "class:tool")
+        for section in context_report(loop.agent, loop.context()):
+            self.screen.line(f"  {section.name:<16} {section.chars:>7} chars  "
+                             f"~{section.tokens} tokens")
+        self.screen.line("  (the conversation itself: /compact summarises older turns)",
+                         "class:dim")
 
     def _goodbye(self) -> int:
         if self._loop is not None:

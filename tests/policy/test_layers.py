@@ -368,6 +368,22 @@ def test_approval_never_overrides_a_configured_deny(world):
     assert decision.verdicts[0].rule.reason == "CI publishes"
 
 
+def test_approval_never_overrides_a_managed_ask_but_does_a_project_one(world):
+    world.write(world.managed / "policy.yaml", """
+        rules:
+          - {permission: bash, pattern: "git push *", action: ask, reason: "org: pushes are reviewed"}
+    """)
+    world.project_policy("""
+        rules:
+          - {permission: bash, pattern: "npm publish *", action: ask}
+    """)
+    approvals = [Rule("bash", "git push *", "allow", source="approval:apr_1"),
+                 Rule("bash", "npm publish *", "allow", source="approval:apr_2")]
+    pushed = world.decide(*bash("git push origin main"), approvals=approvals)
+    assert pushed.action == "ask" and pushed.verdicts[0].rule.reason == "org: pushes are reviewed"
+    assert world.decide(*bash("npm publish"), approvals=approvals).action == "allow"
+
+
 def test_approval_never_overrides_an_agent_deny(world):
     approvals = [Rule("bash", "npm install *", "allow", source="approval:session")]
     decision = world.decide(*bash("npm install"), agent="plan", approvals=approvals)

@@ -192,3 +192,60 @@ def test_continue_replays_the_last_exchange(project):
     run = drive(project, [], [("first answer", "")], options=Options(continue_last=True))
     assert not run.errors
     assert "continuing session" in run.screen and "first question" in run.screen
+
+
+def test_a_saves_the_edited_rule_and_a_later_session_does_not_ask(project):
+    git_status = {"tool": "bash", "args": {"command": "git init -q sub"}}
+    run = drive(project, [git_status, {"text": "first"}],
+                [(READY, "status" + ENTER), (LEGEND, "a"),
+                 ("allow bash ", "\x7f" * len("git init *") + "git init -q sub" + ENTER),
+                 ("first", "")])
+    assert not run.errors
+    saved = run.repl.world.approvals.list()
+    assert [(a.permission, a.pattern, a.agent) for a in saved] == [
+        ("bash", "git init -q sub", "build")]
+    # a new process: the saved approval answers; the plan agent gets nothing from it
+    again = drive(project, [git_status, {"text": "second"}],
+                  [(READY, "status again" + ENTER), ("second", "")])
+    assert not again.errors and LEGEND not in again.screen
+    assert "approval:" in again.screen          # the allow line names the saved approval
+    plan = drive(project, [git_status, {"text": "third"}],
+                 [(READY, "/plan" + ENTER), ("agent: plan", "status" + ENTER), ("third", "")],
+                 options=Options(agent="build"))
+    assert not plan.errors
+    assert "allowed by" not in plan.after("agent: plan")   # build's approval opens nothing for plan
+
+
+def test_an_edit_that_no_longer_covers_the_call_is_refused(project):
+    run = drive(project, [{"tool": "bash", "args": {"command": "git init -q sub"}}, {"text": "ok"}],
+                [(READY, "go" + ENTER), (LEGEND, "a"),
+                 ("allow bash ", "\x7f" * len("git init *") + "git log *" + ENTER),
+                 ("would not allow this call", ESC), (LEGEND, "y")])
+    assert not run.errors
+    assert run.repl.world.approvals.list() == []
+    assert "allowed once" in run.screen
+
+
+def test_a_corrupt_approval_store_is_reported_and_kept(project):
+    from dm_cc.compose import open_world
+
+    store = open_world(cwd=project).approvals
+    store.path.parent.mkdir(parents=True, exist_ok=True)
+    store.path.write_bytes(b"{not json")
+    run = drive(project, [], [(READY, "")])
+    assert "saved approvals not used" in run.screen and str(store.path) in run.screen
+    kept = list(store.path.parent.glob(store.path.name + ".corrupt-*"))
+    assert [p.read_bytes() for p in kept] == [b"{not json"]
+
+
+def test_context_shows_the_project_instructions_and_compact_summarises(project):
+    (project / "AGENTS.md").write_text("Run make check before committing.\n")
+    turns = [{"text": f"answer {n}"} for n in range(4)]
+    run = drive(project, [*turns, {"text": "SUMMARY of the early turns"}],
+                [(READY, "/context" + ENTER), ("AGENTS.md", "q0" + ENTER), ("answer 0", "q1" + ENTER),
+                 ("answer 1", "q2" + ENTER), ("answer 2", "q3" + ENTER), ("answer 3", "/compact" + ENTER),
+                 ("compacted", "")])
+    assert not run.errors
+    assert "AGENTS.md" in run.after("/context")
+    summary = [m for m in run.repl.loop.session.messages if m.compaction]
+    assert len(summary) == 1 and "SUMMARY of the early turns" in summary[0].content
