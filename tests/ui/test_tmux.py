@@ -1,0 +1,74 @@
+"""dm_cc in a real terminal (tmux): what a person sees and types. Skipped where
+tmux is not installed (.ci/run installs it where apt is available)."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+import yaml
+from support.tmux import TMUX, Pane
+
+from dm_cc.compose import open_world
+
+pytestmark = pytest.mark.skipif(TMUX is None, reason="tmux is not installed")
+
+POLICY = """\
+rules:
+  - {permission: bash, pattern: "git push *", action: ask, reason: "pushes are visible to the whole team"}
+"""
+
+
+@pytest.fixture
+def pane(project):
+    (project / ".dm_cc").mkdir()
+    (project / ".dm_cc" / "policy.yaml").write_text(POLICY)
+    script = project / ".script.yaml"
+    script.write_text(yaml.safe_dump([
+        {"text": "Writing it.", "tool": "write", "args": {"path": "notes.txt", "content": "hi\n"}},
+        {"text": "notes.txt is written."},
+        {"tool": "bash", "args": {"command": "git push origin main --force-with-lease",
+                                  "description": "Publish the branch"}},
+        {"text": "Not pushed."},
+    ]))
+    env = {k: os.environ[k] for k in ("HOME", "DM_CC_HOME", "DM_CC_MANAGED_DIR", "PATH")}
+    opened = Pane(project, {**env, "TERM": "xterm-256color"}, "--model", f"scripted:{script}")
+    yield opened
+    opened.close()
+
+
+def test_a_person_approves_a_write_for_good_and_denies_a_push(pane, project):
+    pane.wait_for("/help lists commands")
+    pane.type("write some notes")
+    pane.send("Enter")
+    screen = pane.wait_for("a always")
+    assert "build wants to use write" in screen and "+hi" in screen
+    pane.send("a")
+    pane.wait_for("allow edit notes.txt")
+    pane.send("Enter")                                   # save the rule as shown
+    pane.wait_for("notes.txt is written.")
+    assert (project / "notes.txt").read_text() == "hi\n"
+    saved = open_world(cwd=project).approvals.list()
+    assert [(a.permission, a.pattern) for a in saved] == [("edit", "notes.txt")]
+
+    pane.type("push it")
+    pane.send("Enter")
+    screen = pane.wait_for("a always")
+    assert "$ git push origin main --force-with-lease" in screen
+    assert "Publish the branch" in screen
+    assert "reason: pushes are visible to the whole team" in screen
+    assert ".dm_cc/policy.yaml:2" in screen
+    pane.send("C-d")                                     # Ctrl-D at the question denies
+    pane.wait_for("stopped: you said no")
+
+    pane.type("/help")
+    pane.send("Enter")
+    screen = pane.wait_for("/permissions")
+    assert "/agent" in screen and "/why" in screen
+    pane.type("/agent list")
+    pane.send("Enter")
+    screen = pane.wait_for("general ")
+    for name in ("build", "plan", "explore", "general"):
+        assert f" {name} " in screen
+    pane.send("C-d")
+    pane.wait_for("[dm_cc exited 0]")
