@@ -1,0 +1,164 @@
+"""Time from starting `dm_cc` to a prompt ready to type, against `dm_cc --version`.
+
+Target: the interactive prompt is ready to type in at most 1.5x the time
+`dm_cc --version` takes to print its line, measured in the same run.
+
+Both commands run through the same harness: the installed `dm_cc` console script
+(what a person types) in a real pseudo-terminal of 120x40, from a throwaway
+project (a temp dir with `.git/`), with DM_CC_HOME a fresh temp dir, DM_CC_MODEL
+unset and `--model scripted:FILE` (a scripted model: no network, no litellm). The
+master side is read until the awaited output appears; prompt_toolkit's
+cursor-position requests (ESC[6n) are answered at once so nothing waits on them.
+
+  prompt ready  - from just before Popen until the prompt is drawn: `dm_cc>`
+                  once the escape sequences are stripped (prompt_toolkit moves
+                  the cursor over the trailing space rather than writing it);
+  loaded        - until the welcome line "/help lists commands" (the session,
+                  policy and tools are loaded in a thread behind the prompt);
+  --version     - until its `dm_cc X.Y.Z` line appears.
+
+The REPL then gets Ctrl-D (its process group is killed if it has not exited in
+5 s). Runs are paired (each round times both, in turn) and the verdict uses the
+median of the per-round ratios, so a machine that drifts moves both sides alike.
+`python -c "import litellm"` is timed once, for scale: the prompt must not wait
+for it.
+
+    python benchmarks/bench_repl_start.py [--runs N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import fcntl
+import os
+import pty
+import re
+import select
+import shutil
+import signal
+import statistics
+import struct
+import subprocess
+import sys
+import tempfile
+import termios
+import time
+from pathlib import Path
+
+TARGET = 1.5
+CPR_REQUEST, CPR_ANSWER = b"\x1b[6n", b"\x1b[1;1R"
+ESCAPES = re.compile(rb"\x1b(?:\[[0-?]*[ -/]*[@-~]|[@-Z\\-_])")
+PROMPT = re.compile(rb"dm_cc>")
+WELCOME = re.compile(re.escape("/help lists commands".encode()))
+VERSION = re.compile(rb"dm_cc \d\S*\r?\n")
+
+
+def in_pty(command: list[str], cwd: Path, env: dict[str, str],
+           marks: dict[str, re.Pattern[bytes]], timeout: float = 30.0) -> dict[str, float]:
+    """Seconds from just before Popen until each mark appears in the (escape-stripped)
+    output; then Ctrl-D, and the process group killed if it lingers past 5 s."""
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
+    start = time.perf_counter()
+    proc = subprocess.Popen(command, cwd=cwd, env=env, stdin=slave, stdout=slave,
+                            stderr=slave, start_new_session=True)
+    os.close(slave)
+    seen: dict[str, float] = {}
+    output = b""
+
+    def pump(wait: float) -> None:
+        nonlocal output
+        if not select.select([master], [], [], wait)[0]:
+            return
+        try:
+            data = os.read(master, 65536)
+        except OSError:  # EIO: the child has gone and closed the terminal
+            data = b""
+        if not data:
+            return
+        now = time.perf_counter()
+        answered = output.count(CPR_REQUEST)
+        output += data
+        for _ in range(output.count(CPR_REQUEST) - answered):
+            os.write(master, CPR_ANSWER)
+        text = ESCAPES.sub(b"", output)
+        for name, pattern in marks.items():
+            if name not in seen and pattern.search(text):
+                seen[name] = now - start
+
+    try:
+        deadline = start + timeout
+        while len(seen) < len(marks) and time.perf_counter() < deadline:
+            if proc.poll() is not None:
+                pump(0.05)   # whatever is left in the terminal
+                break
+            pump(0.05)
+        if proc.poll() is None:
+            os.write(master, b"\x04")
+            deadline = time.perf_counter() + 5
+            while proc.poll() is None and time.perf_counter() < deadline:
+                pump(0.05)   # keep draining (and answering) so it can exit
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    finally:
+        os.close(master)
+    missing = set(marks) - set(seen)
+    if missing:
+        tail = ESCAPES.sub(b"", output)[-500:].decode(errors="replace")
+        sys.exit(f"{' '.join(command)}: never saw {', '.join(sorted(missing))}; output:\n{tail}")
+    return seen
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=21)
+    args = parser.parse_args()
+    dm_cc = shutil.which("dm_cc") or sys.exit("dm_cc is not on PATH (activate the venv)")
+    with tempfile.TemporaryDirectory() as tmp:
+        project = Path(tmp, "project")
+        (project / ".git").mkdir(parents=True)
+        script = Path(tmp, "script.yaml")
+        script.write_text("- {text: hi}\n")
+        env = {**os.environ, "DM_CC_HOME": str(Path(tmp, "home"))}
+        env.pop("DM_CC_MODEL", None)
+        env.pop("PYTHONDONTWRITEBYTECODE", None)  # as installed: bytecode is cached
+        repl = [dm_cc, "--model", f"scripted:{script}"]
+        version = [dm_cc, "--version"]
+        repl_marks = {"prompt": PROMPT, "loaded": WELCOME}
+        in_pty(version, project, env, {"version": VERSION})  # warm the caches
+        in_pty(repl, project, env, repl_marks)
+        times: dict[str, list[float]] = {"version": [], "prompt": [], "loaded": []}
+        for round_ in range(args.runs):
+            env["DM_CC_HOME"] = str(Path(tmp, f"home{round_}"))  # a fresh home each round
+            for name, value in in_pty(version, project, env, {"version": VERSION}).items():
+                times[name].append(value)
+            for name, value in in_pty(repl, project, env, repl_marks).items():
+                times[name].append(value)
+        litellm_env = {**env, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+        start = time.perf_counter()
+        imported = subprocess.run([sys.executable, "-c", "import litellm"], env=litellm_env,
+                                  capture_output=True).returncode == 0
+        litellm = time.perf_counter() - start
+
+    def ms(values: list[float]) -> str:
+        return f"min {min(values) * 1000:7.1f} ms   median {statistics.median(values) * 1000:7.1f} ms"
+
+    ratios = [p / v for p, v in zip(times["prompt"], times["version"], strict=True)]
+    loaded = [lo / v for lo, v in zip(times["loaded"], times["version"], strict=True)]
+    ratio = statistics.median(ratios)
+    print(f"dm_cc = {dm_cc}, {args.runs} paired rounds, in a 120x40 pty\n")
+    print(f"  {'dm_cc --version (line printed)':<36} {ms(times['version'])}")
+    print(f"  {'dm_cc: prompt ready':<36} {ms(times['prompt'])}   "
+          f"({ratio:.2f}x --version, median of paired ratios)")
+    print(f"  {'dm_cc: session loaded (welcome)':<36} {ms(times['loaded'])}   "
+          f"({statistics.median(loaded):.2f}x --version, for information)")
+    label = 'python -c "import litellm" (once)'
+    print(f"  {label:<36} {litellm * 1000:7.1f} ms"
+          + ("" if imported else "   (import FAILED: litellm not installed?)"))
+    verdict = "PASS" if ratio <= TARGET else "FAIL"
+    print(f"\nprompt ready / --version: {ratio:.2f}x (target: at most {TARGET}x) -> {verdict}")
+
+
+if __name__ == "__main__":
+    main()
