@@ -3,19 +3,18 @@
 Target: the interactive prompt is ready to type in at most 1.5x the time
 `dm_cc --version` takes to print its line, measured in the same run.
 
-Both commands run through the same harness: the installed `dm_cc` console script
-(what a person types) in a real pseudo-terminal of 120x40, from a throwaway
-project (a temp dir with `.git/`), with DM_CC_HOME a fresh temp dir, DM_CC_MODEL
-unset and `--model scripted:FILE` (a scripted model: no network, no litellm). The
-master side is read until the awaited output appears; prompt_toolkit's
-cursor-position requests (ESC[6n) are answered at once so nothing waits on them.
+Both run through one harness: the installed `dm_cc` console script (what a person
+types) in a real 120x40 pseudo-terminal, from a throwaway project (a temp dir with
+`.git/`), DM_CC_HOME a fresh temp dir, DM_CC_MODEL unset, `--model scripted:FILE`
+(no network, no litellm). The master side is read until the awaited output shows;
+prompt_toolkit's cursor-position requests (ESC[6n) are answered at once. Times run
+from just before Popen until, in the escape-stripped output:
 
-  prompt ready  - from just before Popen until the prompt is drawn: `dm_cc>`
-                  once the escape sequences are stripped (prompt_toolkit moves
-                  the cursor over the trailing space rather than writing it);
-  loaded        - until the welcome line "/help lists commands" (the session,
-                  policy and tools are loaded in a thread behind the prompt);
-  --version     - until its `dm_cc X.Y.Z` line appears.
+  prompt ready  - the prompt `dm_cc>` (prompt_toolkit moves the cursor over the
+                  space of `> ` rather than writing it, so the `>` is the mark);
+  loaded        - the welcome line "/help lists commands" (session, policy and
+                  tools are loaded in a thread behind the prompt);
+  --version     - its `dm_cc X.Y.Z` line.
 
 The REPL then gets Ctrl-D (its process group is killed if it has not exited in
 5 s). Runs are paired (each round times both, in turn) and the verdict uses the
@@ -48,8 +47,8 @@ from pathlib import Path
 TARGET = 1.5
 CPR_REQUEST, CPR_ANSWER = b"\x1b[6n", b"\x1b[1;1R"
 ESCAPES = re.compile(rb"\x1b(?:\[[0-?]*[ -/]*[@-~]|[@-Z\\-_])")
-PROMPT = re.compile(rb"dm_cc>")
-WELCOME = re.compile(re.escape("/help lists commands".encode()))
+PROMPT = re.compile(rb"[\w-]+>")  # `dm_cc>` until the session is loaded, then `<agent>>`
+WELCOME = re.compile(re.escape(b"/help lists commands"))
 VERSION = re.compile(rb"dm_cc \d\S*\r?\n")
 
 
@@ -89,15 +88,15 @@ def in_pty(command: list[str], cwd: Path, env: dict[str, str],
     try:
         deadline = start + timeout
         while len(seen) < len(marks) and time.perf_counter() < deadline:
-            if proc.poll() is not None:
-                pump(0.05)   # whatever is left in the terminal
-                break
+            exited = proc.poll() is not None
             pump(0.05)
+            if exited:   # what it wrote before exiting has been read
+                break
         if proc.poll() is None:
             os.write(master, b"\x04")
-            deadline = time.perf_counter() + 5
-            while proc.poll() is None and time.perf_counter() < deadline:
-                pump(0.05)   # keep draining (and answering) so it can exit
+        deadline = time.perf_counter() + 5
+        while proc.poll() is None and time.perf_counter() < deadline:
+            pump(0.05)   # keep draining (and answering) so it can exit
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
@@ -123,18 +122,17 @@ def main() -> None:
         env = {**os.environ, "DM_CC_HOME": str(Path(tmp, "home"))}
         env.pop("DM_CC_MODEL", None)
         env.pop("PYTHONDONTWRITEBYTECODE", None)  # as installed: bytecode is cached
-        repl = [dm_cc, "--model", f"scripted:{script}"]
-        version = [dm_cc, "--version"]
-        repl_marks = {"prompt": PROMPT, "loaded": WELCOME}
-        in_pty(version, project, env, {"version": VERSION})  # warm the caches
-        in_pty(repl, project, env, repl_marks)
+        runs = {"version": ([dm_cc, "--version"], {"version": VERSION}),
+                "repl": ([dm_cc, "--model", f"scripted:{script}"],
+                         {"prompt": PROMPT, "loaded": WELCOME})}
+        for command, marks in runs.values():  # warm the OS cache and .pyc files first
+            in_pty(command, project, env, marks)
         times: dict[str, list[float]] = {"version": [], "prompt": [], "loaded": []}
-        for round_ in range(args.runs):
+        for round_ in range(args.runs):  # paired: both once per round, in turn
             env["DM_CC_HOME"] = str(Path(tmp, f"home{round_}"))  # a fresh home each round
-            for name, value in in_pty(version, project, env, {"version": VERSION}).items():
-                times[name].append(value)
-            for name, value in in_pty(repl, project, env, repl_marks).items():
-                times[name].append(value)
+            for command, marks in runs.values():
+                for name, value in in_pty(command, project, env, marks).items():
+                    times[name].append(value)
         litellm_env = {**env, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
         start = time.perf_counter()
         imported = subprocess.run([sys.executable, "-c", "import litellm"], env=litellm_env,

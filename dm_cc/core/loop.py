@@ -355,7 +355,7 @@ class Loop:
             item.call.name, arguments, item.decision, item.tool.preview(item.params, ctx),
             agent=self.agent.name,
             description=description if isinstance(description, str) else "",
-            main_input=main_input(item.tool, arguments), suggestions=suggestions,
+            main_input=item.tool.entry.main_text(arguments), suggestions=suggestions,
             covers=covers, call_id=item.call.id)
 
     async def _run(self, item: _Prepared, ctx: ToolContext) -> ToolOutput:
@@ -404,19 +404,6 @@ class _Prepared:
     params: BaseModel | None = None
     decision: Decision | None = None
     error: str | None = None
-
-
-def main_input(tool: Tool[Any], arguments: dict[str, Any]) -> str:
-    """A call's main input as text: the whole command, path or URL."""
-    try:
-        value = tool.entry.main_value(arguments)
-    except (ValueError, KeyError):
-        return ""
-    if isinstance(value, list):
-        return " ".join(value)
-    if isinstance(value, dict):
-        return json.dumps(value, ensure_ascii=False)
-    return str(value)
 
 
 def denial_message(tool: str, decision: Decision) -> str:

@@ -73,6 +73,23 @@ class ToolEntry:
             return self.default
         raise ValueError(f"missing argument: {self.argument}")
 
+    def main_text(self, args: Mapping[str, Any]) -> str:
+        """The main input as a person reads it: the whole command, path or URL; the
+        arguments as JSON for MCP tools; "" when the tool has none or it is missing."""
+        if self.argument is None and self.kind != "json" and not self.many:
+            return ""
+        try:
+            value = self.main_value(args)
+        except ValueError:
+            return ""
+        if isinstance(value, list):
+            return " ".join(value)
+        if isinstance(value, str):
+            return value
+        import json  # only MCP tools need it
+
+        return json.dumps(value, ensure_ascii=False, sort_keys=True) if value else ""
+
     def requests(self, args: Mapping[str, Any], where: PathContextDirs) -> list[Request]:
         """The permission requests a call with these arguments makes."""
         return derive(self.kind, self.permission, self.main_value(args), where)

@@ -12,9 +12,7 @@ from dm_cc.permissions import Decision, Gate, Rule, Verdict
 
 
 def rule_text(rule: Rule) -> str:
-    """``ask bash "git push *" at .dm_cc/policy.yaml:5`` (``default ask`` for none)."""
-    if rule.source == "default":
-        return "no rule matched (the default is ask)"
+    """``ask bash "git push *" at .dm_cc/policy.yaml:5``."""
     return f'{rule.action} {rule.permission} "{rule.pattern}" at {rule.source}'
 
 

@@ -31,6 +31,7 @@ from dm_cc.llm.base import Usage
 from dm_cc.permissions import Decision, Verdict
 from dm_cc.session.messages import ToolCall
 from dm_cc.tools.catalog import entry
+from dm_cc.ui.describe import rule_text
 
 INPUT_CHARS = 160     # characters of a call's main input shown on its line
 
@@ -43,21 +44,15 @@ def one_line(text: str, limit: int = INPUT_CHARS) -> str:
 
 def call_input(call: ToolCall) -> str:
     """The call's main input (the command, the path …, per the tool catalog) on one
-    line; its arguments as JSON when the tool has no such argument or it is missing."""
+    line; its arguments as JSON when the tool is not in the catalog."""
     if call.arguments is None:
         return one_line(call.raw_arguments)
     try:
         found = entry(call.name)
-        value = found.main_value(call.arguments)
-    except (LookupError, ValueError):
-        found, value = None, call.arguments
-    if found is not None and found.argument is None and found.kind != "json":
-        return ""  # todo, plan_enter …: no main argument
-    if isinstance(value, str):
-        return one_line(value)
-    if isinstance(value, list):
-        return one_line(" ".join(value))
-    return one_line(json.dumps(value, ensure_ascii=False, sort_keys=True)) if value else ""
+    except LookupError:
+        return one_line(json.dumps(call.arguments, ensure_ascii=False, sort_keys=True)) \
+            if call.arguments else ""
+    return one_line(found.main_text(call.arguments))
 
 
 def _call(call: ToolCall) -> str:
@@ -69,7 +64,7 @@ def verdict_text(verdict: Verdict, call: ToolCall | None = None) -> str:
     """'deny bash "rm *" at .dm_cc/policy.yaml:4: no deletes': the deciding rule, its
     source and reason, led by the request when it is not the call's main input."""
     rule, request = verdict.rule, verdict.request
-    text = f'{rule.action} {rule.permission} "{rule.pattern}" at {rule.source}'
+    text = rule_text(rule)
     if rule.reason:
         text += f": {rule.reason}"
     if verdict.note:

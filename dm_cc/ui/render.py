@@ -21,6 +21,7 @@ from dm_cc.permissions import Decision
 from dm_cc.session.messages import ToolCall
 from dm_cc.tools.base import ToolOutput
 from dm_cc.ui.describe import rule_text
+from dm_cc.ui.headless import call_input
 
 Line = list[tuple[str, str]]
 HEAD_LINES = 6
@@ -29,20 +30,11 @@ DIFF_LINES = 40
 MARK = {"allow": ("class:allow", "●"), "deny": ("class:deny", "✗"), "ask": ("class:ask", "?")}
 
 
-def call_text(call: ToolCall) -> str:
-    """The call's main input, whole: the command, the path, the URL."""
-    args = call.arguments or {}
-    for key in ("command", "path", "url", "pattern", "subagent_type"):
-        if isinstance(args.get(key), str):
-            return args[key]
-    return ", ".join(f"{k}={v}" for k, v in args.items() if k != "content")[:200]
-
-
 def decided_lines(call: ToolCall, decision: Decision) -> Iterator[Line]:
     """``● bash git status`` and the rule that decided it (asks are shown by the
     approval question instead)."""
     style, mark = MARK[decision.action]
-    yield [(style, mark + " "), ("class:tool", call.name), ("", " " + call_text(call))]
+    yield [(style, mark + " "), ("class:tool", call.name), ("", " " + call_input(call))]
     verb = {"allow": "allowed", "deny": "denied", "ask": "asks"}[decision.action]
     for verdict in decision.deciding[:3]:
         reason = f": {verdict.rule.reason}" if verdict.rule.reason else ""
