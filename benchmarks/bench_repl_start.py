@@ -10,8 +10,11 @@ types) in a real 120x40 pseudo-terminal, from a throwaway project (a temp dir wi
 prompt_toolkit's cursor-position requests (ESC[6n) are answered at once. Times run
 from just before Popen until, in the escape-stripped output:
 
-  prompt ready  - the prompt `dm_cc>` (prompt_toolkit moves the cursor over the
-                  space of `> ` rather than writing it, so the `>` is the mark);
+  prompt ready  - the prompt `dm_cc>`: drawn by dm_cc.ui.early before prompt_toolkit
+                  is imported; from then on keys are echoed and kept (the REPL
+                  reads them as the start of the first message);
+  line editor   - prompt_toolkit has taken over the line (it turns bracketed paste
+                  on: ESC[?2004h), for information;
   loaded        - the welcome line "/help lists commands" (session, policy and
                   tools are loaded in a thread behind the prompt);
   --version     - its `dm_cc X.Y.Z` line.
@@ -49,6 +52,8 @@ CPR_REQUEST, CPR_ANSWER = b"\x1b[6n", b"\x1b[1;1R"
 ESCAPES = re.compile(rb"\x1b(?:\[[0-?]*[ -/]*[@-~]|[@-Z\\-_])")
 PROMPT = re.compile(rb"[\w-]+>")  # `dm_cc>` until the session is loaded, then `<agent>>`
 WELCOME = re.compile(re.escape(b"/help lists commands"))
+EDITOR = re.compile(re.escape(b"\x1b[?2004h"))  # bracketed paste on: prompt_toolkit is reading
+RAW = {"editor"}  # marks looked for in the output with its escape sequences
 VERSION = re.compile(rb"dm_cc \d\S*\r?\n")
 
 
@@ -82,7 +87,7 @@ def in_pty(command: list[str], cwd: Path, env: dict[str, str],
             os.write(master, CPR_ANSWER)
         text = ESCAPES.sub(b"", output)
         for name, pattern in marks.items():
-            if name not in seen and pattern.search(text):
+            if name not in seen and pattern.search(output if name in RAW else text):
                 seen[name] = now - start
 
     try:
@@ -124,10 +129,10 @@ def main() -> None:
         env.pop("PYTHONDONTWRITEBYTECODE", None)  # as installed: bytecode is cached
         runs = {"version": ([dm_cc, "--version"], {"version": VERSION}),
                 "repl": ([dm_cc, "--model", f"scripted:{script}"],
-                         {"prompt": PROMPT, "loaded": WELCOME})}
+                         {"prompt": PROMPT, "editor": EDITOR, "loaded": WELCOME})}
         for command, marks in runs.values():  # warm the OS cache and .pyc files first
             in_pty(command, project, env, marks)
-        times: dict[str, list[float]] = {"version": [], "prompt": [], "loaded": []}
+        times: dict[str, list[float]] = {"version": [], "prompt": [], "editor": [], "loaded": []}
         for round_ in range(args.runs):  # paired: both once per round, in turn
             env["DM_CC_HOME"] = str(Path(tmp, f"home{round_}"))  # a fresh home each round
             for command, marks in runs.values():
@@ -149,6 +154,9 @@ def main() -> None:
     print(f"  {'dm_cc --version (line printed)':<36} {ms(times['version'])}")
     print(f"  {'dm_cc: prompt ready':<36} {ms(times['prompt'])}   "
           f"({ratio:.2f}x --version, median of paired ratios)")
+    editor = [e / v for e, v in zip(times["editor"], times["version"], strict=True)]
+    print(f"  {'dm_cc: line editor live':<36} {ms(times['editor'])}   "
+          f"({statistics.median(editor):.2f}x --version, for information)")
     print(f"  {'dm_cc: session loaded (welcome)':<36} {ms(times['loaded'])}   "
           f"({statistics.median(loaded):.2f}x --version, for information)")
     label = 'python -c "import litellm" (once)'

@@ -16,6 +16,9 @@ if TYPE_CHECKING:
 
 
 def run_interactive(args: argparse.Namespace) -> int:
+    from dm_cc.ui.early import early_prompt
+
+    drawn = early_prompt()
     from dm_cc.ui.repl import run_repl
 
     def load_world() -> World:
@@ -23,4 +26,4 @@ def run_interactive(args: argparse.Namespace) -> int:
 
         return open_world(options_from(args))
 
-    return run_repl(load_world, agent_hint=args.agent)
+    return run_repl(load_world, agent_hint=args.agent, handover=drawn)

@@ -21,6 +21,7 @@ import asyncio
 import contextlib
 import contextvars
 import signal
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -363,9 +364,13 @@ def _sigint_cancels(task: asyncio.Future[Any]) -> Iterator[None]:
         aio.remove_signal_handler(signal.SIGINT)
 
 
-def run_repl(load_world: Callable[[], World], agent_hint: str | None = None) -> int:
-    """The interactive session until /exit, Ctrl-D or a second Ctrl-C."""
+def run_repl(load_world: Callable[[], World], agent_hint: str | None = None, *,
+             handover: bool = False) -> int:
+    """The interactive session until /exit, Ctrl-D or a second Ctrl-C. ``handover``:
+    :func:`dm_cc.ui.early.early_prompt` drew the first prompt; draw over its line."""
     history = dirs.state_dir() / "history"
     with contextlib.suppress(OSError):
         history.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    if handover:
+        sys.stdout.write("\r")    # the prompt is drawn again where the early one was
     return asyncio.run(Repl(load_world, agent_hint, str(history)).run())
