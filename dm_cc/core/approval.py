@@ -141,21 +141,22 @@ class Approvals:
             return ()
 
     def remember(self, agent: str, rules: Sequence[Rule], *, save: bool, note: str) -> None:
-        """Keep ``rules`` for ``agent`` this session, and in the store when ``save``."""
+        """Keep ``rules`` for ``agent``: in the store when ``save`` (read back from
+        it), else -- or when saving fails -- for this session."""
+        saved = self.saved
+        if save and saved is None:
+            self.warnings.append("no approval store: this approval lasts for this session only")
+        elif save and saved is not None:
+            try:
+                for rule in rules:
+                    saved.add(rule.permission, rule.pattern, agent=agent, note=note)
+            except (DmccError, OSError, ValueError) as exc:
+                self.warnings.append(f"approval kept for this session only; saving failed: {exc}")
+            else:
+                self._loaded.pop(agent, None)  # read back what the store now holds
+                return
         kept = self.session.setdefault(agent, [])
         kept.extend(rule for rule in rules if rule not in kept)
-        if not save:
-            return
-        if self.saved is None:
-            self.warnings.append("no approval store: this approval lasts for this session only")
-            return
-        try:
-            for rule in rules:
-                self.saved.add(rule.permission, rule.pattern, agent=agent, note=note)
-        except (DmccError, OSError) as exc:
-            self.warnings.append(f"approval kept for this session only; saving failed: {exc}")
-            return
-        self._loaded.pop(agent, None)  # read back what the store now holds
 
     def reload(self) -> None:
         """Read the store again on next use (after a revoke elsewhere)."""

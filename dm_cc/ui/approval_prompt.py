@@ -38,7 +38,7 @@ SAID = {"once": ("class:allow", "allowed once"),
         "session": ("class:allow", "allowed for this session"),
         "always": ("class:allow", "always allowed (saved)"),
         "reject": ("class:deny", "denied"),
-        "cancel": ("class:deny", "denied; turn cancelled")}
+        "cancel": ("class:deny", "denied")}
 
 
 def question_lines(request: ApprovalRequest) -> Iterator[Line]:
@@ -77,8 +77,8 @@ def _legend(request: ApprovalRequest) -> Line:
         shown = ", ".join(f'{r.permission} "{r.pattern}"' for r in remember)
         parts += [("class:key", "s"), ("", " session  "), ("class:key", "a"),
                   ("", f" always ({shown})  ")]
-    parts += [("class:key", "n"), ("", " no  "), ("class:key", "f"), ("", " no, tell the model  "),
-              ("class:dim", "Esc/Ctrl-D no · Ctrl-C no + stop")]
+    parts += [("class:key", "n"), ("", " no, stop the turn  "), ("class:key", "f"),
+              ("", " no, tell the model why  "), ("class:dim", "Esc/Ctrl-D = n · Ctrl-C = n + cancel")]
     return parts
 
 
@@ -103,8 +103,10 @@ class ReplApprover:
                     store_typeahead(get_app_session().input, held)
             if approval.answer in ("reject", "cancel"):
                 self.shown.refused.add(request.call_id)
-            elif request.preview:
-                self.shown.previewed.add(request.call_id)
+            else:
+                self.screen.activity = f"running {request.tool}"
+                if request.preview:
+                    self.shown.previewed.add(request.call_id)
             style, said = SAID[approval.answer]
             extra = f": {approval.feedback}" if approval.feedback else ""
             self.screen.line([(style, f"  {said}{extra}")])
@@ -134,6 +136,8 @@ class ReplApprover:
     async def _edit(self, request: ApprovalRequest) -> tuple[Rule, ...] | None:
         """Each suggested rule in an editable line; None when the person backs out."""
         kept = []
+        self.screen.line("  the rule to keep (edit it if you like) · Enter keeps it · "
+                         "Esc goes back", "class:dim")
         for rule in request.suggestions:
             pattern = rule.pattern
             while True:
@@ -162,7 +166,8 @@ async def _choose(legend: Line, keys: dict[str, str]) -> str:
         layout=Layout(Window(FormattedTextControl(FormattedText(legend)), height=1, wrap_lines=True)),
         key_bindings=bindings, style=STYLE, full_screen=False, erase_when_done=True)
     app.ttimeoutlen = 0.05   # a lone Esc answers at once
-    return await app.run_async()
+    # Ctrl-C is a key here; the turn's own SIGINT handler must survive the question
+    return await app.run_async(handle_sigint=False)
 
 
 async def _line(message: str, default: str) -> str | None:
@@ -177,7 +182,7 @@ async def _line(message: str, default: str) -> str | None:
 
     session: PromptSession[str | None] = PromptSession(key_bindings=bindings, style=STYLE)
     session.app.ttimeoutlen = 0.05
-    return await session.prompt_async(message, default=default)
+    return await session.prompt_async(message, default=default, handle_sigint=False)
 
 
 def _set_aside_typeahead() -> list[KeyPress]:

@@ -137,8 +137,12 @@ class Repl:
         await asyncio.shield(self._ready)
 
     def new_session(self) -> None:
+        """A fresh session with the same model, agent and session approvals."""
+        old = self.loop
         self._loop = self.world.open_loop(self.approver, on_event=self.on_event,
                                           on_stream=self.on_stream, fresh=True)
+        self._loop.rt.model, self._loop.rt.approvals = old.rt.model, old.rt.approvals
+        self._loop.next_agent = old.agent.name
 
     # ------------------------------------------------------------------ what the core tells us
 

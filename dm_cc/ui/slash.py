@@ -43,7 +43,10 @@ def _help(repl: Repl, args: list[str]) -> None:
     repl.screen.line("Commands:", "class:tool")
     for command in COMMANDS.values():
         usage = f"/{command.name}" + (f" {command.usage}" if command.usage else "")
-        repl.screen.line(f"  {usage:<28} {command.help}")
+        if len(usage) > 26:
+            repl.screen.line(f"  {usage}")
+            usage = ""
+        repl.screen.line(f"  {usage:<26} {command.help}")
     repl.screen.lines([
         "Keys: Enter sends · Alt-Enter/Esc-Enter/Ctrl-J new line · Shift+Tab next agent · "
         "Ctrl-R search history", "      Ctrl-C cancels a turn (twice at an empty prompt: exit) "
@@ -58,7 +61,7 @@ def _agent(repl: Repl, args: list[str]) -> None:
             mark = "*" if agent.name == current else " "
             repl.screen.line(f" {mark} {agent.name:<10} {agent.mode:<9} {agent.description}")
     elif sub == "switch" and len(args) == 2:
-        repl.loop.switch_agent(args[1])
+        _switch(repl, args[1])
     elif sub == "capabilities":
         _capabilities(repl)
     else:
@@ -70,7 +73,9 @@ def _capabilities(repl: Repl) -> None:
     gate = repl.loop.gate()
     repl.screen.line(f"agent {agent.name} ({agent.mode}): {agent.description}", "class:agent")
     if agent.prompt:
-        repl.screen.line("  prompt: " + " ".join(agent.prompt.split())[:160], "class:dim")
+        summary = " ".join(agent.prompt.split())
+        repl.screen.line("  prompt: " + (summary if len(summary) <= 200 else
+                                         summary[:200].rsplit(" ", 1)[0] + " …"), "class:dim")
     for tool in repl.loop.rt.tools:
         permission = tool.entry.permission
         if gate.denies_outright(permission):
@@ -78,13 +83,25 @@ def _capabilities(repl: Repl) -> None:
         else:
             verdict = gate.judge(Request(permission, "*"))
             action, how = verdict.action, verdict.rule.describe()
+            specific = sum(1 for ruleset in gate.rulesets for c in ruleset.candidates(permission)
+                           if c.rule.pattern != "*")
+            if specific:
+                how = f"by default: {how}; {specific} more specific rules decide particular " \
+                      "inputs (/permissions)"
         repl.screen.line(f"  {action:<5} {tool.name:<11} {how}", f"class:{action}")
 
 
 def _switch_to(name: str) -> Handler:
     def run(repl: Repl, args: list[str]) -> None:
-        repl.loop.switch_agent(name)
+        _switch(repl, name)
     return run
+
+
+def _switch(repl: Repl, name: str) -> None:
+    if (repl.loop.next_agent or repl.loop.agent.name) == name:
+        repl.screen.line(f"already the {name} agent", "class:dim")
+        return
+    repl.loop.switch_agent(name)
 
 
 def _permissions(repl: Repl, args: list[str]) -> None:

@@ -108,7 +108,7 @@ def test_ctrl_c_at_the_question_denies_and_cancels_the_turn(project):
                 [(READY, "write" + ENTER), (LEGEND, CTRL_C), ("turn cancelled", "again" + ENTER),
                  ("next", "")])
     assert not run.errors and not (project / "a.txt").exists()
-    assert "denied; turn cancelled" in run.screen
+    assert "  denied" in run.screen and "turn cancelled" in run.screen
     # the next line typed was not swallowed: it became the next message
     assert user_messages(run) == ["write", "again"]
 
@@ -249,3 +249,21 @@ def test_context_shows_the_project_instructions_and_compact_summarises(project):
     assert "AGENTS.md" in run.after("/context")
     summary = [m for m in run.repl.loop.session.messages if m.compaction]
     assert len(summary) == 1 and "SUMMARY of the early turns" in summary[0].content
+
+
+def test_ctrl_c_still_cancels_a_turn_after_a_question_was_answered(project):
+    run = drive(project, [WRITE, {"text": "too slow", "delay": 20}, {"text": "after"}],
+                [(READY, "write" + ENTER), (LEGEND, "y"), ("thinking", SIGINT),
+                 ("turn cancelled", "again" + ENTER), ("after", "")])
+    assert not run.errors and (project / "a.txt").exists()
+    assert "too slow" not in run.screen
+
+
+def test_clear_keeps_the_model_and_the_agent(project):
+    run = drive(project, [{"text": "one"}, {"text": "two"}],
+                [(READY, "/plan" + ENTER), ("agent: plan", "/plan" + ENTER),
+                 ("already the plan agent", "q" + ENTER), ("one", "/clear" + ENTER),
+                 ("new session", "q2" + ENTER), ("two", "")])
+    assert not run.errors
+    assert [(m.agent, m.content) for m in run.repl.loop.session.messages if m.role == "user"] \
+        == [("plan", "q2")]
