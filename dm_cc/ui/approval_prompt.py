@@ -30,7 +30,7 @@ from prompt_toolkit.layout.controls import FormattedTextControl
 from dm_cc.core.approval import Approval, ApprovalRequest
 from dm_cc.permissions import Rule
 from dm_cc.ui.describe import rule_text
-from dm_cc.ui.render import Line, Shown
+from dm_cc.ui.render import Line, Shown, diff_lines
 from dm_cc.ui.screen import STYLE, Screen
 
 PREVIEW_LINES = 60
@@ -61,13 +61,7 @@ def question_lines(request: ApprovalRequest) -> Iterator[Line]:
         if verdict.note:
             yield [("class:dim", f"        note: {verdict.note}")]
     if request.preview:
-        lines = request.preview.splitlines()
-        for text in lines[:PREVIEW_LINES]:
-            style = ("class:add" if text.startswith("+") and not text.startswith("+++") else
-                     "class:del" if text.startswith("-") and not text.startswith("---") else "")
-            yield [(style, "  " + text)]
-        if len(lines) > PREVIEW_LINES:
-            yield [("class:dim", f"  … {len(lines) - PREVIEW_LINES} more lines")]
+        yield from diff_lines(request.preview, PREVIEW_LINES)
 
 
 def _legend(request: ApprovalRequest) -> Line:

@@ -48,7 +48,7 @@ def finished_lines(call: ToolCall, output: ToolOutput) -> Iterator[Line]:
     """A result: a diff for edits, trimmed output for the rest, errors in red."""
     shown = output.display or output.output
     if output.display and call.name in ("edit", "write"):
-        yield from _diff(shown)
+        yield from diff_lines(shown)
         return
     lines = shown.rstrip("\n").splitlines() or ["(no output)"]
     if call.name == "read" and not output.is_error:
@@ -62,15 +62,16 @@ def finished_lines(call: ToolCall, output: ToolOutput) -> Iterator[Line]:
         yield [(style, "  │ " + text)]
 
 
-def _diff(text: str) -> Iterator[Line]:
+def diff_lines(text: str, limit: int = DIFF_LINES) -> Iterator[Line]:
+    """A unified diff (or a plan) in colour, cut to ``limit`` lines."""
     lines = text.splitlines()
-    for text in lines[:DIFF_LINES]:
+    for text in lines[:limit]:
         style = ("class:add" if text.startswith("+") and not text.startswith("+++") else
                  "class:del" if text.startswith("-") and not text.startswith("---") else
                  "class:hunk" if text.startswith("@@") else "class:dim")
         yield [(style, "  " + text)]
-    if len(lines) > DIFF_LINES:
-        yield [("class:dim", f"  … {len(lines) - DIFF_LINES} more diff lines")]
+    if len(lines) > limit:
+        yield [("class:dim", f"  … {len(lines) - limit} more lines")]
 
 
 @dataclass
