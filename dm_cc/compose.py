@@ -23,7 +23,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
-from dm_cc.agents.builtin import Agent
+from dm_cc.agents.builtin import Agent, named_agent
 from dm_cc.agents.files import load_agents
 from dm_cc.config import dirs
 from dm_cc.config.dirs import HostFilesystem
@@ -111,10 +111,7 @@ class World:
 
     def agent(self, name: str) -> Agent:
         """The agent called ``name``; UsageError naming the known ones."""
-        agent = self.agents.get(name)
-        if agent is None:
-            raise UsageError(f"unknown agent {name!r} (known: {', '.join(self.agents)})")
-        return agent
+        return named_agent(self.agents, name)
 
     def gate(self, agent: Agent, approvals: Sequence[Rule] = (),
              session_id: str | None = None) -> Gate:
@@ -178,9 +175,8 @@ class World:
             if in_charge not in self.agents:
                 raise UsageError(f"session {session.info.id}'s agent {in_charge!r} no longer "
                                  "exists; continue it with --agent NAME")
-        agent = self.agent(options.agent or self.settings.default_agent or DEFAULT_AGENT)
-        if agent.mode == "subagent":
-            raise UsageError(f"{agent.name!r} is a subagent; it runs only through the task tool")
+        agent = named_agent(self.agents, options.agent or self.settings.default_agent
+                            or DEFAULT_AGENT, primary=True)
         model_name = agent.model or self.settings.model
         if not model_name:
             raise UsageError(NO_MODEL)

@@ -7,9 +7,11 @@ override for that agent can.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
+from dm_cc.errors import UsageError
 from dm_cc.permissions import Action, Rule
 from dm_cc.policy.defaults import READ_ONLY_COMMANDS
 
@@ -96,3 +98,14 @@ BUILTIN_AGENTS: dict[str, Agent] = {
               prompt=GENERAL_PROMPT, rules=GENERAL_RULES),
     )
 }
+
+
+def named_agent(agents: Mapping[str, Agent], name: str, *, primary: bool = False) -> Agent:
+    """The agent called ``name``; UsageError naming the known ones, and (``primary``)
+    for a subagent-only one, which only the task tool starts."""
+    agent = agents.get(name)
+    if agent is None:
+        raise UsageError(f"unknown agent {name!r} (known: {', '.join(agents)})")
+    if primary and agent.mode == "subagent":
+        raise UsageError(f"{name!r} is a subagent; it runs only through the task tool")
+    return agent

@@ -90,6 +90,14 @@ class ApprovalRequest:
     def always_rules(self) -> tuple[Rule, ...]:
         return suggested_rules(self.asking, self.tool)
 
+    def kept(self, approval: Approval) -> tuple[Rule, ...]:
+        """What a session/always answer remembers: the (edited) suggestions, and only
+        allow rules for a permission that asked -- an edit may narrow or widen a
+        pattern, never become another permission or another action."""
+        rules = self.suggestions if approval.rules is None else approval.rules
+        asked = {request.permission for request in self.asking}
+        return tuple(r for r in rules if r.action == "allow" and r.permission in asked)
+
 
 @dataclass(frozen=True, slots=True)
 class Approval:

@@ -30,7 +30,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from dm_cc.agents.builtin import Agent
+from dm_cc.agents.builtin import Agent, named_agent
 from dm_cc.core import compaction
 from dm_cc.core.approval import (
     REMEMBERING,
@@ -155,11 +155,7 @@ class Loop:
         """Put the primary agent ``name`` in charge, as plan_enter does: a synthetic
         user message, so the history stays. UsageError for an unknown or
         subagent-only agent."""
-        agent = self.rt.agents.get(name)
-        if agent is None:
-            raise UsageError(f"unknown agent {name!r} (known: {', '.join(self.rt.agents)})")
-        if agent.mode == "subagent":
-            raise UsageError(f"{name!r} is a subagent; it runs only through the task tool")
+        agent = named_agent(self.rt.agents, name, primary=True)
         self.next_agent = None
         self._append(Message("user", f"The user switched this session to the {name} agent."
                              + (f" {agent.description}" if agent.description else ""),
@@ -325,13 +321,8 @@ class Loop:
         request = self.approval_request(item, ctx)
         approval = await self.rt.approver.approve(request)
         if approval.answer in REMEMBERING:
-            rules = request.suggestions if approval.rules is None else approval.rules
-            asked = {r.permission for r in request.asking}
-            # only allow rules for what was asked: an edit may narrow or widen a
-            # pattern, never turn into another permission or another action
-            kept = [r for r in rules if r.action == "allow" and r.permission in asked]
             self.rt.approvals.remember(
-                self.agent.name, kept, save=approval.answer == "always",
+                self.agent.name, request.kept(approval), save=approval.answer == "always",
                 note=f"approved for {item.call.name} in session {self.session.info.id}")
         return approval
 
@@ -343,7 +334,7 @@ class Loop:
         approvals = self.rt.approvals.rules(self.agent.name)
         asking = [v.request for v in item.decision.verdicts if v.action == "ask"]
 
-        def covers(rule: Rule) -> bool:
+        def covers(rule: Rule) -> bool:  # judged by the real gate: ceilings, managed rules
             gate = self.gate_with((*approvals, rule))
             return any(gate.judge(request).action == "allow"
                        for request in asking if request.permission == rule.permission)
