@@ -150,9 +150,10 @@ class World:
 
     def open_loop(self, approver: Approver, *,
                   on_event: Callable[[Event], None] = lambda event: None,
-                  on_stream: OnStream | None = None, fresh: bool = False) -> Loop:
+                  on_stream: OnStream | None = None, fresh: bool = False,
+                  wait_background: bool = True) -> Loop:
         """The loop for the session the options name (resumed, continued or new;
-        ``fresh``: always new). ``continue_last`` with no earlier session of this
+        ``fresh``: always new; ``wait_background``: see :class:`~dm_cc.core.loop.Loop`). ``continue_last`` with no earlier session of this
         project (none with a message) opens a new one: its ``messages`` are empty,
         which is how a front end tells and says so. Raises UsageError for an
         unknown or subagent-only agent or no model."""
@@ -185,9 +186,11 @@ class World:
         runtime = Runtime(policy=self.policy, agents=self.agents, tools=builtin_tools(),
                           model=self.make_model(model_name), approver=approver,
                           where=self.where, on_event=on_event, on_stream=on_stream,
-                          approvals=Approvals(self.approvals))
+                          approvals=Approvals(self.approvals), models=self.make_model,
+                          max_task_depth=self.settings.max_task_depth)
         requested = agent.name if (options.agent or not session.messages) else None
-        return Loop(session, runtime, max_turns=options.max_turns, agent=requested)
+        return Loop(session, runtime, max_turns=options.max_turns, agent=requested,
+                    wait_background=wait_background)
 
 
 def open_world(options: Options | None = None, *, cwd: Path | None = None,

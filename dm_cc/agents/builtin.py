@@ -56,12 +56,20 @@ PLAN_RULES = _read_only("plan", "the plan agent is read-only; plan_exit switches
     ("plan_enter", "*", "deny", "already planning"),
 )
 
-EXPLORE_RULES = _read_only("explore", "the explore agent only reads") + _rules(
-    "explore",
-    ("task", "*", "deny", "explore does not start subagents"),
-    ("plan_enter", "*", "deny", None),
-    ("plan_exit", "*", "deny", None),
-)
+def _only_reads(agent: str, why: str) -> tuple[Rule, ...]:
+    """Read-only, and nothing but reading: no edits, only read-only shell commands,
+    no web, no MCP tools, no todo list, no subagents, no mode switches. Reading and
+    searching stay as the policy decides (a read rule here would overrule its
+    denies)."""
+    return _read_only(agent, why) + _rules(
+        agent,
+        *((permission, "*", "deny", why)
+          for permission in ("webfetch", "mcp__*", "todo", "task", "plan_enter", "plan_exit")),
+    )
+
+
+EXPLORE_RULES = _only_reads("explore", "the explore agent only reads")
+REVIEWER_RULES = _only_reads("reviewer", "the reviewer only reads and reports")
 
 GENERAL_RULES = _rules(
     "general",
@@ -82,6 +90,12 @@ EXPLORE_PROMPT = """You are the explore subagent: answer the question you were g
 reading and searching the codebase. You cannot change anything. Reply with a concise report \
 naming files and line numbers."""
 
+REVIEWER_PROMPT = """You are the reviewer subagent: review the change or the files you were \
+given. Read the diff (`git diff`, `git diff --staged`, `git show`) and the code around it; \
+you cannot change anything. Report each finding with its file and line, grouped by severity: \
+critical (wrong results, data loss, security), major (bugs in edge cases, missing tests), \
+minor (clarity, naming, style). Say so plainly when you find nothing."""
+
 GENERAL_PROMPT = """You are a general-purpose subagent: do the task you were given and reply \
 with a concise report of what you did and found."""
 
@@ -96,6 +110,9 @@ BUILTIN_AGENTS: dict[str, Agent] = {
               prompt=EXPLORE_PROMPT, rules=EXPLORE_RULES),
         Agent("general", "subagent", "General-purpose subagent for multi-step tasks.",
               prompt=GENERAL_PROMPT, rules=GENERAL_RULES),
+        Agent("reviewer", "subagent",
+              "Read-only review of a diff or files; reports findings by severity.",
+              prompt=REVIEWER_PROMPT, rules=REVIEWER_RULES),
     )
 }
 

@@ -5,6 +5,7 @@ environment, then command-line flags — later wins, key by key.
 model: openai/gpt-4o-mini        # env DM_CC_MODEL, flag --model
 api_base: http://localhost:8000  # env DM_CC_API_BASE, flag --api-base
 default_agent: build             # the primary agent a new session starts with
+max_task_depth: 3                # how deep subagents may nest (a child is depth 1)
 mcp:                             # MCP servers by name (used by the MCP bridge)
   git:
     command: [uvx, mcp-server-git]   # a list, or one program name (not split)
@@ -47,7 +48,8 @@ from dm_cc.errors import SettingsError
 if TYPE_CHECKING:  # pydantic is imported only when a file must be validated
     from pydantic import BaseModel
 
-SCALARS = ("model", "api_base", "default_agent")
+SCALARS = ("model", "api_base", "default_agent", "max_task_depth")
+DEFAULT_TASK_DEPTH = 3
 ENVIRONMENT = {"model": "DM_CC_MODEL", "api_base": "DM_CC_API_BASE"}
 SERVER_NAME = re.compile(r"[A-Za-z0-9-]+(?:_[A-Za-z0-9-]+)*")
 
@@ -71,6 +73,7 @@ class Settings:
     model: str | None = None
     api_base: str | None = None
     default_agent: str = "build"
+    max_task_depth: int = DEFAULT_TASK_DEPTH
     mcp: Mapping[str, McpServer] = field(default_factory=lambda: MappingProxyType({}))
     sources: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
 
@@ -101,6 +104,7 @@ def _model() -> type[BaseModel]:
         model: str | None = Field(default=None, min_length=1)
         api_base: str | None = Field(default=None, min_length=1)
         default_agent: str | None = Field(default=None, min_length=1)
+        max_task_depth: int | None = Field(default=None, ge=0, le=10)
         mcp: dict[str, ServerSpec] = Field(default_factory=dict)
 
     return SettingsFile
@@ -114,7 +118,7 @@ def parse_settings(text: str, shown: str) -> tuple[dict[str, Any], dict[str, str
         return {}, {}, {}
     if not isinstance(data, dict):
         raise SettingsError(shown, 1, "a settings file is a mapping (model:, api_base:, "
-                            "default_agent:, mcp:)")
+                            "default_agent:, max_task_depth:, mcp:)")
     from pydantic import ValidationError
 
     try:

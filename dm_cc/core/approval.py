@@ -76,6 +76,7 @@ class ApprovalRequest:
     decision: Decision
     preview: str | None = None
     agent: str = "build"
+    asker: str = ""                 # a subagent's label (explore #2); "" for the session's own
     description: str = ""           # what the call says it does (bash's description)
     main_input: str = ""            # the whole command, path or URL
     suggestions: tuple[Rule, ...] = ()

@@ -52,4 +52,43 @@ class Notice:
     text: str
 
 
-Event = ToolDecided | ToolFinished | AgentSwitched | TurnEnded | Compacted | Notice
+@dataclass(frozen=True, slots=True)
+class TaskStarted:
+    """A subagent started (or was resumed) in its child session ``task_id``;
+    ``label`` names it where it asks or reports (``explore #2``)."""
+
+    task_id: str
+    label: str
+    agent: str
+    description: str
+    background: bool = False
+    resumed: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class TaskFinished:
+    """A subagent ended: ``status`` done | max_turns | error | rejected | cancelled;
+    ``text`` its final answer (or what went wrong); ``tools`` how many tool calls
+    it made."""
+
+    task_id: str
+    label: str
+    status: str
+    text: str
+    tools: int
+    seconds: float
+    background: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class InTask:
+    """An event of a subagent's loop as its parent sees it: wrapped once per level,
+    so a grandchild's event arrives as ``InTask(child, InTask(grandchild, event))``."""
+
+    task_id: str
+    label: str
+    event: Event
+
+
+Event = (ToolDecided | ToolFinished | AgentSwitched | TurnEnded | Compacted | Notice
+         | TaskStarted | TaskFinished | InTask)

@@ -25,7 +25,7 @@ import asyncio
 import functools
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
@@ -38,6 +38,7 @@ from dm_cc.core.approval import (
     ApprovalRequest,
     Approvals,
     Approver,
+    AskFailed,
     suggested_rules,
 )
 from dm_cc.core.events import (
@@ -50,14 +51,16 @@ from dm_cc.core.events import (
     TurnEnded,
 )
 from dm_cc.core.prompts import system_prompt
+from dm_cc.core.subagents import Subagents
 from dm_cc.errors import UsageError
 from dm_cc.llm.base import ChatModel, ModelReply, OnStream, ToolSpec, Usage
-from dm_cc.permissions import Decision, Gate, Request, Rule
+from dm_cc.permissions import Ceiling, Decision, Gate, Request, Rule
 from dm_cc.permissions.paths import PathContextDirs
 from dm_cc.permissions.requests import path_requests
 from dm_cc.permissions.rules import DOOM_LOOP
 from dm_cc.policy.layers import Policy
 from dm_cc.session.messages import Message, ToolCall, agent_in_charge
+from dm_cc.session.store import Session
 from dm_cc.tools.base import Tool, ToolContext, ToolOutput
 
 DEFAULT_MAX_TURNS = 50
@@ -86,6 +89,10 @@ class Runtime:
     on_event: Callable[[Event], None] = lambda event: None
     on_stream: OnStream | None = None
     approvals: Approvals = field(default_factory=Approvals)
+    # A subagent whose agent names a model of its own gets it from here (None: the
+    # parent's model); subagents nest at most this deep.
+    models: Callable[[str], ChatModel] | None = None
+    max_task_depth: int = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,12 +117,24 @@ def tool_specs(tools: Iterable[Tool[Any]]) -> list[ToolSpec]:
 
 
 class Loop:
-    def __init__(self, session: Any, runtime: Runtime, *, max_turns: int | None = None,
-                 agent: str | None = None) -> None:
+    """One session's turns. A subagent's loop has a ``parent`` (whose gate bounds
+    its own), a ``depth`` (1 for a child) and a ``label`` (``explore #2``) that names
+    it where it asks. ``wait_background``: a turn does not end while background
+    children run (a headless run, a child); the REPL's turn ends, and the results
+    come with the next one."""
+
+    def __init__(self, session: Session, runtime: Runtime, *, max_turns: int | None = None,
+                 agent: str | None = None, parent: Loop | None = None, label: str = "",
+                 wait_background: bool = True) -> None:
         self.session = session
         self.rt = runtime
         self.max_turns = max_turns
         self.next_agent = agent  # the agent of the next user message, when asked for
+        self.parent = parent
+        self.depth: int = parent.depth + 1 if parent is not None else 0
+        self.label = label
+        self.wait_background = wait_background
+        self.subagents: Subagents = Subagents(self)
         self._tools = {tool.name: tool for tool in runtime.tools}
         self._specs = {spec.name: spec for spec in tool_specs(runtime.tools)}
         self._recent: list[str] = []
@@ -137,19 +156,43 @@ class Loop:
         return agent
 
     def gate(self) -> Gate:
-        """The compiled layers for the agent in charge; rebuilt when the agent or its
-        approvals change."""
-        agent = self.agent
-        key = (agent.name, self.rt.approvals.rules(agent.name))
+        """The compiled layers for the agent in charge; rebuilt when the agent or the
+        approvals of it or of an ancestor change."""
+        key = self._gate_key()
         for warning in self.rt.approvals.drain_warnings():
             self.rt.on_event(Notice(warning))
         if self._gate is None or self._gate[0] != key:
-            self._gate = (key, self.gate_with(key[1]))
+            self._gate = (key, self.gate_with(self.rt.approvals.rules(self.agent.name)))
         return self._gate[1]
 
+    def _gate_key(self) -> tuple:
+        name = self.agent.name
+        own = (name, self.rt.approvals.rules(name))
+        return own if self.parent is None else (*own, self.parent._gate_key())
+
     def gate_with(self, approvals: Sequence[Rule]) -> Gate:
-        """The agent in charge's gate with these approvals."""
-        return self.rt.policy.gate(self.agent, approvals, session_id=self.session.info.id)
+        """The agent in charge's gate with these approvals. A subagent's is bounded by
+        its parent's gate (itself bounded by the grandparent's …): each decision is
+        the stricter of its own and every ancestor's. The child's approvals count
+        in the ancestors' gates too -- the person answered for this request -- where,
+        like any approval, they never beat a configured deny or a managed rule."""
+        gate = self.rt.policy.gate(self.agent, approvals, session_id=self.session.info.id,
+                                   subagent=self.parent is not None)
+        parent = self.parent
+        if parent is None:
+            return gate
+        bound = parent.gate_with((*parent.rt.approvals.rules(parent.agent.name), *approvals))
+        return gate.within(Ceiling(bound, None, f"a subagent never gets more than the "
+                                                f"{parent.agent.name} agent that started it"))
+
+    def child(self, session: Session, agent: Agent, label: str) -> Loop:
+        """A subagent's loop over ``session``: this loop's approver, approvals and
+        tools; its agent's model when it names one; no streaming to the screen."""
+        model = self.rt.model
+        if agent.model and self.rt.models is not None:
+            model = self.rt.models(agent.model)
+        runtime = replace(self.rt, model=model, on_stream=None)
+        return Loop(session, runtime, agent=agent.name, parent=self, label=label)
 
     def switch_agent(self, name: str) -> None:
         """Put the primary agent ``name`` in charge, as plan_enter does: a synthetic
@@ -166,7 +209,7 @@ class Loop:
         where = self.rt.where
         ctx = ToolContext(where=where, session_id=self.session.info.id, agent=self.agent.name,
                           plan_file=where.root / ".dm_cc" / "plans" / f"{self.session.info.id}.md",
-                          todos=self._todos)
+                          todos=self._todos, subagents=self.subagents)
         if gate is not None:
             # Only the read rules: the call's own directory (external_directory) was
             # already decided, and approved if it had to be.
@@ -192,6 +235,9 @@ class Loop:
             for _ in range(limit):
                 reply = await self.query()
                 if not reply.tool_calls:
+                    if self.wait_background and self.subagents.waiting():
+                        await self.subagents.next_finished()
+                        continue
                     raise TurnStopped("done", reply.text)
                 await self.execute(reply.tool_calls)
             raise TurnStopped("max_turns", f"Stopped after {limit} model calls (max_turns).")
@@ -204,6 +250,7 @@ class Loop:
         return result
 
     async def query(self) -> ModelReply:
+        self.deliver_finished()
         window = self.rt.model.context_window
         if window and self.context_tokens() > compaction.COMPACT_AT * window:
             await self.compact(automatic=True)
@@ -245,28 +292,35 @@ class Loop:
         _agent, system, specs = self._prompt()
         return compaction.request_tokens(system, specs, model_messages(messages))
 
+    def deliver_finished(self) -> None:
+        """Hand the results of background children that finished to the model: a
+        synthetic user message each (never between a call and its result)."""
+        for text in self.subagents.take_finished():
+            self._append(Message("user", text, agent=self.agent.name, synthetic=True))
+
     def _prompt(self) -> tuple[Agent, str, list[ToolSpec]]:
         """The agent in charge, its system prompt and the tools it is offered."""
         agent = self.agent
-        specs = [self._specs[tool.name] for tool in self.offered_tools(self.gate())]
-        return agent, system_prompt(agent, self.context()), specs
+        ctx = self.context()
+        specs = [replace(self._specs[tool.name], description=tool.describe(ctx))
+                 for tool in self.offered_tools(self.gate())]
+        return agent, system_prompt(agent, ctx), specs
 
     async def execute(self, calls: Sequence[ToolCall]) -> None:
         gate = self.gate()
         ctx = self.context(gate)
         prepared = [self._prepare(call, gate, ctx) for call in calls]
-        outputs: list[ToolOutput] = []
+        outputs: list[ToolOutput | None] = [None] * len(prepared)
         try:
             if all(p.decision is not None and p.decision.action == "allow" for p in prepared):
-                outputs = list(await asyncio.gather(*(self._enforce_and_run(p, ctx)
-                                                      for p in prepared)))
+                await _all_or_none(outputs, [self._enforce_and_run(p, ctx) for p in prepared])
             else:
-                for item in prepared:
-                    outputs.append(await self._enforce_and_run(item, ctx))
-        except TurnStopped:
-            self._results(prepared, outputs, missing="Rejected by the user.")
+                for index, item in enumerate(prepared):
+                    outputs[index] = await self._enforce_and_run(item, ctx)
+        except TurnStopped as stop:
+            self._results(prepared, outputs, missing=f"{stop.reason.capitalize()} by the user.")
             raise
-        except asyncio.CancelledError:
+        except (asyncio.CancelledError, AskFailed):
             self._results(prepared, outputs, missing="Cancelled by the user.")
             raise
         self._results(prepared, outputs)
@@ -344,7 +398,7 @@ class Loop:
         description = arguments.get("description")
         return ApprovalRequest(
             item.call.name, arguments, item.decision, item.tool.preview(item.params, ctx),
-            agent=self.agent.name,
+            agent=self.agent.name, asker=self.label,
             description=description if isinstance(description, str) else "",
             main_input=item.tool.entry.main_text(arguments), suggestions=suggestions,
             covers=covers, call_id=item.call.id)
@@ -353,7 +407,7 @@ class Loop:
         assert item.tool is not None and item.params is not None
         try:
             return await item.tool.run(item.params, ctx)
-        except asyncio.CancelledError:
+        except (asyncio.CancelledError, TurnStopped, AskFailed):  # a subagent's stop is ours
             raise
         except Exception as exc:  # a tool bug must not kill the session
             return ToolOutput(f"{item.call.name} failed: {type(exc).__name__}: {exc}",
@@ -369,16 +423,14 @@ class Loop:
                              tool_name=call.name, is_error=output.is_error))
         self.rt.on_event(ToolFinished(call, output))
 
-    def _results(self, prepared: Sequence[_Prepared], outputs: Sequence[ToolOutput],
+    def _results(self, prepared: Sequence[_Prepared], outputs: Sequence[ToolOutput | None],
                  missing: str | None = None) -> None:
-        """Record one result per call, in call order; calls that never ran get
-        ``missing``. Then apply an agent switch (plan_enter / plan_exit)."""
+        """Record one result per call, in call order; calls that never ran (or did
+        not finish) get ``missing``. Then apply an agent switch (plan_enter / plan_exit)."""
         switch: ToolOutput | None = None
-        for index, item in enumerate(prepared):
-            if index < len(outputs):
-                output = outputs[index]
-            else:
-                output = ToolOutput(missing or "Not run.", is_error=True)
+        for item, done in zip(prepared, outputs, strict=True):
+            output = done if done is not None else ToolOutput(missing or "Not run.",
+                                                              is_error=True)
             self._result(item.call, output)
             if output.switch_agent and not output.is_error:
                 switch = output
@@ -386,6 +438,24 @@ class Loop:
             self._append(Message("user", switch.switch_message or "", agent=switch.switch_agent,
                                  synthetic=True))
             self.rt.on_event(AgentSwitched(switch.switch_agent))
+
+
+async def _all_or_none(outputs: list[ToolOutput | None], jobs: Sequence[Any]) -> None:
+    """Run ``jobs`` at once, each output into its place in ``outputs``. When one stops
+    the turn (a rejection or a failed ask in a subagent) or the turn is cancelled,
+    the others are cancelled and awaited before it propagates."""
+    tasks = [asyncio.ensure_future(job) for job in jobs]
+    try:
+        for index, done in enumerate(await asyncio.gather(*tasks)):
+            outputs[index] = done
+    except BaseException:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        for index, task in enumerate(tasks):
+            if task.done() and not task.cancelled() and task.exception() is None:
+                outputs[index] = task.result()
+        raise
 
 
 @dataclass

@@ -7,7 +7,7 @@ from pathlib import Path
 from dm_cc.llm.base import ChatModel
 from dm_cc.llm.litellm_model import LiteLLMModel
 from dm_cc.llm.offline import OfflineModel
-from dm_cc.llm.scripted import ScriptedModel, load_script
+from dm_cc.llm.scripted import load_script
 
 SCRIPTED = "scripted:"
 
@@ -21,5 +21,5 @@ def make_model(name: str, api_base: str | None) -> ChatModel:
         return OfflineModel()
     if name.startswith(SCRIPTED):
         path = Path(name[len(SCRIPTED):]).expanduser()
-        return ScriptedModel(load_script(path), name=name)
+        return load_script(path, name)
     return LiteLLMModel(name, api_base=api_base)

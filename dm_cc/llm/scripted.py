@@ -9,6 +9,11 @@ Every call is recorded in ``.calls`` as (system, messages, tool names). Tool
 calls built by ``call``/``calls`` get ids ``call_1``, ``call_2`` … when played,
 unique per model instance. ``context_window`` (default None: unknown)
 is what the loop compacts against.
+
+Subagents share their parent's model and may run at the same time, so the order
+in which they ask is not fixed: ``tasks={"find auth": [...]}`` gives each its own
+script, played for a conversation whose first user message contains the key
+(the subagent's prompt); every other conversation plays the main script.
 """
 
 from __future__ import annotations
@@ -16,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -60,29 +65,46 @@ def calls(*named: tuple[str, dict[str, Any]]) -> ModelReply:
         for name, arguments in named))
 
 
+class _Script:
+    def __init__(self, name: str, items: Iterable[Item]) -> None:
+        self.name = name
+        self.items = list(items)
+        self.played = 0
+
+    def next(self) -> Item:
+        if self.played >= len(self.items):
+            raise ModelError(f"script exhausted: {self.name} had {len(self.items)} "
+                             f"replies and was asked for reply {self.played + 1}")
+        self.played += 1
+        return self.items[self.played - 1]
+
+
 class ScriptedModel:
     def __init__(self, replies: Iterable[Item], name: str = "scripted", *,
-                 context_window: int | None = None) -> None:
+                 context_window: int | None = None,
+                 tasks: Mapping[str, Iterable[Item]] | None = None) -> None:
         self.name = name
         self.context_window = context_window
-        self._script = list(replies)
-        self._played = 0
+        self._script = _Script(name, replies)
+        self._tasks = {key: _Script(f"{name} (task {key!r})", items)
+                       for key, items in (tasks or {}).items()}
         self._ids = itertools.count(1)
         self.calls: list[tuple[str, list[Message], list[str]]] = []
 
     @property
     def remaining(self) -> int:
-        return len(self._script) - self._played
+        return sum(len(s.items) - s.played for s in (self._script, *self._tasks.values()))
+
+    def _script_for(self, messages: Sequence[Message]) -> _Script:
+        first = next((m.content for m in messages if m.role == "user"), "")
+        return next((script for key, script in self._tasks.items() if key in first),
+                    self._script)
 
     async def complete(self, system: str, messages: Sequence[Message], tools: Sequence[ToolSpec],
                        *, temperature: float | None = None,
                        on_stream: OnStream | None = None) -> ModelReply:
         self.calls.append((system, list(messages), [tool.name for tool in tools]))
-        if self._played >= len(self._script):
-            raise ModelError(f"script exhausted: {self.name} had {len(self._script)} "
-                             f"replies and was asked for reply {self._played + 1}")
-        item = self._script[self._played]
-        self._played += 1
+        item = self._script_for(messages).next()
         if isinstance(item, Delayed):
             await asyncio.sleep(item.seconds)
             item = item.item
@@ -104,20 +126,33 @@ def _pieces(text: str, count: int = 3) -> list[str]:
     return [text[i:i + size] for i in range(0, len(text), size)]
 
 
-def load_script(path: Path) -> list[Item]:
-    """A script from a YAML (or JSON) file, for ``--model scripted:PATH``: a list of
-    replies, each ``{text: …}``, ``{tool: NAME, args: {…}}``, ``{calls: [{tool, args},
-    …]}`` (text may go with calls), optionally with ``delay: SECONDS``. ValueError
-    naming the entry when one is malformed."""
+def load_script(path: Path, name: str = "scripted") -> ScriptedModel:
+    """The model a YAML (or JSON) file scripts, for ``--model scripted:PATH``: a list
+    of replies, each ``{text: …}``, ``{tool: NAME, args: {…}}``, ``{calls: [{tool,
+    args}, …]}`` (text may go with calls), optionally with ``delay: SECONDS``; or a
+    mapping ``{replies: [...], tasks: {PROMPT_PART: [...]}}`` giving subagents their
+    own replies (see :class:`ScriptedModel`). ValueError naming the entry when one
+    is malformed."""
     import yaml
 
     try:
-        entries = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
     except (OSError, yaml.YAMLError) as exc:
         raise ValueError(f"{path}: cannot read the script: {exc}") from None
+    tasks: dict[str, list[Item]] = {}
+    if isinstance(data, dict) and data.keys() <= {"replies", "tasks"} \
+            and isinstance(data.get("tasks", {}), dict):
+        for key, entries in data.get("tasks", {}).items():
+            tasks[str(key)] = _entries(entries, f"{path}: tasks: {key}")
+        data = data.get("replies", [])
+    return ScriptedModel(_entries(data, str(path)), name=name, tasks=tasks)
+
+
+def _entries(entries: Any, where: str) -> list[Item]:
     if not isinstance(entries, list):
-        raise ValueError(f"{path}: a script is a list of replies")
-    return [_entry(entry, f"{path}: reply {number}") for number, entry in enumerate(entries, 1)]
+        raise ValueError(f"{where}: a script is a list of replies (or a mapping of replies "
+                         "and tasks)")
+    return [_entry(entry, f"{where}: reply {number}") for number, entry in enumerate(entries, 1)]
 
 
 def _entry(entry: Any, where: str) -> Item:

@@ -1,6 +1,6 @@
 """The decision: what an ordered stack of rule layers decides about a tool call.
 
-    Gate(layers, context[, ceiling]).decide(requests) -> Decision
+    Gate(layers, context[, ceilings]).decide(requests) -> Decision
 
 This is the one module that turns matches (:mod:`engine`) into decisions, and
 the product and the public ``decide()`` both go through it:
@@ -16,11 +16,12 @@ the product and the public ``decide()`` both go through it:
   deciding rule comes from a layer marked ``approvals``, the verdict without the
   approval layers is taken if that one denies or was decided by a ``binding``
   layer;
-* a **ceiling** (another gate) bounds the result: where the ceiling is stricter,
-  its verdict wins, with the ceiling's reason in its note -- all of its verdicts,
-  or only those decided by a rule of the ceiling layers named. A subagent's
-  ceiling is its parent; an agent a cloned repository defines gets the stack
-  without its own rules;
+* **ceilings** (other gates) bound the result: where a ceiling is stricter, its
+  verdict wins, with the ceiling's reason in its note -- all of its verdicts, or
+  only those decided by a rule of the ceiling layers named. A subagent's ceiling
+  is its parent's gate (bounded in turn by the grandparent's, so every ancestor
+  bounds it); an agent a cloned repository defines gets the stack without its
+  own rules;
 * a request **set** is decided as: any deny → deny, else any ask → ask, else allow.
 
 Pure: no I/O; everything it needs is passed in.
@@ -99,16 +100,16 @@ class Gate:
     """The compiled layers for one agent: decides requests and request sets."""
 
     def __init__(self, layers: Sequence[Layer], context: PathContext | None = None,
-                 ceiling: Ceiling | None = None) -> None:
+                 ceilings: Sequence[Ceiling] = ()) -> None:
         context = context if context is not None else NO_CONTEXT
         self._build(tuple(layers), [compiled(layer.rules, context) for layer in layers],
-                    context, ceiling)
+                    context, tuple(ceilings))
 
     def _build(self, layers: tuple[Layer, ...], rulesets: list[Ruleset], context: PathContext,
-               ceiling: Ceiling | None) -> None:
+               ceilings: tuple[Ceiling, ...]) -> None:
         self.layers = layers
         self.context = context
-        self.ceiling = ceiling
+        self.ceilings = ceilings
         self._rulesets = rulesets
         self._all = _Stack(rulesets, layers)
         self._approvals = {layer.name for layer in layers if layer.approvals}
@@ -123,7 +124,7 @@ class Gate:
         gate = cls.__new__(cls)
         given, sets = prepared(rulesets)
         layers = tuple(Layer(f"rules:{i}", rules) for i, rules in enumerate(given, 1))
-        gate._build(layers, sets, NO_CONTEXT, None)
+        gate._build(layers, sets, NO_CONTEXT, ())
         return gate
 
     @property
@@ -132,9 +133,9 @@ class Gate:
         return tuple(self._rulesets)
 
     def within(self, ceiling: Ceiling) -> Gate:
-        """This gate bounded by ``ceiling``."""
+        """This gate bounded by ``ceiling`` too (the ceilings it had still hold)."""
         gate = Gate.__new__(Gate)
-        gate._build(self.layers, self._rulesets, self.context, ceiling)
+        gate._build(self.layers, self._rulesets, self.context, (*self.ceilings, ceiling))
         return gate
 
     def judge(self, request: Request) -> Verdict:
@@ -143,8 +144,8 @@ class Gate:
             configured = self._configured.judge(request)
             if configured.action == "deny" or configured.layer in self._binding:
                 verdict = configured
-        if self.ceiling is not None:
-            verdict = self.ceiling.limits(verdict)
+        for ceiling in self.ceilings:
+            verdict = ceiling.limits(verdict)
         return verdict
 
     def decide(self, requests: Iterable[Request]) -> Decision:
@@ -154,9 +155,8 @@ class Gate:
         """True when the last rule for ``permission`` with the universal pattern
         ``*`` denies and no later rule for it does anything but deny: no request of
         this permission can be allowed or asked about, so its tool is not offered."""
-        ceiling = self.ceiling
-        if ceiling is not None and ceiling.layers is None \
-                and ceiling.gate.denies_outright(permission):
+        if any(ceiling.layers is None and ceiling.gate.denies_outright(permission)
+               for ceiling in self.ceilings):
             return True
         denied = False
         for ruleset in self._rulesets:

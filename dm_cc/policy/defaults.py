@@ -42,6 +42,15 @@ DEFAULT_RULES: tuple[Rule, ...] = (
     _rule("doom_loop", "*", "ask", "the same call three times in a row"),
 )
 
+# A child session (the task tool) keeps no todo list and starts no subagents of its
+# own unless its agent's rules, or a policy file's override for it, allow them.
+SUBAGENT_RULES: tuple[Rule, ...] = (
+    Rule("todo", "*", "deny", "a subagent keeps no todo list unless its rules allow one",
+         "builtin:subagent"),
+    Rule("task", "*", "deny", "a subagent starts no subagents unless its rules allow it",
+         "builtin:subagent"),
+)
+
 GUARDRAIL_SOURCE = "builtin:guardrails"
 CATASTROPHIC = "irreversible damage to the whole machine or home directory"
 

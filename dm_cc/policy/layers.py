@@ -1,7 +1,7 @@
 """The policy layers (DESIGN.md §3), discovered, loaded and stacked; later wins.
 
     builtin defaults → managed base → project → user → --policy files
-      → agent rules → agents: overrides from those files (same order)
+      → (a subagent: todo and task denied) → agent rules → agents: overrides from those files (same order)
       → approvals (can turn ask into allow, never a configured deny or a managed rule)
       → built-in guardrails (deny `rm -rf /` and the like, whatever came before)
       → managed enforced rules (an organisation's last word)
@@ -25,7 +25,7 @@ from typing import Protocol
 from dm_cc.config import dirs
 from dm_cc.errors import UsageError
 from dm_cc.permissions import Ceiling, Gate, Layer, PathContext, Rule
-from dm_cc.policy.defaults import DEFAULT_RULES, GUARDRAIL_RULES
+from dm_cc.policy.defaults import DEFAULT_RULES, GUARDRAIL_RULES, SUBAGENT_RULES
 from dm_cc.policy.loader import PolicyFile, load_policy_file
 
 UNTRUSTED_AGENT = ("this agent is defined by the project, so its rules may tighten the "
@@ -78,11 +78,14 @@ class Policy:
         return PathContext(root=self.root.as_posix(), home=self.home.as_posix())
 
     def layers(self, agent: AgentRules, approvals: Sequence[Rule] = (),
-               session_id: str | None = None, *, trusted_only: bool = False) -> list[Layer]:
+               session_id: str | None = None, *, trusted_only: bool = False,
+               subagent: bool = False) -> list[Layer]:
         """The stack for ``agent``. ``{session}`` in an agent rule's pattern (the plan
         agent's own plan file) becomes the session id, or ``*`` outside a session.
         ``trusted_only`` leaves out what a cloned repository supplies to the agent
-        layers: an untrusted agent's own rules and the project files' overrides."""
+        layers: an untrusted agent's own rules and the project files' overrides.
+        ``subagent``: the agent runs as a child (the task tool), where ``todo`` and
+        ``task`` are denied unless its own rules or overrides allow them."""
         configured = self.managed + self.project + self.user + self.extra
         own_rules = agent.rules
         if trusted_only:
@@ -98,6 +101,7 @@ class Policy:
             Layer("project", _top(self.project)),
             Layer("user", _top(self.user)),
             Layer("--policy", _top(self.extra)),
+            *([Layer("subagent", SUBAGENT_RULES)] if subagent else []),
             Layer(f"agent:{agent.name}", agent_rules),
             Layer(f"agents.{agent.name}", _for_agent(configured, agent.name)),
             Layer("approvals", tuple(approvals), approvals=True),
@@ -107,7 +111,7 @@ class Policy:
         ]
 
     def gate(self, agent: AgentRules, approvals: Sequence[Rule] = (),
-             session_id: str | None = None) -> Gate:
+             session_id: str | None = None, *, subagent: bool = False) -> Gate:
         """The gate for ``agent``, with a ceiling when a cloned repository supplies
         agent-layer rules, which sit after the user's policy:
 
@@ -117,11 +121,11 @@ class Policy:
           close (`docs/**` for plan) but cannot overrule a decision made by the
           user's own files (user config, ``--policy``).
         """
-        gate = Gate(self.layers(agent, approvals, session_id), self.context)
+        gate = Gate(self.layers(agent, approvals, session_id, subagent=subagent), self.context)
         if agent.trusted and not _for_agent(self.project, agent.name):
             return gate
-        ceiling = Gate(self.layers(agent, approvals, session_id, trusted_only=True),
-                       self.context)
+        ceiling = Gate(self.layers(agent, approvals, session_id, trusted_only=True,
+                                   subagent=subagent), self.context)
         if not agent.trusted:
             return gate.within(Ceiling(ceiling, None, UNTRUSTED_AGENT))
         return gate.within(Ceiling(ceiling, frozenset({"user", "--policy"}), PROJECT_OVERRIDES))

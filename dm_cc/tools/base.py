@@ -11,7 +11,7 @@ test) brings an entry of its own.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Generic, Protocol, TypeVar
@@ -40,6 +40,17 @@ class ToolOutput:
     switch_message: str | None = None
 
 
+class Subagents(Protocol):
+    """What the task tool needs of the loop: the subagents there are and those this
+    agent may start (name → description), and starting (or resuming) one."""
+
+    def known(self) -> Mapping[str, str]: ...
+
+    def choices(self) -> Mapping[str, str]: ...
+
+    async def start(self, params: Any) -> ToolOutput: ...
+
+
 @dataclass
 class ToolContext:
     """What a running tool may know about where it runs."""
@@ -53,6 +64,8 @@ class ToolContext:
     # show many files' contents or names under one request (grep, glob) leave out
     # what a read rule would not allow; the loop supplies it from the gate.
     may_read: Callable[[str], bool] = lambda path: True
+    # The subagents this agent may start, and how (the task tool); None: none.
+    subagents: Subagents | None = None
 
     @property
     def root(self) -> Path:
@@ -76,6 +89,11 @@ class Tool(Protocol[ParamsT]):
 
     @property
     def description(self) -> str: ...
+
+    def describe(self, ctx: ToolContext) -> str:
+        """The description as the model is shown it where ``ctx`` runs (usually
+        ``description``; the task tool lists the subagents this agent may start)."""
+        ...
 
     @property
     def Params(self) -> type[ParamsT]: ...  # noqa: N802 - the model class, by convention
@@ -104,6 +122,9 @@ class CatalogTool(Generic[ParamsT]):
     @property
     def entry(self) -> ToolEntry:
         return entry(self.name)
+
+    def describe(self, ctx: ToolContext) -> str:
+        return self.description
 
     def requests(self, params: ParamsT, ctx: ToolContext) -> list[Request]:
         return self.entry.requests(params.model_dump(exclude_none=True), ctx.where)

@@ -132,9 +132,7 @@ CATALOG: tuple[ToolEntry, ...] = (
     ToolEntry("webfetch", "webfetch", "url", "url", "dm_cc.tools.webfetch:WebFetchTool"),
     ToolEntry("plan_enter", "plan_enter", "name", None, "dm_cc.tools.plan:PlanEnterTool"),
     ToolEntry("plan_exit", "plan_exit", "name", None, "dm_cc.tools.plan:PlanExitTool"),
-    # Subagents: policies already judge `task` (the plan agent may start explore);
-    # the tool itself arrives with the subagent work, and is not offered until then.
-    ToolEntry("task", "task", "name", "subagent_type"),
+    ToolEntry("task", "task", "name", "subagent_type", "dm_cc.tools.task:TaskTool"),
 )
 
 _BY_NAME: dict[str, ToolEntry] = {}

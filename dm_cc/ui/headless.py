@@ -22,7 +22,10 @@ from dm_cc.core.events import (
     AgentSwitched,
     Compacted,
     Event,
+    InTask,
     Notice,
+    TaskFinished,
+    TaskStarted,
     ToolDecided,
     ToolFinished,
     TurnEnded,
@@ -89,6 +92,21 @@ def finished_line(call: ToolCall, text: str) -> str:
     return f"{_call(call)} → error: {one_line(first)}"
 
 
+def task_started_line(event: TaskStarted) -> str:
+    how = "resumed" if event.resumed else "started"
+    where = " in the background" if event.background else ""
+    return f"[{event.label}] {how}{where}: {one_line(event.description)} ({event.task_id})"
+
+
+def task_finished_line(event: TaskFinished) -> str:
+    tools = f"{event.tools} tool{'' if event.tools == 1 else 's'}"
+    line = f"[{event.label}] {event.status} · {tools}, {event.seconds:.1f} s"
+    if event.status != "done":
+        text = event.text.split("\n", 1)[1] if event.text.startswith("task_id:") else event.text
+        line += f": {one_line(text, 200)}" if text.strip() else ""
+    return line
+
+
 class CallLines:
     """The human lines of a run's events: one per tool call when it is decided, one
     when a call fails that was allowed (or never reached a decision: an unknown tool,
@@ -113,6 +131,12 @@ class CallLines:
             return [f"agent → {event.agent}"]
         if isinstance(event, Notice):
             return [event.text]
+        if isinstance(event, TaskStarted):
+            return [task_started_line(event)]
+        if isinstance(event, TaskFinished):
+            return [task_finished_line(event)]
+        if isinstance(event, InTask):  # a subagent's call: led by who made it
+            return [f"  [{event.label}] {line.lstrip()}" for line in self.lines(event.event)]
         return []
 
 
@@ -140,6 +164,19 @@ def event_json(event: Event) -> dict[str, Any]:
         return {"type": "turn_ended", "reason": event.reason, "text": event.text}
     if isinstance(event, Notice):
         return {"type": "notice", "text": event.text}
+    if isinstance(event, TaskStarted):
+        return {"type": "task_started", "task_id": event.task_id, "label": event.label,
+                "agent": event.agent, "description": event.description,
+                "background": event.background, "resumed": event.resumed}
+    if isinstance(event, TaskFinished):
+        return {"type": "task_finished", "task_id": event.task_id, "label": event.label,
+                "status": event.status, "text": event.text, "tools": event.tools,
+                "seconds": round(event.seconds, 3), "background": event.background}
+    if isinstance(event, InTask):  # a subagent's event: which task, outermost first
+        record = event_json(event.event)
+        record["task_path"] = [event.task_id, *record.get("task_path", ())]
+        record.setdefault("task_label", event.label)
+        return record
     raise TypeError(f"not an event: {event!r}")
 
 

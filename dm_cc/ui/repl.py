@@ -94,7 +94,7 @@ class Repl:
             try:
                 world = self._load_world()
                 loop = world.open_loop(self.approver, on_event=self.on_event,
-                                       on_stream=self.on_stream)
+                                       on_stream=self.on_stream, wait_background=False)
             except BaseException as exc:  # noqa: BLE001 - handed to the event loop
                 aio.call_soon_threadsafe(self._failed, exc, context=here)
                 return
@@ -140,7 +140,8 @@ class Repl:
         """A fresh session with the same model, agent and session approvals."""
         old = self.loop
         self._loop = self.world.open_loop(self.approver, on_event=self.on_event,
-                                          on_stream=self.on_stream, fresh=True)
+                                          on_stream=self.on_stream, fresh=True,
+                                          wait_background=False)
         self._loop.rt.model, self._loop.rt.approvals = old.rt.model, old.rt.approvals
         self._loop.next_agent = old.agent.name
 

@@ -115,13 +115,13 @@ def test_load_agents_builtins_then_user_then_project(tmp_path):
     env = {"DM_CC_HOME": str(tmp_path / "home")}
     user = tmp_path / "home" / "config" / "agents"
     project = tmp_path / "project"
-    write(user, "reviewer", "---\ndescription: user reviewer\n---\nuser prompt\n")
+    write(user, "critic", "---\ndescription: user critic\n---\nuser prompt\n")
     write(user, "docs", "---\ndescription: user docs\nmode: primary\n---\n")
-    write(project / ".dm_cc" / "agents", "reviewer", "---\ndescription: project reviewer\n---\n")
+    write(project / ".dm_cc" / "agents", "critic", "---\ndescription: project critic\n---\n")
     (project / ".dm_cc" / "agents" / "notes.txt").write_text("ignored")
     agents = load_agents(project, env)
-    assert list(agents) == [*BUILTIN_AGENTS, "docs", "reviewer"]
-    assert agents["reviewer"].description == "project reviewer"
+    assert list(agents) == [*BUILTIN_AGENTS, "critic", "docs"]
+    assert agents["critic"].description == "project critic"
     assert agents["docs"].mode == "primary"
     assert agents["plan"] is BUILTIN_AGENTS["plan"]
 

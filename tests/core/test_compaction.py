@@ -138,7 +138,8 @@ def test_compacting_again_summarises_the_summary_and_drops_it(project):
     asyncio.run(loop.compact())
     for n in range(5, 7):
         run(loop, prompt(n))
-    model._script[model._played:] = [answering("S2")] * 4
+    script = model._script
+    script.items[script.played:] = [answering("S2")] * 4
     second = asyncio.run(loop.compact())
     assert second is not None and second.summarised == 5   # S1, turns 3 and 4
     window = model_messages(loop.session.messages)

@@ -193,6 +193,9 @@ def test_allowed_calls_of_one_reply_run_concurrently(project):
         def requests(self, params, ctx):
             return [Request("todo", "*")]
 
+        def describe(self, ctx):
+            return self.description
+
         def preview(self, params, ctx):
             return None
 

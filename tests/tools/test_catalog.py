@@ -37,7 +37,7 @@ def test_every_entry_is_unique_and_loads_a_tool_of_its_own_name():
             assert e.load().name == e.name
     assert [t.name for t in builtin_tools()] == [
         "read", "write", "edit", "glob", "grep", "list", "bash", "todo", "webfetch",
-        "plan_enter", "plan_exit"]
+        "plan_enter", "plan_exit", "task"]
 
 
 def test_every_kind_is_matched_in_its_permissions_pattern_language():
@@ -89,7 +89,7 @@ def test_bad_inputs_are_named(where):
     with pytest.raises(ValueError, match="JSON object"):
         input_requests("mcp__git__log", "[1]", where)
     with pytest.raises(LookupError, match="no implementation yet"):
-        entry("task").load()
+        entry("mcp__git__log").load()
 
 
 def test_duplicate_tool_names_are_refused():

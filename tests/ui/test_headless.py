@@ -9,7 +9,10 @@ from dm_cc.core.events import (
     AgentSwitched,
     Compacted,
     Event,
+    InTask,
     Notice,
+    TaskFinished,
+    TaskStarted,
     ToolDecided,
     ToolFinished,
     TurnEnded,
@@ -87,13 +90,20 @@ def test_every_event_type_has_a_json_record():
     samples = {ToolDecided: ToolDecided(RM, decided),
                ToolFinished: ToolFinished(RM, ToolOutput("out", display="shown")),
                AgentSwitched: AgentSwitched("plan"), TurnEnded: TurnEnded("done", "ok"),
-               Compacted: Compacted(9000, 2000, 14, True), Notice: Notice("store damaged")}
+               Compacted: Compacted(9000, 2000, 14, True), Notice: Notice("store damaged"),
+               TaskStarted: TaskStarted("ses_1", "explore #1", "explore", "find auth"),
+               TaskFinished: TaskFinished("ses_1", "explore #1", "done", "found", 2, 1.5),
+               InTask: InTask("ses_1", "explore #1",
+                              InTask("ses_2", "explore #2", AgentSwitched("plan")))}
     assert set(typing.get_args(Event)) == set(samples)
     records = {kind: event_json(event) for kind, event in samples.items()}
     for record in records.values():
         json.dumps(record)
     assert [r["type"] for r in records.values()] == [
-        "tool_decided", "tool_finished", "agent_switched", "turn_ended", "compacted", "notice"]
+        "tool_decided", "tool_finished", "agent_switched", "turn_ended", "compacted", "notice",
+        "task_started", "task_finished", "agent_switched"]
+    nested = records[InTask]
+    assert nested["task_path"] == ["ses_1", "ses_2"] and nested["task_label"] == "explore #2"
     request = records[ToolDecided]["requests"][0]
     assert records[ToolDecided]["input"] == "rm -rf build"
     assert request == {"permission": "bash", "pattern": "rm -rf build", "decision": "deny",
