@@ -30,7 +30,7 @@ from dm_cc.config.dirs import HostFilesystem
 from dm_cc.errors import UsageError
 from dm_cc.permissions import Decision, Gate, Request, Rule
 from dm_cc.permissions.paths import PathContextDirs
-from dm_cc.policy.layers import Policy, load_policy
+from dm_cc.policy.layers import Link, Policy, load_policy
 from dm_cc.tools.catalog import input_requests
 
 if TYPE_CHECKING:
@@ -114,8 +114,12 @@ class World:
         return named_agent(self.agents, name)
 
     def gate(self, agent: Agent, approvals: Sequence[Rule] = (),
-             session_id: str | None = None) -> Gate:
-        """The layers in force for ``agent`` (with these approvals, in this session)."""
+             session_id: str | None = None, under: Sequence[str] = ()) -> Gate:
+        """The layers in force for ``agent`` (with these approvals, in this session);
+        ``under``: as a subagent started by these agents, outermost first."""
+        if under:
+            lineage = [Link(self.agent(name)) for name in under]
+            return self.policy.lineage_gate([*lineage, Link(agent, tuple(approvals), session_id)])
         if approvals or session_id is not None:
             return self.policy.gate(agent, approvals, session_id)
         gate = self._gates.get(agent.name)
@@ -132,9 +136,11 @@ class World:
         except ValueError as exc:
             raise UsageError(f"{tool}: {exc}") from None
 
-    def decide(self, tool: str, text: str, agent: str = DEFAULT_AGENT) -> tuple[Gate, Decision]:
-        """How ``agent`` would decide a ``tool`` call with main input ``text``."""
-        gate = self.gate(self.agent(agent))
+    def decide(self, tool: str, text: str, agent: str = DEFAULT_AGENT,
+               under: Sequence[str] = ()) -> tuple[Gate, Decision]:
+        """How ``agent`` would decide a ``tool`` call with main input ``text`` (as a
+        subagent of the agents ``under``, outermost first)."""
+        gate = self.gate(self.agent(agent), under=under)
         return gate, gate.decide(self.requests(tool, text))
 
     # ------------------------------------------------------------------ sessions

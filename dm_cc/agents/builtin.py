@@ -51,8 +51,9 @@ def _read_only(agent: str, why: str) -> tuple[Rule, ...]:
 PLAN_RULES = _read_only("plan", "the plan agent is read-only; plan_exit switches to build") + _rules(
     "plan",
     ("edit", f"{PLAN_DIR}/{{session}}.md", "allow", "the plan agent writes its plan file"),
-    ("task", "*", "deny", "the plan agent only delegates to explore"),
+    ("task", "*", "deny", "the plan agent only delegates to read-only subagents"),
     ("task", "explore", "allow", None),
+    ("task", "reviewer", "allow", None),
     ("plan_enter", "*", "deny", "already planning"),
 )
 
@@ -71,11 +72,6 @@ def _only_reads(agent: str, why: str) -> tuple[Rule, ...]:
 EXPLORE_RULES = _only_reads("explore", "the explore agent only reads")
 REVIEWER_RULES = _only_reads("reviewer", "the reviewer only reads and reports")
 
-GENERAL_RULES = _rules(
-    "general",
-    ("plan_enter", "*", "deny", "subagents do not switch modes"),
-    ("plan_exit", "*", "deny", "subagents do not switch modes"),
-)
 
 BUILD_PROMPT = """You are the build agent. Make the change the user asks for: read the \
 relevant code first, edit precisely, run the project's checks when they exist, and say what \
@@ -109,7 +105,7 @@ BUILTIN_AGENTS: dict[str, Agent] = {
         Agent("explore", "subagent", "Fast read-only exploration of the codebase.",
               prompt=EXPLORE_PROMPT, rules=EXPLORE_RULES),
         Agent("general", "subagent", "General-purpose subagent for multi-step tasks.",
-              prompt=GENERAL_PROMPT, rules=GENERAL_RULES),
+              prompt=GENERAL_PROMPT),  # as a child: all tools but todo and task
         Agent("reviewer", "subagent",
               "Read-only review of a diff or files; reports findings by severity.",
               prompt=REVIEWER_PROMPT, rules=REVIEWER_RULES),

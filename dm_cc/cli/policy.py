@@ -35,7 +35,7 @@ def _rule_json(rule: Rule) -> dict:
 
 
 def _decide(args: argparse.Namespace) -> tuple[Gate, Decision]:
-    return _world(args).decide(args.tool, args.input, args.agent)
+    return _world(args).decide(args.tool, args.input, args.agent, args.under)
 
 
 def _check(args: argparse.Namespace) -> int:
@@ -44,6 +44,7 @@ def _check(args: argparse.Namespace) -> int:
         _print_json({
             "decision": decision.action,
             "agent": args.agent,
+            **({"under": args.under} if args.under else {}),
             "requests": [{
                 "permission": v.request.permission, "pattern": v.request.pattern,
                 "decision": v.action, "rule": _rule_json(v.rule),
@@ -54,7 +55,7 @@ def _check(args: argparse.Namespace) -> int:
         return 0
     from dm_cc.ui.describe import trace_lines
 
-    print(f"{decision.action}: {args.tool} {args.input!r} (agent {args.agent})")
+    print(f"{decision.action}: {args.tool} {args.input!r} (agent {_who(args)})")
     for line in trace_lines(decision):
         print(line)
     return 0
@@ -63,7 +64,7 @@ def _check(args: argparse.Namespace) -> int:
 def _explain(args: argparse.Namespace) -> int:
     gate, decision = _decide(args)
     rulesets = gate.rulesets
-    print(f"{args.tool} {args.input!r} under agent {args.agent}: {decision.action}")
+    print(f"{args.tool} {args.input!r} under agent {_who(args)}: {decision.action}")
     for v in decision.verdicts:
         request = v.request
         print(f"\nrequest {request.permission} {request.pattern!r}"
@@ -84,7 +85,7 @@ def _explain(args: argparse.Namespace) -> int:
 
 def _show(args: argparse.Namespace) -> int:
     world = _world(args)
-    gate = world.gate(world.agent(args.agent))
+    gate = world.gate(world.agent(args.agent), under=args.under)
     if args.json:
         _print_json({"agent": args.agent, "rules": [
             {"layer": layer.name, **_rule_json(rule)}
@@ -92,10 +93,18 @@ def _show(args: argparse.Namespace) -> int:
         return 0
     from dm_cc.ui.describe import layer_lines
 
-    print(f"effective rules for agent {args.agent} (last match wins; later layers win):")
+    print(f"effective rules for agent {_who(args)} (last match wins; later layers win):")
     for line in layer_lines(gate):
         print(("\n" if line.startswith("[") else "") + line)
+    if args.under:
+        print(f"\nand every decision is bounded by what {' > '.join(args.under)} would decide "
+              "(a subagent never gets more than the agents that started it)")
     return 0
+
+
+def _who(args: argparse.Namespace) -> str:
+    """``general`` or ``general, started by plan``."""
+    return args.agent + (f", started by {' > '.join(args.under)}" if args.under else "")
 
 
 def _test(args: argparse.Namespace) -> int:
@@ -149,6 +158,9 @@ def _common(parser: argparse.ArgumentParser, *, agent: bool = True, json_: bool 
                         help="extra policy file, after the user policy (repeatable)")
     if agent:
         parser.add_argument("--agent", default="build", help="agent to judge as (default build)")
+        parser.add_argument("--under", action="append", default=[], metavar="AGENT",
+                            help="judge --agent as a subagent started by AGENT (repeat for "
+                                 "its ancestors, outermost first)")
     if json_:
         parser.add_argument("--json", action="store_true", help="machine-readable output")
 

@@ -54,11 +54,11 @@ from dm_cc.core.prompts import system_prompt
 from dm_cc.core.subagents import Subagents
 from dm_cc.errors import UsageError
 from dm_cc.llm.base import ChatModel, ModelReply, OnStream, ToolSpec, Usage
-from dm_cc.permissions import Ceiling, Decision, Gate, Request, Rule
+from dm_cc.permissions import Decision, Gate, Request, Rule
 from dm_cc.permissions.paths import PathContextDirs
 from dm_cc.permissions.requests import path_requests
 from dm_cc.permissions.rules import DOOM_LOOP
-from dm_cc.policy.layers import Policy
+from dm_cc.policy.layers import Link, Policy
 from dm_cc.session.messages import Message, ToolCall, agent_in_charge
 from dm_cc.session.store import Session
 from dm_cc.tools.base import Tool, ToolContext, ToolOutput
@@ -148,7 +148,7 @@ class Loop:
     @property
     def agent(self) -> Agent:
         """The agent of the last user message."""
-        name = agent_in_charge(self.session.messages)
+        name = agent_in_charge(self.session.messages, self.session.info.agent)
         agent = self.rt.agents.get(name)
         if agent is None:  # its file was removed since: never guess another's rights
             raise UsageError(f"this session's agent {name!r} no longer exists; "
@@ -171,19 +171,16 @@ class Loop:
         return own if self.parent is None else (*own, self.parent._gate_key())
 
     def gate_with(self, approvals: Sequence[Rule]) -> Gate:
-        """The agent in charge's gate with these approvals. A subagent's is bounded by
-        its parent's gate (itself bounded by the grandparent's …): each decision is
-        the stricter of its own and every ancestor's. The child's approvals count
-        in the ancestors' gates too -- the person answered for this request -- where,
-        like any approval, they never beat a configured deny or a managed rule."""
-        gate = self.rt.policy.gate(self.agent, approvals, session_id=self.session.info.id,
-                                   subagent=self.parent is not None)
-        parent = self.parent
-        if parent is None:
-            return gate
-        bound = parent.gate_with((*parent.rt.approvals.rules(parent.agent.name), *approvals))
-        return gate.within(Ceiling(bound, None, f"a subagent never gets more than the "
-                                                f"{parent.agent.name} agent that started it"))
+        """The agent in charge's gate with these approvals; a subagent's is bounded by
+        every ancestor's (:meth:`~dm_cc.policy.layers.Policy.lineage_gate`)."""
+        lineage = [Link(self.agent, tuple(approvals), self.session.info.id)]
+        ancestor = self.parent
+        while ancestor is not None:
+            name = ancestor.agent.name
+            lineage.insert(0, Link(ancestor.agent, ancestor.rt.approvals.rules(name),
+                                   ancestor.session.info.id))
+            ancestor = ancestor.parent
+        return self.rt.policy.lineage_gate(lineage)
 
     def child(self, session: Session, agent: Agent, label: str) -> Loop:
         """A subagent's loop over ``session``: this loop's approver, approvals and

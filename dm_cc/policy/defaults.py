@@ -42,13 +42,16 @@ DEFAULT_RULES: tuple[Rule, ...] = (
     _rule("doom_loop", "*", "ask", "the same call three times in a row"),
 )
 
-# A child session (the task tool) keeps no todo list and starts no subagents of its
-# own unless its agent's rules, or a policy file's override for it, allow them.
+# A child session (the task tool) keeps no todo list, starts no subagents of its own
+# and does not switch agents, unless its agent's rules, or a policy file's override
+# for it, allow them.
 SUBAGENT_RULES: tuple[Rule, ...] = (
     Rule("todo", "*", "deny", "a subagent keeps no todo list unless its rules allow one",
          "builtin:subagent"),
     Rule("task", "*", "deny", "a subagent starts no subagents unless its rules allow it",
          "builtin:subagent"),
+    Rule("plan_enter", "*", "deny", "a subagent does not switch agents", "builtin:subagent"),
+    Rule("plan_exit", "*", "deny", "a subagent does not switch agents", "builtin:subagent"),
 )
 
 GUARDRAIL_SOURCE = "builtin:guardrails"

@@ -20,7 +20,7 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 from dm_cc.config import dirs
 from dm_cc.errors import UsageError
@@ -101,7 +101,9 @@ class Policy:
             Layer("project", _top(self.project)),
             Layer("user", _top(self.user)),
             Layer("--policy", _top(self.extra)),
-            *([Layer("subagent", SUBAGENT_RULES)] if subagent else []),
+            # Keeping subagents focused is not a right an agent file could take: an
+            # untrusted agent's rules may open todo and task for it like a trusted one's.
+            *([Layer("subagent", SUBAGENT_RULES)] if subagent and not trusted_only else []),
             Layer(f"agent:{agent.name}", agent_rules),
             Layer(f"agents.{agent.name}", _for_agent(configured, agent.name)),
             Layer("approvals", tuple(approvals), approvals=True),
@@ -129,6 +131,33 @@ class Policy:
         if not agent.trusted:
             return gate.within(Ceiling(ceiling, None, UNTRUSTED_AGENT))
         return gate.within(Ceiling(ceiling, frozenset({"user", "--policy"}), PROJECT_OVERRIDES))
+
+
+    def lineage_gate(self, lineage: Sequence[Link]) -> Gate:
+        """The gate of the last agent of ``lineage`` (the session's own agent first,
+        then each subagent it started, down to this one). A subagent's gate is bounded
+        by its parent's gate, itself bounded by the grandparent's, so each decision is
+        the stricter of its own and every ancestor's (deny > ask > allow), computed
+        for the request, never copied as rules. The child's approvals count in its
+        ancestors' gates too -- the person answered for this request -- where, like any
+        approval, they never beat a configured deny or a managed rule."""
+        *ancestors, own = lineage
+        gate = self.gate(own.agent, own.approvals, own.session_id, subagent=bool(ancestors))
+        if not ancestors:
+            return gate
+        parent = ancestors[-1]
+        widened = parent._replace(approvals=(*parent.approvals, *own.approvals))
+        bound = self.lineage_gate([*ancestors[:-1], widened])
+        return gate.within(Ceiling(bound, None, f"a subagent never gets more than the "
+                                                f"{parent.agent.name} agent that started it"))
+
+
+class Link(NamedTuple):
+    """One generation of a lineage: an agent, its approvals, the session it runs in."""
+
+    agent: AgentRules
+    approvals: tuple[Rule, ...] = ()
+    session_id: str | None = None
 
 
 def _top(files: Sequence[PolicyFile]) -> tuple[Rule, ...]:

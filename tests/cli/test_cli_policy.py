@@ -136,6 +136,24 @@ def test_check_under_another_agent(cli):
     assert data["requests"][0]["rule"]["source"] == "builtin:plan"
 
 
+def test_check_a_subagent_as_started_by_its_ancestors(cli):
+    cli.project_policy("""
+        rules:
+          - {permission: edit, pattern: "src/**", action: allow}
+        """)
+    code, out, _ = cli.run("policy", "check", "--agent", "general", "edit", "src/a.py")
+    assert code == 0 and out.startswith("allow:")
+    code, out, _ = cli.run("policy", "check", "--json", "--agent", "general", "--under", "build",
+                           "--under", "plan", "edit", "src/a.py")
+    data = json.loads(out)
+    assert (data["decision"], data["under"]) == ("deny", ["build", "plan"])
+    assert "plan agent that started it" in data["requests"][0]["note"]
+    code, out, _ = cli.run("policy", "check", "--agent", "general", "--under", "build",
+                           "todo", "")
+    assert out.startswith("deny: todo '' (agent general, started by build)")
+    assert "builtin:subagent" in out
+
+
 def test_check_with_extra_policy_file(cli):
     extra = cli.write(cli.tmp / "extra.yaml",
                       "rules: [{permission: bash, pattern: 'npm *', action: allow}]\n")

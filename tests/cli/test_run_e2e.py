@@ -291,3 +291,33 @@ def test_json_opens_with_the_session_record(project, capsys):
                           "messages": 2}
     assert [r["type"] for r in records] == ["session", "turn_ended", "result"]
     assert err == f"dm_cc: continuing session {session_id} (first)\n"  # no replay in JSON mode
+
+
+def test_a_subagent_through_litellm_sees_only_its_prompt_and_its_ask_is_answered(
+        project, capsys):
+    task = {"description": "make notes", "prompt": "Write notes.txt saying hi",
+            "subagent_type": "general"}
+    script = [tool_call("task", task),                                  # the parent
+              tool_call("write", {"path": "notes.txt", "content": "hi"}),  # the child
+              text("I was not allowed to write."),                      # the child
+              text("The subagent could not write.")]                    # the parent
+    with serve(script) as server:
+        code, _ = run_json(server, "--on-ask", "deny", "take notes")
+    events = events_of(capsys)
+    assert code == 0 and not (project / "notes.txt").exists()
+    child_first = server.bodies[1]["messages"]
+    assert [m["role"] for m in child_first] == ["system", "user"]
+    assert child_first[1]["content"] == "Write notes.txt saying hi"
+    offered = {t["function"]["name"] for t in server.bodies[1]["tools"]}
+    assert "write" in offered and not {"task", "todo"} & offered
+    asked = next(e for e in events if e["type"] == "tool_decided" and e.get("task_path"))
+    assert asked["tool"] == "write" and asked["decision"] == "ask"
+    assert asked["task_label"] == "general #1"
+    assert "<task_result>\nI was not allowed to write.\n</task_result>" in \
+        tool_results_sent(server)[0]
+    assert events[-1]["text"] == "The subagent could not write."
+    parent = events[-1]["session_id"]
+    assert main(["sessions", "list", "--json"]) == 0
+    listed = json.loads(capsys.readouterr().out)
+    child = next(s for s in listed if s["parent_id"] == parent)
+    assert child["title"] == "make notes (@general)" and child["agent"] == "general"

@@ -159,3 +159,25 @@ def test_making_a_litellm_model_does_not_import_litellm(tmp_path):
     out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=dict(os.environ),
                          check=True, capture_output=True, text=True).stdout
     assert out.split() == ["False", "False"]
+
+
+def test_a_script_file_gives_subagents_their_own_replies(tmp_path):
+    from dm_cc.session.messages import Message
+
+    path = tmp_path / "script.yaml"
+    path.write_text("replies:\n  - {text: main one}\n  - {text: main two}\n"
+                    "tasks:\n  find auth:\n    - {text: child one, delay: 0}\n")
+    model = make_model(f"scripted:{path}", None)
+
+    def ask(first: str) -> str:
+        reply = asyncio.run(model.complete("s", [Message("user", first)], []))
+        return reply.text
+
+    assert ask("please find auth code") == "child one"
+    assert ask("hello") == "main one"
+    assert ask("hello again") == "main two"
+    with pytest.raises(ModelError, match="task 'find auth'"):
+        ask("find auth again")
+    path.write_text("replies: [{text: x}]\ntasks: {t: {text: not a list}}\n")
+    with pytest.raises(ValueError, match="tasks: t: a script is a list"):
+        make_model(f"scripted:{path}", None)
