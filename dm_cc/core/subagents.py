@@ -160,6 +160,7 @@ class Subagents:
                                 f"{type(exc).__name__}: {exc}", is_error=True)
         finally:
             self.running.pop(work.task_id, None)
+            self.loop.usage = self.loop.usage + child.usage   # the session's cost includes it
             self.loop.rt.on_event(TaskFinished(work.task_id, work.label, status, output.output,
                                                work.tools, work.seconds, work.background))
         if status in ("rejected", "cancelled") and not work.background:

@@ -335,3 +335,16 @@ def test_events_of_a_child_arrive_wrapped_with_its_label(project):
     finished = next(e for e in events if isinstance(e, TaskFinished))
     assert finished.tools == 1 and finished.status == "done"
     assert json.dumps(finished.text)
+
+
+def test_a_childs_tokens_count_in_the_parents_usage(project):
+    from dataclasses import replace as with_
+
+    from dm_cc.llm.base import Usage
+
+    scripted = ScriptedModel([with_(calls(task("count")), usage=Usage(5, 1)),
+                              with_(reply("ok"), usage=Usage(7, 1))],
+                             tasks={"count": [with_(reply("3"), usage=Usage(100, 10))]})
+    loop = make_loop(project, scripted)
+    run(loop, "go")
+    assert (loop.usage.prompt_tokens, loop.usage.completion_tokens) == (112, 12)
