@@ -317,8 +317,12 @@ class Loop:
         except TurnStopped as stop:
             self._results(prepared, outputs, missing=f"{stop.reason.capitalize()} by the user.")
             raise
-        except (asyncio.CancelledError, AskFailed):
-            self._results(prepared, outputs, missing="Cancelled by the user.")
+        except asyncio.CancelledError:
+            self._results(prepared, outputs, missing="Cancelled: the turn was stopped.")
+            raise
+        except AskFailed:
+            self._results(prepared, outputs, missing="Not run: the turn stopped because a call "
+                                                     "needed an approval no one could give.")
             raise
         self._results(prepared, outputs)
 

@@ -150,7 +150,7 @@ class Subagents:
             status = result.reason
             output = _outcome(work, result.reason, result.text)
         except asyncio.CancelledError:
-            status, output = "cancelled", ToolOutput("cancelled", is_error=True)
+            status = "cancelled"
             raise
         except AskFailed:
             status = "stopped"

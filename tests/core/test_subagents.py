@@ -285,7 +285,7 @@ def test_cancelling_the_parent_cancels_its_children_and_leaves_sessions_loadable
     asyncio.run(asyncio.wait_for(go(), 10))
     finished = next(e for e in events if isinstance(e, TaskFinished))
     assert finished.status == "cancelled"
-    assert results(loop)[0].content == "Cancelled by the user."
+    assert results(loop)[0].content == "Cancelled: the turn was stopped."
     assert not loop.subagents.running
 
 
