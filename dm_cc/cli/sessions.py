@@ -34,6 +34,7 @@ def _cut(text: str, limit: int = LINE_CHARS) -> str:
 def _list(args: argparse.Namespace) -> int:
     from dm_cc.compose import open_world
     from dm_cc.config.dirs import project_root
+    from dm_cc.session.store import session_tree
 
     store = open_world().sessions
     project = project_root(Path(args.project)) if args.project else None
@@ -44,16 +45,21 @@ def _list(args: argparse.Namespace) -> int:
     if not infos:
         print(f"no sessions in {store.root}")
         return 0
-    for info in infos:
-        print(_list_line(info))
+    for depth, info in session_tree(infos):
+        print(_list_line(info, depth))
     return 0
 
 
-def _list_line(info: SessionInfo) -> str:
-    where = f"{info.project}" + (f"; child of {info.parent_id}" if info.parent_id else "")
+def _list_line(info: SessionInfo, depth: int) -> str:
+    """One session; a subagent's session indented under its parent (``child of``
+    named only when the parent is not listed)."""
+    from dm_cc.ui.describe import tree_indent
+
+    orphan = info.parent_id is not None and depth == 0
+    where = f"{info.project}" + (f"; child of {info.parent_id}" if orphan else "")
     title = json.dumps(info.title, ensure_ascii=False) if info.title else "(untitled)"
-    return (f"{info.id}  {_when(info.created)}  {info.agent:<8} {info.messages:>4} msgs  "
-            f"{title}  ({where})")
+    return (f"{tree_indent(depth)}{info.id}  {_when(info.created)}  {info.agent:<8} "
+            f"{info.messages:>4} msgs  {title}  ({where})")
 
 
 def _show(args: argparse.Namespace) -> int:
@@ -107,7 +113,8 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser],
                                    description="Saved sessions (append-only JSONL files).")
     sub = sessions.add_subparsers(dest="sessions_command", metavar="SUBCOMMAND", required=True)
     listing = sub.add_parser("list", help="every saved session, oldest first",
-                             description="Every saved session, oldest first (newest last).")
+                             description="Every saved session, oldest first (newest last); a "
+                             "subagent's session indented under the one that started it.")
     listing.add_argument("--json", action="store_true", help="machine-readable output")
     listing.add_argument("--project", metavar="DIR",
                          help="only the sessions of the project containing DIR")

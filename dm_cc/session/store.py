@@ -82,6 +82,29 @@ class SessionInfo:
                 "updated": self.updated, "messages": self.messages}
 
 
+def session_tree(infos: builtins.list[SessionInfo]) -> builtins.list[tuple[int, SessionInfo]]:
+    """``infos`` as a tree, each with its depth: every session followed by its
+    children (subagents' sessions), theirs after them, in the order given. A session
+    whose parent is not among ``infos`` stands at depth 0."""
+    ids = {info.id for info in infos}
+    children: dict[str | None, builtins.list[SessionInfo]] = {}
+    for info in infos:
+        parent = info.parent_id if info.parent_id in ids and info.parent_id != info.id else None
+        children.setdefault(parent, []).append(info)
+    out: builtins.list[tuple[int, SessionInfo]] = []
+    seen: set[str] = set()
+
+    def walk(parent: str | None, depth: int) -> None:
+        for info in children.get(parent, []):
+            if info.id not in seen:    # a cycle of parent ids cannot loop for ever
+                seen.add(info.id)
+                out.append((depth, info))
+                walk(info.id, depth + 1)
+    walk(None, 0)
+    out += [(0, info) for info in infos if info.id not in seen]
+    return out
+
+
 def _encode(record: dict[str, Any]) -> bytes:
     try:
         text = json.dumps(record, ensure_ascii=False, separators=(",", ":"))

@@ -6,16 +6,19 @@
 
 Before an "always" (or "session") is kept, the rule is shown in an editable line
 (the arity suggestion for shell, the path for files); an edit that would no
-longer allow this call is refused. Questions from concurrent tool calls wait
-their turn (one lock). Keys typed before the question appeared never answer it:
-they are set aside and given back to the next prompt.
+longer allow this call is refused. Questions from concurrent tool calls (two
+subagents asking at once) wait their turn (one lock); a subagent's question
+names it (``? [explore #2] wants to use bash``). Keys typed before the question
+appeared never answer it: they are set aside and given back to the next prompt.
+A question that comes while the REPL waits at its prompt (a background subagent
+asks) first makes the prompt step aside (``make_room``).
 """
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 
 from prompt_toolkit import PromptSession
 from prompt_toolkit.application import Application
@@ -44,8 +47,9 @@ SAID = {"once": ("class:allow", "allowed once"),
 def question_lines(request: ApprovalRequest) -> Iterator[Line]:
     """Who asks, the tool and what the call says it does, the whole input, each
     request that asks with its rule (``file:line``) and reason, and the preview."""
-    yield [("class:ask", "? "), ("class:agent", request.agent), ("", " wants to use "),
-           ("class:tool", request.tool)]
+    who = [("class:task", f"[{request.asker}]")] if request.asker \
+        else [("class:agent", request.agent)]
+    yield [("class:ask", "? "), *who, ("", " wants to use "), ("class:tool", request.tool)]
     if request.description:
         yield [("class:dim", f"  {request.description}")]
     for text in (request.main_input or "").splitlines() or [""]:
@@ -71,7 +75,8 @@ def _legend(request: ApprovalRequest) -> Line:
         shown = ", ".join(f'{r.permission} "{r.pattern}"' for r in remember)
         parts += [("class:key", "s"), ("", " session  "), ("class:key", "a"),
                   ("", f" always ({shown})  ")]
-    parts += [("class:key", "n"), ("", " no, stop the turn  "), ("class:key", "f"),
+    stop = " no, stop this subagent  " if request.asker else " no, stop the turn  "
+    parts += [("class:key", "n"), ("", stop), ("class:key", "f"),
               ("", " no, tell the model why  "), ("class:dim", "Esc/Ctrl-D = n · Ctrl-C = n + cancel")]
     return parts
 
@@ -79,32 +84,54 @@ def _legend(request: ApprovalRequest) -> Line:
 class ReplApprover:
     """The REPL's Approver: shows the question on ``screen``, reads one key."""
 
-    def __init__(self, screen: Screen, shown: Shown) -> None:
+    def __init__(self, screen: Screen, shown: Shown,
+                 make_room: Callable[[], Awaitable[None]] | None = None) -> None:
         self.screen = screen
         self.shown = shown
+        self.make_room = make_room
         self._lock = asyncio.Lock()
+        self._waiting = 0                  # questions open or queued
+        self._settled = asyncio.Event()
+
+    async def settled(self) -> None:
+        """Wait until no question is open or queued."""
+        while self._waiting:
+            self._settled.clear()
+            await self._settled.wait()
 
     async def approve(self, request: ApprovalRequest) -> Approval:
-        async with self._lock:   # concurrent calls: one question at a time
-            self.screen.paused = True
-            self.screen.clear_status()
-            held = _set_aside_typeahead()
-            try:
-                approval = await self._ask(request)
-            finally:
-                self.screen.paused = False
-                if held:
-                    store_typeahead(get_app_session().input, held)
-            if approval.answer in ("reject", "cancel"):
-                self.shown.refused.add(request.call_id)
-            else:
+        self._waiting += 1
+        try:
+            async with self._lock:   # concurrent calls: one question at a time
+                if self.make_room is not None:
+                    await self.make_room()
+                return await self._question(request)
+        finally:
+            self._waiting -= 1
+            if not self._waiting:
+                self._settled.set()
+
+    async def _question(self, request: ApprovalRequest) -> Approval:
+        self.screen.paused = True
+        self.screen.clear_status()
+        held = _set_aside_typeahead()
+        try:
+            approval = await self._ask(request)
+        finally:
+            self.screen.paused = False
+            if held:
+                store_typeahead(get_app_session().input, held)
+        if approval.answer in ("reject", "cancel"):
+            self.shown.refused.add(request.call_id)
+        else:
+            if not request.asker:     # a subagent's call leaves the session's activity
                 self.screen.activity = f"running {request.tool}"
-                if request.preview:
-                    self.shown.previewed.add(request.call_id)
-            style, said = SAID[approval.answer]
-            extra = f": {approval.feedback}" if approval.feedback else ""
-            self.screen.line([(style, f"  {said}{extra}")])
-            return approval
+            if request.preview:
+                self.shown.previewed.add(request.call_id)
+        style, said = SAID[approval.answer]
+        extra = f": {approval.feedback}" if approval.feedback else ""
+        self.screen.line([(style, f"  {said}{extra}")])
+        return approval
 
     async def _ask(self, request: ApprovalRequest) -> Approval:
         for line in question_lines(request):

@@ -32,6 +32,12 @@ def trace_lines(decision: Decision) -> Iterator[str]:
             yield f"        note: {v.note}"
 
 
+def tree_indent(depth: int) -> str:
+    """What leads a line of a tree at ``depth`` (a subagent's session under its
+    parent's): nothing at the top, `` └ `` under it, three spaces more per level."""
+    return "   " * (depth - 1) + " └ " if depth else ""
+
+
 def layer_lines(gate: Gate) -> Iterator[str]:
     """The effective rules, layer by layer, in order (later wins)."""
     for layer in gate.layers:

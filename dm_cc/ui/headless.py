@@ -98,12 +98,16 @@ def task_started_line(event: TaskStarted) -> str:
     return f"[{event.label}] {how}{where}: {one_line(event.description)} ({event.task_id})"
 
 
+def tools_text(count: int) -> str:
+    """``1 tool``, ``5 tools``: how many calls a subagent made."""
+    return f"{count} tool{'' if count == 1 else 's'}"
+
+
 def task_finished_line(event: TaskFinished) -> str:
-    tools = f"{event.tools} tool{'' if event.tools == 1 else 's'}"
-    line = f"[{event.label}] {event.status} · {tools}, {event.seconds:.1f} s"
+    line = f"[{event.label}] {event.status} · {tools_text(event.tools)}, {event.seconds:.1f} s"
     if event.status != "done":
         text = event.text.split("\n", 1)[1] if event.text.startswith("task_id:") else event.text
-        line += f": {one_line(text, 200)}" if text.strip() else ""
+        line += f": {one_line(text, 200)}" if text.strip() not in ("", event.status) else ""
     return line
 
 

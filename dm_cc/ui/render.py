@@ -2,18 +2,34 @@
 the whole command, the decision and the rule that made it (``file:line``); edits
 as diffs; shell output trimmed, its exit code kept. Text meant for the model
 ("Do not retry this…") is never shown: the person sees the decision itself.
+
+Subagents: a started line and a done line each (the headless renderer's text),
+and their calls drawn as the session's own are, indented and led by the
+subagent's label; a grandchild's one step further:
+
+    ▸ [explore #1] started: find auth code (ses_…)
+      [explore #1] ● grep def login
+      [explore #1]   allowed by allow grep "**" at builtin:defaults
+    ✓ [explore #1] done · 1 tool, 0.4 s
+
+Their answers are not shown (they are the parent model's to read), nor is the
+task call's result when a done line has said how it ended.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from dm_cc.core.events import (
     AgentSwitched,
     Compacted,
     Event,
+    InTask,
     Notice,
+    TaskFinished,
+    TaskStarted,
     ToolDecided,
     ToolFinished,
 )
@@ -21,13 +37,25 @@ from dm_cc.permissions import Decision
 from dm_cc.session.messages import ToolCall
 from dm_cc.tools.base import ToolOutput
 from dm_cc.ui.describe import rule_text
-from dm_cc.ui.headless import call_input
+from dm_cc.ui.headless import (
+    call_input,
+    one_line,
+    task_finished_line,
+    task_started_line,
+    tools_text,
+)
+
+if TYPE_CHECKING:
+    from dm_cc.core.subagents import Running
 
 Line = list[tuple[str, str]]
 HEAD_LINES = 6
 TAIL_LINES = 3
 DIFF_LINES = 40
 MARK = {"allow": ("class:allow", "●"), "deny": ("class:deny", "✗"), "ask": ("class:ask", "?")}
+ENDED = {"done": ("class:allow", "✓"), "max_turns": ("class:notice", "!"),
+         "cancelled": ("class:notice", "■"), "stopped": ("class:notice", "■"),
+         "rejected": ("class:deny", "✗"), "error": ("class:error", "✗")}
 
 
 def decided_lines(call: ToolCall, decision: Decision) -> Iterator[Line]:
@@ -90,7 +118,7 @@ def event_lines(event: Event, shown: Shown) -> Iterator[Line]:
         if event.decision.action != "ask":
             yield from decided_lines(event.call, event.decision)
     elif isinstance(event, ToolFinished):
-        if event.call.id in shown.refused:
+        if event.call.id in shown.refused or _reported_by_task(event):
             return
         if event.call.id in shown.previewed and not event.output.is_error:
             yield [("class:dim", f"  {event.output.output.splitlines()[0]}")]
@@ -104,3 +132,36 @@ def event_lines(event: Event, shown: Shown) -> Iterator[Line]:
                                 f"~{event.before_tokens} → ~{event.after_tokens} tokens")]
     elif isinstance(event, Notice):
         yield [("class:notice", f"! {event.text}")]
+    elif isinstance(event, TaskStarted):
+        yield [("class:task", "▸ "), ("", task_started_line(event))]
+    elif isinstance(event, TaskFinished):
+        style, mark = ENDED.get(event.status, ("class:notice", "■"))
+        yield [(style, f"{mark} "), ("", task_finished_line(event))]
+    elif isinstance(event, InTask):
+        yield from _task_lines(event, shown)
+
+
+def _task_lines(event: InTask, shown: Shown) -> Iterator[Line]:
+    """A subagent's event: indented; its own calls led by its label, the lines of
+    its subagents (which name themselves) one step further in."""
+    inner = event.event
+    lead: Line = [] if isinstance(inner, InTask | TaskStarted | TaskFinished) \
+        else [("class:task", f"[{event.label}] ")]
+    for line in event_lines(inner, shown):
+        yield [("", "  "), *lead, *line]
+
+
+def _reported_by_task(event: ToolFinished) -> bool:
+    """A task call whose subagent ran (its done line said how it ended; the rest,
+    ``task_id: …`` and the answer, is for the model), or that was cut short with
+    its turn (the turn's end says so). Shown: why one could not start."""
+    text = event.output.output
+    return event.call.name == "task" and (text.startswith("task_id:")
+                                          or text.endswith(" by the user."))
+
+
+def progress_line(work: Running) -> str:
+    """A running subagent under the spinner: ``[explore #1] find auth … 5 tools, 3.2 s``."""
+    where = " (background)" if work.background else ""
+    return (f"  [{work.label}] {one_line(work.description, 60)} … {tools_text(work.tools)}, "
+            f"{work.seconds:.1f} s{where}")

@@ -13,6 +13,12 @@ dir); Tab completes slash commands; Shift+Tab switches to the next primary
 agent (a synthetic message, as plan_enter does). Ctrl-C cancels a running turn;
 at the prompt it clears the line, and a second one at an empty prompt exits, as
 does Ctrl-D.
+
+Subagents: while a turn runs, each running child has a line under the spinner;
+their calls are printed indented under them (``ui/render.py``). Background
+children outlive the turn: their lines appear above the prompt, the toolbar
+counts them, a question of theirs makes the prompt step aside (what was typed is
+kept) until it is answered, and on exit they are cancelled.
 """
 
 from __future__ import annotations
@@ -27,22 +33,18 @@ import time
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from prompt_toolkit import PromptSession
 from prompt_toolkit.application import get_app_or_none
-from prompt_toolkit.formatted_text import FormattedText
-from prompt_toolkit.history import FileHistory, InMemoryHistory
-from prompt_toolkit.key_binding import KeyBindings
-from prompt_toolkit.key_binding.key_processor import KeyPressEvent
 
 from dm_cc import __version__
 from dm_cc.config import dirs
-from dm_cc.core.events import Event, ToolDecided, ToolFinished
+from dm_cc.core.events import Event, TaskFinished, TaskStarted, ToolDecided, ToolFinished
 from dm_cc.errors import DmccError
 from dm_cc.llm.base import ModelError, StreamEvent, TextDelta, WarmsUp
 from dm_cc.ui import slash
 from dm_cc.ui.approval_prompt import ReplApprover
-from dm_cc.ui.render import Shown, event_lines
-from dm_cc.ui.screen import STYLE, Screen
+from dm_cc.ui.prompt import Prompt
+from dm_cc.ui.render import Shown, event_lines, progress_line
+from dm_cc.ui.screen import Screen
 from dm_cc.ui.transcript import replay, session_notice
 
 if TYPE_CHECKING:
@@ -53,6 +55,7 @@ if TYPE_CHECKING:
 
 REPLAY_EXCHANGES = 3
 WELCOME = "/help lists commands · Shift+Tab switches agent · Ctrl-D exits"
+CANCEL_WAIT = 5.0      # seconds a cancelled subagent gets to end before we go on
 
 
 class Repl:
@@ -61,16 +64,15 @@ class Repl:
     def __init__(self, load_world: Callable[[], World], agent_hint: str | None = None,
                  history_path: str | None = None) -> None:
         self._load_world = load_world
-        self._agent_hint = agent_hint
-        self._history_path = history_path
+        self.agent_hint = agent_hint
         self.screen = Screen()
         self.shown = Shown()
-        self.approver = ReplApprover(self.screen, self.shown)
+        self.prompt = Prompt(self, history_path)
+        self.approver = ReplApprover(self.screen, self.shown, make_room=self.prompt.step_aside)
         self._world: World | None = None
         self._loop: Loop | None = None
         self._ready: asyncio.Future[None] | None = None
         self.last_decision: tuple[ToolCall, Decision] | None = None
-        self._prompt: PromptSession[str] | None = None
 
     # ------------------------------------------------------------------ the world, once loaded
 
@@ -82,6 +84,11 @@ class Repl:
     @property
     def loop(self) -> Loop:
         assert self._loop is not None, "the world is loaded before any command runs"
+        return self._loop
+
+    @property
+    def loaded(self) -> Loop | None:
+        """The loop, or None while the world is loading."""
         return self._loop
 
     def _start_loading(self) -> None:
@@ -136,8 +143,10 @@ class Repl:
         assert self._ready is not None
         await asyncio.shield(self._ready)
 
-    def new_session(self) -> None:
-        """A fresh session with the same model, agent and session approvals."""
+    async def new_session(self) -> None:
+        """A fresh session with the same model, agent and session approvals (the old
+        one's background subagents are cancelled: their results would reach no one)."""
+        await self.cancel_background()
         old = self.loop
         self._loop = self.world.open_loop(self.approver, on_event=self.on_event,
                                           on_stream=self.on_stream, fresh=True,
@@ -156,97 +165,38 @@ class Repl:
             self.screen.activity = "thinking"
         for line in event_lines(event, self.shown):
             self.screen.line(line)
+        if isinstance(event, TaskStarted | TaskFinished):
+            if isinstance(event, TaskFinished) and event.background \
+                    and self.screen.busy_since is None and event.status != "cancelled":
+                self.screen.line("  its result reaches the model with your next message",
+                                 "class:dim")
+            self._invalidate()   # the toolbar counts running subagents
 
     def on_stream(self, event: StreamEvent) -> None:
         if isinstance(event, TextDelta):
             self.screen.stream(event.text)
-
-    # ------------------------------------------------------------------ the prompt
-
-    def _message(self) -> FormattedText:
-        name = self._loop.agent.name if self._loop is not None else self._agent_hint or "dm_cc"
-        return FormattedText([("class:agent", name), ("", "> ")])
-
-    def _toolbar(self) -> FormattedText:
-        if self._loop is None:
-            return FormattedText([("", " loading policy and session…")])
-        loop, world = self._loop, self.world
-        files = [str(f.path) for f in world.policy.files]
-        policy = ", ".join(files[:2]) + (f" +{len(files) - 2}" if len(files) > 2 else "") \
-            if files else "built-in defaults"
-        usage = loop.usage
-        return FormattedText([("", f" {loop.agent.name} · {loop.rt.model.name} · policy: {policy}"
-                                   f" · sandbox: none · {usage.prompt_tokens + usage.completion_tokens}"
-                                   f" tokens · ${usage.cost:.4f} · /help")])
 
     def _invalidate(self) -> None:
         app = get_app_or_none()
         if app is not None and app.is_running:
             app.invalidate()
 
-    def _keys(self) -> KeyBindings:
-        keys = KeyBindings()
-
-        @keys.add("enter")
-        def send(event: KeyPressEvent) -> None:
-            buffer = event.current_buffer
-            state = buffer.complete_state
-            if state is not None and state.current_completion is not None:
-                buffer.apply_completion(state.current_completion)
-                return
-            buffer.validate_and_handle()
-
-        @keys.add("escape", "enter")
-        @keys.add("c-j")
-        def newline(event: KeyPressEvent) -> None:
-            event.current_buffer.insert_text("\n")
-
-        @keys.add("c-c")
-        def interrupt(event: KeyPressEvent) -> None:
-            if event.current_buffer.text:
-                event.current_buffer.reset()
-            else:
-                event.app.exit(exception=KeyboardInterrupt())
-
-        @keys.add("s-tab")
-        def next_agent(event: KeyPressEvent) -> None:
-            if self._loop is None:
-                return
-            primary = [a.name for a in self.world.agents.values() if a.mode != "subagent"]
-            current = self.loop.agent.name
-            following = primary[(primary.index(current) + 1) % len(primary)] \
-                if current in primary else primary[0]
-            self.loop.switch_agent(following)
-            event.app.invalidate()
-
-        return keys
-
-    def _session(self) -> PromptSession[str]:
-        history = FileHistory(self._history_path) if self._history_path else InMemoryHistory()
-        return PromptSession(
-            history=history, multiline=True, key_bindings=self._keys(),
-            bottom_toolbar=self._toolbar, completer=slash.SlashCompleter(self),
-            complete_while_typing=True, style=STYLE, prompt_continuation="… ",
-            enable_history_search=False)
-
     # ------------------------------------------------------------------ running
 
     async def run(self) -> int:
-        self._prompt = self._session()
         interrupted = False
         first = True
         while True:
             try:
-                text = await self._prompt.prompt_async(
-                    self._message, pre_run=self._start_loading if first else None)
+                text = await self.prompt.read(self._start_loading if first else None)
             except KeyboardInterrupt:
                 if interrupted:
-                    return self._goodbye()
+                    return await self._goodbye()
                 interrupted = True
                 self.screen.line("(Ctrl-C again or Ctrl-D to exit)", "class:dim")
                 continue
             except EOFError:
-                return self._goodbye()
+                return await self._goodbye()
             except DmccError as exc:   # the world failed to load
                 self.screen.line(f"dm_cc: {exc}", "class:error")
                 return 2
@@ -267,7 +217,7 @@ class Repl:
                 else:
                     await self._turn(text)
             except slash.Exit:
-                return self._goodbye()
+                return await self._goodbye()
 
     async def _command(self, line: str) -> None:
         try:
@@ -280,11 +230,9 @@ class Repl:
 
     async def _turn(self, text: str) -> None:
         screen = self.screen
-        screen.busy_since, screen.activity = time.monotonic(), "thinking"
         task = asyncio.ensure_future(self.loop.run(text))
-        spinner = asyncio.ensure_future(self._spin())
         try:
-            with _sigint_cancels(task):
+            with self.busy("thinking"), _sigint_cancels(task):
                 result = await task
         except asyncio.CancelledError:
             if not task.cancelled():
@@ -297,10 +245,6 @@ class Repl:
         except DmccError as exc:
             screen.line(str(exc), "class:error")
             return
-        finally:
-            spinner.cancel()
-            screen.busy_since = None
-            screen.clear_status()
         if result.reason == "cancelled":
             screen.line("turn cancelled", "class:notice")
         elif result.reason == "rejected":
@@ -310,42 +254,41 @@ class Repl:
         elif not screen.at_line_start:
             screen.line()
 
-    async def _spin(self) -> None:
-        while True:
-            self.screen.tick(time.monotonic())
-            await asyncio.sleep(0.1)
-
-    async def compact(self) -> None:
-        self.screen.busy_since, self.screen.activity = time.monotonic(), "summarising"
+    @contextlib.contextmanager
+    def busy(self, activity: str) -> Iterator[None]:
+        """The spinner, and a line per running subagent under it, while this lasts."""
+        screen = self.screen
+        screen.busy_since, screen.activity = time.monotonic(), activity
         spinner = asyncio.ensure_future(self._spin())
         try:
-            done = await self.loop.compact()
-        except ModelError as exc:
-            self.screen.line(f"compaction failed, nothing changed: {exc}", "class:error")
-            return
+            yield
         finally:
             spinner.cancel()
-            self.screen.busy_since = None
-            self.screen.clear_status()
-        if done is None:
-            self.screen.line("nothing to compact: the recent turns are kept whole anyway",
-                             "class:dim")
+            screen.busy_since = None
+            screen.clear_status()
 
-    def show_context(self) -> None:
-        from dm_cc.core.prompts import context_report
+    async def _spin(self) -> None:
+        while True:
+            running = self._loop.subagents.running.values() if self._loop is not None else ()
+            self.screen.tick(time.monotonic(), [progress_line(work) for work in running])
+            await asyncio.sleep(0.1)
 
-        loop = self.loop
-        window = loop.rt.model.context_window
-        self.screen.line(f"context for {loop.agent.name}: about {loop.context_tokens()} tokens"
-                         + (f" of {window}" if window else "") + " in the next call", "class:tool")
-        for section in context_report(loop.agent, loop.context()):
-            self.screen.line(f"  {section.name:<16} {section.chars:>7} chars  "
-                             f"~{section.tokens} tokens")
-        self.screen.line("  (the conversation itself: /compact summarises older turns)",
-                         "class:dim")
+    async def cancel_background(self, task_id: str | None = None) -> None:
+        """Cancel this loop's background subagents (or the one ``task_id``) and wait
+        for them to end: their done lines come first."""
+        subagents = self.loop.subagents
+        jobs = [work.job for work in subagents.running.values() if work.job is not None
+                and task_id in (None, work.task_id)]
+        if task_id is None:
+            subagents.cancel_all()
+        else:
+            subagents.cancel(task_id)
+        if jobs:
+            await asyncio.wait(jobs, timeout=CANCEL_WAIT)
 
-    def _goodbye(self) -> int:
+    async def _goodbye(self) -> int:
         if self._loop is not None:
+            await self.cancel_background()
             usage = self.loop.usage
             self.screen.line(f"tokens: {usage.prompt_tokens} in, {usage.completion_tokens} out; "
                              f"cost ${usage.cost:.4f} · resume with dm_cc --resume "

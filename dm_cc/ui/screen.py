@@ -1,5 +1,6 @@
-"""The REPL's output: streamed text, whole styled lines, and one status line (the
-spinner) that is erased before anything else is written.
+"""The REPL's output: streamed text, whole styled lines, and a status area (the
+spinner, and a line per running subagent under it) that is erased before
+anything else is written.
 
 Everything goes to prompt_toolkit's output of the current app session (a real
 terminal, or the pipe/plain-text output tests create), never to ``print``.
@@ -19,6 +20,7 @@ from prompt_toolkit.formatted_text import FormattedText
 from prompt_toolkit.output import Output
 from prompt_toolkit.shortcuts import print_formatted_text
 from prompt_toolkit.styles import Style
+from prompt_toolkit.utils import get_cwidth
 
 STYLE = Style.from_dict({
     "dim": "#888888",
@@ -32,12 +34,14 @@ STYLE = Style.from_dict({
     "error": "#d75f5f",
     "notice": "#d7af5f",
     "agent": "#af87d7 bold",
+    "task": "#5fafaf",
     "key": "bold",
     "bottom-toolbar": "noreverse bg:#303030 #c0c0c0",
 })
 
 Fragments = Sequence[tuple[str, str]]
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+STATUS_LINES = 10      # at most: the spinner and the running subagents under it
 
 
 class Screen:
@@ -46,7 +50,7 @@ class Screen:
     def __init__(self, output: Output | None = None) -> None:
         self._output = output
         self.at_line_start = True
-        self._status_shown = False
+        self._status_lines = 0                  # how many lines the status area holds
         self.busy_since: float | None = None   # a turn is running: the spinner may show
         self.activity = "thinking"
         self.paused = False                     # a question is on screen: no spinner
@@ -89,22 +93,47 @@ class Screen:
     def _print(self, parts: Fragments) -> None:
         print_formatted_text(FormattedText(list(parts)), style=STYLE, output=self.output)
 
-    # ------------------------------------------------------------------ the status line
+    # ------------------------------------------------------------------ the status area
 
-    def tick(self, now: float) -> None:
-        """Draw the spinner when a turn has been quiet for a moment."""
+    def tick(self, now: float, below: Sequence[str] = ()) -> None:
+        """Draw the spinner, and the lines ``below`` it (running subagents), when a
+        turn has been quiet for a moment."""
         if self.busy_since is None or self.paused or not self.at_line_start \
                 or now - self._last_write < 0.25:
             return
         elapsed = now - self.busy_since
         frame = SPINNER[int(elapsed * 10) % len(SPINNER)]
+        size = self.output.get_size()
+        room = max(1, min(STATUS_LINES, size.rows - 2) - 1)
+        if len(below) > room:
+            below = [*below[: room - 1], f"  … and {len(below) - room + 1} more"]
+        lines = [f"{frame} {self.activity} {elapsed:.1f}s  (Ctrl-C to cancel)", *below]
+        self.clear_status()
         self.output.write_raw("\r\x1b[K")
-        self.output.write(f"{frame} {self.activity} {elapsed:.1f}s  (Ctrl-C to cancel)")
+        for number, line in enumerate(lines):
+            if number:
+                self.output.write_raw("\r\n\x1b[K")
+            self.output.write(_fit(line, size.columns - 1))   # a wrapped line would stay
         self.output.flush()
-        self._status_shown = True
+        self._status_lines = len(lines)
 
     def clear_status(self) -> None:
-        if self._status_shown:
-            self.output.write_raw("\r\x1b[K")
+        """Erase the status area; the cursor goes back to where it began."""
+        if self._status_lines:
+            up = f"\x1b[{self._status_lines - 1}A" if self._status_lines > 1 else ""
+            self.output.write_raw(f"\r{up}\x1b[J")
             self.output.flush()
-            self._status_shown = False
+            self._status_lines = 0
+
+
+def _fit(line: str, columns: int) -> str:
+    """``line`` cut to ``columns`` terminal cells (wide characters take two)."""
+    if get_cwidth(line) <= columns:
+        return line
+    cells, kept = 1, []           # one cell for the ellipsis
+    for char in line:
+        cells += get_cwidth(char)
+        if cells > columns:
+            break
+        kept.append(char)
+    return "".join(kept) + "…"

@@ -15,13 +15,18 @@ from prompt_toolkit.completion import CompleteEvent, Completer, Completion
 from prompt_toolkit.document import Document
 
 from dm_cc.errors import DmccError
+from dm_cc.llm.base import ModelError
 from dm_cc.permissions import Request
-from dm_cc.ui.describe import layer_lines, trace_lines
+from dm_cc.session.store import session_tree
+from dm_cc.ui.describe import layer_lines, trace_lines, tree_indent
+from dm_cc.ui.headless import one_line, tools_text
 
 if TYPE_CHECKING:
+    from dm_cc.core.subagents import Running
     from dm_cc.ui.repl import Repl
 
 Handler = Callable[["Repl", list[str]], Awaitable[None] | None]
+SESSIONS = 10       # top-level sessions /sessions lists (each with its subagents' below)
 
 
 @dataclass(frozen=True)
@@ -104,6 +109,15 @@ def _switch(repl: Repl, name: str) -> None:
     repl.loop.switch_agent(name)
 
 
+def next_agent(repl: Repl) -> None:
+    """Shift+Tab: the next primary agent takes charge."""
+    primary = [a.name for a in repl.world.agents.values() if a.mode != "subagent"]
+    current = repl.loop.agent.name
+    following = primary[(primary.index(current) + 1) % len(primary)] \
+        if current in primary else primary[0]
+    repl.loop.switch_agent(following)
+
+
 def _permissions(repl: Repl, args: list[str]) -> None:
     approvals = repl.world.approvals
     if args[:1] == ["revoke"] and len(args) == 2:
@@ -143,11 +157,14 @@ def _why(repl: Repl, args: list[str]) -> None:
 
 
 def _sessions(repl: Repl, args: list[str]) -> None:
-    infos = repl.world.sessions.list(repl.world.root)[-10:]
-    for info in infos:
-        mark = "*" if info.id == repl.loop.session.info.id else " "
+    tree = session_tree(repl.world.sessions.list(repl.world.root))
+    roots = [number for number, (depth, _info) in enumerate(tree) if depth == 0]
+    current = repl.loop.session.info.id
+    for depth, info in tree[roots[-SESSIONS] if len(roots) > SESSIONS else 0:]:
+        mark = "*" if info.id == current else " "
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(info.updated))
-        repl.screen.line(f" {mark} {info.id}  {when}  {info.agent:<7} {info.title or '(untitled)'}")
+        repl.screen.line(f" {mark} {tree_indent(depth)}{info.id}  {when}  {info.agent:<7} "
+                         f"{info.title or '(untitled)'}")
     repl.screen.line("resume one with: dm_cc --resume ID", "class:dim")
 
 
@@ -165,17 +182,71 @@ def _cost(repl: Repl, args: list[str]) -> None:
                      f"cost ${usage.cost:.4f}")
 
 
-def _clear(repl: Repl, args: list[str]) -> None:
-    repl.new_session()
+async def _clear(repl: Repl, args: list[str]) -> None:
+    await repl.new_session()
     repl.screen.line(f"new session {repl.loop.session.info.id} (the old one is kept: /sessions)")
 
 
 async def _compact(repl: Repl, args: list[str]) -> None:
-    await repl.compact()
+    with repl.busy("summarising"):
+        try:
+            done = await repl.loop.compact()
+        except ModelError as exc:
+            repl.screen.line(f"compaction failed, nothing changed: {exc}", "class:error")
+            return
+    if done is None:
+        repl.screen.line("nothing to compact: the recent turns are kept whole anyway",
+                         "class:dim")
 
 
 def _context(repl: Repl, args: list[str]) -> None:
-    repl.show_context()
+    from dm_cc.core.prompts import context_report
+
+    loop, screen = repl.loop, repl.screen
+    window = loop.rt.model.context_window
+    screen.line(f"context for {loop.agent.name}: about {loop.context_tokens()} tokens"
+                + (f" of {window}" if window else "") + " in the next call", "class:tool")
+    for section in context_report(loop.agent, loop.context()):
+        screen.line(f"  {section.name:<16} {section.chars:>7} chars  ~{section.tokens} tokens")
+    screen.line("  (the conversation itself: /compact summarises older turns)", "class:dim")
+
+
+def _tasks(repl: Repl, args: list[str]) -> Awaitable[None] | None:
+    if args[:1] == ["cancel"] and len(args) > 1:
+        return _cancel_task(repl, " ".join(args[1:]))
+    if args:
+        raise DmccError("usage: /tasks [cancel ID|LABEL]")
+    running = list(repl.loop.subagents.running.values())
+    if not running:
+        repl.screen.line("no subagent is running", "class:dim")
+        return None
+    repl.screen.line("running subagents (/tasks cancel ID|LABEL stops a background one):",
+                     "class:tool")
+    for work in running:
+        how = "background" if work.background else "this turn"
+        repl.screen.line(f"  [{work.label}] {one_line(work.description, 50)} · {work.agent} · "
+                         f"{work.seconds:.1f} s, {tools_text(work.tools)} · {how} · "
+                         f"{work.task_id}")
+    return None
+
+
+async def _cancel_task(repl: Repl, wanted: str) -> None:
+    work = _running_task(repl, wanted)
+    if not work.background:
+        raise DmccError(f"[{work.label}] belongs to the running turn: Ctrl-C cancels it")
+    await repl.cancel_background(work.task_id)
+    repl.screen.line(f"cancelled [{work.label}] ({work.task_id}); the model is told with your "
+                     "next message")
+
+
+def _running_task(repl: Repl, wanted: str) -> Running:
+    """The running subagent named by its task id, its label (``explore #2``) or its
+    number (``#2``, ``2``)."""
+    number = wanted.lstrip("#")
+    for work in repl.loop.subagents.running.values():
+        if wanted in (work.task_id, work.label) or work.label.endswith(f" #{number}"):
+            return work
+    raise DmccError(f"no running subagent {wanted!r} (/tasks lists them)")
 
 
 def _exit(repl: Repl, args: list[str]) -> None:
@@ -195,7 +266,9 @@ COMMANDS: dict[str, Command] = {command.name: command for command in (
     Command("permissions", "effective rules with sources, saved approvals (revoke ID)",
             _permissions, "[revoke ID]", lambda repl: ("revoke",)),
     Command("why", "the full trace of the last decision", _why),
-    Command("sessions", "this project's recent sessions", _sessions),
+    Command("tasks", "running subagents; cancel a background one", _tasks,
+            "[cancel ID|LABEL]", lambda repl: ("cancel",)),
+    Command("sessions", "this project's recent sessions, subagents' under them", _sessions),
     Command("model", "show or change the model", _model, "[NAME]"),
     Command("cost", "tokens and cost so far", _cost),
     Command("context", "what the system prompt holds (AGENTS.md …)", _context),

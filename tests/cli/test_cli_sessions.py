@@ -59,11 +59,32 @@ def test_list_human_and_project_filter(sessions, home, tmp_path, capsys):
     assert run("sessions", "list") == 0
     out = capsys.readouterr().out.splitlines()
     assert out[0].startswith(parent.id) and '"fix the tests"' in out[0] and "plan" in out[0]
-    assert out[1].startswith(child.id) and f"child of {parent.id}" in out[1]
+    assert out[1].startswith(f" └ {child.id}") and "child of" not in out[1]
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     assert run("sessions", "list", "--project", str(elsewhere)) == 0
     assert capsys.readouterr().out.startswith("no sessions")
+
+
+def test_list_human_shows_the_session_tree(sessions, home, capsys):
+    parent, child = sessions
+    store = open_world().sessions
+    other = store.create(home, title="another job")
+    late = store.create(home, parent_id=parent.id, agent="general", title="late child")
+    grandchild = store.create(home, parent_id=late.id, agent="explore")
+    orphan = store.create(home, parent_id="ses_000000000000_deadbeef", agent="explore")
+    assert run("sessions", "list") == 0
+    out = capsys.readouterr().out.splitlines()
+    shown = [(line[: len(line) - len(line.lstrip(" └"))], line.lstrip(" └").split()[0])
+             for line in out]
+    assert shown == [("", parent.id), (" └ ", child.id), (" └ ", late.id),
+                     ("    └ ", grandchild.id), ("", other.id), ("", orphan.id)]
+    assert "child of ses_000000000000_deadbeef" in out[-1]
+    assert run("sessions", "list", "--json") == 0      # JSON keeps the flat list
+    listed = json.loads(capsys.readouterr().out)
+    assert [(s["id"], s["parent_id"]) for s in listed] == [
+        (parent.id, None), (child.id, parent.id), (other.id, None), (late.id, parent.id),
+        (grandchild.id, late.id), (orphan.id, "ses_000000000000_deadbeef")]
 
 
 def test_list_when_nothing_is_stored(home, capsys):

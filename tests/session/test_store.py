@@ -229,3 +229,21 @@ def test_two_writers_on_one_file_never_interleave_within_a_line(store, project):
     for tag in "ab":
         mine = [m.content.split()[0] for m in loaded.messages if m.agent == tag]
         assert mine == [f"{tag}{n}" for n in range(100)]
+
+
+def test_session_tree_puts_children_under_their_parent(store, project):
+    from dataclasses import replace
+
+    from dm_cc.session.store import session_tree
+
+    root = store.create(project).info
+    other = store.create(project).info
+    child = store.create(project, parent_id=root.id).info
+    grandchild = store.create(project, parent_id=child.id).info
+    orphan = store.create(project, parent_id="ses_000000000000_00000000").info
+    infos = [root, other, child, grandchild, orphan]
+    assert [(d, i.id) for d, i in session_tree(infos)] == [
+        (0, root.id), (1, child.id), (2, grandchild.id), (0, other.id), (0, orphan.id)]
+    # a (damaged) cycle of parent ids still lists each session once
+    a, b = replace(root, parent_id=other.id), replace(other, parent_id=root.id)
+    assert sorted(i.id for _, i in session_tree([a, b])) == sorted([root.id, other.id])

@@ -61,13 +61,15 @@ class Run:
         return self.screen[self.screen.index(marker):]
 
 
-def write_script(project: Path, replies: list[dict]) -> str:
+def write_script(project: Path, replies: list[dict] | dict) -> str:
+    """A scripted model's file: a list of replies, or ``{replies: [...], tasks: {...}}``
+    (``dm_cc.llm.scripted.load_script``)."""
     path = project / ".script.yaml"
     path.write_text(yaml.safe_dump(replies))
     return f"scripted:{path}"
 
 
-def drive(project: Path, replies: list[dict], steps: Sequence[tuple[str, object]], *,
+def drive(project: Path, replies: list[dict] | dict, steps: Sequence[tuple[str, object]], *,
           options: Options | None = None, timeout: float = 15) -> Run:
     """Start the REPL in ``project`` with a scripted model; for each step wait until
     its text is on screen (counting from where the previous step's text was found),

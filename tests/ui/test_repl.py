@@ -4,6 +4,8 @@ loop, the real tools in tmp_path, a scripted model."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from support.repl_driver import (
     ALT_ENTER,
@@ -267,3 +269,180 @@ def test_clear_keeps_the_model_and_the_agent(project):
     assert not run.errors
     assert [(m.agent, m.content) for m in run.repl.loop.session.messages if m.role == "user"] \
         == [("plan", "q2")]
+
+
+# ---------------------------------------------------------------------- subagents
+
+def task(description: str, prompt: str, agent: str = "explore", **more: object) -> dict:
+    return {"tool": "task", "args": {"description": description, "prompt": prompt,
+                                     "subagent_type": agent, **more}}
+
+
+def label_of(screen: str, description: str) -> str:
+    """The label a started line gave the subagent doing ``description``."""
+    found = re.search(r"\[(\w+ #\d+)\] started[^:]*: " + re.escape(description), screen)
+    assert found, f"no started line for {description!r}"
+    return found.group(1)
+
+
+def test_two_parallel_subagents_show_their_calls_and_done_lines(project):
+    (project / "auth.py").write_text("def login(): pass\n")
+    script = {"replies": [{"calls": [task("find auth", "look for the auth code"),
+                                     task("find models", "look for the models")]},
+                          {"text": "Both reported back."}],
+              "tasks": {"auth code": [{"tool": "grep", "args": {"pattern": "def login"}},
+                                      {"text": "AUTH-REPORT: auth.py:1"}],
+                        "the models": [{"tool": "glob", "args": {"pattern": "*.py"}},
+                                       {"text": "MODELS-REPORT: none"}]}}
+    run = drive(project, script, [(READY, "look around" + ENTER), ("Both reported back.", "")])
+    assert not run.errors
+    screen = run.screen
+    auth, models = label_of(screen, "find auth"), label_of(screen, "find models")
+    assert {auth, models} == {"explore #1", "explore #2"}
+    # each child's call, indented under it and led by its label, drawn as a top-level one
+    assert f"  [{auth}] ● grep ." in screen and f"  [{auth}]   allowed by allow grep" in screen
+    assert f"  [{auth}]   │ auth.py:1:def login(): pass" in screen
+    assert f"  [{models}] ● glob ." in screen and f"  [{models}]   │ auth.py" in screen
+    assert f"✓ [{auth}] done · 1 tool, " in screen and f"✓ [{models}] done · 1 tool, " in screen
+    # the children's answers are the parent model's to read, not the person's answer
+    assert "AUTH-REPORT" not in screen and "MODELS-REPORT" not in screen
+    assert "task_id:" not in screen
+    assert screen.index(f"✓ [{auth}] done") < screen.index("Both reported back.")
+
+
+def test_a_subagents_question_names_it_and_the_answer_counts(project):
+    script = {"replies": [task("write the file", "please write a.txt", "general"),
+                          {"text": "The subagent wrote it."}],
+              "tasks": {"write a.txt": [WRITE, {"text": "written"}]}}
+    run = drive(project, script, [(READY, "delegate" + ENTER), (LEGEND, "y"),
+                                  ("The subagent wrote it.", "")])
+    assert not run.errors
+    assert (project / "a.txt").read_text() == "hello\n"
+    assert "? [general #1] wants to use write" in run.screen
+    assert "+hello" in run.after("[general #1] wants to use write")
+    assert "✓ [general #1] done · 1 tool" in run.screen
+
+
+def test_two_subagents_asking_at_once_get_one_question_after_the_other(project):
+    write = {name: {"tool": "write", "args": {"path": f"{name}.txt", "content": name + "\n"}}
+             for name in ("one", "two")}
+    script = {"replies": [{"calls": [task("first", "write one.txt", "general"),
+                                     task("second", "write two.txt", "general")]},
+                          {"text": "Both written."}],
+              "tasks": {"one.txt": [write["one"], {"text": "ok"}],
+                        "two.txt": [write["two"], {"text": "ok"}]}}
+    run = drive(project, script, [(READY, "go" + ENTER), (LEGEND, "y"), (LEGEND, "y"),
+                                  ("Both written.", "")])
+    assert not run.errors
+    assert (project / "one.txt").read_text() == "one\n" and (project / "two.txt").exists()
+    questions = re.findall(r"\? \[(general #\d)\] wants to use write", run.screen)
+    assert sorted(questions) == ["general #1", "general #2"]
+    # one whole question, its answer, then the next: never two legends without an answer
+    between = run.screen[run.screen.index(LEGEND):run.screen.rindex(LEGEND)]
+    assert "allowed once" in between and run.screen.count("allowed once") == 2
+
+
+def test_tasks_lists_a_running_background_child_and_cancels_it(project):
+    script = {"replies": [task("slow survey", "survey everything", background=True),
+                          {"text": "Started it in the background."},
+                          {"text": "Noted."}],
+              "tasks": {"survey everything": [{"text": "never", "delay": 30}]}}
+    run = drive(project, script, [
+        (READY, "survey" + ENTER), ("Started it in the background.", "/tasks" + ENTER),
+        ("running subagents", "/tasks cancel #1" + ENTER), ("cancelled [explore #1]", "/tasks" + ENTER),
+        ("no subagent is running", "next" + ENTER), ("Noted.", "")], timeout=10)
+    assert not run.errors
+    listing = run.after("running subagents")
+    child = [info for info in run.repl.world.sessions.list() if info.parent_id]
+    assert len(child) == 1
+    assert "[explore #1] slow survey · explore · " in listing and " background · " in listing
+    assert child[0].id in listing and "0 tools" in listing
+    assert "■ [explore #1] cancelled · 0 tools" in run.screen
+    # the model heard about it with the next message
+    delivered = [m.content for m in run.repl.loop.session.messages if m.synthetic]
+    assert any("explore #1" in text and "cancelled" in text for text in delivered)
+
+
+def test_a_background_child_done_at_the_prompt_is_announced(project):
+    script = {"replies": [task("quick look", "look quickly", background=True),
+                          {"text": "It runs."}, {"text": "Thanks for the report."}],
+              "tasks": {"look quickly": [{"text": "QUICK-REPORT", "delay": 0.5}]}}
+    run = drive(project, script, [(READY, "look" + ENTER), ("It runs.", ""),
+                                  ("reaches the model with your next message", "and?" + ENTER),
+                                  ("Thanks for the report.", "")])
+    assert not run.errors
+    done = run.after("It runs.")
+    assert "✓ [explore #1] done · 0 tools" in done and "QUICK-REPORT" not in run.screen
+    delivered = [m.content for m in run.repl.loop.session.messages if m.synthetic]
+    assert any("QUICK-REPORT" in text for text in delivered)
+
+
+def test_a_background_childs_question_at_the_prompt_keeps_what_was_typed(project):
+    script = {"replies": [task("write later", "write a.txt soon", "general", background=True),
+                          {"text": "It runs."}, {"text": "got both"}],
+              "tasks": {"a.txt soon": [{**WRITE, "delay": 1.0}, {"text": "written"}]}}
+    run = drive(project, script, [(READY, "go" + ENTER), ("It runs.", "half typed"),
+                                  (LEGEND, "y"), ("reaches the model", " and more" + ENTER),
+                                  ("got both", "")])
+    assert not run.errors
+    assert (project / "a.txt").exists()
+    assert "? [general #1] wants to use write" in run.screen
+    assert user_messages(run) == ["go", "half typed and more"]
+
+
+def test_exit_cancels_background_children(project):
+    script = {"replies": [task("endless", "work for ever", background=True), {"text": "Off it goes."}],
+              "tasks": {"for ever": [{"text": "never", "delay": 30}]}}
+    run = drive(project, script, [(READY, "go" + ENTER), ("Off it goes.", CTRL_D)], timeout=10)
+    assert not run.errors and run.code == 0
+    assert "■ [explore #1] cancelled" in run.screen
+    assert run.screen.index("■ [explore #1] cancelled") < run.screen.index("resume with")
+    child = next(info for info in run.repl.world.sessions.list() if info.parent_id)
+    assert not run.repl.loop.subagents.running and child.messages >= 1
+
+
+def test_sessions_shows_subagents_sessions_under_their_parent(project):
+    script = {"replies": [task("look", "look at it"), {"text": "Looked."}],
+              "tasks": {"look at it": [{"text": "seen"}]}}
+    run = drive(project, script, [(READY, "look" + ENTER), ("Looked.", "/sessions" + ENTER),
+                                  ("resume one with", "")])
+    assert not run.errors
+    parent = run.repl.loop.session.info
+    child = next(info for info in run.repl.world.sessions.list() if info.parent_id)
+    listing = run.after("/sessions").splitlines()
+    top = next(n for n, line in enumerate(listing) if parent.id in line)
+    assert listing[top].startswith(" * ses_")
+    assert listing[top + 1].startswith(f"    └ {child.id}") and "look (@explore)" in listing[top + 1]
+
+
+def test_a_grandchilds_lines_are_indented_one_step_further(project, policy):
+    policy("agents:\n  general: {rules: [{permission: task, pattern: '*', action: allow}]}\n")
+    script = {"replies": [task("outer job", "do the outer job", "general"), {"text": "All done."}],
+              "tasks": {"outer job": [task("inner look", "inner look around"), {"text": "outer ok"}],
+                        "inner look": [{"tool": "glob", "args": {"pattern": "*.py"}},
+                                       {"text": "inner ok"}]}}
+    run = drive(project, script, [(READY, "nest" + ENTER), ("All done.", "")])
+    assert not run.errors
+    lines = run.after("nest").replace("\r", "").splitlines()
+    assert "▸ [general #1] started: outer job" in "\n".join(lines)
+    assert any(line.startswith("  [general #1] ● task explore") for line in lines)
+    assert any(line.startswith("  ▸ [explore #2] started: inner look") for line in lines)
+    assert any(line.startswith("    [explore #2] ● glob .") for line in lines)
+    assert any(line.startswith("  ✓ [explore #2] done · 1 tool") for line in lines)
+    assert any(line.startswith("✓ [general #1] done · 1 tool") for line in lines)
+
+
+def test_ctrl_c_cancels_the_turn_and_the_subagents_it_waits_for(project):
+    script = {"replies": [{"calls": [task("slow one", "slow thing one"),
+                                     task("slow two", "slow thing two")]},
+                          {"text": "fresh answer"}],
+              "tasks": {"thing one": [{"text": "never", "delay": 30}],
+                        "thing two": [{"text": "never", "delay": 30}]}}
+    run = drive(project, script, [(READY, "go" + ENTER), ("started: slow two", SIGINT),
+                                  ("turn cancelled", "again" + ENTER), ("fresh answer", "")],
+                timeout=10)
+    assert not run.errors
+    assert "■ [explore #1] cancelled · 0 tools" in run.screen
+    assert "■ [explore #2] cancelled · 0 tools" in run.screen
+    assert "by the user" not in run.screen        # the model's text for the cut calls
+    assert not run.repl.loop.subagents.running

@@ -19,20 +19,27 @@ rules:
 """
 
 
+def open_pane(project, script: list | dict) -> Pane:
+    """dm_cc in a tmux pane in ``project``, playing ``script``; the code under test
+    (PYTHONPATH, when set) rather than whatever dm_cc is installed."""
+    path = project / ".script.yaml"
+    path.write_text(yaml.safe_dump(script))
+    env = {k: os.environ[k] for k in ("HOME", "DM_CC_HOME", "DM_CC_MANAGED_DIR", "PATH",
+                                      "PYTHONPATH") if k in os.environ}
+    return Pane(project, {**env, "TERM": "xterm-256color"}, "--model", f"scripted:{path}")
+
+
 @pytest.fixture
 def pane(project):
     (project / ".dm_cc").mkdir()
     (project / ".dm_cc" / "policy.yaml").write_text(POLICY)
-    script = project / ".script.yaml"
-    script.write_text(yaml.safe_dump([
+    opened = open_pane(project, [
         {"text": "Writing it.", "tool": "write", "args": {"path": "notes.txt", "content": "hi\n"}},
         {"text": "notes.txt is written."},
         {"tool": "bash", "args": {"command": "git push origin main --force-with-lease",
                                   "description": "Publish the branch"}},
         {"text": "Not pushed."},
-    ]))
-    env = {k: os.environ[k] for k in ("HOME", "DM_CC_HOME", "DM_CC_MANAGED_DIR", "PATH")}
-    opened = Pane(project, {**env, "TERM": "xterm-256color"}, "--model", f"scripted:{script}")
+    ])
     yield opened
     opened.close()
 
@@ -72,3 +79,25 @@ def test_a_person_approves_a_write_for_good_and_denies_a_push(pane, project):
         assert f" {name} " in screen
     pane.send("C-d")
     pane.wait_for("[dm_cc exited 0]")
+
+
+def test_a_running_subagent_has_a_live_progress_line(project):
+    (project / "app.py").write_text("print('hi')\n")
+    pane = open_pane(project, {
+        "replies": [{"tool": "task", "args": {"description": "scan the tree", "prompt": "scan it all",
+                                              "subagent_type": "explore"}},
+                    {"text": "Scanned."}],
+        "tasks": {"scan it all": [{"tool": "glob", "args": {"pattern": "*.py"}},
+                                  {"text": "found app.py", "delay": 1.5}]}})
+    try:
+        pane.wait_for("/help lists commands")
+        pane.type("scan")
+        pane.send("Enter")
+        screen = pane.wait_for("[explore #1] scan the tree … 1 tool, ", timeout=5)
+        assert "running task" in screen                       # the spinner above it
+        assert "  [explore #1] ● glob ." in screen            # its call, indented under it
+        screen = pane.wait_for("Scanned.", timeout=5)
+        assert "✓ [explore #1] done · 1 tool, " in screen
+        assert "scan the tree … " not in screen and "running task" not in screen  # erased
+    finally:
+        pane.close()

@@ -1,0 +1,133 @@
+"""The REPL's input line: the prompt (the agent in charge), its keys, Tab
+completion of slash commands, history, and the bottom toolbar.
+
+    prompt = Prompt(repl, history_path)
+    text = await prompt.read(pre_run)      # KeyboardInterrupt / EOFError as typed
+    await prompt.step_aside()              # a question needs the terminal now
+
+Keys: Enter sends (or takes the highlighted completion); Alt-Enter, Esc-Enter or
+Ctrl-J insert a new line; Ctrl-C clears the line (at an empty one it raises
+KeyboardInterrupt); Shift+Tab switches to the next primary agent.
+
+A background subagent may ask while the person is typing: ``step_aside`` ends the
+prompt, keeping its text, and ``read`` draws it again, with that text, once no
+question is open or queued.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from prompt_toolkit import PromptSession
+from prompt_toolkit.formatted_text import FormattedText
+from prompt_toolkit.history import FileHistory, InMemoryHistory
+from prompt_toolkit.key_binding import KeyBindings
+from prompt_toolkit.key_binding.key_processor import KeyPressEvent
+
+from dm_cc.ui import slash
+from dm_cc.ui.screen import STYLE
+
+if TYPE_CHECKING:
+    from dm_cc.ui.repl import Repl
+
+
+class _StepAside(Exception):
+    """The prompt leaves the terminal to a question."""
+
+
+class Prompt:
+    def __init__(self, repl: Repl, history_path: str | None = None) -> None:
+        self._repl = repl
+        self._history_path = history_path
+        self._session: PromptSession[str] | None = None
+        self._kept = ""                      # what was typed when a question came
+        self._aside = asyncio.Event()        # the prompt has stepped aside
+
+    async def read(self, pre_run: Callable[[], None] | None = None) -> str:
+        """The next line the person sends; ``pre_run`` runs once it is drawn."""
+        session = self._session = self._session or self._new_session()
+        while True:
+            await self._repl.approver.settled()   # never under an open question
+            default, self._kept = self._kept, ""
+            try:
+                return await session.prompt_async(self._message, default=default,
+                                                   pre_run=pre_run)
+            except _StepAside:
+                self._aside.set()
+                await self._repl.approver.settled()
+                self._aside.clear()
+                pre_run = None
+
+    async def step_aside(self) -> None:
+        """Make room for a question: a prompt on screen is erased, keeping its text,
+        and drawn again when no question is left (``read``)."""
+        app = self._session.app if self._session is not None else None
+        if app is None or not app.is_running or app.future is None or app.future.done():
+            return
+        self._kept = app.current_buffer.text
+        app.erase_when_done = True     # the question takes its place on screen
+        app.exit(exception=_StepAside())
+        await self._aside.wait()
+        app.erase_when_done = False
+
+    def _new_session(self) -> PromptSession[str]:
+        history = FileHistory(self._history_path) if self._history_path else InMemoryHistory()
+        return PromptSession(
+            history=history, multiline=True, key_bindings=self._keys(),
+            bottom_toolbar=self._toolbar, completer=slash.SlashCompleter(self._repl),
+            complete_while_typing=True, style=STYLE, prompt_continuation="… ",
+            enable_history_search=False)
+
+    def _message(self) -> FormattedText:
+        repl = self._repl
+        name = repl.loaded.agent.name if repl.loaded is not None else repl.agent_hint or "dm_cc"
+        return FormattedText([("class:agent", name), ("", "> ")])
+
+    def _toolbar(self) -> FormattedText:
+        loop = self._repl.loaded
+        if loop is None:
+            return FormattedText([("", " loading policy and session…")])
+        files = [str(f.path) for f in self._repl.world.policy.files]
+        policy = ", ".join(files[:2]) + (f" +{len(files) - 2}" if len(files) > 2 else "") \
+            if files else "built-in defaults"
+        usage = loop.usage
+        running = len(loop.subagents.running)
+        tasks = f" · {running} task{'' if running == 1 else 's'} running (/tasks)" if running else ""
+        return FormattedText([("", f" {loop.agent.name}{tasks} · {loop.rt.model.name} · policy: "
+                                   f"{policy} · sandbox: none · "
+                                   f"{usage.prompt_tokens + usage.completion_tokens} tokens · "
+                                   f"${usage.cost:.4f} · /help")])
+
+    def _keys(self) -> KeyBindings:
+        keys = KeyBindings()
+
+        @keys.add("enter")
+        def send(event: KeyPressEvent) -> None:
+            buffer = event.current_buffer
+            state = buffer.complete_state
+            if state is not None and state.current_completion is not None:
+                buffer.apply_completion(state.current_completion)
+                return
+            buffer.validate_and_handle()
+
+        @keys.add("escape", "enter")
+        @keys.add("c-j")
+        def newline(event: KeyPressEvent) -> None:
+            event.current_buffer.insert_text("\n")
+
+        @keys.add("c-c")
+        def interrupt(event: KeyPressEvent) -> None:
+            if event.current_buffer.text:
+                event.current_buffer.reset()
+            else:
+                event.app.exit(exception=KeyboardInterrupt())
+
+        @keys.add("s-tab")
+        def next_agent(event: KeyPressEvent) -> None:
+            if self._repl.loaded is not None:
+                slash.next_agent(self._repl)
+                event.app.invalidate()
+
+        return keys
