@@ -1,0 +1,737 @@
+"""Subagent rights: a descendant never gets more than any of its ancestors (DESIGN.md §3, §5).
+
+A child loop (``Loop.child``) decides with its own agent's stack (with the
+``subagent`` layer: no todo list, no subagents of its own) and is bounded by its
+parent's gate, which its parent's parent bounds in turn. The properties are
+checked over random projects -- a project policy with ``agents:`` overrides,
+optional user, managed and enforced policies, custom agents defined by the
+project (untrusted) or the user (trusted) -- random chains of agents (a primary
+root, then one to three subagents in real child sessions) and random requests
+drawn from a small alphabet, so that the rules actually match:
+
+* without approvals, no descendant decides a request more permissively than any
+  ancestor (deny > ask > allow), request by request and for the whole set;
+* with approvals given to the agents of the chain (the leaf always), no
+  descendant allows what any ancestor's configured rules (or its own) deny, nor
+  loosens what a managed rule decided; a child's approval opens no more than the
+  same approvals given to each ancestor would, and nothing for an ancestor
+  (unless that ancestor's agent, or one of its own ancestors', was given some);
+* todo and task stay denied in a child unless its agent rules, an ``agents:``
+  override for it or an enforced rule speak of them.
+
+Then the cases users of other tools have hit, run through the real loop and the
+task tool. The tests named ``test_BUG_*`` are strict xfails: they fail today;
+once the bug they describe is fixed they pass, which strict mode reports as a
+failure, so the mark comes off with the fix.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import tempfile
+import textwrap
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from dm_cc.agents.builtin import Agent
+from dm_cc.compose import World, open_world
+from dm_cc.core.approval import HeadlessApprover
+from dm_cc.core.events import InTask, ToolFinished
+from dm_cc.core.loop import Loop, Runtime
+from dm_cc.llm.base import ModelReply
+from dm_cc.llm.scripted import ScriptedModel, calls, reply
+from dm_cc.permissions import Request, Rule
+from dm_cc.permissions.rules import STRICTNESS
+from dm_cc.session.messages import Message
+from dm_cc.tools.catalog import builtin_tools
+
+# --------------------------------------------------------------------------- a project on disk
+
+TOOLS = builtin_tools()
+
+
+@dataclass
+class Project:
+    """A git project with isolated user, data and managed dirs (nothing real is read)."""
+
+    base: Path
+    root: Path = field(init=False)
+    env: dict[str, str] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.root = self.base / "project"
+        (self.root / ".git").mkdir(parents=True)
+        self.env = {"HOME": str(self.base / "home"), "DM_CC_HOME": str(self.base / "dmhome"),
+                    "DM_CC_MANAGED_DIR": str(self.base / "managed")}
+
+    def write(self, where: str, text: str) -> Path:
+        """``where`` is relative to the project, or starts with ``user:`` (the user's
+        config dir) or ``managed:``."""
+        base, _, rest = where.rpartition(":")
+        directory = {"": self.root, "user": self.base / "dmhome" / "config",
+                     "managed": self.base / "managed"}[base]
+        path = directory / rest
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text).lstrip("\n"))
+        return path
+
+    def world(self) -> World:
+        return open_world(cwd=self.root, env=self.env)
+
+
+@contextmanager
+def project() -> Iterator[Project]:
+    """A fresh project per hypothesis example (function-scoped fixtures are not)."""
+    with tempfile.TemporaryDirectory(prefix="dmcc-rights-") as base:
+        yield Project(Path(base))
+
+
+def put_in_charge(loop: Loop, agent: str) -> Loop:
+    """The first user message, as ``run`` appends it: a loop's agent is the agent
+    of its last user message (before any, ``Loop.agent`` says build)."""
+    loop.session.append(Message("user", "(a task)", agent=agent))
+    return loop
+
+
+def root_loop(world: World, agent: str, model: ScriptedModel | None = None,
+              events: list | None = None, tools: Sequence = TOOLS) -> Loop:
+    """A session's own loop, as ``open_loop`` makes it (headless: asks are denied)."""
+    session = world.sessions.create(world.root, agent=agent)
+    runtime = Runtime(policy=world.policy, agents=world.agents, tools=tools,
+                      model=model or ScriptedModel([]), approver=HeadlessApprover("deny"),
+                      where=world.where,
+                      on_event=events.append if events is not None else lambda e: None)
+    return Loop(session, runtime, agent=agent)
+
+
+def chain_of(world: World, names: Sequence[str], tools: Sequence = TOOLS) -> list[Loop]:
+    """Loops for ``names``: a primary root, then each a child (in a real child
+    session, as the task tool makes it) of the one before. The properties pass no
+    tools: they play no part in a decision, and each loop would spend ~10 ms
+    making their JSON schemas."""
+    loops = [put_in_charge(root_loop(world, names[0], tools=tools), names[0])]
+    for name in names[1:]:
+        parent = loops[-1]
+        session = world.sessions.create(world.root, parent_id=parent.session.info.id,
+                                        title=f"step (@{name})", agent=name)
+        loops.append(put_in_charge(parent.child(session, world.agents[name], f"{name} #"),
+                                   name))
+    return loops
+
+
+def strictness(action: str) -> int:
+    return STRICTNESS[action]
+
+
+# --------------------------------------------------------------------------- strategies
+#
+# Patterns come from a small alphabet per permission and requests from a matching
+# one, so that most rules match some request (the idea of `related` in
+# tests/permissions/test_engine_properties.py).
+
+ACTIONS = st.sampled_from(["allow", "ask", "deny"])
+PATTERNS: dict[str, list[str]] = {
+    "bash": ["*", "git *", "git push *", "npm *", "npm test", "rm *", "curl *", "ls *"],
+    "read": ["**", "*", "src/**", "src/*.py", "*.md", "docs/**", ".env*", "a.txt"],
+    "edit": ["**", "*", "src/**", "src/*.py", "*.md", "docs/**", ".env*", "a.txt",
+             ".dm_cc/plans/**", "secret/**"],
+    "webfetch": ["*", "https://a.example/*", "https://b.example/*"],
+    "task": ["*", "explore", "general", "reviewer", "helper", "writer", "gen*"],
+    "todo": ["*"],
+    "*": ["*"],
+}
+# (tool, main input); {plan}: the root's plan file, {own}: the leaf's
+REQUESTS: list[tuple[str, str]] = [
+    ("bash", "git status"), ("bash", "git push origin main"), ("bash", "npm test"),
+    ("bash", "npm install left-pad"), ("bash", "rm a.txt"), ("bash", "curl https://a.example/x"),
+    ("bash", "ls src && rm -rf build"), ("read", "src/a.py"), ("read", ".env"),
+    ("read", "docs/x.md"), ("edit", "src/a.py"), ("edit", "src/b/c.md"), ("edit", "docs/x.md"),
+    ("edit", "a.txt"), ("edit", ".env.local"), ("edit", "{plan}"), ("edit", "{own}"),
+    ("edit", "docs/link.md"), ("read", "docs/link.md"),   # a symlink to secret/key.txt
+    ("webfetch", "https://a.example/x"), ("webfetch", "https://b.example/y"),
+    ("task", "explore"), ("task", "general"), ("task", "reviewer"), ("task", "helper"),
+    ("todo", ""),
+]
+BUILTIN_SUBAGENTS = ["explore", "general", "reviewer"]
+CUSTOM = ["helper", "writer"]
+
+
+@st.composite
+def rule(draw, actions=ACTIONS) -> dict:
+    permission = draw(st.sampled_from(list(PATTERNS)))
+    return {"permission": permission, "pattern": draw(st.sampled_from(PATTERNS[permission])),
+            "action": draw(actions)}
+
+
+RULES = st.lists(rule(), max_size=6)
+
+
+@dataclass(frozen=True)
+class Custom:
+    name: str
+    mode: str
+    trusted: bool          # a user agent (trusted) or the project's own (untrusted)
+    rules: list[dict]
+
+
+@dataclass(frozen=True)
+class Scenario:
+    project_rules: list[dict]
+    overrides: dict[str, list[dict]]
+    user_rules: list[dict] | None
+    managed: list[dict] | None
+    enforced: list[dict] | None
+    customs: list[Custom]
+    chain: list[str]
+    requests: list[tuple[str, str]]
+
+    def write(self, where: Project) -> None:
+        where.write("secret/key.txt", "k\n")
+        (where.root / "docs").mkdir()
+        os.symlink(where.root / "secret" / "key.txt", where.root / "docs" / "link.md")
+        where.write(".dm_cc/policy.yaml", json.dumps(
+            {"rules": self.project_rules,
+             "agents": {name: {"rules": rules} for name, rules in self.overrides.items()}}))
+        if self.user_rules is not None:
+            where.write("user:policy.yaml", json.dumps({"rules": self.user_rules}))
+        if self.managed is not None:
+            where.write("managed:policy.yaml", json.dumps({"rules": self.managed}))
+        if self.enforced is not None:
+            where.write("managed:enforced.yaml", json.dumps({"rules": self.enforced}))
+        for agent in self.customs:
+            front = json.dumps({"description": f"a {agent.mode} agent", "mode": agent.mode,
+                                "rules": agent.rules})
+            where.write(f"{'user:' if agent.trusted else '.dm_cc/'}agents/{agent.name}.md",
+                        f"---\n{front}\n---\nDo the task.\n")
+
+
+@st.composite
+def scenarios(draw) -> Scenario:
+    customs = [Custom(name, draw(st.sampled_from(["subagent", "all"])), draw(st.booleans()),
+                      draw(RULES))
+               for name in CUSTOM if draw(st.booleans())]
+    agents = ["build", "plan", *BUILTIN_SUBAGENTS, *CUSTOM]
+    overrides = draw(st.dictionaries(st.sampled_from(agents), RULES, max_size=3))
+    roots = ["build", "plan", *(c.name for c in customs if c.mode == "all")]
+    subagents = [*BUILTIN_SUBAGENTS, "general", *(c.name for c in customs for _ in "xy")]
+    chain = [draw(st.sampled_from(roots)),
+             *draw(st.lists(st.sampled_from(subagents), min_size=1, max_size=3))]
+    return Scenario(
+        project_rules=draw(RULES), overrides=overrides,
+        user_rules=draw(st.none() | st.lists(rule(), max_size=3)),
+        managed=draw(st.none() | st.lists(rule(), max_size=2)),
+        enforced=draw(st.none() | st.lists(rule(), max_size=2)),
+        customs=customs, chain=chain,
+        requests=draw(st.lists(st.sampled_from(REQUESTS), min_size=1, max_size=4, unique=True)))
+
+
+def approvals_for(requests: Sequence[Request]) -> st.SearchStrategy[list[Rule]]:
+    """What a person may have approved: allow rules for an exact permission, for a
+    request exactly (what "always" suggests) or with a pattern of the alphabet."""
+    exact = [(r.permission, r.pattern) for r in requests]
+    drawn = [(permission, pattern) for permission, patterns in PATTERNS.items()
+             if permission != "*" for pattern in patterns]
+    return st.lists(st.sampled_from(exact) | st.sampled_from(drawn), min_size=1,
+                    max_size=4).map(lambda specs: [
+                        Rule(permission, pattern, "allow", source="approval:session")
+                        for permission, pattern in specs])
+
+
+PROPERTY = settings(max_examples=40, deadline=None,
+                    suppress_health_check=[HealthCheck.too_slow])
+
+
+def requests_of(world: World, chain: Sequence[Loop],
+                calls_: Sequence[tuple[str, str]]) -> list[Request]:
+    plans = {"{plan}": f".dm_cc/plans/{chain[0].session.info.id}.md",
+             "{own}": f".dm_cc/plans/{chain[-1].session.info.id}.md"}
+    return [request for tool, text in calls_
+            for request in world.requests(tool, plans.get(text, text))]
+
+
+def trace(loops: Sequence[Loop], request: Request) -> str:
+    lines = []
+    for loop in loops:
+        verdict = loop.gate().judge(request)
+        lines.append(f"  {loop.agent.name}@{loop.depth}: {verdict.action} by "
+                     f"{verdict.rule.permission} {verdict.rule.pattern} {verdict.rule.action} "
+                     f"({verdict.rule.source}, layer {verdict.layer}, note {verdict.note})")
+    return f"{request.permission} {request.pattern}\n" + "\n".join(lines)
+
+
+# --------------------------------------------------------------------------- properties
+
+
+@PROPERTY
+@given(scenario=scenarios())
+def test_no_descendant_decides_more_permissively_than_any_ancestor(scenario):
+    with project() as where:
+        scenario.write(where)
+        world = where.world()
+        loops = chain_of(world, scenario.chain, tools=())
+        requests = requests_of(world, loops, scenario.requests)
+        decisions = [loop.gate().decide(requests).action for loop in loops]
+        for j, descendant in enumerate(loops):
+            for i in range(j):
+                assert strictness(decisions[j]) >= strictness(decisions[i]), \
+                    f"{scenario.chain}: {decisions}"
+            for request in requests:
+                verdict = descendant.gate().judge(request)
+                assert all(strictness(verdict.action) >= strictness(loops[i].gate().judge(
+                    request).action) for i in range(j)), trace(loops[:j + 1], request)
+
+
+def _may_speak_of(world: World, agent: Agent, permission: str) -> bool:
+    """Could a layer after the subagent layer decide ``permission``: the agent's own
+    rules, an ``agents:`` override for it, an enforced rule?"""
+    policy = world.policy
+    rules = [*agent.rules, *(rule for f in policy.files for rule in f.agents.get(agent.name, ())),
+             *(rule for f in policy.enforced for rule in f.rules)]
+    return any(rule.permission in (permission, "*") for rule in rules)
+
+
+@PROPERTY
+@given(scenario=scenarios())
+def test_todo_and_task_are_denied_in_a_child_unless_its_own_layers_speak_of_them(scenario):
+    with project() as where:
+        scenario.write(where)
+        world = where.world()
+        loops = chain_of(world, scenario.chain, tools=())
+        for child in loops[1:]:
+            for permission, name in (("todo", "*"), ("task", "explore"), ("task", "helper")):
+                if not _may_speak_of(world, child.agent, permission):
+                    verdict = child.gate().judge(Request(permission, name))
+                    assert verdict.action == "deny", trace(loops, Request(permission, name))
+                    assert child.gate().denies_outright(permission)
+
+
+@PROPERTY
+@given(scenario=scenarios(), data=st.data())
+def test_approvals_given_to_a_child_never_beat_an_ancestors_configured_deny(scenario, data):
+    with project() as where:
+        scenario.write(where)
+        world = where.world()
+        loops = chain_of(world, scenario.chain, tools=())
+        # Not a symlink's requests: an approval for its target beats a configured deny
+        # (at any depth) -- the bug test_BUG_* below pins; drop this filter when fixed.
+        requests = [request for request in requests_of(world, loops, scenario.requests)
+                    if not request.aliases]
+        if not requests:
+            return
+        names = [loop.agent.name for loop in loops]
+        before = [loop.gate().decide(requests) for loop in loops]
+        approved: dict[str, list[Rule]] = {}
+        for name in dict.fromkeys(names):
+            if name == names[-1] or data.draw(st.booleans(), label=f"approve {name}"):
+                approved[name] = data.draw(approvals_for(requests), label=f"approvals of {name}")
+                loops[0].rt.approvals.remember(name, approved[name], save=False, note="")
+        # each loop's own stack without any approval (its ceilings of untrusted
+        # agents and project overrides included): what is configured for it
+        configured = [world.policy.gate(loop.agent, (), session_id=loop.session.info.id,
+                                        subagent=loop.depth > 0) for loop in loops]
+        for j, descendant in enumerate(loops):
+            gate = descendant.gate()
+            # as if every approval on the way down had been given to the ancestor (in
+            # the order the chain passes them up: its own first, the child's last)
+            bounds = [loops[i].gate_with(tuple(rule for name in names[i:j + 1]
+                                               for rule in approved.get(name, ())))
+                      for i in range(j + 1)]
+            for request in requests:
+                verdict = gate.judge(request)
+                for i in range(j + 1):
+                    configured_verdict = configured[i].judge(request)
+                    if configured_verdict.action == "deny":
+                        assert verdict.action == "deny", \
+                            f"{names[i]}@{i} denies; approvals {approved}\n" + \
+                            trace(loops[:j + 1], request)
+                    if configured_verdict.layer in ("managed", "enforced"):  # binding
+                        assert strictness(verdict.action) >= \
+                            strictness(configured_verdict.action), \
+                            f"{names[i]}@{i}: managed; approvals {approved}\n" + \
+                            trace(loops[:j + 1], request)
+                    assert strictness(verdict.action) >= \
+                        strictness(bounds[i].judge(request).action), \
+                        f"approvals {approved}\n" + trace(loops[:j + 1], request)
+        # An approval is its agent's. A loop's gate holds its own agent's approvals
+        # and, through its ceilings, its ancestors' (and theirs count there): one
+        # given to a descendant's agent alone opens nothing for the loop itself.
+        for i, (loop, earlier) in enumerate(zip(loops, before, strict=True)):
+            if not approved.keys() & set(names[:i + 1]):
+                now = loop.gate().decide(requests)
+                assert now.action == earlier.action, f"{names[i]}@{i}, approvals " \
+                    f"{approved}\n" + "\n".join(trace(loops, r) for r in requests)
+
+
+# --------------------------------------------------------------------------- through the loop
+
+
+def run(loop: Loop, prompt: str):
+    return asyncio.run(asyncio.wait_for(loop.run(prompt), timeout=30))
+
+
+def finished(events: list) -> list[tuple[int, ToolFinished]]:
+    """Every ToolFinished, with how deep its loop was (0: the session's own)."""
+    out = []
+    for event in events:
+        depth = 0
+        while isinstance(event, InTask):
+            event, depth = event.event, depth + 1
+        if isinstance(event, ToolFinished):
+            out.append((depth, event))
+    return out
+
+
+def results_at(events: list, depth: int) -> dict[str, tuple[bool, str]]:
+    """The results of the write calls at ``depth``: path -> (is_error, output)."""
+    return {e.call.arguments["path"]: (e.output.is_error, e.output.output)
+            for d, e in finished(events) if d == depth and e.call.name == "write"}
+
+
+def task(prompt: str, agent: str) -> tuple[str, dict]:
+    return ("task", {"description": "a step", "prompt": prompt, "subagent_type": agent})
+
+
+def writes(*paths: str) -> ModelReply:
+    return calls(*(("write", {"path": p, "content": "x\n"}) for p in paths))
+
+
+PLAN_MAY_DELEGATE = """
+rules:
+  - {permission: edit, pattern: "**", action: allow}
+agents:
+  plan:
+    rules: [{permission: task, pattern: "general", action: allow}]
+  general:
+    rules:
+      - {permission: task, pattern: "general", action: allow}
+"""
+
+
+def test_a_general_child_of_plan_writes_no_file_the_plan_agent_may_not(tmp_path):
+    """The general agent's own rules allow every edit here (the policy's ``edit **``),
+    the plan agent denies them: the child is denied, the rule named is plan's.
+
+    The plan file is the exception, and what happens is this: the plan file of the
+    *parent's* session is the one file the plan agent may write, so there the
+    child's own decision stands -- an ask, because ``.dm_cc`` is protected and
+    ``edit **`` does not name it (a headless run refuses it). A rule naming the plan
+    directory for the child lets it write the parent's plan file; the plan file of
+    the child's own session is never the plan agent's, so it stays denied."""
+    where = Project(tmp_path)
+    where.write(".dm_cc/policy.yaml", PLAN_MAY_DELEGATE)
+    events: list = []
+    loop = root_loop(where.world(), "plan", events=events)
+    parent_plan = f".dm_cc/plans/{loop.session.info.id}.md"
+    loop.rt.model = ScriptedModel(
+        [calls(task("child: write the files", "general")), reply("delegated")],
+        tasks={"child: write": [writes("src/a.py", "docs/x.md", ".env", parent_plan),
+                                reply("child done")]})
+    assert run(loop, "plan it").reason == "done"
+    written = results_at(events, 1)
+    for path in ("src/a.py", "docs/x.md", ".env"):
+        is_error, output = written[path]
+        assert is_error and "denied" in output and "builtin:plan" in output, output
+        assert not (where.root / path).exists()
+    is_error, output = written[parent_plan]
+    assert is_error and "headless" in output and not (where.root / parent_plan).exists()
+
+    where.write(".dm_cc/policy.yaml", PLAN_MAY_DELEGATE
+                + '      - {permission: edit, pattern: ".dm_cc/plans/**", action: allow}\n')
+    world = where.world()
+    plan, general = chain_of(world, ["plan", "general"])
+    parent_plan = f".dm_cc/plans/{plan.session.info.id}.md"
+    own_plan = f".dm_cc/plans/{general.session.info.id}.md"
+    assert general.gate().decide(world.requests("edit", parent_plan)).action == "allow"
+    own = general.gate().decide(world.requests("edit", own_plan))
+    assert own.action == "deny" and own.deciding[0].rule.source == "builtin:plan"
+    assert "never gets more than the plan agent" in (own.deciding[0].note or "")
+
+
+def test_a_grandchild_of_plan_is_still_bounded_by_plan(tmp_path):
+    """plan -> general -> general: the grandchild's parent would allow the edits
+    (the policy's ``edit **``), its grandparent does not, and that decides."""
+    where = Project(tmp_path)
+    where.write(".dm_cc/policy.yaml", PLAN_MAY_DELEGATE)
+    events: list = []
+    loop = root_loop(where.world(), "plan", events=events)
+    loop.rt.model = ScriptedModel(
+        [calls(task("level one: delegate", "general")), reply("delegated")],
+        tasks={"level one": [calls(task("level two: write", "general")), reply("one done")],
+               "level two": [writes("src/a.py", "notes.md"), reply("two done")]})
+    assert run(loop, "plan it").reason == "done"
+    started = [e for depth, e in finished(events) if depth == 1 and e.call.name == "task"]
+    assert len(started) == 1 and not started[0].output.is_error   # general may start general
+    written = results_at(events, 2)
+    assert set(written) == {"src/a.py", "notes.md"}
+    for path, (is_error, output) in written.items():
+        assert is_error and "denied" in output and "builtin:plan" in output, output
+        assert not (where.root / path).exists()
+    world = where.world()
+    requests = world.requests("edit", "src/a.py")
+    assert [loop.gate().decide(requests).action
+            for loop in chain_of(world, ["plan", "general", "general"])] == ["deny"] * 3
+    assert [loop.gate().decide(requests).action
+            for loop in chain_of(world, ["build", "general", "general"])] == ["allow"] * 3
+
+
+def test_a_parent_deny_superseded_in_its_own_stack_does_not_constrain_the_child(tmp_path):
+    """opencode #45078: copying a parent's deny rules into the child's ruleset denies
+    what a later allow of the parent had re-opened. dm_cc compares decisions: the
+    build agent allows edits in src/ (its override after the project's deny), so a
+    child whose own rules allow them may make them."""
+    where = Project(tmp_path)
+    where.write(".dm_cc/policy.yaml", """
+        rules:
+          - {permission: edit, pattern: "**", action: deny, reason: "nothing by default"}
+        agents:
+          build:
+            rules: [{permission: edit, pattern: "src/**", action: allow}]
+          general:
+            rules: [{permission: edit, pattern: "src/**", action: allow}]
+        """)
+    events: list = []
+    loop = root_loop(where.world(), "build", events=events)
+    loop.rt.model = ScriptedModel(
+        [calls(task("child: write", "general")), reply("delegated")],
+        tasks={"child: write": [writes("src/a.py", "docs/x.md"), reply("child done")]})
+    run(loop, "go")
+    written = results_at(events, 1)
+    assert written["src/a.py"][0] is False and (where.root / "src/a.py").exists()
+    assert written["docs/x.md"][0] is True and "nothing by default" in written["docs/x.md"][1]
+    assert not (where.root / "docs/x.md").exists()
+
+
+WRITER = """
+---
+description: writes what it is told to
+mode: subagent
+permission:
+  edit: allow
+---
+Write the files.
+"""
+
+
+def test_a_subagent_meant_to_have_more_keeps_it_where_the_parent_allows(tmp_path):
+    """opencode #26700: a subagent given more than the default (edit: allow) lost it
+    under its parent. Here the writer keeps it wherever build allows (src/**, by an
+    override for build only), while general -- the default, edits ask -- does not
+    get it, and outside src/ build asks, so the writer's edit asks too."""
+    where = Project(tmp_path)
+    where.write("user:agents/writer.md", WRITER)
+    where.write(".dm_cc/policy.yaml", """
+        agents:
+          build:
+            rules: [{permission: edit, pattern: "src/**", action: allow}]
+        """)
+    events: list = []
+    loop = root_loop(where.world(), "build", events=events)
+    loop.rt.model = ScriptedModel(
+        [calls(task("writer: write", "writer"), task("general: write", "general")),
+         reply("delegated")],
+        tasks={"writer: write": [writes("src/w.py", "docs/w.md"), reply("writer done")],
+               "general: write": [writes("src/g.py"), reply("general done")]})
+    run(loop, "go")
+    written = results_at(events, 1)
+    assert written["src/w.py"][0] is False and (where.root / "src/w.py").exists()
+    assert written["docs/w.md"][0] is True and "headless" in written["docs/w.md"][1]
+    assert written["src/g.py"][0] is True and not (where.root / "src/g.py").exists()
+    world = where.world()
+    writer = chain_of(world, ["build", "writer"])[1]
+    assert writer.gate().decide(world.requests("edit", "docs/w.md")).action == "ask"
+    # the same agent defined by the project (untrusted) cannot loosen the policy: its
+    # edit allow does not count, not even where the parent allows
+    where.write(".dm_cc/agents/writer.md", WRITER)
+    world = where.world()
+    assert not world.agents["writer"].trusted
+    writer = chain_of(world, ["build", "writer"])[1]
+    assert writer.gate().decide(world.requests("edit", "src/w.py")).action == "ask"
+
+
+HELPER = """
+---
+description: keeps a list and delegates
+mode: subagent
+rules:
+  - {permission: todo, pattern: "*", action: allow}
+  - {permission: task, pattern: "explore", action: allow}
+---
+Plan, then delegate.
+"""
+
+
+def test_todo_and_task_are_denied_in_a_child_unless_its_agent_rules_allow_them(tmp_path):
+    where = Project(tmp_path)
+    where.write("user:agents/helper.md", HELPER)
+    world = where.world()
+    general = chain_of(world, ["build", "general"])[1]
+    helper = chain_of(world, ["build", "helper"])[1]
+    for permission, name in (("todo", "*"), ("task", "explore")):
+        denied = general.gate().judge(Request(permission, name))
+        assert denied.action == "deny" and denied.rule.source == "builtin:subagent"
+        assert helper.gate().judge(Request(permission, name)).action == "allow"
+    assert general.gate().denies_outright("todo") and general.gate().denies_outright("task")
+    assert helper.gate().judge(Request("task", "general")).action == "deny"  # only explore
+    # the root agent itself keeps both
+    assert general.parent is not None
+    assert general.parent.gate().decide([Request("todo", "*"), Request("task", "general")]) \
+        .action == "allow"
+    # a policy file's agents: override for the subagent opens them too
+    where.write(".dm_cc/policy.yaml", """
+        agents:
+          general:
+            rules: [{permission: todo, pattern: "*", action: allow}]
+        """)
+    world = where.world()
+    general = chain_of(world, ["build", "general"])[1]
+    assert general.gate().judge(Request("todo", "*")).action == "allow"
+    assert general.gate().judge(Request("task", "explore")).action == "deny"
+    # a child is not offered the tools it may not use
+    events: list = []
+    loop = root_loop(where.world(), "build", events=events)
+    model = ScriptedModel([calls(task("child: look", "explore")), reply("done")],
+                          tasks={"child: look": [reply("looked")]})
+    loop.rt.model = model
+    run(loop, "go")
+    child_tools = [tools for _system, messages, tools in model.calls
+                   if messages[0].content.startswith("child: look")]
+    assert child_tools and "todo" not in child_tools[0] and "task" not in child_tools[0]
+    assert "todo" in model.calls[0][2] and "task" in model.calls[0][2]
+
+
+YOLO = """
+---
+description: does anything it likes
+mode: subagent
+permission:
+  bash: allow
+  edit: allow
+  webfetch: allow
+  todo: allow
+  task: allow
+---
+Anything goes.
+"""
+
+
+def test_a_project_defined_subagent_is_still_bounded(tmp_path):
+    where = Project(tmp_path)
+    where.write(".dm_cc/agents/yolo.md", YOLO)
+    where.write(".dm_cc/policy.yaml", """
+        agents:
+          plan:
+            rules: [{permission: task, pattern: "yolo", action: allow}]
+        """)
+    events: list = []
+    loop = root_loop(where.world(), "plan", events=events)
+    loop.rt.model = ScriptedModel(
+        [calls(task("yolo: go", "yolo")), reply("delegated")],
+        tasks={"yolo: go": [calls(("write", {"path": "src/a.py", "content": "x"}),
+                                  ("bash", {"command": "touch pwned"})),
+                            reply("yolo done")]})
+    run(loop, "plan it")
+    outcome = {e.call.name: e.output for d, e in finished(events) if d == 1}
+    assert outcome["write"].is_error and "builtin:plan" in outcome["write"].output
+    assert outcome["bash"].is_error and "builtin:plan" in outcome["bash"].output
+    assert not (where.root / "src/a.py").exists() and not (where.root / "pwned").exists()
+    world = where.world()
+    for parent in ("plan", "build"):
+        yolo = chain_of(world, [parent, "yolo"])[1]
+        # untrusted: its own allows never count, under either parent
+        assert yolo.gate().decide(world.requests("bash", "npm install x")).action != "allow"
+        assert yolo.gate().decide(world.requests("edit", "src/a.py")).action != "allow"
+        assert yolo.gate().decide(world.requests("webfetch", "https://a.example/")).action \
+            == "ask"
+        # the subagent layer holds: a project agent's rules cannot lift it
+        assert yolo.gate().judge(Request("todo", "*")).action == "deny"
+        assert yolo.gate().judge(Request("task", "explore")).action == "deny"
+
+
+def test_a_childs_approval_opens_only_what_its_ancestors_do_not_deny(tmp_path):
+    """An approval given to a child counts in its ancestors' gates too (the person
+    answered for this request), where it can turn an ask into an allow but never
+    a configured deny."""
+    where = Project(tmp_path)
+    where.write(".dm_cc/policy.yaml", """
+        agents:
+          plan:
+            rules: [{permission: task, pattern: "general", action: allow}]
+        """)
+    world = where.world()
+    approved = [Rule("edit", "src/**", "allow", source="approval:session"),
+                Rule("bash", "npm install *", "allow", source="approval:session")]
+    under_build = chain_of(world, ["build", "general"])
+    under_plan = chain_of(world, ["plan", "general"])
+    under_build[0].rt.approvals.remember("general", approved, save=False, note="")
+    under_plan[0].rt.approvals.remember("general", approved, save=False, note="")
+    for tool, text in (("edit", "src/a.py"), ("bash", "npm install left-pad")):
+        requests = world.requests(tool, text)
+        assert under_build[1].gate().decide(requests).action == "allow"
+        assert under_build[0].gate().decide(requests).action == "ask"   # build's own: untouched
+        assert under_plan[1].gate().decide(requests).action == "deny"
+
+
+# --------------------------------------------------------------------------- bugs found
+
+
+SYMLINKED_SECRET = """
+rules:
+  - {permission: edit, pattern: "*.md", action: allow}
+  - {permission: edit, pattern: "secret/**", action: deny, reason: "secrets stay put"}
+"""
+
+
+def _symlinked_secret(where: Project) -> None:
+    where.write(".dm_cc/policy.yaml", SYMLINKED_SECRET)
+    where.write("secret/key.txt", "k\n")
+    (where.root / "docs").mkdir()
+    os.symlink(where.root / "secret" / "key.txt", where.root / "docs" / "notes.md")
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "BUG in dm_cc/permissions/gate.py Gate.judge: the approval check looks only at the "
+    "name that decided the request (the first of the strictest), so an approval that "
+    "decides another name of it -- a symlink's target -- beats that name's configured deny"))
+def test_BUG_an_approval_never_beats_a_configured_deny_on_a_symlinks_target(tmp_path):
+    where = Project(tmp_path)
+    _symlinked_secret(where)
+    world = where.world()
+    requests = world.requests("edit", "docs/notes.md")   # names: docs/notes.md, secret/key.txt
+    build = world.agent("build")
+    assert world.gate(build).decide(requests).action == "deny"
+    approval = (Rule("edit", "secret/**", "allow", source="approval:apr_1"),)  # approvals add
+    assert world.gate(build, approval).decide(world.requests("edit", "secret/key.txt")) \
+        .action == "deny"                                # the target itself: still denied
+    assert world.gate(build, approval).decide(requests).action == "deny"  # fails: allow
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "BUG in dm_cc/permissions/gate.py Gate.judge (see the test above): a child's "
+    "approval, counted in its ancestors' gates, beats their configured deny on a "
+    "symlink's target, so the child writes what every agent of the chain denies"))
+def test_BUG_a_childs_approval_never_beats_an_ancestors_deny_through_a_symlink(tmp_path):
+    where = Project(tmp_path)
+    _symlinked_secret(where)
+    world = where.world()
+    requests = world.requests("edit", "docs/notes.md")
+    assert all(loop.gate().decide(requests).action == "deny"
+               for loop in chain_of(world, ["build", "general", "general"]))
+    events: list = []
+    loop = root_loop(world, "build", events=events)
+    loop.rt.approvals.remember("general", [Rule("edit", "secret/**", "allow",
+                                                source="approval:session")],
+                               save=False, note="")
+    loop.rt.model = ScriptedModel(
+        [calls(task("child: write", "general")), reply("delegated")],
+        tasks={"child: write": [writes("docs/notes.md"), reply("child done")]})
+    run(loop, "go")
+    assert (where.root / "secret" / "key.txt").read_text() == "k\n"   # fails: "x\n"
+    assert results_at(events, 1)["docs/notes.md"][0] is True
