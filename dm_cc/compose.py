@@ -159,10 +159,11 @@ class World:
                   on_stream: OnStream | None = None, fresh: bool = False,
                   wait_background: bool = True) -> Loop:
         """The loop for the session the options name (resumed, continued or new;
-        ``fresh``: always new; ``wait_background``: see :class:`~dm_cc.core.loop.Loop`). ``continue_last`` with no earlier session of this
-        project (none with a message) opens a new one: its ``messages`` are empty,
-        which is how a front end tells and says so. Raises UsageError for an
-        unknown or subagent-only agent or no model."""
+        ``fresh``: always new; ``wait_background``: see :class:`~dm_cc.core.loop.Loop`).
+        ``continue_last`` with no earlier session of this project (none with a
+        message) opens a new one: its ``messages`` are empty, which is how a front
+        end tells and says so. Raises UsageError for an unknown or subagent-only
+        agent or no model."""
         from dm_cc.core.approval import Approvals
         from dm_cc.core.loop import Loop, Runtime
         from dm_cc.session.messages import agent_in_charge

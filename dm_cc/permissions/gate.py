@@ -139,13 +139,19 @@ class Gate:
         return gate
 
     def judge(self, request: Request) -> Verdict:
-        verdict = self._all.judge(request)
-        if verdict.layer in self._approvals and verdict.action != "deny":
-            configured = self._configured.judge(request)
-            if configured.action == "deny" or configured.layer in self._binding:
-                verdict = configured
+        """The request under each of its names (a symlink and its target), the
+        approval rule applied name by name, the strictest verdict; then the ceilings."""
+        verdict = _strictest(self._judge_name(request, name) for name in request.names)
         for ceiling in self.ceilings:
             verdict = ceiling.limits(verdict)
+        return verdict
+
+    def _judge_name(self, request: Request, name: str) -> Verdict:
+        verdict = self._all.judge_name(request, name)
+        if verdict.layer in self._approvals and verdict.action != "deny":
+            configured = self._configured.judge_name(request, name)
+            if configured.action == "deny" or configured.layer in self._binding:
+                verdict = configured
         return verdict
 
     def decide(self, requests: Iterable[Request]) -> Decision:
@@ -176,27 +182,31 @@ class _Stack:
         self.rulesets = rulesets
         self.layers = layers
 
-    def judge(self, request: Request) -> Verdict:
-        """One request under each of its names; the strictest verdict wins."""
-        worst: Verdict | None = None
-        for name in request.names:
-            hit = last_match(request.permission, name, request.words, self.rulesets)
-            rule, layer = DEFAULT_RULE, None
-            if hit is not None:
-                rule, layer = self.layers[hit[0]].rules[hit[1]], self.layers[hit[0]].name
-            action: Action = rule.action
-            note = None
-            if request.speculative and action != "deny":
-                action, note = "allow", "a guessed inner command: only a deny rule decides it"
-            elif action == "allow":
-                note = _withheld(request, rule)
-                if note is not None:
-                    action = "ask"
-            verdict = Verdict(request, rule, action, name, note, layer)
-            if worst is None or STRICTNESS[action] > STRICTNESS[worst.action]:
-                worst = verdict
-        assert worst is not None, "a request has at least one name"
-        return worst
+    def judge_name(self, request: Request, name: str) -> Verdict:
+        """One request under one of its names."""
+        hit = last_match(request.permission, name, request.words, self.rulesets)
+        rule, layer = DEFAULT_RULE, None
+        if hit is not None:
+            rule, layer = self.layers[hit[0]].rules[hit[1]], self.layers[hit[0]].name
+        action: Action = rule.action
+        note = None
+        if request.speculative and action != "deny":
+            action, note = "allow", "a guessed inner command: only a deny rule decides it"
+        elif action == "allow":
+            note = _withheld(request, rule)
+            if note is not None:
+                action = "ask"
+        return Verdict(request, rule, action, name, note, layer)
+
+
+def _strictest(verdicts: Iterable[Verdict]) -> Verdict:
+    """The first of the strictest verdicts (a request has at least one name)."""
+    worst: Verdict | None = None
+    for verdict in verdicts:
+        if worst is None or STRICTNESS[verdict.action] > STRICTNESS[worst.action]:
+            worst = verdict
+    assert worst is not None, "a request has at least one name"
+    return worst
 
 
 _NAME_ENDS = frozenset(" =*/:")

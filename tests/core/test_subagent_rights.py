@@ -20,9 +20,9 @@ drawn from a small alphabet, so that the rules actually match:
   override for it or an enforced rule speak of them.
 
 Then the cases users of other tools have hit, run through the real loop and the
-task tool. The tests named ``test_BUG_*`` are strict xfails: they fail today;
-once the bug they describe is fixed they pass, which strict mode reports as a
-failure, so the mark comes off with the fix.
+task tool, and a bug these properties found: an approval for a symlink's
+target beat that target's configured deny (the approval check now runs name by
+name, in Gate.judge).
 """
 
 from __future__ import annotations
@@ -37,7 +37,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -320,10 +319,7 @@ def test_approvals_given_to_a_child_never_beat_an_ancestors_configured_deny(scen
         scenario.write(where)
         world = where.world()
         loops = chain_of(world, scenario.chain, tools=())
-        # Not a symlink's requests: an approval for its target beats a configured deny
-        # (at any depth) -- the bug test_BUG_* below pins; drop this filter when fixed.
-        requests = [request for request in requests_of(world, loops, scenario.requests)
-                    if not request.aliases]
+        requests = requests_of(world, loops, scenario.requests)
         if not requests:
             return
         names = [loop.agent.name for loop in loops]
@@ -650,9 +646,12 @@ def test_a_project_defined_subagent_is_still_bounded(tmp_path):
         assert yolo.gate().decide(world.requests("edit", "src/a.py")).action != "allow"
         assert yolo.gate().decide(world.requests("webfetch", "https://a.example/")).action \
             == "ask"
-        # the subagent layer holds: a project agent's rules cannot lift it
-        assert yolo.gate().judge(Request("todo", "*")).action == "deny"
-        assert yolo.gate().judge(Request("task", "explore")).action == "deny"
+        # keeping children focused is not a right: its own rules may open todo and task
+        # (what it then starts is bounded by this whole lineage all the same)
+        assert yolo.gate().judge(Request("todo", "*")).action == "allow"
+        assert yolo.gate().judge(Request("task", "explore")).action == "allow"
+        assert yolo.gate().judge(Request("task", "general")).action == \
+            ("deny" if parent == "plan" else "allow")
 
 
 def test_a_childs_approval_opens_only_what_its_ancestors_do_not_deny(tmp_path):
@@ -696,11 +695,7 @@ def _symlinked_secret(where: Project) -> None:
     os.symlink(where.root / "secret" / "key.txt", where.root / "docs" / "notes.md")
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG in dm_cc/permissions/gate.py Gate.judge: the approval check looks only at the "
-    "name that decided the request (the first of the strictest), so an approval that "
-    "decides another name of it -- a symlink's target -- beats that name's configured deny"))
-def test_BUG_an_approval_never_beats_a_configured_deny_on_a_symlinks_target(tmp_path):
+def test_an_approval_never_beats_a_configured_deny_on_a_symlinks_target(tmp_path):
     where = Project(tmp_path)
     _symlinked_secret(where)
     world = where.world()
@@ -710,14 +705,10 @@ def test_BUG_an_approval_never_beats_a_configured_deny_on_a_symlinks_target(tmp_
     approval = (Rule("edit", "secret/**", "allow", source="approval:apr_1"),)  # approvals add
     assert world.gate(build, approval).decide(world.requests("edit", "secret/key.txt")) \
         .action == "deny"                                # the target itself: still denied
-    assert world.gate(build, approval).decide(requests).action == "deny"  # fails: allow
+    assert world.gate(build, approval).decide(requests).action == "deny"
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG in dm_cc/permissions/gate.py Gate.judge (see the test above): a child's "
-    "approval, counted in its ancestors' gates, beats their configured deny on a "
-    "symlink's target, so the child writes what every agent of the chain denies"))
-def test_BUG_a_childs_approval_never_beats_an_ancestors_deny_through_a_symlink(tmp_path):
+def test_a_childs_approval_never_beats_an_ancestors_deny_through_a_symlink(tmp_path):
     where = Project(tmp_path)
     _symlinked_secret(where)
     world = where.world()

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from dm_cc.compose import open_world
-from dm_cc.core.approval import Approval, HeadlessApprover, ScriptedApprover
+from dm_cc.core.approval import HeadlessApprover, ScriptedApprover
 from dm_cc.core.events import InTask, TaskFinished, TaskStarted, ToolDecided
 from dm_cc.core.loop import Loop, Runtime
 from dm_cc.llm.base import ModelError
