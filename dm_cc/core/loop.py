@@ -131,6 +131,8 @@ class Loop:
         self.max_turns = max_turns
         self.next_agent = agent  # the agent of the next user message, when asked for
         self.parent = parent
+        # the parent's agent when it started this child: it bounds the child for good
+        self.started_by: Agent | None = parent.agent if parent is not None else None
         self.depth: int = parent.depth + 1 if parent is not None else 0
         self.label = label
         self.wait_background = wait_background
@@ -168,18 +170,25 @@ class Loop:
     def _gate_key(self) -> tuple:
         name = self.agent.name
         own = (name, self.rt.approvals.rules(name))
-        return own if self.parent is None else (*own, self.parent._gate_key())
+        if self.parent is None or self.started_by is None:
+            return own
+        started_by = self.started_by.name
+        return (*own, self.rt.approvals.rules(started_by), self.parent._gate_key())
 
     def gate_with(self, approvals: Sequence[Rule]) -> Gate:
         """The agent in charge's gate with these approvals; a subagent's is bounded by
         every ancestor's (:meth:`~dm_cc.policy.layers.Policy.lineage_gate`)."""
         lineage = [Link(self.agent, tuple(approvals), self.session.info.id)]
-        ancestor = self.parent
-        while ancestor is not None:
-            name = ancestor.agent.name
-            lineage.insert(0, Link(ancestor.agent, ancestor.rt.approvals.rules(name),
-                                   ancestor.session.info.id))
-            ancestor = ancestor.parent
+        node = self
+        while node.parent is not None and node.started_by is not None:
+            parent, started_by = node.parent, node.started_by
+            link = Link(started_by, parent.rt.approvals.rules(started_by.name),
+                        parent.session.info.id)
+            now = parent.agent   # after a switch, the agent in charge bounds it as well
+            if now.name != started_by.name:
+                link = link._replace(also=((now, parent.rt.approvals.rules(now.name)),))
+            lineage.insert(0, link)
+            node = parent
         return self.rt.policy.lineage_gate(lineage)
 
     def child(self, session: Session, agent: Agent, label: str) -> Loop:
@@ -474,7 +483,8 @@ def denial_message(tool: str, decision: Decision) -> str:
         rule = verdict.rule
         lines.append(f"- {verdict.request.permission} {verdict.request.pattern!r} is denied by "
                      f"rule `{rule.action} {rule.permission} {rule.pattern}` at {rule.source}"
-                     + (f": {rule.reason}" if rule.reason else ""))
+                     + (f": {rule.reason}" if rule.reason else "")
+                     + (f" ({verdict.note})" if verdict.note else ""))
     lines.append("Do not retry this; find another way or explain to the user what is needed.")
     return "\n".join(lines)
 

@@ -159,6 +159,7 @@ class Subagents:
             output = ToolOutput(f"task_id: {work.task_id}\nThe {work.agent} subagent failed: "
                                 f"{type(exc).__name__}: {exc}", is_error=True)
         finally:
+            child.subagents.cancel_all()    # its own background children end with it
             self.running.pop(work.task_id, None)
             self.loop.usage = self.loop.usage + child.usage   # the session's cost includes it
             self.loop.rt.on_event(TaskFinished(work.task_id, work.label, status, output.output,

@@ -146,18 +146,27 @@ class Policy:
         if not ancestors:
             return gate
         parent = ancestors[-1]
-        widened = parent._replace(approvals=(*parent.approvals, *own.approvals))
-        bound = self.lineage_gate([*ancestors[:-1], widened])
-        return gate.within(Ceiling(bound, None, f"a subagent never gets more than the "
-                                                f"{parent.agent.name} agent that started it"))
+        bounds = [(parent.agent, parent.approvals, "the {} agent that started it"),
+                  *((agent, approvals, "its parent's agent now ({})")
+                    for agent, approvals in parent.also)]
+        for agent, approvals, who in bounds:
+            widened = Link(agent, (*approvals, *own.approvals), parent.session_id)
+            bound = self.lineage_gate([*ancestors[:-1], widened])
+            gate = gate.within(Ceiling(bound, None, "a subagent never gets more than "
+                                                    + who.format(agent.name)))
+        return gate
 
 
 class Link(NamedTuple):
-    """One generation of a lineage: an agent, its approvals, the session it runs in."""
+    """One generation of a lineage: an agent, its approvals, the session it runs in;
+    ``also``: other agents (with their approvals) that bound the next generation --
+    the agent in charge of this session now, when it is no longer the one that
+    started the child (a plan_exit while a background child works)."""
 
     agent: AgentRules
     approvals: tuple[Rule, ...] = ()
     session_id: str | None = None
+    also: tuple[tuple[AgentRules, tuple[Rule, ...]], ...] = ()
 
 
 def _top(files: Sequence[PolicyFile]) -> tuple[Rule, ...]:

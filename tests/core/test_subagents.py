@@ -348,3 +348,60 @@ def test_a_childs_tokens_count_in_the_parents_usage(project):
     loop = make_loop(project, scripted)
     run(loop, "go")
     assert (loop.usage.prompt_tokens, loop.usage.completion_tokens) == (112, 12)
+
+
+def test_a_child_stays_bounded_by_the_agent_that_started_it_and_by_the_one_now(project):
+    from dm_cc.permissions import Request
+
+    world = open_world(cwd=project)
+    policy = "rules:\n  - {permission: edit, pattern: 'src/**', action: allow}\n"
+    started_in_plan = make_loop(project, ScriptedModel([]), agent="plan", policy=policy)
+    child_session = world.sessions.create(project, parent_id=started_in_plan.session.info.id,
+                                          agent="general")
+    child = started_in_plan.child(child_session, world.agents["general"], "general #1")
+    edit = [Request("edit", "src/a.py")]
+    assert child.gate().decide(edit).action == "deny"
+    started_in_plan.switch_agent("build")          # plan_exit while the child works on
+    assert started_in_plan.gate().decide(edit).action == "allow"
+    assert child.gate().decide(edit).action == "deny"
+    note = child.gate().decide(edit).deciding[0].note or ""
+    assert "plan agent that started it" in note
+
+    started_in_build = make_loop(project, ScriptedModel([]), agent="build")
+    session = world.sessions.create(project, parent_id=started_in_build.session.info.id,
+                                    agent="general")
+    other = started_in_build.child(session, world.agents["general"], "general #2")
+    assert other.gate().decide(edit).action == "allow"
+    started_in_build.switch_agent("plan")
+    assert other.gate().decide(edit).action == "deny"
+    assert "its parent's agent now (plan)" in (other.gate().decide(edit).deciding[0].note or "")
+
+
+def test_cancelling_a_child_cancels_its_background_children(project):
+    agents = project / ".dm_cc" / "agents"
+    agents.mkdir(parents=True)
+    (agents / "nester.md").write_text(
+        "---\ndescription: starts more\nmode: subagent\n"
+        "rules:\n  - {permission: task, pattern: '*', action: allow}\n---\nNest.\n")
+    events: list = []
+    scripted = ScriptedModel(
+        [calls(task("the child", "nester"))],
+        tasks={"the child": [calls(task("the grandchild", "explore", background=True)),
+                             reply("waiting for it")],
+               "the grandchild": [Delayed(reply("late"), 30)]})
+    loop = make_loop(project, scripted, events=events)
+
+    async def go():
+        job = asyncio.ensure_future(loop.run("go"))
+        while not any(isinstance(e, InTask) and isinstance(e.event, TaskStarted) for e in events):
+            await asyncio.sleep(0.01)
+        await asyncio.sleep(0.05)
+        job.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await job
+        await asyncio.sleep(0.05)
+
+    asyncio.run(asyncio.wait_for(go(), 10))
+    grandchild = [e.event for e in events
+                  if isinstance(e, InTask) and isinstance(e.event, TaskFinished)]
+    assert [g.status for g in grandchild] == ["cancelled"]
