@@ -112,6 +112,13 @@ class ReplApprover:
                 self._settled.set()
 
     async def _question(self, request: ApprovalRequest) -> Approval:
+        self.screen.hold()   # others' lines wait: nothing comes between question and keys
+        try:
+            return await self._held_question(request)
+        finally:
+            self.screen.release()
+
+    async def _held_question(self, request: ApprovalRequest) -> Approval:
         self.screen.paused = True
         self.screen.clear_status()
         held = _set_aside_typeahead()
@@ -130,12 +137,12 @@ class ReplApprover:
                 self.shown.previewed.add(request.call_id)
         style, said = SAID[approval.answer]
         extra = f": {approval.feedback}" if approval.feedback else ""
-        self.screen.line([(style, f"  {said}{extra}")])
+        self.screen.line([(style, f"  {said}{extra}")], now=True)
         return approval
 
     async def _ask(self, request: ApprovalRequest) -> Approval:
         for line in question_lines(request):
-            self.screen.line(line)
+            self.screen.line(line, now=True)
         keys = {"y": "once", "n": "reject", "f": "feedback", "escape": "reject",
                 "c-d": "reject", "c-c": "cancel"}
         if request.suggestions:
@@ -158,7 +165,7 @@ class ReplApprover:
         """Each suggested rule in an editable line; None when the person backs out."""
         kept = []
         self.screen.line("  the rule to keep (edit it if you like) · Enter keeps it · "
-                         "Esc goes back", "class:dim")
+                         "Esc goes back", "class:dim", now=True)
         for rule in request.suggestions:
             pattern = rule.pattern
             while True:
@@ -171,7 +178,7 @@ class ReplApprover:
                     break
                 pattern = edited
                 self.screen.line(f"  {rule_text(candidate)} would not allow this call; "
-                                 "edit it again, or Esc to go back", "class:error")
+                                 "edit it again, or Esc to go back", "class:error", now=True)
         return tuple(kept)
 
 

@@ -6,13 +6,16 @@ Everything goes to prompt_toolkit's output of the current app session (a real
 terminal, or the pipe/plain-text output tests create), never to ``print``.
 Control characters in the model's text are neutralised by that output (an ESC
 becomes ``?``), so a reply cannot move the cursor or restyle the terminal.
-While a prompt or question is on screen, lines are printed above it.
+While a prompt or question is on screen, lines are printed above it; while a
+question is open (:meth:`Screen.hold`), what others write (a subagent's calls, a
+background answer) waits until it is answered, so nothing comes between the
+question and its keys.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from prompt_toolkit.application import get_app_or_none, run_in_terminal
 from prompt_toolkit.application.current import get_app_session
@@ -55,6 +58,7 @@ class Screen:
         self.activity = "thinking"
         self.paused = False                     # a question is on screen: no spinner
         self._last_write = 0.0
+        self._held: list[Callable[[], None]] | None = None  # writes kept back by hold()
 
     @property
     def output(self) -> Output:
@@ -66,14 +70,22 @@ class Screen:
         """A piece of the model's answer, as it arrives."""
         if not text:
             return
+        if self._held is not None:
+            self._held.append(lambda: self.stream(text))
+            return
         self.clear_status()
         self.output.write(text)
         self.output.flush()
         self.at_line_start = text.endswith("\n")
         self._last_write = time.monotonic()
 
-    def line(self, fragments: Fragments | str = "", style: str = "") -> None:
-        """One whole line (on a line of its own), above any prompt on screen."""
+    def line(self, fragments: Fragments | str = "", style: str = "", *,
+             now: bool = False) -> None:
+        """One whole line (on a line of its own), above any prompt on screen; kept
+        back while a question is open, unless ``now`` (the question's own lines)."""
+        if self._held is not None and not now:
+            self._held.append(lambda: self.line(fragments, style))
+            return
         parts = [(style, fragments)] if isinstance(fragments, str) else list(fragments)
         if not self.at_line_start:
             parts.insert(0, ("", "\n"))
@@ -89,6 +101,17 @@ class Screen:
     def lines(self, texts: Sequence[str], style: str = "") -> None:
         for text in texts:
             self.line(text, style)
+
+    def hold(self) -> None:
+        """Keep back what others write until :meth:`release` (a question is open)."""
+        if self._held is None:
+            self._held = []
+
+    def release(self) -> None:
+        """Write what was kept back, in order."""
+        held, self._held = self._held or [], None
+        for write in held:
+            write()
 
     def _print(self, parts: Fragments) -> None:
         print_formatted_text(FormattedText(list(parts)), style=STYLE, output=self.output)

@@ -86,6 +86,10 @@ def drive(project: Path, replies: list[dict] | dict, steps: Sequence[tuple[str, 
             seen = 0
             try:
                 for wanted, keys in steps:
+                    if isinstance(wanted, float):   # a pause (nothing new may show meanwhile)
+                        time.sleep(wanted)
+                        pipe.send_text(str(keys))
+                        continue
                     deadline = time.monotonic() + timeout
                     while (found := screen.text().find(wanted, seen)) < 0:
                         if time.monotonic() > deadline:

@@ -342,6 +342,27 @@ def test_two_subagents_asking_at_once_get_one_question_after_the_other(project):
     assert "allowed once" in between and run.screen.count("allowed once") == 2
 
 
+def test_nothing_comes_between_a_question_and_its_keys(project):
+    (project / "auth.py").write_text("def login(): pass\n")
+    script = {"replies": [{"calls": [task("write it", "please write a.txt", "general"),
+                                     task("search", "look for the auth code")]},
+                          {"text": "All done."}],
+              "tasks": {"write a.txt": [WRITE, {"text": "written"}],
+                        "auth code": [{"tool": "grep", "args": {"pattern": "def login"},
+                                       "delay": 0.2}, {"text": "found"}]}}
+    run = drive(project, script, [(READY, "go" + ENTER), (LEGEND, ""), (1.0, "y"),
+                                  ("All done.", "")])
+    assert not run.errors
+    screen = run.screen
+    searcher = label_of(screen, "search")
+    question = screen.index("wants to use write")
+    answer = screen.index("allowed once")
+    # the search ran while the question was open; its lines waited for the answer
+    assert f"✓ [{searcher}] done" not in screen[question:answer]
+    assert f"[{searcher}] ● grep" not in screen[question:answer]
+    assert answer < screen.index(f"[{searcher}] ● grep") < screen.index(f"✓ [{searcher}] done")
+
+
 def test_tasks_lists_a_running_background_child_and_cancels_it(project):
     script = {"replies": [task("slow survey", "survey everything", background=True),
                           {"text": "Started it in the background."},
