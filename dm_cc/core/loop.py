@@ -51,14 +51,14 @@ from dm_cc.core.events import (
     TurnEnded,
 )
 from dm_cc.core.prompts import system_prompt
-from dm_cc.core.subagents import Subagents
+from dm_cc.core.subagents import Subagents, lineage, lineage_key
 from dm_cc.errors import UsageError
 from dm_cc.llm.base import ChatModel, ModelReply, OnStream, ToolSpec, Usage
 from dm_cc.permissions import Decision, Gate, Request, Rule
 from dm_cc.permissions.paths import PathContextDirs
 from dm_cc.permissions.requests import path_requests
 from dm_cc.permissions.rules import DOOM_LOOP
-from dm_cc.policy.layers import Link, Policy
+from dm_cc.policy.layers import Policy
 from dm_cc.session.messages import Message, ToolCall, agent_in_charge
 from dm_cc.session.store import Session
 from dm_cc.tools.base import Tool, ToolContext, ToolOutput
@@ -160,36 +160,17 @@ class Loop:
     def gate(self) -> Gate:
         """The compiled layers for the agent in charge; rebuilt when the agent or the
         approvals of it or of an ancestor change."""
-        key = self._gate_key()
+        key = lineage_key(self)
         for warning in self.rt.approvals.drain_warnings():
             self.rt.on_event(Notice(warning))
         if self._gate is None or self._gate[0] != key:
             self._gate = (key, self.gate_with(self.rt.approvals.rules(self.agent.name)))
         return self._gate[1]
 
-    def _gate_key(self) -> tuple:
-        name = self.agent.name
-        own = (name, self.rt.approvals.rules(name))
-        if self.parent is None or self.started_by is None:
-            return own
-        started_by = self.started_by.name
-        return (*own, self.rt.approvals.rules(started_by), self.parent._gate_key())
-
     def gate_with(self, approvals: Sequence[Rule]) -> Gate:
         """The agent in charge's gate with these approvals; a subagent's is bounded by
         every ancestor's (:meth:`~dm_cc.policy.layers.Policy.lineage_gate`)."""
-        lineage = [Link(self.agent, tuple(approvals), self.session.info.id)]
-        node = self
-        while node.parent is not None and node.started_by is not None:
-            parent, started_by = node.parent, node.started_by
-            link = Link(started_by, parent.rt.approvals.rules(started_by.name),
-                        parent.session.info.id)
-            now = parent.agent   # after a switch, the agent in charge bounds it as well
-            if now.name != started_by.name:
-                link = link._replace(also=((now, parent.rt.approvals.rules(now.name)),))
-            lineage.insert(0, link)
-            node = parent
-        return self.rt.policy.lineage_gate(lineage)
+        return self.rt.policy.lineage_gate(lineage(self, approvals))
 
     def child(self, session: Session, agent: Agent, label: str) -> Loop:
         """A subagent's loop over ``session``: this loop's approver, approvals and

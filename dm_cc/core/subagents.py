@@ -24,14 +24,15 @@ from __future__ import annotations
 import asyncio
 import itertools
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from dm_cc.core.approval import AskFailed
 from dm_cc.core.events import Event, InTask, TaskFinished, TaskStarted, ToolFinished
 from dm_cc.errors import DmccError
-from dm_cc.permissions import Request
+from dm_cc.permissions import Request, Rule
+from dm_cc.policy.layers import Link
 from dm_cc.session.store import SessionStore
 from dm_cc.tools.base import ToolOutput
 from dm_cc.tools.task import TaskParams
@@ -211,6 +212,33 @@ class Subagents:
         for work in list(self.running.values()):
             if work.job is not None:
                 work.job.cancel()
+
+
+def lineage(loop: Loop, approvals: Sequence[Rule]) -> list[Link]:
+    """``loop``'s agent in charge with ``approvals``, after each ancestor (outermost
+    first) as the agent that started the next generation -- and, when that session
+    has switched agent since, the one in charge now as well: both bound it."""
+    links = [Link(loop.agent, tuple(approvals), loop.session.info.id)]
+    node = loop
+    while node.parent is not None and node.started_by is not None:
+        parent, started_by = node.parent, node.started_by
+        link = Link(started_by, parent.rt.approvals.rules(started_by.name),
+                    parent.session.info.id)
+        now = parent.agent
+        if now.name != started_by.name:
+            link = link._replace(also=((now, parent.rt.approvals.rules(now.name)),))
+        links.insert(0, link)
+        node = parent
+    return links
+
+
+def lineage_key(loop: Loop) -> tuple[object, ...]:
+    """What ``loop``'s gate depends on: the agents and approvals of its lineage."""
+    name = loop.agent.name
+    own = (name, loop.rt.approvals.rules(name))
+    if loop.parent is None or loop.started_by is None:
+        return own
+    return (*own, loop.rt.approvals.rules(loop.started_by.name), lineage_key(loop.parent))
 
 
 def _outcome(work: Running, reason: str, text: str) -> ToolOutput:
