@@ -24,18 +24,54 @@ from collections.abc import Iterable, Iterator, Sequence
 from functools import cached_property
 from typing import NamedTuple
 
-from dm_cc.permissions.patterns import PathContext, PathGlob, PathSubject, Wildcard, path_subject
+from dm_cc.permissions.patterns import (
+    PathContext,
+    PathGlob,
+    PathSubject,
+    Wildcard,
+    path_subject,
+    split_wildcard,
+    unescaped_prefix,
+)
 from dm_cc.permissions.rules import DEFAULT_RULE, Language, Request, Rule, language_of
 from dm_cc.permissions.shell.flags import FlagRule, compile_flag_rule
 
 
 def _first_word_key(pattern: str) -> str | None:
     """The first word every text this pattern matches must have, if the pattern fixes it."""
+    if "\\" in pattern:
+        literal = unescaped_prefix(pattern)
+        return literal.split(" ", 1)[0] if " " in literal else None
     cut = min((i for i in (pattern.find("*"), pattern.find("?")) if i >= 0), default=-1)
     literal = pattern if cut < 0 else pattern[:cut]
     if cut >= 0 and " " not in literal:
         return None
     return literal.split(" ", 1)[0]
+
+
+# Private-use stand-ins for a literal `*` and `?`: an escaped one in a rule, and
+# every one in a command's words, so the flag matcher compares them as plain text.
+_STAR, _QUESTION = "\ue000", "\ue001"
+
+
+class _EscapedFlagRule:
+    """A deny/ask rule with escaped wildcards, matched whatever its flags' spelling."""
+
+    __slots__ = ("flags",)
+
+    def __init__(self, flags: FlagRule) -> None:
+        self.flags = flags
+
+    @staticmethod
+    def compile(pattern: str) -> _EscapedFlagRule | None:
+        text = "*".join("".join({"*": _STAR, "?": _QUESTION}.get(ch, ch) if ch else "?"
+                                for ch in piece) for piece in split_wildcard(pattern))
+        flags = compile_flag_rule(text)
+        return None if flags is None else _EscapedFlagRule(flags)
+
+    def matches(self, words: Sequence[str]) -> bool:
+        return self.flags.matches([w.replace("*", _STAR).replace("?", _QUESTION)
+                                   for w in words])
 
 
 class Subject(NamedTuple):
@@ -77,8 +113,12 @@ class CompiledRule:
         return Wildcard(self.rule.pattern)
 
     @cached_property
-    def _flags(self) -> FlagRule | None:
-        return None if self.strict else compile_flag_rule(self.rule.pattern)
+    def _flags(self) -> FlagRule | _EscapedFlagRule | None:
+        if self.strict:
+            return None
+        if "\\" in self.rule.pattern:  # escaped `*`/`?`: literal, as stand-ins
+            return _EscapedFlagRule.compile(self.rule.pattern)
+        return compile_flag_rule(self.rule.pattern)
 
     def matches(self, subject: Subject) -> bool:
         if subject.path is not None:

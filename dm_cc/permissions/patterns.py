@@ -3,7 +3,9 @@
 * **Wildcard** (bash commands, subagent names, URLs, MCP argument JSON): ``*`` is
   any run of characters (spaces and ``/`` included), ``?`` is one character,
   everything else is literal (``( | [ ] $ ^ + .`` too), and a trailing ``" *"`` is
-  optional: ``git *`` matches ``git`` and ``git status`` but not ``gitk``.
+  optional: ``git *`` matches ``git`` and ``git status`` but not ``gitk``. A
+  backslash makes the next ``*``, ``?`` or ``\\`` literal (``rm -rf /\\*`` is
+  exactly the command ``rm -rf /*``); any other backslash is itself.
 * **Path globs** (read, edit, list, glob, grep, external_directory): wcmatch
   segment globs where ``*``/``?``/``[..]`` stay inside one segment, ``**`` spans
   segments, ``{a,b}`` braces, dotfiles matched; gitignore anchoring (no ``/`` →
@@ -28,17 +30,49 @@ MAX_BRACE_EXPANSION = 256
 # --------------------------------------------------------------------------- wildcard
 
 
+ESCAPABLE = "*?\\"
+
+
+def split_wildcard(pattern: str) -> list[list[str | None]]:
+    """A pattern's star-free pieces, each a list of characters (None: an unescaped
+    ``?``), split at unescaped ``*``; ``\\*``, ``\\?`` and ``\\\\`` are literal."""
+    pieces: list[list[str | None]] = [[]]
+    i, n = 0, len(pattern)
+    while i < n:
+        ch = pattern[i]
+        if ch == "\\" and i + 1 < n and pattern[i + 1] in ESCAPABLE:
+            pieces[-1].append(pattern[i + 1])
+            i += 2
+            continue
+        if ch == "*":
+            pieces.append([])
+        else:
+            pieces[-1].append(None if ch == "?" else ch)
+        i += 1
+    return pieces
+
+
+def unescaped_prefix(pattern: str) -> str:
+    """The literal text every match of ``pattern`` starts with (escapes resolved)."""
+    out = []
+    for ch in split_wildcard(pattern)[0]:
+        if ch is None:
+            break
+        out.append(ch)
+    return "".join(out)
+
+
 class _Piece:
     """A star-free run of a wildcard pattern; ``?`` matches any single character."""
 
     __slots__ = ("length", "text", "regex")
 
-    def __init__(self, text: str, ignore_case: bool) -> None:
-        self.length = len(text)
-        self.text = text
+    def __init__(self, chars: list[str | None], ignore_case: bool) -> None:
+        self.length = len(chars)
+        self.text = "".join(ch or "?" for ch in chars)
         self.regex: re.Pattern[str] | None = None  # None: plain text, compared as it is
-        if "?" in text or ignore_case:
-            body = ".".join(re.escape(part) for part in text.split("?"))
+        if None in chars or ignore_case:
+            body = "".join("." if ch is None else re.escape(ch) for ch in chars)
             self.regex = re.compile(body, re.DOTALL | (re.IGNORECASE if ignore_case else 0))
 
     def match_at(self, text: str, pos: int) -> bool:
@@ -59,12 +93,16 @@ class Wildcard:
     __slots__ = ("pattern", "_pieces", "_min_length", "_optional_tail")
 
     def __init__(self, pattern: str, *, ignore_case: bool = False,
-                 optional_tail: bool = True) -> None:
+                 optional_tail: bool = True, escapes: bool = True) -> None:
         self.pattern = pattern
         self._optional_tail: Wildcard | None = None
-        if optional_tail and pattern.endswith(" *"):
+        if optional_tail and pattern.endswith(" *") and not _escaped_end(pattern):
             self._optional_tail = Wildcard(pattern[:-2], ignore_case=ignore_case)
-        self._pieces = [_Piece(part, ignore_case) for part in pattern.split("*")]
+        if escapes and "\\" in pattern:
+            parts = split_wildcard(pattern)
+        else:
+            parts = [[None if ch == "?" else ch for ch in part] for part in pattern.split("*")]
+        self._pieces = [_Piece(part, ignore_case) for part in parts]
         self._min_length = sum(piece.length for piece in self._pieces)
 
     def match(self, text: str) -> bool:
@@ -93,9 +131,15 @@ class Wildcard:
         return pos <= end
 
 
+def _escaped_end(pattern: str) -> bool:
+    """Is the last character of ``pattern`` escaped (an odd run of backslashes before it)?"""
+    run = len(pattern) - 1 - len(pattern[:-1].rstrip("\\"))
+    return run % 2 == 1
+
+
 def is_literal(pattern: str) -> bool:
-    """True when a wildcard pattern contains no wildcard characters."""
-    return "*" not in pattern and "?" not in pattern
+    """True when a wildcard pattern contains no (unescaped) wildcard characters."""
+    return len(split_wildcard(pattern)) == 1 and None not in split_wildcard(pattern)[0]
 
 
 # --------------------------------------------------------------------------- paths
@@ -124,7 +168,8 @@ class _SegmentGlob:
         self.text = text.casefold() if ignore_case else text
         self.ignore_case = ignore_case
         self.regex = _segment_regex(text, ignore_case) if "[" in text else None
-        self.wild = Wildcard(text, ignore_case=ignore_case, optional_tail=False) \
+        self.wild = Wildcard(text, ignore_case=ignore_case, optional_tail=False,
+                             escapes=False) \
             if self.regex is None and _is_magic(text) else None
 
     def match(self, segment: str) -> bool:

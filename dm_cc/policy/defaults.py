@@ -58,13 +58,33 @@ GUARDRAIL_SOURCE = "builtin:guardrails"
 CATASTROPHIC = "irreversible damage to the whole machine or home directory"
 
 # Denied after every user-configurable layer (only managed enforced rules come
-# later): no policy file, agent or approval can allow these. Deny rules also
-# match other flag spellings (`rm -fr /`, `rm -r -f /`).
+# later): no policy file, agent or approval can allow these, so they must name the
+# catastrophe exactly and nothing else (`rm -rf /home/me/project/build` is the
+# user's call). A `*` that is part of the command is written `\*` (a literal star:
+# the shell glob `rm -rf /*`), a bare `*` is "any other operands". Deny rules also
+# match other flag spellings (`rm -fr /`, `rm -r -f /`, `rm --recursive --force /`),
+# so naming `-r` covers `-rf` too.
+ROOT_OR_HOME = ("/", "//", "/\\*", "~", "~/", "~/\\*", "~/.\\*")
+# `dd of=/dev/null` (or stdout, a tty) is everyday use; these are disks and memory.
+BLOCK_DEVICES = ("sd", "hd", "vd", "xvd", "nvme", "mmcblk", "disk", "rdisk", "md", "dm-",
+                 "mapper/", "loop", "mem", "kmem", "port")
+
+
+def _anywhere(command: str, target: str) -> tuple[str, ...]:
+    """``command`` with ``target`` among its operands: alone, first, or after others."""
+    return (f"{command} {target} *", f"{command} * {target} *")
+
+
+GUARDRAIL_PATTERNS: tuple[str, ...] = (
+    *(p for target in ROOT_OR_HOME for p in _anywhere("rm -r", target)),
+    "rm -r --no-preserve-root *",  # only ever needed to delete `/`
+    *(p for target in ROOT_OR_HOME for command in ("chmod -R *", "chown -R *", "chgrp -R *")
+      for p in _anywhere(command, target)),
+    "mkfs* /dev/*", "mkfs* * /dev/*",  # formatting a device (a disk image file is fine)
+    *(f"dd * of=/dev/{device}*" for device in BLOCK_DEVICES),
+    *(f"dd of=/dev/{device}*" for device in BLOCK_DEVICES),
+)
+
 GUARDRAIL_RULES: tuple[Rule, ...] = tuple(
-    Rule("bash", pattern, "deny", CATASTROPHIC, GUARDRAIL_SOURCE)
-    for pattern in (
-        "rm -rf /", "rm -rf /*", "rm -rf ~", "rm -rf ~/", "rm -rf ~/*",
-        "rm -rf --no-preserve-root *", "mkfs *", "mkfs.*", "dd * of=/dev/*",
-        "chmod -R * /", "chown -R * /",
-    )
+    Rule("bash", pattern, "deny", CATASTROPHIC, GUARDRAIL_SOURCE) for pattern in GUARDRAIL_PATTERNS
 )
