@@ -18,6 +18,7 @@ tools are imported by :meth:`World.open_loop` only.
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from functools import cached_property
 from pathlib import Path
@@ -79,8 +80,16 @@ class World:
 
     @cached_property
     def policy(self) -> Policy:
-        """Every policy file of every layer (PolicyError names the first bad line)."""
-        return load_policy(self.root, self.home, self.env, [Path(p) for p in self.options.policies])
+        """Every policy file of every layer (PolicyError names the first bad line). An
+        ``agents:`` entry naming no known agent is a warning on stderr, not an error."""
+        policy = load_policy(self.root, self.home, self.env,
+                             [Path(p) for p in self.options.policies])
+        if any(f.agents for f in policy.files):
+            from dm_cc.policy.lint import unknown_agents
+
+            for finding in unknown_agents(policy.files, self.agents):
+                print(f"dm_cc: warning: {finding.source}: {finding.message}", file=sys.stderr)
+        return policy
 
     @cached_property
     def agents(self) -> Mapping[str, Agent]:

@@ -130,12 +130,13 @@ def _test(args: argparse.Namespace) -> int:
 
 def _lint(args: argparse.Namespace) -> int:
     from dm_cc.config import dirs
-    from dm_cc.policy.lint import lint_file
+    from dm_cc.policy.lint import lint_files
     from dm_cc.policy.loader import load_policy_file
 
+    world = _world(args)
     files = [load_policy_file(Path(f)) for f in args.files] if args.files \
-        else list(_world(args).policy.files)
-    findings = [finding for f in files for finding in lint_file(f)]
+        else list(world.policy.files)
+    findings = lint_files(files, known_agents=world.agents)
     for finding in findings:
         print(finding)
     if not files:

@@ -1,28 +1,43 @@
 """``dm_cc policy lint``: rule mistakes that load fine but do not do what was meant.
 
 * **shadowed** — a narrower rule followed by a broader one with another action:
-  last match wins, so the narrow rule never decides anything.
+  last match wins, so the narrow rule never decides anything (``ask git push *``
+  then ``allow git *``), in one file or across the loaded files in layer order (a
+  user file's allow silencing a project rule).
 * **redundant** — a rule covered by a later rule with the same action.
 * **unknown-permission** — a permission name (or wildcard) that names nothing.
 * **not-absolute** — a path pattern that looks absolute but is project-relative
   (``etc/passwd``, ``$HOME/.ssh/**``, ``~user/…``).
+* **unknown-agent** — an ``agents:`` entry naming no agent dm_cc knows (a warning at
+  load too; not an error, since the agent may be defined later).
 * **never-matches** — a pattern that canonical requests can never take
   (``..`` segments, doubled slashes, stray spaces in a command, MCP patterns that
   are not JSON).
 
 Coverage is judged conservatively: a finding is only reported when the later
-rule certainly matches everything the earlier one does.
+rule certainly matches everything the earlier one does (a deny or ask shell rule
+also matches other flag spellings, which only ``*`` or ``<its command> *`` surely
+cover; a deny or ask path rule also matches other letter cases, which only an
+allow without letters, like ``**`` or ``**/*``, surely covers).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from dm_cc.permissions import PathContext, Rule
-from dm_cc.permissions.patterns import PathGlob, Wildcard, path_subject
+from dm_cc.permissions.patterns import (
+    PathGlob,
+    Wildcard,
+    is_literal,
+    path_subject,
+    split_wildcard,
+    unescaped_prefix,
+)
 from dm_cc.permissions.rules import MCP_PREFIX, language_of
-from dm_cc.policy.loader import PolicyFile
+from dm_cc.permissions.shell.flags import compile_flag_rule
+from dm_cc.policy.loader import PolicyFile, suggestion
 from dm_cc.tools.catalog import is_known_permission, known_permissions
 
 ROOT_LOOKING = {
@@ -50,15 +65,38 @@ def _literal_prefix(pattern: str) -> str:
     return pattern[:cut]
 
 
+def _star_prefix(pattern: str) -> str | None:
+    """``P`` when the pattern is a literal ``P`` then one trailing ``*``, else None."""
+    pieces = split_wildcard(pattern)
+    if len(pieces) == 2 and not pieces[1] and None not in pieces[0]:
+        return "".join(ch for ch in pieces[0] if ch is not None)
+    return None
+
+
 def _text_covers(broad: str, narrow: str) -> bool:
     """Does every text ``narrow`` matches also match ``broad``? (sound, not complete)"""
     if broad == narrow or broad == "*":
         return True
-    if not _wild(narrow):
-        return Wildcard(broad).match(narrow)
-    if broad.endswith("*") and not _wild(broad[:-1]):
-        return _literal_prefix(narrow).startswith(broad[:-1])
-    return False
+    if is_literal(narrow):
+        return Wildcard(broad).match(unescaped_prefix(narrow))
+    prefix = _star_prefix(broad)
+    # every text narrow matches starts with its literal prefix (or is that prefix less a
+    # trailing space, when narrow's ` *` is optional; then broad's is optional too)
+    return prefix is not None and unescaped_prefix(narrow).startswith(prefix)
+
+
+def _flag_spellings_covered(broad: str, narrow: str) -> bool:
+    """A deny/ask shell rule ``narrow`` also matches its command under other flag
+    spellings (``git push *`` catches ``git -C x push``); all of them start with its
+    command's name, so only ``*`` or ``<name> *`` (or a star after a prefix of the
+    name) surely covers them."""
+    flags = compile_flag_rule(narrow)
+    if flags is None or broad == "*":
+        return True
+    name = flags.head[0]
+    prefix = _star_prefix(broad)
+    return "\\" not in name and prefix is not None and (
+        name.startswith(prefix) or prefix == name + " ")
 
 
 def _path_covers(broad: str, narrow: str) -> bool:
@@ -67,6 +105,9 @@ def _path_covers(broad: str, narrow: str) -> bool:
     relative = "/" in narrow and not narrow.startswith(("/", "~"))
     if broad == "**":
         return relative and "{" not in narrow
+    if broad == "**/*":  # every project path but the root itself
+        return relative and "{" not in narrow and any(
+            segment not in ("**", "", ".") for segment in narrow.split("/"))
     if not _wild(narrow) and "{" not in narrow and "[" not in narrow:
         context = PathContext(root="/project", home="/home/user")
         return PathGlob(broad, context).match(path_subject(narrow, context))
@@ -78,33 +119,53 @@ def _path_covers(broad: str, narrow: str) -> bool:
 def _covers(later: Rule, earlier: Rule) -> bool:
     if not _text_covers(later.permission, earlier.permission):
         return False
-    if earlier.action != "allow" and later.action == "allow" and later.pattern not in ("*", "**"):
-        # deny/ask rules also match other letter cases and flag spellings; an allow
-        # rule does not, so only a universal allow certainly covers them.
-        return False
     permission = earlier.permission if not _wild(earlier.permission) else later.permission
     if _wild(permission):  # patterns in different languages: only `*` surely covers
         return later.pattern == "*"
-    if language_of(permission) == "path":
+    language = language_of(permission)
+    if language == "path":
+        if earlier.action != "allow" and later.action == "allow" and _cased(later.pattern):
+            return False  # the deny/ask also decides other letter cases, the allow does not
         return _path_covers(later.pattern, earlier.pattern)
-    return _text_covers(later.pattern, earlier.pattern)
+    if not _text_covers(later.pattern, earlier.pattern):
+        return False
+    if language == "shell" and earlier.action != "allow" and later.action == "allow":
+        return _flag_spellings_covered(later.pattern, earlier.pattern)
+    return True
 
 
-def _shadowing(rules: Sequence[Rule]) -> list[Finding]:
+def _cased(pattern: str) -> bool:
+    """Could another letter case of a path escape this pattern? (``~`` is a home path)"""
+    return pattern.startswith("~") or any(ch.lower() != ch.upper() for ch in pattern)
+
+
+def _file_of(source: str) -> str:
+    return source.rsplit(":", 1)[0]
+
+
+def _shadowing(rules: Sequence[Rule], across: bool = False) -> list[Finding]:
+    """Each rule's first later rule covering it; ``across``: only when that rule is in
+    another file (the same file's pairs are each file's own findings)."""
     findings = []
     for i, earlier in enumerate(rules):
         for later in rules[i + 1:]:
             if not _covers(later, earlier):
                 continue
+            if across and _file_of(later.source) == _file_of(earlier.source):
+                break
             if later.action == earlier.action:
-                findings.append(Finding(earlier.source, "redundant",
-                    f"{earlier.action} {earlier.permission} {earlier.pattern!r} never decides: "
-                    f"the later rule at {later.source} ({later.pattern!r}) covers it"))
+                if not across:
+                    findings.append(Finding(earlier.source, "redundant",
+                        f"{earlier.action} {earlier.permission} {earlier.pattern!r} never "
+                        f"decides: the later rule at {later.source} ({later.pattern!r}) "
+                        "covers it"))
             else:
                 findings.append(Finding(earlier.source, "shadowed",
-                    f"{earlier.action} {earlier.permission} {earlier.pattern!r} is silenced by the "
-                    f"broader {later.action} {later.permission} {later.pattern!r} at "
-                    f"{later.source}; last match wins, so put the narrower rule after it"))
+                    f"{earlier.action} {earlier.permission} {earlier.pattern!r} is silenced by "
+                    f"the broader {later.action} {later.permission} {later.pattern!r} at "
+                    f"{later.source}; last match wins, so {earlier.pattern!r} never decides: "
+                    "put the narrower rule after the broader one"
+                    + (" (in a later file, or the broader rule earlier)" if across else "")))
             break
     return findings
 
@@ -178,8 +239,28 @@ def _line(source: str) -> int:
     return int(tail) if tail.isdigit() else 0
 
 
-def lint_file(policy: PolicyFile) -> list[Finding]:
+def lint_file(policy: PolicyFile, known_agents: Collection[str] | None = None) -> list[Finding]:
     findings = lint_rules(policy.rules)
     for rules in policy.agents.values():
         findings += lint_rules(rules)
+    if known_agents is not None:
+        findings += unknown_agents([policy], known_agents)
     return findings
+
+
+def lint_files(files: Sequence[PolicyFile],
+               known_agents: Collection[str] | None = None) -> list[Finding]:
+    """Every file's findings, then rules silenced by a rule of a later file (the files
+    in layer order: their top-level rules are concatenated in this order)."""
+    findings = [finding for f in files for finding in lint_file(f, known_agents)]
+    if len(files) > 1:
+        findings += _shadowing([rule for f in files for rule in f.rules], across=True)
+    return findings
+
+
+def unknown_agents(files: Sequence[PolicyFile], known: Collection[str]) -> list[Finding]:
+    """``agents:`` entries naming no agent in ``known`` (with a close match if any)."""
+    return [Finding(policy.agent_sources.get(name, policy.path), "unknown-agent",
+                    f"unknown agent {name!r} under agents:{suggestion(name, known)}; its rules "
+                    f"apply to no agent (known: {', '.join(sorted(known))})")
+            for policy in files for name in policy.agents if name not in known]

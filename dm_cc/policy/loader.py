@@ -6,6 +6,8 @@ there is no half-loaded policy.
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
@@ -16,9 +18,9 @@ from dm_cc.config.yaml_lines import LinePath, display_path, line_of, load_yaml, 
 from dm_cc.errors import PolicyError
 from dm_cc.permissions import PathContext, Rule
 from dm_cc.permissions.patterns import PathGlob
-from dm_cc.permissions.rules import language_of
+from dm_cc.permissions.rules import MCP_PREFIX, language_of
 from dm_cc.policy.validator_schema import POLICY_CORE_SCHEMA
-from dm_cc.tools.catalog import entry
+from dm_cc.tools.catalog import entry, is_known_permission, known_permissions
 
 # The format is defined by the pydantic models in schema.py; files are validated
 # with the core schema derived from them (see schema.py for why).
@@ -41,6 +43,33 @@ class PolicyFile:
     rules: tuple[Rule, ...] = ()
     agents: dict[str, tuple[Rule, ...]] = field(default_factory=dict)
     tests: tuple[InlineTest, ...] = ()
+    #: where each ``agents:`` entry is named (``file:line``), for an unknown name's finding
+    agent_sources: dict[str, str] = field(default_factory=dict)
+
+
+def suggestion(name: str, known: Iterable[str]) -> str:
+    """`` (did you mean read?)`` when ``name`` is close to a known name, else ``""``."""
+    known = sorted(known)
+    folded = {k.casefold(): k for k in known}
+    close = [folded[name.casefold()]] if name.casefold() in folded else \
+        difflib.get_close_matches(name, known, n=2, cutoff=0.6)
+    return f" (did you mean {' or '.join(close)}?)" if close else ""
+
+
+def unknown_permission(permission: str) -> str | None:
+    """Why a rule's permission names nothing dm_cc knows; None when it is fine (a known
+    permission, ``mcp__<server>__<tool>``, or a wildcard: ``*``, ``mcp__*``, ``e*``)."""
+    if "*" in permission or "?" in permission or is_known_permission(permission):
+        return None
+    if permission in ("write", "patch"):
+        hint = " (the write, edit and patch tools are all the permission 'edit')"
+    elif permission.casefold().startswith(MCP_PREFIX[:3]):
+        hint = " (an MCP tool's permission is mcp__<server>__<tool>, two underscores each)"
+    else:
+        hint = suggestion(permission, known_permissions())
+    return (f"unknown permission {permission!r}{hint}; known: "
+            f"{', '.join(sorted(known_permissions()))} and mcp__<server>__<tool>; "
+            "a rule naming it would never apply")
 
 
 def _check_pattern(rule: Rule, shown: str, line: int | None) -> None:
@@ -58,6 +87,9 @@ def rules_from(specs: list[dict], shorthand: dict, here: LinePath, shown: str,
     ``file:line`` sources; path patterns are compiled now (PolicyError if bad)."""
     rules: list[Rule] = []
     for permission, value in shorthand.items():
+        problem = unknown_permission(permission)
+        if problem is not None:
+            raise PolicyError(shown, line_of(lines, (*here, "permission", permission)), problem)
         patterns = value if isinstance(value, dict) else {"*": value}
         for pattern, action in patterns.items():
             loc = (*here, "permission", permission) + ((pattern,) if isinstance(value, dict) else ())
@@ -68,7 +100,11 @@ def rules_from(specs: list[dict], shorthand: dict, here: LinePath, shown: str,
         rules.append(Rule(spec["permission"], spec["pattern"], spec["action"], spec.get("reason"),
                           f"{shown}:{line}"))
     for rule in rules:
-        _check_pattern(rule, shown, int(rule.source.rsplit(":", 1)[1]))
+        line = int(rule.source.rsplit(":", 1)[1])
+        problem = unknown_permission(rule.permission)
+        if problem is not None:
+            raise PolicyError(shown, line, problem)
+        _check_pattern(rule, shown, line)
     return tuple(rules)
 
 
@@ -101,7 +137,8 @@ def parse_policy(text: str, shown: str) -> PolicyFile:
                               f"tests[{index}].tool: {exc.args[0]}") from None
         tests.append(InlineTest(tool, spec["input"], spec["expect"], spec.get("agent"),
                                 spec.get("name"), f"{shown}:{line}"))
-    return PolicyFile(shown, rules, agents, tuple(tests))
+    agent_sources = {name: f"{shown}:{line_of(lines, ('agents', name))}" for name in agents}
+    return PolicyFile(shown, rules, agents, tuple(tests), agent_sources)
 
 
 def load_policy_file(path: Path) -> PolicyFile:

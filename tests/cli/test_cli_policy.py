@@ -430,11 +430,6 @@ LINT_CASES = {
     "redundant-shell": ('rules:\n  - {permission: bash, pattern: "git status", action: allow}\n'
                         '  - {permission: bash, pattern: "git *", action: allow}\n', 2,
                         "redundant"),
-    "unknown-bsh": ('rules:\n  - {permission: bsh, pattern: "ls", action: allow}\n', 2,
-                    "unknown-permission"),
-    "unknown-write": ('# comment\nrules:\n'
-                      '  - {permission: write, pattern: "src/**", action: allow}\n', 3,
-                      "unknown-permission"),
     "unknown-wildcard": ('rules:\n  - {permission: "rd*", pattern: "*", action: allow}\n', 2,
                          "unknown-permission"),
     "etc-passwd": ('rules:\n  - {permission: read, pattern: "etc/passwd", action: deny}\n', 2,
@@ -450,8 +445,11 @@ LINT_CASES = {
     "mcp-not-json": ('rules:\n  - {permission: mcp__git__push, pattern: "main", action: deny}\n',
                      2, "never-matches"),
     "in-agent-override": ('agents:\n  plan:\n    rules:\n'
-                          '      - {permission: bsh, pattern: "*", action: allow}\n', 4,
+                          '      - {permission: "rd*", pattern: "*", action: allow}\n', 4,
                           "unknown-permission"),
+    "unknown-agent": ('agents:\n  paln:\n    rules:\n'
+                      '      - {permission: edit, pattern: "*", action: allow}\n', 2,
+                      "unknown-agent"),
 }
 
 
@@ -473,10 +471,37 @@ def test_lint_reports_findings_for_the_loaded_project_policy(cli, text, line, ki
     assert f".dm_cc/policy.yaml:{line}: {kind}: " in out
 
 
-def test_lint_write_mentions_edit(cli):
-    path = cli.write(cli.tmp / "p.yaml", LINT_CASES["unknown-write"][0])
-    _, out, _ = cli.run("policy", "lint", str(path))
-    assert "'edit'" in out
+UNKNOWN_PERMISSION = {
+    "bsh": ('rules:\n  - {permission: bsh, pattern: "ls", action: allow}\n', 2,
+            "did you mean bash?"),
+    "write": ('# comment\nrules:\n'
+              '  - {permission: write, pattern: "src/**", action: allow}\n', 3, "'edit'"),
+    "in-agent-override": ('agents:\n  plan:\n    rules:\n'
+                          '      - {permission: bsh, pattern: "*", action: allow}\n', 4, "bash"),
+    "reed": ('permission:\n  reed: allow\n', 2, "did you mean read?"),
+}
+
+
+@pytest.mark.parametrize("argv", [("policy", "lint"), ("policy", "check", "bash", "ls"),
+                                  ("run", "--model", "offline", "hi")])
+@pytest.mark.parametrize("text, line, hint", UNKNOWN_PERMISSION.values(),
+                         ids=UNKNOWN_PERMISSION.keys())
+def test_an_unknown_permission_stops_dm_cc_with_file_line_and_a_suggestion(cli, argv, text,
+                                                                         line, hint):
+    cli.project_policy(text)
+    code, out, err = cli.run(*argv)
+    assert code == 2, (out, err)
+    assert err.startswith(f"dm_cc: .dm_cc/policy.yaml:{line}: unknown permission "), err
+    assert hint in err
+
+
+def test_an_unknown_agent_name_is_a_warning_at_load(cli):
+    cli.project_policy('agents:\n  paln:\n    rules:\n'
+                       '      - {permission: edit, pattern: "*", action: allow}\n')
+    code, out, err = cli.run("policy", "check", "bash", "ls")
+    assert code == 0, (out, err)
+    assert "dm_cc: warning: .dm_cc/policy.yaml:2: unknown agent 'paln'" in err
+    assert "did you mean plan?" in err
 
 
 CLEAN = """

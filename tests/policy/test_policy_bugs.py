@@ -148,10 +148,15 @@ SILENCED = {
                                   ("bash", "git *", "allow", "p.yaml:5")),
     "ask-literal-then-allow-npm": (("bash", "npm publish", "ask", "p.yaml:2"),
                                    ("bash", "npm *", "allow", "p.yaml:3")),
-    "path-ask-then-allow-dir": (("edit", "src/generated/**", "ask", "p.yaml:2"),
-                                ("edit", "src/**", "allow", "p.yaml:3")),
-    "path-deny-file-then-allow": (("read", "src/secret.txt", "deny", "p.yaml:2"),
-                                  ("read", "src/**", "allow", "p.yaml:3")),
+    "path-ask-then-allow-everything": (("edit", "src/generated/**", "ask", "p.yaml:2"),
+                                       ("edit", "**/*", "allow", "p.yaml:3")),
+    "path-allow-then-deny-dir": (("edit", "src/generated/**", "allow", "p.yaml:2"),
+                                 ("edit", "src/**", "deny", "p.yaml:3")),
+    "path-allow-file-then-ask": (("read", "src/a.txt", "allow", "p.yaml:2"),
+                                 ("read", "src/*", "ask", "p.yaml:3")),
+    "webfetch-deny-then-allow-host": (("webfetch", "https://example.com/private/*", "deny",
+                                       "p.yaml:2"),
+                                      ("webfetch", "https://example.com/*", "allow", "p.yaml:3")),
 }
 
 
@@ -180,6 +185,11 @@ NOT_SILENCED = {
                          ("edit", "*", "allow", "p.yaml:3")),
     "path-dir-then-narrower": (("edit", "src/**", "allow", "p.yaml:2"),
                                ("edit", "src/generated/**", "ask", "p.yaml:3")),
+    # the deny/ask also decides other letter cases (SRC/generated/x); the allow does not
+    "path-ask-then-allow-dir": (("edit", "src/generated/**", "ask", "p.yaml:2"),
+                                ("edit", "src/**", "allow", "p.yaml:3")),
+    "path-ask-then-allow-home": (("read", "~/.ssh/**", "ask", "p.yaml:2"),
+                                 ("read", "~/**", "allow", "p.yaml:3")),
     "path-sibling": (("edit", "srcx/**", "ask", "p.yaml:2"),
                      ("edit", "src/**", "allow", "p.yaml:3")),
     "wildcard-in-the-middle": (("bash", "git * --force", "deny", "p.yaml:2"),
