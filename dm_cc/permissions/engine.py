@@ -31,22 +31,20 @@ from dm_cc.permissions.patterns import (
     Wildcard,
     path_subject,
     split_wildcard,
-    unescaped_prefix,
 )
 from dm_cc.permissions.rules import DEFAULT_RULE, Language, Request, Rule, language_of
 from dm_cc.permissions.shell.flags import FlagRule, compile_flag_rule
 
 
 def _first_word_key(pattern: str) -> str | None:
-    """The first word every text this pattern matches must have, if the pattern fixes it."""
-    if "\\" in pattern:
-        literal = unescaped_prefix(pattern)
-        return literal.split(" ", 1)[0] if " " in literal else None
+    """The first word every text this pattern matches must have, if the pattern fixes it
+    (the same with and without backslash escapes: a word holding a backslash is None)."""
     cut = min((i for i in (pattern.find("*"), pattern.find("?")) if i >= 0), default=-1)
     literal = pattern if cut < 0 else pattern[:cut]
     if cut >= 0 and " " not in literal:
         return None
-    return literal.split(" ", 1)[0]
+    word = literal.split(" ", 1)[0]
+    return None if "\\" in word else word
 
 
 # Private-use stand-ins for a literal `*` and `?`: an escaped one in a rule, and
@@ -93,7 +91,7 @@ class CompiledRule:
         self.index = index
         self.context = context
         wild = "*" in rule.permission or "?" in rule.permission
-        self._permission = Wildcard(rule.permission) if wild else None
+        self._permission = Wildcard(rule.permission, escapes=False) if wild else None
 
     @property
     def strict(self) -> bool:
@@ -110,7 +108,12 @@ class CompiledRule:
 
     @cached_property
     def _text(self) -> Wildcard:
-        return Wildcard(self.rule.pattern)
+        return Wildcard(self.rule.pattern, escapes=False)
+
+    @cached_property
+    def _shell_text(self) -> Wildcard:
+        """Shell commands: a backslash escapes `*`, `?` and itself (``rm -rf /\\*``)."""
+        return Wildcard(self.rule.pattern) if "\\" in self.rule.pattern else self._text
 
     @cached_property
     def _flags(self) -> FlagRule | _EscapedFlagRule | None:
@@ -123,12 +126,12 @@ class CompiledRule:
     def matches(self, subject: Subject) -> bool:
         if subject.path is not None:
             return self._path.match(subject.path)
-        if self._text.match(subject.text):
+        if subject.language != "shell":
+            return self._text.match(subject.text)
+        if self._shell_text.match(subject.text):
             return True
-        if subject.language == "shell":
-            flags = self._flags
-            return flags is not None and flags.matches(subject.words)
-        return False
+        flags = self._flags
+        return flags is not None and flags.matches(subject.words)
 
 
 class _PermissionIndex:

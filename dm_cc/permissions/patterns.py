@@ -3,9 +3,10 @@
 * **Wildcard** (bash commands, subagent names, URLs, MCP argument JSON): ``*`` is
   any run of characters (spaces and ``/`` included), ``?`` is one character,
   everything else is literal (``( | [ ] $ ^ + .`` too), and a trailing ``" *"`` is
-  optional: ``git *`` matches ``git`` and ``git status`` but not ``gitk``. A
-  backslash makes the next ``*``, ``?`` or ``\\`` literal (``rm -rf /\\*`` is
-  exactly the command ``rm -rf /*``); any other backslash is itself.
+  optional: ``git *`` matches ``git`` and ``git status`` but not ``gitk``. In
+  shell-command patterns (``escapes=True``) a backslash makes the next ``*``,
+  ``?`` or ``\\`` literal (``rm -rf /\\*`` is exactly the command ``rm -rf /*``);
+  any other backslash is itself. Elsewhere (URLs, JSON) a backslash is plain text.
 * **Path globs** (read, edit, list, glob, grep, external_directory): wcmatch
   segment globs where ``*``/``?``/``[..]`` stay inside one segment, ``**`` spans
   segments, ``{a,b}`` braces, dotfiles matched; gitignore anchoring (no ``/`` →

@@ -127,6 +127,9 @@ def _covers(later: Rule, earlier: Rule) -> bool:
         if earlier.action != "allow" and later.action == "allow" and _cased(later.pattern):
             return False  # the deny/ask also decides other letter cases, the allow does not
         return _path_covers(later.pattern, earlier.pattern)
+    if language != "shell" and "\\" in later.pattern + earlier.pattern:
+        # backslashes escape only in shell patterns: compare such others only plainly
+        return later.pattern in (earlier.pattern, "*")
     if not _text_covers(later.pattern, earlier.pattern):
         return False
     if language == "shell" and earlier.action != "allow" and later.action == "allow":

@@ -256,3 +256,14 @@ def test_an_unknown_agent_name_is_a_lint_finding_with_a_suggestion():
     assert "plan" in str(findings[0])
     assert lint.lint_files([parse_policy('agents:\n  plan: {rules: []}\n', "q.yaml")],
                       known_agents=set(BUILTIN_AGENTS)) == []
+
+
+def test_backslashes_escape_only_in_shell_patterns():
+    from dm_cc.permissions import Ruleset, evaluate
+
+    # JSON and URLs keep a backslash as plain text (JSON spells one as `\\`)
+    rules = Ruleset([Rule("mcp__fs__read", '{"path": "C:\\\\*', "deny"),
+                     Rule("webfetch", "https://x/a\\*", "deny")])
+    assert evaluate("mcp__fs__read", '{"path": "C:\\\\Users\\\\me"}', rules).action == "deny"
+    assert evaluate("webfetch", "https://x/a\\b", rules).action == "deny"
+    assert evaluate("webfetch", "https://x/a*", rules).action == "ask"
