@@ -7,6 +7,9 @@ ask except a small read-only set, anything outside the project asks (through
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from functools import lru_cache
+
 from dm_cc.permissions import Action, Rule
 
 SOURCE = "builtin:defaults"
@@ -75,16 +78,43 @@ def _anywhere(command: str, target: str) -> tuple[str, ...]:
     return (f"{command} {target} *", f"{command} * {target} *")
 
 
+def _against(targets: Sequence[str]) -> tuple[str, ...]:
+    """Recursive deletes and ownership or mode changes of each of ``targets``."""
+    return (
+        *(p for target in targets for p in _anywhere("rm -r", target)),
+        *(p for target in targets for command in ("chmod -R *", "chown -R *", "chgrp -R *")
+          for p in _anywhere(command, target)),
+    )
+
+
 GUARDRAIL_PATTERNS: tuple[str, ...] = (
-    *(p for target in ROOT_OR_HOME for p in _anywhere("rm -r", target)),
+    *_against(ROOT_OR_HOME),
     "rm -r --no-preserve-root *",  # only ever needed to delete `/`
-    *(p for target in ROOT_OR_HOME for command in ("chmod -R *", "chown -R *", "chgrp -R *")
-      for p in _anywhere(command, target)),
     "mkfs* /dev/*", "mkfs* * /dev/*",  # formatting a device (a disk image file is fine)
     *(f"dd * of=/dev/{device}*" for device in BLOCK_DEVICES),
     *(f"dd of=/dev/{device}*" for device in BLOCK_DEVICES),
 )
 
-GUARDRAIL_RULES: tuple[Rule, ...] = tuple(
-    Rule("bash", pattern, "deny", CATASTROPHIC, GUARDRAIL_SOURCE) for pattern in GUARDRAIL_PATTERNS
-)
+
+def _guardrail(pattern: str) -> Rule:
+    return Rule("bash", pattern, "deny", CATASTROPHIC, GUARDRAIL_SOURCE)
+
+
+GUARDRAIL_RULES: tuple[Rule, ...] = tuple(_guardrail(p) for p in GUARDRAIL_PATTERNS)
+
+
+def escape(text: str) -> str:
+    """``text`` as a shell-command pattern matching exactly itself."""
+    return "".join("\\" + ch if ch in "*?\\" else ch for ch in text)
+
+
+@lru_cache(maxsize=8)
+def guardrail_rules(home: str | None = None) -> tuple[Rule, ...]:
+    """The guardrails, and the same for the home directory spelled out (``rm -rf
+    /home/me`` as well as ``rm -rf ~``)."""
+    home = home.rstrip("/") if home else None
+    if not home:
+        return GUARDRAIL_RULES
+    spelled = escape(home)
+    return GUARDRAIL_RULES + tuple(_guardrail(p) for p in _against(
+        (spelled, f"{spelled}/", f"{spelled}/\\*", f"{spelled}/.\\*")))

@@ -25,7 +25,7 @@ from typing import NamedTuple, Protocol
 from dm_cc.config import dirs
 from dm_cc.errors import UsageError
 from dm_cc.permissions import Ceiling, Gate, Layer, PathContext, Rule
-from dm_cc.policy.defaults import DEFAULT_RULES, GUARDRAIL_RULES, SUBAGENT_RULES
+from dm_cc.policy.defaults import DEFAULT_RULES, SUBAGENT_RULES, guardrail_rules
 from dm_cc.policy.loader import PolicyFile, load_policy_file
 
 UNTRUSTED_AGENT = ("this agent is defined by the project, so its rules may tighten the "
@@ -107,7 +107,7 @@ class Policy:
             Layer(f"agent:{agent.name}", agent_rules),
             Layer(f"agents.{agent.name}", _for_agent(configured, agent.name)),
             Layer("approvals", tuple(approvals), approvals=True),
-            Layer("guardrails", GUARDRAIL_RULES),
+            Layer("guardrails", guardrail_rules(self.home.as_posix())),
             Layer("enforced", _top(self.enforced) + _for_agent(self.enforced, agent.name),
                   binding=True),
         ]

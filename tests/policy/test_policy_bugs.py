@@ -98,6 +98,16 @@ def test_catastrophic_commands_are_denied_without_a_policy(world, command):
     assert world.decide(command) == "deny"
 
 
+@pytest.mark.parametrize("spelling", ["{home}", "{home}/", "{home}/*", "x {home}"])
+def test_the_home_directory_spelled_out_is_denied_too(world, spelling):
+    world.write(world.user / "policy.yaml", ALLOW_EVERYTHING)
+    home = world.home.as_posix()
+    assert world.decide("rm -rf " + spelling.format(home=home)) == "deny"
+    assert world.decide("chmod -R 000 " + spelling.format(home=home)) == "deny"
+    assert world.decide(f"rm -rf {home}/project/build") == "allow"
+    assert world.decide(f"rm -rf {home}x") == "allow"
+
+
 @pytest.mark.parametrize("command", USER_DECIDES)
 def test_an_ordinary_absolute_path_is_decided_by_the_users_rules(world, command):
     assert world.decide(command) == "ask"
