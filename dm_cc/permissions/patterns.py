@@ -97,7 +97,7 @@ class Wildcard:
                  optional_tail: bool = True, escapes: bool = True) -> None:
         self.pattern = pattern
         self._optional_tail: Wildcard | None = None
-        if optional_tail and pattern.endswith(" *") and not _escaped_end(pattern):
+        if optional_tail and pattern.endswith(" *"):
             self._optional_tail = Wildcard(pattern[:-2], ignore_case=ignore_case)
         if escapes and "\\" in pattern:
             parts = split_wildcard(pattern)
@@ -130,12 +130,6 @@ class Wildcard:
                 return False
             pos = found + piece.length
         return pos <= end
-
-
-def _escaped_end(pattern: str) -> bool:
-    """Is the last character of ``pattern`` escaped (an odd run of backslashes before it)?"""
-    run = len(pattern) - 1 - len(pattern[:-1].rstrip("\\"))
-    return run % 2 == 1
 
 
 def is_literal(pattern: str) -> bool:

@@ -638,3 +638,14 @@ def test_a_malformed_project_agent_stops_policy_commands_too(cli):
     cli.write(cli.project / ".dm_cc" / "agents" / "docs.md", "---\nmode: primary\n---\nx\n")
     code, _, err = cli.run("policy", "check", "bash", "ls")
     assert code == 2 and "docs.md:2" in err and "description" in err
+
+
+def test_lint_reports_a_user_allow_silencing_a_project_ask(cli):
+    cli.project_policy('rules:\n  - {permission: bash, pattern: "git push *", action: ask}\n')
+    cli.write(cli.dm_cc_home / "config" / "policy.yaml",
+              'permission:\n  bash:\n    "git *": allow\n')
+    code, out, _ = cli.run("policy", "lint")
+    assert code == 1
+    assert (".dm_cc/policy.yaml:2: shadowed: ask bash 'git push *' is silenced by the broader "
+            "allow bash 'git *' at ") in out
+    assert "config/policy.yaml:3" in out
