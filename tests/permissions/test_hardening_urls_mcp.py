@@ -62,7 +62,7 @@ URL_CASES = [
     ([W("*", "allow")], "http://08.0.0.1/", "not-allow"),
     ([W("*", "allow")], "http://1.2.3.4.5/", "not-allow"),
     ([W("*", "allow")], "http://256.0.0.1/", "not-allow"),
-    ([W("*", "allow")], "http://127.0.0.0x1g/", "not-allow"),
+    ([W("*", "allow")], "http://4294967296/", "not-allow"),
     ([W("*", "allow")], "http://[fe80::1%25eth0]/", "not-allow"),
     ([W("*", "allow")], "http://fa\u00df.de/", "not-allow"),
     ([W("*", "allow")], "http://exa\tmple.com/", "not-allow"),
