@@ -155,7 +155,10 @@ def _hosts(hostport: str, hostname: str) -> tuple[str, ...] | str:
 
     if hostport.startswith("["):
         return _ipv6(hostname)
-    host = unquote(hostname, errors="strict") if "%" in hostname else hostname
+    try:
+        host = unquote(hostname, errors="strict") if "%" in hostname else hostname
+    except UnicodeDecodeError:
+        return "the host's escapes are not UTF-8"
     if host.endswith("."):
         host = host[:-1]
     spellings: list[str] = []
