@@ -112,7 +112,8 @@ def url_requests(permission: str, raw: str) -> list[Request]:
         return [Request(permission, raw, allowable=False,
                         note=f"{names}, so no rule may allow it")]
     requests = [Request(permission, names.url, aliases=names.readings)]
-    requests += [Request(permission, url, aliases=readings, speculative=True,
+    # Not allowable: "always allow" names the URL that was asked for, not these.
+    requests += [Request(permission, url, aliases=readings, speculative=True, allowable=False,
                          note=f"another spelling of the host of {names.url}")
                  for url, readings in names.spellings]
     return requests

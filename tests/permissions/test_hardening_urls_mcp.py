@@ -221,3 +221,61 @@ def where(tmp_path_factory):
     (project / ".git").mkdir(parents=True)
     home.mkdir()
     return PathContextDirs(project, project, home, HostFilesystem())
+
+
+# ---------------------------------------------------------------- what policy check shows
+
+POLICY = """\
+rules:
+  - {permission: "mcp__git__*", pattern: "*", action: ask}
+  - {permission: mcp__git__log, pattern: "repo=myorg/*", action: allow}
+  - {permission: mcp__git__push, pattern: '*"branch": "docs/*', action: allow}
+  - {permission: webfetch, pattern: "*", action: allow}
+  - {permission: webfetch, pattern: "http://localhost:8765/*", action: deny}
+"""
+
+
+@pytest.fixture
+def check(tmp_path, capsys, monkeypatch):
+    from dm_cc.cli import main
+
+    project = tmp_path / "project"
+    (project / ".git").mkdir(parents=True)
+    (project / ".dm_cc").mkdir()
+    (project / ".dm_cc" / "policy.yaml").write_text(POLICY)
+    for name, value in (("DM_CC_HOME", tmp_path / "home"), ("DM_CC_MANAGED_DIR", tmp_path / "m"),
+                        ("HOME", tmp_path / "home")):
+        monkeypatch.setenv(name, str(value))
+    monkeypatch.chdir(project)
+
+    def run(*argv: str) -> tuple[int, str, str]:
+        capsys.readouterr()
+        code = main(["policy", "check", *argv])
+        out, err = capsys.readouterr()
+        return code, out, err
+    return run
+
+
+def test_policy_check_shows_the_structural_decision(check):
+    code, out, _ = check("mcp__git__log", '{"repo": "myorg/x", "n": 3}')
+    assert code == 0 and out.startswith("allow: ") and "repo=myorg/*" in out
+    _, out, _ = check("mcp__git__log", '{"repo": "x", "o": {"repo": "myorg/x"}}')
+    assert out.startswith("ask: ")
+
+
+def test_policy_check_says_why_a_json_text_allow_is_withheld(check):
+    _, out, _ = check("mcp__git__push", '{"branch": "docs/x"}')
+    assert out.startswith("ask: ") and "nested value" in out and "repo=myorg/*" in out
+
+
+def test_policy_check_refuses_duplicate_keys(check):
+    code, _, err = check("mcp__git__log", '{"repo": "myorg/x", "repo": "other/y"}')
+    assert code == 2 and "duplicate key 'repo'" in err
+
+
+def test_policy_check_shows_the_canonical_url_and_why_a_url_cannot_be_allowed(check):
+    _, out, _ = check("webfetch", "http://0x7f.1:8765/x")
+    assert out.startswith("deny: ") and "http://127.0.0.1:8765/x" in out
+    assert "another spelling of the host" in out
+    _, out, _ = check("webfetch", "http://a@b@example.com/")
+    assert out.startswith("ask: ") and "more than one '@'" in out
