@@ -105,8 +105,9 @@ def _path_requests(permission: str, raws: Sequence[str], where: PathContextDirs,
 
 def url_requests(permission: str, raw: str) -> list[Request]:
     """The canonical URL, with the other paths a server may read from it as further
-    names (an allow must cover each); the host's other spellings as requests only a
-    deny decides. A URL clients read differently can be asked about, never allowed."""
+    names (an allow must cover each); other spellings (of the host, the path with its
+    escapes decoded) as requests only a deny decides. A URL clients read differently
+    can be asked about, never allowed."""
     names = url_names(raw)
     if isinstance(names, str):
         return [Request(permission, raw, allowable=False,
@@ -114,7 +115,7 @@ def url_requests(permission: str, raw: str) -> list[Request]:
     requests = [Request(permission, names.url, aliases=names.readings)]
     # Not allowable: "always allow" names the URL that was asked for, not these.
     requests += [Request(permission, url, aliases=readings, speculative=True, allowable=False,
-                         note=f"another spelling of the host of {names.url}")
+                         note=f"another spelling of {names.url}")
                  for url, readings in names.spellings]
     return requests
 

@@ -18,7 +18,8 @@ a separator, merge ``//``, drop ``;params`` from segments (``..;/``), decode twi
 Those readings are further names of the same request (:attr:`UrlNames.readings`): a
 deny on any of them denies, an allow must cover all of them. Other spellings of the
 same host (its Unicode form; the other names of this machine for a loopback address)
-are :attr:`UrlNames.spellings`, for deny rules only.
+and the path with its escapes decoded (``/caf%C3%A9`` as ``/café``) are
+:attr:`UrlNames.spellings`, for deny rules only.
 
 A URL that clients read differently (two ``@``, a backslash in the authority, an
 IPv4-looking host that is not a valid address, an IDNA deviation character, a zone
@@ -64,7 +65,7 @@ def canonical_url(raw: str) -> str | None:
 
 def url_names(raw: str) -> UrlNames | str:
     """The names of ``raw`` (see the module docstring), or why it has none."""
-    from urllib.parse import urlsplit  # lazily: only webfetch needs it
+    from urllib.parse import unquote, urlsplit  # lazily: only webfetch needs it
 
     text = raw.strip()
     if any(c.isspace() or ord(c) < 0x20 or ord(c) == 0x7F for c in text):
@@ -98,7 +99,11 @@ def url_names(raw: str) -> UrlNames | str:
         return urls[0], tuple(urls[1:])
 
     main, readings = named(hosts[0])
-    return UrlNames(main, readings, tuple(named(host) for host in hosts[1:]))
+    spellings = [named(host) for host in hosts[1:]]
+    decoded = f"{scheme}://{hosts[0]}{suffix}{unquote(canonical, errors='replace')}{query}"
+    if decoded != main:  # a rule written with the characters, not their escapes
+        spellings.append((decoded, ()))
+    return UrlNames(main, readings, tuple(spellings))
 
 
 def remove_dot_segments(path: str) -> str:

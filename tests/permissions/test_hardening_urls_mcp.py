@@ -80,6 +80,10 @@ URL_CASES = [
         "/public%2F..%2Fsecret", "/public/..%5Csecret", "/public/..;/secret",
         "/public\\..\\secret", "/public//../../secret", "/public/%252e%252e/secret")],
     # no false asks: ordinary URLs stay allowed
+    ([W("*", "allow"), W("https://example.com/café/*", "deny")],
+     "https://example.com/caf%C3%A9/x", "deny"),
+    ([W("*", "allow"), W("https://example.com/a b", "deny")], "https://example.com/a%20b", "deny"),
+    ([W("https://example.com/café/*", "allow")], "https://example.com/café/x", "not-allow"),
     (PUBLIC, "https://example.com/public/a.html", "allow"),
     (PUBLIC, "https://example.com/public/a%20b.html", "allow"),
     (PUBLIC, "https://example.com/public/%7Euser/x?q=a%2Fb#frag", "allow"),
@@ -276,6 +280,6 @@ def test_policy_check_refuses_duplicate_keys(check):
 def test_policy_check_shows_the_canonical_url_and_why_a_url_cannot_be_allowed(check):
     _, out, _ = check("webfetch", "http://0x7f.1:8765/x")
     assert out.startswith("deny: ") and "http://127.0.0.1:8765/x" in out
-    assert "another spelling of the host" in out
+    assert "another spelling of http://127.0.0.1:8765/x" in out
     _, out, _ = check("webfetch", "http://a@b@example.com/")
     assert out.startswith("ask: ") and "more than one '@'" in out
