@@ -68,8 +68,9 @@ def url_names(raw: str) -> UrlNames | str:
     from urllib.parse import unquote, urlsplit  # lazily: only webfetch needs it
 
     text = raw.strip()
-    if any(c.isspace() or ord(c) < 0x20 or ord(c) == 0x7F for c in text):
-        return "the URL holds spaces or control characters"
+    if any(c.isspace() or ord(c) < 0x20 or ord(c) == 0x7F or 0xD800 <= ord(c) <= 0xDFFF
+           for c in text):
+        return "the URL holds spaces, control characters or lone surrogates"
     try:
         parts = urlsplit(text)
         port = parts.port
@@ -90,8 +91,9 @@ def url_names(raw: str) -> UrlNames | str:
         return "the path holds a '%' that is not an escape"
     suffix = "" if port is None or port == _DEFAULT_PORT[scheme] else f":{port}"
     query = f"?{_encode(parts.query, _QUERY_SAFE)}" if parts.query else ""
-    canonical = remove_dot_segments(_encode(_ESCAPE.sub(_unreserved, path), _PATH_SAFE))
-    served = _server_readings(_encode(_ESCAPE.sub(_unreserved, path), _PATH_SAFE))
+    escaped = _encode(_ESCAPE.sub(_unreserved, path), _PATH_SAFE)
+    canonical = remove_dot_segments(escaped)
+    served = _server_readings(escaped)
     paths = (canonical, *(p for p in dict.fromkeys(served) if p != canonical))
 
     def named(host: str) -> tuple[str, tuple[str, ...]]:
