@@ -102,7 +102,12 @@ def url_names(raw: str) -> UrlNames | str:
 
     main, readings = named(hosts[0])
     spellings = [named(host) for host in hosts[1:]]
-    decoded = f"{scheme}://{hosts[0]}{suffix}{unquote(canonical, errors='replace')}{query}"
+    plain = canonical
+    for _ in range(3):  # decoded as often as a careless server might
+        plain, before = unquote(plain, errors="replace"), plain
+        if plain == before:
+            break
+    decoded = f"{scheme}://{hosts[0]}{suffix}{plain}{query}"
     if decoded != main:  # a rule written with the characters, not their escapes
         spellings.append((decoded, ()))
     return UrlNames(main, readings, tuple(spellings))
