@@ -12,6 +12,9 @@ Matching is deliberately asymmetric, so that every doubt falls on the safe side:
 * ``deny``/``ask`` path rules match case-insensitively; ``allow`` needs exact case.
 * ``deny``/``ask`` shell rules also match other spellings of their flags
   (``rm -rf *`` catches ``rm -r -f x``); ``allow`` rules match only as written.
+* ``deny``/``ask`` URL rules match ignoring case (a server may ignore it in a path).
+* MCP arguments are matched structurally (:class:`ArgumentsPattern`); there too
+  ``deny``/``ask`` conditions ignore case and look inside arrays and objects.
 
 Plain lists of rules are compiled once per content (:func:`compiled`), so callers
 of the public ``evaluate(permission, pattern, [Rule, …])`` do not pay for
@@ -25,14 +28,25 @@ from functools import cached_property
 from typing import NamedTuple
 
 from dm_cc.permissions.patterns import (
+    Arguments,
+    ArgumentsPattern,
     PathContext,
     PathGlob,
     PathSubject,
     Wildcard,
+    arguments_subject,
     path_subject,
     split_wildcard,
 )
-from dm_cc.permissions.rules import DEFAULT_RULE, Language, Request, Rule, language_of
+from dm_cc.permissions.rules import (
+    DEFAULT_RULE,
+    URL_PERMISSIONS,
+    Language,
+    Request,
+    Rule,
+    is_mcp_permission,
+    language_of,
+)
 from dm_cc.permissions.shell.flags import FlagRule, compile_flag_rule
 
 
@@ -79,6 +93,8 @@ class Subject(NamedTuple):
     text: str
     words: tuple[str, ...]
     path: PathSubject | None
+    arguments: Arguments | None = None  # an MCP call's: matched structurally
+    fold: bool = False  # deny and ask rules also match ignoring case (URLs)
 
 
 class CompiledRule:
@@ -123,15 +139,27 @@ class CompiledRule:
             return _EscapedFlagRule.compile(self.rule.pattern)
         return compile_flag_rule(self.rule.pattern)
 
+    @cached_property
+    def _folded(self) -> Wildcard:
+        return Wildcard(self.rule.pattern, ignore_case=True, escapes=False)
+
+    @cached_property
+    def _arguments(self) -> ArgumentsPattern:
+        return ArgumentsPattern(self.rule.pattern, fold=not self.strict)
+
     def matches(self, subject: Subject) -> bool:
         if subject.path is not None:
             return self._path.match(subject.path)
-        if subject.language != "shell":
-            return self._text.match(subject.text)
-        if self._shell_text.match(subject.text):
+        if subject.arguments is not None:
+            return self._arguments.match(subject.arguments)
+        if subject.language == "shell":
+            if self._shell_text.match(subject.text):
+                return True
+            flags = self._flags
+            return flags is not None and flags.matches(subject.words)
+        if self._text.match(subject.text):
             return True
-        flags = self._flags
-        return flags is not None and flags.matches(subject.words)
+        return subject.fold and not self.strict and self._folded.match(subject.text)
 
 
 class _PermissionIndex:
@@ -139,11 +167,11 @@ class _PermissionIndex:
 
     __slots__ = ("by_first_word", "general")
 
-    def __init__(self, rules: list[CompiledRule], language: Language) -> None:
+    def __init__(self, rules: list[CompiledRule], words: bool) -> None:
         self.by_first_word: dict[str, list[CompiledRule]] = {}
         self.general: list[CompiledRule] = []
         for compiled in rules:
-            key = _first_word_key(compiled.rule.pattern) if language != "path" else None
+            key = _first_word_key(compiled.rule.pattern) if words else None
             if key is None:
                 self.general.append(compiled)
             else:
@@ -201,7 +229,8 @@ class Ruleset:
     def _index(self, permission: str) -> _PermissionIndex:
         index = self._indexes.get(permission)
         if index is None:
-            index = _PermissionIndex(self.candidates(permission), language_of(permission))
+            words = language_of(permission) != "path" and not is_mcp_permission(permission)
+            index = _PermissionIndex(self.candidates(permission), words)
             self._indexes[permission] = index
         return index
 
@@ -239,7 +268,9 @@ def subject(permission: str, name: str, words: Sequence[str] | None,
     """A request name prepared once for matching against many rules."""
     language = language_of(permission)
     path = path_subject(name, context) if language == "path" else None
-    return Subject(language, name, tuple(words) if words is not None else tuple(name.split()), path)
+    arguments = arguments_subject(name) if is_mcp_permission(permission) else None
+    return Subject(language, name, tuple(words) if words is not None else tuple(name.split()), path,
+                   arguments, permission in URL_PERMISSIONS)
 
 
 def last_match(permission: str, name: str, words: Sequence[str] | None,

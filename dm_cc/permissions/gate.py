@@ -34,8 +34,8 @@ from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
 from dm_cc.permissions.engine import NO_CONTEXT, Ruleset, RulesetLike, compiled, last_match, prepared
-from dm_cc.permissions.patterns import PathContext
-from dm_cc.permissions.rules import DEFAULT_RULE, STRICTNESS, Action, Request, Rule
+from dm_cc.permissions.patterns import PathContext, spoofable
+from dm_cc.permissions.rules import DEFAULT_RULE, STRICTNESS, Action, Request, Rule, is_mcp_permission
 
 
 class Layer(NamedTuple):
@@ -191,7 +191,8 @@ class _Stack:
         action: Action = rule.action
         note = None
         if request.speculative and action != "deny":
-            action, note = "allow", "a guessed inner command: only a deny rule decides it"
+            action = "allow"
+            note = f"{request.note or 'a guessed inner command'}: only a deny rule decides it"
         elif action == "allow":
             note = _withheld(request, rule)
             if note is not None:
@@ -228,6 +229,9 @@ def _names(pattern: str, token: str) -> bool:
 def _withheld(request: Request, rule: Rule) -> str | None:
     if not request.allowable:
         return request.note or "this cannot be judged statically, so no rule may allow it"
+    if is_mcp_permission(request.permission) and spoofable(rule.pattern):
+        return ("the rule is a wildcard over the arguments' JSON text, which a nested value "
+                "can meet: only conditions over top-level keys (repo=myorg/*) allow")
     missing = [token for token in request.sensitive if not _names(rule.pattern, token)]
     if missing:
         return (f"{', '.join(missing)} can run, write or reveal more than the rule says: "

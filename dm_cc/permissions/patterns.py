@@ -1,6 +1,6 @@
 """The three pattern languages of rules, compiled once and matched in linear time.
 
-* **Wildcard** (bash commands, subagent names, URLs, MCP argument JSON): ``*`` is
+* **Wildcard** (bash commands, subagent names, URLs): ``*`` is
   any run of characters (spaces and ``/`` included), ``?`` is one character,
   everything else is literal (``( | [ ] $ ^ + .`` too), and a trailing ``" *"`` is
   optional: ``git *`` matches ``git`` and ``git status`` but not ``gitk``. In
@@ -12,6 +12,8 @@
   segments, ``{a,b}`` braces, dotfiles matched; gitignore anchoring (no ``/`` →
   basename at any depth; a ``/`` → project-relative; ``/…`` absolute; ``~/…``
   home).
+* **MCP arguments**: conditions over top-level keys (``repo=myorg/* branch=docs/*``),
+  each value a wildcard over the JSON scalar's text (:class:`ArgumentsPattern`).
 
 Neither language is turned into one big backtracking regex. A pattern is split at
 its stars (or at its ``**`` segments); the pieces between are found left to
@@ -23,8 +25,10 @@ from __future__ import annotations
 
 import posixpath
 import re
+import unicodedata
+from collections.abc import Iterator, Mapping
 from functools import lru_cache
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 MAX_BRACE_EXPANSION = 256
 
@@ -98,7 +102,8 @@ class Wildcard:
         self.pattern = pattern
         self._optional_tail: Wildcard | None = None
         if optional_tail and pattern.endswith(" *"):
-            self._optional_tail = Wildcard(pattern[:-2], ignore_case=ignore_case)
+            self._optional_tail = Wildcard(pattern[:-2], ignore_case=ignore_case,
+                                           escapes=escapes)
         if escapes and "\\" in pattern:
             parts = split_wildcard(pattern)
         else:
@@ -315,3 +320,200 @@ def path_subject(path: str, context: PathContext) -> PathSubject:
     if root is not None and (path == root or path.startswith(root.rstrip("/") + "/")):
         relative = _split_rel(path[len(root):].lstrip("/"))
     return PathSubject(relative, _split_abs(path))
+
+
+# --------------------------------------------------------------------------- MCP arguments
+
+class Arguments(NamedTuple):
+    """An MCP call's arguments prepared once for matching: the object (None when the
+    text is not one JSON object with unique keys) and its canonical text."""
+
+    value: Mapping[str, Any] | None
+    text: str
+
+
+def _unique_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    value: dict[str, Any] = {}
+    for key, item in pairs:
+        if key in value:
+            raise ValueError(f"duplicate key {key!r}: JSON readers disagree on which one counts")
+        value[key] = item
+    return value
+
+
+def load_arguments(text: str) -> Any:
+    """JSON text as a value; ValueError on a duplicate key (at any depth)."""
+    import json  # only MCP calls need it
+
+    return json.loads(text, object_pairs_hook=_unique_object)
+
+
+def canonical_arguments(value: Mapping[str, Any]) -> str:
+    """The canonical text of an arguments object: JSON with sorted keys."""
+    import json
+
+    return json.dumps(dict(value), sort_keys=True, ensure_ascii=False)
+
+
+@lru_cache(maxsize=1024)
+def arguments_subject(text: str) -> Arguments:
+    try:
+        value = load_arguments(text)
+    except ValueError:
+        return Arguments(None, text)
+    if not isinstance(value, dict):
+        return Arguments(None, text)
+    return Arguments(value, canonical_arguments(value))
+
+
+def _scalar_text(value: Any) -> str | None:
+    """A JSON scalar as text (``true``, ``1.5``, ``null``, a string as it is); None for
+    an array or object."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (bool, int, float)) or value is None:
+        import json
+
+        return json.dumps(value)
+    return None
+
+
+def _leaves(value: Any) -> Iterator[str]:
+    text = _scalar_text(value)
+    if text is not None:
+        yield text
+    elif isinstance(value, list):
+        for item in value:
+            yield from _leaves(item)
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _leaves(item)
+
+
+def _fold(text: str) -> str:
+    return unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", text).casefold())
+
+
+_BARE_KEY = re.compile(r'[^\s="*?]+')
+_BARE_VALUE = re.compile(r'[^\s"]*')
+_SPACE = re.compile(r"\s+")
+
+
+def _json_string(pattern: str, pos: int) -> tuple[str, int] | None:
+    import json
+
+    try:
+        value, end = json.JSONDecoder().raw_decode(pattern, pos)
+    except ValueError:
+        return None
+    return (value, end) if isinstance(value, str) else None
+
+
+def parse_conditions(pattern: str) -> list[tuple[str, str]] | None:
+    """``key=value …`` as (key, value wildcard) pairs; None when ``pattern`` is not in
+    that form. A key or a value may be a JSON string (``"a b"="x y*"``)."""
+    conditions: list[tuple[str, str]] = []
+    pos, end = 0, len(pattern)
+    while pos < end:
+        if pattern[pos] == '"':
+            found = _json_string(pattern, pos)
+            if found is None:
+                return None
+            key, pos = found
+        else:
+            bare = _BARE_KEY.match(pattern, pos)
+            if bare is None:
+                return None
+            key, pos = bare.group(), bare.end()
+        if not pattern.startswith("=", pos):
+            return None
+        pos += 1
+        if pattern.startswith('"', pos):
+            found = _json_string(pattern, pos)
+            if found is None:
+                return None
+            value, pos = found
+        else:
+            bare = _BARE_VALUE.match(pattern, pos)
+            assert bare is not None  # it matches the empty string
+            value, pos = bare.group(), bare.end()
+        conditions.append((key, value))
+        space = _SPACE.match(pattern, pos)
+        if space is None and pos < end:
+            return None
+        pos = space.end() if space is not None else pos
+    return conditions or None
+
+
+class _Condition:
+    __slots__ = ("key", "any", "wild", "fold")
+
+    def __init__(self, key: str, value: str, fold: bool) -> None:
+        self.key = key
+        self.any = value == "*"
+        self.fold = fold
+        self.wild = Wildcard(_fold(value) if fold else value, optional_tail=False,
+                             escapes=False)
+
+    def match(self, arguments: Mapping[str, Any]) -> bool:
+        if self.key not in arguments:
+            return False
+        if self.any:
+            return True
+        value = arguments[self.key]
+        if not self.fold:
+            text = _scalar_text(value)
+            return text is not None and self.wild.match(text)
+        return any(self.wild.match(_fold(text)) for text in _leaves(value))
+
+
+class ArgumentsPattern:
+    """A compiled MCP arguments pattern (see docs/policy.md):
+
+    * ``*``: any arguments;
+    * ``key=value …``: every condition holds for a top-level key (an absent key fails);
+      the value is a wildcard over the JSON scalar's text (``true``, ``1``, a string
+      as it is); an array or object matches only ``*``. ``fold`` (deny and ask rules)
+      also matches ignoring case and compatibility forms, and an array or object when
+      any scalar inside it matches: a doubt falls on the safe side;
+    * a JSON object with no wildcard (what "always allow" saves): that call exactly
+      (compared as canonical JSON); other text with no wildcard: that text exactly;
+    * anything else is the older wildcard over the JSON text, which a nested value can
+      meet: :func:`spoofable` says so, and the gate withholds an allow it decides.
+    """
+
+    __slots__ = ("pattern", "_conditions", "_exact", "_text")
+
+    def __init__(self, pattern: str, *, fold: bool = False) -> None:
+        self.pattern = pattern
+        self._conditions: list[_Condition] | None = None
+        self._exact: str | None = None
+        self._text: Wildcard | None = None
+        if pattern == "*":
+            self._conditions = []
+            return
+        parsed = parse_conditions(pattern)
+        if parsed is not None:
+            self._conditions = [_Condition(key, value, fold) for key, value in parsed]
+            return
+        exact = arguments_subject(pattern) if is_literal(pattern) else None
+        if exact is not None and exact.value is not None:
+            self._exact = exact.text
+        else:
+            self._text = Wildcard(pattern, escapes=False)
+
+    def match(self, subject: Arguments) -> bool:
+        if self._conditions is not None:
+            value = subject.value
+            return value is not None and all(c.match(value) for c in self._conditions) \
+                if self._conditions else True
+        if self._exact is not None:
+            return subject.value is not None and subject.text == self._exact
+        assert self._text is not None
+        return self._text.match(subject.text)
+
+
+def spoofable(pattern: str) -> bool:
+    """True when an arguments pattern is a wildcard over the JSON text: a nested value
+    or a key order can meet it, so it can deny but never allow."""
+    return not is_literal(pattern) and pattern != "*" and parse_conditions(pattern) is None

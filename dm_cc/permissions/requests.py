@@ -10,9 +10,9 @@ value that is, and :func:`derive` turns the value into :class:`Request` objects:
     search     a directory whose files' contents are shown (grep): as directory,
                plus a ``read`` of the target, so a denied file named directly stays denied
     shell      a command line: parsed, never string-matched (:mod:`shell`)
-    url        an http(s) URL, normalised (:func:`canonical_url`)
+    url        an http(s) URL, normalised (:mod:`urls`): every reading and spelling
     name       a name (a subagent); a tool with no main argument asks for ``*``
-    json       an MCP tool's arguments, as JSON with sorted keys
+    json       an MCP tool's arguments, as JSON with sorted keys (matched structurally)
 """
 
 from __future__ import annotations
@@ -22,8 +22,13 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from dm_cc.permissions.paths import PathContextDirs, canonical_path, special_root
+from dm_cc.permissions.patterns import canonical_arguments
 from dm_cc.permissions.rules import EXTERNAL_DIRECTORY, Language, Request
 from dm_cc.permissions.shell import always_pattern, analyse
+from dm_cc.permissions.urls import canonical_url, url_names
+
+__all__ = ["KIND_LANGUAGE", "Kind", "canonical_url", "derive", "path_requests", "shell_requests",
+           "url_requests"]
 
 Kind = Literal["file", "directory", "search", "shell", "url", "name", "json"]
 
@@ -98,61 +103,21 @@ def _path_requests(permission: str, raws: Sequence[str], where: PathContextDirs,
     return requests
 
 
-_HOST_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789.-")
-
-
-def _remove_dot_segments(path: str) -> str:
-    """RFC 3986 dot-segment removal, so `/public/../secret` is judged as `/secret`."""
-    segments = path.split("/")[1:]
-    out: list[str] = []
-    for segment in segments:
-        if segment == "..":
-            if out:
-                out.pop()
-        elif segment != ".":
-            out.append(segment)
-    if segments and segments[-1] in (".", ".."):
-        out.append("")  # it names a directory
-    return "/" + "/".join(out)
-
-
-def canonical_url(raw: str) -> str | None:
-    """The URL as it will be fetched: ``scheme://host[:port]/path[?query]`` with scheme
-    and host lower-cased, percent-escapes decoded in the host and in dot segments,
-    dot segments removed, the default port and any ``user:password@`` dropped.
-    None when it is not an http(s) URL with a plain host name or address."""
-    from urllib.parse import unquote, urlsplit  # lazily: only webfetch needs it
-
-    text = raw.strip()
-    try:
-        parts = urlsplit(text)
-        port = parts.port
-    except ValueError:
-        return None
-    scheme = parts.scheme.lower()
-    host = unquote(parts.hostname or "").lower().rstrip(".")
-    if scheme not in ("http", "https") or not host or any(c.isspace() for c in text):
-        return None
-    if ":" in host:  # an IPv6 literal
-        if not all(c in "0123456789abcdef:." for c in host):
-            return None
-        host = f"[{host}]"
-    elif not set(host) <= _HOST_CHARS:
-        return None
-    if port is not None and port != {"http": 80, "https": 443}[scheme]:
-        host = f"{host}:{port}"
-    path = parts.path or "/"
-    path = path.replace("%2e", ".").replace("%2E", ".")
-    path = _remove_dot_segments(path)
-    return f"{scheme}://{host}{path}" + (f"?{parts.query}" if parts.query else "")
-
-
 def url_requests(permission: str, raw: str) -> list[Request]:
-    url = canonical_url(raw)
-    if url is None:
+    """The canonical URL, with the other paths a server may read from it as further
+    names (an allow must cover each); other spellings (of the host, the path with its
+    escapes decoded) as requests only a deny decides. A URL clients read differently
+    can be asked about, never allowed."""
+    names = url_names(raw)
+    if isinstance(names, str):
         return [Request(permission, raw, allowable=False,
-                        note="not an http(s) URL dm_cc can parse, so no rule may allow it")]
-    return [Request(permission, url)]
+                        note=f"{names}, so no rule may allow it")]
+    requests = [Request(permission, names.url, aliases=names.readings)]
+    # Not allowable: "always allow" names the URL that was asked for, not these.
+    requests += [Request(permission, url, aliases=readings, speculative=True, allowable=False,
+                         note=f"another spelling of {names.url}")
+                 for url, readings in names.spellings]
+    return requests
 
 
 def derive(kind: Kind, permission: str, value: Value, where: PathContextDirs) -> list[Request]:
@@ -161,9 +126,7 @@ def derive(kind: Kind, permission: str, value: Value, where: PathContextDirs) ->
     if kind == "json":
         if not isinstance(value, Mapping):
             raise ValueError("an MCP tool's arguments are a JSON object")
-        import json  # only MCP calls need it
-
-        return [Request(permission, json.dumps(dict(value), sort_keys=True, ensure_ascii=False))]
+        return [Request(permission, canonical_arguments(value))]
     if isinstance(value, Mapping):
         raise ValueError(f"a {kind} argument is text, not an object")
     if kind in ("file", "directory", "search"):

@@ -28,6 +28,8 @@ ENGINE_PERMISSIONS = frozenset({EXTERNAL_DIRECTORY, DOOM_LOOP})
 
 PATH_PERMISSIONS = frozenset({"read", "edit", "list", "glob", "grep", EXTERNAL_DIRECTORY})
 SHELL_PERMISSIONS = frozenset({"bash"})
+#: Requests that name a URL: deny and ask rules match them ignoring case.
+URL_PERMISSIONS = frozenset({"webfetch"})
 MCP_PREFIX = "mcp__"
 
 Language = Literal["path", "shell", "name"]

@@ -176,7 +176,7 @@ def _shadowing(rules: Sequence[Rule], across: bool = False) -> list[Finding]:
 def _permission_findings(rule: Rule) -> list[Finding]:
     if _wild(rule.permission):
         prefix = _literal_prefix(rule.permission)
-        matcher = Wildcard(rule.permission)
+        matcher = Wildcard(rule.permission, escapes=False)
         if any(matcher.match(p) for p in known_permissions()) or MCP_PREFIX.startswith(prefix) \
                 or prefix.startswith(MCP_PREFIX):
             return []

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from dm_cc.permissions.paths import PathContextDirs
+from dm_cc.permissions.patterns import load_arguments
 from dm_cc.permissions.requests import KIND_LANGUAGE, Kind, Value, derive
 from dm_cc.permissions.rules import (
     ENGINE_PERMISSIONS,
@@ -98,9 +99,7 @@ class ToolEntry:
         """The arguments a call has when its main input is ``text`` (``dm_cc policy
         check TOOL INPUT``, a policy file's tests). ValueError when ``text`` cannot be."""
         if self.kind == "json":
-            import json  # only MCP tools need it
-
-            value = json.loads(text) if text.strip() else {}
+            value = load_arguments(text) if text.strip() else {}
             if not isinstance(value, dict):
                 raise ValueError("an MCP tool's INPUT is a JSON object of its arguments")
             return value

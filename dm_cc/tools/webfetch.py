@@ -110,10 +110,12 @@ class _RedirectHandler(urllib.request.HTTPRedirectHandler):
     max_redirections = MAX_REDIRECTS
 
     def redirect_request(self, req, fp, code, msg, headers, newurl):
-        if not follows(req.full_url, newurl):
+        judged = canonical_url(newurl)
+        if judged is None or not follows(req.full_url, newurl):
             fp.close()
             raise _Redirected(newurl)
-        return super().redirect_request(req, fp, code, msg, headers, newurl)
+        # Fetch the canonical spelling, the one a new request would have been judged as.
+        return super().redirect_request(req, fp, code, msg, headers, judged)
 
 
 def fetch(url: str, format: str, timeout: float) -> Page:

@@ -8,6 +8,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from dm_cc.permissions import PathContext, Request, Rule, Ruleset, decide, evaluate, stricter
+from dm_cc.permissions.patterns import spoofable
 
 CTX = PathContext(root="/proj", home="/home/u")
 FAST = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -215,7 +216,11 @@ def test_a_path_rule_in_another_case_decides_only_if_not_allow(rules, path, rule
 def test_appending_a_matching_name_rule_decides(rules, text, rule_action, permission):
     added = Rule(permission, text, rule_action, source="added")  # a text matches itself
     assert evaluate(permission, text, rules + [added]) is added
-    assert decide([Request(permission, text)], rules + [added]).action == rule_action
+    # ... but an allow over an MCP call's JSON text with a wildcard is withheld (a nested
+    # value could meet it): only conditions over top-level keys allow.
+    withheld = permission.startswith("mcp__") and rule_action == "allow" and spoofable(text)
+    expected = "ask" if withheld else rule_action
+    assert decide([Request(permission, text)], rules + [added]).action == expected
 
 
 @FAST
