@@ -11,8 +11,10 @@
 * **unknown-agent** — an ``agents:`` entry naming no agent dm_cc knows (a warning at
   load too; not an error, since the agent may be defined later).
 * **never-matches** — a pattern that canonical requests can never take
-  (``..`` segments, doubled slashes, stray spaces in a command, MCP patterns that
-  are not JSON).
+  (``..`` segments, doubled slashes, stray spaces in a command, an MCP pattern
+  that is neither ``key=value`` conditions nor JSON).
+* **never-allows** — an MCP allow written as a wildcard over the arguments' JSON
+  text: a nested value could meet it, so it is withheld (asks) every time.
 
 Coverage is judged conservatively: a finding is only reported when the later
 rule certainly matches everything the earlier one does (a deny or ask shell rule
@@ -31,8 +33,10 @@ from dm_cc.permissions.patterns import (
     PathGlob,
     Wildcard,
     is_literal,
+    parse_conditions,
     path_subject,
     split_wildcard,
+    spoofable,
     unescaped_prefix,
 )
 from dm_cc.permissions.rules import MCP_PREFIX, language_of
@@ -212,16 +216,33 @@ def _path_findings(rule: Rule) -> list[Finding]:
     return out
 
 
+def _json_object(text: str) -> bool:
+    import json  # only MCP rules need it
+
+    try:
+        return isinstance(json.loads(text), dict)
+    except ValueError:
+        return False
+
+
 def _text_findings(rule: Rule, language: str) -> list[Finding]:
     pattern = rule.pattern
     if language == "shell" and (pattern != pattern.strip() or "  " in pattern):
         return [Finding(rule.source, "never-matches",
                         f"{pattern!r}: commands are matched with single spaces and no "
                         "leading or trailing space")]
-    if rule.permission.startswith(MCP_PREFIX) and not pattern.startswith(("{", "*", "?")):
+    if not rule.permission.startswith(MCP_PREFIX) or pattern == "*" \
+            or parse_conditions(pattern) is not None:
+        return []
+    if not pattern.startswith(("{", "*", "?")) or (is_literal(pattern) and not _json_object(pattern)):
         return [Finding(rule.source, "never-matches",
-                        f"{pattern!r}: MCP requests are JSON objects, so the pattern must "
-                        "start with '{' or '*'")]
+                        f"{pattern!r}: neither conditions over top-level keys (repo=myorg/*) "
+                        "nor a wildcard over the arguments' JSON text, which starts with '{'")]
+    if rule.action == "allow" and spoofable(pattern):
+        return [Finding(rule.source, "never-allows",
+                        f"{pattern!r}: a wildcard over the arguments' JSON text can be met by a "
+                        "nested value, so it never allows (dm_cc asks instead); write "
+                        "conditions over top-level keys, e.g. 'repo=myorg/*'")]
     return []
 
 

@@ -444,6 +444,8 @@ LINT_CASES = {
                      "never-matches"),
     "mcp-not-json": ('rules:\n  - {permission: mcp__git__push, pattern: "main", action: deny}\n',
                      2, "never-matches"),
+    "mcp-json-text-allow": ('rules:\n  - {permission: mcp__git__push, pattern: \'*"branch": "d*\','
+                            ' action: allow}\n', 2, "never-allows"),
     "in-agent-override": ('agents:\n  plan:\n    rules:\n'
                           '      - {permission: "rd*", pattern: "*", action: allow}\n', 4,
                           "unknown-permission"),
