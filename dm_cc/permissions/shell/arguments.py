@@ -93,6 +93,8 @@ def inspect(key: tuple[str, ...], spec: ArgSpec, words: list[Word],
         files = []
     edit = bool(flags & spec.edit_opts)
     only_read = bool(flags & spec.read_opts)  # gzip -c: writes stdout, not the file
+    links = bool(flags & spec.hardlink_opts) or bool(spec.symlink_opts
+                                                   and not flags & spec.symlink_opts)
     for i, word in enumerate(files):
         var, eq, path = word.text.partition("=")
         if eq and var in spec.assign_files:
@@ -105,6 +107,8 @@ def inspect(key: tuple[str, ...], spec: ArgSpec, words: list[Word],
             access = spec.last
         if access is not None:
             effects.append(FileUse(word, "edit" if edit else "read" if only_read else access))
+            if access == "read" and links and not edit:
+                effects.append(FileUse(word, "edit"))
     return effects
 
 
@@ -112,9 +116,10 @@ def _unabbreviate(text: str, spec: ArgSpec) -> str:
     """GNU getopt accepts a long option cut to any unambiguous prefix (``--compress-prog``
     is ``--compress-program``): a prefix of 4 or more characters of an option this spec
     knows is read as that option (a risky one when several fit -- the fail-safe side);
-    a shorter prefix (``--pag``, ``--so``) only as a risky or program option."""
+    a shorter prefix, down to one letter (``--o`` is sort's ``--output``), only as a risky
+    or program option."""
     name, eq, value = text.partition("=")
-    if len(name) < 4 or name in spec.risky or name in spec.value_opts \
+    if len(name) < 3 or name in spec.risky or name in spec.value_opts \
             or name in spec.optional_opts or name in spec.pair_opts:
         return text
     known: tuple[str, ...] = (*spec.risky, *spec.skip_opts)  # short prefixes: risky only

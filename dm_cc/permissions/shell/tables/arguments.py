@@ -52,6 +52,10 @@ class ArgSpec(NamedTuple):
     read_opts: options turning edited files into reads (``gzip -c``).
     sensitive_re: positionals matching it are sensitive (sqlite3 ``.shell``).
     assign_env: ``NAME=VALUE`` operands set variables (``make SHELL=x``).
+    hardlink_opts / symlink_opts: the command makes hard links with one of these options
+    (``cp -l``) / unless one of these is given (``ln`` without ``-s``); a hard link is a writable
+    second name of its source, so the files it reads are also edited
+    (``ln .git/config x`` reaches ``.git/config``).
     """
 
     value_opts: frozenset[str] = _NONE
@@ -75,6 +79,8 @@ class ArgSpec(NamedTuple):
     read_opts: frozenset[str] = _NONE
     sensitive_re: str | None = None
     assign_env: bool = False
+    hardlink_opts: frozenset[str] = _NONE
+    symlink_opts: frozenset[str] = _NONE
 
 
 def risks(**by_risk: str) -> Mapping[str, Risk]:
@@ -103,14 +109,15 @@ _READ = _a(files="read")
 _EDIT = _a(files="edit")
 
 # --- GNU coreutils 9.1 (each program's --help / info page).
-_HEAD = _a("-n -c --lines --bytes --pid -s --sleep-interval", files="read")
+_HEAD = _a("-n -c --lines --bytes --pid -s --sleep-interval", files="read")  # tail 9.1
 _SORT = _a("-k -t -o -S -T --key --field-separator --output --buffer-size"
            " --temporary-directory --parallel --batch-size --compress-program"
            " --files0-from --random-source",
            risky=risks(edit="-o --output", flag="--compress-program",
                        read="--files0-from --random-source"), files="read")
 _COPY = _a("-t --target-directory -S --suffix", optional_opts="--backup --reflink",
-           risky=risks(edit="-t --target-directory"), files="read", last="edit")
+           risky=risks(edit="-t --target-directory"), files="read", last="edit",
+           hardlink_opts="-l --link")
 _CHMOD = _a(optional_opts="--reference", files="edit", skip=1, skip_opts="--reference",
             positional_re=r"^[-+=]?[ugoa]*[-+=][rwxXstugo0-7]*(,[ugoa]*[-+=][rwxXstugo]*)*$")
 _CHOWN = _a(optional_opts="--reference --from", files="edit", skip=1,
@@ -134,7 +141,7 @@ _JQ = _a("--indent -L --from-file -f", pair_opts="--arg --argjson --slurpfile --
          skip=1, skip_opts="-f --from-file")
 # --- program-text tools: sed(1) (GNU sed 4.9: the e/w/r commands, -f), gawk(1) (-f/-E
 # program files, -i/--include and -l/--load extensions; mawk and nawk take -f).
-_SED = _a("-l --line-length -e --expression -f --file -s",
+_SED = _a("-l --line-length -e --expression -f --file",  # -s/--separate takes none
           optional_opts="-i --in-place", risky=risks(flag_read="-f --file"),
           files="read", skip=1, skip_opts="-e --expression -f --file",
           edit_opts="-i --in-place", script="sed")
@@ -148,9 +155,10 @@ _AWK = _a("-F -v -f -e --field-separator --assign --file --source -i --include -
 # +cmd; its aliases take the same), emacs(1) (--eval, -l/--load, -f/--funcall, --script,
 # +LINE; single-dash spellings too).
 _LESS = _a("-o -O --log-file --LOG-FILE -p --pattern -P --prompt -b -h -j -k -t -T -x -y -z"
-           " -D --lesskey-file --lesskey-src --tabs --shift",
+           " -D --lesskey-file --lesskey-src --lesskey-content --tabs --shift",
            risky=risks(flag_edit="-o -O --log-file --LOG-FILE",
-                       flag="-k --lesskey-file --lesskey-src +"), files="read")
+                       flag="-k --lesskey-file --lesskey-src --lesskey-content +"),
+           files="read")
 _VIM = _a("-c --cmd -S -u -U -i -T -w -W -s -t -q",
           risky=risks(flag="-c --cmd -S -u + -s -l -U", edit="-w -W"), files="edit")
 _EMACS = _a("--eval -l --load -f --funcall -x --script --insert -script -eval -execute"
@@ -227,10 +235,10 @@ ARG_SPECS: Mapping[tuple[str, ...], ArgSpec] = table(
     ("base64", _a("-w --wrap", files="read")),
     ("od", _a("-A -j -N -t -S --address-radix --skip-bytes --read-bytes --format",
               optional_opts="-w --width", files="read")),
-    ("stat", _a("-c --format --printf -t", files="read")),
+    ("stat", _a("-c --format --printf", files="read")),  # -t/--terse takes no value
     ("uniq", _a("-f -s -w --skip-fields --skip-chars --check-chars", files="read",
                 last="edit")),
-    ("shuf", _a("-n --head-count -o --output --random-source -e -i --input-range",
+    ("shuf", _a("-n --head-count -o --output --random-source -i --input-range",  # -e: none
                 risky=risks(edit="-o --output", read="--random-source"), files="read")),
     ("split", _a("-a -b -C -l -n -t --suffix-length --bytes --line-bytes --lines --number"
                  " --separator --additional-suffix --filter",
@@ -259,18 +267,19 @@ ARG_SPECS: Mapping[tuple[str, ...], ArgSpec] = table(
     # file is a way to reach it, so ln's targets count as read.
     ("cp", _COPY),
     ("install", _a("-m -o -g -t -S --mode --owner --group --suffix --target-directory",
-                   risky=risks(edit="-t"), files="read", last="edit")),
+                   risky=risks(edit="-t --target-directory"), files="read", last="edit")),
     ("mv", _a("-t --target-directory -S --suffix", optional_opts="--backup",
               risky=risks(edit="-t --target-directory"), files="edit")),
-    ("ln", _a("-t --target-directory -S --suffix", risky=risks(edit="-t"), files="read",
-              last="edit")),
+    # ln makes hard links unless -s: a hard link is a writable second name of its target.
+    ("ln", _a("-t --target-directory -S --suffix", risky=risks(edit="-t --target-directory"),
+              files="read", last="edit", symlink_opts="-s --symbolic")),
     ("chmod", _CHMOD),
     ("chown, chgrp", _CHOWN),
     # --- compressors: gzip(1) (gzip 1.12) and the xz, bzip2, zstd, lz4, lzma, lzip, pigz
     # and brotli front ends (the options are their union): operands are replaced, unless
     # -c/-t/-l only read them.
     ("gzip, gunzip, xz, unxz, bzip2, bunzip2, zstd, unzstd, lz4, lzma, unlzma, lzip, pigz,"
-     " brotli", _a("-S --suffix -b --blocksize -T --threads -L -o --output --memlimit -M",
+     " brotli", _a("-S --suffix -b --blocksize -T --threads -o --output --memlimit -M",
                    risky=risks(edit="-o --output"), files="edit",
                    read_opts="-c --stdout --to-stdout -t --test -l --list")),
     ("tar, gtar, bsdtar", _TAR),
@@ -291,9 +300,10 @@ ARG_SPECS: Mapping[tuple[str, ...], ArgSpec] = table(
     ("jq, gojq, yq, jaq, yq e, yq eval, yq ea, yq eval-all", _JQ),
     ("sed, gsed", _SED),
     ("awk, gawk, mawk, nawk", _AWK),
-    ("find", _a("-fprint -fprint0 -fprintf -fls",  # GNU findutils 4.9 find(1)
+    ("find", _a("-fprint -fprint0 -fprintf -fls -files0-from",  # GNU findutils 4.9 find(1)
                 risky=risks(exec="-exec -execdir -ok -okdir", flag="-delete",
-                            flag_edit="-fprint -fprint0 -fprintf -fls"))),
+                            flag_edit="-fprint -fprint0 -fprintf -fls",
+                            read="-files0-from"))),
     ("fd", _a("-e --extension -t --type -E --exclude -d --max-depth --min-depth -S --size"
               " --changed-within --changed-before -o --owner --ignore-file -j --threads"
               " --base-directory --path-separator --search-path --color -c",
@@ -317,10 +327,10 @@ ARG_SPECS: Mapping[tuple[str, ...], ArgSpec] = table(
     # -cmd and dot-commands such as .shell),
     # tcpdump(8) (-z runs a program after rotating).
     ("hexdump", _a("-e -f -n -s", risky=risks(read="-f"), files="read")),
-    ("xxd", _a("-c -g -l -s -o -n -C --cols --len --seek --name", files="read",
+    ("xxd", _a("-c -g -l -s -o -n --cols --len --seek --name", files="read",  # -C: none
                last="edit")),
     ("file", _a("-m -F -e -f -P --magic-file --separator --exclude --files-from",
-                risky=risks(read="-f --files-from"), files="read")),
+                risky=risks(read="-f --files-from -m --magic-file"), files="read")),
     ("iconv", _a("-f -t -o --from-code --to-code --output", risky=risks(edit="-o --output"),
                  files="read")),
     ("gpg, gpg2", _a("-o --output -r --recipient -u --local-user --homedir --passphrase-file",
@@ -332,8 +342,10 @@ ARG_SPECS: Mapping[tuple[str, ...], ArgSpec] = table(
                                read="-in -inkey -key -cert -signkey", edit="-out",
                                flag_read="-config"))),
     ("ssh-keygen", _a("-f -C -N -P -t -b -E -O -n -I -V -Z", risky=risks(read="-f"))),
-    ("patch", _a("-p -d -D -F -B -z -V -r -o -i --output --input --directory",
-                 risky=risks(edit="-o --output", read="-i --input"), files="edit")),
+    ("patch", _a("-p -d -D -F -B -z -V -r -o -i --output --input --directory"
+                 " --reject-file", risky=risks(edit="-o --output -r --reject-file -d"
+                                                    " --directory", read="-i --input"),
+                 files="edit")),  # patch 2.7.6: -d DIR edits under DIR, -r FILE writes
     ("sqlite3", _a("-cmd -separator -newline -nullvalue -init",
                    risky=risks(flag="-cmd", flag_read="-init"), sensitive_re=r"^\s*\.")),
     ("tcpdump", _a("-z -w -r -i -c -C -G -W -s -F -E -T -Z -y -B -j -M -V",
@@ -346,9 +358,13 @@ ARG_SPECS: Mapping[tuple[str, ...], ArgSpec] = table(
                  " --backup-dir --suffix --chmod --chown --password-file --port -B"
                  " --block-size --max-size --min-size --timeout --bwlimit --compare-dest"
                  " --copy-dest --link-dest --out-format --info --debug --iconv --usermap"
-                 " --groupmap -M --remote-option",
+                 " --groupmap -M --remote-option --write-batch --only-write-batch"
+                 " --read-batch --config --early-input",
                  risky=risks(flag="-e --rsh --rsync-path -M --remote-option",
-                             edit="--log-file"),
+                             edit="--log-file --write-batch --only-write-batch --partial-dir"
+                                  " --temp-dir -T --backup-dir",
+                             read="--read-batch --config --early-input --files-from"
+                                  " --exclude-from --include-from --password-file"),
                  files="read", last="edit", not_file_re=_REMOTE)),
     ("scp", _a("-c -F -i -J -l -o -P -S -D -X", risky=risks(flag="-S -F -D"),
                option_checks=_SSH_CHECK, files="read", last="edit", not_file_re=_REMOTE)),
@@ -369,16 +385,18 @@ ARG_SPECS: Mapping[tuple[str, ...], ArgSpec] = table(
                             flag="-O --remote-name --remote-name-all",
                             flag_read="-K --config",
                             read="-T --upload-file --netrc-file --etag-compare",
-                            at_start_read="-H --header", at_read="--variable " + _CURL_DATA,
-                            url_read="--url"), url_files=True)),
+                            at_start_read="-H --header -w --write-out",
+                            at_read="--variable " + _CURL_DATA,
+                            url_read="--url"),
+                option_checks=names(("-w --write-out", r"%output\{")), url_files=True)),
     ("wget", _a("-O --output-document -o --output-file -a --append-output -P"  # wget 1.21
                 " --directory-prefix -i --input-file --post-file --body-file"
                 " --load-cookies --save-cookies -e --execute -U --user-agent --header"
-                " -t --tries -T --timeout --post-data --method --user --password",
+                " -t --tries -T --timeout --post-data --method --user --password --config",
                 risky=risks(edit="-O --output-document -o --output-file -a --append-output"
                                  " --save-cookies -P --directory-prefix",
                             read="-i --input-file --post-file --body-file --load-cookies",
-                            flag="-e --execute --use-askpass"),
+                            flag="-e --execute --use-askpass", flag_read="--config"),
                 url_files=True)),
     # --- build tools: GNU make 4.3 (-f reads a makefile, --eval runs text, VAR=value
     # operands); `go help build` (-exec, -toolexec, -vettool, -overlay, -modfile);
