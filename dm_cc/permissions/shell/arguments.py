@@ -85,7 +85,13 @@ def inspect(key: tuple[str, ...], spec: ArgSpec, words: list[Word],
                     and risky_env(var := w.text.split("=", 1)[0])]
     files = [w for w in positionals[skip:]
              if not (spec.not_file_re and re.match(spec.not_file_re, w.text))]
-    if spec.file_opts and not flags & spec.file_opts:
+    if spec.git_paths and not flags & spec.file_opts:  # git show HEAD:.env, git log -- x
+        dashdash = texts.index("--") if "--" in texts else len(texts)
+        effects += [FileUse(args[i]._replace(text=path), "read")
+                    for i in scan.positionals[skip:]
+                    if (path := _git_path(texts[i], i > dashdash))]
+        files = []
+    elif spec.file_opts and not flags & spec.file_opts:
         files = []
     if spec.url_files:  # curl file:///etc/passwd
         effects += [FileUse(w._replace(text=_file_path(w.text)), "read")
@@ -130,6 +136,20 @@ def _unabbreviate(text: str, spec: ArgSpec) -> str:
         return text
     full = next((k for k in fits if k in spec.risky), fits[0])
     return full + eq + value
+
+
+def _git_path(text: str, after_dashdash: bool) -> str | None:
+    """The file a git operand reads, if any: a path after ``--``, the PATH of
+    ``REV:PATH`` / ``:PATH`` / ``:N:PATH``, or a word that looks like a path."""
+    if after_dashdash:
+        return text
+    rev, colon, path = text.partition(":")
+    if colon and "/" not in rev[:1]:
+        path = path[2:] if re.match(r"[0-3]:", path) else path
+        return path or None
+    if "." in text.replace("..", "") or text[:1] in ("/", "~") or "/" in text:
+        return text
+    return None
 
 
 def _until_terminator(words: list[Word]) -> list[Word]:

@@ -56,6 +56,9 @@ class ArgSpec(NamedTuple):
     (``cp -l``) / unless one of these is given (``ln`` without ``-s``); a hard link is a writable
     second name of its source, so the files it reads are also edited
     (``ln .git/config x`` reaches ``.git/config``).
+    git_paths: positionals (after ``skip``) may be git revisions or paths, and git reads
+    the paths: every word after ``--``, the PATH of ``REV:PATH`` (``git show HEAD:.env``)
+    and a word that looks like a path (``.``, ``/`` or ``~`` in it) is read.
     """
 
     value_opts: frozenset[str] = _NONE
@@ -81,6 +84,7 @@ class ArgSpec(NamedTuple):
     assign_env: bool = False
     hardlink_opts: frozenset[str] = _NONE
     symlink_opts: frozenset[str] = _NONE
+    git_paths: bool = False
 
 
 def risks(**by_risk: str) -> Mapping[str, Risk]:
@@ -213,6 +217,10 @@ def _git(risky: Mapping[str, Risk] = _NO_RISKS, values: str = "", *,
     return _a("--output --upload-pack --receive-pack --exec --config --template " + values,
               risky=MappingProxyType(merged), **kw)
 
+
+#: A word naming a protected directory (`.git`, `.dm_cc`: see permissions/requests.py),
+#: whatever its case.
+_PROTECTED = r"(?i)(?:^|/)\.(?:git|dm_cc)(?:/|$)"
 
 _FILTERS = ("--env-filter --tree-filter --index-filter --parent-filter --msg-filter"
             " --commit-filter --tag-name-filter")
@@ -435,14 +443,11 @@ ARG_SPECS: Mapping[tuple[str, ...], ArgSpec] = table(
     ("git", _git()),
     ("git fetch, git pull, git ls-remote", _git(risks(flag="-u"), "-u")),
     ("git clone", _git(risks(flag="-u -c"), "-u -c")),
-    ("git archive", _git(risks(flag="-u --remote", edit="-o"), "-u -o --remote --prefix"
-                         " --format")),
     ("git send-email", _git(risks(flag="--sendmail-cmd --to-cmd --cc-cmd --smtp-server"
                                        " --header-cmd"),
                             "--sendmail-cmd --to-cmd --cc-cmd --smtp-server --header-cmd",
                             files="read")),
     ("git instaweb", _git(risks(flag="--httpd -d --browser -b"), "--httpd -d --browser -b")),
-    ("git grep", _git(risks(flag="-O"), optional_opts="-O")),
     ("git rebase", _git(risks(script="-x"), "-x", overrides=risks(script="--exec"))),
     ("git difftool", _git(risks(flag="-x --extcmd"), "-x --extcmd")),
     ("git filter-branch", _git(risks(script=_FILTERS), _FILTERS)),
@@ -451,10 +456,31 @@ ARG_SPECS: Mapping[tuple[str, ...], ArgSpec] = table(
     ("git commit, git tag, git notes",
      _git(risks(read="-F --file -t"), "-F --file -t -m --message -C -c --reuse-message"
           " --reedit-message", overrides=risks(read="--template"))),
-    ("git apply, git am, git hash-object", _git(files="read")),
-    ("git diff, git log, git show", _git(risks(flag="--no-index"), files="read",
-                                         file_opts="--no-index")),
-    ("git blame", _git(risks(read="--contents"), "--contents -L -S --date -C -M")),
+    ("git am, git hash-object", _git(files="read")),
+    # git apply --directory=ROOT writes under ROOT; git mv/rm/checkout/restore write their
+    # paths: one naming a protected directory is sensitive (the edit itself is not seen).
+    ("git apply", _git(risks(read="--exclude --include"), "--directory --exclude --include"
+                       " -p -C --whitespace", files="read",
+                       option_checks=names(("--directory", _PROTECTED)))),
+    ("git mv, git rm, git checkout, git restore, git reset, git stash",
+     _git(values="-s --source --pathspec-from-file", risky=risks(read="--pathspec-from-file"),
+          sensitive_re=_PROTECTED)),
+    # what git reads: REV:PATH, paths after --, paths outside the work tree (an implied
+    # --no-index); git-log(1), git-show(1), git-diff(1), git-cat-file(1), git-grep(1),
+    # git-archive(1), git-ls-files(1) (-X/--exclude-from read a file).
+    ("git diff, git log, git show, git whatchanged, git cat-file, git shortlog",
+     _git(risks(flag="--no-index"), "-L -S -G --author --grep --since --until --format"
+          " --pretty -n --max-count --skip", files="read", file_opts="--no-index",
+          git_paths=True)),
+    ("git blame", _git(risks(read="--contents -S"), "--contents -L -S --date",
+                       optional_opts="-C -M", files="read")),
+    ("git grep", _git(risks(flag="-O", read="-f"), "-e -f -A -B -C -m --max-depth"
+                      " --threads", optional_opts="-O --open-files-in-pager", skip=1,
+                      skip_opts="-e -f", git_paths=True)),
+    ("git archive", _git(risks(flag="-u --remote", edit="-o"), "-u -o --remote --prefix"
+                         " --format --add-file", skip=1, git_paths=True)),
+    ("git ls-files", _git(risks(read="-X --exclude-from"), "-X --exclude-from -x --exclude"
+                          " --exclude-per-directory --with-tree --abbrev --format")),
 )
 
 #: Commands whose options are whole words even with a single dash (``find -exec``,
