@@ -222,6 +222,14 @@ def _git(risky: Mapping[str, Risk] = _NO_RISKS, values: str = "", *,
 #: whatever its case.
 _PROTECTED = r"(?i)(?:^|/)\.(?:git|dm_cc)(?:/|$)"
 
+#: A make command-line definition that runs something by itself: an expansion or a
+#: command substitution in its value (`X=$(shell cmd)`), `!=` (`X!=cmd`), shell
+#: metacharacters that a recipe would run, or a variable that sets make's shell or
+#: flags (GNU make 4.3 manual, "Overriding Variables", "Choosing the Shell").
+_MAKE_DEFINITION = (r"^(?=[^=]*=)(?:[^=]*[!$`(]|[^=]*=[\s\S]*[$`;|&<>\n]|\s*(?:SHELL"
+                    r"|\.SHELLFLAGS|MAKEFLAGS|MFLAGS|GNUMAKEFLAGS|MAKEFILES|MAKESHELL|MAKE"
+                    r"|\.RECIPEPREFIX)\s*[:+?!]*=)")
+
 _FILTERS = ("--env-filter --tree-filter --index-filter --parent-filter --msg-filter"
             " --commit-filter --tag-name-filter")
 
@@ -409,11 +417,39 @@ ARG_SPECS: Mapping[tuple[str, ...], ArgSpec] = table(
     # --- build tools: GNU make 4.3 (-f reads a makefile, --eval runs text, VAR=value
     # operands); `go help build` (-exec, -toolexec, -vettool, -overlay, -modfile);
     # cargo(1) (--config, -Z); npm-config (--script-shell, --node-options, config files).
+    # GNU make 4.3 `make --help`: -C/-I name directories whose makefiles run (read, so
+    # outside the project asks), -e lets the environment override the makefile's
+    # variables; a VAR=VALUE operand is sensitive when it can run something itself
+    # (_MAKE_DEFINITION).
     ("make, gmake, bmake", _a("-f --file --makefile -C --directory -I --include-dir -j"
                               " --jobs -l --load-average -o --old-file --assume-old -W"
                               " --what-if --new-file --assume-new -O --output-sync --eval",
-                              risky=risks(flag_read="-f --file --makefile", flag="--eval"),
-                              assign_env=True)),
+                              risky=risks(flag_read="-f --file --makefile",
+                                          flag="--eval -e --environment-overrides",
+                                          read="-C --directory -I --include-dir"),
+                              assign_env=True, sensitive_re=_MAKE_DEFINITION)),
+    # cmake 3.25 `cmake --help`: -E runs a command-mode tool (its words are a command:
+    # `cmake -E env X=1 cmd`), -P runs a script, -C and --toolchain load script files,
+    # -S is the source tree whose CMakeLists.txt runs.
+    ("cmake", _a("-S -B -C -D -U -G -T -A -P --toolchain --install-prefix --preset --build"
+                 " --target -t -j --parallel --config --install --prefix --component -L",
+                 risky=risks(exec="-E", flag_read="-P -C --toolchain", read="-S"))),
+    # pytest 9.0 `pytest --help`: -p loads a plugin, -o/--override-ini sets any ini option
+    # (addopts, cache_dir), -c/--config-file reads another config, --rootdir moves the
+    # cache and conftest search, --basetemp is emptied with rm -rf, --tx (xdist) starts
+    # interpreters, --pastebin uploads; report files are written.
+    ("pytest, py.test, python -m pytest, python3 -m pytest",
+     _a("-k -m -p -o -c -W -r -n --rootdir --basetemp --junitxml --junit-xml --junit-prefix"
+        " --override-ini --config-file --confcutdir --deselect --ignore --ignore-glob --tb"
+        " --maxfail --durations --durations-min --log-file --log-level --log-cli-level"
+        " --import-mode --pdbcls --pastebin --report-log --resultlog --html --cov"
+        " --cov-report --cov-config --dist --tx --capture --log-format --log-file-level",
+        optional_opts="--debug",
+        risky=risks(flag="-p -o --override-ini --rootdir --pdbcls --pastebin --tx",
+                    flag_edit="--basetemp",
+                    flag_read="-c --config-file --cov-config",
+                    edit="--junitxml --junit-xml --log-file --report-log --resultlog --html"
+                         " --debug"))),
     ("go build, go run, go test, go vet, go install, go generate",
      _a("-exec -toolexec -vettool -overlay -o -C -p -tags -ldflags -gcflags -asmflags -mod"
         " -modfile -pkgdir -run -bench -count -timeout -cpu --exec --toolexec",
@@ -421,8 +457,14 @@ ARG_SPECS: Mapping[tuple[str, ...], ArgSpec] = table(
                     edit="-o"))),
     ("cargo", _a("--config -Z --manifest-path -p --package --target-dir",
                  risky=risks(flag="--config -Z"))),
-    ("npm", _a("--script-shell --node-options --userconfig --globalconfig --prefix",
-               risky=risks(flag="--script-shell --node-options --userconfig --globalconfig"))),
+    # npm 9 npm-config(7): -C/--prefix and -w/--workspace name the package whose scripts
+    # run (read, so outside the project asks); `npm config set`/`npm set` write config
+    # (script-shell, node-options) that later runs.
+    ("npm", _a("--script-shell --node-options --userconfig --globalconfig --prefix -C -w"
+               " --workspace",
+               risky=risks(flag="--script-shell --node-options --userconfig --globalconfig",
+                           read="--prefix -C -w --workspace"))),
+    ("npm config set, npm set", _a(sensitive_positionals=1)),
     # --- wrappers' own options that write or run (their inner command is handled by
     # WRAPPERS): strace(1)/ltrace(1) -o, GNU time(1) -o, sudo(8) -e (sudoedit), script(1)'s
     # typescript file.
