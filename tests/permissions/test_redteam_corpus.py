@@ -52,11 +52,6 @@ KNOWN_GAPS = frozenset({
     "wrapper-80fc9ac6",  # "fly ssh console -C 'rm -rf x'" -> deny
     "wrapper-41be1271",  # "tmux new-window 'rm -rf x'" -> not-allow
     "env-strict-a071e283",  # "PS4='$(rm -rf x)' bash -xc :" -> deny
-    "flags-a88faa1c",  # 'awk \'BEGIN { # "\n system("touch /tmp/pwn") }\'' -> not-allow
-    "flags-f51f2a65",  # 'awk \'BEGIN { x = 1 ? /"/ : 0; system("id") }\'' -> not-allow
-    "flags-0de8d668",  # 'gawk \'BEGIN { f = "system"; @f("id") }\'' -> not-allow
-    "flags-ebc0d65d",  # 'awk \'BEGIN { while ((getline l < "{HOME}/.ssh/id_rsa") > 0) ' -> not-allow
-    "flags-c3fd1ebb",  # 'awk \'BEGIN { # "\n print "x" > "/tmp/f" }\'' -> not-allow
     "flags-secret-7ee4b450",  # 'yq -n \'load_str("{HOME}/.ssh/id_rsa")\'' -> deny
     "flags-secret-29f47747",  # 'awk \'BEGIN { while ((getline l < "{HOME}/.ssh/id_rsa") > 0) ' -> deny
     "gitglobal-strict-19e59c18",  # 'git -c alias.p=push p origin main' -> deny

@@ -6,8 +6,8 @@ their variants) :func:`.arguments.inspect` calls :func:`sed_risky` or :func:`awk
 and, when it returns True, reports the program as a ``sensitive`` token, so a prefix rule
 alone cannot allow the command. Both checks err on the risky side: a sed program this
 module cannot follow counts as risky; an awk program is searched for ``system(``, pipes,
-output redirections, ``getline <`` and ``@load``/``@include`` once strings and regex
-literals are blanked out.
+output redirections, ``getline <`` and ``@`` (``@load``, ``@include``, indirect calls)
+once strings, regex literals and comments are blanked out by a left-to-right reading.
 """
 
 from __future__ import annotations
@@ -102,12 +102,42 @@ def sed_risky(script: str) -> bool:
     return False
 
 
-_AWK_LITERALS = r'(?s)"(?:[^"\\]|\\.)*"|(?:(?<=[(,~!{;&|\n])|^)\s*/(?:[^/\\\n]|\\.)*/'
 _AWK_RISKY = (r"\bsystem\s*\(|(?<!\|)\|(?!\|)|\b(?:print|printf)\b[^;{}\n]*>"
-              r"|\bgetline\b\s*<|@load|@include")
+              r"|\bgetline\b\s*(?:[A-Za-z_$][\w$]*(?:\[[^\]]*\])?\s*)?<|@")
+#: After these (ignoring blanks) a ``/`` starts a regex literal, not a division
+#: (gawk(1) "Regexp constants": where an operand is expected).
+_OPERAND_END = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_)]$.")
+
+
+def _awk_code(program: str) -> str:
+    """The program with string and regex literals and comments blanked out, read left to
+    right as awk reads it (a ``#`` inside a string is not a comment, a ``"`` inside a
+    regex or a comment opens no string)."""
+    out: list[str] = []
+    i, n, last = 0, len(program), ""
+    while i < n:
+        c = program[i]
+        if c == "#":
+            end = program.find("\n", i)
+            i = n if end < 0 else end
+            continue
+        if c == '"' or (c == "/" and last not in _OPERAND_END):
+            j = i + 1
+            while j < n and program[j] != c and not (c == "/" and program[j] == "\n"):
+                j += 2 if program[j] == "\\" else 1
+            out.append(" ")
+            i, last = j + 1, "x"
+            continue
+        out.append(c)
+        if not c.isspace():
+            last = c
+        i += 1
+    return "".join(out)
 
 
 def awk_risky(program: str) -> bool:
-    """True when an awk program runs commands (``system()``, pipes) or writes/reads files
-    through redirections. Strings and regex literals are blanked out first."""
-    return re.search(_AWK_RISKY, re.sub(_AWK_LITERALS, " ", program)) is not None
+    """True when an awk program runs commands (``system()``, pipes, gawk's indirect calls
+    ``@f()``), loads code (``@load``, ``@include``) or writes/reads files through
+    redirections (``print > f``, ``getline line < f``). Strings, regex literals and
+    comments are blanked out first."""
+    return re.search(_AWK_RISKY, _awk_code(program)) is not None
