@@ -221,9 +221,11 @@ class Judge:
             # `git`, but no allow rule for `git` may allow it (it asks each time).
             sensitive.append(head.text)
         if name == "git":
-            words, places = _git_globals(words, sensitive)
+            words, places, alias = _git_globals(words, sensitive)
             for place in places:  # `git -C DIR`: what lies in DIR is read (and more)
                 self.file(place, "read")
+            if alias is not None:  # git -c 'alias.p=!cmd' p: the alias runs as a script
+                yield from self.script(alias, depth + 1, suspect)
         if name == "coproc" and len(words) > 2 and words[2].text in ("{", "("):
             words = [words[0], *words[2:]]  # coproc NAME { cmd; }: NAME names the coprocess
         texts = [w.text for w in words]
@@ -321,10 +323,15 @@ def _speculate(texts: Sequence[str]) -> list[SimpleCommand]:
             for start in dict.fromkeys(starts) if start < len(texts)]
 
 
-def _git_globals(words: list[Word], sensitive: list[str]) -> tuple[list[Word], list[Word]]:
+def _git_globals(words: list[Word], sensitive: list[str]
+                 ) -> tuple[list[Word], list[Word], Word | None]:
     """``git -C d -c k=v --no-pager push`` → ``git push``; -c/--exec-path are sensitive;
-    also returns the directories named by -C/--git-dir/--work-tree."""
+    also returns the directories named by -C/--git-dir/--work-tree. An alias set with
+    ``-c alias.NAME=VALUE`` (git-config(1) "alias.*") and used as the subcommand is
+    expanded: ``git -c alias.p=push p`` is ``git push``; a ``!cmd`` alias is returned as
+    the shell script it runs (with the remaining words as its arguments)."""
     places: list[Word] = []
+    aliases: dict[str, Word] = {}
     i = 1
     while i < len(words) and len(words[i].text) > 1 and words[i].text[0] == "-":
         name, eq, value = words[i].text.partition("=")
@@ -336,5 +343,18 @@ def _git_globals(words: list[Word], sensitive: list[str]) -> tuple[list[Word], l
                 places.append(words[i]._replace(text=value))
             elif i + 1 < len(words):
                 places.append(words[i + 1])
+        if name == "-c" and (eq or i + 1 < len(words)):
+            setting = words[i]._replace(text=value) if eq else words[i + 1]
+            key, _, command = setting.text.partition("=")
+            if key.lower().startswith("alias."):
+                aliases[key[6:].lower()] = setting._replace(text=command)
         i += 2 if takes_value else 1
-    return [words[0], *words[i:]], places
+    rest = words[i:]
+    body = aliases.get(rest[0].text.lower()) if rest else None
+    if body is None:
+        return [words[0], *rest], places, None
+    if body.text.startswith("!"):
+        script = " ".join([body.text[1:], *(w.text for w in rest[1:])])
+        return [words[0], *rest], places, body._replace(text=script)
+    expanded = [body._replace(text=part) for part in body.text.split()]
+    return [words[0], *expanded, *rest[1:]], places, None
