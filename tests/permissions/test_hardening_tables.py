@@ -100,6 +100,17 @@ CASES = [
     ([A("*"), READ, EDIT], "git restore --source=HEAD~3 .git/hooks", "not-allow"),
     ([A("*"), READ, EDIT], "git --git-dir=planted log", "not-allow"),
     ([A("*"), READ, EDIT], "git --work-tree=/ status", "not-allow"),
+    # a git directory under another name: every git directory has a HEAD file
+    ([A("*"), READ, EDIT], "mkdir -p d/refs d/objects && echo 'ref: refs/heads/m' > d/HEAD",
+     "not-allow"),
+    ([A("*"), READ, EDIT], "cp x d/head", "not-allow"),
+    ([A("*"), READ, EDIT], "git init --bare d", "not-allow"),
+    ([A("*"), READ, EDIT], "git init --separate-git-dir=d w", "not-allow"),
+    ([A("*"), READ, EDIT], "git clone --mirror https://example.com/r d", "not-allow"),
+    ([A("*"), READ, EDIT], "git clone --bare https://example.com/r d", "not-allow"),
+    ([A("git init *"), READ, EDIT], "git init", "allow"),
+    ([A("tar *"), READ, EDIT], "tar -tzf a.tgz", "allow"),
+    ([A("tar *"), READ, EDIT], "tar -czf a.tgz src", "allow"),
     ([A("git checkout *"), READ], "git checkout main", "allow"),
     ([A("git rm *"), READ, EDIT], "git rm old.txt", "allow"),
     ([A("git mv *"), READ, EDIT], "git mv a.txt b.txt", "allow"),
@@ -187,6 +198,8 @@ WRITES = [
     ([EDIT], ".GIT/config", "not-allow"),
     ([EDIT], "sub/.DM_CC/policy.yaml", "not-allow"),
     ([EDIT], "src/gitconfig.py", "allow"),
+    ([EDIT], "planted/HEAD", "not-allow"),
+    ([EDIT], "docs/header.md", "allow"),
 ]
 
 

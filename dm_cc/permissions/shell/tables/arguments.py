@@ -484,7 +484,11 @@ ARG_SPECS: Mapping[tuple[str, ...], ArgSpec] = table(
     # blame --contents FILE.
     ("git", _git()),
     ("git fetch, git pull, git ls-remote", _git(risks(flag="-u"), "-u")),
-    ("git clone", _git(risks(flag="-u -c"), "-u -c")),
+    # a bare or separate git directory is a git directory under another name, whose
+    # config (written later as an ordinary file) runs commands for `git -C DIR`.
+    ("git clone", _git(risks(flag="-u -c --bare --mirror --separate-git-dir"),
+                       "-u -c --separate-git-dir")),
+    ("git init", _git(risks(flag="--bare --separate-git-dir"), "--separate-git-dir")),
     ("git send-email", _git(risks(flag="--sendmail-cmd --to-cmd --cc-cmd --smtp-server"
                                        " --header-cmd"),
                             "--sendmail-cmd --to-cmd --cc-cmd --smtp-server --header-cmd",
