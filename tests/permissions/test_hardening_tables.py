@@ -78,6 +78,16 @@ CASES = [
     ([A("awk *"), READ], "awk 'BEGIN { while ((getline line < \"/etc/x\") > 0) print line }'",
      "not-allow"),
     ([A("awk *"), READ], "awk 'BEGIN { # \"\n print \"x\" > \"/tmp/f\" }'", "not-allow"),
+    # files a program names in its own syntax are requested
+    ([A("awk *"), READ, SSH], "awk 'BEGIN { while ((getline l < \"~/.ssh/id_rsa\") > 0) print l }'",
+     "not-allow"),
+    ([A("*"), READ, SECRET], "awk 'BEGIN { getline x < \".env\"; print x }'", "deny"),
+    ([A("*"), READ, SECRET], "gawk '{ print > \".env.local\" }' f", "not-allow"),
+    ([A("*"), READ, SECRET], "yq -n 'load_str(\".env\")'", "deny"),
+    ([A("*"), READ, SECRET], "yq e -n 'load(\"config/.env.yaml\")'", "deny"),
+    ([A("*"), READ, SECRET], "jq -n 'include \".env\"; 1'", "deny"),
+    ([A("yq *"), READ], "yq -i '.a = 1' f.yaml", "not-allow"),
+    ([A("yq *"), READ], "yq '.a' f.yaml", "allow"),
     ([A("awk *"), READ], "awk '$1 > 5 { print $2 }' f", "allow"),
     ([A("awk *"), READ], "awk -F: '{ print $1 }' f", "allow"),
     # --- 5. protected files by what is done to them

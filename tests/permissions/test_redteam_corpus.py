@@ -52,8 +52,6 @@ KNOWN_GAPS = frozenset({
     "wrapper-80fc9ac6",  # "fly ssh console -C 'rm -rf x'" -> deny
     "wrapper-41be1271",  # "tmux new-window 'rm -rf x'" -> not-allow
     "env-strict-a071e283",  # "PS4='$(rm -rf x)' bash -xc :" -> deny
-    "flags-secret-7ee4b450",  # 'yq -n \'load_str("{HOME}/.ssh/id_rsa")\'' -> deny
-    "flags-secret-29f47747",  # 'awk \'BEGIN { while ((getline l < "{HOME}/.ssh/id_rsa") > 0) ' -> deny
     "flagspell-ad242b95",  # 'rm -r --interactive=never x' -> deny
     "flagspell-3de67dbe",  # 'rm --r --f x' -> deny
     "flagspell-2665700d",  # 'cp -a src dst' -> deny

@@ -15,11 +15,12 @@ import re
 from dm_cc.permissions.shell.flags import scan_options
 from dm_cc.permissions.shell.quoting import Word, is_assignment
 from dm_cc.permissions.shell.records import Command, Effect, FileUse, Script, Sensitive
-from dm_cc.permissions.shell.sed_awk import awk_risky, sed_risky
+from dm_cc.permissions.shell.sed_awk import awk_risky, program_files, sed_risky
 from dm_cc.permissions.shell.tables.arguments import SINGLE_DASH_LONG, TAR_WRITE_OPTS, ArgSpec
 from dm_cc.permissions.shell.tables.environment import risky_env
 
 _URL_PATH = r"(?i)file://(?:localhost)?"
+_RISKY_PROGRAM = {"sed": sed_risky, "awk": awk_risky}
 
 
 def inspect(key: tuple[str, ...], spec: ArgSpec, words: list[Word],
@@ -71,11 +72,14 @@ def inspect(key: tuple[str, ...], spec: ArgSpec, words: list[Word],
         effects.append(Sensitive("+"))
     skip = 0 if flags & spec.skip_opts else spec.skip
     if spec.script is not None:
-        programs = [o.value for o in scan.options if o.flag in spec.skip_opts
-                    and o.flag not in spec.risky and o.value is not None]
-        programs += [w.text for w in positionals[:skip]]
-        risky = sed_risky if spec.script == "sed" else awk_risky
-        effects += [Sensitive(p) for p in programs if risky(p)]
+        programs = [args[o.at]._replace(text=o.value) for o in scan.options
+                    if o.flag in spec.skip_opts and o.flag not in spec.risky
+                    and o.value is not None]
+        programs += positionals[:skip]
+        risky = _RISKY_PROGRAM.get(spec.script)
+        effects += [Sensitive(p.text) for p in programs if risky is not None and risky(p.text)]
+        effects += [FileUse(p._replace(text=path), access) for p in programs
+                    for path, access in program_files(spec.script, p.text)]
     if spec.sensitive_positionals and len(positionals) >= spec.sensitive_positionals:
         effects.append(Sensitive(key[-1]))
     if spec.sensitive_re:  # sqlite3 db '.shell cmd'

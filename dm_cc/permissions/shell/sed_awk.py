@@ -13,6 +13,7 @@ once strings, regex literals and comments are blanked out by a left-to-right rea
 from __future__ import annotations
 
 import re
+from typing import Literal
 
 
 def _delimited(s: str, i: int, delim: str, regex: bool) -> int:
@@ -141,3 +142,22 @@ def awk_risky(program: str) -> bool:
     redirections (``print > f``, ``getline line < f``). Strings, regex literals and
     comments are blanked out first."""
     return re.search(_AWK_RISKY, _awk_code(program)) is not None
+
+
+_STRING = r'"((?:[^"\\\n]|\\.)*)"'
+#: Files a program names in its own syntax, by language: awk's ``getline [VAR] < "F"``
+#: and ``print … > "F"``/``>> "F"`` (gawk(1) "I/O Statements"); jq's ``include``/
+#: ``import "F"`` (jq 1.6 manual "Modules") and yq's ``load*("F")`` (mikefarah yq v4
+#: "Load" operators).
+_PROGRAM_FILES: dict[str, tuple[tuple[str, Literal["read", "edit"]], ...]] = {
+    "awk": ((r"\bgetline\b[^;{}\n<\"]*<\s*" + _STRING, "read"),
+            (r"\b(?:print|printf)\b[^;{}\n]*?>>?\s*" + _STRING, "edit")),
+    "jq": ((r"\bload(?:_str|_xml|_props|_base64)?\s*\(\s*" + _STRING, "read"),
+           (r"\b(?:include|import)\s+" + _STRING, "read")),
+}
+
+
+def program_files(language: str, program: str) -> list[tuple[str, Literal["read", "edit"]]]:
+    """The literal files an awk or jq/yq ``program`` reads or writes by itself."""
+    return [(found.group(1), access) for pattern, access in _PROGRAM_FILES.get(language, ())
+            for found in re.finditer(pattern, program) if found.group(1)]

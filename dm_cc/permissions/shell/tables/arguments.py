@@ -40,7 +40,8 @@ class ArgSpec(NamedTuple):
     files: what positional words are; skip: leading positionals that are not files
     (a pattern, a mode, a program) unless one of skip_opts supplies it; first/last: access
     of the first/last positional when there are at least two; edit_opts: options that turn
-    read files into edits (``sed -i``); script: checker for the program text ("sed"/"awk").
+    read files into edits (``sed -i``); script: the language of the program text ("sed"/"awk" are checked for risky commands;
+    awk and "jq" (jq, yq) programs' literal file names become requests).
     positional_re: words matching it are positionals even if they start with ``-``.
     not_file_re: positionals matching it are not files (``host:path``, awk ``var=value``).
     file_opts: when set, positionals are files only if one of these options is present
@@ -72,7 +73,7 @@ class ArgSpec(NamedTuple):
     first: Access | None = None
     last: Access | None = None
     edit_opts: frozenset[str] = _NONE
-    script: Literal["sed", "awk"] | None = None
+    script: Literal["sed", "awk", "jq"] | None = None
     positional_re: str | None = None
     not_file_re: str | None = None
     assign_files: Mapping[str, Access] = _NO_FILES
@@ -142,7 +143,8 @@ _RG = _a("-e -f -g --glob --iglob -t -T --type --type-not -A -B -C -m -M -j --th
          files="read", skip=1, skip_opts="-e -f --regexp --file --files --type-list")
 _JQ = _a("--indent -L --from-file -f", pair_opts="--arg --argjson --slurpfile --rawfile",
          risky=risks(read="-f --from-file", pair_read="--slurpfile --rawfile"), files="read",
-         skip=1, skip_opts="-f --from-file")
+         skip=1, skip_opts="-f --from-file", script="jq",
+         edit_opts="-i --inplace")  # yq v4 `yq --help`: -i/--inplace rewrites its files
 # --- program-text tools: sed(1) (GNU sed 4.9: the e/w/r commands, -f), gawk(1) (-f/-E
 # program files, -i/--include and -l/--load extensions; mawk and nawk take -f).
 _SED = _a("-l --line-length -e --expression -f --file",  # -s/--separate takes none
