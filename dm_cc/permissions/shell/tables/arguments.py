@@ -40,8 +40,9 @@ class ArgSpec(NamedTuple):
     files: what positional words are; skip: leading positionals that are not files
     (a pattern, a mode, a program) unless one of skip_opts supplies it; first/last: access
     of the first/last positional when there are at least two; edit_opts: options that turn
-    read files into edits (``sed -i``); script: the language of the program text ("sed"/"awk" are checked for risky commands;
-    awk and "jq" (jq, yq) programs' literal file names become requests).
+    read files into edits (``sed -i``); script: the language of the program text ("sed"
+    and "awk" are checked for risky commands; the literal file names of awk and "jq"
+    (jq, yq) programs become requests).
     positional_re: words matching it are positionals even if they start with ``-``.
     not_file_re: positionals matching it are not files (``host:path``, awk ``var=value``).
     file_opts: when set, positionals are files only if one of these options is present
