@@ -71,6 +71,17 @@ CASES = [
     ([A("npm *"), READ], "npm --prefix /tmp/evil test", "not-allow"),
     ([A("npm *"), READ], "npm -C /tmp/evil test", "not-allow"),
     ([A("npm *"), READ], "npm --prefix sub test", "allow"),
+    # wrappers' own long options, abbreviated as GNU getopt allows, still take their value
+    ([A("*"), D("rm *")], "nice --adj 5 rm -rf x", "deny"),
+    ([A("*"), D("rm *")], "env --s 'rm -rf x'", "deny"),
+    ([A("*"), D("rm *")], "env --chd /tmp rm -rf x", "deny"),
+    ([A("*"), D("rm *")], "timeout --sig KILL 5 rm -rf x", "deny"),
+    ([A("*"), D("rm *")], "sudo --us root rm -rf x", "deny"),
+    ([A("*"), D("rm *")], "stdbuf --out L rm x", "deny"),
+    ([A("*"), D("rm *")], "ionice --cla 2 rm x", "deny"),
+    ([A("*"), D("rm *")], "flock --comm 'rm -rf x' f", "deny"),
+    ([A("*"), D("rm *")], "su --comm='rm -rf x'", "deny"),
+    ([A("*"), D("rm *")], "xargs --max-a 1 rm", "deny"),
     # --- awk programs whose risky parts hide behind comments or unusual regexes
     ([A("awk *"), READ], "awk 'BEGIN { # \"\n system(\"id\") }'", "not-allow"),
     ([A("awk *"), READ], "awk 'BEGIN { y = 2 ? /\"/ : 0; system(\"id\") }'", "not-allow"),
