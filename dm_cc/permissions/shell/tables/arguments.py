@@ -143,7 +143,8 @@ _RG = _a("-e -f -g --glob --iglob -t -T --type --type-not -A -B -C -m -M -j --th
          risky=risks(flag="--pre --pre-glob --hostname-bin", read="-f --file --ignore-file"),
          files="read", skip=1, skip_opts="-e -f --regexp --file --files --type-list")
 _JQ = _a("--indent -L --from-file -f", pair_opts="--arg --argjson --slurpfile --rawfile",
-         risky=risks(read="-f --from-file", pair_read="--slurpfile --rawfile"), files="read",
+         risky=risks(read="-f --from-file -L", pair_read="--slurpfile --rawfile"),
+         files="read",
          skip=1, skip_opts="-f --from-file", script="jq",
          edit_opts="-i --inplace")  # yq v4 `yq --help`: -i/--inplace rewrites its files
 # --- program-text tools: sed(1) (GNU sed 4.9: the e/w/r commands, -f), gawk(1) (-f/-E
@@ -153,8 +154,11 @@ _SED = _a("-l --line-length -e --expression -f --file",  # -s/--separate takes n
           files="read", skip=1, skip_opts="-e --expression -f --file",
           edit_opts="-i --in-place", script="sed")
 _AWK = _a("-F -v -f -e --field-separator --assign --file --source -i --include -l --load -E"
-          " --exec",
-          risky=risks(flag_read="-f --file -E --exec", flag="-i --include -l --load"),
+          " --exec", optional_opts="-d --dump-variables -D --debug -o --pretty-print -p"
+          " --profile",  # gawk 5.2 gawk(1): these take an attached file only
+          risky=risks(flag_read="-f --file -E --exec -D --debug",
+                      flag="-i --include -l --load",
+                      edit="-d --dump-variables -o --pretty-print -p --profile"),
           files="read", skip=1, skip_opts="-f --file -e --source -E --exec", script="awk",
           not_file_re=r"^[A-Za-z_]\w*=")
 # --- pagers and editors: less(1) (less 590: -o/-O log files, -k/--lesskey-* key files,
@@ -186,10 +190,13 @@ _CURL_DATA = "-d --data --data-binary --data-ascii --data-urlencode -F --form --
 _TAR = _a("-f --file -C --directory -I --use-compress-program -T --files-from -X"
           " --exclude-from -b -K -N -g -V -H --format --to-command --checkpoint-action"
           " --info-script -F --new-volume-script --rmt-command --rsh-command --exclude"
-          " --owner --group --mode --transform --xform",
+          " --owner --group --mode --transform --xform --listed-incremental --index-file"
+          " --volno-file --owner-map --group-map",
           risky=risks(flag="-I --use-compress-program --to-command --checkpoint-action -F"
                            " --info-script --new-volume-script --rmt-command --rsh-command",
-                      read="-T --files-from -X --exclude-from", archive="-f --file",
+                      read="-T --files-from -X --exclude-from --owner-map --group-map",
+                      edit="-g --listed-incremental --index-file --volno-file",
+                      archive="-f --file",
                       directory="-C --directory"),
           files="read", file_opts="-c --create -r --append -u --update")
 #: GNU tar's operation modes that write the archive (an "archive" option's value is then
@@ -304,7 +311,8 @@ ARG_SPECS: Mapping[tuple[str, ...], ArgSpec] = table(
     ("tar, gtar, bsdtar", _TAR),
     # zip(1) (Info-ZIP 3.0): -TT/--unzip-command runs a program; unzip(1) -d DIR.
     ("zip", _a("-TT --unzip-command -b -n -t -tt -x -i -P -O --out",
-               risky=risks(flag="-TT --unzip-command"), files="read", first="edit")),
+               risky=risks(flag="-TT --unzip-command", edit="-O --out"), files="read",
+               first="edit")),
     ("unzip", _a("-d -x -P", risky=risks(edit="-d"), files="read")),
     # --- search and filter tools.
     ("grep, egrep, fgrep, zgrep", _GREP),
@@ -337,9 +345,11 @@ ARG_SPECS: Mapping[tuple[str, ...], ArgSpec] = table(
     ("emacsclient", _a("-e --eval -s --socket-name -f --server-file -a --alternate-editor",
                        risky=risks(flag="-e --eval -a --alternate-editor"), files="edit")),
     ("sudoedit", _EDIT),
-    ("man", _a("-M -m -S -s -L -C -p -E -R -e --config-file --manpath",  # man(1), man-db
+    # man(1), man-db 2.11: -l/--local-file reads its operands as files.
+    ("man", _a("-M -m -S -s -L -C -p -E -R -e --config-file --manpath",
                optional_opts="-H --html --pager -P -X",
-               risky=risks(flag="-P --pager -H --html -C --config-file --browser"))),
+               risky=risks(flag="-P --pager -H --html -C --config-file --browser"),
+               files="read", file_opts="-l --local-file")),
     # --- data and crypto tools: hexdump(1), xxd(1) (Vim), file(1), iconv(1) (glibc),
     # gpg(1) (GnuPG 2.2), openssl(1) (OpenSSL 3: -engine/-provider load code; the other
     # options are its subcommands'), ssh-keygen(1), patch(1) (GNU patch 2.7), sqlite3 (3.40:
@@ -348,8 +358,10 @@ ARG_SPECS: Mapping[tuple[str, ...], ArgSpec] = table(
     ("hexdump", _a("-e -f -n -s", risky=risks(read="-f"), files="read")),
     ("xxd", _a("-c -g -l -s -o -n --cols --len --seek --name", files="read",  # -C: none
                last="edit")),
+    # file-5.44 `file --help`: -C/--compile writes the compiled magic file.
     ("file", _a("-m -F -e -f -P --magic-file --separator --exclude --files-from",
-                risky=risks(read="-f --files-from -m --magic-file"), files="read")),
+                risky=risks(read="-f --files-from -m --magic-file", flag="-C --compile"),
+                files="read")),
     ("iconv", _a("-f -t -o --from-code --to-code --output", risky=risks(edit="-o --output"),
                  files="read")),
     ("gpg, gpg2", _a("-o --output -r --recipient -u --local-user --homedir --passphrase-file",
@@ -448,7 +460,8 @@ ARG_SPECS: Mapping[tuple[str, ...], ArgSpec] = table(
         " --import-mode --pdbcls --pastebin --report-log --resultlog --html --cov"
         " --cov-report --cov-config --dist --tx --capture --log-format --log-file-level",
         optional_opts="--debug",
-        risky=risks(flag="-p -o --override-ini --rootdir --pdbcls --pastebin --tx",
+        option_checks=names(("-p", r"^(?!no:)")),  # -p no:NAME only disables a plugin
+        risky=risks(flag="-o --override-ini --rootdir --pdbcls --pastebin --tx",
                     flag_edit="--basetemp",
                     flag_read="-c --config-file --cov-config",
                     edit="--junitxml --junit-xml --log-file --report-log --resultlog --html"
