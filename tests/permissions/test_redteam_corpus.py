@@ -32,25 +32,6 @@ KNOWN_GAPS = frozenset({
     "nonstatic-strict-5c45ec5c",  # '{rm,-rf,x}' -> deny
     "nonstatic-strict-c0b723a7",  # 'r{m,} -rf x' -> deny
     "pathbin-bfca3fc1",  # 'coreutils --coreutils-prog=rm -rf x' -> deny
-    "wrapper-d1b27244",  # 'npm explore lodash -- rm -rf x' -> deny
-    "wrapper-d9f565f2",  # 'pixi exec rm -rf x' -> deny
-    "wrapper-6201d8c6",  # 'oc rsh pod rm -rf x' -> deny
-    "wrapper-0b8dc968",  # 'limactl shell default rm -rf x' -> deny
-    "wrapper-76791fec",  # 'heroku run rm -rf x' -> deny
-    "wrapper-3fd9d71d",  # 'ddev exec rm -rf x' -> deny
-    "wrapper-9213af30",  # 'envchain aws rm -rf x' -> deny
-    "wrapper-dc5f8b3e",  # 'rsh host rm -rf x' -> deny
-    "wrapper-c6eba150",  # 'perf trace rm -rf x' -> deny
-    "wrapper-ea5ab6a5",  # "su --session-command='rm -rf x' root" -> deny
-    "wrapper-58298041",  # "capsh -- -c 'rm -rf x'" -> deny
-    "wrapper-171e0587",  # "at now <<< 'rm -rf x'" -> deny
-    "wrapper-e25888d4",  # "batch <<< 'rm -rf x'" -> deny
-    "wrapper-368c2156",  # "tmux new-window 'rm -rf x'" -> deny
-    "wrapper-61307945",  # "tmux split-window 'rm -rf x'" -> deny
-    "wrapper-86e36fc4",  # "tmux run-shell 'rm -rf x'" -> deny
-    "wrapper-0e84fbea",  # "sops exec-env secrets.yaml 'rm -rf x'" -> deny
-    "wrapper-80fc9ac6",  # "fly ssh console -C 'rm -rf x'" -> deny
-    "wrapper-41be1271",  # "tmux new-window 'rm -rf x'" -> not-allow
     "env-strict-a071e283",  # "PS4='$(rm -rf x)' bash -xc :" -> deny
     "flagspell-ad242b95",  # 'rm -r --interactive=never x' -> deny
     "flagspell-3de67dbe",  # 'rm --r --f x' -> deny

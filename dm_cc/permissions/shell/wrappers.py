@@ -165,6 +165,8 @@ def _runs(key: tuple[str, ...], spec: Wrapper, words: list[Word],
         effects.append(Command(rest, stdin, tuple(env), chdir=places[-1] if places else None))
     elif mode == "script" and rest:
         effects.append(Script(joined(rest)))
+    elif mode == "shell-args" and after_dashdash and rest:  # capsh -- -c CMD: bash -c CMD
+        effects.append(Command([rest[0]._replace(text="bash"), *rest], stdin))
     elif mode == "scripts":
         effects += [Script(word) for word in rest]
     return base + end, ran, effects
