@@ -127,6 +127,8 @@ CASES = [
     ([A("*"), READ, EDIT], "mv -t .dm_cc evil", "not-allow"),
     ([A("*"), READ, EDIT], "tar -x -C .git -f a.tar", "not-allow"),
     ([A("*"), READ, EDIT], "unzip -d .dm_cc a.zip", "not-allow"),
+    ([A("*"), READ, SSH], "tar -C ~ -cf /tmp/a.tar .ssh/id_rsa", "deny"),
+    ([A("*"), READ, SSH], "tar -czf - -C ~/.ssh id_rsa", "deny"),
     ([A("*"), READ, EDIT], "rsync evil .git/hooks/pre-commit", "not-allow"),
     ([A("*"), READ, EDIT], "git mv evil .git/hooks/pre-commit", "not-allow"),
     ([A("*"), READ, EDIT], "git rm .dm_cc/policy.yaml", "not-allow"),

@@ -50,7 +50,6 @@ KNOWN_GAPS = frozenset({
     "secret-strict-915fb582",  # 'cat ~/.s?h/id_rsa' -> deny
     "secret-strict-eb697600",  # 'cat ~/{.ssh,.x}/id_rsa' -> deny
     "secret-strict-dd6f03e7",  # 'cat ~/.*/id_rsa' -> deny
-    "secret-348bade3",  # 'tar -C ~ -cf - .ssh' -> deny
     "secret-086f6c4e",  # 'xargs cat <<< ~/.ssh/id_rsa' -> deny
     "secret-945ced3f",  # 'echo ~/.ssh/id_rsa | xargs cat' -> deny
     "secret-58b833bf",  # 'ln -s ~ h && cat h/.ssh/id_rsa' -> deny

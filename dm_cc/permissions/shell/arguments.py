@@ -101,6 +101,11 @@ def inspect(key: tuple[str, ...], spec: ArgSpec, words: list[Word],
         effects += [FileUse(w._replace(text=_file_path(w.text)), "read")
                     for w in files if re.match(_URL_PATH, w.text)]
         files = []
+    # tar -C DIR: the operands after it are relative to DIR (reported both ways)
+    bases = [o.value for o in scan.options if spec.risky.get(o.flag) == "directory"
+             and o.value is not None]
+    files += [w._replace(text=f"{base.rstrip('/') or '/'}/{w.text}") for base in bases
+              for w in list(files) if not w.text.startswith(("/", "~"))]
     edit = bool(flags & spec.edit_opts)
     only_read = bool(flags & spec.read_opts)  # gzip -c: writes stdout, not the file
     links = bool(flags & spec.hardlink_opts) or bool(spec.symlink_opts
