@@ -240,6 +240,10 @@ _MAKE_DEFINITION = (r"^(?=[^=]*=)(?:[^=]*[!$`(]|[^=]*=[\s\S]*[$`;|&<>\n]|\s*(?:S
                     r"|\.SHELLFLAGS|MAKEFLAGS|MFLAGS|GNUMAKEFLAGS|MAKEFILES|MAKESHELL|MAKE"
                     r"|\.RECIPEPREFIX)\s*[:+?!]*=)")
 
+_CMAKE_RUNS = (r"(?i)^CMAKE_(?:\w*_LAUNCHER|PROJECT_\w*INCLUDE\w*|TOOLCHAIN_FILE|\w*_COMPILER"
+               r"|\w*LINKER\w*|MAKE_PROGRAM|USER_MAKE_RULES_OVERRIDE\w*|\w*_CLANG_TIDY"
+               r"|\w*_CPPLINT|\w*_CPPCHECK|\w*_INCLUDE_WHAT_YOU_USE)\b")
+
 _FILTERS = ("--env-filter --tree-filter --index-filter --parent-filter --msg-filter"
             " --commit-filter --tag-name-filter")
 
@@ -432,23 +436,26 @@ ARG_SPECS: Mapping[tuple[str, ...], ArgSpec] = table(
     # --- build tools: GNU make 4.3 (-f reads a makefile, --eval runs text, VAR=value
     # operands); `go help build` (-exec, -toolexec, -vettool, -overlay, -modfile);
     # cargo(1) (--config, -Z); npm-config (--script-shell, --node-options, config files).
-    # GNU make 4.3 `make --help`: -C/-I name directories whose makefiles run (read, so
+    # GNU make 4.3 `make --help` (4.4 adds -E for --eval): -C/-I name directories whose
+    # makefiles run (read, so
     # outside the project asks), -e lets the environment override the makefile's
     # variables; a VAR=VALUE operand is sensitive when it can run something itself
     # (_MAKE_DEFINITION).
     ("make, gmake, bmake", _a("-f --file --makefile -C --directory -I --include-dir -j"
                               " --jobs -l --load-average -o --old-file --assume-old -W"
-                              " --what-if --new-file --assume-new -O --output-sync --eval",
+                              " --what-if --new-file --assume-new -O --output-sync --eval -E",
                               risky=risks(flag_read="-f --file --makefile",
-                                          flag="--eval -e --environment-overrides",
+                                          flag="--eval -E -e --environment-overrides",
                                           read="-C --directory -I --include-dir"),
                               assign_env=True, sensitive_re=_MAKE_DEFINITION)),
     # cmake 3.25 `cmake --help`: -E runs a command-mode tool (its words are a command:
     # `cmake -E env X=1 cmd`), -P runs a script, -C and --toolchain load script files,
-    # -S is the source tree whose CMakeLists.txt runs.
+    # -S is the source tree whose CMakeLists.txt runs; -D of a cmake-variables(7) entry
+    # naming a program or a script to include is sensitive.
     ("cmake", _a("-S -B -C -D -U -G -T -A -P --toolchain --install-prefix --preset --build"
                  " --target -t -j --parallel --config --install --prefix --component -L",
-                 risky=risks(exec="-E", flag_read="-P -C --toolchain", read="-S"))),
+                 risky=risks(exec="-E", flag_read="-P -C --toolchain", read="-S"),
+                 option_checks=names(("-D", _CMAKE_RUNS)))),
     # pytest 9.0 `pytest --help`: -p loads a plugin, -o/--override-ini sets any ini option
     # (addopts, cache_dir), -c/--config-file reads another config, --rootdir moves the
     # cache and conftest search, --basetemp is emptied with rm -rf, --tx (xdist) starts
