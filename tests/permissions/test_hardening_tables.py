@@ -160,6 +160,8 @@ CASES = [
     ([A("git blame *"), READ, SECRET], "git blame -L 1,5 HEAD -- .env", "deny"),
     ([A("git log *"), READ, SECRET], "git log -p -- .env", "deny"),
     ([A("git log *"), READ, SECRET], "git log -p .env", "deny"),
+    ([A("git log *"), READ, SECRET], "git log -L 1,5:.env", "deny"),
+    ([A("git log *"), READ, SECRET], "git log -L:main:src/a.py", "allow"),
     ([A("git diff *"), READ, SSH], "git diff ~/.ssh/id_rsa /dev/null", "deny"),
     ([A("git diff *"), READ], "git diff /etc/passwd x", "not-allow"),
     ([A("git grep *"), READ, SECRET], "git grep KEY -- .env", "deny"),

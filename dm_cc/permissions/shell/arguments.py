@@ -65,6 +65,8 @@ def inspect(key: tuple[str, ...], spec: ArgSpec, words: list[Word],
             effects.append(FileUse(value._replace(text=opt.value[1:]), "read"))  # curl -H @FILE
         elif risk == "url-read" and re.match(_URL_PATH, opt.value):
             effects.append(FileUse(value._replace(text=_file_path(opt.value)), "read"))
+        elif risk == "colon-read" and ":" in opt.value:  # git log -L 1,5:FILE
+            effects.append(FileUse(value._replace(text=opt.value.rsplit(":", 1)[1]), "read"))
         elif risk == "pair-read" and opt.at + 1 < len(args):
             effects.append(FileUse(args[opt.at + 1], "read"))  # jq --rawfile NAME FILE
     positionals = [args[i] for i in scan.positionals]

@@ -18,7 +18,7 @@ from dm_cc.permissions.shell.tables import DuplicateEntry, names, table, words
 from dm_cc.permissions.shell.tables.wrappers import SSH_VALUE_OPTS
 
 Risk = Literal["flag", "edit", "read", "flag-edit", "flag-read", "script", "exec", "at-read",
-               "archive", "directory", "at-start-read", "url-read", "pair-read"]
+               "archive", "directory", "at-start-read", "url-read", "pair-read", "colon-read"]
 Access = Literal["read", "edit"]
 _RISKS: frozenset[str] = frozenset(get_args(Risk))
 _NONE: frozenset[str] = frozenset()
@@ -34,7 +34,8 @@ class ArgSpec(NamedTuple):
     "script" (its value is a shell script: sensitive, and parsed again), "exec" (the words
     up to ``;`` are a command: sensitive, and analysed) and "at-read" (a value ``@FILE`` or
     ``name=@FILE`` reads FILE, as in curl), "archive" (tar's archive: edited when creating,
-    read otherwise) and "directory" (tar -C: read when creating, written when extracting).
+    read otherwise), "directory" (tar -C: read when creating, written when extracting) and
+    "colon-read" (a value ``…:FILE`` reads FILE: ``git log -L 1,5:FILE``).
     The key "+" stands for any word starting with ``+`` (``vim +cmd``, ``less +!cmd``).
     option_checks: option -> regex; the option is sensitive when its value matches.
     files: what positional words are; skip: leading positionals that are not files
@@ -538,7 +539,7 @@ ARG_SPECS: Mapping[tuple[str, ...], ArgSpec] = table(
     # --no-index); git-log(1), git-show(1), git-diff(1), git-cat-file(1), git-grep(1),
     # git-archive(1), git-ls-files(1) (-X/--exclude-from read a file).
     ("git diff, git log, git show, git whatchanged, git cat-file, git shortlog",
-     _git(risks(flag="--no-index"), "-L -S -G --author --grep --since --until --format"
+     _git(risks(flag="--no-index", colon_read="-L"), "-L -S -G --author --grep --since --until --format"
           " --pretty -n --max-count --skip", files="read", file_opts="--no-index",
           git_paths=True)),
     ("git blame", _git(risks(read="--contents -S"), "--contents -L -S --date",
