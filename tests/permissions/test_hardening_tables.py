@@ -96,6 +96,15 @@ CASES = [
     ([A("*"), D("rm *")], "flyctl ssh console -a app --command 'rm -rf x'", "deny"),
     ([A("*"), D("rm *")], "npm explore lodash -- rm -rf x", "deny"),
     ([A("*"), D("rm *")], "envchain aws rm -rf x", "deny"),
+    # deny rules catch the flags whatever their spelling: abbreviations down to one
+    # letter, options that imply others, values that mean a flag
+    ([A("*"), D("rm -rf *")], "rm --r --f x", "deny"),
+    ([A("*"), D("rm -rf *")], "rm --rec --forc x", "deny"),
+    ([A("*"), D("rm -rf *")], "rm -r --interactive=never x", "deny"),
+    ([A("*"), D("cp -r *")], "cp -a src dst", "deny"),
+    ([A("*"), D("cp -r *")], "cp --archive src dst", "deny"),
+    ([A("*"), D("npm install -g *")], "npm install --location=global evil", "deny"),
+    ([A("*"), D("rm -rf *"), EDIT], "rm -r x", "allow"),
     # --- awk programs whose risky parts hide behind comments or unusual regexes
     ([A("awk *"), READ], "awk 'BEGIN { # \"\n system(\"id\") }'", "not-allow"),
     ([A("awk *"), READ], "awk 'BEGIN { y = 2 ? /\"/ : 0; system(\"id\") }'", "not-allow"),

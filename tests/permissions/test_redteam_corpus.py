@@ -33,11 +33,7 @@ KNOWN_GAPS = frozenset({
     "nonstatic-strict-c0b723a7",  # 'r{m,} -rf x' -> deny
     "pathbin-bfca3fc1",  # 'coreutils --coreutils-prog=rm -rf x' -> deny
     "env-strict-a071e283",  # "PS4='$(rm -rf x)' bash -xc :" -> deny
-    "flagspell-ad242b95",  # 'rm -r --interactive=never x' -> deny
-    "flagspell-3de67dbe",  # 'rm --r --f x' -> deny
-    "flagspell-2665700d",  # 'cp -a src dst' -> deny
     "flagspell-1bba4c57",  # 'npm i -g evil' -> deny
-    "flagspell-64cd476c",  # 'npm install --location=global evil' -> deny
     "flagspell-5464d3b4",  # 'python -m pip install evil' -> deny
     "flagspell-ddbe3809",  # 'docker container rm -f x' -> deny
     "eval-1112f1f0",  # "bash /dev/fd/3 3<<< 'rm -rf x'" -> deny

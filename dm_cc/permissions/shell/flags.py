@@ -184,11 +184,13 @@ def wildcard_match(pattern: str, text: str) -> bool:
 def _canonical(word: str, aliases: Mapping[str, tuple[str, ...]], whole: bool) -> set[str]:
     """Canonical flags for one option word: ``-rf`` → {-r, -f}; ``--force`` → {-f}."""
     if word.startswith("--") or whole:
+        if word in aliases:  # a value that means a flag: --interactive=never is -f
+            return set(aliases[word])
         name = word.partition("=")[0]
         if name in aliases:
             return set(aliases[name])
         out = {name}
-        if len(name) >= 4:  # GNU/git accept unambiguous abbreviations: --rec, --forc
+        if len(name) >= 3:  # GNU/git accept unambiguous abbreviations: --r, --rec, --forc
             for long, canon in aliases.items():
                 if long.startswith(name) and long.startswith("--"):
                     out.update(canon)
