@@ -105,6 +105,13 @@ CASES = [
     ([A("*"), D("cp -r *")], "cp --archive src dst", "deny"),
     ([A("*"), D("npm install -g *")], "npm install --location=global evil", "deny"),
     ([A("*"), D("rm -rf *"), EDIT], "rm -r x", "allow"),
+    ([A("*"), D("npm install -g *")], "npm i -g evil", "deny"),
+    ([A("*"), D("npm install -g *")], "npm add --global evil", "deny"),
+    ([A("*"), D("npm install -g *")], "npm isntall -g evil", "deny"),
+    ([A("*"), D("pip install *")], "python3 -m pip install evil", "deny"),
+    ([A("*"), D("docker rm -f *")], "docker container rm -f x", "deny"),
+    ([A("*"), D("docker rmi *")], "docker image rm x", "deny"),
+    ([A("*"), D("npm install -g *")], "npm i evil", "allow"),
     # --- awk programs whose risky parts hide behind comments or unusual regexes
     ([A("awk *"), READ], "awk 'BEGIN { # \"\n system(\"id\") }'", "not-allow"),
     ([A("awk *"), READ], "awk 'BEGIN { y = 2 ? /\"/ : 0; system(\"id\") }'", "not-allow"),

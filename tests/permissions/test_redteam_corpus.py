@@ -33,9 +33,6 @@ KNOWN_GAPS = frozenset({
     "nonstatic-strict-c0b723a7",  # 'r{m,} -rf x' -> deny
     "pathbin-bfca3fc1",  # 'coreutils --coreutils-prog=rm -rf x' -> deny
     "env-strict-a071e283",  # "PS4='$(rm -rf x)' bash -xc :" -> deny
-    "flagspell-1bba4c57",  # 'npm i -g evil' -> deny
-    "flagspell-5464d3b4",  # 'python -m pip install evil' -> deny
-    "flagspell-ddbe3809",  # 'docker container rm -f x' -> deny
     "eval-1112f1f0",  # "bash /dev/fd/3 3<<< 'rm -rf x'" -> deny
     "eval-limit-f690e938",  # 'python3 -c \'import os; os.system("rm -rf x")\'' -> deny
     "eval-limit-43609ae4",  # 'perl -e \'system("rm -rf x")\'' -> deny

@@ -28,7 +28,11 @@ from typing import NamedTuple
 
 from dm_cc.permissions.shell.tables import lookup
 from dm_cc.permissions.shell.tables.arguments import SINGLE_DASH_LONG
-from dm_cc.permissions.shell.tables.flag_aliases import FLAG_ALIASES, POSITIONAL_FLAGS
+from dm_cc.permissions.shell.tables.flag_aliases import (
+    COMMAND_ALIASES,
+    FLAG_ALIASES,
+    POSITIONAL_FLAGS,
+)
 
 _EMPTY: frozenset[str] = frozenset()
 
@@ -254,7 +258,11 @@ class FlagRule(NamedTuple):
     tail: str
 
     def matches(self, words: Sequence[str]) -> bool:
-        """True when the command ``words`` are covered by this rule."""
+        """True when the command ``words`` are covered by this rule (its leading words
+        spelled as the rule spells them: ``npm i`` is ``npm install``)."""
+        spelled, canonical = lookup(COMMAND_ALIASES, words)
+        if canonical is not None:
+            words = [*canonical, *words[len(spelled):]]
         if not words or words[0] != self.head[0]:
             return False
         options, positional, values = _split_marked(words)

@@ -242,6 +242,9 @@ class Judge:
             outcome = shell(words, stdin)
         elif name in INTERPRETERS or versioned_interpreter(name):
             outcome = interpreter(words, stdin)
+            if len(texts) > 2 and texts[1] == "-m":  # python -m pip install x: as `pip …`
+                self.speculative.append(SimpleCommand(tuple(texts[2:]), speculative=True,
+                                                      note=f"{name} -m runs it"))
         elif name in ("source", ".") and len(words) > 1:
             outcome = source(words, stdin)
         elif name in ("eval", "alias", "trap"):

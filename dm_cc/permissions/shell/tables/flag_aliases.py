@@ -92,3 +92,17 @@ FLAG_ALIASES: Mapping[tuple[str, ...], Mapping[str, tuple[str, ...]]] = table(
 POSITIONAL_FLAGS: Mapping[tuple[str, ...], tuple[tuple[str, str], ...]] = table(
     ("git push", (("+", "-f"), (":", "-d"))),
 )
+
+#: Other spellings of a command's leading words, for deny/ask rules: (words) -> the
+#: words a rule names. npm-install(1) (npm 9: "aliases: add, i, in, ins, inst, insta,
+#: instal, isnt, isnta, isntal, isntall"), npm-uninstall(1), docker(1) (the management
+#: commands `docker container rm` = `docker rm`, `docker image rm` = `docker rmi`).
+#: (`python -m pip` is offered to deny rules as `pip` by the judge.)
+COMMAND_ALIASES: Mapping[tuple[str, ...], tuple[str, ...]] = table(
+    *((f"npm {alias}", ("npm", "install")) for alias in
+      ("add", "i", "in", "ins", "inst", "insta", "instal", "isnt", "isnta", "isntal",
+       "isntall")),
+    ("npm un, npm unlink, npm remove, npm rm, npm r", ("npm", "uninstall")),
+    ("docker container rm, docker container remove", ("docker", "rm")),
+    ("docker image rm, docker image remove", ("docker", "rmi")),
+)
