@@ -96,6 +96,8 @@ CASES = [
     ([A("*"), D("rm *")], "flyctl ssh console -a app --command 'rm -rf x'", "deny"),
     ([A("*"), D("rm *")], "npm explore lodash -- rm -rf x", "deny"),
     ([A("*"), D("rm *")], "envchain aws rm -rf x", "deny"),
+    ([A("*"), D("rm *")], "coreutils --coreutils-prog=rm -rf x", "deny"),
+    ([A("*"), D("rm -rf *")], "coreutils --coreutils-p=rm -rf x", "deny"),
     # deny rules catch the flags whatever their spelling: abbreviations down to one
     # letter, options that imply others, values that mean a flag
     ([A("*"), D("rm -rf *")], "rm --r --f x", "deny"),

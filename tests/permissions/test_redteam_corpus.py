@@ -31,7 +31,6 @@ KNOWN_GAPS = frozenset({
     "escape-425765e0",  # 'r$()m -rf x' -> deny
     "nonstatic-strict-5c45ec5c",  # '{rm,-rf,x}' -> deny
     "nonstatic-strict-c0b723a7",  # 'r{m,} -rf x' -> deny
-    "pathbin-bfca3fc1",  # 'coreutils --coreutils-prog=rm -rf x' -> deny
     "env-strict-a071e283",  # "PS4='$(rm -rf x)' bash -xc :" -> deny
     "eval-1112f1f0",  # "bash /dev/fd/3 3<<< 'rm -rf x'" -> deny
     "eval-limit-f690e938",  # 'python3 -c \'import os; os.system("rm -rf x")\'' -> deny

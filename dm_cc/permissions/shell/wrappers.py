@@ -72,7 +72,8 @@ def wrapper_lookup(texts: Sequence[str]) -> tuple[tuple[str, ...], Wrapper | Non
 @cache
 def _long_options(spec: Wrapper) -> tuple[str, ...]:
     """The wrapper's long options this table knows, those that run a script first."""
-    runs = sorted(o for o in spec.string_opts | spec.command_opts if o[:2] == "--")
+    runs = sorted(o for o in spec.string_opts | spec.command_opts | spec.program_opts
+                  if o[:2] == "--")
     rest = (spec.value_opts | spec.pair_opts | spec.optional_opts | spec.command_flags
             | spec.query_opts | spec.chdir_opts | spec.env_opts)
     return (*runs, *sorted(o for o in rest if o[:2] == "--" and o not in runs))
@@ -159,6 +160,11 @@ def _runs(key: tuple[str, ...], spec: Wrapper, words: list[Word],
     cut = next((i for i, w in enumerate(rest) if w.text in spec.stop_words), len(rest))
     rest = rest[:cut]
     ran = ran or bool(rest)
+    programs = [o for o in scan.options if o.flag in spec.program_opts and o.value is not None]
+    if programs:  # coreutils --coreutils-prog=rm -rf x: rm -rf x (its options are rm's)
+        chosen = programs[-1]
+        rest = [args[chosen.at]._replace(text=chosen.value or ""), *args[chosen.at + 1:]]
+        ran = True
     if mode in ("command", "dashdash"):  # env -C DIR CMD: CMD runs in DIR
         places = [args[o.at]._replace(text=o.value) for o in scan.options
                   if o.flag in spec.chdir_opts and o.value is not None]

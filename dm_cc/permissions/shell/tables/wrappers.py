@@ -39,6 +39,8 @@ class Wrapper(NamedTuple):
     chdir_opts: options naming the directory the command runs in (``env -C DIR``).
     env_opts: options whose value is NAME=VALUE (``systemd-run -E``, ``run0 --setenv``).
     reopts: options may also follow the positionals (``ssh host -t CMD``).
+    program_opts: options whose value names the program the rest runs as
+      (``coreutils --coreutils-prog=rm -rf x`` is ``rm -rf x``).
     """
 
     value_opts: frozenset[str] = _NONE
@@ -56,6 +58,7 @@ class Wrapper(NamedTuple):
     chdir_opts: frozenset[str] = _NONE
     env_opts: frozenset[str] = _NONE
     reopts: bool = False
+    program_opts: frozenset[str] = _NONE
 
 
 def _w(values: str = "", **kw: object) -> Wrapper:
@@ -192,6 +195,8 @@ WRAPPERS: Mapping[tuple[str, ...], Wrapper] = table(
     ("catchsegv, busybox, unbuffer, torsocks, tsocks, dbus-run-session, firejail, valgrind,"
      " arch", _RUNNER),
     ("perf trace", _w("-e -o -p -t -C -G -F")),  # perf-trace(1)
+    # coreutils(1) (9.1, the multi-call binary): --coreutils-prog=PROG runs PROG.
+    ("coreutils", _w(program_opts="--coreutils-prog --coreutils-prog-shebang")),
     ("envchain", _w(positionals=1)),  # envchain NAMESPACE CMD
     # capsh(1) (libcap 2.66): `--` runs /bin/bash with the remaining arguments.
     ("capsh", _w(rest="shell-args")),
