@@ -96,6 +96,9 @@ CASES = [
     ([A("*"), D("rm *")], "flyctl ssh console -a app --command 'rm -rf x'", "deny"),
     ([A("*"), D("rm *")], "npm explore lodash -- rm -rf x", "deny"),
     ([A("*"), D("rm *")], "envchain aws rm -rf x", "deny"),
+    ([A("*"), READ, SSH], "xargs cat <<< ~/.ssh/id_rsa", "deny"),
+    ([A("*"), READ, SECRET], "xargs -n1 head <<EOF\n.env\nEOF", "deny"),
+    ([A("*"), D("rm *")], "xargs <<< 'rm -rf x'", "allow"),
     ([A("*"), D("rm *")], "coreutils --coreutils-prog=rm -rf x", "deny"),
     ([A("*"), D("rm -rf *")], "coreutils --coreutils-p=rm -rf x", "deny"),
     # deny rules catch the flags whatever their spelling: abbreviations down to one

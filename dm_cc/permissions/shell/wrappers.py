@@ -165,6 +165,10 @@ def _runs(key: tuple[str, ...], spec: Wrapper, words: list[Word],
         chosen = programs[-1]
         rest = [args[chosen.at]._replace(text=chosen.value or ""), *args[chosen.at + 1:]]
         ran = True
+    if spec.stdin_args and stdin is not None and stdin.kind in ("heredoc", "herestring") \
+            and stdin.script is not None and not stdin.dynamic:  # xargs cat <<< FILE
+        rest = [*(rest or [Word("echo")]), *(Word(part) for part in stdin.script.split())]
+        stdin = None
     if mode in ("command", "dashdash"):  # env -C DIR CMD: CMD runs in DIR
         places = [args[o.at]._replace(text=o.value) for o in scan.options
                   if o.flag in spec.chdir_opts and o.value is not None]

@@ -41,6 +41,8 @@ class Wrapper(NamedTuple):
     reopts: options may also follow the positionals (``ssh host -t CMD``).
     program_opts: options whose value names the program the rest runs as
       (``coreutils --coreutils-prog=rm -rf x`` is ``rm -rf x``).
+    stdin_args: the words of stdin are appended to the command (``xargs cat <<< FILE``:
+      a static heredoc or here-string is known; the rest cannot be).
     """
 
     value_opts: frozenset[str] = _NONE
@@ -59,6 +61,7 @@ class Wrapper(NamedTuple):
     env_opts: frozenset[str] = _NONE
     reopts: bool = False
     program_opts: frozenset[str] = _NONE
+    stdin_args: bool = False
 
 
 def _w(values: str = "", **kw: object) -> Wrapper:
@@ -213,7 +216,7 @@ WRAPPERS: Mapping[tuple[str, ...], Wrapper] = table(
     # aliases.
     ("xargs", _w("-I -n -P -L -d -s -E -a --max-args --max-procs --max-lines --delimiter"
                  " --max-chars --eof --arg-file --process-slot-var",
-                 optional_opts="-i -e -l --replace --eof --max-lines")),
+                 optional_opts="-i -e -l --replace --eof --max-lines", stdin_args=True)),
     ("watch", _w("-n --interval -q --equexit", optional_opts="-d --differences",
                  command_flags="-x --exec", rest="script")),
     ("parallel", _w("-j --jobs -S --sshlogin -a --arg-file --delay --timeout --joblog"
