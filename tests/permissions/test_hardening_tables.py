@@ -157,6 +157,10 @@ CASES = [
     ([A("*"), READ, EDIT], "git checkout HEAD -- .dm_cc/policy.yaml", "not-allow"),
     ([A("*"), READ, EDIT], "git restore --source=HEAD~3 .git/hooks", "not-allow"),
     ([A("*"), READ, EDIT], "git --git-dir=planted log", "not-allow"),
+    # a symlink made earlier in the line: paths through it are also judged at its target
+    ([A("*"), READ, SSH], "ln -s ~/.ssh k && cat k/id_rsa", "deny"),
+    ([A("*"), READ, SSH], "mkdir d; ln -s ../../h d/up && cat d/up/.ssh/id_rsa", "not-allow"),
+    ([A("*"), READ, EDIT], "ln -s .git g && echo x > g/config", "not-allow"),
     ([A("*"), READ, EDIT], "git --work-tree=/ status", "not-allow"),
     # a git directory under another name: every git directory has a HEAD file
     ([A("*"), READ, EDIT], "mkdir -p d/refs d/objects && echo 'ref: refs/heads/m' > d/HEAD",

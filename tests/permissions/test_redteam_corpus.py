@@ -44,8 +44,6 @@ KNOWN_GAPS = frozenset({
     "secret-strict-dd6f03e7",  # 'cat ~/.*/id_rsa' -> deny
     "secret-945ced3f",  # 'echo ~/.ssh/id_rsa | xargs cat' -> deny
     # ^ stays: xargs's arguments are another command's output, known only at run time.
-    "secret-58b833bf",  # 'ln -s ~ h && cat h/.ssh/id_rsa' -> deny
-    "secret-8a995adf",  # 'ln -s .. up && cat up/home/.ssh/id_rsa' -> deny
     "symlink-2d3600c7",  # 'grep -R BEGIN .' -> not-allow
     "dotenv-strict-e04505ff",  # 'cat config/deep/.e?v.production' -> deny
     "dotenv-strict-0e02bf6b",  # 'cat config/deep/.[e]nv.production' -> deny

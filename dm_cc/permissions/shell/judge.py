@@ -96,7 +96,7 @@ class Judge:
         self.speculative: list[SimpleCommand] = []
         self.budget = 2 * size + 65_536  # characters that may be (re-)parsed in total
         self.cwd: tuple[str, bool] | None = None  # directory from `cd`, and whether unknown
-        self.links: set[str] = set()  # symlinks this line creates (`ln -s ~ h`)
+        self.links: dict[str, str | None] = {}  # symlinks this line makes -> their target
 
     def run(self, source: str) -> None:
         """Judge ``source`` and every script found in it, depth-first."""
@@ -139,8 +139,11 @@ class Judge:
         dynamic = word.expand or word.glob
         if path[:1] == "~" and path != "~" and path[:2] != "~/":
             dynamic = True  # ~+ ($PWD), ~- ($OLDPWD), ~user: only the running shell knows
-        if any(path == link or path.startswith(link + "/") for link in self.links):
-            dynamic = True  # through a symlink made earlier in this line: its target is unknown now
+        for link, target in self.links.items():
+            if path == link or path.startswith(link + "/"):
+                dynamic = True  # through a symlink made earlier in this line: judged as
+                if target is not None:  # written (not allowable) and through its target
+                    self.files.append(FileRef(target + path[len(link):], access, False))
         self.files.append(FileRef(path, access, dynamic))
         if self.cwd is not None and not path.startswith(("/", "~")):
             base, unknown = self.cwd  # after `cd DIR` a relative path may mean DIR/path
@@ -255,13 +258,14 @@ class Judge:
             outcome = eval_builtin(name, words)
         if outcome.effects:
             yield from self.apply(outcome.effects, depth, suspect, sensitive)
-        if name in ("ln", "cp") and _makes_symlink(texts):
-            names = [t for t in texts[1:] if t != "--" and not t.startswith("-")]
-            if names:
-                self.links.add(names[-1].rstrip("/") or names[-1])
         spec_key, spec = lookup(ARG_SPECS, texts)
         if spec is not None and (effects := inspect(spec_key, spec, words, stop)):
             yield from self.apply(effects, depth, suspect, sensitive)
+        if name in ("ln", "cp") and _makes_symlink(texts):
+            names = [t for t in texts[1:] if t != "--" and not t.startswith("-")]
+            if names:
+                link = names[-1].rstrip("/") or names[-1]
+                self.links[link] = _link_target(link, names[-2]) if len(names) > 1 else None
         dynamic = outcome.note is not None or any(w.expand for w in words)
         if spec is None and wrapper is None and not dynamic and name not in NOT_RUNNERS \
                 and name not in SHELLS and not versioned_interpreter(name):
@@ -292,6 +296,16 @@ class Judge:
                 yield from self.command(effect.words, depth + 1, effect.stdin, effect.env,
                                         suspect)
                 self.cwd = outer
+
+
+def _link_target(link: str, target: str) -> str | None:
+    """Where ``ln -s TARGET LINK`` points, as a path from here (None when unknown)."""
+    if "$" in target or "`" in target:
+        return None
+    if target.startswith(("/", "~")):
+        return target.rstrip("/") or target
+    base = link.rsplit("/", 1)[0] if "/" in link else "."
+    return f"{base}/{target}".rstrip("/")
 
 
 def _makes_symlink(texts: Sequence[str]) -> bool:
