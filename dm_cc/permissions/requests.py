@@ -44,14 +44,24 @@ Value = str | Sequence[str] | Mapping[str, Any]
 
 # Writing here changes what runs or what is allowed (git hooks and config run
 # commands; .dm_cc holds the policy itself): an edit is allowed only by a rule
-# that names the directory (`edit .git/** allow`), never by `**` or `*`.
+# that names the directory (`edit .git/** allow`), never by `**` or `*`. Compared
+# without case, as deny/ask rules are: on a case-insensitive filesystem (macOS,
+# Windows) `.GIT/config` is `.git/config`.
+# A file named HEAD makes its directory a git directory (git's discovery and
+# `git -C DIR` read DIR/config, whose core.fsmonitor or core.pager runs commands),
+# so writing one anywhere is protected the same way.
 PROTECTED_FOR_EDIT = (".git", ".dm_cc")
+PROTECTED_FILES_FOR_EDIT = ("head",)
 
 
 def _protected(permission: str, names: tuple[str, ...]) -> set[str]:
     if permission != "edit":
         return set()
-    return {part for name in names for part in name.split("/") if part in PROTECTED_FOR_EDIT}
+    found = {part for name in names for part in name.split("/")
+             if part.lower() in PROTECTED_FOR_EDIT}
+    found |= {base for name in names
+              if (base := name.rsplit("/", 1)[-1]).lower() in PROTECTED_FILES_FOR_EDIT}
+    return found
 
 
 def path_requests(permission: str, raw: str, where: PathContextDirs, *,

@@ -31,46 +31,7 @@ KNOWN_GAPS = frozenset({
     "escape-425765e0",  # 'r$()m -rf x' -> deny
     "nonstatic-strict-5c45ec5c",  # '{rm,-rf,x}' -> deny
     "nonstatic-strict-c0b723a7",  # 'r{m,} -rf x' -> deny
-    "pathbin-bfca3fc1",  # 'coreutils --coreutils-prog=rm -rf x' -> deny
-    "wrapper-d1b27244",  # 'npm explore lodash -- rm -rf x' -> deny
-    "wrapper-d9f565f2",  # 'pixi exec rm -rf x' -> deny
-    "wrapper-6201d8c6",  # 'oc rsh pod rm -rf x' -> deny
-    "wrapper-0b8dc968",  # 'limactl shell default rm -rf x' -> deny
-    "wrapper-76791fec",  # 'heroku run rm -rf x' -> deny
-    "wrapper-3fd9d71d",  # 'ddev exec rm -rf x' -> deny
-    "wrapper-9213af30",  # 'envchain aws rm -rf x' -> deny
-    "wrapper-dc5f8b3e",  # 'rsh host rm -rf x' -> deny
-    "wrapper-c6eba150",  # 'perf trace rm -rf x' -> deny
-    "wrapper-ea5ab6a5",  # "su --session-command='rm -rf x' root" -> deny
-    "wrapper-58298041",  # "capsh -- -c 'rm -rf x'" -> deny
-    "wrapper-171e0587",  # "at now <<< 'rm -rf x'" -> deny
-    "wrapper-e25888d4",  # "batch <<< 'rm -rf x'" -> deny
-    "wrapper-368c2156",  # "tmux new-window 'rm -rf x'" -> deny
-    "wrapper-61307945",  # "tmux split-window 'rm -rf x'" -> deny
-    "wrapper-86e36fc4",  # "tmux run-shell 'rm -rf x'" -> deny
-    "wrapper-0e84fbea",  # "sops exec-env secrets.yaml 'rm -rf x'" -> deny
-    "wrapper-80fc9ac6",  # "fly ssh console -C 'rm -rf x'" -> deny
-    "wrapper-41be1271",  # "tmux new-window 'rm -rf x'" -> not-allow
     "env-strict-a071e283",  # "PS4='$(rm -rf x)' bash -xc :" -> deny
-    "flags-0c29c76f",  # "less --lesskey-content='x' README" -> not-allow
-    "flags-a88faa1c",  # 'awk \'BEGIN { # "\n system("touch /tmp/pwn") }\'' -> not-allow
-    "flags-f51f2a65",  # 'awk \'BEGIN { x = 1 ? /"/ : 0; system("id") }\'' -> not-allow
-    "flags-0de8d668",  # 'gawk \'BEGIN { f = "system"; @f("id") }\'' -> not-allow
-    "flags-ebc0d65d",  # 'awk \'BEGIN { while ((getline l < "{HOME}/.ssh/id_rsa") > 0) ' -> not-allow
-    "flags-c3fd1ebb",  # 'awk \'BEGIN { # "\n print "x" > "/tmp/f" }\'' -> not-allow
-    "flags-dd5cb7d4",  # 'rsync --write-batch=~/.bashrc a b' -> not-allow
-    "flags-4b59bb9b",  # "curl -w '%output{~/.bashrc}x' https://example.com" -> not-allow
-    "flags-70cddf93",  # 'wget --config=/tmp/evilrc https://example.com' -> not-allow
-    "flags-secret-7ee4b450",  # 'yq -n \'load_str("{HOME}/.ssh/id_rsa")\'' -> deny
-    "flags-secret-29f47747",  # 'awk \'BEGIN { while ((getline l < "{HOME}/.ssh/id_rsa") > 0) ' -> deny
-    "gitglobal-strict-19e59c18",  # 'git -c alias.p=push p origin main' -> deny
-    "flagspell-ad242b95",  # 'rm -r --interactive=never x' -> deny
-    "flagspell-3de67dbe",  # 'rm --r --f x' -> deny
-    "flagspell-2665700d",  # 'cp -a src dst' -> deny
-    "flagspell-1bba4c57",  # 'npm i -g evil' -> deny
-    "flagspell-64cd476c",  # 'npm install --location=global evil' -> deny
-    "flagspell-5464d3b4",  # 'python -m pip install evil' -> deny
-    "flagspell-ddbe3809",  # 'docker container rm -f x' -> deny
     "eval-1112f1f0",  # "bash /dev/fd/3 3<<< 'rm -rf x'" -> deny
     "eval-limit-f690e938",  # 'python3 -c \'import os; os.system("rm -rf x")\'' -> deny
     "eval-limit-43609ae4",  # 'perl -e \'system("rm -rf x")\'' -> deny
@@ -81,11 +42,8 @@ KNOWN_GAPS = frozenset({
     "secret-strict-915fb582",  # 'cat ~/.s?h/id_rsa' -> deny
     "secret-strict-eb697600",  # 'cat ~/{.ssh,.x}/id_rsa' -> deny
     "secret-strict-dd6f03e7",  # 'cat ~/.*/id_rsa' -> deny
-    "secret-348bade3",  # 'tar -C ~ -cf - .ssh' -> deny
-    "secret-086f6c4e",  # 'xargs cat <<< ~/.ssh/id_rsa' -> deny
     "secret-945ced3f",  # 'echo ~/.ssh/id_rsa | xargs cat' -> deny
-    "secret-58b833bf",  # 'ln -s ~ h && cat h/.ssh/id_rsa' -> deny
-    "secret-8a995adf",  # 'ln -s .. up && cat up/home/.ssh/id_rsa' -> deny
+    # ^ stays: xargs's arguments are another command's output, known only at run time.
     "symlink-2d3600c7",  # 'grep -R BEGIN .' -> not-allow
     "dotenv-strict-e04505ff",  # 'cat config/deep/.e?v.production' -> deny
     "dotenv-strict-0e02bf6b",  # 'cat config/deep/.[e]nv.production' -> deny

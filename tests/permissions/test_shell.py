@@ -520,7 +520,8 @@ def test_redirects(source: str, expected: set[tuple[str, str, bool]]) -> None:
     ("tar xzf in.tgz member", {("in.tgz", "read")}),
     ("tar -x -f in.tar", {("in.tar", "read")}),
     ("tar -xf in.tar -C ~/", {("in.tar", "read"), ("~/", "edit")}),
-    ("tar -cf out.tar -C src .", {("out.tar", "edit"), ("src", "read"), (".", "read")}),
+    ("tar -cf out.tar -C src .", {("out.tar", "edit"), ("src", "read"), (".", "read"),
+                                  ("src/.", "read")}),  # -C: operands are under src
     ("less --log-file=/tmp/l f", {("/tmp/l", "edit"), ("f", "read")}),
     ("base64 -d a", {("a", "read")}),
     ("xxd a", {("a", "read")}),

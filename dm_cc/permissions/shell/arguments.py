@@ -15,11 +15,12 @@ import re
 from dm_cc.permissions.shell.flags import scan_options
 from dm_cc.permissions.shell.quoting import Word, is_assignment
 from dm_cc.permissions.shell.records import Command, Effect, FileUse, Script, Sensitive
-from dm_cc.permissions.shell.sed_awk import awk_risky, sed_risky
+from dm_cc.permissions.shell.sed_awk import awk_risky, program_files, sed_risky
 from dm_cc.permissions.shell.tables.arguments import SINGLE_DASH_LONG, TAR_WRITE_OPTS, ArgSpec
 from dm_cc.permissions.shell.tables.environment import risky_env
 
 _URL_PATH = r"(?i)file://(?:localhost)?"
+_RISKY_PROGRAM = {"sed": sed_risky, "awk": awk_risky}
 
 
 def inspect(key: tuple[str, ...], spec: ArgSpec, words: list[Word],
@@ -64,6 +65,8 @@ def inspect(key: tuple[str, ...], spec: ArgSpec, words: list[Word],
             effects.append(FileUse(value._replace(text=opt.value[1:]), "read"))  # curl -H @FILE
         elif risk == "url-read" and re.match(_URL_PATH, opt.value):
             effects.append(FileUse(value._replace(text=_file_path(opt.value)), "read"))
+        elif risk == "colon-read" and ":" in opt.value:  # git log -L 1,5:FILE
+            effects.append(FileUse(value._replace(text=opt.value.rsplit(":", 1)[1]), "read"))
         elif risk == "pair-read" and opt.at + 1 < len(args):
             effects.append(FileUse(args[opt.at + 1], "read"))  # jq --rawfile NAME FILE
     positionals = [args[i] for i in scan.positionals]
@@ -71,11 +74,14 @@ def inspect(key: tuple[str, ...], spec: ArgSpec, words: list[Word],
         effects.append(Sensitive("+"))
     skip = 0 if flags & spec.skip_opts else spec.skip
     if spec.script is not None:
-        programs = [o.value for o in scan.options if o.flag in spec.skip_opts
-                    and o.flag not in spec.risky and o.value is not None]
-        programs += [w.text for w in positionals[:skip]]
-        risky = sed_risky if spec.script == "sed" else awk_risky
-        effects += [Sensitive(p) for p in programs if risky(p)]
+        programs = [args[o.at]._replace(text=o.value) for o in scan.options
+                    if o.flag in spec.skip_opts and o.flag not in spec.risky
+                    and o.value is not None]
+        programs += positionals[:skip]
+        risky = _RISKY_PROGRAM.get(spec.script)
+        effects += [Sensitive(p.text) for p in programs if risky is not None and risky(p.text)]
+        effects += [FileUse(p._replace(text=path), access) for p in programs
+                    for path, access in program_files(spec.script, p.text)]
     if spec.sensitive_positionals and len(positionals) >= spec.sensitive_positionals:
         effects.append(Sensitive(key[-1]))
     if spec.sensitive_re:  # sqlite3 db '.shell cmd'
@@ -85,14 +91,27 @@ def inspect(key: tuple[str, ...], spec: ArgSpec, words: list[Word],
                     and risky_env(var := w.text.split("=", 1)[0])]
     files = [w for w in positionals[skip:]
              if not (spec.not_file_re and re.match(spec.not_file_re, w.text))]
-    if spec.file_opts and not flags & spec.file_opts:
+    if spec.git_paths and not flags & spec.file_opts:  # git show HEAD:.env, git log -- x
+        dashdash = texts.index("--") if "--" in texts else len(texts)
+        effects += [FileUse(args[i]._replace(text=path), "read")
+                    for i in scan.positionals[skip:]
+                    if (path := _git_path(texts[i], i > dashdash))]
+        files = []
+    elif spec.file_opts and not flags & spec.file_opts:
         files = []
     if spec.url_files:  # curl file:///etc/passwd
         effects += [FileUse(w._replace(text=_file_path(w.text)), "read")
                     for w in files if re.match(_URL_PATH, w.text)]
         files = []
+    # tar -C DIR: the operands after it are relative to DIR (reported both ways)
+    bases = [o.value for o in scan.options if spec.risky.get(o.flag) == "directory"
+             and o.value is not None]
+    files += [w._replace(text=f"{base.rstrip('/') or '/'}/{w.text}") for base in bases
+              for w in list(files) if not w.text.startswith(("/", "~"))]
     edit = bool(flags & spec.edit_opts)
     only_read = bool(flags & spec.read_opts)  # gzip -c: writes stdout, not the file
+    links = bool(flags & spec.hardlink_opts) or bool(spec.symlink_opts
+                                                   and not flags & spec.symlink_opts)
     for i, word in enumerate(files):
         var, eq, path = word.text.partition("=")
         if eq and var in spec.assign_files:
@@ -105,6 +124,8 @@ def inspect(key: tuple[str, ...], spec: ArgSpec, words: list[Word],
             access = spec.last
         if access is not None:
             effects.append(FileUse(word, "edit" if edit else "read" if only_read else access))
+            if access == "read" and links and not edit:
+                effects.append(FileUse(word, "edit"))
     return effects
 
 
@@ -112,9 +133,10 @@ def _unabbreviate(text: str, spec: ArgSpec) -> str:
     """GNU getopt accepts a long option cut to any unambiguous prefix (``--compress-prog``
     is ``--compress-program``): a prefix of 4 or more characters of an option this spec
     knows is read as that option (a risky one when several fit -- the fail-safe side);
-    a shorter prefix (``--pag``, ``--so``) only as a risky or program option."""
+    a shorter prefix, down to one letter (``--o`` is sort's ``--output``), only as a risky
+    or program option."""
     name, eq, value = text.partition("=")
-    if len(name) < 4 or name in spec.risky or name in spec.value_opts \
+    if len(name) < 3 or name in spec.risky or name in spec.value_opts \
             or name in spec.optional_opts or name in spec.pair_opts:
         return text
     known: tuple[str, ...] = (*spec.risky, *spec.skip_opts)  # short prefixes: risky only
@@ -125,6 +147,20 @@ def _unabbreviate(text: str, spec: ArgSpec) -> str:
         return text
     full = next((k for k in fits if k in spec.risky), fits[0])
     return full + eq + value
+
+
+def _git_path(text: str, after_dashdash: bool) -> str | None:
+    """The file a git operand reads, if any: a path after ``--``, the PATH of
+    ``REV:PATH`` / ``:PATH`` / ``:N:PATH``, or a word that looks like a path."""
+    if after_dashdash:
+        return text
+    rev, colon, path = text.partition(":")
+    if colon and "/" not in rev[:1]:
+        path = path[2:] if re.match(r"[0-3]:", path) else path
+        return path or None
+    if "." in text.replace("..", "") or text[:1] in ("/", "~") or "/" in text:
+        return text
+    return None
 
 
 def _until_terminator(words: list[Word]) -> list[Word]:

@@ -28,7 +28,11 @@ from typing import NamedTuple
 
 from dm_cc.permissions.shell.tables import lookup
 from dm_cc.permissions.shell.tables.arguments import SINGLE_DASH_LONG
-from dm_cc.permissions.shell.tables.flag_aliases import FLAG_ALIASES, POSITIONAL_FLAGS
+from dm_cc.permissions.shell.tables.flag_aliases import (
+    COMMAND_ALIASES,
+    FLAG_ALIASES,
+    POSITIONAL_FLAGS,
+)
 
 _EMPTY: frozenset[str] = frozenset()
 
@@ -184,11 +188,13 @@ def wildcard_match(pattern: str, text: str) -> bool:
 def _canonical(word: str, aliases: Mapping[str, tuple[str, ...]], whole: bool) -> set[str]:
     """Canonical flags for one option word: ``-rf`` → {-r, -f}; ``--force`` → {-f}."""
     if word.startswith("--") or whole:
+        if word in aliases:  # a value that means a flag: --interactive=never is -f
+            return set(aliases[word])
         name = word.partition("=")[0]
         if name in aliases:
             return set(aliases[name])
         out = {name}
-        if len(name) >= 4:  # GNU/git accept unambiguous abbreviations: --rec, --forc
+        if len(name) >= 3:  # GNU/git accept unambiguous abbreviations: --r, --rec, --forc
             for long, canon in aliases.items():
                 if long.startswith(name) and long.startswith("--"):
                     out.update(canon)
@@ -252,7 +258,11 @@ class FlagRule(NamedTuple):
     tail: str
 
     def matches(self, words: Sequence[str]) -> bool:
-        """True when the command ``words`` are covered by this rule."""
+        """True when the command ``words`` are covered by this rule (its leading words
+        spelled as the rule spells them: ``npm i`` is ``npm install``)."""
+        spelled, canonical = lookup(COMMAND_ALIASES, words)
+        if canonical is not None:
+            words = [*canonical, *words[len(spelled):]]
         if not words or words[0] != self.head[0]:
             return False
         options, positional, values = _split_marked(words)

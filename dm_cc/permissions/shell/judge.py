@@ -96,7 +96,7 @@ class Judge:
         self.speculative: list[SimpleCommand] = []
         self.budget = 2 * size + 65_536  # characters that may be (re-)parsed in total
         self.cwd: tuple[str, bool] | None = None  # directory from `cd`, and whether unknown
-        self.links: set[str] = set()  # symlinks this line creates (`ln -s ~ h`)
+        self.links: dict[str, str | None] = {}  # symlinks this line makes -> their target
 
     def run(self, source: str) -> None:
         """Judge ``source`` and every script found in it, depth-first."""
@@ -139,8 +139,11 @@ class Judge:
         dynamic = word.expand or word.glob
         if path[:1] == "~" and path != "~" and path[:2] != "~/":
             dynamic = True  # ~+ ($PWD), ~- ($OLDPWD), ~user: only the running shell knows
-        if any(path == link or path.startswith(link + "/") for link in self.links):
-            dynamic = True  # through a symlink made earlier in this line: its target is unknown now
+        for link, target in self.links.items():
+            if path == link or path.startswith(link + "/"):
+                dynamic = True  # through a symlink made earlier in this line: judged as
+                if target is not None:  # written (not allowable) and through its target
+                    self.files.append(FileRef(target + path[len(link):], access, False))
         self.files.append(FileRef(path, access, dynamic))
         if self.cwd is not None and not path.startswith(("/", "~")):
             base, unknown = self.cwd  # after `cd DIR` a relative path may mean DIR/path
@@ -221,9 +224,11 @@ class Judge:
             # `git`, but no allow rule for `git` may allow it (it asks each time).
             sensitive.append(head.text)
         if name == "git":
-            words, places = _git_globals(words, sensitive)
+            words, places, alias = _git_globals(words, sensitive)
             for place in places:  # `git -C DIR`: what lies in DIR is read (and more)
                 self.file(place, "read")
+            if alias is not None:  # git -c 'alias.p=!cmd' p: the alias runs as a script
+                yield from self.script(alias, depth + 1, suspect)
         if name == "coproc" and len(words) > 2 and words[2].text in ("{", "("):
             words = [words[0], *words[2:]]  # coproc NAME { cmd; }: NAME names the coprocess
         texts = [w.text for w in words]
@@ -240,6 +245,9 @@ class Judge:
             outcome = shell(words, stdin)
         elif name in INTERPRETERS or versioned_interpreter(name):
             outcome = interpreter(words, stdin)
+            if len(texts) > 2 and texts[1] == "-m":  # python -m pip install x: as `pip …`
+                self.speculative.append(SimpleCommand(tuple(texts[2:]), speculative=True,
+                                                      note=f"{name} -m runs it"))
         elif name in ("source", ".") and len(words) > 1:
             outcome = source(words, stdin)
         elif name in ("eval", "alias", "trap"):
@@ -250,13 +258,14 @@ class Judge:
             outcome = eval_builtin(name, words)
         if outcome.effects:
             yield from self.apply(outcome.effects, depth, suspect, sensitive)
-        if name in ("ln", "cp") and _makes_symlink(texts):
-            names = [t for t in texts[1:] if t != "--" and not t.startswith("-")]
-            if names:
-                self.links.add(names[-1].rstrip("/") or names[-1])
         spec_key, spec = lookup(ARG_SPECS, texts)
         if spec is not None and (effects := inspect(spec_key, spec, words, stop)):
             yield from self.apply(effects, depth, suspect, sensitive)
+        if name in ("ln", "cp") and _makes_symlink(texts):
+            names = [t for t in texts[1:] if t != "--" and not t.startswith("-")]
+            if names:
+                link = names[-1].rstrip("/") or names[-1]
+                self.links[link] = _link_target(link, names[-2]) if len(names) > 1 else None
         dynamic = outcome.note is not None or any(w.expand for w in words)
         if spec is None and wrapper is None and not dynamic and name not in NOT_RUNNERS \
                 and name not in SHELLS and not versioned_interpreter(name):
@@ -287,6 +296,16 @@ class Judge:
                 yield from self.command(effect.words, depth + 1, effect.stdin, effect.env,
                                         suspect)
                 self.cwd = outer
+
+
+def _link_target(link: str, target: str) -> str | None:
+    """Where ``ln -s TARGET LINK`` points, as a path from here (None when unknown)."""
+    if "$" in target or "`" in target:
+        return None
+    if target.startswith(("/", "~")):
+        return target.rstrip("/") or target
+    base = link.rsplit("/", 1)[0] if "/" in link else "."
+    return f"{base}/{target}".rstrip("/")
 
 
 def _makes_symlink(texts: Sequence[str]) -> bool:
@@ -321,10 +340,15 @@ def _speculate(texts: Sequence[str]) -> list[SimpleCommand]:
             for start in dict.fromkeys(starts) if start < len(texts)]
 
 
-def _git_globals(words: list[Word], sensitive: list[str]) -> tuple[list[Word], list[Word]]:
+def _git_globals(words: list[Word], sensitive: list[str]
+                 ) -> tuple[list[Word], list[Word], Word | None]:
     """``git -C d -c k=v --no-pager push`` → ``git push``; -c/--exec-path are sensitive;
-    also returns the directories named by -C/--git-dir/--work-tree."""
+    also returns the directories named by -C/--git-dir/--work-tree. An alias set with
+    ``-c alias.NAME=VALUE`` (git-config(1) "alias.*") and used as the subcommand is
+    expanded: ``git -c alias.p=push p`` is ``git push``; a ``!cmd`` alias is returned as
+    the shell script it runs (with the remaining words as its arguments)."""
     places: list[Word] = []
+    aliases: dict[str, Word] = {}
     i = 1
     while i < len(words) and len(words[i].text) > 1 and words[i].text[0] == "-":
         name, eq, value = words[i].text.partition("=")
@@ -336,5 +360,18 @@ def _git_globals(words: list[Word], sensitive: list[str]) -> tuple[list[Word], l
                 places.append(words[i]._replace(text=value))
             elif i + 1 < len(words):
                 places.append(words[i + 1])
+        if name == "-c" and (eq or i + 1 < len(words)):
+            setting = words[i]._replace(text=value) if eq else words[i + 1]
+            key, _, command = setting.text.partition("=")
+            if key.lower().startswith("alias."):
+                aliases[key[6:].lower()] = setting._replace(text=command)
         i += 2 if takes_value else 1
-    return [words[0], *words[i:]], places
+    rest = words[i:]
+    body = aliases.get(rest[0].text.lower()) if rest else None
+    if body is None:
+        return [words[0], *rest], places, None
+    if body.text.startswith("!"):
+        script = " ".join([body.text[1:], *(w.text for w in rest[1:])])
+        return [words[0], *rest], places, body._replace(text=script)
+    expanded = [body._replace(text=part) for part in body.text.split()]
+    return [words[0], *expanded, *rest[1:]], places, None

@@ -6,13 +6,14 @@ their variants) :func:`.arguments.inspect` calls :func:`sed_risky` or :func:`awk
 and, when it returns True, reports the program as a ``sensitive`` token, so a prefix rule
 alone cannot allow the command. Both checks err on the risky side: a sed program this
 module cannot follow counts as risky; an awk program is searched for ``system(``, pipes,
-output redirections, ``getline <`` and ``@load``/``@include`` once strings and regex
-literals are blanked out.
+output redirections, ``getline <`` and ``@`` (``@load``, ``@include``, indirect calls)
+once strings, regex literals and comments are blanked out by a left-to-right reading.
 """
 
 from __future__ import annotations
 
 import re
+from typing import Literal
 
 
 def _delimited(s: str, i: int, delim: str, regex: bool) -> int:
@@ -102,12 +103,61 @@ def sed_risky(script: str) -> bool:
     return False
 
 
-_AWK_LITERALS = r'(?s)"(?:[^"\\]|\\.)*"|(?:(?<=[(,~!{;&|\n])|^)\s*/(?:[^/\\\n]|\\.)*/'
 _AWK_RISKY = (r"\bsystem\s*\(|(?<!\|)\|(?!\|)|\b(?:print|printf)\b[^;{}\n]*>"
-              r"|\bgetline\b\s*<|@load|@include")
+              r"|\bgetline\b\s*(?:[A-Za-z_$][\w$]*(?:\[[^\]]*\])?\s*)?<|@")
+#: After these (ignoring blanks) a ``/`` starts a regex literal, not a division
+#: (gawk(1) "Regexp constants": where an operand is expected).
+_OPERAND_END = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_)]$.")
+
+
+def _awk_code(program: str) -> str:
+    """The program with string and regex literals and comments blanked out, read left to
+    right as awk reads it (a ``#`` inside a string is not a comment, a ``"`` inside a
+    regex or a comment opens no string)."""
+    out: list[str] = []
+    i, n, last = 0, len(program), ""
+    while i < n:
+        c = program[i]
+        if c == "#":
+            end = program.find("\n", i)
+            i = n if end < 0 else end
+            continue
+        if c == '"' or (c == "/" and last not in _OPERAND_END):
+            j = i + 1
+            while j < n and program[j] != c and not (c == "/" and program[j] == "\n"):
+                j += 2 if program[j] == "\\" else 1
+            out.append(" ")
+            i, last = j + 1, "x"
+            continue
+        out.append(c)
+        if not c.isspace():
+            last = c
+        i += 1
+    return "".join(out)
 
 
 def awk_risky(program: str) -> bool:
-    """True when an awk program runs commands (``system()``, pipes) or writes/reads files
-    through redirections. Strings and regex literals are blanked out first."""
-    return re.search(_AWK_RISKY, re.sub(_AWK_LITERALS, " ", program)) is not None
+    """True when an awk program runs commands (``system()``, pipes, gawk's indirect calls
+    ``@f()``), loads code (``@load``, ``@include``) or writes/reads files through
+    redirections (``print > f``, ``getline line < f``). Strings, regex literals and
+    comments are blanked out first."""
+    return re.search(_AWK_RISKY, _awk_code(program)) is not None
+
+
+_STRING = r'"((?:[^"\\\n]|\\.)*)"'
+#: Files a program names in its own syntax, by language: awk's ``getline [VAR] < "F"``
+#: and ``print … > "F"``/``>> "F"`` (gawk(1) "I/O Statements"); jq's ``include``/
+#: ``import "F"`` (jq 1.6 manual "Modules") and yq's ``load*("F")`` (mikefarah yq v4
+#: "Load" operators).
+_PROGRAM_FILES: dict[str, tuple[tuple[str, Literal["read", "edit"]], ...]] = {
+    "awk": ((r"\bgetline\b[^;{}\n<\"]*<\s*" + _STRING, "read"),
+            (r"\b(?:print|printf)\b[^;{}\n]*?>>?\s*" + _STRING, "edit")),
+    "jq": ((r"\bload(?:_str|_xml|_props|_base64)?\s*\(\s*" + _STRING, "read"),
+           (r"\b(?:include|import)\s+" + _STRING, "read")),
+}
+
+
+def program_files(language: str, program: str) -> list[tuple[str, Literal["read", "edit"]]]:
+    """The literal files an awk or jq/yq ``program`` reads or writes by itself."""
+    return [(found.group(1), access) for pattern, access in _PROGRAM_FILES.get(language, ())
+            for found in re.finditer(pattern, program) if found.group(1)]

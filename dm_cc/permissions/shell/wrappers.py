@@ -12,6 +12,7 @@ shell script read from stdin. Pure: the judge applies the outcome.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import cache
 
 from dm_cc.permissions.shell.flags import scan_options
 from dm_cc.permissions.shell.programs import stdin_shell
@@ -68,6 +69,28 @@ def wrapper_lookup(texts: Sequence[str]) -> tuple[tuple[str, ...], Wrapper | Non
     return best[0], WRAPPERS[best[0]], best[1]
 
 
+@cache
+def _long_options(spec: Wrapper) -> tuple[str, ...]:
+    """The wrapper's long options this table knows, those that run a script first."""
+    runs = sorted(o for o in spec.string_opts | spec.command_opts | spec.program_opts
+                  if o[:2] == "--")
+    rest = (spec.value_opts | spec.pair_opts | spec.optional_opts | spec.command_flags
+            | spec.query_opts | spec.chdir_opts | spec.env_opts)
+    return (*runs, *sorted(o for o in rest if o[:2] == "--" and o not in runs))
+
+
+def _unabbreviate(text: str, spec: Wrapper) -> str:
+    """GNU getopt (env, nice, timeout, sudo, flock, su ...) accepts a long option cut to
+    any unambiguous prefix: ``--comm=x`` is ``--command=x``. A prefix of an option the
+    table knows is read as it (one that runs a script when several fit)."""
+    name, eq, value = text.partition("=")
+    known = _long_options(spec)
+    if len(name) < 3 or name in known:
+        return text
+    full = next((o for o in known if o.startswith(name)), None)
+    return text if full is None else full + eq + value
+
+
 def unwrap(key: tuple[str, ...], spec: Wrapper, words: list[Word],
            stdin: Stdin | None) -> tuple[int, Outcome]:
     """What a wrapper runs, and where the wrapper's own words end (``words`` start with
@@ -84,7 +107,7 @@ def _runs(key: tuple[str, ...], spec: Wrapper, words: list[Word],
     """(where the wrapper's words end, whether it runs anything, what it runs)."""
     base = len(key)
     args = words[base:]
-    texts = [w.text for w in args]
+    texts = [_unabbreviate(w.text, spec) if w.text[:2] == "--" else w.text for w in args]
     scan = scan_options(texts, value_opts=spec.value_opts | spec.string_opts,
                         pair_opts=spec.pair_opts, optional_opts=spec.optional_opts,
                         stop_opts=spec.command_opts, stop_at_positional=spec.rest != "none",
@@ -137,12 +160,23 @@ def _runs(key: tuple[str, ...], spec: Wrapper, words: list[Word],
     cut = next((i for i, w in enumerate(rest) if w.text in spec.stop_words), len(rest))
     rest = rest[:cut]
     ran = ran or bool(rest)
+    programs = [o for o in scan.options if o.flag in spec.program_opts and o.value is not None]
+    if programs:  # coreutils --coreutils-prog=rm -rf x: rm -rf x (its options are rm's)
+        chosen = programs[-1]
+        rest = [args[chosen.at]._replace(text=chosen.value or ""), *args[chosen.at + 1:]]
+        ran = True
+    if spec.stdin_args and stdin is not None and stdin.kind in ("heredoc", "herestring") \
+            and stdin.script is not None and not stdin.dynamic:  # xargs cat <<< FILE
+        rest = [*(rest or [Word("echo")]), *(Word(part) for part in stdin.script.split())]
+        stdin = None
     if mode in ("command", "dashdash"):  # env -C DIR CMD: CMD runs in DIR
         places = [args[o.at]._replace(text=o.value) for o in scan.options
                   if o.flag in spec.chdir_opts and o.value is not None]
         effects.append(Command(rest, stdin, tuple(env), chdir=places[-1] if places else None))
     elif mode == "script" and rest:
         effects.append(Script(joined(rest)))
+    elif mode == "shell-args" and after_dashdash and rest:  # capsh -- -c CMD: bash -c CMD
+        effects.append(Command([rest[0]._replace(text="bash"), *rest], stdin))
     elif mode == "scripts":
         effects += [Script(word) for word in rest]
     return base + end, ran, effects

@@ -18,7 +18,7 @@ from dm_cc.permissions.shell.tables import DuplicateEntry, names, table, words
 from dm_cc.permissions.shell.tables.wrappers import SSH_VALUE_OPTS
 
 Risk = Literal["flag", "edit", "read", "flag-edit", "flag-read", "script", "exec", "at-read",
-               "archive", "directory", "at-start-read", "url-read", "pair-read"]
+               "archive", "directory", "at-start-read", "url-read", "pair-read", "colon-read"]
 Access = Literal["read", "edit"]
 _RISKS: frozenset[str] = frozenset(get_args(Risk))
 _NONE: frozenset[str] = frozenset()
@@ -34,13 +34,16 @@ class ArgSpec(NamedTuple):
     "script" (its value is a shell script: sensitive, and parsed again), "exec" (the words
     up to ``;`` are a command: sensitive, and analysed) and "at-read" (a value ``@FILE`` or
     ``name=@FILE`` reads FILE, as in curl), "archive" (tar's archive: edited when creating,
-    read otherwise) and "directory" (tar -C: read when creating, written when extracting).
+    read otherwise), "directory" (tar -C: read when creating, written when extracting) and
+    "colon-read" (a value ``…:FILE`` reads FILE: ``git log -L 1,5:FILE``).
     The key "+" stands for any word starting with ``+`` (``vim +cmd``, ``less +!cmd``).
     option_checks: option -> regex; the option is sensitive when its value matches.
     files: what positional words are; skip: leading positionals that are not files
     (a pattern, a mode, a program) unless one of skip_opts supplies it; first/last: access
     of the first/last positional when there are at least two; edit_opts: options that turn
-    read files into edits (``sed -i``); script: checker for the program text ("sed"/"awk").
+    read files into edits (``sed -i``); script: the language of the program text ("sed"
+    and "awk" are checked for risky commands; the literal file names of awk and "jq"
+    (jq, yq) programs become requests).
     positional_re: words matching it are positionals even if they start with ``-``.
     not_file_re: positionals matching it are not files (``host:path``, awk ``var=value``).
     file_opts: when set, positionals are files only if one of these options is present
@@ -52,6 +55,13 @@ class ArgSpec(NamedTuple):
     read_opts: options turning edited files into reads (``gzip -c``).
     sensitive_re: positionals matching it are sensitive (sqlite3 ``.shell``).
     assign_env: ``NAME=VALUE`` operands set variables (``make SHELL=x``).
+    hardlink_opts / symlink_opts: the command makes hard links with one of these options
+    (``cp -l``) / unless one of these is given (``ln`` without ``-s``); a hard link is a writable
+    second name of its source, so the files it reads are also edited
+    (``ln .git/config x`` reaches ``.git/config``).
+    git_paths: positionals (after ``skip``) may be git revisions or paths, and git reads
+    the paths: every word after ``--``, the PATH of ``REV:PATH`` (``git show HEAD:.env``)
+    and a word that looks like a path (``.``, ``/`` or ``~`` in it) is read.
     """
 
     value_opts: frozenset[str] = _NONE
@@ -65,7 +75,7 @@ class ArgSpec(NamedTuple):
     first: Access | None = None
     last: Access | None = None
     edit_opts: frozenset[str] = _NONE
-    script: Literal["sed", "awk"] | None = None
+    script: Literal["sed", "awk", "jq"] | None = None
     positional_re: str | None = None
     not_file_re: str | None = None
     assign_files: Mapping[str, Access] = _NO_FILES
@@ -75,6 +85,9 @@ class ArgSpec(NamedTuple):
     read_opts: frozenset[str] = _NONE
     sensitive_re: str | None = None
     assign_env: bool = False
+    hardlink_opts: frozenset[str] = _NONE
+    symlink_opts: frozenset[str] = _NONE
+    git_paths: bool = False
 
 
 def risks(**by_risk: str) -> Mapping[str, Risk]:
@@ -103,14 +116,15 @@ _READ = _a(files="read")
 _EDIT = _a(files="edit")
 
 # --- GNU coreutils 9.1 (each program's --help / info page).
-_HEAD = _a("-n -c --lines --bytes --pid -s --sleep-interval", files="read")
+_HEAD = _a("-n -c --lines --bytes --pid -s --sleep-interval", files="read")  # tail 9.1
 _SORT = _a("-k -t -o -S -T --key --field-separator --output --buffer-size"
            " --temporary-directory --parallel --batch-size --compress-program"
            " --files0-from --random-source",
            risky=risks(edit="-o --output", flag="--compress-program",
                        read="--files0-from --random-source"), files="read")
 _COPY = _a("-t --target-directory -S --suffix", optional_opts="--backup --reflink",
-           risky=risks(edit="-t --target-directory"), files="read", last="edit")
+           risky=risks(edit="-t --target-directory"), files="read", last="edit",
+           hardlink_opts="-l --link")
 _CHMOD = _a(optional_opts="--reference", files="edit", skip=1, skip_opts="--reference",
             positional_re=r"^[-+=]?[ugoa]*[-+=][rwxXstugo0-7]*(,[ugoa]*[-+=][rwxXstugo]*)*$")
 _CHOWN = _a(optional_opts="--reference --from", files="edit", skip=1,
@@ -130,17 +144,22 @@ _RG = _a("-e -f -g --glob --iglob -t -T --type --type-not -A -B -C -m -M -j --th
          risky=risks(flag="--pre --pre-glob --hostname-bin", read="-f --file --ignore-file"),
          files="read", skip=1, skip_opts="-e -f --regexp --file --files --type-list")
 _JQ = _a("--indent -L --from-file -f", pair_opts="--arg --argjson --slurpfile --rawfile",
-         risky=risks(read="-f --from-file", pair_read="--slurpfile --rawfile"), files="read",
-         skip=1, skip_opts="-f --from-file")
+         risky=risks(read="-f --from-file -L", pair_read="--slurpfile --rawfile"),
+         files="read",
+         skip=1, skip_opts="-f --from-file", script="jq",
+         edit_opts="-i --inplace")  # yq v4 `yq --help`: -i/--inplace rewrites its files
 # --- program-text tools: sed(1) (GNU sed 4.9: the e/w/r commands, -f), gawk(1) (-f/-E
 # program files, -i/--include and -l/--load extensions; mawk and nawk take -f).
-_SED = _a("-l --line-length -e --expression -f --file -s",
+_SED = _a("-l --line-length -e --expression -f --file",  # -s/--separate takes none
           optional_opts="-i --in-place", risky=risks(flag_read="-f --file"),
           files="read", skip=1, skip_opts="-e --expression -f --file",
           edit_opts="-i --in-place", script="sed")
 _AWK = _a("-F -v -f -e --field-separator --assign --file --source -i --include -l --load -E"
-          " --exec",
-          risky=risks(flag_read="-f --file -E --exec", flag="-i --include -l --load"),
+          " --exec", optional_opts="-d --dump-variables -D --debug -o --pretty-print -p"
+          " --profile",  # gawk 5.2 gawk(1): these take an attached file only
+          risky=risks(flag_read="-f --file -E --exec -D --debug",
+                      flag="-i --include -l --load",
+                      edit="-d --dump-variables -o --pretty-print -p --profile"),
           files="read", skip=1, skip_opts="-f --file -e --source -E --exec", script="awk",
           not_file_re=r"^[A-Za-z_]\w*=")
 # --- pagers and editors: less(1) (less 590: -o/-O log files, -k/--lesskey-* key files,
@@ -148,9 +167,10 @@ _AWK = _a("-F -v -f -e --field-separator --assign --file --source -i --include -
 # +cmd; its aliases take the same), emacs(1) (--eval, -l/--load, -f/--funcall, --script,
 # +LINE; single-dash spellings too).
 _LESS = _a("-o -O --log-file --LOG-FILE -p --pattern -P --prompt -b -h -j -k -t -T -x -y -z"
-           " -D --lesskey-file --lesskey-src --tabs --shift",
+           " -D --lesskey-file --lesskey-src --lesskey-content --tabs --shift",
            risky=risks(flag_edit="-o -O --log-file --LOG-FILE",
-                       flag="-k --lesskey-file --lesskey-src +"), files="read")
+                       flag="-k --lesskey-file --lesskey-src --lesskey-content +"),
+           files="read")
 _VIM = _a("-c --cmd -S -u -U -i -T -w -W -s -t -q",
           risky=risks(flag="-c --cmd -S -u + -s -l -U", edit="-w -W"), files="edit")
 _EMACS = _a("--eval -l --load -f --funcall -x --script --insert -script -eval -execute"
@@ -171,10 +191,13 @@ _CURL_DATA = "-d --data --data-binary --data-ascii --data-urlencode -F --form --
 _TAR = _a("-f --file -C --directory -I --use-compress-program -T --files-from -X"
           " --exclude-from -b -K -N -g -V -H --format --to-command --checkpoint-action"
           " --info-script -F --new-volume-script --rmt-command --rsh-command --exclude"
-          " --owner --group --mode --transform --xform",
+          " --owner --group --mode --transform --xform --listed-incremental --index-file"
+          " --volno-file --owner-map --group-map",
           risky=risks(flag="-I --use-compress-program --to-command --checkpoint-action -F"
                            " --info-script --new-volume-script --rmt-command --rsh-command",
-                      read="-T --files-from -X --exclude-from", archive="-f --file",
+                      read="-T --files-from -X --exclude-from --owner-map --group-map",
+                      edit="-g --listed-incremental --index-file --volno-file",
+                      archive="-f --file",
                       directory="-C --directory"),
           files="read", file_opts="-c --create -r --append -u --update")
 #: GNU tar's operation modes that write the archive (an "archive" option's value is then
@@ -206,6 +229,22 @@ def _git(risky: Mapping[str, Risk] = _NO_RISKS, values: str = "", *,
               risky=MappingProxyType(merged), **kw)
 
 
+#: A word naming a protected directory (`.git`, `.dm_cc`: see permissions/requests.py),
+#: whatever its case.
+_PROTECTED = r"(?i)(?:^|/)\.(?:git|dm_cc)(?:/|$)"
+
+#: A make command-line definition that runs something by itself: an expansion or a
+#: command substitution in its value (`X=$(shell cmd)`), `!=` (`X!=cmd`), shell
+#: metacharacters that a recipe would run, or a variable that sets make's shell or
+#: flags (GNU make 4.3 manual, "Overriding Variables", "Choosing the Shell").
+_MAKE_DEFINITION = (r"^(?=[^=]*=)(?:[^=]*[!$`(]|[^=]*=[\s\S]*[$`;|&<>\n]|\s*(?:SHELL"
+                    r"|\.SHELLFLAGS|MAKEFLAGS|MFLAGS|GNUMAKEFLAGS|MAKEFILES|MAKESHELL|MAKE"
+                    r"|\.RECIPEPREFIX)\s*[:+?!]*=)")
+
+_CMAKE_RUNS = (r"(?i)^CMAKE_(?:\w*_LAUNCHER|PROJECT_\w*INCLUDE\w*|TOOLCHAIN_FILE|\w*_COMPILER"
+               r"|\w*LINKER\w*|MAKE_PROGRAM|USER_MAKE_RULES_OVERRIDE\w*|\w*_CLANG_TIDY"
+               r"|\w*_CPPLINT|\w*_CPPCHECK|\w*_INCLUDE_WHAT_YOU_USE)\b")
+
 _FILTERS = ("--env-filter --tree-filter --index-filter --parent-filter --msg-filter"
             " --commit-filter --tag-name-filter")
 
@@ -227,10 +266,10 @@ ARG_SPECS: Mapping[tuple[str, ...], ArgSpec] = table(
     ("base64", _a("-w --wrap", files="read")),
     ("od", _a("-A -j -N -t -S --address-radix --skip-bytes --read-bytes --format",
               optional_opts="-w --width", files="read")),
-    ("stat", _a("-c --format --printf -t", files="read")),
+    ("stat", _a("-c --format --printf", files="read")),  # -t/--terse takes no value
     ("uniq", _a("-f -s -w --skip-fields --skip-chars --check-chars", files="read",
                 last="edit")),
-    ("shuf", _a("-n --head-count -o --output --random-source -e -i --input-range",
+    ("shuf", _a("-n --head-count -o --output --random-source -i --input-range",  # -e: none
                 risky=risks(edit="-o --output", read="--random-source"), files="read")),
     ("split", _a("-a -b -C -l -n -t --suffix-length --bytes --line-bytes --lines --number"
                  " --separator --additional-suffix --filter",
@@ -259,24 +298,26 @@ ARG_SPECS: Mapping[tuple[str, ...], ArgSpec] = table(
     # file is a way to reach it, so ln's targets count as read.
     ("cp", _COPY),
     ("install", _a("-m -o -g -t -S --mode --owner --group --suffix --target-directory",
-                   risky=risks(edit="-t"), files="read", last="edit")),
+                   risky=risks(edit="-t --target-directory"), files="read", last="edit")),
     ("mv", _a("-t --target-directory -S --suffix", optional_opts="--backup",
               risky=risks(edit="-t --target-directory"), files="edit")),
-    ("ln", _a("-t --target-directory -S --suffix", risky=risks(edit="-t"), files="read",
-              last="edit")),
+    # ln makes hard links unless -s: a hard link is a writable second name of its target.
+    ("ln", _a("-t --target-directory -S --suffix", risky=risks(edit="-t --target-directory"),
+              files="read", last="edit", symlink_opts="-s --symbolic")),
     ("chmod", _CHMOD),
     ("chown, chgrp", _CHOWN),
     # --- compressors: gzip(1) (gzip 1.12) and the xz, bzip2, zstd, lz4, lzma, lzip, pigz
     # and brotli front ends (the options are their union): operands are replaced, unless
     # -c/-t/-l only read them.
     ("gzip, gunzip, xz, unxz, bzip2, bunzip2, zstd, unzstd, lz4, lzma, unlzma, lzip, pigz,"
-     " brotli", _a("-S --suffix -b --blocksize -T --threads -L -o --output --memlimit -M",
+     " brotli", _a("-S --suffix -b --blocksize -T --threads -o --output --memlimit -M",
                    risky=risks(edit="-o --output"), files="edit",
                    read_opts="-c --stdout --to-stdout -t --test -l --list")),
     ("tar, gtar, bsdtar", _TAR),
     # zip(1) (Info-ZIP 3.0): -TT/--unzip-command runs a program; unzip(1) -d DIR.
     ("zip", _a("-TT --unzip-command -b -n -t -tt -x -i -P -O --out",
-               risky=risks(flag="-TT --unzip-command"), files="read", first="edit")),
+               risky=risks(flag="-TT --unzip-command", edit="-O --out"), files="read",
+               first="edit")),
     ("unzip", _a("-d -x -P", risky=risks(edit="-d"), files="read")),
     # --- search and filter tools.
     ("grep, egrep, fgrep, zgrep", _GREP),
@@ -291,9 +332,10 @@ ARG_SPECS: Mapping[tuple[str, ...], ArgSpec] = table(
     ("jq, gojq, yq, jaq, yq e, yq eval, yq ea, yq eval-all", _JQ),
     ("sed, gsed", _SED),
     ("awk, gawk, mawk, nawk", _AWK),
-    ("find", _a("-fprint -fprint0 -fprintf -fls",  # GNU findutils 4.9 find(1)
+    ("find", _a("-fprint -fprint0 -fprintf -fls -files0-from",  # GNU findutils 4.9 find(1)
                 risky=risks(exec="-exec -execdir -ok -okdir", flag="-delete",
-                            flag_edit="-fprint -fprint0 -fprintf -fls"))),
+                            flag_edit="-fprint -fprint0 -fprintf -fls",
+                            read="-files0-from"))),
     ("fd", _a("-e --extension -t --type -E --exclude -d --max-depth --min-depth -S --size"
               " --changed-within --changed-before -o --owner --ignore-file -j --threads"
               " --base-directory --path-separator --search-path --color -c",
@@ -308,19 +350,23 @@ ARG_SPECS: Mapping[tuple[str, ...], ArgSpec] = table(
     ("emacsclient", _a("-e --eval -s --socket-name -f --server-file -a --alternate-editor",
                        risky=risks(flag="-e --eval -a --alternate-editor"), files="edit")),
     ("sudoedit", _EDIT),
-    ("man", _a("-M -m -S -s -L -C -p -E -R -e --config-file --manpath",  # man(1), man-db
+    # man(1), man-db 2.11: -l/--local-file reads its operands as files.
+    ("man", _a("-M -m -S -s -L -C -p -E -R -e --config-file --manpath",
                optional_opts="-H --html --pager -P -X",
-               risky=risks(flag="-P --pager -H --html -C --config-file --browser"))),
+               risky=risks(flag="-P --pager -H --html -C --config-file --browser"),
+               files="read", file_opts="-l --local-file")),
     # --- data and crypto tools: hexdump(1), xxd(1) (Vim), file(1), iconv(1) (glibc),
     # gpg(1) (GnuPG 2.2), openssl(1) (OpenSSL 3: -engine/-provider load code; the other
     # options are its subcommands'), ssh-keygen(1), patch(1) (GNU patch 2.7), sqlite3 (3.40:
     # -cmd and dot-commands such as .shell),
     # tcpdump(8) (-z runs a program after rotating).
     ("hexdump", _a("-e -f -n -s", risky=risks(read="-f"), files="read")),
-    ("xxd", _a("-c -g -l -s -o -n -C --cols --len --seek --name", files="read",
+    ("xxd", _a("-c -g -l -s -o -n --cols --len --seek --name", files="read",  # -C: none
                last="edit")),
+    # file-5.44 `file --help`: -C/--compile writes the compiled magic file.
     ("file", _a("-m -F -e -f -P --magic-file --separator --exclude --files-from",
-                risky=risks(read="-f --files-from"), files="read")),
+                risky=risks(read="-f --files-from -m --magic-file", flag="-C --compile"),
+                files="read")),
     ("iconv", _a("-f -t -o --from-code --to-code --output", risky=risks(edit="-o --output"),
                  files="read")),
     ("gpg, gpg2", _a("-o --output -r --recipient -u --local-user --homedir --passphrase-file",
@@ -332,8 +378,10 @@ ARG_SPECS: Mapping[tuple[str, ...], ArgSpec] = table(
                                read="-in -inkey -key -cert -signkey", edit="-out",
                                flag_read="-config"))),
     ("ssh-keygen", _a("-f -C -N -P -t -b -E -O -n -I -V -Z", risky=risks(read="-f"))),
-    ("patch", _a("-p -d -D -F -B -z -V -r -o -i --output --input --directory",
-                 risky=risks(edit="-o --output", read="-i --input"), files="edit")),
+    ("patch", _a("-p -d -D -F -B -z -V -r -o -i --output --input --directory"
+                 " --reject-file", risky=risks(edit="-o --output -r --reject-file -d"
+                                                    " --directory", read="-i --input"),
+                 files="edit")),  # patch 2.7.6: -d DIR edits under DIR, -r FILE writes
     ("sqlite3", _a("-cmd -separator -newline -nullvalue -init",
                    risky=risks(flag="-cmd", flag_read="-init"), sensitive_re=r"^\s*\.")),
     ("tcpdump", _a("-z -w -r -i -c -C -G -W -s -F -E -T -Z -y -B -j -M -V",
@@ -346,9 +394,13 @@ ARG_SPECS: Mapping[tuple[str, ...], ArgSpec] = table(
                  " --backup-dir --suffix --chmod --chown --password-file --port -B"
                  " --block-size --max-size --min-size --timeout --bwlimit --compare-dest"
                  " --copy-dest --link-dest --out-format --info --debug --iconv --usermap"
-                 " --groupmap -M --remote-option",
+                 " --groupmap -M --remote-option --write-batch --only-write-batch"
+                 " --read-batch --config --early-input",
                  risky=risks(flag="-e --rsh --rsync-path -M --remote-option",
-                             edit="--log-file"),
+                             edit="--log-file --write-batch --only-write-batch --partial-dir"
+                                  " --temp-dir -T --backup-dir",
+                             read="--read-batch --config --early-input --files-from"
+                                  " --exclude-from --include-from --password-file"),
                  files="read", last="edit", not_file_re=_REMOTE)),
     ("scp", _a("-c -F -i -J -l -o -P -S -D -X", risky=risks(flag="-S -F -D"),
                option_checks=_SSH_CHECK, files="read", last="edit", not_file_re=_REMOTE)),
@@ -369,25 +421,59 @@ ARG_SPECS: Mapping[tuple[str, ...], ArgSpec] = table(
                             flag="-O --remote-name --remote-name-all",
                             flag_read="-K --config",
                             read="-T --upload-file --netrc-file --etag-compare",
-                            at_start_read="-H --header", at_read="--variable " + _CURL_DATA,
-                            url_read="--url"), url_files=True)),
+                            at_start_read="-H --header -w --write-out",
+                            at_read="--variable " + _CURL_DATA,
+                            url_read="--url"),
+                option_checks=names(("-w --write-out", r"%output\{")), url_files=True)),
     ("wget", _a("-O --output-document -o --output-file -a --append-output -P"  # wget 1.21
                 " --directory-prefix -i --input-file --post-file --body-file"
                 " --load-cookies --save-cookies -e --execute -U --user-agent --header"
-                " -t --tries -T --timeout --post-data --method --user --password",
+                " -t --tries -T --timeout --post-data --method --user --password --config",
                 risky=risks(edit="-O --output-document -o --output-file -a --append-output"
                                  " --save-cookies -P --directory-prefix",
                             read="-i --input-file --post-file --body-file --load-cookies",
-                            flag="-e --execute --use-askpass"),
+                            flag="-e --execute --use-askpass", flag_read="--config"),
                 url_files=True)),
     # --- build tools: GNU make 4.3 (-f reads a makefile, --eval runs text, VAR=value
     # operands); `go help build` (-exec, -toolexec, -vettool, -overlay, -modfile);
     # cargo(1) (--config, -Z); npm-config (--script-shell, --node-options, config files).
+    # GNU make 4.3 `make --help` (4.4 adds -E for --eval): -C/-I name directories whose
+    # makefiles run (read, so
+    # outside the project asks), -e lets the environment override the makefile's
+    # variables; a VAR=VALUE operand is sensitive when it can run something itself
+    # (_MAKE_DEFINITION).
     ("make, gmake, bmake", _a("-f --file --makefile -C --directory -I --include-dir -j"
                               " --jobs -l --load-average -o --old-file --assume-old -W"
-                              " --what-if --new-file --assume-new -O --output-sync --eval",
-                              risky=risks(flag_read="-f --file --makefile", flag="--eval"),
-                              assign_env=True)),
+                              " --what-if --new-file --assume-new -O --output-sync --eval -E",
+                              risky=risks(flag_read="-f --file --makefile",
+                                          flag="--eval -E -e --environment-overrides",
+                                          read="-C --directory -I --include-dir"),
+                              assign_env=True, sensitive_re=_MAKE_DEFINITION)),
+    # cmake 3.25 `cmake --help`: -E runs a command-mode tool (its words are a command:
+    # `cmake -E env X=1 cmd`), -P runs a script, -C and --toolchain load script files,
+    # -S is the source tree whose CMakeLists.txt runs; -D of a cmake-variables(7) entry
+    # naming a program or a script to include is sensitive.
+    ("cmake", _a("-S -B -C -D -U -G -T -A -P --toolchain --install-prefix --preset --build"
+                 " --target -t -j --parallel --config --install --prefix --component -L",
+                 risky=risks(exec="-E", flag_read="-P -C --toolchain", read="-S"),
+                 option_checks=names(("-D", _CMAKE_RUNS)))),
+    # pytest 9.0 `pytest --help`: -p loads a plugin, -o/--override-ini sets any ini option
+    # (addopts, cache_dir), -c/--config-file reads another config, --rootdir moves the
+    # cache and conftest search, --basetemp is emptied with rm -rf, --tx (xdist) starts
+    # interpreters, --pastebin uploads; report files are written.
+    ("pytest, py.test, python -m pytest, python3 -m pytest",
+     _a("-k -m -p -o -c -W -r -n --rootdir --basetemp --junitxml --junit-xml --junit-prefix"
+        " --override-ini --config-file --confcutdir --deselect --ignore --ignore-glob --tb"
+        " --maxfail --durations --durations-min --log-file --log-level --log-cli-level"
+        " --import-mode --pdbcls --pastebin --report-log --resultlog --html --cov"
+        " --cov-report --cov-config --dist --tx --capture --log-format --log-file-level",
+        optional_opts="--debug",
+        option_checks=names(("-p", r"^(?!no:)")),  # -p no:NAME only disables a plugin
+        risky=risks(flag="-o --override-ini --rootdir --pdbcls --pastebin --tx",
+                    flag_edit="--basetemp",
+                    flag_read="-c --config-file --cov-config",
+                    edit="--junitxml --junit-xml --log-file --report-log --resultlog --html"
+                         " --debug"))),
     ("go build, go run, go test, go vet, go install, go generate",
      _a("-exec -toolexec -vettool -overlay -o -C -p -tags -ldflags -gcflags -asmflags -mod"
         " -modfile -pkgdir -run -bench -count -timeout -cpu --exec --toolexec",
@@ -395,8 +481,14 @@ ARG_SPECS: Mapping[tuple[str, ...], ArgSpec] = table(
                     edit="-o"))),
     ("cargo", _a("--config -Z --manifest-path -p --package --target-dir",
                  risky=risks(flag="--config -Z"))),
-    ("npm", _a("--script-shell --node-options --userconfig --globalconfig --prefix",
-               risky=risks(flag="--script-shell --node-options --userconfig --globalconfig"))),
+    # npm 9 npm-config(7): -C/--prefix and -w/--workspace name the package whose scripts
+    # run (read, so outside the project asks); `npm config set`/`npm set` write config
+    # (script-shell, node-options) that later runs.
+    ("npm", _a("--script-shell --node-options --userconfig --globalconfig --prefix -C -w"
+               " --workspace",
+               risky=risks(flag="--script-shell --node-options --userconfig --globalconfig",
+                           read="--prefix -C -w --workspace"))),
+    ("npm config set, npm set", _a(sensitive_positionals=1)),
     # --- wrappers' own options that write or run (their inner command is handled by
     # WRAPPERS): strace(1)/ltrace(1) -o, GNU time(1) -o, sudo(8) -e (sudoedit), script(1)'s
     # typescript file.
@@ -416,15 +508,16 @@ ARG_SPECS: Mapping[tuple[str, ...], ArgSpec] = table(
     # blame --contents FILE.
     ("git", _git()),
     ("git fetch, git pull, git ls-remote", _git(risks(flag="-u"), "-u")),
-    ("git clone", _git(risks(flag="-u -c"), "-u -c")),
-    ("git archive", _git(risks(flag="-u --remote", edit="-o"), "-u -o --remote --prefix"
-                         " --format")),
+    # a bare or separate git directory is a git directory under another name, whose
+    # config (written later as an ordinary file) runs commands for `git -C DIR`.
+    ("git clone", _git(risks(flag="-u -c --bare --mirror --separate-git-dir"),
+                       "-u -c --separate-git-dir")),
+    ("git init", _git(risks(flag="--bare --separate-git-dir"), "--separate-git-dir")),
     ("git send-email", _git(risks(flag="--sendmail-cmd --to-cmd --cc-cmd --smtp-server"
                                        " --header-cmd"),
                             "--sendmail-cmd --to-cmd --cc-cmd --smtp-server --header-cmd",
                             files="read")),
     ("git instaweb", _git(risks(flag="--httpd -d --browser -b"), "--httpd -d --browser -b")),
-    ("git grep", _git(risks(flag="-O"), optional_opts="-O")),
     ("git rebase", _git(risks(script="-x"), "-x", overrides=risks(script="--exec"))),
     ("git difftool", _git(risks(flag="-x --extcmd"), "-x --extcmd")),
     ("git filter-branch", _git(risks(script=_FILTERS), _FILTERS)),
@@ -433,10 +526,31 @@ ARG_SPECS: Mapping[tuple[str, ...], ArgSpec] = table(
     ("git commit, git tag, git notes",
      _git(risks(read="-F --file -t"), "-F --file -t -m --message -C -c --reuse-message"
           " --reedit-message", overrides=risks(read="--template"))),
-    ("git apply, git am, git hash-object", _git(files="read")),
-    ("git diff, git log, git show", _git(risks(flag="--no-index"), files="read",
-                                         file_opts="--no-index")),
-    ("git blame", _git(risks(read="--contents"), "--contents -L -S --date -C -M")),
+    ("git am, git hash-object", _git(files="read")),
+    # git apply --directory=ROOT writes under ROOT; git mv/rm/checkout/restore write their
+    # paths: one naming a protected directory is sensitive (the edit itself is not seen).
+    ("git apply", _git(risks(read="--exclude --include"), "--directory --exclude --include"
+                       " -p -C --whitespace", files="read",
+                       option_checks=names(("--directory", _PROTECTED)))),
+    ("git mv, git rm, git checkout, git restore, git reset, git stash",
+     _git(values="-s --source --pathspec-from-file", risky=risks(read="--pathspec-from-file"),
+          sensitive_re=_PROTECTED)),
+    # what git reads: REV:PATH, paths after --, paths outside the work tree (an implied
+    # --no-index); git-log(1), git-show(1), git-diff(1), git-cat-file(1), git-grep(1),
+    # git-archive(1), git-ls-files(1) (-X/--exclude-from read a file).
+    ("git diff, git log, git show, git whatchanged, git cat-file, git shortlog",
+     _git(risks(flag="--no-index", colon_read="-L"), "-L -S -G --author --grep --since --until --format"
+          " --pretty -n --max-count --skip", files="read", file_opts="--no-index",
+          git_paths=True)),
+    ("git blame", _git(risks(read="--contents -S"), "--contents -L -S --date",
+                       optional_opts="-C -M", files="read")),
+    ("git grep", _git(risks(flag="-O", read="-f"), "-e -f -A -B -C -m --max-depth"
+                      " --threads", optional_opts="-O --open-files-in-pager", skip=1,
+                      skip_opts="-e -f", git_paths=True)),
+    ("git archive", _git(risks(flag="-u --remote", edit="-o"), "-u -o --remote --prefix"
+                         " --format --add-file", skip=1, git_paths=True)),
+    ("git ls-files", _git(risks(read="-X --exclude-from"), "-X --exclude-from -x --exclude"
+                          " --exclude-per-directory --with-tree --abbrev --format")),
 )
 
 #: Commands whose options are whole words even with a single dash (``find -exec``,

@@ -12,11 +12,12 @@ SYSTEM_BIN_DIRS = words("/bin /usr/bin /usr/local/bin /sbin /usr/sbin /usr/local
                         " /opt/homebrew/bin /run/current-system/sw/bin")
 
 #: git options before the subcommand, from git(1) (git 2.39) "OPTIONS": those taking a
-#: value, those that are sensitive (they set configuration or the helper path), and those
-#: naming a directory git reads.
+#: value, those that are sensitive (they set configuration or the helper path, or name a
+#: git directory whose config -- core.fsmonitor, core.pager, hooks -- runs commands), and
+#: those naming a directory git reads.
 GIT_GLOBAL_VALUE = words("-C -c --git-dir --work-tree --namespace --super-prefix --config-env"
                          " --list-cmds --attr-source")
-GIT_GLOBAL_SENSITIVE = words("-c --config-env --exec-path")
+GIT_GLOBAL_SENSITIVE = words("-c --config-env --exec-path --git-dir --work-tree")
 GIT_GLOBAL_PLACES = words("-C --git-dir --work-tree")
 
 #: Redirect targets that are not files (the kernel's and udev's device nodes).

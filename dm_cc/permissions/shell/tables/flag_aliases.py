@@ -2,7 +2,9 @@
 spelling catches the others (``rm -rf *`` also catches ``rm --recursive --force x``).
 
 Per command: option spelling -> canonical spellings (several when one implies others,
-``git branch -D`` = ``-d -f``). From each program's man page, checked against GNU
+``git branch -D`` = ``-d -f``, ``cp -a`` = ``-a -r`` (-a is -dR --preserve=all)); a
+spelling with a value (``rm --interactive=never``, npm's ``--location=global``) means
+the flag it amounts to. From each program's man page, checked against GNU
 coreutils 9.1 (rm, cp, mv, ln, chmod, chown, chgrp, shred, dd), git 2.39 (git-push,
 git-clean, git-reset, git-checkout (its --discard-changes is documented for git-switch
 only), git-switch, git-branch, git-commit, git-rebase, git-stash, git-tag, git-restore),
@@ -23,7 +25,7 @@ def _aliases(*groups: tuple[str, str]) -> Mapping[str, tuple[str, ...]]:
     return names(*((spellings, tuple(canonical.split())) for spellings, canonical in groups))
 
 
-_RM = _aliases(("-R --recursive", "-r"), ("--force", "-f"), ("--dir", "-d"),
+_RM = _aliases(("-R --recursive", "-r"), ("--force --interactive=never", "-f"), ("--dir", "-d"),
                ("--interactive", "-i"), ("--verbose", "-v"),
                ("--no-preserve-root", "--no-preserve-root"))
 _RECURSIVE = _aliases(("--recursive", "-R"), ("--verbose", "-v"), ("--changes", "-c"),
@@ -31,7 +33,7 @@ _RECURSIVE = _aliases(("--recursive", "-R"), ("--verbose", "-v"), ("--changes", 
 
 FLAG_ALIASES: Mapping[tuple[str, ...], Mapping[str, tuple[str, ...]]] = table(
     ("rm", _RM),
-    ("cp", _aliases(("-R --recursive", "-r"), ("--force", "-f"), ("--archive", "-a"),
+    ("cp", _aliases(("-R --recursive", "-r"), ("--force", "-f"), ("-a --archive", "-a -r"),
                     ("--no-clobber", "-n"), ("--interactive", "-i"), ("--link", "-l"),
                     ("--symbolic-link", "-s"), ("--update", "-u"))),
     ("mv", _aliases(("--force", "-f"), ("--no-clobber", "-n"), ("--interactive", "-i"),
@@ -67,7 +69,8 @@ FLAG_ALIASES: Mapping[tuple[str, ...], Mapping[str, tuple[str, ...]]] = table(
     ("docker volume prune", _aliases(("--all", "-a"), ("--force", "-f"))),
     ("kubectl delete", _aliases(("--all", "--all"), ("--force", "--force"),
                                 ("--recursive", "-R"), ("--filename", "-f"))),
-    ("npm install", _aliases(("--global", "-g"), ("--force", "-f"), ("--save-dev", "-D"))),
+    ("npm install", _aliases(("--global --location=global", "-g"), ("--force", "-f"),
+                             ("--save-dev", "-D"))),
     ("npm publish", _aliases(("--force", "-f"))),
     ("sed", _aliases(("--in-place", "-i"), ("--expression", "-e"),
                      ("--regexp-extended -r", "-E"), ("--quiet --silent", "-n"))),
@@ -88,4 +91,18 @@ FLAG_ALIASES: Mapping[tuple[str, ...], Mapping[str, tuple[str, ...]]] = table(
 #: git-push(1): ``git push origin +main`` is a force push; ``git push origin :main`` deletes.
 POSITIONAL_FLAGS: Mapping[tuple[str, ...], tuple[tuple[str, str], ...]] = table(
     ("git push", (("+", "-f"), (":", "-d"))),
+)
+
+#: Other spellings of a command's leading words, for deny/ask rules: (words) -> the
+#: words a rule names. npm-install(1) (npm 9: "aliases: add, i, in, ins, inst, insta,
+#: instal, isnt, isnta, isntal, isntall"), npm-uninstall(1), docker(1) (the management
+#: commands `docker container rm` = `docker rm`, `docker image rm` = `docker rmi`).
+#: (`python -m pip` is offered to deny rules as `pip` by the judge.)
+COMMAND_ALIASES: Mapping[tuple[str, ...], tuple[str, ...]] = table(
+    *((f"npm {alias}", ("npm", "install")) for alias in
+      ("add", "i", "in", "ins", "inst", "insta", "instal", "isnt", "isnta", "isntal",
+       "isntall")),
+    ("npm un, npm unlink, npm remove, npm rm, npm r", ("npm", "uninstall")),
+    ("docker container rm, docker container remove", ("docker", "rm")),
+    ("docker image rm, docker image remove", ("docker", "rmi")),
 )

@@ -14,7 +14,7 @@ from typing import Literal, NamedTuple
 
 from dm_cc.permissions.shell.tables import table, words
 
-Rest = Literal["command", "script", "scripts", "none", "dashdash"]
+Rest = Literal["command", "script", "scripts", "none", "dashdash", "shell-args"]
 _NONE: frozenset[str] = frozenset()
 
 
@@ -31,13 +31,18 @@ class Wrapper(NamedTuple):
     positionals: words consumed after the options and before the command (``timeout 5``).
     rest: what follows -- "command" (words of a command), "script" (words joined by spaces and
       parsed as shell, like ssh and watch), "scripts" (each word is a script), "none", or
-      "dashdash" (the command follows ``--``; without ``--`` treated like "command").
+      "dashdash" (the command follows ``--``; without ``--`` treated like "command"), or
+      "shell-args" (the words after ``--`` are a shell's arguments: ``capsh -- -c CMD``).
     assignments: ``NAME=VALUE`` words may precede the command (env, sudo).
     lone_dash: a bare ``-`` is an option (``env -``, ``su -``), not the command.
     stop_words: words that end the command (``parallel ... ::: args``).
     chdir_opts: options naming the directory the command runs in (``env -C DIR``).
     env_opts: options whose value is NAME=VALUE (``systemd-run -E``, ``run0 --setenv``).
     reopts: options may also follow the positionals (``ssh host -t CMD``).
+    program_opts: options whose value names the program the rest runs as
+      (``coreutils --coreutils-prog=rm -rf x`` is ``rm -rf x``).
+    stdin_args: the words of stdin are appended to the command (``xargs cat <<< FILE``:
+      a static heredoc or here-string is known; the rest cannot be).
     """
 
     value_opts: frozenset[str] = _NONE
@@ -55,6 +60,8 @@ class Wrapper(NamedTuple):
     chdir_opts: frozenset[str] = _NONE
     env_opts: frozenset[str] = _NONE
     reopts: bool = False
+    program_opts: frozenset[str] = _NONE
+    stdin_args: bool = False
 
 
 def _w(values: str = "", **kw: object) -> Wrapper:
@@ -112,15 +119,19 @@ _UV_RUN = _w(
 )
 # conda run (conda 23+ `conda run --help`; mamba and micromamba take the same).
 _CONDA = _w("-n --name -p --prefix --cwd")
-_TMUX_NEW = _w("-s -n -c -t -x -y -e -F", rest="script")
+#: tmux(1) 3.3 new-session/new-window/split-window/run-shell/respawn-*/display-popup:
+#: options taking a value (the union; -d is a flag), then a shell command.
+_TMUX_NEW = _w("-s -n -c -t -x -y -e -F -f -l", rest="script")
 _TMUX_SEND = _w("-t -N", rest="script")
 _MISE_EXEC = _w("-C --cd -j --jobs", rest="dashdash")
 
 #: Wrappers that start a shell reading its script from stdin when given no command
 #: (``sudo -s <<< CMD``, ``su - root <<EOF``, ``ssh host <<< CMD``, ``script -q /dev/null``):
 #: sudo(8) -s/-i, doas(1) -s, su(1), runuser(1), ssh(1), script(1), run0(1), pkexec(1),
-#: machinectl(1) shell, sg(1), newgrp(1).
-STDIN_SHELL_WRAPPERS = words("sudo doas su runuser ssh script run0 pkexec machinectl sg newgrp")
+#: machinectl(1) shell, sg(1), newgrp(1), at(1)/batch(1) (at 3.2: the job is read from
+#: stdin unless -f FILE), rsh(1).
+STDIN_SHELL_WRAPPERS = words("sudo doas su runuser ssh script run0 pkexec machinectl sg newgrp"
+                             " at batch rsh")
 
 WRAPPERS: Mapping[tuple[str, ...], Wrapper] = table(
     # --- privileges. sudo(8): -D/--chdir, -u/-g/-h/-p/-r/-t/-U/-T/-R/-C take a
@@ -137,7 +148,7 @@ WRAPPERS: Mapping[tuple[str, ...], Wrapper] = table(
     # su(1), runuser(1) (util-linux 2.38): -c runs a string in the target shell; with no
     # command they start a shell that reads stdin.
     ("su", _w("-s --shell -g --group -G --supp-group -w --whitelist-environment",
-              string_opts="-c --command", rest="none", lone_dash=True)),
+              string_opts="-c --command --session-command", rest="none", lone_dash=True)),
     ("runuser", _w("-s --shell -g --group -G --supp-group -u --user -w",
                    string_opts="-c --command", command_flags="-u --user", rest="none",
                    lone_dash=True)),
@@ -186,6 +197,14 @@ WRAPPERS: Mapping[tuple[str, ...], Wrapper] = table(
     ("perf record", _w("-e -o -p -t -C -G -F -c")),
     ("catchsegv, busybox, unbuffer, torsocks, tsocks, dbus-run-session, firejail, valgrind,"
      " arch", _RUNNER),
+    ("perf trace", _w("-e -o -p -t -C -G -F")),  # perf-trace(1)
+    # coreutils(1) (9.1, the multi-call binary): --coreutils-prog=PROG runs PROG.
+    ("coreutils", _w(program_opts="--coreutils-prog --coreutils-prog-shebang")),
+    ("envchain", _w(positionals=1)),  # envchain NAMESPACE CMD
+    # capsh(1) (libcap 2.66): `--` runs /bin/bash with the remaining arguments.
+    ("capsh", _w(rest="shell-args")),
+    ("at", _w("-q -f -t", rest="none")),
+    ("batch", _w("-q -f", rest="none")),
     ("proxychains, proxychains4", _w("-f")),
     ("caffeinate", _w("-t -w")),
     ("sandbox-exec", _w("-f -p -n -D")),
@@ -197,7 +216,7 @@ WRAPPERS: Mapping[tuple[str, ...], Wrapper] = table(
     # aliases.
     ("xargs", _w("-I -n -P -L -d -s -E -a --max-args --max-procs --max-lines --delimiter"
                  " --max-chars --eof --arg-file --process-slot-var",
-                 optional_opts="-i -e -l --replace --eof --max-lines")),
+                 optional_opts="-i -e -l --replace --eof --max-lines", stdin_args=True)),
     ("watch", _w("-n --interval -q --equexit", optional_opts="-d --differences",
                  command_flags="-x --exec", rest="script")),
     ("parallel", _w("-j --jobs -S --sshlogin -a --arg-file --delay --timeout --joblog"
@@ -218,11 +237,26 @@ WRAPPERS: Mapping[tuple[str, ...], Wrapper] = table(
     ("concurrently", _w("-n --names -c --prefix-colors -p --prefix -k --kill-others"
                         " --max-processes -s --success", rest="scripts")),
     ("screen", _w("-S -c -t -p -e -h -L -Logfile -T")),
-    ("tmux new-session, tmux new", _TMUX_NEW),
+    ("tmux new-session, tmux new, tmux new-window, tmux neww, tmux split-window,"
+     " tmux splitw, tmux run-shell, tmux run, tmux respawn-pane, tmux respawnp,"
+     " tmux respawn-window, tmux respawnw, tmux display-popup, tmux popup", _TMUX_NEW),
     ("tmux send-keys, tmux send", _TMUX_SEND),
     # --- remote. ssh(1) (OpenSSH 9.2: HOST then a command string, options may follow it);
     # sshpass(1); `vagrant ssh -c`; `gcloud compute ssh --command`.
     ("ssh", _w(SSH_VALUE_OPTS, positionals=1, rest="script", reopts=True)),
+    ("rsh", _w("-l", positionals=1, rest="script", reopts=True)),  # rsh(1), netkit
+    # `oc rsh --help` (POD then the command), `limactl shell --help` (INSTANCE then the
+    # command), `heroku run --help`, `ddev exec --help`, `fly ssh console --help`
+    # (-C runs a string), sops(1) exec-env/exec-file (FILE then a command string).
+    ("oc rsh", _w("-c --container -n --namespace --shell --timeout", positionals=1)),
+    ("limactl shell", _w("--workdir --shell", positionals=1)),
+    ("heroku run", _w("-a --app -r --remote -s --size -e --env --type")),
+    ("ddev exec", _w("-s --service -d --dir")),
+    ("fly ssh console, flyctl ssh console", _w("-a --app -r --region -s --machine -u"
+                                                " --user", string_opts="-C --command",
+                                                rest="none")),
+    ("sops exec-env, sops exec-file", _w("--user --filename", positionals=1,
+                                         rest="script")),
     ("sshpass", _w("-p -f -d -P")),
     ("vagrant ssh", _w(string_opts="-c --command", rest="none")),
     ("gcloud compute ssh", _w(string_opts="--command", rest="none")),
@@ -243,6 +277,8 @@ WRAPPERS: Mapping[tuple[str, ...], Wrapper] = table(
     ("poetry run", _w("-C --directory -P --project")),
     ("pdm run", _w("-p --project")),
     ("pixi run", _w("-e --environment --manifest-path")),
+    ("pixi exec", _w("-s --spec -w --with -c --channel -p --platform")),  # `pixi exec -h`
+    ("npm explore", _w(positionals=1, rest="dashdash")),  # npm-explore(1): PKG -- CMD
     ("volta run", _w("--node --npm --yarn --pnpm")),
     ("fnm exec", _w("--using")),
     ("nvm exec, direnv exec", _w(positionals=1)),
