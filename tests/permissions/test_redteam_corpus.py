@@ -24,13 +24,6 @@ _SPEC.loader.exec_module(_CASES_MODULE)
 BASE, CASES = _CASES_MODULE.BASE, _CASES_MODULE.CASES
 
 KNOWN_GAPS = frozenset({
-    "chain-2bbf9418",  # 'echo `echo \\`rm -rf x\\``' -> deny
-    "chain-c5af896d",  # 'echo `echo \\`echo \\\\\\`rm -rf x\\\\\\`\\``' -> deny
-    "chain-1ad8ba31",  # 'cat <<EOF; rm -rf x\nhello\nEOF' -> deny
-    "chain-506ca7db",  # 'echo "${x#$(rm -rf y)}"' -> deny
-    "escape-425765e0",  # 'r$()m -rf x' -> deny
-    "nonstatic-strict-5c45ec5c",  # '{rm,-rf,x}' -> deny
-    "nonstatic-strict-c0b723a7",  # 'r{m,} -rf x' -> deny
     "pathbin-bfca3fc1",  # 'coreutils --coreutils-prog=rm -rf x' -> deny
     "wrapper-d1b27244",  # 'npm explore lodash -- rm -rf x' -> deny
     "wrapper-d9f565f2",  # 'pixi exec rm -rf x' -> deny
@@ -51,7 +44,6 @@ KNOWN_GAPS = frozenset({
     "wrapper-0e84fbea",  # "sops exec-env secrets.yaml 'rm -rf x'" -> deny
     "wrapper-80fc9ac6",  # "fly ssh console -C 'rm -rf x'" -> deny
     "wrapper-41be1271",  # "tmux new-window 'rm -rf x'" -> not-allow
-    "env-strict-a071e283",  # "PS4='$(rm -rf x)' bash -xc :" -> deny
     "flags-0c29c76f",  # "less --lesskey-content='x' README" -> not-allow
     "flags-a88faa1c",  # 'awk \'BEGIN { # "\n system("touch /tmp/pwn") }\'' -> not-allow
     "flags-f51f2a65",  # 'awk \'BEGIN { x = 1 ? /"/ : 0; system("id") }\'' -> not-allow
@@ -79,7 +71,6 @@ KNOWN_GAPS = frozenset({
     "secret-bee4f1e7",  # 'export CDPATH=~; cd .ssh; cat id_rsa' -> deny
     "secret-strict-2638873e",  # 'cat ~/.ss[h]/id_rsa' -> deny
     "secret-strict-915fb582",  # 'cat ~/.s?h/id_rsa' -> deny
-    "secret-strict-eb697600",  # 'cat ~/{.ssh,.x}/id_rsa' -> deny
     "secret-strict-dd6f03e7",  # 'cat ~/.*/id_rsa' -> deny
     "secret-348bade3",  # 'tar -C ~ -cf - .ssh' -> deny
     "secret-086f6c4e",  # 'xargs cat <<< ~/.ssh/id_rsa' -> deny
@@ -89,15 +80,9 @@ KNOWN_GAPS = frozenset({
     "symlink-2d3600c7",  # 'grep -R BEGIN .' -> not-allow
     "dotenv-strict-e04505ff",  # 'cat config/deep/.e?v.production' -> deny
     "dotenv-strict-0e02bf6b",  # 'cat config/deep/.[e]nv.production' -> deny
-    "dotenv-strict-d060968e",  # 'cat config/deep/.e{n,}v.production' -> deny
     "dotenv-dir-d9795c31",  # 'grep -r KEY config' -> not-allow
     "dotenv-dir-d1f66cc5",  # 'tar -cf - config' -> not-allow
     "eval-51656b33",  # 'sh 0<<EOF\nrm -rf x\nEOF' -> deny
-    "chain-4436325e",  # 'echo ${x#$(rm -rf y)}' -> deny
-    "chain-aeae444c",  # 'echo ${x%%$(rm -rf y)}' -> deny
-    "chain-c43960f1",  # 'echo ${x^^$(rm -rf y)}' -> deny
-    "chain-e2479398",  # 'echo ${x,$(rm -rf y)}' -> deny
-    "chain-5bc516a1",  # 'echo "${x/a/`rm -rf y`}"' -> deny
 })
 
 

@@ -48,6 +48,7 @@ from dm_cc.permissions.shell.records import (
     Access,
     Broken,
     Command,
+    Deferred,
     Effect,
     FileUse,
     Noted,
@@ -97,6 +98,9 @@ class Judge:
         self.budget = 2 * size + 65_536  # characters that may be (re-)parsed in total
         self.cwd: tuple[str, bool] | None = None  # directory from `cd`, and whether unknown
         self.links: set[str] = set()  # symlinks this line creates (`ln -s ~ h`)
+        # deferred evaluation: the first value stored that may hold code, and the first
+        # place that evaluates a stored value (both in one line: the line is dynamic)
+        self.deferred: dict[bool, str] = {}
 
     def run(self, source: str) -> None:
         """Judge ``source`` and every script found in it, depth-first."""
@@ -107,6 +111,10 @@ class Judge:
                 work.pop()
             else:
                 work.append(self.script_text(nested))
+        if len(self.deferred) == 2:
+            self.record((self.deferred[False],), True, None, note=(
+                "evaluates as code a value this line sets or reads "
+                f"({self.deferred[True][:60]})"))
 
     def result(self) -> ShellAnalysis:
         commands = (c for c in self.commands if c is not None)
@@ -181,6 +189,8 @@ class Judge:
                             record.suspect or suspect, record.sensitive, record.note)
             elif isinstance(record, Script):
                 yield from self.script(record.word, depth + 1, record.suspect or suspect)
+            elif isinstance(record, Deferred):
+                self.deferred.setdefault(record.stores, record.text)
             elif isinstance(record, Broken):
                 self.dynamic(text, "the command could not be parsed")
 

@@ -14,6 +14,7 @@ program modules.
 import re
 from collections.abc import Sequence
 from functools import cache
+from itertools import pairwise
 from typing import NamedTuple
 
 
@@ -138,6 +139,82 @@ class WordBuilder:
     def word(self) -> Word:
         mask = "".join(self.mask)
         return Word("".join(self.text), self.expand, globs(mask), self.procsub)
+
+    def words(self) -> list[Word]:
+        """The words after brace expansion (``r{m,}`` is ``rm r``; ``{a,b}`` two words).
+        An expansion too large to list stays one word, flagged as a glob."""
+        text, mask = "".join(self.text), "".join(self.mask)
+        if "{" not in mask:
+            return [Word(text, self.expand, globs(mask), self.procsub)]
+        expanded = brace_expand(text, mask)
+        if expanded is None:
+            return [Word(text, self.expand, True, self.procsub)]
+        return [Word(t, self.expand, globs(m), self.procsub) for t, m in expanded
+                if t or m != t]  # an unquoted empty result is removed, like bash does
+
+
+_MAX_BRACE_WORDS = 64
+
+
+def brace_expand(text: str, mask: str) -> list[tuple[str, str]] | None:
+    """Brace expansion of one word as bash does it (``a{b,c}d``, ``{1..3}``, nested), on
+    ``text`` and its quote ``mask`` (quoted characters are NUL in the mask and do not
+    count). None when the result would exceed a small limit."""
+    start, depth = -1, 0
+    commas: list[int] = []
+    i = 0
+    while i < len(mask):
+        ch = mask[i]
+        if ch == "{" and (i == 0 or mask[i - 1] != "$" or depth):
+            if depth == 0:
+                start, commas = i, []
+            depth += 1
+        elif ch == "}" and depth:
+            depth -= 1
+            if depth == 0:
+                inner_t, inner_m = text[start + 1:i], mask[start + 1:i]
+                alternatives = _alternatives(inner_t, inner_m, [c - start - 1 for c in commas])
+                if alternatives is not None:
+                    head_t, head_m = text[:start], mask[:start]
+                    tail = brace_expand(text[i + 1:], mask[i + 1:])
+                    if tail is None:
+                        return None
+                    out: list[tuple[str, str]] = []
+                    for alt_t, alt_m in alternatives:
+                        inner = brace_expand(alt_t, alt_m)
+                        if inner is None:
+                            return None
+                        out += [(head_t + a + b, head_m + am + bm)
+                                for a, am in inner for b, bm in tail]
+                        if len(out) > _MAX_BRACE_WORDS:
+                            return None
+                    return out
+                i = start  # not an expansion: go on after this `{`
+                start = -1
+        elif ch == "," and depth == 1:
+            commas.append(i)
+        i += 1
+    return [(text, mask)]
+
+
+def _alternatives(text: str, mask: str, commas: list[int]) -> list[tuple[str, str]] | None:
+    """The parts of ``{a,b}`` or the sequence of ``{1..3}``/``{a..e}``; None: not an
+    expansion (left as written)."""
+    if commas:
+        bounds = [-1, *commas, len(text)]
+        return [(text[a + 1:b], mask[a + 1:b]) for a, b in pairwise(bounds)]
+    m = re.fullmatch(r"(-?\d+|[A-Za-z])\.\.(-?\d+|[A-Za-z])(?:\.\.(-?\d+))?", mask)
+    if m is None:
+        return None
+    lo, hi, step = m.group(1), m.group(2), abs(int(m.group(3) or 1)) or 1
+    if lo.lstrip("-").isdigit() != hi.lstrip("-").isdigit():
+        return None
+    a, b = (int(lo), int(hi)) if lo.lstrip("-").isdigit() else (ord(lo), ord(hi))
+    values = range(a, b + (1 if b >= a else -1), step if b >= a else -step)
+    if len(values) > _MAX_BRACE_WORDS:
+        return None
+    items = [str(v) if lo.lstrip("-").isdigit() else chr(v) for v in values]
+    return [(v, v) for v in items]
 
 
 def evaluated(words: Sequence[Word]) -> list[Word]:

@@ -32,13 +32,23 @@ from dm_cc.permissions.shell.quoting import (
     WordBuilder,
     ansi_c,
     evaluated,
+    evaluates,
     globs,
     hides_expansion,
     unescape,
     unescape_double_quoted,
 )
-from dm_cc.permissions.shell.records import Broken, Command, FileUse, Noted, Record, Script, Stdin
-from dm_cc.permissions.shell.tables.environment import risky_env
+from dm_cc.permissions.shell.records import (
+    Broken,
+    Command,
+    Deferred,
+    FileUse,
+    Noted,
+    Record,
+    Script,
+    Stdin,
+)
+from dm_cc.permissions.shell.tables.environment import CODE_VARIABLES, PROMPT_VARIABLES, risky_env
 
 if TYPE_CHECKING:
     from tree_sitter import Node
@@ -59,6 +69,13 @@ _SPECIAL = frozenset("`$*?[{")  # what an expansion or a glob needs (see quoting
 # the node kinds _Walk._visit makes records of
 _VISITED = frozenset({"command", "declaration_command", "unset_command", "test_command",
                       "heredoc_redirect", "variable_assignment", "file_redirect", "ERROR"})
+# the node kinds _Walk.deferred looks at: values stored and places that evaluate them later
+_DEFERRED = frozenset({"variable_assignment", "expansion", "arithmetic_expansion",
+                       "compound_statement", "c_style_for_statement", "for_statement",
+                       "test_command", "subscript", "command_substitution", "command",
+                       "declaration_command"})
+_STORES_INPUT = frozenset({"read", "mapfile", "readarray"})
+_DECLARES = frozenset({"declare", "typeset", "local", "export", "readonly"})
 
 
 def walk(src: bytes, root: Node) -> Iterator[Record]:
@@ -118,7 +135,10 @@ class _Walk:
             broken = broken or kind == "ERROR"
             if kind not in _GAPS_ALLOWED and not self._gaps(node, children):
                 intact = False
-            if kind in _VISITED and (found := self._visit(node, kind, parent, piped)):
+            found = self._visit(node, kind, parent, piped) if kind in _VISITED else []
+            if kind in _DEFERRED:
+                found += self.deferred(node, kind)
+            if found:
                 if broken or (kind == "command" and node.has_error):
                     found = [r._replace(suspect=BROKEN_TEXT)
                              if isinstance(r, (Command, Noted, Script)) else r for r in found]
@@ -147,7 +167,9 @@ class _Walk:
         if kind == "variable_assignment" and (
                 parent is None or parent.type not in ("command", "declaration_command")):
             name, word = self.assignment(node)
-            return [Noted([word], (name,), f"sets {name}")] if risky_env(name) else []
+            if not risky_env(name):
+                return []
+            return [Noted([word], (name,), f"sets {name}"), *_code_value(name, word)]
         if kind == "file_redirect":
             return self.redirect(node)
         if kind == "ERROR":
@@ -194,6 +216,15 @@ class _Walk:
         builder = WordBuilder()
         self._collect_all(nodes, builder)
         return builder.word()
+
+    def words(self, nodes: Sequence[Node]) -> list[Word]:
+        """The words one shell word becomes after brace expansion (``r{m,}`` → ``rm r``)."""
+        word = self.word(nodes)
+        if not word.glob or "{" not in word.text:
+            return [word]
+        builder = WordBuilder()
+        self._collect_all(nodes, builder)
+        return builder.words()
 
     def _collect_all(self, nodes: Sequence[Node], b: WordBuilder) -> None:
         for i, node in enumerate(nodes):
@@ -286,14 +317,15 @@ class _Walk:
                 args.remove(arg)
                 fds[arg.end_byte] = self.text(arg)
         if name is None:
-            return [Noted([word], (var,), f"sets {var}")
-                    for var, word in map(self.assignment, assigns) if risky_env(var)]
+            return [record for var, word in map(self.assignment, assigns) if risky_env(var)
+                    for record in (Noted([word], (var,), f"sets {var}"), *_code_value(var, word))]
         if redirects:  # words taken from redirects go back to where they were written
             args.sort(key=lambda n: n.start_byte)
-        words = [self.word([name]), *(self.word(g) for g in _groups(args))]
+        words = [*self.words([name]), *(w for g in _groups(args) for w in self.words(g))]
         words += self.dropped.get(node.start_byte, [])
         env = [(var, w) for var, w in map(self.assignment, assigns) if risky_env(var)]
-        return [Command(words, self._stdin(redirects, piped, fds), tuple(env))]
+        return [Command(words, self._stdin(redirects, piped, fds), tuple(env)),
+                *(record for var, w in env for record in _code_value(var, w))]
 
     def orphans(self, node: Node) -> list[Record]:
         """Inside an ERROR node, a ``command_name`` may appear without its ``command``
@@ -308,7 +340,7 @@ class _Walk:
                 if sibling.type not in _WORDISH:
                     break
                 args.append(sibling)
-            words = [self.word([child]), *(self.word(g) for g in _groups(args))]
+            words = [*self.words([child]), *(w for g in _groups(args) for w in self.words(g))]
             found.append(Command(words))
         return found
 
@@ -348,6 +380,7 @@ class _Walk:
         """``export``/``declare``/``local``/``readonly``/``typeset``/``unset``."""
         words: list[Word] = []
         sensitive: list[str] = []
+        code: list[Record] = []
         for child in node.children:
             if child.type == "variable_assignment":
                 var, word = self.assignment(child)
@@ -366,11 +399,102 @@ class _Walk:
                 continue
             if node.type == "declaration_command" and risky_env(var):
                 sensitive.append(var)
+                code += _code_value(var, word)
         found: list[Record] = [Script(w) for w in evaluated(words[1:])]
         note = f"sets {', '.join(sensitive)}" if sensitive else None
         if found:
             note = EVALUATES
         found.append(Noted(words, tuple(sensitive), note, bool(found)))
+        return found + code
+
+    # deferred evaluation -----------------------------------------------------
+    def deferred(self, node: Node, kind: str) -> list[Record]:
+        """Values stored that may hold code, places where bash evaluates a stored value
+        (:class:`~.records.Deferred`), and what tree-sitter does not parse the way bash
+        runs it: escaped backticks inside backticks, substitutions inside ``${..}``,
+        risky variables set by a loop or by arithmetic."""
+        text = self.text(node)
+        shown = text[:SHOWN]
+        if kind == "variable_assignment":
+            value = node.child_by_field_name("value")
+            stores = value is not None and _may_hold_code(self.text(value))
+            return [Deferred(shown, True)] if stores else []
+        if kind == "subscript":
+            index = text[text.find("[") + 1:-1]
+            return [Deferred(shown, False)] if _arithmetic_names(index) else []
+        if kind == "command_substitution":
+            return self._backticks(text)
+        if kind == "expansion":
+            return self._expansion(node, text)
+        if kind in ("arithmetic_expansion", "compound_statement", "c_style_for_statement"):
+            if kind == "compound_statement" and not text.startswith("(("):
+                return []
+            if kind == "c_style_for_statement":
+                text = text[:text.find("))") + 2]
+            return _arithmetic(text)
+        if kind == "for_statement":
+            return self._loop(node, shown)
+        if kind == "test_command":
+            if _test_evaluates().search(text) is None:
+                return []
+            return [Deferred(shown, False),
+                    *([Deferred(shown, True)] if _positional().search(text) else [])]
+        words = [c for c in node.children if c.type in _WORDISH or c.type == "command_name"]
+        name = self.text(words[0]) if words else ""
+        if kind == "declaration_command":
+            flags = [self.text(c) for c in node.children[1:] if self.text(c)[:1] in "-+"]
+            evaluates = any(f[:1] == "-" and ("i" in f or "n" in f) for f in flags)
+            return [Deferred(shown, False)] if evaluates else []
+        if name in _STORES_INPUT or (name == "printf" and "-v" in text and _may_hold_code(text)):
+            return [Deferred(shown, True)]
+        if name == "let":
+            return [Deferred(shown, False)]
+        if name == "getopts" and len(words) > 2 and risky_env(var := self.text(words[2])):
+            return [Noted([Word(shown)], (var,), f"sets {var}")]
+        return []
+
+    def _backticks(self, text: str) -> list[Record]:
+        r"""Inside backticks bash removes the backslash before ``$``, a backtick or a
+        backslash before running the text, so ```echo \`rm x\```` runs ``rm x``;
+        tree-sitter reads the escaped text as it stands: the unescaped text is parsed too."""
+        if not text.startswith("`") or _backtick_escape().search(text) is None:
+            return []
+        return [Script(Word(_backtick_escape().sub(r"\1", text[1:-1])))]
+
+    def _expansion(self, node: Node, text: str) -> list[Record]:
+        found: list[Record] = []
+        if text.startswith("${!") or text.endswith("@P}"):
+            found.append(Deferred(text[:SHOWN], False))  # ${!x}: x names what to read
+        if _assigning_expansion().match(text):
+            found.append(Deferred(text[:SHOWN], True))  # ${x:=value}
+            name = text[2:].split(":", 1)[0].split("=", 1)[0]
+            if risky_env(name):
+                found.append(Noted([Word(text[:SHOWN], True)], (name,), f"sets {name}", True))
+        if ("$(" in text[2:] or "`" in text) and not any(
+                c.type == "command_substitution" for c in node.children):
+            inner = _substitutions(text[2:-1])  # ${x#$(cmd)}: tree-sitter left it a word
+            if inner is None:
+                found.append(Noted([Word(text[:SHOWN], True)], (),
+                                   "a substitution inside ${..} that could not be read", True))
+            else:
+                found += [Script(Word(body)) for body in inner]
+        return found
+
+    def _loop(self, node: Node, shown: str) -> list[Record]:
+        """``for x in ITEMS`` / ``select x in ITEMS``: x takes each item (the positional
+        parameters without ``in``)."""
+        var_node = node.child_by_field_name("variable")
+        if var_node is None:
+            return []
+        var = self.text(var_node)
+        items = [c for c in node.children if c.type in _WORDISH]
+        has_in = any(c.type == "in" for c in node.children)
+        found: list[Record] = []
+        if not has_in or any(_may_hold_code(self.text(c)) or globs(self.text(c)) for c in items):
+            found.append(Deferred(shown, True))
+        if risky_env(var):
+            found.append(Noted([Word(shown.split(";", 1)[0].split("\n", 1)[0])], (var,),
+                               f"sets {var}"))
         return found
 
     def _redirect_parts(self, node: Node) -> tuple[str, Node | None, list[Node]]:
@@ -414,3 +538,110 @@ class _Walk:
                     return Stdin("herestring", word.text, word.expand or word.glob)
                 return Stdin("pipe" if word.procsub else "file", None, word.procsub)
         return Stdin("pipe", None, True) if piped else None
+
+
+# deferred evaluation helpers -------------------------------------------------------------
+def _may_hold_code(value: str) -> bool:
+    """A stored value whose text is unknown (``$x``, ``$(..)``) or holds a substitution
+    bash would run when it evaluates it (``'a[$(cmd)]'``)."""
+    return "$" in value or "`" in value
+
+
+def _arithmetic_names(text: str) -> bool:
+    """Arithmetic text that names a variable (whose value bash evaluates in turn)."""
+    return re.search(r"[A-Za-z_$`]", text) is not None
+
+
+def _arithmetic(text: str) -> list[Record]:
+    """``(( ))``, ``$(( ))``, ``for (( ))``: an evaluating context when it names a variable;
+    positional parameters come from outside; an assignment to a risky variable sets it."""
+    body = text.lstrip("$")[2:-2]
+    if not _arithmetic_names(body):
+        return []
+    found: list[Record] = [Deferred(text[:SHOWN], False)]
+    if _positional().search(body):
+        found.append(Deferred(text[:SHOWN], True))
+    names = (m.group(1) or m.group(2) for m in _arithmetic_assignment().finditer(body))
+    for name in dict.fromkeys(names):
+        if risky_env(name):
+            found.append(Noted([Word(text[:SHOWN])], (name,), f"sets {name}"))
+    return found
+
+
+def _code_value(name: str, word: Word) -> list[Record]:
+    """``PROMPT_COMMAND=CODE`` is run as shell code; ``PS4='$(cmd)'`` (and the other
+    prompts) runs its substitutions when bash expands the prompt: judge them too."""
+    word = word._replace(text=word.text.partition("=")[2])  # the word is NAME=VALUE
+    if name in CODE_VARIABLES:
+        return [Script(word)]
+    if name in PROMPT_VARIABLES and (word.expand or evaluates(word.text)):
+        text = word.text.replace("\\", "\\\\").replace('"', '\\"')
+        return [Script(word._replace(text=f': "{text}"'))]
+    return []
+
+
+def _substitutions(text: str) -> list[str] | None:
+    """The bodies of the ``$(..)`` and backtick substitutions in ``text`` (None when they
+    do not close)."""
+    bodies: list[str] = []
+    i, n = 0, len(text)
+    while i < n:
+        if text[i] == "\\":
+            i += 2
+        elif text[i] == "`":
+            end = i + 1
+            while end < n and text[end] != "`":
+                end += 2 if text[end] == "\\" else 1
+            if end >= n:
+                return None
+            bodies.append(text[i + 1:end])
+            i = end + 1
+        elif text.startswith("$(", i):
+            depth, j, quote = 1, i + 2, ""
+            while j < n and depth:
+                ch = text[j]
+                if quote:
+                    quote = "" if ch == quote else quote
+                elif ch in "'\"":
+                    quote = ch
+                elif ch == "(":
+                    depth += 1
+                elif ch == ")":
+                    depth -= 1
+                j += 1
+            if depth:
+                return None
+            bodies.append(text[i + 2:j - 1])
+            i = j
+        else:
+            i += 1
+    return bodies
+
+
+@cache
+def _backtick_escape() -> re.Pattern[str]:
+    return re.compile(r"\\([$`\\])")
+
+
+@cache
+def _positional() -> re.Pattern[str]:
+    """A positional or special parameter whose value comes from outside the line."""
+    return re.compile(r"\$(?:[0-9@*]|\{[#!]?[0-9@*])")
+
+
+@cache
+def _test_evaluates() -> re.Pattern[str]:
+    """``[[ ]]`` operators that evaluate their operands (arithmetic, ``-v`` subscripts)."""
+    return re.compile(r"(?:^|\s)-(?:eq|ne|lt|le|gt|ge|v)(?=\s)")
+
+
+@cache
+def _assigning_expansion() -> re.Pattern[str]:
+    return re.compile(r"\$\{[A-Za-z_]\w*(?:\[[^]]*\])?:?=")
+
+
+@cache
+def _arithmetic_assignment() -> re.Pattern[str]:
+    """A variable arithmetic assigns: ``x = 1``, ``x += 1``, ``x++``, ``--x``."""
+    return re.compile(r"([A-Za-z_]\w*)\s*(?:(?:[-+*/%&|^]|<<|>>)?=(?!=)|\+\+|--)"
+                      r"|(?:\+\+|--)\s*([A-Za-z_]\w*)")
