@@ -101,12 +101,18 @@ def unescape_double_quoted(text: str) -> str:
 class WordBuilder:
     """Accumulates a word's text and a mask in which quoted characters are hidden."""
 
-    __slots__ = ("expand", "mask", "procsub", "text")
+    __slots__ = ("expand", "mask", "null", "procsub", "text")
 
     def __init__(self) -> None:
         self.text: list[str] = []
         self.mask: list[str] = []
         self.expand = self.procsub = False
+        self.null = False  # holds '' or $'': an empty word it expands to is kept
+
+    def single_quoted(self, s: str) -> None:
+        """``'..'`` or ``$'..'``: quoted text (``''{a,}`` keeps the empty word)."""
+        self.null = self.null or not s
+        self.quoted(s)
 
     def plain(self, s: str) -> None:
         self.text.append(s)
@@ -149,8 +155,10 @@ class WordBuilder:
         expanded = brace_expand(text, mask)
         if expanded is None:
             return [Word(text, self.expand, True, self.procsub)]
+        # bash removes an empty word unless it holds quotes: ``{rm,}`` is one word, ``''{rm,}``
+        # two. (The parse stage writes a word-initial ``{`` as ``""{``; ``""`` does not count.)
         return [Word(t, self.expand, globs(m), self.procsub) for t, m in expanded
-                if t or m != t]  # an unquoted empty result is removed, like bash does
+                if t or self.null]
 
 
 _MAX_BRACE_WORDS = 64

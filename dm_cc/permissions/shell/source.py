@@ -140,7 +140,7 @@ def join_continuations(text: str) -> str:
             continue
         elif ch == "{" and prev in _META and not top[1] and not text.startswith(_BRACE_END, i + 1) \
                 and not _named_fd().match(text, i):
-            out.append("''{")  # `{rm,-rf,x}` is a word (brace expansion), not a group
+            out.append('""{')  # `{rm,-rf,x}` is a word (brace expansion), not a group
             prev, i = "{", i + 1
             continue
         elif ch == ";" and pending and not text.startswith((";;", ";&"), i) and not top[1]:

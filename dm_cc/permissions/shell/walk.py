@@ -244,9 +244,9 @@ class _Walk:
             b.expand = b.expand or (raw != "``" and hides_expansion(raw))
             b.quoted("") if raw == "``" else b.plain(raw)
         elif kind == "raw_string":
-            b.quoted(self.text(node)[1:-1])
+            b.single_quoted(self.text(node)[1:-1])
         elif kind == "ansi_c_string":
-            b.quoted(ansi_c(self.text(node)[2:-1]))
+            b.single_quoted(ansi_c(self.text(node)[2:-1]))
         elif kind == "string":
             for part in node.children:
                 if part.type == "string_content":
