@@ -14,6 +14,7 @@ import os
 import random
 import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -69,6 +70,32 @@ TEMPLATES: tuple[tuple[str, str], ...] = (
     ("bash -c '{c}'", "'"),
     ("bash <<EOF\n{c}\nEOF", "\n"),
     ("eval '{c}'", "'"),
+    ("[[ -v 'a[$({c})]' ]]; true", "'"),
+    ("x='a[$({c})]'; : ${{!x}}", "'}"),
+    ("x='$({c})'; y=x; : ${{!y@P}}", "'}"),
+    ("x='a[$({c})]'; let y=x", "'"),
+    ("x='a[$({c})]'; declare -i y=x", "'"),
+    ("printf -v x 'a[$({c})]'; (( x ))", "'%"),
+    ("echo $'\\'' ; {c}", ""),
+    ("echo $'a\\'b'; {c}", ""),
+    ('cat <<< "$({c})"', '"'),
+    ("cat < <({c})", ""),
+    ("echo >(:) <(:) ; {c}", ""),
+    ("time {c}", ""),
+    ("! {c}", ""),
+    ("{c} | cat", ""),
+    ("cat <<-EOF\n\t$({c})\n\tEOF", ""),
+    ("cat <<EOF\n\\$(echo){c}\nEOF\n", ""),
+    ("for ((i=0; i<1; i++)); do {c}; done", ""),
+    ("while false; do :; done; {c}", ""),
+    ("x=(a $({c}) b)", ""),
+    ("declare x=$({c})", ""),
+    ("[[ $({c}) ]]; true", ""),
+    ('echo ${{x:-"$({c})"}}', '"}'),
+    ('echo "${{x:-\'$({c})\'}}"', "'\"}"),
+    ("PS4='$({c})'; set -x; :", "'"),
+    ("echo a\\\n{c}", ""),
+    ("echo a;\\\n{c}", ""),
 )
 
 # Ways of spelling the command name `rm` (only used with the rm payload).
@@ -105,7 +132,7 @@ def sandbox(tmp_path_factory):
         program = bin_dir / name
         program.write_text(
             "#!/bin/sh\n"
-            f"{{ printf '%s{SEP}' \"${{0##*/}}\" \"$@\"; printf '\\n'; }} >> \"$DIFF_LOG\"\n")
+            f"printf '%s{SEP}' \"${{0##*/}}\" \"$@\" > \"$DIFF_LOG/$$\"\n")  # one file each
         program.chmod(0o755)
     work = root / "work"
     work.mkdir()
@@ -115,13 +142,12 @@ def sandbox(tmp_path_factory):
 
 
 def _executed(text: str, bin_dir: Path, work: Path) -> list[tuple[str, ...]]:
-    log = work / "log"
-    log.write_text("")
+    log = Path(tempfile.mkdtemp(dir=work))  # a late writer (`>(cat)`) cannot reach the next
     env = {"PATH": str(bin_dir), "DIFF_LOG": str(log), "HOME": str(work), "LC_ALL": "C"}
     subprocess.run([BASH, "--norc", "--noprofile", "-c", text], cwd=work, env=env,
                    stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                    stderr=subprocess.DEVNULL, timeout=5, check=False)
-    return [tuple(line.split(SEP)[:-1]) for line in log.read_text().splitlines() if line]
+    return [tuple(entry.read_text().split(SEP)[:-1]) for entry in log.iterdir()]
 
 
 CASES = _cases()

@@ -56,6 +56,15 @@ CASES = [
  (RM, "echo ${x:-`rm -rf y`}", "deny"),
  (RM, "echo ${x/$(rm -rf y)/z}", "deny"),
  (RM, 'echo "${x%%`rm -rf y`}"', "deny"),
+ # found by the differential test (test_bash_differential.py)
+ (RM, "time for i in 1; do rm -rf x; done", "deny"),
+ (RM, "time while true; do rm -rf x; break; done", "deny"),
+ (RM, "! bash <<EOF\nrm -rf x\nEOF", "deny"),
+ ([A("*")], "bash <<EOF\n\\rm -rf x\nEOF", "not-allow"),
+ ([A("*")], "echo a # c\n\\rm -rf x", "not-allow"),
+ (RM, "cat <<< \"$(r\\\nm -rf x)\"", "deny"),
+ ([A("*")], "time x='a[$(rm -rf y)]'; declare -i y=x", "not-allow"),
+ ([A("*")], "time read x; (( x ))", "not-allow"),
  # comments and continuations
  (RM, "echo x \\\n; rm y", "deny"),
  ([A("echo *")], "echo a # $(rm x)", "allow"),

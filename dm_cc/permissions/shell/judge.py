@@ -43,7 +43,7 @@ from dm_cc.permissions.shell.programs import (
     source,
     versioned_interpreter,
 )
-from dm_cc.permissions.shell.quoting import Word, joined
+from dm_cc.permissions.shell.quoting import Word, is_assignment, joined
 from dm_cc.permissions.shell.records import (
     Access,
     Broken,
@@ -78,6 +78,10 @@ MAX_DEPTH = 8  # wrappers plus re-parsed scripts
 _GROUP = "found in a command group the parser did not understand"
 _PLACEHOLDER = "the script holds a {} placeholder filled in at run time"
 _NOTHING = Outcome()
+# bash(1) "RESERVED WORDS": as the first word of a command they start a compound command
+_RESERVED = frozenset({"!", "case", "coproc", "do", "done", "elif", "else", "esac", "fi", "for",
+                       "function", "if", "in", "select", "then", "until", "while", "[[", "]]",
+                       "time"}) - {"coproc", "time"}
 
 
 class Nested(NamedTuple):
@@ -217,6 +221,13 @@ class Judge:
         if head.expand or head.glob or head.procsub:
             self.record([w.text for w in words], True, suspect,
                         note="the command name is not static")
+            return
+        if head.text in _RESERVED or is_assignment(head.text):
+            # `time for i in 1; do rm x; done`, `time x=1`: tree-sitter read a compound
+            # command or an assignment as plain words; judge what follows the first word too
+            self.record([w.text for w in words], True, suspect,
+                        note="shell syntax the parser read as a command")
+            yield from self.command(words[1:], depth + 1, stdin, suspect=_GROUP)
             return
         if head.text in ("{", "}", "(", ")"):  # `coproc { cmd; }`, `time { cmd; }`: a group
             self.record([w.text for w in words], True, suspect,  # the parser read as words

@@ -64,8 +64,9 @@ def globs(text: str) -> bool:
 
 def hides_expansion(text: str) -> bool:
     """A backtick or ``$(``/``${``/``$name`` in unquoted text: an expansion the parser
-    did not report."""
-    return "`" in text or ("$" in text and _parameter().search(text) is not None)
+    did not report (or a newline: text the parser misread)."""
+    return "`" in text or ("$" in text and _parameter().search(text) is not None) or (
+        "\n" in text)  # a newline cannot be in an unquoted word: the parser glued two lines
 
 
 @cache

@@ -159,7 +159,11 @@ def join_continuations(text: str) -> str:
                 top[0] -= 1
             elif len(stack) > 1:
                 stack.pop()
-        elif text.startswith("<<", i) and not text.startswith("<<<", i) and not top[1]:
+        elif text.startswith("<<<", i):
+            out.append("<<<")  # a here-string, not a heredoc
+            prev, i = "<", i + 3
+            continue
+        elif text.startswith("<<", i) and not top[1]:
             strip = text.startswith("<<-", i)
             delim, quoted, end = _heredoc_word(text, i + (3 if strip else 2))
             pending.append((delim, strip, quoted))

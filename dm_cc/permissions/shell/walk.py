@@ -75,7 +75,7 @@ _DEFERRED = frozenset({"variable_assignment", "expansion", "arithmetic_expansion
                        "test_command", "subscript", "command_substitution", "command",
                        "declaration_command"})
 _STORES_INPUT = frozenset({"read", "mapfile", "readarray"})
-_DECLARES = frozenset({"declare", "typeset", "local", "export", "readonly"})
+_PREFIXES = frozenset({"time", "command", "builtin"})  # run the builtin that follows
 
 
 def walk(src: bytes, root: Node) -> Iterator[Record]:
@@ -144,11 +144,14 @@ class _Walk:
                              if isinstance(r, (Command, Noted, Script)) else r for r in found]
                 yield from found
             inherit = piped and kind == "redirected_statement"
+            # `! bash <<EOF`: the redirect belongs to the statement around the negation
+            owner = parent if kind == "negated_command" and parent is not None \
+                and parent.type == "redirected_statement" else node
             before = ""
             entries = []
             for child in children:
                 if child.child_count:  # leaves (tokens, plain words) need no visit
-                    entries.append((child, node, inherit or before in _PIPES, broken))
+                    entries.append((child, owner, inherit or before in _PIPES, broken))
                 before = child.type
             stack.extend(reversed(entries))
         if root.has_error or not intact:
@@ -210,7 +213,7 @@ class _Walk:
             if node.type == "command_name" and node.child_count == 1:
                 node = node.children[0]  # what _collect would read
             if node.type == "word" and "\\" not in (raw := self.text(node)):
-                if _SPECIAL.isdisjoint(raw):
+                if _SPECIAL.isdisjoint(raw) and "\n" not in raw:
                     return Word(raw)
                 return Word(raw, hides_expansion(raw), globs(raw))
         builder = WordBuilder()
@@ -305,7 +308,8 @@ class _Walk:
                 args.append(child)
         if parent is not None and parent.type == "redirected_statement":
             body = parent.child_by_field_name("body")
-            if body is not None and body.start_byte == node.start_byte:
+            if body is not None and (body.start_byte == node.start_byte
+                                     or body.type == "negated_command"):
                 redirects.extend(c for c in parent.children if c.type in _REDIRECTS)
         for redirect in redirects:  # tree-sitter hangs `cmd >f -rf x`'s `-rf x` on the redirect
             args.extend(self._redirect_parts(redirect)[2])
@@ -349,6 +353,12 @@ class _Walk:
         when the delimiter is unquoted: each ```...``` span is parsed as a script."""
         start = next((c for c in node.children if c.type == "heredoc_start"), None)
         body = next((c for c in node.children if c.type == "heredoc_body"), None)
+        if start is not None and any(b"\n" in self.src[start.end_byte:c.start_byte]
+                                     for c in node.children if c.type in _WORDISH):
+            # a body line starting with a backslash: tree-sitter reads it as words of the
+            # redirect (a continuation line) and leaves the body empty
+            return [Noted([Word(self.text(node, SHOWN))], (), "a heredoc the parser misread",
+                          dynamic=True)]
         if start is None or body is None or any(q in self.text(start) for q in "'\"\\"):
             return []
         text = self.text(body)
@@ -440,6 +450,9 @@ class _Walk:
             return [Deferred(shown, False),
                     *([Deferred(shown, True)] if _positional().search(text) else [])]
         words = [c for c in node.children if c.type in _WORDISH or c.type == "command_name"]
+        while words and self.text(words[0]) in _PREFIXES or (
+                len(words) > 1 and self.text(words[0])[:1] == "-"):
+            words = words[1:]  # `time read x`, `command -p read x`, `builtin read x`
         name = self.text(words[0]) if words else ""
         if kind == "declaration_command":
             flags = [self.text(c) for c in node.children[1:] if self.text(c)[:1] in "-+"]
