@@ -51,6 +51,13 @@ _BRACE_END = (" ", "\t", "\n", "}")
 
 
 @cache
+def _rewrite_needed() -> re.Pattern[str]:
+    """What the scanner rewrites besides continuations and heredocs: an empty ``$()`` or a
+    word-initial ``{`` that is not a group (a quick test before the full scan)."""
+    return re.compile(r"\$\([ \t]*\)|(?:^|[\s;&|()<>])\{[^\s}]")
+
+
+@cache
 def _empty_sub() -> re.Pattern[str]:
     return re.compile(r"\$\([ \t]*\)")
 
@@ -75,7 +82,8 @@ def join_continuations(text: str) -> str:
     ``<<-`` heredocs are rewritten as ``<<`` with the body's leading tabs removed (what bash
     reads), which tree-sitter-bash otherwise mis-parses.
     """
-    if "\\\n" not in text and "<<" not in text and "{" not in text and "$(" not in text:
+    if "\\\n" not in text and "<<" not in text and (
+            ("{" not in text and "$(" not in text) or _rewrite_needed().search(text) is None):
         return text
     plain_run = re.compile(_PLAIN_RUN).match  # (re keeps the compiled pattern)
     out: list[str] = []
