@@ -96,6 +96,9 @@ CASES = [
  # legitimate arithmetic stays allowed
  ([A("*")], "for i in 1 2 3; do (( i > 1 )) && echo hi; done", "allow"),
  ([A("*")], "x=3; (( x > 1 ))", "allow"),
+ ([A("*")], "i=0; while [ $i -lt 3 ]; do i=$((i+1)); done", "allow"),
+ ([A("*")], "x='a[$(rm -rf y)]'; [ $x -lt 3 ]", "allow"),  # test(1) does no arithmetic
+ ([A("*")], "x='a[$(rm -rf y)]'; [ -v \"$x\" ]", "not-allow"),
  ([A("echo *")], "x=1; echo $(( 1 + 2 ))", "not-allow"),
  # 3. risky variables set other than NAME=value
  ([A("*")], "for PATH in /tmp; do ls; done", "not-allow"),

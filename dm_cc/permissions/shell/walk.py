@@ -445,7 +445,10 @@ class _Walk:
         if kind == "for_statement":
             return self._loop(node, shown)
         if kind == "test_command":
-            if _test_evaluates().search(text) is None:
+            # `[[ x -eq 1 ]]` evaluates both sides as arithmetic; `[ ]` (the test builtin)
+            # only evaluates the subscript of `-v a[..]`
+            found = _test_evaluates().search(text)
+            if found is None or (not text.startswith("[[") and found.group(0).strip() != "-v"):
                 return []
             return [Deferred(shown, False),
                     *([Deferred(shown, True)] if _positional().search(text) else [])]
@@ -556,8 +559,17 @@ class _Walk:
 # deferred evaluation helpers -------------------------------------------------------------
 def _may_hold_code(value: str) -> bool:
     """A stored value whose text is unknown (``$x``, ``$(..)``) or holds a substitution
-    bash would run when it evaluates it (``'a[$(cmd)]'``)."""
-    return "$" in value or "`" in value
+    bash would run when it evaluates it (``'a[$(cmd)]'``). ``$(( .. ))`` alone stores a
+    number."""
+    if "$" not in value and "`" not in value:
+        return False
+    return _number_only().fullmatch(value) is None
+
+
+@cache
+def _number_only() -> re.Pattern[str]:
+    """``$(( arithmetic ))`` with no substitution inside: its value is a number."""
+    return re.compile(r"\$\(\([^$`]*\)\)")
 
 
 def _arithmetic_names(text: str) -> bool:
