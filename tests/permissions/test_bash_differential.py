@@ -22,6 +22,7 @@ import pytest
 from dm_cc.permissions.shell import analyse
 
 BASH = "/bin/bash"
+MV = shutil.which("mv") or "/bin/mv"
 STAND_INS = ("rm", "git", "curl", "cat", "touch", "ls", "wc")
 SEP = "\x1f"
 
@@ -132,7 +133,8 @@ def sandbox(tmp_path_factory):
         program = bin_dir / name
         program.write_text(
             "#!/bin/sh\n"
-            f"printf '%s{SEP}' \"${{0##*/}}\" \"$@\" > \"$DIFF_LOG/$$\"\n")  # one file each
+            f"printf '%s{SEP}' \"${{0##*/}}\" \"$@\" > \"$DIFF_LOG/.$$\"\n"  # one file each,
+            f"{MV} \"$DIFF_LOG/.$$\" \"$DIFF_LOG/$$\"\n")  # complete when it appears
         program.chmod(0o755)
     work = root / "work"
     work.mkdir()
@@ -147,7 +149,8 @@ def _executed(text: str, bin_dir: Path, work: Path) -> list[tuple[str, ...]]:
     subprocess.run([BASH, "--norc", "--noprofile", "-c", text], cwd=work, env=env,
                    stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                    stderr=subprocess.DEVNULL, timeout=5, check=False)
-    return [tuple(entry.read_text().split(SEP)[:-1]) for entry in log.iterdir()]
+    return [tuple(entry.read_text().split(SEP)[:-1]) for entry in log.iterdir()
+            if not entry.name.startswith(".")]
 
 
 CASES = _cases()
