@@ -71,6 +71,10 @@ CASES = [
  ([A("echo *")], "echo a#$(rm x)", "not-allow"),
  # 2. deferred evaluation: a value set in the line reaches an evaluating context
  ([A("*")], "x='a[$(rm -rf y)]'; (( x ))", "not-allow"),
+ (RM, "x='a[$(rm -rf y)]'; (( x ))", "deny"),
+ (RM, "x=$'a[$(rm -rf y)]'; [[ $x -eq 1 ]]", "deny"),
+ (RM, "declare x='a[`rm -rf y`]'; let z=x", "deny"),
+ (RM, "x='$(rm -rf y)'; echo ok", "allow"),  # stored, never evaluated
  ([A("*")], "x='a[$(rm -rf y)]'; (( x + 1 ))", "not-allow"),
  ([A("*")], "x='a[$(rm -rf y)]'; [[ $x -eq 1 ]]", "not-allow"),
  ([A("*")], "x='a[$(rm -rf y)]'; [[ x -gt 1 ]]", "not-allow"),

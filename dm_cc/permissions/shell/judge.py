@@ -76,6 +76,7 @@ from dm_cc.permissions.shell.wrappers import unwrap, wrapper_lookup
 
 MAX_DEPTH = 8  # wrappers plus re-parsed scripts
 _GROUP = "found in a command group the parser did not understand"
+_DEFERRED = "stored as a value and evaluated later as code"
 _PLACEHOLDER = "the script holds a {} placeholder filled in at run time"
 _NOTHING = Outcome()
 # bash(1) "RESERVED WORDS": as the first word of a command they start a compound command
@@ -105,6 +106,7 @@ class Judge:
         # deferred evaluation: the first value stored that may hold code, and the first
         # place that evaluates a stored value (both in one line: the line is dynamic)
         self.deferred: dict[bool, str] = {}
+        self.stored_code: list[str] = []  # static stored values holding a substitution
 
     def run(self, source: str) -> None:
         """Judge ``source`` and every script found in it, depth-first."""
@@ -119,6 +121,14 @@ class Judge:
             self.record((self.deferred[False],), True, None, note=(
                 "evaluates as code a value this line sets or reads "
                 f"({self.deferred[True][:60]})"))
+            # `x='a[$(rm y)]'; (( x ))` runs `rm y`: judge the stored code as well
+            work = [self.script_text(Nested(code, 1, _DEFERRED)) for code in self.stored_code]
+            while work:
+                nested = next(work[-1], None)
+                if nested is None:
+                    work.pop()
+                else:
+                    work.append(self.script_text(nested))
 
     def result(self) -> ShellAnalysis:
         commands = (c for c in self.commands if c is not None)
@@ -195,6 +205,8 @@ class Judge:
                 yield from self.script(record.word, depth + 1, record.suspect or suspect)
             elif isinstance(record, Deferred):
                 self.deferred.setdefault(record.stores, record.text)
+                if record.code is not None and len(self.stored_code) < 8:
+                    self.stored_code.append(record.code)
             elif isinstance(record, Broken):
                 self.dynamic(text, "the command could not be parsed")
 

@@ -85,6 +85,7 @@ class Deferred(NamedTuple):
 
     text: str
     stores: bool  # True: a value is stored; False: a stored value is evaluated
+    code: str | None = None  # a stored static value holding a substitution (judged as code)
 
 
 class Broken(NamedTuple):

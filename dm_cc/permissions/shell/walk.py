@@ -427,8 +427,11 @@ class _Walk:
         shown = text[:SHOWN]
         if kind == "variable_assignment":
             value = node.child_by_field_name("value")
-            stores = value is not None and _may_hold_code(self.text(value))
-            return [Deferred(shown, True)] if stores else []
+            if value is None or not _may_hold_code(self.text(value)):
+                return []
+            word = self.word([value])
+            code = word.text if not word.expand and evaluates(word.text) else None
+            return [Deferred(shown, True, code)]
         if kind == "subscript":
             index = text[text.find("[") + 1:-1]
             return [Deferred(shown, False)] if _arithmetic_names(index) else []
@@ -459,8 +462,8 @@ class _Walk:
         name = self.text(words[0]) if words else ""
         if kind == "declaration_command":
             flags = [self.text(c) for c in node.children[1:] if self.text(c)[:1] in "-+"]
-            evaluates = any(f[:1] == "-" and ("i" in f or "n" in f) for f in flags)
-            return [Deferred(shown, False)] if evaluates else []
+            integer_or_ref = any(f[:1] == "-" and ("i" in f or "n" in f) for f in flags)
+            return [Deferred(shown, False)] if integer_or_ref else []
         if name in _STORES_INPUT or (name == "printf" and "-v" in text and _may_hold_code(text)):
             return [Deferred(shown, True)]
         if name == "let":
