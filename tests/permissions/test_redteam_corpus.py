@@ -67,8 +67,6 @@ KNOWN_GAPS = frozenset({
     "eval-limit-f690e938",  # 'python3 -c \'import os; os.system("rm -rf x")\'' -> deny
     "eval-limit-43609ae4",  # 'perl -e \'system("rm -rf x")\'' -> deny
     "eval-limit-74ab8a93",  # 'node -e "require(\'child_process\').execSync(\'rm -rf x\')"' -> deny
-    "secret-5868d519",  # 'CDPATH=~ cd .ssh && cat id_rsa' -> deny
-    "secret-bee4f1e7",  # 'export CDPATH=~; cd .ssh; cat id_rsa' -> deny
     "secret-strict-2638873e",  # 'cat ~/.ss[h]/id_rsa' -> deny
     "secret-strict-915fb582",  # 'cat ~/.s?h/id_rsa' -> deny
     "secret-strict-dd6f03e7",  # 'cat ~/.*/id_rsa' -> deny
@@ -82,7 +80,6 @@ KNOWN_GAPS = frozenset({
     "dotenv-strict-0e02bf6b",  # 'cat config/deep/.[e]nv.production' -> deny
     "dotenv-dir-d9795c31",  # 'grep -r KEY config' -> not-allow
     "dotenv-dir-d1f66cc5",  # 'tar -cf - config' -> not-allow
-    "eval-51656b33",  # 'sh 0<<EOF\nrm -rf x\nEOF' -> deny
 })
 
 

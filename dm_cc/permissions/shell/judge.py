@@ -102,6 +102,8 @@ class Judge:
         self.speculative: list[SimpleCommand] = []
         self.budget = 2 * size + 65_536  # characters that may be (re-)parsed in total
         self.cwd: tuple[str, bool] | None = None  # directory from `cd`, and whether unknown
+        self.cdpath: list[Word] = []  # CDPATH set in this line: where `cd DIR` may lead
+        self.elsewhere: list[tuple[str, bool]] = []  # more places the last `cd` may have led
         self.links: set[str] = set()  # symlinks this line creates (`ln -s ~ h`)
         # deferred evaluation: the first value stored that may hold code, and the first
         # place that evaluates a stored value (both in one line: the line is dynamic)
@@ -165,8 +167,9 @@ class Judge:
             dynamic = True  # through a symlink made earlier in this line: its target is unknown now
         self.files.append(FileRef(path, access, dynamic))
         if self.cwd is not None and not path.startswith(("/", "~")):
-            base, unknown = self.cwd  # after `cd DIR` a relative path may mean DIR/path
-            self.files.append(FileRef(f"{base.rstrip('/')}/{path}", access, dynamic or unknown))
+            for base, unknown in (self.cwd, *self.elsewhere):  # after `cd DIR`: DIR/path
+                self.files.append(FileRef(f"{base.rstrip('/')}/{path}", access,
+                                          dynamic or unknown))
 
     def chdir(self, name: str, args: Sequence[Word]) -> None:
         """Track ``cd``: later relative paths are also reported under the new directory.
@@ -177,6 +180,12 @@ class Judge:
             return
         text = "~" if target is None else target.text
         unknown = target is not None and (target.expand or target.glob)
+        self.elsewhere = []
+        if self.cdpath and not text.startswith(("/", "~", "./", "../")) and text not in (".", ".."):
+            # bash(1) CDPATH: `cd DIR` enters the first CDPATH entry holding DIR
+            self.elsewhere = [(f"{entry.rstrip('/') or '/'}/{text}".replace("//", "/"),
+                               unknown or word.expand or word.glob)
+                              for word in self.cdpath for entry in word.text.split(":") if entry]
         if self.cwd is not None and not text.startswith(("/", "~")):
             text, unknown = f"{self.cwd[0].rstrip('/')}/{text}", unknown or self.cwd[1]
         self.cwd = (text, unknown)
@@ -198,6 +207,9 @@ class Judge:
             elif isinstance(record, FileUse):
                 self.file(record.word, record.access)
             elif isinstance(record, Noted):
+                if "CDPATH" in record.sensitive:  # export CDPATH=~: later `cd` may go there
+                    self.cdpath += [w._replace(text=w.text.partition("=")[2])
+                                    for w in record.words if w.text.startswith("CDPATH=")]
                 self.record([w.text for w in record.words],
                             record.dynamic or any(w.expand for w in record.words),
                             record.suspect or suspect, record.sensitive, record.note)
@@ -278,7 +290,11 @@ class Judge:
         elif name in ("eval", "alias", "trap"):
             outcome = code_builtin(name, words[1:])
         elif name in ("cd", "pushd", "popd"):
+            env, outer_cdpath = tuple(env), self.cdpath
+            self.cdpath = [*self.cdpath, *(w._replace(text=w.text.partition("=")[2])
+                                           for var, w in env if var == "CDPATH")]
             self.chdir(name, words[1:])
+            self.cdpath = outer_cdpath
         elif name in EVAL_BUILTINS:
             outcome = eval_builtin(name, words)
         if outcome.effects:

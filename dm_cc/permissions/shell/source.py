@@ -173,6 +173,14 @@ def join_continuations(text: str) -> str:
             continue
         elif text.startswith("<<", i) and not top[1]:
             strip = text.startswith("<<-", i)
+            k = i
+            while k > 0 and text[k - 1].isdigit():
+                k -= 1
+            if k < i and (k == 0 or text[k - 1] in _META):
+                # `sh 0<<EOF`: tree-sitter cannot read a descriptor before `<<`; the walk
+                # treats a heredoc on any descriptor as the command's input anyway
+                written = "".join(out)
+                out = [written[:len(written) - (i - k)]]
             delim, quoted, end = _heredoc_word(text, i + (3 if strip else 2))
             pending.append((delim, strip, quoted))
             # `<<-` strips leading tabs from the body: done here, so the parser sees `<<`;
