@@ -70,6 +70,8 @@ TEMPLATES: tuple[tuple[str, str], ...] = (
     ("a=$({c})", ""),
     ("bash -c '{c}'", "'"),
     ("bash <<EOF\n{c}\nEOF", "\n"),
+    ("sh 0<<EOF\n{c}\nEOF", "\n"),
+    ("CDPATH=/tmp cd . && {c}", ""),
     ("eval '{c}'", "'"),
     ("[[ -v 'a[$({c})]' ]]; true", "'"),
     ("x='a[$({c})]'; : ${{!x}}", "'}"),

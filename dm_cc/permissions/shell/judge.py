@@ -124,7 +124,8 @@ class Judge:
                 "evaluates as code a value this line sets or reads "
                 f"({self.deferred[True][:60]})"))
             # `x='a[$(rm y)]'; (( x ))` runs `rm y`: judge the stored code as well
-            work = [self.script_text(Nested(code, 1, _DEFERRED)) for code in self.stored_code]
+            work = [self.script_text(Nested(f": {code}", 1, _DEFERRED))
+                    for code in self.stored_code]
             while work:
                 nested = next(work[-1], None)
                 if nested is None:
