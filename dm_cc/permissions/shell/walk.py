@@ -147,11 +147,16 @@ class _Walk:
             # `! bash <<EOF`: the redirect belongs to the statement around the negation
             owner = parent if kind == "negated_command" and parent is not None \
                 and parent.type == "redirected_statement" else node
+            # `a && bash <<EOF`: tree-sitter hangs the heredoc on the list; bash gives it to
+            # the list's last command
+            last = children[-1] if kind == "list" and parent is not None \
+                and parent.type == "redirected_statement" else None
             before = ""
             entries = []
             for child in children:
                 if child.child_count:  # leaves (tokens, plain words) need no visit
-                    entries.append((child, owner, inherit or before in _PIPES, broken))
+                    entries.append((child, parent if child is last else owner,
+                                    inherit or before in _PIPES, broken))
                 before = child.type
             stack.extend(reversed(entries))
         if root.has_error or not intact:
@@ -309,7 +314,7 @@ class _Walk:
         if parent is not None and parent.type == "redirected_statement":
             body = parent.child_by_field_name("body")
             if body is not None and (body.start_byte == node.start_byte
-                                     or body.type == "negated_command"):
+                                     or body.type in ("negated_command", "list")):
                 redirects.extend(c for c in parent.children if c.type in _REDIRECTS)
         for redirect in redirects:  # tree-sitter hangs `cmd >f -rf x`'s `-rf x` on the redirect
             args.extend(self._redirect_parts(redirect)[2])
