@@ -17,6 +17,8 @@ from functools import cache
 from itertools import pairwise
 from typing import NamedTuple
 
+SHOWN = 200  # characters kept of text that is only shown (expansions, unparsable input)
+
 
 class Word(NamedTuple):
     """One shell word after quote removal, and what about it only the running shell knows."""

@@ -26,8 +26,20 @@ from functools import cache
 from itertools import pairwise
 from typing import TYPE_CHECKING
 
+from dm_cc.permissions.shell.evaluation import (
+    arithmetic,
+    arithmetic_names,
+    assigning_expansion,
+    backtick_escape,
+    code_value,
+    may_hold_code,
+    positional,
+    substitutions,
+    test_evaluates,
+)
 from dm_cc.permissions.shell.quoting import (
     EVALUATES,
+    SHOWN,
     Word,
     WordBuilder,
     ansi_c,
@@ -48,12 +60,11 @@ from dm_cc.permissions.shell.records import (
     Script,
     Stdin,
 )
-from dm_cc.permissions.shell.tables.environment import CODE_VARIABLES, PROMPT_VARIABLES, risky_env
+from dm_cc.permissions.shell.tables.environment import risky_env
 
 if TYPE_CHECKING:
     from tree_sitter import Node
 
-SHOWN = 200  # characters kept of text that is only shown (expansions, unparsable input)
 BROKEN_TEXT = "found inside text that could not be parsed"
 
 _EXPANSIONS = frozenset({"simple_expansion", "expansion", "command_substitution",
@@ -177,7 +188,7 @@ class _Walk:
             name, word = self.assignment(node)
             if not risky_env(name):
                 return []
-            return [Noted([word], (name,), f"sets {name}"), *_code_value(name, word)]
+            return [Noted([word], (name,), f"sets {name}"), *code_value(name, word)]
         if kind == "file_redirect":
             return self.redirect(node)
         if kind == "ERROR":
@@ -327,14 +338,14 @@ class _Walk:
                 fds[arg.end_byte] = self.text(arg)
         if name is None:
             return [record for var, word in map(self.assignment, assigns) if risky_env(var)
-                    for record in (Noted([word], (var,), f"sets {var}"), *_code_value(var, word))]
+                    for record in (Noted([word], (var,), f"sets {var}"), *code_value(var, word))]
         if redirects:  # words taken from redirects go back to where they were written
             args.sort(key=lambda n: n.start_byte)
         words = [*self.words([name]), *(w for g in _groups(args) for w in self.words(g))]
         words += self.dropped.get(node.start_byte, [])
         env = [(var, w) for var, w in map(self.assignment, assigns) if risky_env(var)]
         return [Command(words, self._stdin(redirects, piped, fds), tuple(env)),
-                *(record for var, w in env for record in _code_value(var, w))]
+                *(record for var, w in env for record in code_value(var, w))]
 
     def orphans(self, node: Node) -> list[Record]:
         """Inside an ERROR node, a ``command_name`` may appear without its ``command``
@@ -414,7 +425,7 @@ class _Walk:
                 continue
             if node.type == "declaration_command" and risky_env(var):
                 sensitive.append(var)
-                code += _code_value(var, word)
+                code += code_value(var, word)
         found: list[Record] = [Script(w) for w in evaluated(words[1:])]
         note = f"sets {', '.join(sensitive)}" if sensitive else None
         if found:
@@ -432,14 +443,14 @@ class _Walk:
         shown = text[:SHOWN]
         if kind == "variable_assignment":
             value = node.child_by_field_name("value")
-            if value is None or not _may_hold_code(self.text(value)):
+            if value is None or not may_hold_code(self.text(value)):
                 return []
             word = self.word([value])
             code = word.text if not word.expand and evaluates(word.text) else None
             return [Deferred(shown, True, code)]
         if kind == "subscript":
             index = text[text.find("[") + 1:-1]
-            return [Deferred(shown, False)] if _arithmetic_names(index) else []
+            return [Deferred(shown, False)] if arithmetic_names(index) else []
         if kind == "command_substitution":
             return self._backticks(text)
         if kind == "expansion":
@@ -449,17 +460,17 @@ class _Walk:
                 return []
             if kind == "c_style_for_statement":
                 text = text[:text.find("))") + 2]
-            return _arithmetic(text)
+            return arithmetic(text)
         if kind == "for_statement":
             return self._loop(node, shown)
         if kind == "test_command":
             # `[[ x -eq 1 ]]` evaluates both sides as arithmetic; `[ ]` (the test builtin)
             # only evaluates the subscript of `-v a[..]`
-            found = _test_evaluates().search(text)
+            found = test_evaluates().search(text)
             if found is None or (not text.startswith("[[") and found.group(0).strip() != "-v"):
                 return []
             return [Deferred(shown, False),
-                    *([Deferred(shown, True)] if _positional().search(text) else [])]
+                    *([Deferred(shown, True)] if positional().search(text) else [])]
         words = [c for c in node.children if c.type in _WORDISH or c.type == "command_name"]
         while words and self.text(words[0]) in _PREFIXES or (
                 len(words) > 1 and self.text(words[0])[:1] == "-"):
@@ -469,7 +480,7 @@ class _Walk:
             flags = [self.text(c) for c in node.children[1:] if self.text(c)[:1] in "-+"]
             integer_or_ref = any(f[:1] == "-" and ("i" in f or "n" in f) for f in flags)
             return [Deferred(shown, False)] if integer_or_ref else []
-        if name in _STORES_INPUT or (name == "printf" and "-v" in text and _may_hold_code(text)):
+        if name in _STORES_INPUT or (name == "printf" and "-v" in text and may_hold_code(text)):
             return [Deferred(shown, True)]
         if name == "let":
             return [Deferred(shown, False)]
@@ -481,22 +492,22 @@ class _Walk:
         r"""Inside backticks bash removes the backslash before ``$``, a backtick or a
         backslash before running the text, so ```echo \`rm x\```` runs ``rm x``;
         tree-sitter reads the escaped text as it stands: the unescaped text is parsed too."""
-        if not text.startswith("`") or _backtick_escape().search(text) is None:
+        if not text.startswith("`") or backtick_escape().search(text) is None:
             return []
-        return [Script(Word(_backtick_escape().sub(r"\1", text[1:-1])))]
+        return [Script(Word(backtick_escape().sub(r"\1", text[1:-1])))]
 
     def _expansion(self, node: Node, text: str) -> list[Record]:
         found: list[Record] = []
         if text.startswith("${!") or text.endswith("@P}"):
             found.append(Deferred(text[:SHOWN], False))  # ${!x}: x names what to read
-        if _assigning_expansion().match(text):
+        if assigning_expansion().match(text):
             found.append(Deferred(text[:SHOWN], True))  # ${x:=value}
             name = text[2:].split(":", 1)[0].split("=", 1)[0]
             if risky_env(name):
                 found.append(Noted([Word(text[:SHOWN], True)], (name,), f"sets {name}", True))
         if ("$(" in text[2:] or "`" in text) and not any(
                 c.type == "command_substitution" for c in node.children):
-            inner = _substitutions(text[2:-1])  # ${x#$(cmd)}: tree-sitter left it a word
+            inner = substitutions(text[2:-1])  # ${x#$(cmd)}: tree-sitter left it a word
             if inner is None:
                 found.append(Noted([Word(text[:SHOWN], True)], (),
                                    "a substitution inside ${..} that could not be read", True))
@@ -514,7 +525,7 @@ class _Walk:
         items = [c for c in node.children if c.type in _WORDISH]
         has_in = any(c.type == "in" for c in node.children)
         found: list[Record] = []
-        if not has_in or any(_may_hold_code(self.text(c)) or globs(self.text(c)) for c in items):
+        if not has_in or any(may_hold_code(self.text(c)) or globs(self.text(c)) for c in items):
             found.append(Deferred(shown, True))
         if risky_env(var):
             found.append(Noted([Word(shown.split(";", 1)[0].split("\n", 1)[0])], (var,),
@@ -563,118 +574,3 @@ class _Walk:
                 return Stdin("pipe" if word.procsub else "file", None, word.procsub)
         return Stdin("pipe", None, True) if piped else None
 
-
-# deferred evaluation helpers -------------------------------------------------------------
-def _may_hold_code(value: str) -> bool:
-    """A stored value whose text is unknown (``$x``, ``$(..)``) or holds a substitution
-    bash would run when it evaluates it (``'a[$(cmd)]'``). ``$(( .. ))`` alone stores a
-    number."""
-    if "$" not in value and "`" not in value:
-        return False
-    return _number_only().fullmatch(value) is None
-
-
-@cache
-def _number_only() -> re.Pattern[str]:
-    """``$(( arithmetic ))`` with no substitution inside: its value is a number."""
-    return re.compile(r"\$\(\([^$`]*\)\)")
-
-
-def _arithmetic_names(text: str) -> bool:
-    """Arithmetic text that names a variable (whose value bash evaluates in turn)."""
-    return re.search(r"[A-Za-z_$`]", text) is not None
-
-
-def _arithmetic(text: str) -> list[Record]:
-    """``(( ))``, ``$(( ))``, ``for (( ))``: an evaluating context when it names a variable;
-    positional parameters come from outside; an assignment to a risky variable sets it."""
-    body = text.lstrip("$")[2:-2]
-    if not _arithmetic_names(body):
-        return []
-    found: list[Record] = [Deferred(text[:SHOWN], False)]
-    if _positional().search(body):
-        found.append(Deferred(text[:SHOWN], True))
-    names = (m.group(1) or m.group(2) for m in _arithmetic_assignment().finditer(body))
-    for name in dict.fromkeys(names):
-        if risky_env(name):
-            found.append(Noted([Word(text[:SHOWN])], (name,), f"sets {name}"))
-    return found
-
-
-def _code_value(name: str, word: Word) -> list[Record]:
-    """``PROMPT_COMMAND=CODE`` is run as shell code; ``PS4='$(cmd)'`` (and the other
-    prompts) runs its substitutions when bash expands the prompt: judge them too."""
-    word = word._replace(text=word.text.partition("=")[2])  # the word is NAME=VALUE
-    if name in CODE_VARIABLES:
-        return [Script(word)]
-    if name in PROMPT_VARIABLES and (word.expand or evaluates(word.text)):
-        text = word.text.replace("\\", "\\\\").replace('"', '\\"')
-        return [Script(word._replace(text=f': "{text}"'))]
-    return []
-
-
-def _substitutions(text: str) -> list[str] | None:
-    """The bodies of the ``$(..)`` and backtick substitutions in ``text`` (None when they
-    do not close)."""
-    bodies: list[str] = []
-    i, n = 0, len(text)
-    while i < n:
-        if text[i] == "\\":
-            i += 2
-        elif text[i] == "`":
-            end = i + 1
-            while end < n and text[end] != "`":
-                end += 2 if text[end] == "\\" else 1
-            if end >= n:
-                return None
-            bodies.append(text[i + 1:end])
-            i = end + 1
-        elif text.startswith("$(", i):
-            depth, j, quote = 1, i + 2, ""
-            while j < n and depth:
-                ch = text[j]
-                if quote:
-                    quote = "" if ch == quote else quote
-                elif ch in "'\"":
-                    quote = ch
-                elif ch == "(":
-                    depth += 1
-                elif ch == ")":
-                    depth -= 1
-                j += 1
-            if depth:
-                return None
-            bodies.append(text[i + 2:j - 1])
-            i = j
-        else:
-            i += 1
-    return bodies
-
-
-@cache
-def _backtick_escape() -> re.Pattern[str]:
-    return re.compile(r"\\([$`\\])")
-
-
-@cache
-def _positional() -> re.Pattern[str]:
-    """A positional or special parameter whose value comes from outside the line."""
-    return re.compile(r"\$(?:[0-9@*]|\{[#!]?[0-9@*])")
-
-
-@cache
-def _test_evaluates() -> re.Pattern[str]:
-    """``[[ ]]`` operators that evaluate their operands (arithmetic, ``-v`` subscripts)."""
-    return re.compile(r"(?:^|\s)-(?:eq|ne|lt|le|gt|ge|v)(?=\s)")
-
-
-@cache
-def _assigning_expansion() -> re.Pattern[str]:
-    return re.compile(r"\$\{[A-Za-z_]\w*(?:\[[^]]*\])?:?=")
-
-
-@cache
-def _arithmetic_assignment() -> re.Pattern[str]:
-    """A variable arithmetic assigns: ``x = 1``, ``x += 1``, ``x++``, ``--x``."""
-    return re.compile(r"([A-Za-z_]\w*)\s*(?:(?:[-+*/%&|^]|<<|>>)?=(?!=)|\+\+|--)"
-                      r"|(?:\+\+|--)\s*([A-Za-z_]\w*)")
