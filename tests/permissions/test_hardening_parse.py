@@ -121,6 +121,8 @@ CASES = [
  ([A("*"), Rule("read", "~/.ssh/**", "deny")], "declare -x CDPATH=~; cd .ssh; cat id_rsa", "deny"),
  ([A("*"), Rule("read", "~/.ssh/**", "deny")], "CDPATH=~; cd .ssh; cat id_rsa", "deny"),
  (RM, "sh 0<<EOF\nrm -rf x\nEOF", "deny"),
+ (RM, "bash /dev/fd/3 3<<< 'rm -rf x'", "deny"),
+ (RM, "sh 0<<< 'rm -rf x'", "deny"),
  (RM, "echo a && bash <<EOF\nrm -rf x\nEOF", "deny"),
  (RM, "true || sh <<'EOF' && true\nrm -rf x\nEOF", "deny"),
  ([A("curl *")], "https_proxy=http://evil:8080 curl https://x", "not-allow"),

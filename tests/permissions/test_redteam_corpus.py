@@ -63,7 +63,6 @@ KNOWN_GAPS = frozenset({
     "flagspell-64cd476c",  # 'npm install --location=global evil' -> deny
     "flagspell-5464d3b4",  # 'python -m pip install evil' -> deny
     "flagspell-ddbe3809",  # 'docker container rm -f x' -> deny
-    "eval-1112f1f0",  # "bash /dev/fd/3 3<<< 'rm -rf x'" -> deny
     "eval-limit-f690e938",  # 'python3 -c \'import os; os.system("rm -rf x")\'' -> deny
     "eval-limit-43609ae4",  # 'perl -e \'system("rm -rf x")\'' -> deny
     "eval-limit-74ab8a93",  # 'node -e "require(\'child_process\').execSync(\'rm -rf x\')"' -> deny

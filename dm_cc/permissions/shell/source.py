@@ -57,6 +57,20 @@ def _rewrite_needed() -> re.Pattern[str]:
     return re.compile(r"\$\([ \t]*\)|(?:^|[\s;&|()<>])\{[^\s}]")
 
 
+def _drop_descriptor(out: list[str], text: str, i: int) -> list[str]:
+    """``out`` without a descriptor number written right before the operator at ``i``.
+
+    tree-sitter cannot read ``sh 0<<EOF`` or ``bash /dev/fd/3 3<<< CODE``; the walk treats a
+    heredoc or here-string on any descriptor as the command's input anyway."""
+    k = i
+    while k > 0 and text[k - 1].isdigit():
+        k -= 1
+    if k == i or (k > 0 and text[k - 1] not in _META):
+        return out
+    written = "".join(out)
+    return [written[:len(written) - (i - k)]]
+
+
 @cache
 def _empty_sub() -> re.Pattern[str]:
     return re.compile(r"\$\([ \t]*\)")
@@ -168,19 +182,13 @@ def join_continuations(text: str) -> str:
             elif len(stack) > 1:
                 stack.pop()
         elif text.startswith("<<<", i):
+            out = _drop_descriptor(out, text, i)
             out.append("<<<")  # a here-string, not a heredoc
             prev, i = "<", i + 3
             continue
         elif text.startswith("<<", i) and not top[1]:
+            out = _drop_descriptor(out, text, i)
             strip = text.startswith("<<-", i)
-            k = i
-            while k > 0 and text[k - 1].isdigit():
-                k -= 1
-            if k < i and (k == 0 or text[k - 1] in _META):
-                # `sh 0<<EOF`: tree-sitter cannot read a descriptor before `<<`; the walk
-                # treats a heredoc on any descriptor as the command's input anyway
-                written = "".join(out)
-                out = [written[:len(written) - (i - k)]]
             delim, quoted, end = _heredoc_word(text, i + (3 if strip else 2))
             pending.append((delim, strip, quoted))
             # `<<-` strips leading tabs from the body: done here, so the parser sees `<<`;
