@@ -24,38 +24,19 @@ _SPEC.loader.exec_module(_CASES_MODULE)
 BASE, CASES = _CASES_MODULE.BASE, _CASES_MODULE.CASES
 
 KNOWN_GAPS = frozenset({
-    "chain-2bbf9418",  # 'echo `echo \\`rm -rf x\\``' -> deny
-    "chain-c5af896d",  # 'echo `echo \\`echo \\\\\\`rm -rf x\\\\\\`\\``' -> deny
-    "chain-1ad8ba31",  # 'cat <<EOF; rm -rf x\nhello\nEOF' -> deny
-    "chain-506ca7db",  # 'echo "${x#$(rm -rf y)}"' -> deny
-    "escape-425765e0",  # 'r$()m -rf x' -> deny
-    "nonstatic-strict-5c45ec5c",  # '{rm,-rf,x}' -> deny
-    "nonstatic-strict-c0b723a7",  # 'r{m,} -rf x' -> deny
-    "env-strict-a071e283",  # "PS4='$(rm -rf x)' bash -xc :" -> deny
-    "eval-1112f1f0",  # "bash /dev/fd/3 3<<< 'rm -rf x'" -> deny
     "eval-limit-f690e938",  # 'python3 -c \'import os; os.system("rm -rf x")\'' -> deny
     "eval-limit-43609ae4",  # 'perl -e \'system("rm -rf x")\'' -> deny
     "eval-limit-74ab8a93",  # 'node -e "require(\'child_process\').execSync(\'rm -rf x\')"' -> deny
-    "secret-5868d519",  # 'CDPATH=~ cd .ssh && cat id_rsa' -> deny
-    "secret-bee4f1e7",  # 'export CDPATH=~; cd .ssh; cat id_rsa' -> deny
     "secret-strict-2638873e",  # 'cat ~/.ss[h]/id_rsa' -> deny
     "secret-strict-915fb582",  # 'cat ~/.s?h/id_rsa' -> deny
-    "secret-strict-eb697600",  # 'cat ~/{.ssh,.x}/id_rsa' -> deny
     "secret-strict-dd6f03e7",  # 'cat ~/.*/id_rsa' -> deny
     "secret-945ced3f",  # 'echo ~/.ssh/id_rsa | xargs cat' -> deny
     # ^ stays: xargs's arguments are another command's output, known only at run time.
     "symlink-2d3600c7",  # 'grep -R BEGIN .' -> not-allow
     "dotenv-strict-e04505ff",  # 'cat config/deep/.e?v.production' -> deny
     "dotenv-strict-0e02bf6b",  # 'cat config/deep/.[e]nv.production' -> deny
-    "dotenv-strict-d060968e",  # 'cat config/deep/.e{n,}v.production' -> deny
     "dotenv-dir-d9795c31",  # 'grep -r KEY config' -> not-allow
     "dotenv-dir-d1f66cc5",  # 'tar -cf - config' -> not-allow
-    "eval-51656b33",  # 'sh 0<<EOF\nrm -rf x\nEOF' -> deny
-    "chain-4436325e",  # 'echo ${x#$(rm -rf y)}' -> deny
-    "chain-aeae444c",  # 'echo ${x%%$(rm -rf y)}' -> deny
-    "chain-c43960f1",  # 'echo ${x^^$(rm -rf y)}' -> deny
-    "chain-e2479398",  # 'echo ${x,$(rm -rf y)}' -> deny
-    "chain-5bc516a1",  # 'echo "${x/a/`rm -rf y`}"' -> deny
 })
 
 

@@ -105,23 +105,30 @@ def test_double_quote_escapes() -> None:
 # --------------------------------------------------------------------------- dynamic
 @pytest.mark.parametrize("source", [
     "$CMD -rf x", "${CMD} x", "$(echo rm) -rf x", "`echo rm` x", "cat${IFS}/etc/passwd",
-    "c?t x", "c*t x", "ca[t] x", "rm{,} x",
+    "c?t x", "c*t x", "ca[t] x", "rm{a..z..0}{1..99} x",
 ])
 def test_unknowable_command_names_are_dynamic(source: str) -> None:
     first = analyse(source).commands[0]
     assert first.dynamic and first.note
 
 
-def test_brace_expanded_command_is_never_static() -> None:
-    assert all(c.dynamic for c in analyse("{rm,ls} x").commands)
+@pytest.mark.parametrize(("source", "expected"), [
+    ("{rm,ls} x", ("rm", "ls", "x")), ("rm{,} x", ("rm", "rm", "x")),
+    ("r{m,} -rf x", ("rm", "r", "-rf", "x")), ("{rm,-rf,x}", ("rm", "-rf", "x")),
+    ("echo a{1..3}b", ("echo", "a1b", "a2b", "a3b")), ("echo '{a,b}'", ("echo", "{a,b}")),
+    ("echo x{a,b{c,d}}", ("echo", "xa", "xbc", "xbd")),
+])
+def test_brace_expansion_is_done_like_bash(source: str, expected: tuple[str, ...]) -> None:
+    [command] = analyse(source).commands
+    assert command.words == expected and not command.dynamic
 
 
-def test_empty_substitutions_splice_words_statically() -> None:
-    assert words("r``m -rf x") == [("rm", "-rf", "x")]
+@pytest.mark.parametrize("source", ["r``m -rf x", "r$()m -rf x", "$()rm -rf x", "r$( )m -rf x"])
+def test_empty_substitutions_splice_words_statically(source: str) -> None:
+    assert words(source) == [("rm", "-rf", "x")]
 
 
-@pytest.mark.parametrize("source", ["``rm -rf x", "$()rm -rf x", "r$()m -rf x",
-                                    "``rm -rf x``", "echo ``rm -rf x``"])
+@pytest.mark.parametrize("source", ["``rm -rf x", "``rm -rf x``", "echo ``rm -rf x``"])
 def test_splices_the_parser_cannot_read_are_dynamic_but_visible(source: str) -> None:
     commands = analyse(source).commands
     assert all(c.dynamic for c in commands)

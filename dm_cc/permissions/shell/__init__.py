@@ -11,8 +11,8 @@ work is a one-way pipeline, each stage handing plain data to the next:
 * **walk** -- :mod:`.walk`: one pass over the tree yields records (:mod:`.records`): each
   simple command (lists, pipelines, subshells, substitutions, heredocs ...) as words with
   quotes and escapes removed (:mod:`.quoting`), each redirect target, each string bash
-  will run as code. The parser is not trusted blindly: text it drops or mangles makes the
-  result dynamic.
+  will run as code, each value stored or evaluated later as code (:mod:`.evaluation`).
+  The parser is not trusted blindly: text it drops or mangles makes the result dynamic.
 * **judge** -- :mod:`.judge`: what the words mean. Scripts found on the way (``bash -c``,
   ``eval``, heredocs fed to a shell) go on a worklist and are parsed and walked in turn.
   The program modules say what a command does, as data: :mod:`.wrappers` (``sudo``,

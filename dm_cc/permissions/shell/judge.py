@@ -43,11 +43,12 @@ from dm_cc.permissions.shell.programs import (
     source,
     versioned_interpreter,
 )
-from dm_cc.permissions.shell.quoting import Word, joined
+from dm_cc.permissions.shell.quoting import Word, is_assignment, joined
 from dm_cc.permissions.shell.records import (
     Access,
     Broken,
     Command,
+    Deferred,
     Effect,
     FileUse,
     Noted,
@@ -75,8 +76,13 @@ from dm_cc.permissions.shell.wrappers import unwrap, wrapper_lookup
 
 MAX_DEPTH = 8  # wrappers plus re-parsed scripts
 _GROUP = "found in a command group the parser did not understand"
+_DEFERRED = "stored as a value and evaluated later as code"
 _PLACEHOLDER = "the script holds a {} placeholder filled in at run time"
 _NOTHING = Outcome()
+# bash(1) "RESERVED WORDS": as the first word of a command they start a compound command
+_RESERVED = frozenset({"!", "case", "coproc", "do", "done", "elif", "else", "esac", "fi", "for",
+                       "function", "if", "in", "select", "then", "until", "while", "[[", "]]",
+                       "time"}) - {"coproc", "time"}
 
 
 class Nested(NamedTuple):
@@ -96,7 +102,13 @@ class Judge:
         self.speculative: list[SimpleCommand] = []
         self.budget = 2 * size + 65_536  # characters that may be (re-)parsed in total
         self.cwd: tuple[str, bool] | None = None  # directory from `cd`, and whether unknown
+        self.cdpath: list[Word] = []  # CDPATH set in this line: where `cd DIR` may lead
+        self.elsewhere: list[tuple[str, bool]] = []  # more places the last `cd` may have led
         self.links: dict[str, str | None] = {}  # symlinks this line makes -> their target
+        # deferred evaluation: the first value stored that may hold code, and the first
+        # place that evaluates a stored value (both in one line: the line is dynamic)
+        self.deferred: dict[bool, str] = {}
+        self.stored_code: list[str] = []  # static stored values holding a substitution
 
     def run(self, source: str) -> None:
         """Judge ``source`` and every script found in it, depth-first."""
@@ -107,6 +119,19 @@ class Judge:
                 work.pop()
             else:
                 work.append(self.script_text(nested))
+        if len(self.deferred) == 2:
+            self.record((self.deferred[False],), True, None, note=(
+                "evaluates as code a value this line sets or reads "
+                f"({self.deferred[True][:60]})"))
+            # `x='a[$(rm y)]'; (( x ))` runs `rm y`: judge the stored code as well
+            work = [self.script_text(Nested(f": {code}", 1, _DEFERRED))
+                    for code in self.stored_code]
+            while work:
+                nested = next(work[-1], None)
+                if nested is None:
+                    work.pop()
+                else:
+                    work.append(self.script_text(nested))
 
     def result(self) -> ShellAnalysis:
         commands = (c for c in self.commands if c is not None)
@@ -146,8 +171,9 @@ class Judge:
                     self.files.append(FileRef(target + path[len(link):], access, False))
         self.files.append(FileRef(path, access, dynamic))
         if self.cwd is not None and not path.startswith(("/", "~")):
-            base, unknown = self.cwd  # after `cd DIR` a relative path may mean DIR/path
-            self.files.append(FileRef(f"{base.rstrip('/')}/{path}", access, dynamic or unknown))
+            for base, unknown in (self.cwd, *self.elsewhere):  # after `cd DIR`: DIR/path
+                self.files.append(FileRef(f"{base.rstrip('/')}/{path}", access,
+                                          dynamic or unknown))
 
     def chdir(self, name: str, args: Sequence[Word]) -> None:
         """Track ``cd``: later relative paths are also reported under the new directory.
@@ -158,6 +184,12 @@ class Judge:
             return
         text = "~" if target is None else target.text
         unknown = target is not None and (target.expand or target.glob)
+        self.elsewhere = []
+        if self.cdpath and not text.startswith(("/", "~", "./", "../")) and text not in (".", ".."):
+            # bash(1) CDPATH: `cd DIR` enters the first CDPATH entry holding DIR
+            self.elsewhere = [(f"{entry.rstrip('/') or '/'}/{text}".replace("//", "/"),
+                               unknown or word.expand or word.glob)
+                              for word in self.cdpath for entry in word.text.split(":") if entry]
         if self.cwd is not None and not text.startswith(("/", "~")):
             text, unknown = f"{self.cwd[0].rstrip('/')}/{text}", unknown or self.cwd[1]
         self.cwd = (text, unknown)
@@ -179,11 +211,18 @@ class Judge:
             elif isinstance(record, FileUse):
                 self.file(record.word, record.access)
             elif isinstance(record, Noted):
+                if "CDPATH" in record.sensitive:  # export CDPATH=~: later `cd` may go there
+                    self.cdpath += [w._replace(text=w.text.partition("=")[2])
+                                    for w in record.words if w.text.startswith("CDPATH=")]
                 self.record([w.text for w in record.words],
                             record.dynamic or any(w.expand for w in record.words),
                             record.suspect or suspect, record.sensitive, record.note)
             elif isinstance(record, Script):
                 yield from self.script(record.word, depth + 1, record.suspect or suspect)
+            elif isinstance(record, Deferred):
+                self.deferred.setdefault(record.stores, record.text)
+                if record.code is not None and len(self.stored_code) < 8:
+                    self.stored_code.append(record.code)
             elif isinstance(record, Broken):
                 self.dynamic(text, "the command could not be parsed")
 
@@ -210,6 +249,13 @@ class Judge:
         if head.expand or head.glob or head.procsub:
             self.record([w.text for w in words], True, suspect,
                         note="the command name is not static")
+            return
+        if head.text in _RESERVED or is_assignment(head.text):
+            # `time for i in 1; do rm x; done`, `time x=1`: tree-sitter read a compound
+            # command or an assignment as plain words; judge what follows the first word too
+            self.record([w.text for w in words], True, suspect,
+                        note="shell syntax the parser read as a command")
+            yield from self.command(words[1:], depth + 1, stdin, suspect=_GROUP)
             return
         if head.text in ("{", "}", "(", ")"):  # `coproc { cmd; }`, `time { cmd; }`: a group
             self.record([w.text for w in words], True, suspect,  # the parser read as words
@@ -253,7 +299,11 @@ class Judge:
         elif name in ("eval", "alias", "trap"):
             outcome = code_builtin(name, words[1:])
         elif name in ("cd", "pushd", "popd"):
+            env, outer_cdpath = tuple(env), self.cdpath
+            self.cdpath = [*self.cdpath, *(w._replace(text=w.text.partition("=")[2])
+                                           for var, w in env if var == "CDPATH")]
             self.chdir(name, words[1:])
+            self.cdpath = outer_cdpath
         elif name in EVAL_BUILTINS:
             outcome = eval_builtin(name, words)
         if outcome.effects:

@@ -14,7 +14,10 @@ program modules.
 import re
 from collections.abc import Sequence
 from functools import cache
+from itertools import pairwise
 from typing import NamedTuple
+
+SHOWN = 200  # characters kept of text that is only shown (expansions, unparsable input)
 
 
 class Word(NamedTuple):
@@ -63,8 +66,9 @@ def globs(text: str) -> bool:
 
 def hides_expansion(text: str) -> bool:
     """A backtick or ``$(``/``${``/``$name`` in unquoted text: an expansion the parser
-    did not report."""
-    return "`" in text or ("$" in text and _parameter().search(text) is not None)
+    did not report (or a newline: text the parser misread)."""
+    return "`" in text or ("$" in text and _parameter().search(text) is not None) or (
+        "\n" in text)  # a newline cannot be in an unquoted word: the parser glued two lines
 
 
 @cache
@@ -100,12 +104,18 @@ def unescape_double_quoted(text: str) -> str:
 class WordBuilder:
     """Accumulates a word's text and a mask in which quoted characters are hidden."""
 
-    __slots__ = ("expand", "mask", "procsub", "text")
+    __slots__ = ("expand", "mask", "null", "procsub", "text")
 
     def __init__(self) -> None:
         self.text: list[str] = []
         self.mask: list[str] = []
         self.expand = self.procsub = False
+        self.null = False  # holds '' or $'': an empty word it expands to is kept
+
+    def single_quoted(self, s: str) -> None:
+        """``'..'`` or ``$'..'``: quoted text (``''{a,}`` keeps the empty word)."""
+        self.null = self.null or not s
+        self.quoted(s)
 
     def plain(self, s: str) -> None:
         self.text.append(s)
@@ -138,6 +148,84 @@ class WordBuilder:
     def word(self) -> Word:
         mask = "".join(self.mask)
         return Word("".join(self.text), self.expand, globs(mask), self.procsub)
+
+    def words(self) -> list[Word]:
+        """The words after brace expansion (``r{m,}`` is ``rm r``; ``{a,b}`` two words).
+        An expansion too large to list stays one word, flagged as a glob."""
+        text, mask = "".join(self.text), "".join(self.mask)
+        if "{" not in mask:
+            return [Word(text, self.expand, globs(mask), self.procsub)]
+        expanded = brace_expand(text, mask)
+        if expanded is None:
+            return [Word(text, self.expand, True, self.procsub)]
+        # bash removes an empty word unless it holds quotes: ``{rm,}`` is one word, ``''{rm,}``
+        # two. (The parse stage writes a word-initial ``{`` as ``""{``; ``""`` does not count.)
+        return [Word(t, self.expand, globs(m), self.procsub) for t, m in expanded
+                if t or self.null]
+
+
+_MAX_BRACE_WORDS = 64
+
+
+def brace_expand(text: str, mask: str) -> list[tuple[str, str]] | None:
+    """Brace expansion of one word as bash does it (``a{b,c}d``, ``{1..3}``, nested), on
+    ``text`` and its quote ``mask`` (quoted characters are NUL in the mask and do not
+    count). None when the result would exceed a small limit."""
+    start, depth = -1, 0
+    commas: list[int] = []
+    i = 0
+    while i < len(mask):
+        ch = mask[i]
+        if ch == "{" and (i == 0 or mask[i - 1] != "$" or depth):
+            if depth == 0:
+                start, commas = i, []
+            depth += 1
+        elif ch == "}" and depth:
+            depth -= 1
+            if depth == 0:
+                inner_t, inner_m = text[start + 1:i], mask[start + 1:i]
+                alternatives = _alternatives(inner_t, inner_m, [c - start - 1 for c in commas])
+                if alternatives is not None:
+                    head_t, head_m = text[:start], mask[:start]
+                    tail = brace_expand(text[i + 1:], mask[i + 1:])
+                    if tail is None:
+                        return None
+                    out: list[tuple[str, str]] = []
+                    for alt_t, alt_m in alternatives:
+                        inner = brace_expand(alt_t, alt_m)
+                        if inner is None:
+                            return None
+                        out += [(head_t + a + b, head_m + am + bm)
+                                for a, am in inner for b, bm in tail]
+                        if len(out) > _MAX_BRACE_WORDS:
+                            return None
+                    return out
+                i = start  # not an expansion: go on after this `{`
+                start = -1
+        elif ch == "," and depth == 1:
+            commas.append(i)
+        i += 1
+    return [(text, mask)]
+
+
+def _alternatives(text: str, mask: str, commas: list[int]) -> list[tuple[str, str]] | None:
+    """The parts of ``{a,b}`` or the sequence of ``{1..3}``/``{a..e}``; None: not an
+    expansion (left as written)."""
+    if commas:
+        bounds = [-1, *commas, len(text)]
+        return [(text[a + 1:b], mask[a + 1:b]) for a, b in pairwise(bounds)]
+    m = re.fullmatch(r"(-?\d+|[A-Za-z])\.\.(-?\d+|[A-Za-z])(?:\.\.(-?\d+))?", mask)
+    if m is None:
+        return None
+    lo, hi, step = m.group(1), m.group(2), abs(int(m.group(3) or 1)) or 1
+    if lo.lstrip("-").isdigit() != hi.lstrip("-").isdigit():
+        return None
+    a, b = (int(lo), int(hi)) if lo.lstrip("-").isdigit() else (ord(lo), ord(hi))
+    values = range(a, b + (1 if b >= a else -1), step if b >= a else -step)
+    if len(values) > _MAX_BRACE_WORDS:
+        return None
+    items = [str(v) if lo.lstrip("-").isdigit() else chr(v) for v in values]
+    return [(v, v) for v in items]
 
 
 def evaluated(words: Sequence[Word]) -> list[Word]:

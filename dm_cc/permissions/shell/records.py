@@ -3,7 +3,8 @@
 :func:`~dm_cc.permissions.shell.walk.walk` yields, for one parsed script, a
 :class:`Command` per simple command, a :class:`Noted` command it understood itself (a
 declaration, an assignment), a :class:`FileUse` per redirect target, a :class:`Script` per
-string bash will run as code, and :class:`Broken` last when the tree cannot be trusted.
+string bash will run as code, a :class:`Deferred` per value stored or evaluated later as
+code, and :class:`Broken` last when the tree cannot be trusted.
 
 The program modules (:mod:`.programs`, :mod:`.wrappers`, :mod:`.arguments`) read one
 command's words and return an :class:`Outcome`: the effects of running it, in order --
@@ -76,11 +77,22 @@ class Sensitive(NamedTuple):
     token: str
 
 
+class Deferred(NamedTuple):
+    """Text bash may evaluate later as code: a value stored that could hold code
+    (``x='a[$(cmd)]'``, ``read x``, ``for x in *``), or a place that evaluates a stored
+    value (``(( x ))``, ``$(( x ))``, ``[[ x -eq 1 ]]``, ``a[x]``, ``${!x}``, ``${x@P}``,
+    ``let``, ``declare -i``). Both in one line make it dynamic."""
+
+    text: str
+    stores: bool  # True: a value is stored; False: a stored value is evaluated
+    code: str | None = None  # a stored static value holding a substitution (judged as code)
+
+
 class Broken(NamedTuple):
     """Last record of a walk whose parse failed or lost text: the script is unparsable."""
 
 
-Record = Command | Noted | FileUse | Script | Broken
+Record = Command | Noted | FileUse | Script | Deferred | Broken
 Effect = Command | Script | Parse | FileUse | Sensitive
 
 

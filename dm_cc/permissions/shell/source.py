@@ -20,7 +20,7 @@ _ASCII_ONLY = bytes(range(128)) + b"x" * 128
 
 
 _META = frozenset(" \t\n;&|()<>")
-_PLAIN_RUN = r"[^\\'\"#()$<\n`\s;&|>]*"
+_PLAIN_RUN = r"[^\\'\"#()$<\n`\s;&|>{]*"
 
 
 def _heredoc_word(text: str, i: int) -> tuple[str, bool, int]:
@@ -46,6 +46,47 @@ def _heredoc_word(text: str, i: int) -> tuple[str, bool, int]:
     return "".join(out), quoted, i
 
 
+_WORD_END = (" ", "\t", "\n", ";", "&", "|", "(", ")", "<", ">")
+_BRACE_END = (" ", "\t", "\n", "}")
+
+
+@cache
+def _rewrite_needed() -> re.Pattern[str]:
+    """What the scanner rewrites besides continuations and heredocs: an empty ``$()`` or a
+    word-initial ``{`` that is not a group (a quick test before the full scan)."""
+    return re.compile(r"\$\([ \t]*\)|(?:^|[\s;&|()<>])\{[^\s}]")
+
+
+def _drop_descriptor(out: list[str], text: str, i: int) -> list[str]:
+    """``out`` without a descriptor number written right before the operator at ``i``.
+
+    tree-sitter cannot read ``sh 0<<EOF`` or ``bash /dev/fd/3 3<<< CODE``; the walk treats a
+    heredoc or here-string on any descriptor as the command's input anyway."""
+    k = i
+    while k > 0 and text[k - 1].isdigit():
+        k -= 1
+    if k == i or (k > 0 and text[k - 1] not in _META):
+        return out
+    written = "".join(out)
+    return [written[:len(written) - (i - k)]]
+
+
+@cache
+def _empty_sub() -> re.Pattern[str]:
+    return re.compile(r"\$\([ \t]*\)")
+
+
+@cache
+def _named_fd() -> re.Pattern[str]:
+    """``{fd}>file``: a redirect that names a descriptor variable, not brace expansion."""
+    return re.compile(r"\{\w+\}[<>]")
+
+
+@cache
+def _plain_delimiter() -> re.Pattern[str]:
+    return re.compile(r"[\w.,:@%+=/-]+")
+
+
 def join_continuations(text: str) -> str:
     """``text`` with every backslash-newline that bash deletes before tokenising removed.
 
@@ -55,7 +96,8 @@ def join_continuations(text: str) -> str:
     ``<<-`` heredocs are rewritten as ``<<`` with the body's leading tabs removed (what bash
     reads), which tree-sitter-bash otherwise mis-parses.
     """
-    if "\\\n" not in text and "<<-" not in text:
+    if "\\\n" not in text and "<<" not in text and (
+            ("{" not in text and "$(" not in text) or _rewrite_needed().search(text) is None):
         return text
     plain_run = re.compile(_PLAIN_RUN).match  # (re keeps the compiled pattern)
     out: list[str] = []
@@ -113,6 +155,20 @@ def join_continuations(text: str) -> str:
             out.append("))")
             prev, i = ")", i + 2
             continue
+        elif text.startswith("$(", i) and (m := _empty_sub().match(text, i)) and (
+                prev not in _META or not text.startswith(_WORD_END, m.end())):
+            out.append("''")  # `r$()m`: an empty substitution inside a word splices it
+            prev, i = "'", m.end()
+            continue
+        elif ch == "{" and prev in _META and not top[1] and not text.startswith(_BRACE_END, i + 1) \
+                and not _named_fd().match(text, i):
+            out.append('""{')  # `{rm,-rf,x}` is a word (brace expansion), not a group
+            prev, i = "{", i + 1
+            continue
+        elif ch == ";" and pending and not text.startswith((";;", ";&"), i) and not top[1]:
+            out.append(" && ")  # `cat <<EOF; rm x`: tree-sitter cannot read `;` after a heredoc
+            prev, i = ";", i + 1
+            continue
         elif text.startswith("$(", i):
             stack.append([0, 0])
             out.append("$(")
@@ -125,12 +181,23 @@ def join_continuations(text: str) -> str:
                 top[0] -= 1
             elif len(stack) > 1:
                 stack.pop()
-        elif text.startswith("<<", i) and not text.startswith("<<<", i) and not top[1]:
+        elif text.startswith("<<<", i):
+            out = _drop_descriptor(out, text, i)
+            out.append("<<<")  # a here-string, not a heredoc
+            prev, i = "<", i + 3
+            continue
+        elif text.startswith("<<", i) and not top[1]:
+            out = _drop_descriptor(out, text, i)
             strip = text.startswith("<<-", i)
             delim, quoted, end = _heredoc_word(text, i + (3 if strip else 2))
             pending.append((delim, strip, quoted))
-            # `<<-` strips leading tabs from the body: done here, so the parser sees `<<`
-            out.append("<< " + text[i + 3:end] if strip else text[i:end])
+            # `<<-` strips leading tabs from the body: done here, so the parser sees `<<`;
+            # a partly quoted or escaped delimiter (`<<E\\OF`, `<<"EOF"x`) is written the
+            # one way tree-sitter reads like bash: `<<'EOFx'`
+            word = text[i + (3 if strip else 2):end]
+            if quoted and _plain_delimiter().fullmatch(delim) and word.strip() != f"'{delim}'":
+                word = f"'{delim}'"
+            out.append(("<< " if strip else "<<") + word)
             prev, i = "x", end
             continue
         elif ch == "\n" and pending:

@@ -26,24 +26,45 @@ from functools import cache
 from itertools import pairwise
 from typing import TYPE_CHECKING
 
+from dm_cc.permissions.shell.evaluation import (
+    arithmetic,
+    arithmetic_names,
+    assigning_expansion,
+    backtick_escape,
+    code_value,
+    may_hold_code,
+    positional,
+    substitutions,
+    test_evaluates,
+)
 from dm_cc.permissions.shell.quoting import (
     EVALUATES,
+    SHOWN,
     Word,
     WordBuilder,
     ansi_c,
     evaluated,
+    evaluates,
     globs,
     hides_expansion,
     unescape,
     unescape_double_quoted,
 )
-from dm_cc.permissions.shell.records import Broken, Command, FileUse, Noted, Record, Script, Stdin
+from dm_cc.permissions.shell.records import (
+    Broken,
+    Command,
+    Deferred,
+    FileUse,
+    Noted,
+    Record,
+    Script,
+    Stdin,
+)
 from dm_cc.permissions.shell.tables.environment import risky_env
 
 if TYPE_CHECKING:
     from tree_sitter import Node
 
-SHOWN = 200  # characters kept of text that is only shown (expansions, unparsable input)
 BROKEN_TEXT = "found inside text that could not be parsed"
 
 _EXPANSIONS = frozenset({"simple_expansion", "expansion", "command_substitution",
@@ -59,6 +80,13 @@ _SPECIAL = frozenset("`$*?[{")  # what an expansion or a glob needs (see quoting
 # the node kinds _Walk._visit makes records of
 _VISITED = frozenset({"command", "declaration_command", "unset_command", "test_command",
                       "heredoc_redirect", "variable_assignment", "file_redirect", "ERROR"})
+# the node kinds _Walk.deferred looks at: values stored and places that evaluate them later
+_DEFERRED = frozenset({"variable_assignment", "expansion", "arithmetic_expansion",
+                       "compound_statement", "c_style_for_statement", "for_statement",
+                       "test_command", "subscript", "command_substitution", "command",
+                       "declaration_command"})
+_STORES_INPUT = frozenset({"read", "mapfile", "readarray"})
+_PREFIXES = frozenset({"time", "command", "builtin"})  # run the builtin that follows
 
 
 def walk(src: bytes, root: Node) -> Iterator[Record]:
@@ -118,17 +146,28 @@ class _Walk:
             broken = broken or kind == "ERROR"
             if kind not in _GAPS_ALLOWED and not self._gaps(node, children):
                 intact = False
-            if kind in _VISITED and (found := self._visit(node, kind, parent, piped)):
+            found = self._visit(node, kind, parent, piped) if kind in _VISITED else []
+            if kind in _DEFERRED:
+                found += self.deferred(node, kind)
+            if found:
                 if broken or (kind == "command" and node.has_error):
                     found = [r._replace(suspect=BROKEN_TEXT)
                              if isinstance(r, (Command, Noted, Script)) else r for r in found]
                 yield from found
             inherit = piped and kind == "redirected_statement"
+            # `! bash <<EOF`: the redirect belongs to the statement around the negation
+            owner = parent if kind == "negated_command" and parent is not None \
+                and parent.type == "redirected_statement" else node
+            # `a && bash <<EOF`: tree-sitter hangs the heredoc on the list; bash gives it to
+            # the list's last command
+            last = children[-1] if kind == "list" and parent is not None \
+                and parent.type == "redirected_statement" else None
             before = ""
             entries = []
             for child in children:
                 if child.child_count:  # leaves (tokens, plain words) need no visit
-                    entries.append((child, node, inherit or before in _PIPES, broken))
+                    entries.append((child, parent if child is last else owner,
+                                    inherit or before in _PIPES, broken))
                 before = child.type
             stack.extend(reversed(entries))
         if root.has_error or not intact:
@@ -147,7 +186,9 @@ class _Walk:
         if kind == "variable_assignment" and (
                 parent is None or parent.type not in ("command", "declaration_command")):
             name, word = self.assignment(node)
-            return [Noted([word], (name,), f"sets {name}")] if risky_env(name) else []
+            if not risky_env(name):
+                return []
+            return [Noted([word], (name,), f"sets {name}"), *code_value(name, word)]
         if kind == "file_redirect":
             return self.redirect(node)
         if kind == "ERROR":
@@ -188,12 +229,21 @@ class _Walk:
             if node.type == "command_name" and node.child_count == 1:
                 node = node.children[0]  # what _collect would read
             if node.type == "word" and "\\" not in (raw := self.text(node)):
-                if _SPECIAL.isdisjoint(raw):
+                if _SPECIAL.isdisjoint(raw) and "\n" not in raw:
                     return Word(raw)
                 return Word(raw, hides_expansion(raw), globs(raw))
         builder = WordBuilder()
         self._collect_all(nodes, builder)
         return builder.word()
+
+    def words(self, nodes: Sequence[Node]) -> list[Word]:
+        """The words one shell word becomes after brace expansion (``r{m,}`` → ``rm r``)."""
+        word = self.word(nodes)
+        if not word.glob or "{" not in word.text:
+            return [word]
+        builder = WordBuilder()
+        self._collect_all(nodes, builder)
+        return builder.words()
 
     def _collect_all(self, nodes: Sequence[Node], b: WordBuilder) -> None:
         for i, node in enumerate(nodes):
@@ -213,9 +263,9 @@ class _Walk:
             b.expand = b.expand or (raw != "``" and hides_expansion(raw))
             b.quoted("") if raw == "``" else b.plain(raw)
         elif kind == "raw_string":
-            b.quoted(self.text(node)[1:-1])
+            b.single_quoted(self.text(node)[1:-1])
         elif kind == "ansi_c_string":
-            b.quoted(ansi_c(self.text(node)[2:-1]))
+            b.single_quoted(ansi_c(self.text(node)[2:-1]))
         elif kind == "string":
             for part in node.children:
                 if part.type == "string_content":
@@ -274,7 +324,8 @@ class _Walk:
                 args.append(child)
         if parent is not None and parent.type == "redirected_statement":
             body = parent.child_by_field_name("body")
-            if body is not None and body.start_byte == node.start_byte:
+            if body is not None and (body.start_byte == node.start_byte
+                                     or body.type in ("negated_command", "list")):
                 redirects.extend(c for c in parent.children if c.type in _REDIRECTS)
         for redirect in redirects:  # tree-sitter hangs `cmd >f -rf x`'s `-rf x` on the redirect
             args.extend(self._redirect_parts(redirect)[2])
@@ -286,14 +337,15 @@ class _Walk:
                 args.remove(arg)
                 fds[arg.end_byte] = self.text(arg)
         if name is None:
-            return [Noted([word], (var,), f"sets {var}")
-                    for var, word in map(self.assignment, assigns) if risky_env(var)]
+            return [record for var, word in map(self.assignment, assigns) if risky_env(var)
+                    for record in (Noted([word], (var,), f"sets {var}"), *code_value(var, word))]
         if redirects:  # words taken from redirects go back to where they were written
             args.sort(key=lambda n: n.start_byte)
-        words = [self.word([name]), *(self.word(g) for g in _groups(args))]
+        words = [*self.words([name]), *(w for g in _groups(args) for w in self.words(g))]
         words += self.dropped.get(node.start_byte, [])
         env = [(var, w) for var, w in map(self.assignment, assigns) if risky_env(var)]
-        return [Command(words, self._stdin(redirects, piped, fds), tuple(env))]
+        return [Command(words, self._stdin(redirects, piped, fds), tuple(env)),
+                *(record for var, w in env for record in code_value(var, w))]
 
     def orphans(self, node: Node) -> list[Record]:
         """Inside an ERROR node, a ``command_name`` may appear without its ``command``
@@ -308,7 +360,7 @@ class _Walk:
                 if sibling.type not in _WORDISH:
                     break
                 args.append(sibling)
-            words = [self.word([child]), *(self.word(g) for g in _groups(args))]
+            words = [*self.words([child]), *(w for g in _groups(args) for w in self.words(g))]
             found.append(Command(words))
         return found
 
@@ -317,6 +369,12 @@ class _Walk:
         when the delimiter is unquoted: each ```...``` span is parsed as a script."""
         start = next((c for c in node.children if c.type == "heredoc_start"), None)
         body = next((c for c in node.children if c.type == "heredoc_body"), None)
+        if start is not None and any(b"\n" in self.src[start.end_byte:c.start_byte]
+                                     for c in node.children if c.type in _WORDISH):
+            # a body line starting with a backslash: tree-sitter reads it as words of the
+            # redirect (a continuation line) and leaves the body empty
+            return [Noted([Word(self.text(node, SHOWN))], (), "a heredoc the parser misread",
+                          dynamic=True)]
         if start is None or body is None or any(q in self.text(start) for q in "'\"\\"):
             return []
         text = self.text(body)
@@ -348,6 +406,7 @@ class _Walk:
         """``export``/``declare``/``local``/``readonly``/``typeset``/``unset``."""
         words: list[Word] = []
         sensitive: list[str] = []
+        code: list[Record] = []
         for child in node.children:
             if child.type == "variable_assignment":
                 var, word = self.assignment(child)
@@ -366,11 +425,111 @@ class _Walk:
                 continue
             if node.type == "declaration_command" and risky_env(var):
                 sensitive.append(var)
+                code += code_value(var, word)
         found: list[Record] = [Script(w) for w in evaluated(words[1:])]
         note = f"sets {', '.join(sensitive)}" if sensitive else None
         if found:
             note = EVALUATES
         found.append(Noted(words, tuple(sensitive), note, bool(found)))
+        return found + code
+
+    # deferred evaluation -----------------------------------------------------
+    def deferred(self, node: Node, kind: str) -> list[Record]:
+        """Values stored that may hold code, places where bash evaluates a stored value
+        (:class:`~.records.Deferred`), and what tree-sitter does not parse the way bash
+        runs it: escaped backticks inside backticks, substitutions inside ``${..}``,
+        risky variables set by a loop or by arithmetic."""
+        text = self.text(node)
+        shown = text[:SHOWN]
+        if kind == "variable_assignment":
+            value = node.child_by_field_name("value")
+            if value is None or not may_hold_code(self.text(value)):
+                return []
+            word = self.word([value])
+            code = word.text if not word.expand and evaluates(word.text) else None
+            return [Deferred(shown, True, code)]
+        if kind == "subscript":
+            index = text[text.find("[") + 1:-1]
+            return [Deferred(shown, False)] if arithmetic_names(index) else []
+        if kind == "command_substitution":
+            return self._backticks(text)
+        if kind == "expansion":
+            return self._expansion(node, text)
+        if kind in ("arithmetic_expansion", "compound_statement", "c_style_for_statement"):
+            if kind == "compound_statement" and not text.startswith("(("):
+                return []
+            if kind == "c_style_for_statement":
+                text = text[:text.find("))") + 2]
+            return arithmetic(text)
+        if kind == "for_statement":
+            return self._loop(node, shown)
+        if kind == "test_command":
+            # `[[ x -eq 1 ]]` evaluates both sides as arithmetic; `[ ]` (the test builtin)
+            # only evaluates the subscript of `-v a[..]`
+            found = test_evaluates().search(text)
+            if found is None or (not text.startswith("[[") and found.group(0).strip() != "-v"):
+                return []
+            return [Deferred(shown, False),
+                    *([Deferred(shown, True)] if positional().search(text) else [])]
+        words = [c for c in node.children if c.type in _WORDISH or c.type == "command_name"]
+        while words and self.text(words[0]) in _PREFIXES or (
+                len(words) > 1 and self.text(words[0])[:1] == "-"):
+            words = words[1:]  # `time read x`, `command -p read x`, `builtin read x`
+        name = self.text(words[0]) if words else ""
+        if kind == "declaration_command":
+            flags = [self.text(c) for c in node.children[1:] if self.text(c)[:1] in "-+"]
+            integer_or_ref = any(f[:1] == "-" and ("i" in f or "n" in f) for f in flags)
+            return [Deferred(shown, False)] if integer_or_ref else []
+        if name in _STORES_INPUT or (name == "printf" and "-v" in text and may_hold_code(text)):
+            return [Deferred(shown, True)]
+        if name == "let":
+            return [Deferred(shown, False)]
+        if name == "getopts" and len(words) > 2 and risky_env(var := self.text(words[2])):
+            return [Noted([Word(shown)], (var,), f"sets {var}")]
+        return []
+
+    def _backticks(self, text: str) -> list[Record]:
+        r"""Inside backticks bash removes the backslash before ``$``, a backtick or a
+        backslash before running the text, so ```echo \`rm x\```` runs ``rm x``;
+        tree-sitter reads the escaped text as it stands: the unescaped text is parsed too."""
+        if not text.startswith("`") or backtick_escape().search(text) is None:
+            return []
+        return [Script(Word(backtick_escape().sub(r"\1", text[1:-1])))]
+
+    def _expansion(self, node: Node, text: str) -> list[Record]:
+        found: list[Record] = []
+        if text.startswith("${!") or text.endswith("@P}"):
+            found.append(Deferred(text[:SHOWN], False))  # ${!x}: x names what to read
+        if assigning_expansion().match(text):
+            found.append(Deferred(text[:SHOWN], True))  # ${x:=value}
+            name = text[2:].split(":", 1)[0].split("=", 1)[0]
+            if risky_env(name):
+                found.append(Noted([Word(text[:SHOWN], True)], (name,), f"sets {name}", True))
+        if ("$(" in text[2:] or "`" in text) and not any(
+                c.type == "command_substitution" for c in node.children):
+            inner = substitutions(text[2:-1])  # ${x#$(cmd)}: tree-sitter left it a word
+            if inner is None:
+                found.append(Noted([Word(text[:SHOWN], True)], (),
+                                   "a substitution inside ${..} that could not be read", True))
+            else:
+                found += [Script(Word(body)) for body in inner]
+        return found
+
+    def _loop(self, node: Node, shown: str) -> list[Record]:
+        """``for x in ITEMS`` / ``select x in ITEMS``: x takes each item (the positional
+        parameters without ``in``)."""
+        var_node = node.child_by_field_name("variable")
+        if var_node is None:
+            return []
+        var = self.text(var_node)
+        items = [c for c in node.children if c.type in _WORDISH]
+        has_in = any(c.type == "in" for c in node.children)
+        found: list[Record] = []
+        if not has_in or any(may_hold_code(self.text(c)) or globs(self.text(c)) for c in items):
+            found.append(Deferred(shown, True))
+        if risky_env(var):
+            found.append(Noted([Word(shown.split(";", 1)[0].split("\n", 1)[0])], (var,),
+                               f"sets {var}"))
         return found
 
     def _redirect_parts(self, node: Node) -> tuple[str, Node | None, list[Node]]:
@@ -414,3 +573,4 @@ class _Walk:
                     return Stdin("herestring", word.text, word.expand or word.glob)
                 return Stdin("pipe" if word.procsub else "file", None, word.procsub)
         return Stdin("pipe", None, True) if piped else None
+

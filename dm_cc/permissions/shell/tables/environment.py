@@ -47,15 +47,54 @@ RISKY_ENV_NAMES = words(
     # RSYNC_RSH and RSYNC_CONNECT_PROG
     " DOCKER_HOST DOCKER_CONFIG KUBECONFIG XDG_CONFIG_HOME XDG_CONFIG_DIRS CURL_HOME WGETRC"
     " AWS_CONFIG_FILE RIPGREP_CONFIG_PATH PSQLRC HGRCPATH SVN_SSH RSYNC_RSH RSYNC_CONNECT_PROG"
+    # bash(1) "Shell Variables" (GNU bash 5.2, checked with `man bash` here): CDPATH (which
+    # directory `cd x` enters), GLOBIGNORE/EXECIGNORE (what a glob and a PATH search see),
+    # BASH_XTRACEFD (where `set -x` writes), HISTFILE, FCEDIT (the editor `fc` runs), TMPDIR
+    # (where bash and mktemp create files), BASH_LOADABLES_PATH (`enable -f`), HOSTFILE,
+    # BASH_COMPAT
+    " CDPATH GLOBIGNORE EXECIGNORE BASH_XTRACEFD HISTFILE FCEDIT TMPDIR BASH_LOADABLES_PATH"
+    " HOSTFILE BASH_COMPAT"
+    # proxies, honoured by curl(1) 7.88 "ENVIRONMENT", wget(1) 1.21 "ENVIRONMENT", git, pip,
+    # npm ...: every request can be sent through (and read by) another host
+    " http_proxy https_proxy ftp_proxy all_proxy no_proxy HTTP_PROXY HTTPS_PROXY FTP_PROXY"
+    " ALL_PROXY NO_PROXY"
+    # TLS trust and key logging: curl(1) 7.88 CURL_CA_BUNDLE, SSL_CERT_DIR, SSL_CERT_FILE,
+    # SSLKEYLOGFILE (writes session keys to that file), QLOGDIR (writes a file per
+    # connection); Python requests REQUESTS_CA_BUNDLE; `node --help` NODE_EXTRA_CA_CERTS
+    " CURL_CA_BUNDLE SSL_CERT_DIR SSL_CERT_FILE SSLKEYLOGFILE QLOGDIR REQUESTS_CA_BUNDLE"
+    " NODE_EXTRA_CA_CERTS"
+    # options taken from the environment: file(1) 5.44 MAGIC (the magic file read);
+    # make(1) 4.3 MFLAGS; zip(1) 3.0 ZIP, ZIPOPT; unzip(1) 6.0 UNZIP, UNZIPOPT, ZIPINFO;
+    # gzip(1) 1.12 GZIP; xz(1) 5.4 XZ_DEFAULTS, XZ_OPT; tar(1) 1.34 TAPE (the default
+    # archive); `pytest --help` (pytest 9.0) PYTEST_ADDOPTS, PYTEST_PLUGINS (plugins
+    # imported at start-up); less(1) 590 LESSEDIT (the editor command), LESSHISTFILE
+    # (written), LESSSECURE, LESSKEY_SYSTEM, LESSKEYIN_SYSTEM; ssh(1) SSH_ASKPASS_REQUIRE,
+    # SSH_AUTH_SOCK; wget(1) WGET_ASKPASS (by the _ASKPASS suffix)
+    " MAGIC MFLAGS ZIP ZIPOPT UNZIP UNZIPOPT ZIPINFO GZIP XZ_DEFAULTS XZ_OPT TAPE"
+    " PYTEST_ADDOPTS PYTEST_PLUGINS LESSEDIT LESSHISTFILE LESSSECURE LESSKEY_SYSTEM"
+    " LESSKEYIN_SYSTEM SSH_ASKPASS_REQUIRE SSH_AUTH_SOCK"
+    # compilers run by build tools: gcc(1) 12.2 "ENVIRONMENT" (GCC_EXEC_PREFIX,
+    # COMPILER_PATH, DEPENDENCIES_OUTPUT and SUNPRO_DEPENDENCIES write a file); the GNU make
+    # manual's implicit-rule variables (CFLAGS ... can name -fplugin=, -wrapper, -B)
+    " GCC_EXEC_PREFIX COMPILER_PATH DEPENDENCIES_OUTPUT SUNPRO_DEPENDENCIES CFLAGS CXXFLAGS"
+    " CPPFLAGS LDFLAGS LDLIBS"
 )
+#: bash(1) "PROMPTING" and "Shell Variables" (GNU bash 5.2): PROMPT_COMMAND is run as a
+#: command before each prompt; the prompt strings are expanded (command substitution
+#: included) when printed -- PS4 before each command traced by ``set -x``. Their values are
+#: judged as code.
+CODE_VARIABLES = words("PROMPT_COMMAND")
+PROMPT_VARIABLES = words("PS0 PS1 PS2 PS3 PS4")
+
 #: Name prefixes (compared upper-cased): ld.so(8) LD_*, dyld(1) DYLD_*, python(1) PYTHON*,
 #: git(1) "ENVIRONMENT VARIABLES" GIT_*, npm-config NPM_CONFIG_*, bash's exported functions
 #: BASH_FUNC_*, Cargo CARGO_*, pip PIP_*, Yarn YARN_*, lua(1) LUA_INIT/LUA_PATH/LUA_CPATH.
 RISKY_ENV_PREFIXES = ("LD_", "DYLD_", "PYTHON", "GIT_", "NPM_CONFIG_", "BASH_FUNC_", "CARGO_",
                       "PIP_", "YARN_", "LUA_INIT", "LUA_PATH", "LUA_CPATH")
 #: Name suffixes: tools' own pager/editor/askpass/options variables (SYSTEMD_PAGER,
-#: SVN_EDITOR, GIT_ASKPASS, SBT_OPTS, ANT_OPTS ...).
-RISKY_ENV_SUFFIXES = ("_PAGER", "_EDITOR", "_ASKPASS", "_OPTS", "_OPTIONS")
+#: SVN_EDITOR, GIT_ASKPASS, SBT_OPTS, ANT_OPTS, tar(1) TAR_OPTIONS, grep(1) GREP_OPTIONS,
+#: PYTEST_ADDOPTS, perlrun(1) PERL5OPT, ruby(1) RUBYOPT, man(1) MANOPT, xz(1) XZ_OPT ...).
+RISKY_ENV_SUFFIXES = ("_PAGER", "_EDITOR", "_ASKPASS", "_OPTS", "_OPTIONS", "_ADDOPTS", "OPT")
 
 
 def risky_env(name: str) -> bool:

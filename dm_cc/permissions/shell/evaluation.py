@@ -1,0 +1,134 @@
+"""Text bash evaluates later as code: the tests the walk (:mod:`.walk`) applies to values
+it stores and to the places that evaluate them.
+
+bash(1) evaluates stored text in arithmetic (``(( ))``, ``$(( ))``, ``let``, ``[[ x -eq
+y ]]``, ``declare -i``), in array subscripts and through ``${!x}`` and ``${x@P}``; a value
+``'a[$(cmd)]'`` runs ``cmd`` there. It also runs ``PROMPT_COMMAND`` and the
+substitutions in the prompt strings (``PS4`` under ``set -x``). These are plain functions
+of text; the walk turns what they find into :class:`~.records.Deferred` and
+:class:`~.records.Script` records.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+
+from dm_cc.permissions.shell.quoting import SHOWN, Word, evaluates
+from dm_cc.permissions.shell.records import Deferred, Noted, Record, Script
+from dm_cc.permissions.shell.tables.environment import CODE_VARIABLES, PROMPT_VARIABLES, risky_env
+
+
+def may_hold_code(value: str) -> bool:
+    """A stored value whose text is unknown (``$x``, ``$(..)``) or holds a substitution
+    bash would run when it evaluates it (``'a[$(cmd)]'``). ``$(( .. ))`` alone stores a
+    number."""
+    if "$" not in value and "`" not in value:
+        return False
+    return number_only().fullmatch(value) is None
+
+
+@cache
+def number_only() -> re.Pattern[str]:
+    """``$(( arithmetic ))`` with no substitution inside: its value is a number."""
+    return re.compile(r"\$\(\([^$`]*\)\)")
+
+
+def arithmetic_names(text: str) -> bool:
+    """Arithmetic text that names a variable (whose value bash evaluates in turn)."""
+    return re.search(r"[A-Za-z_$`]", text) is not None
+
+
+def arithmetic(text: str) -> list[Record]:
+    """``(( ))``, ``$(( ))``, ``for (( ))``: an evaluating context when it names a variable;
+    positional parameters come from outside; an assignment to a risky variable sets it."""
+    body = text.lstrip("$")[2:-2]
+    if not arithmetic_names(body):
+        return []
+    found: list[Record] = [Deferred(text[:SHOWN], False)]
+    if positional().search(body):
+        found.append(Deferred(text[:SHOWN], True))
+    names = (m.group(1) or m.group(2) for m in arithmetic_assignment().finditer(body))
+    for name in dict.fromkeys(names):
+        if risky_env(name):
+            found.append(Noted([Word(text[:SHOWN])], (name,), f"sets {name}"))
+    return found
+
+
+def code_value(name: str, word: Word) -> list[Record]:
+    """``PROMPT_COMMAND=CODE`` is run as shell code; ``PS4='$(cmd)'`` (and the other
+    prompts) runs its substitutions when bash expands the prompt: judge them too."""
+    word = word._replace(text=word.text.partition("=")[2])  # the word is NAME=VALUE
+    if name in CODE_VARIABLES:
+        return [Script(word)]
+    if name in PROMPT_VARIABLES and (word.expand or evaluates(word.text)):
+        text = word.text.replace("\\", "\\\\").replace('"', '\\"')
+        return [Script(word._replace(text=f': "{text}"'))]
+    return []
+
+
+def substitutions(text: str) -> list[str] | None:
+    """The bodies of the ``$(..)`` and backtick substitutions in ``text`` (None when they
+    do not close)."""
+    bodies: list[str] = []
+    i, n = 0, len(text)
+    while i < n:
+        if text[i] == "\\":
+            i += 2
+        elif text[i] == "`":
+            end = i + 1
+            while end < n and text[end] != "`":
+                end += 2 if text[end] == "\\" else 1
+            if end >= n:
+                return None
+            bodies.append(text[i + 1:end])
+            i = end + 1
+        elif text.startswith("$(", i):
+            depth, j, quote = 1, i + 2, ""
+            while j < n and depth:
+                ch = text[j]
+                if quote:
+                    quote = "" if ch == quote else quote
+                elif ch in "'\"":
+                    quote = ch
+                elif ch == "(":
+                    depth += 1
+                elif ch == ")":
+                    depth -= 1
+                j += 1
+            if depth:
+                return None
+            bodies.append(text[i + 2:j - 1])
+            i = j
+        else:
+            i += 1
+    return bodies
+
+
+@cache
+def backtick_escape() -> re.Pattern[str]:
+    return re.compile(r"\\([$`\\])")
+
+
+@cache
+def positional() -> re.Pattern[str]:
+    """A positional or special parameter whose value comes from outside the line."""
+    return re.compile(r"\$(?:[0-9@*]|\{[#!]?[0-9@*])")
+
+
+@cache
+def test_evaluates() -> re.Pattern[str]:
+    """``[[ ]]`` operators that evaluate their operands (arithmetic, ``-v`` subscripts)."""
+    return re.compile(r"(?:^|\s)-(?:eq|ne|lt|le|gt|ge|v)(?=\s)")
+
+
+@cache
+def assigning_expansion() -> re.Pattern[str]:
+    return re.compile(r"\$\{[A-Za-z_]\w*(?:\[[^]]*\])?:?=")
+
+
+@cache
+def arithmetic_assignment() -> re.Pattern[str]:
+    """A variable arithmetic assigns: ``x = 1``, ``x += 1``, ``x++``, ``--x``."""
+    return re.compile(r"([A-Za-z_]\w*)\s*(?:(?:[-+*/%&|^]|<<|>>)?=(?!=)|\+\+|--)"
+                      r"|(?:\+\+|--)\s*([A-Za-z_]\w*)")
