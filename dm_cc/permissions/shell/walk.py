@@ -168,13 +168,15 @@ class _Walk:
             # the list's last command
             last = children[-1] if kind == "list" and parent is not None \
                 and parent.type == "redirected_statement" else None
-            before = ""
+            after_pipe = False  # the previous child is a pipe token (a leaf)
             entries = []
             for child in children:
                 if child.child_count:  # leaves (tokens, plain words) need no visit
                     entries.append((child, parent if child is last else owner,
-                                    inherit or before in _PIPES, broken))
-                before = child.type
+                                    inherit or after_pipe, broken))
+                    after_pipe = False
+                else:
+                    after_pipe = child.type in _PIPES
             stack.extend(reversed(entries))
         if root.has_error or not intact:
             yield Broken()

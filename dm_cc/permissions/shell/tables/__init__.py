@@ -70,8 +70,8 @@ def names(*entries: tuple[str, _V]) -> Mapping[str, _V]:
 def lookup(mapping: Mapping[tuple[str, ...], _V], texts: Sequence[str]
            ) -> tuple[tuple[str, ...], _V | None]:
     """The entry for the longest (up to 3) leading words of ``texts`` in ``mapping``."""
-    for size in (3, 2, 1):
+    for size in (3, 2, 1)[max(0, 3 - len(texts)):]:  # no key longer than texts
         key = tuple(texts[:size])
-        if len(key) == size and key in mapping:
+        if key in mapping:
             return key, mapping[key]
     return (), None
