@@ -239,9 +239,11 @@ class _Walk:
     def word(self, nodes: Sequence[Node]) -> Word:
         if len(nodes) == 1:  # fast path for the common case: one plain word
             node = nodes[0]
-            if node.type == "command_name" and node.child_count == 1:
+            kind = node.type
+            if kind == "command_name" and node.child_count == 1:
                 node = node.children[0]  # what _collect would read
-            if node.type == "word" and "\\" not in (raw := self.text(node)):
+                kind = node.type
+            if kind == "word" and "\\" not in (raw := self.text(node)):
                 if _SPECIAL.isdisjoint(raw) and "\n" not in raw:
                     return Word(raw)
                 return Word(raw, hides_expansion(raw), globs(raw))
@@ -355,10 +357,13 @@ class _Walk:
         if redirects:  # words taken from redirects go back to where they were written
             args.sort(key=lambda n: n.start_byte)
         words = [*self.words([name]), *(w for g in _groups(args) for w in self.words(g))]
-        words += self.dropped.get(node.start_byte, [])
+        if self.dropped:
+            words += self.dropped.get(node.start_byte, ())
         env = [(var, w) for var, w in map(self.assignment, assigns) if risky_env(var)]
-        return [Command(words, self._stdin(redirects, piped, fds), tuple(env)),
-                *(record for var, w in env for record in code_value(var, w))]
+        found: list[Record] = [Command(words, self._stdin(redirects, piped, fds), tuple(env))]
+        for var, w in env:
+            found += code_value(var, w)
+        return found
 
     def orphans(self, node: Node) -> list[Record]:
         """Inside an ERROR node, a ``command_name`` may appear without its ``command``
