@@ -356,7 +356,9 @@ class _Walk:
                     for record in (Noted([word], (var,), f"sets {var}"), *code_value(var, word))]
         if redirects:  # words taken from redirects go back to where they were written
             args.sort(key=lambda n: n.start_byte)
-        words = [*self.words([name]), *(w for g in _groups(args) for w in self.words(g))]
+        words = [*self.words([name])]
+        for group in _groups(args):
+            words += self.words(group)
         if self.dropped:
             words += self.dropped.get(node.start_byte, ())
         env = [(var, w) for var, w in map(self.assignment, assigns) if risky_env(var)]
