@@ -75,6 +75,8 @@ _WORDISH = _EXPANSIONS | {"word", "string", "raw_string", "ansi_c_string", "conc
 _REDIRECTS = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect"})
 _PIPES = frozenset({"|", "|&", ">("})  # what precedes a command whose stdin is a pipe
 _PLAIN = rb"[\w./:@%+=,-]+(?:\s+[\w./:@%+=,-]+)*"
+_BLANKS = b" \t\r\n\\"  # what may lie between a node's children (a backslash: a continuation)
+_BLANK_BYTES = frozenset(_BLANKS)
 _GAPS_ALLOWED = frozenset({"string", "translated_string", "heredoc_body", "heredoc_redirect"})
 _SPECIAL = frozenset("`$*?[{")  # what an expansion or a glob needs (see quoting)
 # the node kinds _Walk._visit makes records of
@@ -88,6 +90,7 @@ _DEFERRED = frozenset({"variable_assignment", "expansion", "arithmetic_expansion
 _STORES_INPUT = frozenset({"read", "mapfile", "readarray"})
 _PREFIXES = frozenset({"time", "command", "builtin"})  # run the builtin that follows
 _NAMES_STORING = _STORES_INPUT | {"printf", "let", "getopts"}  # the names _stored looks at
+_NAMED_WORDISH = _WORDISH | {"command_name"}
 
 
 def walk(src: bytes, root: Node) -> Iterator[Record]:
@@ -218,14 +221,16 @@ class _Walk:
             if start > pos:
                 if kind == "concatenation":
                     return False  # one shell word cannot contain a blank
-                if text := src[pos:start].strip(b" \t\r\n\\"):
+                if start == pos + 1 and src[pos] in _BLANK_BYTES:
+                    pass  # the usual gap: one blank
+                elif text := src[pos:start].strip(_BLANKS):
                     missing.append(text)
             if end > pos:
                 pos = end
         if node.end_byte > pos:  # the end of the node
             if kind == "concatenation":
                 return False
-            if text := src[pos:node.end_byte].strip(b" \t\r\n\\"):
+            if text := src[pos:node.end_byte].strip(_BLANKS):
                 missing.append(text)
         if not missing:
             return True
@@ -501,7 +506,7 @@ class _Walk:
             flags = [t for c in node.children[1:] if (t := self.text(c))[:1] in "-+"]
             integer_or_ref = any(f[:1] == "-" and ("i" in f or "n" in f) for f in flags)
             return [Deferred(self.text(node)[:SHOWN], False)] if integer_or_ref else []
-        words = [c for c in node.children if c.type in _WORDISH or c.type == "command_name"]
+        words = [c for c in node.children if c.type in _NAMED_WORDISH]
         name = self.text(words[0]) if words else ""
         while name in _PREFIXES or (len(words) > 1 and name[:1] == "-"):
             words = words[1:]  # `time read x`, `command -p read x`, `builtin read x`
