@@ -143,7 +143,7 @@ class Judge:
                sensitive: Sequence[str] = (), note: str | None = None,
                slot: int | None = None) -> None:
         """Store one SimpleCommand (in a reserved ``slot`` when given)."""
-        tokens = tuple(dict.fromkeys(sensitive))
+        tokens = tuple(dict.fromkeys(sensitive)) if sensitive else ()
         if suspect is not None and not dynamic:
             dynamic, note = True, note or suspect
         if tokens and note is None:
