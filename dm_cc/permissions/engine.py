@@ -165,7 +165,7 @@ class CompiledRule:
 class _PermissionIndex:
     """The rules that can apply to one permission, split by first word."""
 
-    __slots__ = ("by_first_word", "general")
+    __slots__ = ("by_first_word", "general", "empty")
 
     def __init__(self, rules: list[CompiledRule], words: bool) -> None:
         self.by_first_word: dict[str, list[CompiledRule]] = {}
@@ -176,6 +176,7 @@ class _PermissionIndex:
                 self.general.append(compiled)
             else:
                 self.by_first_word.setdefault(key, []).append(compiled)
+        self.empty = not self.by_first_word and not self.general
 
     def last_match(self, subject: Subject) -> CompiledRule | None:
         best: CompiledRule | None = None
@@ -226,7 +227,8 @@ class Ruleset:
         wild = [c for c in self._wild if c.covers_permission(permission)]
         return sorted(exact + wild, key=lambda c: c.index) if wild else list(exact)
 
-    def _index(self, permission: str) -> _PermissionIndex:
+    def index(self, permission: str) -> _PermissionIndex:
+        """The rules that can apply to ``permission``, indexed (built on first use)."""
         index = self._indexes.get(permission)
         if index is None:
             words = language_of(permission) != "path" and not is_mcp_permission(permission)
@@ -236,7 +238,7 @@ class Ruleset:
 
     def last_match(self, permission: str, subject: Subject) -> int | None:
         """The index of the last rule matching ``subject``, if any."""
-        hit = self._index(permission).last_match(subject)
+        hit = self.index(permission).last_match(subject)
         return None if hit is None else hit.index
 
 
@@ -284,9 +286,12 @@ def last_match(permission: str, name: str, words: Sequence[str] | None,
         prepared = subjects.get(ruleset.context)
         if prepared is None:
             prepared = subjects[ruleset.context] = subject(permission, name, words, ruleset.context)
-        index = ruleset.last_match(permission, prepared)
-        if index is not None:
-            return position, index
+        index = ruleset.index(permission)
+        if index.empty:  # most layers have no rule for a given permission
+            continue
+        hit = index.last_match(prepared)
+        if hit is not None:
+            return position, hit.index
     return None
 
 

@@ -89,8 +89,9 @@ def inspect(key: tuple[str, ...], spec: ArgSpec, words: list[Word],
     if spec.assign_env:  # make SHELL=/tmp/evil
         effects += [Sensitive(var) for w in positionals if is_assignment(w.text)
                     and risky_env(var := w.text.split("=", 1)[0])]
-    files = [w for w in positionals[skip:]
-             if not (spec.not_file_re and re.match(spec.not_file_re, w.text))]
+    files = positionals[skip:]
+    if spec.not_file_re:
+        files = [w for w in files if not re.match(spec.not_file_re, w.text)]
     if spec.git_paths and not flags & spec.file_opts:  # git show HEAD:.env, git log -- x
         dashdash = texts.index("--") if "--" in texts else len(texts)
         effects += [FileUse(args[i]._replace(text=path), "read")
@@ -105,9 +106,10 @@ def inspect(key: tuple[str, ...], spec: ArgSpec, words: list[Word],
         files = []
     # tar -C DIR: the operands after it are relative to DIR (reported both ways)
     bases = [o.value for o in scan.options if spec.risky.get(o.flag) == "directory"
-             and o.value is not None]
-    files += [w._replace(text=f"{base.rstrip('/') or '/'}/{w.text}") for base in bases
-              for w in list(files) if not w.text.startswith(("/", "~"))]
+             and o.value is not None] if spec.risky else []
+    if bases:
+        files += [w._replace(text=f"{base.rstrip('/') or '/'}/{w.text}") for base in bases
+                  for w in list(files) if not w.text.startswith(("/", "~"))]
     edit = bool(flags & spec.edit_opts)
     only_read = bool(flags & spec.read_opts)  # gzip -c: writes stdout, not the file
     links = bool(flags & spec.hardlink_opts) or bool(spec.symlink_opts

@@ -143,7 +143,7 @@ class Judge:
                sensitive: Sequence[str] = (), note: str | None = None,
                slot: int | None = None) -> None:
         """Store one SimpleCommand (in a reserved ``slot`` when given)."""
-        tokens = tuple(dict.fromkeys(sensitive))
+        tokens = tuple(dict.fromkeys(sensitive)) if sensitive else ()
         if suspect is not None and not dynamic:
             dynamic, note = True, note or suspect
         if tokens and note is None:
@@ -262,13 +262,18 @@ class Judge:
                         note="a command group the parser did not understand")
             yield from self.command(words[1:], depth + 1, stdin, suspect=_GROUP)
             return
-        name = head.text.rsplit("/", 1)[-1] or head.text
-        words = [head._replace(text=name), *words[1:]]
         sensitive: list[str] = []
-        if "/" in head.text and head.text.rsplit("/", 1)[0] not in SYSTEM_BIN_DIRS:
-            # `./git status` runs whatever ./git is: deny and ask rules match it as
-            # `git`, but no allow rule for `git` may allow it (it asks each time).
-            sensitive.append(head.text)
+        if "/" in head.text:
+            folder, _, name = head.text.rpartition("/")
+            name = name or head.text
+            words = [head._replace(text=name), *words[1:]]
+            if folder not in SYSTEM_BIN_DIRS:
+                # `./git status` runs whatever ./git is: deny and ask rules match it as
+                # `git`, but no allow rule for `git` may allow it (it asks each time).
+                sensitive.append(head.text)
+        else:
+            name = head.text
+            words = list(words)
         if name == "git":
             words, places, alias = _git_globals(words, sensitive)
             for place in places:  # `git -C DIR`: what lies in DIR is read (and more)

@@ -87,7 +87,7 @@ def evaluates(text: str) -> bool:
 
 def is_assignment(text: str) -> bool:
     """``NAME=VALUE`` (or an exported function ``BASH_FUNC_name%%=() {..}``)."""
-    return re.match(_ASSIGNMENT, text) is not None
+    return "=" in text and re.match(_ASSIGNMENT, text) is not None
 
 
 def unescape(text: str) -> str:

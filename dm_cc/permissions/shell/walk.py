@@ -75,6 +75,8 @@ _WORDISH = _EXPANSIONS | {"word", "string", "raw_string", "ansi_c_string", "conc
 _REDIRECTS = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect"})
 _PIPES = frozenset({"|", "|&", ">("})  # what precedes a command whose stdin is a pipe
 _PLAIN = rb"[\w./:@%+=,-]+(?:\s+[\w./:@%+=,-]+)*"
+_BLANKS = b" \t\r\n\\"  # what may lie between a node's children (a backslash: a continuation)
+_BLANK_BYTES = frozenset(_BLANKS)
 _GAPS_ALLOWED = frozenset({"string", "translated_string", "heredoc_body", "heredoc_redirect"})
 _SPECIAL = frozenset("`$*?[{")  # what an expansion or a glob needs (see quoting)
 # the node kinds _Walk._visit makes records of
@@ -87,6 +89,8 @@ _DEFERRED = frozenset({"variable_assignment", "expansion", "arithmetic_expansion
                        "declaration_command"})
 _STORES_INPUT = frozenset({"read", "mapfile", "readarray"})
 _PREFIXES = frozenset({"time", "command", "builtin"})  # run the builtin that follows
+_NAMES_STORING = _STORES_INPUT | {"printf", "let", "getopts"}  # the names _stored looks at
+_NAMED_WORDISH = _WORDISH | {"command_name"}
 
 
 def walk(src: bytes, root: Node) -> Iterator[Record]:
@@ -127,10 +131,15 @@ class _Walk:
     def __init__(self, src: bytes) -> None:
         self.src = src
         self.dropped: dict[int, list[Word]] = {}  # command start -> words the parser lost
+        # ASCII source (the usual case) is decoded once: its byte offsets are string offsets
+        self.ascii = src.decode("ascii") if src.isascii() else None
 
     def text(self, node: Node, cap: int | None = None) -> str:
-        end = node.end_byte if cap is None else min(node.end_byte, node.start_byte + cap)
-        return _decode(self.src[node.start_byte:end])
+        start = node.start_byte
+        end = node.end_byte if cap is None else min(node.end_byte, start + cap)
+        if self.ascii is not None:
+            return self.ascii[start:end]
+        return _decode(self.src[start:end])
 
     def records(self, root: Node) -> Iterator[Record]:
         intact = True
@@ -144,7 +153,7 @@ class _Walk:
                 continue  # tokens and leaf words: nothing to do
             kind = node.type
             broken = broken or kind == "ERROR"
-            if kind not in _GAPS_ALLOWED and not self._gaps(node, children):
+            if kind not in _GAPS_ALLOWED and not self._gaps(node, kind, children):
                 intact = False
             found = self._visit(node, kind, parent, piped) if kind in _VISITED else []
             if kind in _DEFERRED:
@@ -162,13 +171,15 @@ class _Walk:
             # the list's last command
             last = children[-1] if kind == "list" and parent is not None \
                 and parent.type == "redirected_statement" else None
-            before = ""
+            after_pipe = False  # the previous child is a pipe token (a leaf)
             entries = []
             for child in children:
                 if child.child_count:  # leaves (tokens, plain words) need no visit
                     entries.append((child, parent if child is last else owner,
-                                    inherit or before in _PIPES, broken))
-                before = child.type
+                                    inherit or after_pipe, broken))
+                    after_pipe = False
+                else:
+                    after_pipe = child.type in _PIPES
             stack.extend(reversed(entries))
         if root.has_error or not intact:
             yield Broken()
@@ -195,7 +206,7 @@ class _Walk:
             return self.orphans(node)
         return []
 
-    def _gaps(self, node: Node, children: list[Node]) -> bool:
+    def _gaps(self, node: Node, kind: str, children: list[Node]) -> bool:
         """Check that the children of ``node`` account for all of its text.
 
         tree-sitter-bash sometimes drops a token without reporting an error (``python3 -
@@ -205,18 +216,25 @@ class _Walk:
         """
         pos, src = node.start_byte, self.src
         missing: list[bytes] = []
-        for child in (*children, None):  # None: the end of the node
-            start = node.end_byte if child is None else child.start_byte
+        for child in children:
+            start, end = child.start_byte, child.end_byte
             if start > pos:
-                if node.type == "concatenation":
+                if kind == "concatenation":
                     return False  # one shell word cannot contain a blank
-                if text := src[pos:start].strip(b" \t\r\n\\"):
+                if start == pos + 1 and src[pos] in _BLANK_BYTES:
+                    pass  # the usual gap: one blank
+                elif text := src[pos:start].strip(_BLANKS):
                     missing.append(text)
-            if child is not None and (end := child.end_byte) > pos:
+            if end > pos:
                 pos = end
+        if node.end_byte > pos:  # the end of the node
+            if kind == "concatenation":
+                return False
+            if text := src[pos:node.end_byte].strip(_BLANKS):
+                missing.append(text)
         if not missing:
             return True
-        body = node.child_by_field_name("body") if node.type == "redirected_statement" else None
+        body = node.child_by_field_name("body") if kind == "redirected_statement" else None
         if body is None or body.type != "command" or not all(re.fullmatch(_PLAIN, m) for m in missing):
             return False
         self.dropped[body.start_byte] = [Word(w) for m in missing for w in _decode(m).split()]
@@ -226,9 +244,11 @@ class _Walk:
     def word(self, nodes: Sequence[Node]) -> Word:
         if len(nodes) == 1:  # fast path for the common case: one plain word
             node = nodes[0]
-            if node.type == "command_name" and node.child_count == 1:
+            kind = node.type
+            if kind == "command_name" and node.child_count == 1:
                 node = node.children[0]  # what _collect would read
-            if node.type == "word" and "\\" not in (raw := self.text(node)):
+                kind = node.type
+            if kind == "word" and "\\" not in (raw := self.text(node)):
                 if _SPECIAL.isdisjoint(raw) and "\n" not in raw:
                     return Word(raw)
                 return Word(raw, hides_expansion(raw), globs(raw))
@@ -341,11 +361,16 @@ class _Walk:
                     for record in (Noted([word], (var,), f"sets {var}"), *code_value(var, word))]
         if redirects:  # words taken from redirects go back to where they were written
             args.sort(key=lambda n: n.start_byte)
-        words = [*self.words([name]), *(w for g in _groups(args) for w in self.words(g))]
-        words += self.dropped.get(node.start_byte, [])
+        words = [*self.words([name])]
+        for group in _groups(args):
+            words += self.words(group)
+        if self.dropped:
+            words += self.dropped.get(node.start_byte, ())
         env = [(var, w) for var, w in map(self.assignment, assigns) if risky_env(var)]
-        return [Command(words, self._stdin(redirects, piped, fds), tuple(env)),
-                *(record for var, w in env for record in code_value(var, w))]
+        found: list[Record] = [Command(words, self._stdin(redirects, piped, fds), tuple(env))]
+        for var, w in env:
+            found += code_value(var, w)
+        return found
 
     def orphans(self, node: Node) -> list[Record]:
         """Inside an ERROR node, a ``command_name`` may appear without its ``command``
@@ -439,6 +464,8 @@ class _Walk:
         (:class:`~.records.Deferred`), and what tree-sitter does not parse the way bash
         runs it: escaped backticks inside backticks, substitutions inside ``${..}``,
         risky variables set by a loop or by arithmetic."""
+        if kind in ("command", "declaration_command"):
+            return self._stored(node, kind)  # the common case: its text is rarely needed
         text = self.text(node)
         shown = text[:SHOWN]
         if kind == "variable_assignment":
@@ -471,15 +498,23 @@ class _Walk:
                 return []
             return [Deferred(shown, False),
                     *([Deferred(shown, True)] if positional().search(text) else [])]
-        words = [c for c in node.children if c.type in _WORDISH or c.type == "command_name"]
-        while words and self.text(words[0]) in _PREFIXES or (
-                len(words) > 1 and self.text(words[0])[:1] == "-"):
-            words = words[1:]  # `time read x`, `command -p read x`, `builtin read x`
-        name = self.text(words[0]) if words else ""
+        return []
+
+    def _stored(self, node: Node, kind: str) -> list[Record]:
+        """A command or declaration that stores a value bash may evaluate later."""
         if kind == "declaration_command":
-            flags = [self.text(c) for c in node.children[1:] if self.text(c)[:1] in "-+"]
+            flags = [t for c in node.children[1:] if (t := self.text(c))[:1] in "-+"]
             integer_or_ref = any(f[:1] == "-" and ("i" in f or "n" in f) for f in flags)
-            return [Deferred(shown, False)] if integer_or_ref else []
+            return [Deferred(self.text(node)[:SHOWN], False)] if integer_or_ref else []
+        words = [c for c in node.children if c.type in _NAMED_WORDISH]
+        name = self.text(words[0]) if words else ""
+        while name in _PREFIXES or (len(words) > 1 and name[:1] == "-"):
+            words = words[1:]  # `time read x`, `command -p read x`, `builtin read x`
+            name = self.text(words[0]) if words else ""
+        if name not in _NAMES_STORING:
+            return []
+        text = self.text(node)
+        shown = text[:SHOWN]
         if name in _STORES_INPUT or (name == "printf" and "-v" in text and may_hold_code(text)):
             return [Deferred(shown, True)]
         if name == "let":

@@ -70,8 +70,12 @@ def names(*entries: tuple[str, _V]) -> Mapping[str, _V]:
 def lookup(mapping: Mapping[tuple[str, ...], _V], texts: Sequence[str]
            ) -> tuple[tuple[str, ...], _V | None]:
     """The entry for the longest (up to 3) leading words of ``texts`` in ``mapping``."""
-    for size in (3, 2, 1):
-        key = tuple(texts[:size])
-        if len(key) == size and key in mapping:
-            return key, mapping[key]
+    n = len(texts)  # the keys are built directly: this runs several times per command
+    key: tuple[str, ...]
+    if n >= 3 and (key := (texts[0], texts[1], texts[2])) in mapping:
+        return key, mapping[key]
+    if n >= 2 and (key := (texts[0], texts[1])) in mapping:
+        return key, mapping[key]
+    if n >= 1 and (key := (texts[0],)) in mapping:
+        return key, mapping[key]
     return (), None
