@@ -54,8 +54,8 @@ class Notice:
 
 @dataclass(frozen=True, slots=True)
 class TaskStarted:
-    """A subagent started (or was resumed) in its child session ``task_id``;
-    ``label`` names it where it asks or reports (``explore #2``)."""
+    """A subagent started (or was resumed) in its child session ``task_id`` for the
+    task call ``call_id``; ``label`` names it where it asks or reports (``explore #2``)."""
 
     task_id: str
     label: str
@@ -63,6 +63,7 @@ class TaskStarted:
     description: str
     background: bool = False
     resumed: bool = False
+    call_id: str = ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -397,7 +397,7 @@ class Loop:
     async def _run(self, item: _Prepared, ctx: ToolContext) -> ToolOutput:
         assert item.tool is not None and item.params is not None
         try:
-            return await item.tool.run(item.params, ctx)
+            return await item.tool.run(item.params, replace(ctx, call_id=item.call.id))
         except (asyncio.CancelledError, TurnStopped, AskFailed):  # a subagent's stop is ours
             raise
         except Exception as exc:  # a tool bug must not kill the session

@@ -88,7 +88,7 @@ class Subagents:
 
     # ------------------------------------------------------------------ starting
 
-    async def start(self, params: TaskParams) -> ToolOutput:
+    async def start(self, params: TaskParams, call_id: str = "") -> ToolOutput:
         loop = self.loop
         limit = loop.rt.max_task_depth
         if loop.depth >= limit:
@@ -105,7 +105,7 @@ class Subagents:
         child.rt.on_event = self._relay(work)
         self.running[task_id] = work
         loop.rt.on_event(TaskStarted(task_id, work.label, work.agent, params.description,
-                                     params.background, resumed))
+                                     params.background, resumed, call_id))
         if not params.background:
             return await self._run(child, work, params.prompt)
         work.job = asyncio.ensure_future(self._run(child, work, params.prompt))

@@ -48,7 +48,7 @@ class Subagents(Protocol):
 
     def choices(self) -> Mapping[str, str]: ...
 
-    async def start(self, params: Any) -> ToolOutput: ...
+    async def start(self, params: Any, call_id: str) -> ToolOutput: ...
 
 
 @dataclass
@@ -66,6 +66,7 @@ class ToolContext:
     may_read: Callable[[str], bool] = lambda path: True
     # The subagents this agent may start, and how (the task tool); None: none.
     subagents: Subagents | None = None
+    call_id: str = ""             # the call being run (set by the loop for each call)
 
     @property
     def root(self) -> Path:

@@ -69,4 +69,4 @@ class TaskTool(CatalogTool[TaskParams]):
     async def run(self, params: TaskParams, ctx: ToolContext) -> ToolOutput:
         if ctx.subagents is None:
             return ToolOutput("Subagents cannot be started here.", is_error=True)
-        return await ctx.subagents.start(params)
+        return await ctx.subagents.start(params, ctx.call_id)

@@ -169,7 +169,8 @@ def event_json(event: Event) -> dict[str, Any]:
     if isinstance(event, Notice):
         return {"type": "notice", "text": event.text}
     if isinstance(event, TaskStarted):
-        return {"type": "task_started", "task_id": event.task_id, "label": event.label,
+        return {"type": "task_started", "task_id": event.task_id, "call_id": event.call_id,
+                "label": event.label,
                 "agent": event.agent, "description": event.description,
                 "background": event.background, "resumed": event.resumed}
     if isinstance(event, TaskFinished):

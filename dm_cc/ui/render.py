@@ -108,6 +108,7 @@ class Shown:
 
     refused: set[str] = field(default_factory=set)    # its error is for the model only
     previewed: set[str] = field(default_factory=set)  # its diff was in the question
+    tasks: set[str] = field(default_factory=set)      # a task call whose subagent started
 
 
 def event_lines(event: Event, shown: Shown) -> Iterator[Line]:
@@ -118,7 +119,8 @@ def event_lines(event: Event, shown: Shown) -> Iterator[Line]:
         if event.decision.action != "ask":
             yield from decided_lines(event.call, event.decision)
     elif isinstance(event, ToolFinished):
-        if event.call.id in shown.refused or _reported_by_task(event):
+        # a started subagent's done line said how it ended; its result is the model's
+        if event.call.id in shown.refused or event.call.id in shown.tasks:
             return
         if event.call.id in shown.previewed and not event.output.is_error:
             yield [("class:dim", f"  {event.output.output.splitlines()[0]}")]
@@ -133,6 +135,7 @@ def event_lines(event: Event, shown: Shown) -> Iterator[Line]:
     elif isinstance(event, Notice):
         yield [("class:notice", f"! {event.text}")]
     elif isinstance(event, TaskStarted):
+        shown.tasks.add(event.call_id)
         yield [("class:task", "▸ "), ("", task_started_line(event))]
     elif isinstance(event, TaskFinished):
         style, mark = ENDED.get(event.status, ("class:notice", "■"))
@@ -149,15 +152,6 @@ def _task_lines(event: InTask, shown: Shown) -> Iterator[Line]:
         else [("class:task", f"[{event.label}] ")]
     for line in event_lines(inner, shown):
         yield [("", "  "), *lead, *line]
-
-
-def _reported_by_task(event: ToolFinished) -> bool:
-    """A task call whose subagent ran (its done line said how it ended; the rest,
-    ``task_id: …`` and the answer, is for the model), or that was cut short with
-    its turn (the turn's end says so). Shown: why one could not start."""
-    text = event.output.output
-    return event.call.name == "task" and (text.startswith("task_id:")
-                                          or text.endswith(" by the user."))
 
 
 def progress_line(work: Running) -> str:

@@ -331,6 +331,8 @@ def test_events_of_a_child_arrive_wrapped_with_its_label(project):
     kinds = [type(e).__name__ if not isinstance(e, InTask)
              else f"{e.label}:{type(e.event).__name__}" for e in events]
     assert kinds[:2] == ["ToolDecided", "TaskStarted"]
+    started = next(e for e in events if isinstance(e, TaskStarted))
+    assert started.call_id == events[0].call.id
     assert "explore #1:ToolDecided" in kinds and "explore #1:ToolFinished" in kinds
     finished = next(e for e in events if isinstance(e, TaskFinished))
     assert finished.tools == 1 and finished.status == "done"
