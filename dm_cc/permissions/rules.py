@@ -76,8 +76,16 @@ class Rule:
         return self._hash
 
     def describe(self) -> str:
-        text = f"{self.action} {self.permission} {self.pattern!r} ({self.source})"
+        text = f"{self.action} {self.permission} {_quoted(self.pattern)} ({self.source})"
         return f"{text}: {self.reason}" if self.reason else text
+
+
+def _quoted(pattern: str) -> str:
+    """The pattern in quotes as written (a backslash escape shows once, not doubled)."""
+    for quote in ("'", '"'):
+        if quote not in pattern and pattern.isprintable():
+            return f"{quote}{pattern}{quote}"
+    return repr(pattern)
 
 
 DEFAULT_RULE = Rule("*", "*", "ask", reason="no rule matched; dm_cc asks by default", source="default")

@@ -512,3 +512,11 @@ def test_long_inputs_that_do_match_still_match_quickly(permission, pattern, text
     rule = evaluate(permission, text, Ruleset(rules((permission, pattern, "deny")), CTX))
     assert time.perf_counter() - start < 1.0
     assert rule.action == "deny"
+
+
+def test_a_rule_is_described_with_its_pattern_as_written():
+    from dm_cc.permissions import Rule
+
+    assert Rule("bash", "rm -r /\\* *", "deny", source="s").describe() == "deny bash 'rm -r /\\* *' (s)"
+    assert Rule("bash", "echo 'x'", "ask", source="s").describe() == "ask bash \"echo 'x'\" (s)"
+    assert Rule("bash", "a'b\"c", "ask", source="s").describe() == "ask bash 'a\\'b\"c' (s)"
