@@ -82,6 +82,9 @@ class ApprovalRequest:
     suggestions: tuple[Rule, ...] = ()
     covers: Callable[[Rule], bool] = field(default=lambda rule: True, compare=False)
     call_id: str = ""
+    # True when the gate now allows the call outright: an answer given while this
+    # question waited its turn (an "always" to another subagent) covers it.
+    settled: Callable[[], bool] = field(default=lambda: False, compare=False)
 
     @property
     def asking(self) -> tuple[Request, ...]:

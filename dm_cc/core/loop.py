@@ -377,6 +377,7 @@ class Loop:
         assert item.tool is not None and item.decision is not None
         arguments = dict(item.call.arguments or {})
         approvals = self.rt.approvals.rules(self.agent.name)
+        requests = [v.request for v in item.decision.verdicts]
         asking = [v.request for v in item.decision.verdicts if v.action == "ask"]
 
         def covers(rule: Rule) -> bool:  # judged by the real gate: ceilings, managed rules
@@ -392,7 +393,8 @@ class Loop:
             agent=self.agent.name, asker=self.label,
             description=description if isinstance(description, str) else "",
             main_input=item.tool.entry.main_text(arguments), suggestions=suggestions,
-            covers=covers, call_id=item.call.id)
+            covers=covers, call_id=item.call.id,
+            settled=lambda: self.gate().decide(requests).action == "allow")
 
     async def _run(self, item: _Prepared, ctx: ToolContext) -> ToolOutput:
         assert item.tool is not None and item.params is not None

@@ -103,6 +103,11 @@ class ReplApprover:
         self._waiting += 1
         try:
             async with self._lock:   # concurrent calls: one question at a time
+                if request.settled():  # an answer given meanwhile covers it: not asked
+                    who = f"[{request.asker}] " if request.asker else ""
+                    self.screen.line([("class:allow", f"  {who}{request.tool} "
+                                       f"{request.main_input}: allowed by your earlier answer")])
+                    return Approval("once")
                 if self.make_room is not None:
                     await self.make_room()
                 return await self._question(request)

@@ -363,6 +363,19 @@ def test_nothing_comes_between_a_question_and_its_keys(project):
     assert answer < screen.index(f"[{searcher}] ● grep") < screen.index(f"✓ [{searcher}] done")
 
 
+def test_a_queued_question_an_earlier_always_covers_is_not_asked(project):
+    script = {"replies": [{"calls": [task("first", "write it once", "general"),
+                                     task("second", "write it twice", "general")]},
+                          {"text": "Both written."}],
+              "tasks": {"it once": [WRITE, {"text": "ok"}],
+                        "it twice": [WRITE, {"text": "ok"}]}}
+    run = drive(project, script, [(READY, "go" + ENTER), (LEGEND, "a"),
+                                  ("Enter keeps it", ENTER), ("Both written.", "")])
+    assert not run.errors
+    assert run.screen.count("wants to use write") == 1
+    assert "write a.txt: allowed by your earlier answer" in run.screen
+
+
 def test_tasks_lists_a_running_background_child_and_cancels_it(project):
     script = {"replies": [task("slow survey", "survey everything", background=True),
                           {"text": "Started it in the background."},
