@@ -5,7 +5,9 @@ the default ask), and compare with the expectation (deny | ask | allow | not-all
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 
+from dm_cc.config.dirs import HostFilesystem
 from dm_cc.permissions import Decision, PathContext, Rule, Ruleset, decide
 from dm_cc.permissions.paths import PathContextDirs
 from dm_cc.tools.catalog import input_requests
@@ -26,3 +28,23 @@ def assert_meets(rules: Sequence[Rule], tool: str, text: str, expect: str,
     trace = [(v.request.permission, v.request.pattern[:60], v.action, v.rule.source)
              for v in decision.verdicts]
     assert meets(decision.action, expect), trace
+
+
+def A(pattern: str) -> Rule:
+    return Rule("bash", pattern, "allow")
+
+
+def D(pattern: str) -> Rule:
+    return Rule("bash", pattern, "deny")
+
+
+def R(permission: str, pattern: str, action: str) -> Rule:
+    return Rule(permission, pattern, action)  # type: ignore[arg-type]
+
+
+def project_in(tmp: Path) -> PathContextDirs:
+    """A git project ``tmp/p`` worked in from its root, with the home ``tmp/h``."""
+    project, home = tmp / "p", tmp / "h"
+    (project / ".git").mkdir(parents=True)
+    home.mkdir()
+    return PathContextDirs(project, project, home, HostFilesystem())

@@ -8,24 +8,7 @@ from __future__ import annotations
 import os
 
 import pytest
-from judging import assert_meets
-
-from dm_cc.config.dirs import HostFilesystem
-from dm_cc.permissions import Rule
-from dm_cc.permissions.paths import PathContextDirs
-
-
-def A(pattern):
-    return Rule("bash", pattern, "allow")
-
-
-def D(pattern):
-    return Rule("bash", pattern, "deny")
-
-
-def R(permission, pattern, action):
-    return Rule(permission, pattern, action)
-
+from judging import A, D, R, assert_meets, project_in
 
 CASES = [
  ([A("*"), D("rm *")], "bash", "sudo rm -rf /x", "deny"),
@@ -158,13 +141,12 @@ CASES = [
 
 @pytest.fixture(scope="module")
 def where(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("variants")
-    project, home = tmp / "p", tmp / "h"
-    (project / ".git").mkdir(parents=True)
-    (home / ".ssh").mkdir(parents=True)
+    where = project_in(tmp_path_factory.mktemp("variants"))
+    project, home = where.root, where.home
+    (home / ".ssh").mkdir()
     (home / ".ssh" / "id_rsa").write_text("k")
     os.symlink(home / ".ssh", project / "sshdir")
-    return PathContextDirs(project, project, home, HostFilesystem())
+    return where
 
 
 @pytest.mark.parametrize(("rules", "tool", "text", "expect"), CASES,

@@ -9,20 +9,9 @@ from __future__ import annotations
 import os
 
 import pytest
-from judging import assert_meets
+from judging import A, D, assert_meets, project_in
 
-from dm_cc.config.dirs import HostFilesystem
 from dm_cc.permissions import Rule
-from dm_cc.permissions.paths import PathContextDirs
-
-
-def A(pattern):
-    return Rule("bash", pattern, "allow")
-
-
-def D(pattern):
-    return Rule("bash", pattern, "deny")
-
 
 RM = [A("*"), D("rm *")]
 
@@ -141,11 +130,7 @@ CASES = [
 
 @pytest.fixture(scope="module")
 def where(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("hardening-parse")
-    project, home = tmp / "p", tmp / "h"
-    (project / ".git").mkdir(parents=True)
-    home.mkdir()
-    return PathContextDirs(project, project, home, HostFilesystem())
+    return project_in(tmp_path_factory.mktemp("hardening-parse"))
 
 
 @pytest.mark.parametrize(("rules", "text", "expect"), CASES,

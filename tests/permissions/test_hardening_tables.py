@@ -6,24 +6,7 @@ with only its own rules (after the default ask)."""
 from __future__ import annotations
 
 import pytest
-from judging import assert_meets
-
-from dm_cc.config.dirs import HostFilesystem
-from dm_cc.permissions import Rule
-from dm_cc.permissions.paths import PathContextDirs
-
-
-def A(pattern):
-    return Rule("bash", pattern, "allow")
-
-
-def D(pattern):
-    return Rule("bash", pattern, "deny")
-
-
-def R(permission, pattern, action):
-    return Rule(permission, pattern, action)
-
+from judging import A, D, R, assert_meets, project_in
 
 READ = R("read", "**", "allow")
 EDIT = R("edit", "**", "allow")
@@ -263,13 +246,12 @@ CASES = [
 
 @pytest.fixture(scope="module")
 def where(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("hardening-tables")
-    project, home = tmp / "p", tmp / "h"
-    (project / ".git").mkdir(parents=True)
-    (home / ".ssh").mkdir(parents=True)
+    where = project_in(tmp_path_factory.mktemp("hardening-tables"))
+    project, home = where.root, where.home
+    (home / ".ssh").mkdir()
     (home / ".ssh" / "id_rsa").write_text("k")
     (project / ".env").write_text("K=v")
-    return PathContextDirs(project, project, home, HostFilesystem())
+    return where
 
 
 #: Edits by the file tools, not the shell.

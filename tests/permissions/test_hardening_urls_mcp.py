@@ -9,11 +9,9 @@ from __future__ import annotations
 import json
 
 import pytest
-from judging import assert_meets
+from judging import assert_meets, project_in
 
-from dm_cc.config.dirs import HostFilesystem
 from dm_cc.permissions import Rule
-from dm_cc.permissions.paths import PathContextDirs
 from dm_cc.permissions.requests import canonical_url
 from dm_cc.tools.catalog import input_requests
 
@@ -233,11 +231,7 @@ def test_json_text_spacing_and_key_order_do_not_matter(where):
 
 @pytest.fixture(scope="module")
 def where(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("urls")
-    project, home = tmp / "p", tmp / "h"
-    (project / ".git").mkdir(parents=True)
-    home.mkdir()
-    return PathContextDirs(project, project, home, HostFilesystem())
+    return project_in(tmp_path_factory.mktemp("urls"))
 
 
 # ---------------------------------------------------------------- what policy check shows

@@ -8,26 +8,10 @@ own rules (after the default ask), like ``test_attack_variants``."""
 from __future__ import annotations
 
 import pytest
-from judging import assert_meets
+from judging import A, D, R, assert_meets, project_in
 
-from dm_cc.config.dirs import HostFilesystem
-from dm_cc.permissions import Rule
-from dm_cc.permissions.paths import PathContextDirs
 from dm_cc.permissions.shell import analyse
 from dm_cc.permissions.shell.source import join_continuations
-
-
-def A(pattern):
-    return Rule("bash", pattern, "allow")
-
-
-def D(pattern):
-    return Rule("bash", pattern, "deny")
-
-
-def R(permission, pattern, action):
-    return Rule(permission, pattern, action)
-
 
 RM = [A("*"), D("rm *")]
 RMRF = [A("*"), D("rm -rf *")]
@@ -218,16 +202,15 @@ CASES = [
 
 @pytest.fixture(scope="module")
 def where(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("redteam")
-    project, home = tmp / "p", tmp / "h"
-    (project / ".git").mkdir(parents=True)
+    where = project_in(tmp_path_factory.mktemp("redteam"))
+    project, home = where.root, where.home
     (project / "config" / "deep").mkdir(parents=True)
     (project / "config" / "deep" / ".env.production").write_text("k")
     (project / "README").write_text("r")
-    (home / ".ssh").mkdir(parents=True)
+    (home / ".ssh").mkdir()
     (home / ".ssh" / "id_rsa").write_text("k")
     (home / ".bashrc").write_text("b")
-    return PathContextDirs(project, project, home, HostFilesystem())
+    return where
 
 
 @pytest.mark.parametrize(("rules", "tool", "text", "expect"), CASES,
