@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from dm_cc.core.events import Event
     from dm_cc.core.loop import Loop
     from dm_cc.llm.base import ChatModel, OnStream
+    from dm_cc.sandbox.host import Sandbox
     from dm_cc.session.approvals import ApprovalStore
     from dm_cc.session.store import SessionStore
 
@@ -108,6 +109,15 @@ class World:
         from dm_cc.session.store import SessionStore
 
         return SessionStore(dirs.data_dir(self.env) / "sessions")
+
+    @cached_property
+    def sandbox(self) -> Sandbox:
+        """Where shell commands run: the mode from the user's or the managed config."""
+        from dm_cc.sandbox.host import Sandbox
+
+        settings = self.settings
+        return Sandbox(settings.sandbox, self.where, self.env,  # type: ignore[arg-type]
+                       why_mode=settings.sources.get("sandbox", "default"))
 
     @cached_property
     def approvals(self) -> ApprovalStore:
@@ -203,7 +213,7 @@ class World:
                           model=self.make_model(model_name), approver=approver,
                           where=self.where, on_event=on_event, on_stream=on_stream,
                           approvals=Approvals(self.approvals), models=self.make_model,
-                          max_task_depth=self.settings.max_task_depth)
+                          max_task_depth=self.settings.max_task_depth, sandbox=self.sandbox)
         requested = agent.name if (options.agent or not session.messages) else None
         return Loop(session, runtime, max_turns=options.max_turns, agent=requested,
                     wait_background=wait_background)

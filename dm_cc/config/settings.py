@@ -6,6 +6,7 @@ model: openai/gpt-4o-mini        # env DM_CC_MODEL, flag --model
 api_base: http://localhost:8000  # env DM_CC_API_BASE, flag --api-base
 default_agent: build             # the primary agent a new session starts with
 max_task_depth: 3                # how deep subagents may nest (a child is depth 1)
+sandbox: auto                    # auto | required | off: user or managed config only
 mcp:                             # MCP servers by name (used by the MCP bridge)
   git:
     command: [uvx, mcp-server-git]   # a list, or one program name (not split)
@@ -19,6 +20,11 @@ override an earlier file; an empty environment variable is ignored likewise. MCP
 servers merge by name: a project server replaces a user server of the same name.
 Server names are letters, digits and ``-``, with single ``_`` between them (``__``
 separates server and tool in ``mcp__<server>__<tool>``).
+
+``sandbox:`` (how shell commands are confined, DESIGN.md §8) is read from the user
+config and from the managed config (``<managed>/config.yaml``, which may set only
+it, and wins); a project file that sets it is an error, as one that sets
+``api_base`` is: a cloned repository must not turn the sandbox off.
 
 Every value remembers where it came from (``Settings.sources``: ``file:line``,
 ``environment DM_CC_MODEL``, ``--model``) so the loop can tell the user, and decide
@@ -39,7 +45,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from dm_cc.config import dirs
 from dm_cc.config.yaml_lines import display_path, line_of, load_yaml, validation_error
@@ -48,7 +54,17 @@ from dm_cc.errors import SettingsError
 if TYPE_CHECKING:  # pydantic is imported only when a file must be validated
     from pydantic import BaseModel
 
-SCALARS = ("model", "api_base", "default_agent", "max_task_depth")
+SCALARS = ("model", "api_base", "default_agent", "max_task_depth", "sandbox")
+SANDBOX_MODES = ("auto", "required", "off")
+# Keys a project's config may not set, and why.
+NOT_FROM_PROJECT = {
+    "api_base": ("api_base is not accepted from a project's config: a cloned repository "
+                 "could send your API key to its own server. Set it in your user config, "
+                 "DM_CC_API_BASE or --api-base."),
+    "sandbox": ("sandbox is not accepted from a project's config: a cloned repository could "
+                "turn the sandbox off. Set it in your user config ({user}) or the managed "
+                "config."),
+}
 DEFAULT_TASK_DEPTH = 3
 ENVIRONMENT = {"model": "DM_CC_MODEL", "api_base": "DM_CC_API_BASE"}
 SERVER_NAME = re.compile(r"[A-Za-z0-9-]+(?:_[A-Za-z0-9-]+)*")
@@ -74,6 +90,7 @@ class Settings:
     api_base: str | None = None
     default_agent: str = "build"
     max_task_depth: int = DEFAULT_TASK_DEPTH
+    sandbox: str = "auto"
     mcp: Mapping[str, McpServer] = field(default_factory=lambda: MappingProxyType({}))
     sources: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
 
@@ -105,6 +122,7 @@ def _model() -> type[BaseModel]:
         api_base: str | None = Field(default=None, min_length=1)
         default_agent: str | None = Field(default=None, min_length=1)
         max_task_depth: int | None = Field(default=None, ge=0, le=10)
+        sandbox: Literal["auto", "required", "off"] | None = None
         mcp: dict[str, ServerSpec] = Field(default_factory=dict)
 
     return SettingsFile
@@ -158,15 +176,28 @@ def load_settings(root: Path, env: Mapping[str, str] = os.environ, *,
         except (OSError, UnicodeDecodeError) as exc:
             raise SettingsError(shown, None, f"cannot read settings file: {exc}") from None
         file_values, file_sources, file_servers = parse_settings(text, shown)
-        if path.is_relative_to(root) and "api_base" in file_values:
-            line = file_sources["api_base"].rsplit(":", 1)[-1]
-            raise SettingsError(shown, int(line) if line.isdigit() else None, (
-                "api_base is not accepted from a project's config: a cloned repository "
-                "could send your API key to its own server. Set it in your user config, "
-                "DM_CC_API_BASE or --api-base."))
+        if path.is_relative_to(root):
+            for key, why in NOT_FROM_PROJECT.items():
+                if key in file_values:
+                    raise SettingsError(shown, _line(file_sources[key]), why.format(
+                        user=display_path(dirs.config_dir(env) / "config.yaml")))
         values.update(file_values)
         sources.update(file_sources)
         servers.update(file_servers)
+    managed = dirs.managed_dir(env) / "config.yaml"
+    if managed.exists():
+        shown = display_path(managed)
+        try:
+            text = managed.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise SettingsError(shown, None, f"cannot read settings file: {exc}") from None
+        file_values, file_sources, file_servers = parse_settings(text, shown)
+        for key in (*file_values, *file_servers):
+            if key != "sandbox":
+                raise SettingsError(shown, _line(file_sources.get(key, "")),
+                                    "the managed config sets only sandbox:")
+        values.update(file_values)
+        sources.update(file_sources)
     for key, variable in ENVIRONMENT.items():
         if env.get(variable):
             values[key] = env[variable]
@@ -177,3 +208,8 @@ def load_settings(root: Path, env: Mapping[str, str] = os.environ, *,
             sources[key] = f"--{key.replace('_', '-')}"
     sources.update({f"mcp.{name}": server.source for name, server in servers.items()})
     return Settings(**values, mcp=MappingProxyType(servers), sources=MappingProxyType(sources))
+
+
+def _line(source: str) -> int | None:
+    line = source.rsplit(":", 1)[-1]
+    return int(line) if line.isdigit() else None

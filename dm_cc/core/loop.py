@@ -59,6 +59,7 @@ from dm_cc.permissions.paths import PathContextDirs
 from dm_cc.permissions.requests import path_requests
 from dm_cc.permissions.rules import DOOM_LOOP
 from dm_cc.policy.layers import Policy
+from dm_cc.sandbox.host import Sandbox
 from dm_cc.session.messages import Message, ToolCall, agent_in_charge
 from dm_cc.session.store import Session
 from dm_cc.tools.base import Tool, ToolContext, ToolOutput
@@ -93,6 +94,8 @@ class Runtime:
     # parent's model); subagents nest at most this deep.
     models: Callable[[str], ChatModel] | None = None
     max_task_depth: int = 3
+    # Where shell commands run confined (None: unconfined, as in most unit tests).
+    sandbox: Sandbox | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,6 +200,8 @@ class Loop:
         ctx = ToolContext(where=where, session_id=self.session.info.id, agent=self.agent.name,
                           plan_file=where.root / ".dm_cc" / "plans" / f"{self.session.info.id}.md",
                           todos=self._todos, subagents=self.subagents)
+        if gate is not None and self.rt.sandbox is not None:
+            ctx.confine = functools.partial(self.rt.sandbox.confine, gate)
         if gate is not None:
             # Only the read rules: the call's own directory (external_directory) was
             # already decided, and approved if it had to be.
@@ -359,7 +364,32 @@ class Loop:
                     raise TurnStopped("rejected", "")
                 return ToolOutput(f"{item.call.name} was not run: {approval.feedback}",
                                   is_error=True)
-        return await self._run(item, ctx)
+        output = await self._run(item, ctx)
+        if output.escape is not None and ctx.confine is not None:
+            return await self._escape(item, ctx, output)
+        return output
+
+    async def _escape(self, item: _Prepared, ctx: ToolContext, confined: ToolOutput) -> ToolOutput:
+        """The sandbox stopped the call: run it again unconfined only if a
+        ``sandbox_escape`` rule allows it or the person says so."""
+        assert confined.escape is not None
+        decision = self.gate().decide([confined.escape])
+        self.rt.on_event(ToolDecided(item.call, decision))
+        if decision.action == "ask":
+            approval = await self._ask(replace(item, decision=decision), ctx)
+            if approval.answer == "cancel":
+                raise TurnStopped("cancelled", "")
+            if approval.answer == "reject":
+                said = f": {approval.feedback}" if approval.feedback else "."
+                return replace(confined, escape=None, output=confined.output + (
+                    f"\nThe user did not let it run outside the sandbox{said}"))
+        elif decision.action == "deny":
+            verdict = decision.deciding[0]
+            return replace(confined, escape=None, output=confined.output + (
+                f"\nIt may not run outside the sandbox: {verdict.rule.describe()}. "
+                "Do it inside the project or $TMPDIR, or tell the user what is needed."))
+        unconfined = await self._run(item, replace(ctx, confine=None))
+        return replace(unconfined, output=unconfined.output + "\n(run outside the sandbox)")
 
     async def _ask(self, item: _Prepared, ctx: ToolContext) -> Approval:
         assert item.tool is not None and item.decision is not None

@@ -23,13 +23,17 @@ STRICTNESS: dict[str, int] = {"allow": 0, "ask": 1, "deny": 2}
 EXTERNAL_DIRECTORY = "external_directory"
 #: The same tool call several times in a row (the loop adds this request).
 DOOM_LOOP = "doom_loop"
-#: Permissions no tool owns: the engine and the loop make these requests.
-ENGINE_PERMISSIONS = frozenset({EXTERNAL_DIRECTORY, DOOM_LOOP})
+#: A host a confined command connects to (the sandbox's network rules; ``*`` any).
+NETWORK = "network"
+#: Running a command the sandbox stopped again, unconfined (the loop asks this).
+SANDBOX_ESCAPE = "sandbox_escape"
+#: Permissions no tool owns: the engine, the loop and the sandbox make these requests.
+ENGINE_PERMISSIONS = frozenset({EXTERNAL_DIRECTORY, DOOM_LOOP, NETWORK, SANDBOX_ESCAPE})
 
 PATH_PERMISSIONS = frozenset({"read", "edit", "list", "glob", "grep", EXTERNAL_DIRECTORY})
 SHELL_PERMISSIONS = frozenset({"bash"})
-#: Requests that name a URL: deny and ask rules match them ignoring case.
-URL_PERMISSIONS = frozenset({"webfetch"})
+#: Requests that name a URL or a host: deny and ask rules match them ignoring case.
+URL_PERMISSIONS = frozenset({"webfetch", NETWORK})
 MCP_PREFIX = "mcp__"
 
 Language = Literal["path", "shell", "name"]

@@ -43,6 +43,8 @@ DEFAULT_RULES: tuple[Rule, ...] = (
     _rule("plan_enter", "*", "allow"),
     _rule("plan_exit", "*", "ask", "leaving plan mode starts editing"),
     _rule("doom_loop", "*", "ask", "the same call three times in a row"),
+    _rule("sandbox_escape", "*", "ask",
+          "run again outside the sandbox: only the rules hold it there, not the kernel"),
 )
 
 # A child session (the task tool) keeps no todo list, starts no subagents of its own

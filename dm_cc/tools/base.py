@@ -11,7 +11,7 @@ test) brings an entry of its own.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Generic, Protocol, TypeVar
@@ -20,6 +20,7 @@ from pydantic import BaseModel
 
 from dm_cc.permissions import Request
 from dm_cc.permissions.paths import PathContextDirs
+from dm_cc.sandbox.host import Plan
 from dm_cc.tools.catalog import ToolEntry, entry
 
 ParamsT = TypeVar("ParamsT", bound=BaseModel)
@@ -38,6 +39,8 @@ class ToolOutput:
     is_error: bool = False
     switch_agent: str | None = None
     switch_message: str | None = None
+    # The sandbox stopped the call: the loop may ask to run it again unconfined.
+    escape: Request | None = None
 
 
 class Subagents(Protocol):
@@ -67,6 +70,9 @@ class ToolContext:
     # The subagents this agent may start, and how (the task tool); None: none.
     subagents: Subagents | None = None
     call_id: str = ""             # the call being run (set by the loop for each call)
+    # How to run a command under this agent's policy (the sandbox, DESIGN.md §8);
+    # None: unconfined (no sandbox in this runtime, or an approved escape).
+    confine: Callable[[Sequence[str]], Plan] | None = None
 
     @property
     def root(self) -> Path:

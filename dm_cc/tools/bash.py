@@ -5,6 +5,12 @@ password prompt fails instead of hanging. stdout and stderr share one pipe, so t
 combined output keeps its order. A timeout or a cancellation kills the whole group.
 When the command exits but a background job it started still holds the pipe, the
 output is returned after a short grace and the job is left running.
+
+The command runs confined when the loop hands the call a sandbox
+(``ToolContext.confine``): inside ``bwrap``, with what the policy allows it to
+write, read and reach. When it fails in a way the sandbox causes (a read-only file
+system, no network), the result says so and carries a ``sandbox_escape`` request:
+the loop may ask the person to run that exact command unconfined.
 """
 
 from __future__ import annotations
@@ -14,10 +20,14 @@ import contextlib
 import os
 import signal
 from pathlib import Path
-from typing import ClassVar
+from collections.abc import Sequence
+from typing import ClassVar, NamedTuple
 
 from pydantic import BaseModel, Field
 
+from dm_cc.permissions import Request
+from dm_cc.permissions.rules import SANDBOX_ESCAPE
+from dm_cc.sandbox.host import stopped_by_sandbox
 from dm_cc.tools.base import CatalogTool, ToolContext, ToolOutput
 
 DEFAULT_TIMEOUT = 120
@@ -49,7 +59,22 @@ class BashTool(CatalogTool[BashParams]):
 
 
     async def run(self, params: BashParams, ctx: ToolContext) -> ToolOutput:
-        return await run_command(params.command, ctx.cwd, params.timeout or DEFAULT_TIMEOUT)
+        command = ["bash", "-c", params.command]
+        plan = ctx.confine(command) if ctx.confine is not None else None
+        if plan is not None and plan.refusal is not None:
+            return ToolOutput(plan.refusal, is_error=True)
+        ran = await run_command(plan.argv if plan else command, ctx.cwd,
+                                params.timeout or DEFAULT_TIMEOUT)
+        output = ran.output()
+        if plan is None or not plan.confined or not ran.code or plan.spec is None:
+            return output
+        why = stopped_by_sandbox(ran.text, plan.spec)
+        if why is None:
+            return output
+        return ToolOutput(
+            f"{output.output}\n(the sandbox may have stopped this: {why})", output.display,
+            output.is_error, escape=Request(SANDBOX_ESCAPE, params.command,
+                                            note=f"the sandbox stopped it: {why}"))
 
 
 class _Capture:
@@ -90,15 +115,32 @@ def _kill_group(proc: asyncio.subprocess.Process) -> None:
         os.killpg(proc.pid, signal.SIGKILL)
 
 
-async def run_command(command: str, cwd: Path, timeout: float) -> ToolOutput:
+class Ran(NamedTuple):
+    """A finished command: its output, exit code, and how it ended."""
+
+    text: str
+    code: int | None
+    timeout: float
+    timed_out: bool = False
+    lingering: bool = False
+    started: bool = True
+
+    def output(self) -> ToolOutput:
+        if not self.started:
+            return ToolOutput(self.text, is_error=True)
+        return _result(self.text, self.code, self.timeout, self.timed_out, self.lingering)
+
+
+async def run_command(argv: Sequence[str], cwd: Path, timeout: float) -> Ran:
+    """Run ``argv`` (``bash -c …``, or bwrap around it) in its own process group."""
     read_fd, write_fd = os.pipe()
     try:
         proc = await asyncio.create_subprocess_exec(
-            "bash", "-c", command, cwd=cwd, stdin=asyncio.subprocess.DEVNULL,
+            *argv, cwd=cwd, stdin=asyncio.subprocess.DEVNULL,
             stdout=write_fd, stderr=write_fd, start_new_session=True)
     except OSError as exc:
         os.close(read_fd)
-        return ToolOutput(f"Cannot run bash in {cwd}: {exc.strerror or exc}", is_error=True)
+        return Ran(f"Cannot run {argv[0]} in {cwd}: {exc.strerror or exc}", 127, timeout, started=False)
     finally:
         os.close(write_fd)
     reader = asyncio.StreamReader()
@@ -133,7 +175,7 @@ async def run_command(command: str, cwd: Path, timeout: float) -> ToolOutput:
             transport.close()
         else:
             pipe.close()
-    return _result(capture.text(), proc.returncode, timeout, timed_out, lingering)
+    return Ran(capture.text(), proc.returncode, timeout, timed_out, lingering)
 
 
 def _result(text: str, code: int | None, timeout: float, timed_out: bool,

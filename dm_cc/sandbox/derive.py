@@ -1,0 +1,362 @@
+"""The sandbox spec from the policy in force: the same gate, held by the kernel.
+
+    spec = derive(gate, where, tree, Private(tmpdir="/tmp/dm_cc-1/tmp", hide=(...)))
+
+A function of the gate, the project's file tree (:class:`~dm_cc.sandbox.tree.Tree`,
+listed by the caller) and a few facts about the machine (:class:`Private`): no
+bubblewrap involved, so every rule of DESIGN.md §8 is tested without it.
+
+* **writable**: the project root, the session's TMPDIR, the git directory of a
+  worktree, and directories outside the project that an edit rule opens as a whole
+  (``edit ~/.npm/** allow`` with ``external_directory`` allowed there too);
+* **read-only** inside them: ``.dm_cc/``, the git ``config``, ``config.worktree``
+  and ``hooks/``, and every existing path whose edit a rule denies, or asks about
+  by naming it (the catch-all "edits ask" is not such a rule: it is the person's
+  question for the edit tool, not a wall for the commands they allowed);
+* **hidden**: every existing path a read rule denies or asks about (project files
+  at any depth; outside the project, the paths a rule names from ``/`` or ``~``),
+  and dm_cc's own per-user directories;
+* **network**: ``on`` when ``network *`` is allowed and no rule denies or asks
+  about a host; ``proxy`` (each host judged) when rules name hosts; else ``off``.
+
+A directory all of whose entries are hidden (or read-only), and which a new file
+in would be too, is hidden (or made read-only) as a whole.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+
+from dm_cc.permissions import Gate, Request, Verdict
+from dm_cc.permissions.engine import CompiledRule, subject
+from dm_cc.permissions.paths import PathContextDirs
+from dm_cc.permissions.requests import path_requests
+from dm_cc.permissions.rules import NETWORK
+from dm_cc.sandbox.spec import Mount, Network, SandboxSpec
+from dm_cc.sandbox.tree import Tree, list_under
+
+# Patterns that match every path in the project: a rule with one of them names
+# nothing in particular.
+UNIVERSAL = frozenset({"*", "**", "**/*", "./**"})
+# A name no rule is likely to single out: "a new file in this directory".
+NEW_FILE = "dm_cc-new-file-probe"
+# Variables a confined command does not see (Codex's default exclusions): keys and
+# tokens for the model provider and other services, and the SSH agent.
+SECRET_VARIABLE = re.compile(r"KEY|SECRET|TOKEN|PASSWORD|PASSWD|CREDENTIAL", re.IGNORECASE)
+UNSET_ALWAYS = ("SSH_AUTH_SOCK", "GPG_AGENT_INFO")
+OUTSIDE_LIMIT = 2_000     # entries listed under one rule's directory before hiding it whole
+
+
+@dataclass(frozen=True)
+class Private:
+    """Facts about the machine the spec needs: the session's TMPDIR; dm_cc's own
+    per-user directories and local sockets to hide (those that exist); the git
+    directories of the project (``.git`` or a worktree's); the environment."""
+
+    tmpdir: str
+    hide: tuple[tuple[str, str], ...] = ()          # (path, why)
+    git_dirs: tuple[str, ...] = ()                  # absolute git dirs (common dir first)
+    environment: tuple[str, ...] = ()               # names of the variables set now
+    exists: Callable[[str], bool] = lambda path: False
+    is_dir: Callable[[str], bool] = lambda path: False
+    network_proxy: bool = False                     # whether per-host filtering is available
+
+
+def derive(gate: Gate, where: PathContextDirs, tree: Tree, private: Private) -> SandboxSpec:
+    root = where.root.as_posix()
+    notes: list[str] = []
+    writable = [Mount(root, "the project"), Mount(private.tmpdir, "the session's TMPDIR")]
+    writable += [Mount(d, "the project's git directory") for d in private.git_dirs
+                 if not _inside(d, root)]
+    writable += _opened_outside(gate, where, private)
+    read_only = _mandatory_read_only(root, private)
+    read_only += _marked(gate, where, tree, "edit", _edit_blocks)
+    hidden = _marked(gate, where, tree, "read", _read_blocks)
+    hidden += _hidden_outside(gate, where, private, notes)
+    for path, why in private.hide:
+        if _inside(root, path) or _inside(where.cwd.as_posix(), path):
+            notes.append(f"{path} ({why}) holds the project, so it is not hidden")
+        elif private.exists(path):
+            hidden.append(Mount(path, why, private.is_dir(path)))
+    network, network_why = _network(gate, private)
+    unset = tuple(sorted(name for name in private.environment
+                         if SECRET_VARIABLE.search(name) or name in UNSET_ALWAYS))
+    return SandboxSpec(
+        cwd=where.cwd.as_posix(), writable=tuple(_unique(writable)),
+        read_only=tuple(_unique(read_only)), hidden=tuple(_unique(hidden)), network=network,
+        network_why=network_why, env={"TMPDIR": private.tmpdir}, unset=unset, notes=tuple(notes))
+
+
+# --------------------------------------------------------------------------- read-only
+
+def _mandatory_read_only(root: str, private: Private) -> list[Mount]:
+    """``.dm_cc/`` (the project's policy, agents and settings) and what makes git run
+    commands: each git directory's config and hooks."""
+    found = [Mount(posixpath.join(root, ".dm_cc"), "dm_cc's project files (policy, agents)")]
+    for git_dir in private.git_dirs or (posixpath.join(root, ".git"),):
+        for name, why in (("config", "git config can run commands (core.fsmonitor, aliases)"),
+                          ("config.worktree", "git config can run commands"),
+                          ("hooks", "git hooks run on commit, checkout and merge")):
+            path = posixpath.join(git_dir, name)
+            if private.exists(path):
+                found.append(Mount(path, why, name == "hooks"))
+    return found
+
+
+# --------------------------------------------------------------------------- from rules
+
+def _edit_blocks(verdict: Verdict) -> bool:
+    """An edit the sandbox refuses: denied, or asked about by a rule naming the path."""
+    if verdict.action == "deny":
+        return True
+    return (verdict.action == "ask" and verdict.rule.action == "ask"
+            and verdict.rule.pattern not in UNIVERSAL)
+
+
+def _read_blocks(verdict: Verdict) -> bool:
+    return verdict.action != "allow"
+
+
+def _gates(gate: Gate) -> Iterator[Gate]:
+    """The gate and every ceiling's, recursively."""
+    yield gate
+    for ceiling in gate.ceilings:
+        yield from _gates(ceiling.gate)
+
+
+def _suspects(gate: Gate, permission: str) -> list[CompiledRule]:
+    """The deny and ask rules for ``permission`` that could decide some project path:
+    those after the last configured catch-all rule that does not block are skipped
+    over by it... (a catch-all allow, or for edits a catch-all ask)."""
+    found: list[CompiledRule] = []
+    for one in _gates(gate):
+        stack: list[CompiledRule] = []
+        for layer, ruleset in zip(one.layers, one.rulesets, strict=True):
+            for rule in ruleset.candidates(permission):
+                universal = rule.rule.pattern in UNIVERSAL
+                passes = rule.rule.action == "allow" or (
+                    permission == "edit" and rule.rule.action == "ask")
+                if universal and passes and not layer.approvals:
+                    stack.clear()
+                elif rule.rule.action != "allow":
+                    stack.append(rule)
+        found += stack
+    return found
+
+
+def _judged(gate: Gate, permission: str, absolute: str, where: PathContextDirs) -> list[Verdict]:
+    return [gate.judge(request) for request in path_requests(permission, absolute, where)
+            if request.permission == permission]
+
+
+def _marked(gate: Gate, where: PathContextDirs, tree: Tree, permission: str,
+            blocks: Callable[[Verdict], bool]) -> list[Mount]:
+    """The project paths whose ``permission`` request ``blocks``: only paths some deny
+    or ask rule matches are judged by the gate; a directory whose entries are all
+    blocked, as is a new file in it, is one mount."""
+    suspects = _suspects(gate, permission)
+    if not suspects:
+        return []
+    root = where.root.as_posix()
+    context = gate.context
+
+    def suspected(relative: str) -> bool:
+        prepared = subject(permission, relative, None, context)
+        return any(rule.matches(prepared) for rule in suspects)
+
+    def verdict(relative: str) -> Verdict | None:
+        verdicts = [v for v in _judged(gate, permission, posixpath.join(root, relative), where)
+                    if blocks(v)]
+        return verdicts[0] if verdicts else None
+
+    blocked: dict[str, Verdict] = {}
+    for entry in tree.entries:
+        if suspected(entry.path):
+            found = verdict(entry.path)
+            if found is not None:
+                blocked[entry.path] = found
+    if not blocked:
+        return []
+    # Whole directories, deepest first: every child blocked and a new file too.
+    children = tree.children()
+    whole: set[str] = set()
+    for directory in sorted(children, key=lambda d: d.count("/"), reverse=True):
+        if directory in ("", "."):
+            continue
+        kids = children[directory]
+        if kids and all(kid in whole or (kid in blocked and not tree.is_dir(kid))
+                        for kid in kids):
+            probe = posixpath.join(directory, NEW_FILE)
+            if directory in blocked or verdict(probe) is not None:
+                whole.add(directory)
+                blocked.setdefault(directory, blocked[kids[0]])
+    mounts = []
+    for relative, found in sorted(blocked.items()):
+        parent = posixpath.dirname(relative)
+        if _under_any(parent, whole):
+            continue  # its directory is one mount
+        if tree.is_dir(relative) and relative not in whole:
+            continue  # some of its entries stay open: they are mounted one by one
+        mounts.append(Mount(posixpath.join(root, relative), _why(found),
+                            tree.is_dir(relative)))
+    return mounts
+
+
+def _under_any(path: str, directories: set[str]) -> bool:
+    while path not in ("", "."):
+        if path in directories:
+            return True
+        path = posixpath.dirname(path)
+    return False
+
+
+def _why(verdict: Verdict) -> str:
+    rule = verdict.rule
+    return f"{rule.action} {rule.permission} {rule.pattern} ({rule.source})"
+
+
+# --------------------------------------------------------------------------- outside the project
+
+def _literal_prefix(pattern: str, where: PathContextDirs) -> tuple[str, bool] | None:
+    """An absolute or ``~`` pattern's directory before its first wildcard segment,
+    and whether the pattern is that path alone; None for project-relative ones."""
+    if pattern == "~" or pattern.startswith("~/"):
+        pattern = where.home.as_posix() + pattern[1:]
+    if not pattern.startswith("/") or "{" in pattern:
+        return None
+    segments = [s for s in pattern.split("/") if s]
+    literal: list[str] = []
+    for segment in segments:
+        if any(ch in segment for ch in "*?["):
+            break
+        literal.append(segment)
+    return "/" + "/".join(literal), len(literal) == len(segments)
+
+
+def _outside_rules(gate: Gate, permission: str,
+                   actions: frozenset[str]) -> Iterator[CompiledRule]:
+    for one in _gates(gate):
+        for ruleset in one.rulesets:
+            for rule in ruleset.candidates(permission):
+                if rule.rule.action in actions:
+                    yield rule
+
+
+def _hidden_outside(gate: Gate, where: PathContextDirs, private: Private,
+                    notes: list[str]) -> list[Mount]:
+    """Paths outside the project that read rules deny or ask about, by name."""
+    root = where.root.as_posix()
+    mounts: list[Mount] = []
+    seen: set[str] = set()
+    for rule in _outside_rules(gate, "read", frozenset({"deny", "ask"})):
+        found = _literal_prefix(rule.rule.pattern, where)
+        if found is None:
+            continue
+        prefix, exact = found
+        if prefix in seen or _inside(prefix, root) or prefix == "/" or not private.exists(prefix):
+            continue
+        seen.add(prefix)
+        if exact or not private.is_dir(prefix):
+            verdict = _first_block(_judged(gate, "read", prefix, where))
+            if verdict is not None:
+                mounts.append(Mount(prefix, _why(verdict), private.is_dir(prefix)))
+            continue
+        listed = list_under(prefix, OUTSIDE_LIMIT)
+        if listed is None:
+            verdict = _first_block(_judged(gate, "read", posixpath.join(prefix, NEW_FILE), where))
+            if verdict is not None:
+                mounts.append(Mount(prefix, _why(verdict)))
+                notes.append(f"{prefix}: over {OUTSIDE_LIMIT:,} entries; hidden as a whole")
+            continue
+        blocked = [(path, is_dir, v) for path, is_dir in listed
+                   if (v := _first_block(_judged(gate, "read", path, where))) is not None]
+        if blocked and len(blocked) == len(listed):
+            mounts.append(Mount(prefix, _why(blocked[0][2])))
+            continue
+        mounts += _collapsed(prefix, listed, {path: v for path, _, v in blocked})
+    return mounts
+
+
+def _collapsed(prefix: str, listed: Sequence[tuple[str, bool]],
+               blocked: dict[str, Verdict]) -> list[Mount]:
+    """Blocked paths under ``prefix``: a directory whose entries are all blocked is one
+    mount; the rest one by one."""
+    open_dirs = set()
+    for path, _ in listed:
+        if path not in blocked:
+            parent = posixpath.dirname(path)
+            while parent != prefix and parent not in open_dirs:
+                open_dirs.add(parent)
+                parent = posixpath.dirname(parent)
+    is_dir = dict(listed)
+    mounts: list[Mount] = []
+    for path, verdict in sorted(blocked.items()):
+        if is_dir[path] and path in open_dirs:
+            continue
+        parent = posixpath.dirname(path)
+        if parent != prefix and parent in blocked and parent not in open_dirs:
+            continue  # inside a directory hidden as a whole
+        mounts.append(Mount(path, _why(verdict), is_dir[path]))
+    return mounts
+
+
+def _first_block(verdicts: Sequence[Verdict]) -> Verdict | None:
+    return next((v for v in verdicts if v.action != "allow"), None)
+
+
+def _opened_outside(gate: Gate, where: PathContextDirs, private: Private) -> list[Mount]:
+    """Directories outside the project that edit rules open as a whole: ``PREFIX/**``
+    allowed, with a new file in it allowed (external_directory too)."""
+    root = where.root.as_posix()
+    mounts = []
+    for rule in _outside_rules(gate, "edit", frozenset({"allow"})):
+        found = _literal_prefix(rule.rule.pattern, where)
+        if found is None or found[1]:
+            continue
+        prefix = found[0]
+        rest = rule.rule.pattern.rstrip("/").rsplit("/", 1)[-1]
+        if rest != "**" or _literal_prefix(rule.rule.pattern[:-3], where) != (prefix, True):
+            continue
+        if prefix == "/" or _inside(root, prefix) or not private.is_dir(prefix):
+            continue
+        probe = path_requests("edit", posixpath.join(prefix, NEW_FILE), where)
+        if gate.decide(probe).action == "allow":
+            mounts.append(Mount(prefix, _why(gate.judge(probe[0]))))
+    return mounts
+
+
+# --------------------------------------------------------------------------- network
+
+def _network(gate: Gate, private: Private) -> tuple[Network, str]:
+    everything = gate.judge(Request(NETWORK, "*"))
+    named = [rule for rule in _outside_rules(gate, NETWORK, frozenset({"allow", "deny", "ask"}))
+             if rule.rule.pattern != "*"]
+    if everything.action == "allow" and not any(r.rule.action != "allow" for r in named):
+        return "on", _why(everything)
+    if any(r.rule.action == "allow" for r in named) or everything.action == "allow":
+        if private.network_proxy:
+            return "proxy", "rules name hosts: each connection is judged by the policy"
+        return "off", "rules name hosts, and per-host filtering is not available here"
+    return "off", (_why(everything) if everything.rule.permission == NETWORK
+                   else "no network rule allows it")
+
+
+# --------------------------------------------------------------------------- helpers
+
+def _inside(path: str, directory: str) -> bool:
+    directory = directory.rstrip("/") or "/"
+    return path == directory or path.startswith(directory + "/") or directory == "/"
+
+
+def _unique(mounts: Iterable[Mount]) -> Iterator[Mount]:
+    seen: set[str] = set()
+    for mount in mounts:
+        if mount.path not in seen:
+            seen.add(mount.path)
+            yield mount
+
+
+__all__ = ["Private", "derive"]

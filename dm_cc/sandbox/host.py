@@ -1,0 +1,228 @@
+"""A session's sandbox: the mode, whether bubblewrap works here, the session's
+private directory, and the spec for a gate (kept while the policy and the tree
+hold).
+
+    sandbox = Sandbox("auto", where, env)
+    plan = sandbox.confine(gate, ["bash", "-c", "make"])
+    plan.argv          # bwrap … -- bash -c make (or the command itself, unconfined)
+    plan.refusal       # why it must not run at all (mode required, no bubblewrap)
+
+Modes (DESIGN.md §8): ``auto`` confines where bubblewrap works and otherwise runs
+unconfined (the front end says so once, and the toolbar shows it); ``required``
+refuses to run unconfined; ``off`` never confines. The mode comes from the user's
+config or the managed config, never from a project or the model.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+import weakref
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Literal
+
+from dm_cc.config import dirs
+from dm_cc.permissions import Gate
+from dm_cc.permissions.paths import PathContextDirs
+from dm_cc.sandbox.derive import Private, derive
+from dm_cc.sandbox.spec import SandboxSpec, bwrap_argv
+from dm_cc.sandbox.tree import TreeLister
+
+Mode = Literal["auto", "required", "off"]
+MODES: tuple[Mode, ...] = ("auto", "required", "off")
+DEFAULT_MODE: Mode = "auto"
+
+INSTALL_HINT = ("install bubblewrap (Debian/Ubuntu: `sudo apt install bubblewrap`; Fedora: "
+                "`sudo dnf install bubblewrap`)")
+USERNS_HINT = ("unprivileged user namespaces are blocked; on Ubuntu 24.04 allow them for bwrap "
+               "with an AppArmor profile (see README, \"The sandbox\") or `sudo sysctl "
+               "kernel.apparmor_restrict_unprivileged_userns=0`")
+
+
+@dataclass(frozen=True)
+class Availability:
+    usable: bool
+    reason: str              # what was found, or why it does not work
+    bwrap: str | None = None
+
+
+@cache
+def availability(program: str = "bwrap") -> Availability:
+    """Whether bubblewrap can confine a command here: found and tried once."""
+    found = shutil.which(program)
+    if found is None:
+        return Availability(False, f"bubblewrap ({program}) is not installed: {INSTALL_HINT}")
+    try:
+        done = subprocess.run(
+            [found, "--die-with-parent", "--cap-drop", "ALL", "--unshare-pid", "--unshare-net",
+             "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--", "true"],
+            capture_output=True, text=True, timeout=10, stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return Availability(False, f"{found} could not be run: {exc}")
+    if done.returncode != 0:
+        error = done.stderr.strip().splitlines()[-1] if done.stderr.strip() else "no message"
+        hint = USERNS_HINT if ("permission" in error.lower() or "uid map" in error) else ""
+        return Availability(False, f"{found} fails here: {error}" + (f"; {hint}" if hint else ""))
+    version = subprocess.run([found, "--version"], capture_output=True, text=True).stdout.strip()
+    return Availability(True, version or found, found)
+
+
+# What a command prints when the sandbox stopped it: (text, what it means); the
+# network ones only when the network is off.
+WRITE_SYMPTOMS = ("Read-only file system", "EROFS")
+NETWORK_SYMPTOMS = ("Network is unreachable", "Could not resolve host",
+                    "Temporary failure in name resolution", "Name or service not known",
+                    "getaddrinfo", "ENETUNREACH", "EAI_AGAIN", "ENOTFOUND",
+                    "Failed to establish a new connection", "No address associated with hostname")
+
+
+def stopped_by_sandbox(output: str, spec: SandboxSpec) -> str | None:
+    """Why a failed confined command looks stopped by the sandbox, or None."""
+    if any(symptom in output for symptom in WRITE_SYMPTOMS):
+        return ("it wrote outside the writable paths (the project and $TMPDIR) or to a "
+                "read-only one (.dm_cc/, git config and hooks, paths edit rules protect)")
+    if spec.network != "on" and any(symptom in output for symptom in NETWORK_SYMPTOMS):
+        return f"the network is {spec.network} in the sandbox ({spec.network_why})"
+    return None
+
+
+@dataclass(frozen=True)
+class Plan:
+    """How to run one command: ``argv`` (confined or not), or a refusal."""
+
+    argv: list[str]
+    confined: bool
+    refusal: str | None = None
+    spec: SandboxSpec | None = None
+
+
+def private_paths(env: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
+    """What a confined command never sees: dm_cc's per-user directories (saved
+    approvals, sessions, audit, history, settings) and local sockets that act for
+    the user (the session bus, keyrings and agents in /run/user, Docker's socket)."""
+    own = "dm_cc's own per-user directory"
+    found = [(str(dirs.config_dir(env)), own + " (settings, policy)"),
+             (str(dirs.data_dir(env)), own + " (approvals, sessions, audit)"),
+             (str(dirs.state_dir(env)), own + " (history)"),
+             (str(dirs.cache_dir(env)), own + " (cache)"),
+             (f"/run/user/{os.getuid()}", "the user's session sockets (dbus, agents, keyrings)"),
+             ("/run/docker.sock", "Docker's socket (root on this machine)"),
+             ("/var/run/docker.sock", "Docker's socket (root on this machine)")]
+    agent = env.get("SSH_AUTH_SOCK")
+    if agent:
+        found.append((agent, "the SSH agent's socket (signs with your keys)"))
+    return tuple((os.path.realpath(path), why) for path, why in found)
+
+
+def git_dirs(root: Path) -> tuple[str, ...]:
+    """The project's git directories: ``.git``, or for a worktree (``.git`` a file
+    saying ``gitdir: …``) its own git dir and the repository's common dir."""
+    dot = root / ".git"
+    if dot.is_dir():
+        return (str(dot.resolve()),)
+    try:
+        text = dot.read_text()
+    except OSError:
+        return ()
+    if not text.startswith("gitdir:"):
+        return ()
+    own = (root / text[len("gitdir:"):].strip()).resolve()
+    try:
+        common = (own / (own / "commondir").read_text().strip()).resolve()
+    except OSError:
+        return (str(own),)
+    return (str(common), str(own))
+
+
+class Sandbox:
+    """One session's sandbox (see the module docstring)."""
+
+    def __init__(self, mode: Mode, where: PathContextDirs, env: Mapping[str, str] = os.environ,
+                 *, probe: Availability | None = None, why_mode: str = "default") -> None:
+        self.mode = mode
+        self.why_mode = why_mode
+        self.where = where
+        self.env = env
+        self._probe = probe
+        self._lister = TreeLister()
+        self._private: Path | None = None
+        self._cache: tuple[Gate, int, SandboxSpec] | None = None
+
+    @property
+    def availability(self) -> Availability:
+        if self._probe is None:
+            self._probe = availability()
+        return self._probe
+
+    @property
+    def confining(self) -> bool:
+        return self.mode != "off" and self.availability.usable
+
+    def state(self) -> str:
+        """One word or two for the toolbar and ``sandbox status``."""
+        if self.mode == "off":
+            return "off"
+        if self.availability.usable:
+            return "bwrap" if self.mode == "auto" else "bwrap (required)"
+        return "none (bubblewrap missing)" if self.mode == "auto" else "required: unavailable"
+
+    def warning(self) -> str | None:
+        """What to say once at start when commands will not be confined."""
+        if self.mode == "off" or self.availability.usable:
+            return None
+        if self.mode == "required":
+            return ("sandbox: required, but bubblewrap cannot confine commands here, so the "
+                    f"bash tool will refuse to run: {self.availability.reason}")
+        return (f"sandbox: commands run unconfined: {self.availability.reason}. Set `sandbox: "
+                "off` in your config.yaml to silence this, or `required` to refuse instead.")
+
+    # ------------------------------------------------------------------ the spec
+
+    def private_dir(self) -> Path:
+        """The session's own directory: ``tmp/`` (TMPDIR, writable inside) and an empty
+        file bound over hidden files; removed when the sandbox is collected or dm_cc exits."""
+        if self._private is None:
+            base = Path(tempfile.mkdtemp(prefix="dm_cc-sandbox-"))
+            (base / "tmp").mkdir(mode=0o700)
+            (base / "empty").touch(mode=0o444)
+            self._private = base
+            weakref.finalize(self, shutil.rmtree, base, True)
+        return self._private
+
+    def spec(self, gate: Gate) -> SandboxSpec:
+        """The spec for ``gate``, derived again only when the gate or the project's
+        tree changed."""
+        root = self.where.root.as_posix()
+        hide = private_paths(self.env)
+        tree = self._lister.list(root)
+        key = hash((tree.signature, tuple(os.path.lexists(path) for path, _ in hide)))
+        if self._cache is not None and self._cache[0] is gate and self._cache[1] == key:
+            return self._cache[2]
+        private = Private(
+            tmpdir=str(self.private_dir() / "tmp"), hide=hide,
+            git_dirs=git_dirs(self.where.root), environment=tuple(self.env),
+            exists=os.path.lexists, is_dir=os.path.isdir)
+        spec = derive(gate, self.where, tree, private)
+        self._cache = (gate, key, spec)
+        return spec
+
+    def confine(self, gate: Gate, command: Sequence[str]) -> Plan:
+        """How to run ``command`` under ``gate`` in this mode."""
+        if self.mode == "off":
+            return Plan(list(command), confined=False)
+        if not self.availability.usable:
+            if self.mode == "required":
+                return Plan(list(command), confined=False, refusal=(
+                    "Not run: the sandbox is required (sandbox: required) but bubblewrap "
+                    f"cannot confine commands here: {self.availability.reason}"))
+            return Plan(list(command), confined=False)
+        (self.where.root / ".dm_cc").mkdir(exist_ok=True)  # a mount point: kept read-only
+        spec = self.spec(gate)
+        argv = bwrap_argv(spec, command, empty_file=str(self.private_dir() / "empty"),
+                          bwrap=self.availability.bwrap or "bwrap")
+        return Plan(argv, confined=True, spec=spec)
