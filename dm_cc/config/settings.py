@@ -125,6 +125,11 @@ def _model() -> type[BaseModel]:
         sandbox: Literal["auto", "required", "off"] | None = None
         mcp: dict[str, ServerSpec] = Field(default_factory=dict)
 
+        @field_validator("sandbox", mode="before")
+        @classmethod
+        def _yaml_off(cls, value: Any) -> Any:
+            return "off" if value is False else value  # YAML reads a bare `off` as false
+
     return SettingsFile
 
 
@@ -136,7 +141,7 @@ def parse_settings(text: str, shown: str) -> tuple[dict[str, Any], dict[str, str
         return {}, {}, {}
     if not isinstance(data, dict):
         raise SettingsError(shown, 1, "a settings file is a mapping (model:, api_base:, "
-                            "default_agent:, max_task_depth:, mcp:)")
+                            "default_agent:, max_task_depth:, sandbox:, mcp:)")
     from pydantic import ValidationError
 
     try:

@@ -74,6 +74,8 @@ def derive(gate: Gate, where: PathContextDirs, tree: Tree, private: Private) -> 
     writable += _opened_outside(gate, where, private)
     read_only = _mandatory_read_only(root, private)
     read_only += _marked(gate, where, tree, "edit", _edit_blocks)
+    if any(mount.path == root for mount in read_only):  # no edit allowed anywhere in it
+        writable = [mount for mount in writable if mount.path != root]
     hidden = _marked(gate, where, tree, "read", _read_blocks)
     hidden += _hidden_outside(gate, where, private, notes)
     for path, why in private.hide:
@@ -180,19 +182,23 @@ def _marked(gate: Gate, where: PathContextDirs, tree: Tree, permission: str,
                 blocked[entry.path] = found
     if not blocked:
         return []
-    # Whole directories, deepest first: every child blocked and a new file too.
+    # Whole directories, deepest first: every entry blocked (or none there), and a
+    # new file in it too. The project root itself may be one (the plan agent).
     children = tree.children()
     whole: set[str] = set()
-    for directory in sorted(children, key=lambda d: d.count("/"), reverse=True):
-        if directory in ("", "."):
-            continue
+    for directory in sorted(children, key=lambda d: -1 if d == "." else d.count("/"),
+                            reverse=True):
         kids = children[directory]
-        if kids and all(kid in whole or (kid in blocked and not tree.is_dir(kid))
-                        for kid in kids):
-            probe = posixpath.join(directory, NEW_FILE)
-            if directory in blocked or verdict(probe) is not None:
-                whole.add(directory)
-                blocked.setdefault(directory, blocked[kids[0]])
+        if not all(kid in whole or (kid in blocked and not tree.is_dir(kid)) for kid in kids):
+            continue
+        if not kids and directory not in blocked:
+            continue
+        probe = verdict(posixpath.join(directory, NEW_FILE) if directory != "." else NEW_FILE)
+        if probe is not None:
+            whole.add(directory)
+            blocked.setdefault(directory, probe)
+    if "." in whole:
+        return [Mount(root, _why(blocked["."]))]
     mounts = []
     for relative, found in sorted(blocked.items()):
         parent = posixpath.dirname(relative)

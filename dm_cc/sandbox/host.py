@@ -34,6 +34,7 @@ from dm_cc.sandbox.spec import SandboxSpec, bwrap_argv
 from dm_cc.sandbox.tree import TreeLister
 
 Mode = Literal["auto", "required", "off"]
+KEPT_SPECS = 8
 MODES: tuple[Mode, ...] = ("auto", "required", "off")
 DEFAULT_MODE: Mode = "auto"
 
@@ -151,7 +152,8 @@ class Sandbox:
         self._probe = probe
         self._lister = TreeLister()
         self._private: Path | None = None
-        self._cache: tuple[Gate, int, SandboxSpec] | None = None
+        # The last specs, by gate (a parent and its subagents take turns): (gate, key, spec).
+        self._specs: list[tuple[Gate, int, SandboxSpec]] = []
 
     @property
     def availability(self) -> Availability:
@@ -201,14 +203,16 @@ class Sandbox:
         hide = private_paths(self.env)
         tree = self._lister.list(root)
         key = hash((tree.signature, tuple(os.path.lexists(path) for path, _ in hide)))
-        if self._cache is not None and self._cache[0] is gate and self._cache[1] == key:
-            return self._cache[2]
+        for known, known_key, spec in self._specs:
+            if known is gate and known_key == key:
+                return spec
         private = Private(
             tmpdir=str(self.private_dir() / "tmp"), hide=hide,
             git_dirs=git_dirs(self.where.root), environment=tuple(self.env),
             exists=os.path.lexists, is_dir=os.path.isdir)
         spec = derive(gate, self.where, tree, private)
-        self._cache = (gate, key, spec)
+        self._specs = [entry for entry in self._specs if entry[0] is not gate][-(KEPT_SPECS - 1):]
+        self._specs.append((gate, key, spec))
         return spec
 
     def confine(self, gate: Gate, command: Sequence[str]) -> Plan:

@@ -116,3 +116,42 @@ def test_empty_file_is_fine(layout):
     env, user, _project_file, project = layout
     user.write_text("# nothing yet\n")
     assert load_settings(project, env) == Settings()
+
+
+def test_the_sandbox_mode_comes_from_the_user_config(layout):
+    env, user, _project_file, project = layout
+    assert load_settings(project, env).sandbox == "auto"
+    user.write_text("sandbox: required\n")
+    settings = load_settings(project, env)
+    assert settings.sandbox == "required" and settings.sources["sandbox"].endswith("config.yaml:1")
+
+
+def test_a_project_cannot_set_the_sandbox_mode(layout):
+    env, _user, project_file, project = layout
+    project_file.write_text("model: x/y\nsandbox: off\n")
+    with pytest.raises(SettingsError) as caught:
+        load_settings(project, env)
+    assert caught.value.line == 2 and "cloned repository could turn the sandbox off" in str(
+        caught.value)
+
+
+def test_the_managed_config_sets_the_sandbox_mode_and_wins(layout, tmp_path):
+    env, user, _project_file, project = layout
+    managed = tmp_path / "managed"
+    managed.mkdir()
+    env = {**env, "DM_CC_MANAGED_DIR": str(managed)}
+    user.write_text("sandbox: off\n")
+    (managed / "config.yaml").write_text("sandbox: required\n")
+    assert load_settings(project, env).sandbox == "required"
+    (managed / "config.yaml").write_text("sandbox: auto\nmodel: a/b\n")
+    with pytest.raises(SettingsError) as caught:
+        load_settings(project, env)
+    assert caught.value.line == 2 and "only sandbox" in str(caught.value)
+
+
+def test_an_unknown_sandbox_mode_names_the_line(layout):
+    env, user, _project_file, project = layout
+    user.write_text("model: a/b\nsandbox: maybe\n")
+    with pytest.raises(SettingsError) as caught:
+        load_settings(project, env)
+    assert caught.value.line == 2

@@ -50,7 +50,7 @@ def test_every_kind_is_matched_in_its_permissions_pattern_language():
 def test_known_permissions_come_from_the_catalog_and_the_engine():
     assert known_permissions() == {
         "read", "edit", "glob", "grep", "list", "bash", "todo", "webfetch", "plan_enter",
-        "plan_exit", "task", "external_directory", "doom_loop"}
+        "plan_exit", "task", "external_directory", "doom_loop", "network", "sandbox_escape"}
     assert is_known_permission("mcp__git__status")
     assert not is_known_permission("write")  # write asks for edit
 

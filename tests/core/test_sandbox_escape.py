@@ -1,0 +1,114 @@
+"""A command the sandbox stopped runs again unconfined only through a
+``sandbox_escape`` request: asked by default, denied headless, deniable by rule."""
+
+from __future__ import annotations
+
+import asyncio
+import shlex
+from pathlib import Path
+
+import pytest
+
+from dm_cc.compose import open_world
+from dm_cc.core.approval import Approval, HeadlessApprover, ScriptedApprover
+from dm_cc.core.loop import Loop, Runtime
+from dm_cc.llm.scripted import ScriptedModel, call, reply
+from dm_cc.sandbox.host import availability
+from dm_cc.tools.catalog import builtin_tools
+
+pytestmark = pytest.mark.skipif(not availability().usable,
+                                reason=f"bubblewrap cannot confine here: {availability().reason}")
+
+POLICY = """rules:
+  - {permission: bash, pattern: "python3 *", action: allow}
+"""
+
+
+def writer(target: Path) -> str:
+    code = f"open({str(target)!r}, 'w').write('escaped')"
+    return f"python3 -c {shlex.quote(code)}"
+
+
+def make_loop(project: Path, model, approver, policy: str = POLICY) -> Loop:
+    (project / ".dm_cc").mkdir(exist_ok=True)
+    (project / ".dm_cc" / "policy.yaml").write_text(policy)
+    world = open_world(cwd=project)
+    session = world.sessions.create(project, agent="build")
+    runtime = Runtime(policy=world.policy, agents=world.agents, tools=builtin_tools(),
+                      model=model, approver=approver, where=world.where, sandbox=world.sandbox)
+    return Loop(session, runtime)
+
+
+def run(loop: Loop, prompt: str = "go"):
+    return asyncio.run(asyncio.wait_for(loop.run(prompt), timeout=60))
+
+
+def result_of(loop: Loop) -> str:
+    return next(m.content for m in loop.session.messages if m.role == "tool")
+
+
+def test_the_person_lets_a_stopped_command_run_outside(project, tmp_path):
+    target = tmp_path / "outside.txt"
+    approver = ScriptedApprover(["once"])
+    loop = make_loop(project, ScriptedModel([call("bash", command=writer(target)), reply("ok")]),
+                     approver)
+    run(loop)
+    assert target.read_text() == "escaped"
+    (asked,) = approver.asked
+    (escape,) = [v.request for v in asked.decision.verdicts]
+    assert (escape.permission, escape.pattern) == ("sandbox_escape", writer(target))
+    assert "Read-only file system" in escape.note or "sandbox" in escape.note
+    assert result_of(loop).endswith("(run outside the sandbox)")
+
+
+def test_a_refusal_keeps_the_confined_result_and_the_turn_goes_on(project, tmp_path):
+    target = tmp_path / "outside.txt"
+    loop = make_loop(project, ScriptedModel([call("bash", command=writer(target)),
+                                             reply("understood")]),
+                     ScriptedApprover([Approval("reject")]))
+    assert run(loop).text == "understood"
+    assert not target.exists()
+    text = result_of(loop)
+    assert "Read-only file system" in text and "did not let it run outside the sandbox" in text
+
+
+def test_headless_never_escapes(project, tmp_path):
+    target = tmp_path / "outside.txt"
+    loop = make_loop(project, ScriptedModel([call("bash", command=writer(target)), reply("ok")]),
+                     HeadlessApprover("deny"))
+    run(loop)
+    assert not target.exists()
+    assert "sandbox" in result_of(loop)
+
+
+def test_a_deny_rule_refuses_the_escape_without_asking(project, tmp_path):
+    target = tmp_path / "outside.txt"
+    approver = ScriptedApprover([])
+    policy = POLICY + '  - {permission: sandbox_escape, pattern: "*", action: deny}\n'
+    loop = make_loop(project, ScriptedModel([call("bash", command=writer(target)), reply("ok")]),
+                     approver, policy)
+    run(loop)
+    assert not target.exists() and not approver.asked
+    assert "may not run outside the sandbox" in result_of(loop)
+
+
+def test_always_remembers_that_exact_command(project, tmp_path):
+    target = tmp_path / "outside.txt"
+    command = writer(target)
+    approver = ScriptedApprover(["always"])
+    loop = make_loop(project, ScriptedModel([call("bash", command=command),
+                                             call("bash", command=command), reply("ok")]),
+                     approver)
+    run(loop)
+    assert len(approver.asked) == 1  # the second time the saved answer decides
+    saved = [r for r in loop.rt.approvals.rules("build") if r.permission == "sandbox_escape"]
+    assert [r.pattern for r in saved] == [command]
+
+
+def test_a_command_that_works_inside_is_never_asked_about(project):
+    approver = ScriptedApprover([])
+    loop = make_loop(project, ScriptedModel([
+        call("bash", command="python3 -c \"open('inside.txt','w').write('x')\""), reply("ok")]),
+        approver)
+    run(loop)
+    assert (project / "inside.txt").read_text() == "x" and not approver.asked
