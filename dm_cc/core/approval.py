@@ -85,6 +85,9 @@ class ApprovalRequest:
     # True when the gate now allows the call outright: an answer given while this
     # question waited its turn (an "always" to another subagent) covers it.
     settled: Callable[[], bool] = field(default=lambda: False, compare=False)
+    # A sandbox_escape question: what the confined run printed (its end) and why the
+    # sandbox looks to have stopped it. "" for every other question.
+    stopped: str = ""
 
     @property
     def asking(self) -> tuple[Request, ...]:

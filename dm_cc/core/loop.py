@@ -66,6 +66,7 @@ from dm_cc.tools.base import Tool, ToolContext, ToolOutput
 
 DEFAULT_MAX_TURNS = 50
 DOOM_LOOP_REPEATS = 3
+STOPPED_SHOWN = 2_000   # characters of a stopped command's output shown with its escape question
 
 
 class TurnStopped(Exception):
@@ -376,7 +377,8 @@ class Loop:
         decision = self.gate().decide([confined.escape])
         self.rt.on_event(ToolDecided(item.call, decision))
         if decision.action == "ask":
-            approval = await self._ask(replace(item, decision=decision), ctx)
+            approval = await self._ask(replace(item, decision=decision), ctx,
+                                       stopped=confined.output[-STOPPED_SHOWN:])
             if approval.answer == "cancel":
                 raise TurnStopped("cancelled", "")
             if approval.answer == "reject":
@@ -391,9 +393,9 @@ class Loop:
         unconfined = await self._run(item, replace(ctx, confine=None))
         return replace(unconfined, output=unconfined.output + "\n(run outside the sandbox)")
 
-    async def _ask(self, item: _Prepared, ctx: ToolContext) -> Approval:
+    async def _ask(self, item: _Prepared, ctx: ToolContext, stopped: str = "") -> Approval:
         assert item.tool is not None and item.decision is not None
-        request = self.approval_request(item, ctx)
+        request = replace(self.approval_request(item, ctx), stopped=stopped)
         approval = await self.rt.approver.approve(request)
         if approval.answer in REMEMBERING:
             self.rt.approvals.remember(

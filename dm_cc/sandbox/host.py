@@ -122,22 +122,30 @@ def private_paths(env: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
 
 def git_dirs(root: Path) -> tuple[str, ...]:
     """The project's git directories: ``.git``, or for a worktree (``.git`` a file
-    saying ``gitdir: …``) its own git dir and the repository's common dir."""
+    saying ``gitdir: …``) the repository's common dir and its own; then the git
+    dirs of submodules under them (``modules/…``), whose config and hooks run
+    commands as the repository's do."""
     dot = root / ".git"
     if dot.is_dir():
-        return (str(dot.resolve()),)
-    try:
-        text = dot.read_text()
-    except OSError:
-        return ()
-    if not text.startswith("gitdir:"):
-        return ()
-    own = (root / text[len("gitdir:"):].strip()).resolve()
-    try:
-        common = (own / (own / "commondir").read_text().strip()).resolve()
-    except OSError:
-        return (str(own),)
-    return (str(common), str(own))
+        found = [dot.resolve()]
+    else:
+        try:
+            text = dot.read_text()
+        except OSError:
+            return ()
+        if not text.startswith("gitdir:"):
+            return ()
+        own = (root / text[len("gitdir:"):].strip()).resolve()
+        try:
+            found = [(own / (own / "commondir").read_text().strip()).resolve(), own]
+        except OSError:
+            found = [own]
+    for git_dir in list(found):
+        modules = git_dir / "modules"
+        if modules.is_dir():
+            found += sorted(head.parent for head in modules.rglob("HEAD")
+                            if head.is_file() and (head.parent / "config").exists())
+    return tuple(str(path) for path in dict.fromkeys(found))
 
 
 class Sandbox:
