@@ -18,13 +18,14 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from dm_cc.config import dirs
 from dm_cc.permissions import Gate
@@ -32,6 +33,9 @@ from dm_cc.permissions.paths import PathContextDirs
 from dm_cc.sandbox.derive import Private, derive
 from dm_cc.sandbox.spec import SandboxSpec, bwrap_argv
 from dm_cc.sandbox.tree import TreeLister
+
+if TYPE_CHECKING:
+    from dm_cc.sandbox.proxy import Proxy
 
 Mode = Literal["auto", "required", "off"]
 MODES: tuple[Mode, ...] = ("auto", "required", "off")
@@ -79,6 +83,9 @@ NETWORK_SYMPTOMS = ("Network is unreachable", "Could not resolve host",
                     "Temporary failure in name resolution", "Name or service not known",
                     "getaddrinfo", "ENETUNREACH", "EAI_AGAIN", "ENOTFOUND",
                     "Failed to establish a new connection", "No address associated with hostname")
+# A program that ignores the proxy variables and connects to this machine finds the
+# sandbox's own loopback, where nothing listens.
+LOOPBACK_SYMPTOMS = ("Connection refused", "Couldn't connect to server", "ECONNREFUSED")
 
 
 def stopped_by_sandbox(output: str, spec: SandboxSpec) -> str | None:
@@ -86,8 +93,26 @@ def stopped_by_sandbox(output: str, spec: SandboxSpec) -> str | None:
     if any(symptom in output for symptom in WRITE_SYMPTOMS):
         return ("it wrote outside the writable paths (the project and $TMPDIR) or to a "
                 "read-only one (.dm_cc/, git config and hooks, paths edit rules protect)")
+    if spec.network == "proxy":
+        return _stopped_by_proxy(output, spec)
     if spec.network != "on" and any(symptom in output for symptom in NETWORK_SYMPTOMS):
         return f"the network is {spec.network} in the sandbox ({spec.network_why})"
+    return None
+
+
+def _stopped_by_proxy(output: str, spec: SandboxSpec) -> str | None:
+    """The proxy refused a host (its refusal says so; curl and git print only the
+    status), or a program that ignores the proxy variables found no network."""
+    from dm_cc.sandbox.proxy import MARK, REFUSED
+
+    if REFUSED in output or MARK + " network access" in output or (
+            "tunnel failed, response 403" in output):
+        return ("the sandbox's proxy refused a host that no network rule allows (only the "
+                "hosts network rules allow are reachable from inside)")
+    if any(symptom in output for symptom in NETWORK_SYMPTOMS + LOOPBACK_SYMPTOMS):
+        return ("in the sandbox only programs that use the proxy variables (http_proxy, "
+                f"https_proxy) reach the network, and only the hosts rules allow "
+                f"({spec.network_why})")
     return None
 
 
@@ -152,6 +177,7 @@ class Sandbox:
         self._lister = TreeLister()
         self._private: Path | None = None
         self._cache: tuple[Gate, int, SandboxSpec] | None = None
+        self._proxy: Proxy | None = None
 
     @property
     def availability(self) -> Availability:
@@ -206,7 +232,7 @@ class Sandbox:
         private = Private(
             tmpdir=str(self.private_dir() / "tmp"), hide=hide,
             git_dirs=git_dirs(self.where.root), environment=tuple(self.env),
-            exists=os.path.lexists, is_dir=os.path.isdir)
+            exists=os.path.lexists, is_dir=os.path.isdir, network_proxy=self._proxy_possible())
         spec = derive(gate, self.where, tree, private)
         self._cache = (gate, key, spec)
         return spec
@@ -223,6 +249,43 @@ class Sandbox:
             return Plan(list(command), confined=False)
         (self.where.root / ".dm_cc").mkdir(exist_ok=True)  # a mount point: kept read-only
         spec = self.spec(gate)
+        if spec.network == "proxy":
+            command = self._through_proxy(gate, command)
         argv = bwrap_argv(spec, command, empty_file=str(self.private_dir() / "empty"),
                           bwrap=self.availability.bwrap or "bwrap")
         return Plan(argv, confined=True, spec=spec)
+
+    # ------------------------------------------------------------------ the network proxy
+
+    def _proxy_socket(self) -> Path:
+        return self.private_dir() / "proxy" / "sock"
+
+    def _proxy_possible(self) -> bool:
+        """Per-host network rules can be held here: a Python to run the forwarder
+        with, and a socket path short enough for AF_UNIX (108 bytes)."""
+        return bool(sys.executable) and len(os.fsencode(self._proxy_socket())) < 108
+
+    def proxy(self) -> Proxy:
+        """The session's network proxy, started on first use (DESIGN.md §8)."""
+        if self._proxy is None:
+            from dm_cc.sandbox.proxy import Proxy
+
+            path = self._proxy_socket()
+            path.parent.mkdir(mode=0o700, exist_ok=True)
+            self._proxy = Proxy(str(path))
+            weakref.finalize(self, self._proxy.close)
+        return self._proxy
+
+    def _through_proxy(self, gate: Gate, command: Sequence[str]) -> list[str]:
+        """``command`` behind the in-sandbox forwarder, its connections judged by ``gate``."""
+        from dm_cc.sandbox.proxy import forwarder_argv
+
+        proxy = self.proxy()
+        return forwarder_argv(proxy.path, proxy.admit(gate), command)
+
+    def close(self) -> None:
+        """Stop the network proxy, if it ran (the private directory goes when the
+        sandbox is collected or dm_cc exits)."""
+        if self._proxy is not None:
+            self._proxy.close()
+            self._proxy = None
