@@ -64,6 +64,7 @@ class Private:
     exists: Callable[[str], bool] = lambda path: False
     is_dir: Callable[[str], bool] = lambda path: False
     network_proxy: bool = False                     # whether per-host filtering is available
+    forwarder: tuple[str, ...] = ()                 # what the proxy needs visible inside
 
 
 def derive(gate: Gate, where: PathContextDirs, tree: Tree, private: Private) -> SandboxSpec:
@@ -82,7 +83,7 @@ def derive(gate: Gate, where: PathContextDirs, tree: Tree, private: Private) -> 
             notes.append(f"{path} ({why}) holds the project, so it is not hidden")
         elif private.exists(path):
             hidden.append(Mount(path, why, private.is_dir(path)))
-    network, network_why = _network(gate, private)
+    network, network_why = _network(gate, private, hidden)
     unset = tuple(sorted(name for name in private.environment
                          if SECRET_VARIABLE.search(name) or name in UNSET_ALWAYS))
     return SandboxSpec(
@@ -331,10 +332,12 @@ def _opened_outside(gate: Gate, where: PathContextDirs, private: Private) -> lis
 
 # --------------------------------------------------------------------------- network
 
-def _network(gate: Gate, private: Private) -> tuple[Network, str]:
+def _network(gate: Gate, private: Private, hidden: Sequence[Mount] = ()) -> tuple[Network, str]:
     """``on`` when every host is allowed; ``proxy`` when some are (each connection
-    then judged by :mod:`dm_cc.sandbox.proxy`); ``off`` otherwise. A host rule counts
-    by the verdict on its own pattern, so a rule a later one overrides does not."""
+    then judged by :mod:`dm_cc.sandbox.proxy`), unless a hidden path holds what the
+    proxy needs inside (the Python that runs its forwarder); ``off`` otherwise. A
+    host rule counts by the verdict on its own pattern, so a rule a later one
+    overrides does not."""
     everything = gate.judge(Request(NETWORK, "*"))
     named = {rule.rule.pattern: gate.judge(Request(NETWORK, rule.rule.pattern))
              for rule in _outside_rules(gate, NETWORK, frozenset({"allow", "deny", "ask"}))
@@ -348,6 +351,11 @@ def _network(gate: Gate, private: Private) -> tuple[Network, str]:
             allowed = "every host but those rules deny or ask about"
         else:
             allowed = "only " + ", ".join(sorted(v.request.pattern for v in opened))
+        covered = next(((path, mount) for path in private.forwarder for mount in hidden
+                        if _inside(path, mount.path)), None)
+        if private.network_proxy and covered is not None:
+            return "off", (f"rules name hosts ({allowed}), but the proxy needs {covered[0]}, "
+                           f"which the sandbox hides: {covered[1].why}")
         if private.network_proxy:
             return "proxy", f"{allowed}, each connection judged by the policy through a proxy"
         return "off", f"rules name hosts ({allowed}), and per-host filtering is not available here"

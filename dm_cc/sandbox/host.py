@@ -11,6 +11,11 @@ Modes (DESIGN.md §8): ``auto`` confines where bubblewrap works and otherwise ru
 unconfined (the front end says so once, and the toolbar shows it); ``required``
 refuses to run unconfined; ``off`` never confines. The mode comes from the user's
 config or the managed config, never from a project or the model.
+
+When rules allow some hosts (network ``proxy``), the command runs behind the
+in-sandbox forwarder (:mod:`dm_cc.sandbox.inside`) and the session's proxy
+(:mod:`dm_cc.sandbox.proxy`), started on first use and stopped by
+:meth:`Sandbox.close` (or when dm_cc exits).
 """
 
 from __future__ import annotations
@@ -36,6 +41,9 @@ from dm_cc.sandbox.tree import TreeLister
 
 if TYPE_CHECKING:
     from dm_cc.sandbox.proxy import Proxy
+
+# The in-sandbox end of the network proxy (a script: it imports nothing of dm_cc).
+FORWARDER = Path(__file__).with_name("inside.py")
 
 Mode = Literal["auto", "required", "off"]
 MODES: tuple[Mode, ...] = ("auto", "required", "off")
@@ -232,7 +240,8 @@ class Sandbox:
         private = Private(
             tmpdir=str(self.private_dir() / "tmp"), hide=hide,
             git_dirs=git_dirs(self.where.root), environment=tuple(self.env),
-            exists=os.path.lexists, is_dir=os.path.isdir, network_proxy=self._proxy_possible())
+            exists=os.path.lexists, is_dir=os.path.isdir, network_proxy=self._proxy_possible(),
+            forwarder=self._forwarder_paths())
         spec = derive(gate, self.where, tree, private)
         self._cache = (gate, key, spec)
         return spec
@@ -265,6 +274,12 @@ class Sandbox:
         with, and a socket path short enough for AF_UNIX (108 bytes)."""
         return bool(sys.executable) and len(os.fsencode(self._proxy_socket())) < 108
 
+    def _forwarder_paths(self) -> tuple[str, ...]:
+        """What the in-sandbox forwarder needs to see: the Python, its standard
+        library, the forwarder's file and the proxy's socket."""
+        return tuple(os.path.realpath(path) for path in (
+            sys.executable, sys.base_prefix, FORWARDER, self._proxy_socket().parent))
+
     def proxy(self) -> Proxy:
         """The session's network proxy, started on first use (DESIGN.md §8)."""
         if self._proxy is None:
@@ -277,11 +292,12 @@ class Sandbox:
         return self._proxy
 
     def _through_proxy(self, gate: Gate, command: Sequence[str]) -> list[str]:
-        """``command`` behind the in-sandbox forwarder, its connections judged by ``gate``."""
-        from dm_cc.sandbox.proxy import forwarder_argv
-
+        """``command`` behind the in-sandbox forwarder, its connections judged by
+        ``gate``: run by the Python running dm_cc, isolated from the project's and
+        the user's packages (``-I -S``)."""
         proxy = self.proxy()
-        return forwarder_argv(proxy.path, proxy.admit(gate), command)
+        return [sys.executable, "-I", "-S", str(FORWARDER), proxy.path, proxy.admit(gate),
+                "--", *command]
 
     def close(self) -> None:
         """Stop the network proxy, if it ran (the private directory goes when the

@@ -46,7 +46,6 @@ import hmac
 import os
 import secrets
 import socket
-import sys
 import threading
 import weakref
 from collections.abc import Callable, Sequence
@@ -56,7 +55,6 @@ from urllib.parse import urlsplit
 from dm_cc.permissions import Decision, Gate, Request, Verdict
 from dm_cc.permissions.rules import NETWORK
 from dm_cc.permissions.urls import url_names
-from dm_cc.sandbox import inside
 from dm_cc.sandbox.inside import pipe
 
 # The reason phrase of a refusal (clients show it: "Tunnel connection failed: 403
@@ -66,7 +64,6 @@ MARK = "dm_cc sandbox:"
 CONNECT_TIMEOUT = 10.0      # seconds to connect to an allowed host
 HEAD_TIMEOUT = 30.0         # seconds for a client to send its token and request head
 HEAD_LIMIT = 64 * 1024      # bytes of request head
-INSIDE = inside.__file__
 # Request headers meant for the proxy, or for a connection the proxy does not keep.
 HOP_HEADERS = frozenset({b"proxy-connection", b"proxy-authorization", b"connection",
                          b"keep-alive"})
@@ -83,13 +80,6 @@ class Refused(Exception):
         self.status = status
         self.reason = reason
         self.text = text
-
-
-def forwarder_argv(path: str, token: str, command: Sequence[str]) -> list[str]:
-    """``command`` run by the in-sandbox forwarder (:mod:`dm_cc.sandbox.inside`),
-    under the Python running dm_cc, isolated from the project's and the user's
-    packages (``-I -S``)."""
-    return [sys.executable, "-I", "-S", INSIDE, path, token, "--", *command]
 
 
 # --------------------------------------------------------------------------- judging
@@ -392,4 +382,4 @@ def _reply(conn: socket.socket, refused: Refused) -> None:
             .encode() + body)
 
 
-__all__ = ["MARK", "REFUSED", "Proxy", "Refused", "forwarder_argv", "host_requests", "judge"]
+__all__ = ["MARK", "REFUSED", "Proxy", "Refused", "host_requests", "judge"]

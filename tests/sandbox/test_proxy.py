@@ -21,7 +21,7 @@ from dm_cc.permissions.rules import NETWORK
 from dm_cc.sandbox.derive import Private, _network
 from dm_cc.sandbox.host import Sandbox, stopped_by_sandbox
 from dm_cc.sandbox.proxy import MARK, REFUSED, Proxy, Refused, host_requests, judge, resolve
-from dm_cc.sandbox.spec import SandboxSpec
+from dm_cc.sandbox.spec import Mount, SandboxSpec
 
 # --------------------------------------------------------------------------- fixtures
 
@@ -42,7 +42,7 @@ class _Page(http.server.BaseHTTPRequestHandler):
 def web() -> Iterator[int]:
     """An HTTP server on the host's 127.0.0.1 (outside any sandbox): its port."""
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Page)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
     thread.start()
     yield server.server_address[1]
     server.shutdown()
@@ -266,6 +266,7 @@ def test_host_names_are_judged_canonical():
         with pytest.raises(Refused):
             judge(rules.decide, refused)
     assert [r.pattern for r in host_requests("0177.0.0.1")][:2] == ["127.0.0.1", "localhost"]
+    assert judge(gate_of(("[::1]", "allow")).decide, "[0:0::1]") == "[::1]"
 
 
 def test_an_address_a_name_resolves_to_is_judged_too():
@@ -301,6 +302,14 @@ def gate_of(*rules: tuple[str, str]) -> Gate:
 def test_network_mode_from_the_rules(rules, proxy, expected):
     mode, why = _network(gate_of(*rules), Private(tmpdir="/t", network_proxy=proxy))
     assert mode == expected, why
+
+
+def test_no_proxy_when_the_sandbox_hides_its_python():
+    private = Private(tmpdir="/t", network_proxy=True, forwarder=("/opt/py/bin/python3",))
+    hidden = [Mount("/opt/py", "deny read /opt/py/** (policy.yaml:3)")]
+    mode, why = _network(gate_of(("pypi.org", "allow")), private, hidden)
+    assert mode == "off" and why.endswith("needs /opt/py/bin/python3, which the sandbox hides: "
+                                          "deny read /opt/py/** (policy.yaml:3)")
 
 
 def test_the_sandbox_offers_the_proxy(sandbox, where):
