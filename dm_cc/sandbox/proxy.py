@@ -64,6 +64,7 @@ MARK = "dm_cc sandbox:"
 CONNECT_TIMEOUT = 10.0      # seconds to connect to an allowed host
 HEAD_TIMEOUT = 30.0         # seconds for a client to send its token and request head
 HEAD_LIMIT = 64 * 1024      # bytes of request head
+TOKEN_LIMIT = 256
 # Request headers meant for the proxy, or for a connection the proxy does not keep.
 HOP_HEADERS = frozenset({b"proxy-connection", b"proxy-authorization", b"connection",
                          b"keep-alive"})
@@ -130,7 +131,7 @@ def resolve(decide: Decide, host: str, port: int) -> list[tuple[int, tuple[str, 
     name = host[1:-1] if host.startswith("[") else host
     try:
         found = socket.getaddrinfo(name, port, type=socket.SOCK_STREAM)
-    except OSError as exc:
+    except (OSError, UnicodeError) as exc:  # UnicodeError: a label over 63 characters
         raise Refused(502, "Bad Gateway", f"{MARK} cannot resolve {host}: {exc}\n") from exc
     addresses: list[tuple[int, tuple[str, int]]] = []
     for family, _, _, _, sockaddr in found:
@@ -167,12 +168,13 @@ def connect(addresses: Sequence[tuple[int, tuple[str, int]]], host: str) -> sock
 # --------------------------------------------------------------------------- HTTP
 
 def _split_hostport(text: str, default: int | None) -> tuple[str, int]:
+    """``host:port``, ``[v6]:port`` or, with a default port, the host alone."""
     host, port = text, default
     if text.startswith("["):
         end = text.find("]")
         host, rest = text[:end + 1], text[end + 1:]
         if rest:
-            host, port = host, _port(rest.removeprefix(":"), text)
+            port = _port(rest.removeprefix(":"), text)
     elif ":" in text:
         host, _, digits = text.rpartition(":")
         port = _port(digits, text)
@@ -182,7 +184,7 @@ def _split_hostport(text: str, default: int | None) -> tuple[str, int]:
 
 
 def _port(digits: str, text: str) -> int:
-    if not digits.isdigit() or not 0 < int(digits) < 65536:
+    if not (digits.isascii() and digits.isdigit()) or not 0 < int(digits) < 65536:
         raise Refused(400, "Bad Request", f"{MARK} bad port in {text!r}\n")
     return int(digits)
 
@@ -274,7 +276,7 @@ class Proxy:
 
     @property
     def threads(self) -> int:
-        """Connection threads still running (for tests and ``sandbox status``)."""
+        """Threads of the proxy still running (the listener's and one per connection)."""
         return sum(thread.is_alive() for thread in list(self._threads)) + self._accepting.is_alive()
 
     # ------------------------------------------------------------------ connections
@@ -307,9 +309,9 @@ class Proxy:
         try:
             conn.settimeout(HEAD_TIMEOUT)
             reader = _Reader(conn)
-            gate = self._gate(reader.until(b"\n", 256))
+            gate = self._gate(reader.until(b"\n", TOKEN_LIMIT))
             if gate is None:
-                return
+                return  # not one of ours: no answer at all
             try:
                 upstream, first = self._open_upstream(gate, reader)
             except Refused as refused:
@@ -320,7 +322,7 @@ class Proxy:
             conn.settimeout(None)
             upstream.sendall(first)
             pipe(conn, upstream)
-        except (OSError, ConnectionError):
+        except (OSError, Refused):  # closed, timed out, or a token line that is not one
             pass
         finally:
             with self._lock:

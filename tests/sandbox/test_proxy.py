@@ -241,6 +241,39 @@ def test_a_connection_without_the_token_is_dropped(tmp_path, where, echo):
         proxy.close()
 
 
+@pytest.mark.filterwarnings("error::pytest.PytestUnhandledThreadExceptionWarning")
+@pytest.mark.parametrize(("head", "status"), [
+    ("GET / HTTP/1.1", b"400"),                                  # not for a proxy
+    ("GET http://127.0.0.1:\u00b2/ HTTP/1.1", b"400"),            # a digit, not an ASCII one
+    ("CONNECT 127.0.0.1 HTTP/1.1", b"400"),                      # no port
+    ("BREW", b"400"),
+    (f"CONNECT {'a' * 64}.example:443 HTTP/1.1", b"502"),         # no such name
+    ("CONNECT a\u00df.example:443 HTTP/1.1", b"403"),              # no one reading
+])
+def test_bad_requests_are_answered(tmp_path, where, head, status):
+    proxy = Proxy(str(tmp_path / "sock"))
+    rules = gate(where, ("*", "allow"), ("localhost", "deny"))
+    try:
+        with socket.socket(socket.AF_UNIX) as conn:
+            conn.connect(proxy.path)
+            conn.sendall(f"{proxy.admit(rules)}\n{head}\r\n\r\n".encode("latin-1", "replace"))
+            assert conn.recv(1000).split(b" ")[1] == status
+    finally:
+        proxy.close()
+
+
+@pytest.mark.filterwarnings("error::pytest.PytestUnhandledThreadExceptionWarning")
+def test_a_long_token_line_is_dropped(tmp_path):
+    proxy = Proxy(str(tmp_path / "sock"))
+    try:
+        with socket.socket(socket.AF_UNIX) as conn:
+            conn.connect(proxy.path)
+            conn.sendall(b"x" * 1000)
+            assert conn.recv(100) == b""
+    finally:
+        proxy.close()
+
+
 def test_an_open_tunnel_is_ended_by_close(tmp_path, where, echo):
     proxy = Proxy(str(tmp_path / "sock"))
     rules = gate(where, ("127.0.0.1", "allow"))
