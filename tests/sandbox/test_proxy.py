@@ -4,6 +4,8 @@ policy says, and nothing left running once the sandbox is closed."""
 
 from __future__ import annotations
 
+import asyncio
+import functools
 import http.server
 import os
 import socket
@@ -22,6 +24,8 @@ from dm_cc.sandbox.derive import Private, _network
 from dm_cc.sandbox.host import Sandbox, stopped_by_sandbox
 from dm_cc.sandbox.proxy import MARK, REFUSED, Proxy, Refused, host_requests, judge, resolve
 from dm_cc.sandbox.spec import Mount, SandboxSpec
+from dm_cc.tools.base import ToolContext
+from dm_cc.tools.bash import BashParams, BashTool
 
 # --------------------------------------------------------------------------- fixtures
 
@@ -153,6 +157,18 @@ def test_a_host_no_rule_allows_gets_a_403_naming_the_rule(sandbox, where, web):
     assert done.returncode == 1 and f"HTTP Error 403: {REFUSED}" in done.stderr
     spec = sandbox.spec(rules)
     assert "proxy refused a host" in (stopped_by_sandbox(done.stderr, spec) or "")
+
+
+@pytest.mark.usefixtures("needs_bwrap")
+def test_the_bash_tool_offers_the_escape_when_the_proxy_refuses(sandbox, where, web):
+    rules = gate(where, ("127.0.0.1", "allow"))
+    ctx = ToolContext(where, session_id="s", agent="build",
+                      confine=functools.partial(sandbox.confine, rules))
+    params = BashParams(command=f"{FETCH} http://127.0.0.1:{web}/ok && {FETCH} http://localhost:{web}/")
+    out = asyncio.run(BashTool().run(params, ctx))
+    assert out.output.startswith("page /ok for")
+    assert "the sandbox may have stopped this: the sandbox's proxy refused a host" in out.output
+    assert out.escape is not None and out.escape.pattern == params.command
 
 
 @pytest.mark.usefixtures("needs_bwrap")
