@@ -91,8 +91,9 @@ NETWORK_SYMPTOMS = ("Network is unreachable", "Could not resolve host",
                     "Temporary failure in name resolution", "Name or service not known",
                     "getaddrinfo", "ENETUNREACH", "EAI_AGAIN", "ENOTFOUND",
                     "Failed to establish a new connection", "No address associated with hostname")
-# A program that ignores the proxy variables and connects to this machine finds the
-# sandbox's own loopback, where nothing listens.
+# Without the network, or through the proxy for a program that ignores the proxy
+# variables, a connection to this machine finds the sandbox's own loopback, where
+# nothing listens.
 LOOPBACK_SYMPTOMS = ("Connection refused", "Couldn't connect to server", "ECONNREFUSED")
 
 
@@ -103,7 +104,8 @@ def stopped_by_sandbox(output: str, spec: SandboxSpec) -> str | None:
                 "read-only one (.dm_cc/, git config and hooks, paths edit rules protect)")
     if spec.network == "proxy":
         return _stopped_by_proxy(output, spec)
-    if spec.network != "on" and any(symptom in output for symptom in NETWORK_SYMPTOMS):
+    if spec.network != "on" and any(symptom in output
+                                    for symptom in NETWORK_SYMPTOMS + LOOPBACK_SYMPTOMS):
         return f"the network is {spec.network} in the sandbox ({spec.network_why})"
     return None
 

@@ -372,3 +372,9 @@ def test_curl_s_refused_tunnel_counts_as_a_sandbox_stop():
     assert stopped_by_sandbox("curl: (22) The requested URL returned error: 404", spec) is None
     on = SandboxSpec(cwd="/", network="on")
     assert stopped_by_sandbox("CONNECT tunnel failed, response 403", on) is None
+
+
+def test_loopback_refused_counts_as_a_sandbox_stop_without_the_network():
+    refused = "curl: (7) Failed to connect to 127.0.0.1 port 8000: Couldn't connect to server"
+    assert "network is off" in (stopped_by_sandbox(refused, SandboxSpec(cwd="/")) or "")
+    assert stopped_by_sandbox(refused, SandboxSpec(cwd="/", network="on")) is None
