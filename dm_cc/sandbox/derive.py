@@ -17,7 +17,8 @@ bubblewrap involved, so every rule of DESIGN.md §8 is tested without it.
   at any depth; outside the project, the paths a rule names from ``/`` or ``~``),
   and dm_cc's own per-user directories;
 * **network**: ``on`` when ``network *`` is allowed and no rule denies or asks
-  about a host; ``proxy`` (each host judged) when rules name hosts; else ``off``.
+  about a host; ``proxy`` (each connection judged, :mod:`dm_cc.sandbox.proxy`) when
+  some host is allowed and the proxy can run here; else ``off``.
 
 A directory all of whose entries are hidden (or read-only), and which a new file
 in would be too, is hidden (or made read-only) as a whole.
@@ -63,6 +64,7 @@ class Private:
     exists: Callable[[str], bool] = lambda path: False
     is_dir: Callable[[str], bool] = lambda path: False
     network_proxy: bool = False                     # whether per-host filtering is available
+    forwarder: tuple[str, ...] = ()                 # what the proxy needs visible inside
 
 
 def derive(gate: Gate, where: PathContextDirs, tree: Tree, private: Private) -> SandboxSpec:
@@ -83,7 +85,7 @@ def derive(gate: Gate, where: PathContextDirs, tree: Tree, private: Private) -> 
             notes.append(f"{path} ({why}) holds the project, so it is not hidden")
         elif private.exists(path):
             hidden.append(Mount(path, why, private.is_dir(path)))
-    network, network_why = _network(gate, private)
+    network, network_why = _network(gate, private, hidden)
     unset = tuple(sorted(name for name in private.environment
                          if SECRET_VARIABLE.search(name) or name in UNSET_ALWAYS))
     return SandboxSpec(
@@ -336,16 +338,33 @@ def _opened_outside(gate: Gate, where: PathContextDirs, private: Private) -> lis
 
 # --------------------------------------------------------------------------- network
 
-def _network(gate: Gate, private: Private) -> tuple[Network, str]:
+def _network(gate: Gate, private: Private, hidden: Sequence[Mount] = ()) -> tuple[Network, str]:
+    """``on`` when every host is allowed; ``proxy`` when some are (each connection
+    then judged by :mod:`dm_cc.sandbox.proxy`), unless a hidden path holds what the
+    proxy needs inside (the Python that runs its forwarder); ``off`` otherwise. A
+    host rule counts by the verdict on its own pattern, so a rule a later one
+    overrides does not."""
     everything = gate.judge(Request(NETWORK, "*"))
-    named = [rule for rule in _outside_rules(gate, NETWORK, frozenset({"allow", "deny", "ask"}))
-             if rule.rule.pattern != "*"]
-    if everything.action == "allow" and not any(r.rule.action != "allow" for r in named):
+    named = {rule.rule.pattern: gate.judge(Request(NETWORK, rule.rule.pattern))
+             for rule in _outside_rules(gate, NETWORK, frozenset({"allow", "deny", "ask"}))
+             if rule.rule.pattern != "*"}
+    closed = [verdict for verdict in named.values() if verdict.action != "allow"]
+    if everything.action == "allow" and not closed:
         return "on", _why(everything)
-    if any(r.rule.action == "allow" for r in named) or everything.action == "allow":
+    opened = [verdict for verdict in named.values() if verdict.action == "allow"]
+    if everything.action == "allow" or opened:
+        if everything.action == "allow":
+            allowed = "every host but those rules deny or ask about"
+        else:
+            allowed = "only " + ", ".join(sorted(v.request.pattern for v in opened))
+        covered = next(((path, mount) for path in private.forwarder for mount in hidden
+                        if _inside(path, mount.path)), None)
+        if private.network_proxy and covered is not None:
+            return "off", (f"rules name hosts ({allowed}), but the proxy needs {covered[0]}, "
+                           f"which the sandbox hides: {covered[1].why}")
         if private.network_proxy:
-            return "proxy", "rules name hosts: each connection is judged by the policy"
-        return "off", "rules name hosts, and per-host filtering is not available here"
+            return "proxy", f"{allowed}, each connection judged by the policy through a proxy"
+        return "off", f"rules name hosts ({allowed}), and per-host filtering is not available here"
     return "off", (_why(everything) if everything.rule.permission == NETWORK
                    else "no network rule allows it")
 

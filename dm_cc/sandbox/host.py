@@ -11,6 +11,11 @@ Modes (DESIGN.md §8): ``auto`` confines where bubblewrap works and otherwise ru
 unconfined (the front end says so once, and the toolbar shows it); ``required``
 refuses to run unconfined; ``off`` never confines. The mode comes from the user's
 config or the managed config, never from a project or the model.
+
+When rules allow some hosts (network ``proxy``), the command runs behind the
+in-sandbox forwarder (:mod:`dm_cc.sandbox.inside`) and the session's proxy
+(:mod:`dm_cc.sandbox.proxy`), started on first use and stopped by
+:meth:`Sandbox.close` (or when dm_cc exits).
 """
 
 from __future__ import annotations
@@ -18,13 +23,14 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from dm_cc.config import dirs
 from dm_cc.permissions import Gate
@@ -32,6 +38,12 @@ from dm_cc.permissions.paths import PathContextDirs
 from dm_cc.sandbox.derive import Private, derive
 from dm_cc.sandbox.spec import SandboxSpec, bwrap_argv
 from dm_cc.sandbox.tree import TreeLister
+
+if TYPE_CHECKING:
+    from dm_cc.sandbox.proxy import Proxy
+
+# The in-sandbox end of the network proxy (a script: it imports nothing of dm_cc).
+FORWARDER = Path(__file__).with_name("inside.py")
 
 Mode = Literal["auto", "required", "off"]
 KEPT_SPECS = 8
@@ -80,6 +92,10 @@ NETWORK_SYMPTOMS = ("Network is unreachable", "Could not resolve host",
                     "Temporary failure in name resolution", "Name or service not known",
                     "getaddrinfo", "ENETUNREACH", "EAI_AGAIN", "ENOTFOUND",
                     "Failed to establish a new connection", "No address associated with hostname")
+# Without the network, or through the proxy for a program that ignores the proxy
+# variables, a connection to this machine finds the sandbox's own loopback, where
+# nothing listens.
+LOOPBACK_SYMPTOMS = ("Connection refused", "Couldn't connect to server", "ECONNREFUSED")
 
 
 def stopped_by_sandbox(output: str, spec: SandboxSpec) -> str | None:
@@ -87,8 +103,27 @@ def stopped_by_sandbox(output: str, spec: SandboxSpec) -> str | None:
     if any(symptom in output for symptom in WRITE_SYMPTOMS):
         return ("it wrote outside the writable paths (the project and $TMPDIR) or to a "
                 "read-only one (.dm_cc/, git config and hooks, paths edit rules protect)")
-    if spec.network != "on" and any(symptom in output for symptom in NETWORK_SYMPTOMS):
+    if spec.network == "proxy":
+        return _stopped_by_proxy(output, spec)
+    if spec.network != "on" and any(symptom in output
+                                    for symptom in NETWORK_SYMPTOMS + LOOPBACK_SYMPTOMS):
         return f"the network is {spec.network} in the sandbox ({spec.network_why})"
+    return None
+
+
+def _stopped_by_proxy(output: str, spec: SandboxSpec) -> str | None:
+    """The proxy refused a host (its refusal says so; curl and git print only the
+    status), or a program that ignores the proxy variables found no network."""
+    from dm_cc.sandbox.proxy import MARK, REFUSED
+
+    if REFUSED in output or MARK + " network access" in output or (
+            "tunnel failed, response 403" in output):
+        return ("the sandbox's proxy refused a host that no network rule allows (only the "
+                "hosts network rules allow are reachable from inside)")
+    if any(symptom in output for symptom in NETWORK_SYMPTOMS + LOOPBACK_SYMPTOMS):
+        return ("in the sandbox only programs that use the proxy variables (http_proxy, "
+                f"https_proxy) reach the network, and only the hosts rules allow "
+                f"({spec.network_why})")
     return None
 
 
@@ -162,6 +197,7 @@ class Sandbox:
         self._private: Path | None = None
         # The last specs, by gate (a parent and its subagents take turns): (gate, key, spec).
         self._specs: list[tuple[Gate, int, SandboxSpec]] = []
+        self._proxy: Proxy | None = None
 
     @property
     def availability(self) -> Availability:
@@ -217,7 +253,8 @@ class Sandbox:
         private = Private(
             tmpdir=str(self.private_dir() / "tmp"), hide=hide,
             git_dirs=git_dirs(self.where.root), environment=tuple(self.env),
-            exists=os.path.lexists, is_dir=os.path.isdir)
+            exists=os.path.lexists, is_dir=os.path.isdir, network_proxy=self._proxy_possible(),
+            forwarder=self._forwarder_paths())
         spec = derive(gate, self.where, tree, private)
         self._specs = [entry for entry in self._specs if entry[0] is not gate][-(KEPT_SPECS - 1):]
         self._specs.append((gate, key, spec))
@@ -235,6 +272,50 @@ class Sandbox:
             return Plan(list(command), confined=False)
         (self.where.root / ".dm_cc").mkdir(exist_ok=True)  # a mount point: kept read-only
         spec = self.spec(gate)
+        if spec.network == "proxy":
+            command = self._through_proxy(gate, command)
         argv = bwrap_argv(spec, command, empty_file=str(self.private_dir() / "empty"),
                           bwrap=self.availability.bwrap or "bwrap")
         return Plan(argv, confined=True, spec=spec)
+
+    # ------------------------------------------------------------------ the network proxy
+
+    def _proxy_socket(self) -> Path:
+        return self.private_dir() / "proxy" / "sock"
+
+    def _proxy_possible(self) -> bool:
+        """Per-host network rules can be held here: a Python to run the forwarder
+        with, and a socket path short enough for AF_UNIX (108 bytes)."""
+        return bool(sys.executable) and len(os.fsencode(self._proxy_socket())) < 108
+
+    def _forwarder_paths(self) -> tuple[str, ...]:
+        """What the in-sandbox forwarder needs to see: the Python, its standard
+        library, the forwarder's file and the proxy's socket."""
+        return tuple(os.path.realpath(path) for path in (
+            sys.executable, sys.base_prefix, FORWARDER, self._proxy_socket().parent))
+
+    def proxy(self) -> Proxy:
+        """The session's network proxy, started on first use (DESIGN.md §8)."""
+        if self._proxy is None:
+            from dm_cc.sandbox.proxy import Proxy
+
+            path = self._proxy_socket()
+            path.parent.mkdir(mode=0o700, exist_ok=True)
+            self._proxy = Proxy(str(path))
+            weakref.finalize(self, self._proxy.close)
+        return self._proxy
+
+    def _through_proxy(self, gate: Gate, command: Sequence[str]) -> list[str]:
+        """``command`` behind the in-sandbox forwarder, its connections judged by
+        ``gate``: run by the Python running dm_cc, isolated from the project's and
+        the user's packages (``-I -S``)."""
+        proxy = self.proxy()
+        return [sys.executable, "-I", "-S", str(FORWARDER), proxy.path, proxy.admit(gate),
+                "--", *command]
+
+    def close(self) -> None:
+        """Stop the network proxy, if it ran (the private directory goes when the
+        sandbox is collected or dm_cc exits)."""
+        if self._proxy is not None:
+            self._proxy.close()
+            self._proxy = None
