@@ -143,5 +143,5 @@ def where_line(plan: Plan, sandbox: Sandbox) -> str:
         return (f"confined by bubblewrap (mode {sandbox.mode}; network {plan.spec.network}; "
                 "`dm_cc sandbox status` shows what it may touch)")
     if sandbox.mode == "off":
-        return f"not confined: the sandbox is off ({mode_line(sandbox)})"
+        return f"not confined: the sandbox is off (sandbox: off, set at {sandbox.why_mode})"
     return f"not confined: {sandbox.availability.reason}"

@@ -182,8 +182,8 @@ def test_run_unconfined_says_why(project, no_bwrap, tmp_path):
     config = set_mode("off")
     done = dm_cc(project, "sandbox", "run", "--", "cat .env")
     assert done.stdout == "TOKEN=1\n"
-    assert f"not confined: the sandbox is off (mode: off (set at " in done.stderr
-    assert f"{config.name}:1))" in done.stderr
+    assert "not confined: the sandbox is off (sandbox: off, set at " in done.stderr
+    assert f"{config.name}:1)" in done.stderr
 
 
 @pytest.mark.xfail(strict=True, reason="config/settings: YAML 1.1 reads an unquoted `off` as "
@@ -210,3 +210,26 @@ def test_run_times_out(project):
 def test_help_says_the_command_is_not_judged(project):
     done = dm_cc(project, "sandbox", "run", "--help")
     assert "the policy does not\njudge it" in done.stdout
+
+
+# ---------------------------------------------------------------------- dm_cc run
+
+
+def test_run_says_once_on_stderr_that_commands_are_not_confined(project, no_bwrap):
+    script = project / ".script.yaml"
+    script.write_text("- {text: done}\n")
+    done = dm_cc(project, "run", "--model", f"scripted:{script}", "hi", path=no_bwrap)
+    assert done.returncode == 0 and done.stdout == "done\n"
+    assert done.stderr.count("dm_cc: sandbox: commands run unconfined: bubblewrap (bwrap) is "
+                             "not installed") == 1
+    set_mode("off")
+    done = dm_cc(project, "run", "--model", f"scripted:{script}", "hi", path=no_bwrap)
+    assert "sandbox" not in done.stderr
+
+
+@needs_bwrap
+def test_run_with_bubblewrap_says_nothing_about_it(project):
+    script = project / ".script.yaml"
+    script.write_text("- {text: done}\n")
+    done = dm_cc(project, "run", "--model", f"scripted:{script}", "hi")
+    assert done.returncode == 0 and "sandbox" not in done.stderr
