@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 from dm_cc.sandbox.host import availability
 
@@ -233,3 +234,22 @@ def test_run_with_bubblewrap_says_nothing_about_it(project):
     script.write_text("- {text: done}\n")
     done = dm_cc(project, "run", "--model", f"scripted:{script}", "hi")
     assert done.returncode == 0 and "sandbox" not in done.stderr
+
+
+@needs_bwrap
+def test_run_refuses_an_escape_headless_and_says_why_on_one_line(project, tmp_path):
+    target = tmp_path / "outside.txt"
+    script = project / ".script.yaml"
+    command = f"python3 -c \"open('{target}', 'w')\""
+    script.write_text(yaml.safe_dump([{"tool": "bash", "args": {"command": command}},
+                                      {"text": "done"}]))
+    extra = tmp_path / "python.yaml"
+    extra.write_text("rules:\n  - {permission: bash, pattern: 'python3 *', action: allow}\n")
+    done = dm_cc(project, "run", "--model", f"scripted:{script}", "--policy", str(extra), "go")
+    assert done.returncode == 0 and not target.exists()
+    first, second = done.stderr.splitlines()[:2]
+    assert first == f"dm_cc: bash {command} → allow"
+    assert second.startswith(f"dm_cc: bash {command} → the sandbox stopped it: it wrote outside")
+    assert second.endswith("; run outside the sandbox → ask → refused by --on-ask deny "
+                           '(ask sandbox_escape "*" at builtin:defaults: run again outside the '
+                           "sandbox: only the rules hold it there, not the kernel)")
