@@ -69,6 +69,9 @@ def _run(args: argparse.Namespace) -> int:
     world = open_world(options_from(args))
     loop = world.open_loop(HeadlessApprover(args.on_ask), on_event=emit)
     session = loop.session
+    warning = world.sandbox.warning()
+    if warning is not None:
+        _say(warning)
     _opening(args, session, world.root)
 
     def stopped(kind: str, message: str) -> None:

@@ -12,6 +12,10 @@ names it (``? [explore #2] wants to use bash``). Keys typed before the question
 appeared never answer it: they are set aside and given back to the next prompt.
 A question that comes while the REPL waits at its prompt (a background subagent
 asks) first makes the prompt step aside (``make_room``).
+
+A ``sandbox_escape`` question (a confined command failed because of the sandbox)
+is headed "The sandbox stopped this command. Run it again outside the sandbox?",
+says why it looks stopped, and its "no" keeps the failed result (the turn goes on).
 """
 
 from __future__ import annotations
@@ -32,8 +36,10 @@ from prompt_toolkit.layout.controls import FormattedTextControl
 
 from dm_cc.core.approval import Approval, ApprovalRequest
 from dm_cc.permissions import Rule
+from dm_cc.permissions.rules import SANDBOX_ESCAPE
 from dm_cc.ui.describe import rule_text
 from dm_cc.ui.render import Line, Shown, diff_lines
+from dm_cc.ui.sandbox_text import ESCAPE_QUESTION, is_escape
 from dm_cc.ui.screen import STYLE, Screen
 
 PREVIEW_LINES = 60
@@ -49,17 +55,30 @@ def question_lines(request: ApprovalRequest) -> Iterator[Line]:
     request that asks with its rule (``file:line``) and reason, and the preview."""
     who = [("class:task", f"[{request.asker}]")] if request.asker \
         else [("class:agent", request.agent)]
-    yield [("class:ask", "? "), *who, ("", " wants to use "), ("class:tool", request.tool)]
-    if request.description:
-        yield [("class:dim", f"  {request.description}")]
+    escape = is_escape(request.decision)
+    if escape:   # the call ran, confined, and failed: this asks to run it again outside
+        yield [("class:ask", "? "), ("", ESCAPE_QUESTION)]
+        yield [("class:dim", "  "), *who, ("class:dim", "'s "), ("class:tool", request.tool),
+               ("class:dim", f" call: {request.description}" if request.description
+                else " call")]
+    else:
+        yield [("class:ask", "? "), *who, ("", " wants to use "), ("class:tool", request.tool)]
+        if request.description:
+            yield [("class:dim", f"  {request.description}")]
     for text in (request.main_input or "").splitlines() or [""]:
         yield [("class:tool", f"  $ {text}" if request.tool == "bash" else f"  {text}")]
     for verdict in request.decision.verdicts:
         if verdict.action != "ask":
             continue
-        yield [("class:ask", "  asks: "), ("", f"{verdict.request.permission} "
-                                               f'"{verdict.request.pattern}"'),
-               ("class:dim", f"  ← {rule_text(verdict.rule)}")]
+        if verdict.request.permission == SANDBOX_ESCAPE:  # its pattern is the command above
+            if verdict.request.note:
+                yield [("class:ask", f"  {verdict.request.note}")]
+            yield [("class:ask", "  asks: "), ("", verdict.request.permission),
+                   ("class:dim", f"  ← {rule_text(verdict.rule)}")]
+        else:
+            yield [("class:ask", "  asks: "), ("", f"{verdict.request.permission} "
+                                                   f'"{verdict.request.pattern}"'),
+                   ("class:dim", f"  ← {rule_text(verdict.rule)}")]
         if verdict.rule.reason:
             yield [("class:ask", f"        reason: {verdict.rule.reason}")]
         if verdict.note:
@@ -75,7 +94,11 @@ def _legend(request: ApprovalRequest) -> Line:
         shown = ", ".join(f'{r.permission} "{r.pattern}"' for r in remember)
         parts += [("class:key", "s"), ("", " session  "), ("class:key", "a"),
                   ("", f" always ({shown})  ")]
-    stop = " no, stop this subagent  " if request.asker else " no, stop the turn  "
+    if is_escape(request.decision):   # a no keeps the failed result: the turn goes on
+        parts[1] = ("", " run it outside once  ")
+        stop = " no, keep it in the sandbox  "
+    else:
+        stop = " no, stop this subagent  " if request.asker else " no, stop the turn  "
     parts += [("class:key", "n"), ("", stop), ("class:key", "f"),
               ("", " no, tell the model why  "), ("class:dim", "Esc/Ctrl-D = n · Ctrl-C = n + cancel")]
     return parts
@@ -133,14 +156,16 @@ class ReplApprover:
             self.screen.paused = False
             if held:
                 store_typeahead(get_app_session().input, held)
-        if approval.answer in ("reject", "cancel"):
-            self.shown.refused.add(request.call_id)
+        if approval.answer in ("reject", "cancel") and not is_escape(request.decision):
+            self.shown.refused.add(request.call_id)   # an escape's result is still shown
         else:
             if not request.asker:     # a subagent's call leaves the session's activity
                 self.screen.activity = f"running {request.tool}"
             if request.preview:
                 self.shown.previewed.add(request.call_id)
         style, said = SAID[approval.answer]
+        if approval.answer == "reject" and is_escape(request.decision):
+            said = "not run outside the sandbox"
         extra = f": {approval.feedback}" if approval.feedback else ""
         self.screen.line([(style, f"  {said}{extra}")], now=True)
         return approval

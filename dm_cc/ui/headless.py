@@ -35,6 +35,7 @@ from dm_cc.permissions import Decision, Verdict
 from dm_cc.session.messages import ToolCall
 from dm_cc.tools.catalog import entry
 from dm_cc.ui.describe import rule_text
+from dm_cc.ui.sandbox_text import is_escape
 
 INPUT_CHARS = 160     # characters of a call's main input shown on its line
 
@@ -79,12 +80,26 @@ def verdict_text(verdict: Verdict, call: ToolCall | None = None) -> str:
 
 def decision_line(call: ToolCall, decision: Decision, asked: str | None = None) -> str:
     """One line for a decided call; on deny and ask, the deciding rules."""
+    if is_escape(decision):
+        return escape_line(call, decision, asked)
     line = f"{_call(call)} → {decision.action}"
     if decision.action == "allow":
         return line
     if decision.action == "ask" and asked:
         line += f" → {asked}"
     return line + " (" + "; ".join(verdict_text(v, call) for v in decision.deciding) + ")"
+
+
+def escape_line(call: ToolCall, decision: Decision, asked: str | None = None) -> str:
+    """'bash make → stopped by the sandbox (…); run outside it → deny (deny
+    sandbox_escape "*" at f:3)': a confined command that failed, run again or not."""
+    verdict = decision.deciding[0]
+    why = verdict.request.note or "the sandbox stopped it"
+    line = f"{_call(call)} → {why}; run outside the sandbox → {decision.action}"
+    if decision.action == "ask" and asked:
+        line += f" → {asked}"
+    text = rule_text(verdict.rule) + (f": {verdict.rule.reason}" if verdict.rule.reason else "")
+    return f"{line} ({text})"
 
 
 def finished_line(call: ToolCall, text: str) -> str:

@@ -1,5 +1,6 @@
 """The REPL's input line: the prompt (the agent in charge), its keys, Tab
-completion of slash commands, history, and the bottom toolbar.
+completion of slash commands, history, and the bottom toolbar (the agent, running
+subagents, the model, the sandbox's state, the policy files, tokens and cost).
 
     prompt = Prompt(repl, history_path)
     text = await prompt.read(pre_run)      # KeyboardInterrupt / EOFError as typed
@@ -95,8 +96,9 @@ class Prompt:
         usage = loop.usage
         running = len(loop.subagents.running)
         tasks = f" · {running} task{'' if running == 1 else 's'} running (/tasks)" if running else ""
-        return FormattedText([("", f" {loop.agent.name}{tasks} · {loop.rt.model.name} · policy: "
-                                   f"{policy} · sandbox: none · "
+        sandbox = self._repl.world.sandbox.state()   # bubblewrap was tried while loading
+        return FormattedText([("", f" {loop.agent.name}{tasks} · {loop.rt.model.name} · "
+                                   f"sandbox: {sandbox} · policy: {policy} · "
                                    f"{usage.prompt_tokens + usage.completion_tokens} tokens · "
                                    f"${usage.cost:.4f} · /help")])
 

@@ -44,6 +44,7 @@ from dm_cc.ui.headless import (
     task_started_line,
     tools_text,
 )
+from dm_cc.ui.sandbox_text import is_escape
 
 if TYPE_CHECKING:
     from dm_cc.core.subagents import Running
@@ -70,6 +71,21 @@ def decided_lines(call: ToolCall, decision: Decision) -> Iterator[Line]:
         yield [("class:dim", f"  {verb} by {rule_text(verdict.rule)}{reason}{note}")]
     if len(decision.deciding) > 3:
         yield [("class:dim", f"  … and {len(decision.deciding) - 3} more requests (/why)")]
+
+
+def escape_lines(decision: Decision) -> Iterator[Line]:
+    """A stopped command run again outside the sandbox, or not, by a rule (an ask
+    is the approval question's)."""
+    verdict = decision.deciding[0]
+    reason = f": {verdict.rule.reason}" if verdict.rule.reason else ""
+    if decision.action == "allow":
+        yield [("class:ask", "  ↳ run again outside the sandbox"),
+               ("class:dim", f", allowed by {rule_text(verdict.rule)}")]
+    else:
+        yield [("class:deny", "  ↳ not run outside the sandbox"),
+               ("class:dim", f": denied by {rule_text(verdict.rule)}{reason}")]
+    if verdict.request.note:
+        yield [("class:dim", f"    ({verdict.request.note})")]
 
 
 def finished_lines(call: ToolCall, output: ToolOutput) -> Iterator[Line]:
@@ -114,6 +130,10 @@ class Shown:
 def event_lines(event: Event, shown: Shown) -> Iterator[Line]:
     """What the REPL prints for a core event."""
     if isinstance(event, ToolDecided):
+        if is_escape(event.decision):   # the call ran confined; its result is still shown
+            if event.decision.action != "ask":
+                yield from escape_lines(event.decision)
+            return
         if event.decision.action == "deny":
             shown.refused.add(event.call.id)
         if event.decision.action != "ask":

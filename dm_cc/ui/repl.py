@@ -102,14 +102,17 @@ class Repl:
                 world = self._load_world()
                 loop = world.open_loop(self.approver, on_event=self.on_event,
                                        on_stream=self.on_stream, wait_background=False)
+                warning = world.sandbox.warning()   # tries bubblewrap: here, not in the toolbar
             except BaseException as exc:  # noqa: BLE001 - handed to the event loop
                 aio.call_soon_threadsafe(self._failed, exc, context=here)
                 return
-            aio.call_soon_threadsafe(self._loaded, world, loop, context=here)
+            aio.call_soon_threadsafe(self._loaded, world, loop, warning, context=here)
 
         threading.Thread(target=load, name="dm_cc-load", daemon=True).start()
 
-    def _loaded(self, world: World, loop: Loop) -> None:
+    def _loaded(self, world: World, loop: Loop, warning: str | None = None) -> None:
+        """The world is here: say where the session is, and, once, that shell
+        commands will not be confined (``warning``)."""
         self._world, self._loop = world, loop
         session = loop.session
         self.screen.line(f"dm_cc {__version__} · session {session.info.id} · {world.root}",
@@ -121,8 +124,8 @@ class Repl:
             self.screen.line(notice, "class:notice")
         if session.messages:
             self.screen.lines(replay(session.messages, last=REPLAY_EXCHANGES), "class:dim")
-        for warning in session.warnings:
-            self.screen.line(f"! {warning}", "class:notice")
+        for said in (*session.warnings, *([warning] if warning else [])):
+            self.screen.line(f"! {said}", "class:notice")
         loop.gate()  # compile the rules now, and report saved approvals that cannot be read
         model = loop.rt.model
         if isinstance(model, WarmsUp):

@@ -1,0 +1,193 @@
+"""The sandbox as the person sees it: the start-up warning (said once), the
+toolbar's state, and the question to run a command the sandbox stopped outside
+it, with its answers and rules; on prompt_toolkit's pipe input and in tmux."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+from support.repl_driver import ENTER, drive
+from support.tmux import TMUX, Pane
+
+from dm_cc.sandbox.host import availability
+from dm_cc.ui.sandbox_text import ESCAPE_QUESTION
+
+needs_bwrap = pytest.mark.skipif(not availability().usable,
+                                 reason=f"bubblewrap cannot confine here: {availability().reason}")
+
+READY = "/help lists commands"
+LEGEND = "y run it outside once"    # the escape question's keys, drawn last
+
+
+@pytest.fixture
+def without_bwrap(monkeypatch, tmp_path):
+    """PATH without bwrap (and availability() asked again) for this test only."""
+    bin_dir = tmp_path / "bin-without-bwrap"
+    bin_dir.mkdir()
+    for name in ("bash", "git"):
+        if (found := shutil.which(name)) is not None:
+            (bin_dir / name).symlink_to(found)
+    monkeypatch.setenv("PATH", str(bin_dir))
+    availability.cache_clear()
+    yield
+    availability.cache_clear()
+
+
+def set_mode(mode: str) -> None:
+    config = Path(os.environ["DM_CC_HOME"]) / "config" / "config.yaml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text(f'sandbox: "{mode}"\n')
+
+
+def toolbar(run) -> str:
+    return "".join(text for _, text in run.repl.prompt._toolbar())
+
+
+# ---------------------------------------------------------------------- warning, toolbar
+
+
+def test_without_bubblewrap_the_repl_says_so_once_and_the_toolbar_shows_it(project,
+                                                                           without_bwrap):
+    run = drive(project, [{"text": "hello"}, {"text": "again"}],
+                [(READY, "hi" + ENTER), ("hello", "/clear" + ENTER), ("build>", "")])
+    assert not run.errors
+    warning = "! sandbox: commands run unconfined: bubblewrap (bwrap) is not installed"
+    assert run.screen.count(warning) == 1
+    assert run.screen.index(warning) < run.screen.index("hello")
+    assert "sandbox: none (bubblewrap missing) · policy:" in toolbar(run)
+
+
+def test_required_without_bubblewrap_warns_that_bash_will_refuse(project, without_bwrap):
+    set_mode("required")
+    run = drive(project, [{"text": "hello"}], [(READY, "hi" + ENTER), ("hello", "")])
+    assert "! sandbox: required, but bubblewrap cannot confine commands here, so the bash " \
+           "tool will refuse to run" in run.screen
+    assert "sandbox: required: unavailable · " in toolbar(run)
+
+
+def test_off_says_nothing(project, without_bwrap):
+    set_mode("off")
+    run = drive(project, [{"text": "hello"}], [(READY, "hi" + ENTER), ("hello", "")])
+    assert "! sandbox" not in run.screen
+    assert "sandbox: off · " in toolbar(run)
+
+
+@needs_bwrap
+def test_with_bubblewrap_nothing_is_said_and_the_toolbar_says_bwrap(project):
+    run = drive(project, [{"text": "hello"}], [(READY, "hi" + ENTER), ("hello", "")])
+    assert "! sandbox" not in run.screen
+    assert "sandbox: bwrap · " in toolbar(run)
+
+
+# ---------------------------------------------------------------------- the escape question
+
+
+def probe_call(target: Path) -> list[dict]:
+    """An allowed python3 call whose code writes outside the project, then an answer."""
+    code = f"open('{target}', 'w').write('escaped')"
+    return [{"tool": "bash", "args": {"command": f'python3 -c "{code}"',
+                                      "description": "Write the probe file"}},
+            {"text": "the turn went on"}]
+
+
+@pytest.fixture
+def allowed_python(project):
+    def write(*more: str) -> None:
+        (project / ".dm_cc").mkdir(exist_ok=True)
+        rules = ["  - {permission: bash, pattern: 'python3 *', action: allow}", *more]
+        (project / ".dm_cc" / "policy.yaml").write_text("rules:\n" + "\n".join(rules) + "\n")
+    write()
+    return write
+
+
+@needs_bwrap
+def test_yes_runs_the_stopped_command_outside_the_sandbox(project, allowed_python, tmp_path):
+    target = tmp_path / "outside.txt"
+    run = drive(project, probe_call(target),
+                [(READY, "go" + ENTER), (LEGEND, "y"), ("the turn went on", "")])
+    assert not run.errors
+    question = run.after(ESCAPE_QUESTION)
+    assert question.startswith(ESCAPE_QUESTION)
+    assert "build's bash call: Write the probe file" in question
+    assert f"$ python3 -c \"open('{target}'" in question
+    assert "the sandbox stopped it: it wrote outside the writable paths" in question
+    assert 'asks: sandbox_escape  ← ask sandbox_escape "*" at builtin:defaults' in question
+    assert "(run outside the sandbox)" in question
+    assert target.read_text() == "escaped"
+
+
+@needs_bwrap
+def test_no_keeps_the_failed_result_and_the_turn_goes_on(project, allowed_python, tmp_path):
+    target = tmp_path / "outside.txt"
+    run = drive(project, probe_call(target),
+                [(READY, "go" + ENTER), (LEGEND, "n"), ("the turn went on", "")])
+    assert not run.errors
+    after = run.after(ESCAPE_QUESTION)
+    assert "not run outside the sandbox" in after
+    assert "Read-only file system" in after
+    assert "The user did not let it run outside the sandbox." in after
+    assert "stopped: you said no" not in after
+    assert not target.exists()
+
+
+@needs_bwrap
+@pytest.mark.parametrize("action", ["allow", "deny"])
+def test_a_sandbox_escape_rule_decides_without_a_question(project, allowed_python, tmp_path,
+                                                          action):
+    allowed_python("  - {permission: sandbox_escape, pattern: 'python3 *', action: "
+                   f"{action}, reason: the team decided}}")
+    target = tmp_path / "outside.txt"
+    run = drive(project, probe_call(target), [(READY, "go" + ENTER), ("the turn went on", "")])
+    assert not run.errors
+    assert ESCAPE_QUESTION not in run.screen
+    rule = f"sandbox_escape \"python3 *\" at {project}/.dm_cc/policy.yaml:3"
+    if action == "allow":
+        assert f"↳ run again outside the sandbox, allowed by allow {rule}" in run.screen
+        assert "(run outside the sandbox)" in run.screen
+        assert target.read_text() == "escaped"
+    else:
+        assert f"↳ not run outside the sandbox: denied by deny {rule}: the team decided" \
+            in run.screen
+        assert "It may not run outside the sandbox" in run.screen   # the result is shown
+        assert not target.exists()
+
+
+# ---------------------------------------------------------------------- tmux
+
+
+@pytest.mark.skipif(TMUX is None, reason="tmux is not installed")
+@needs_bwrap
+def test_in_a_terminal_the_toolbar_and_the_escape_question_read_well(project, allowed_python,
+                                                                     tmp_path):
+    target = tmp_path / "outside.txt"
+    script = project / ".script.yaml"
+    script.write_text(yaml.safe_dump(probe_call(target)))
+    env = {k: os.environ[k] for k in ("HOME", "DM_CC_HOME", "DM_CC_MANAGED_DIR", "PATH",
+                                      "PYTHONPATH") if k in os.environ}
+    pane = Pane(project, {**env, "TERM": "xterm-256color"}, "--model", f"scripted:{script}")
+    try:
+        screen = pane.wait_for(READY)
+        assert "· sandbox: bwrap · policy:" in screen
+        assert "! sandbox" not in screen
+        pane.type("go")
+        pane.send("Enter")
+        screen = pane.wait_for(LEGEND)
+        lines = screen.splitlines()
+        at = next(i for i, line in enumerate(lines) if line.startswith("? "))
+        assert lines[at] == f"? {ESCAPE_QUESTION}"
+        assert lines[at + 1] == "  build's bash call: Write the probe file"
+        assert lines[at + 2].startswith("  $ python3 -c")
+        assert lines[at + 3].startswith("  the sandbox stopped it: it wrote outside")
+        assert lines[at + 4].startswith('  asks: sandbox_escape  ← ask sandbox_escape "*"')
+        legend = "".join(lines).replace(" ", "")          # it may wrap, at a space too
+        assert "nno,keepitinthesandbox" in legend
+        pane.send("y")
+        screen = pane.wait_for("the turn went on")
+        assert "(run outside the sandbox)" in screen
+        assert target.read_text() == "escaped"
+    finally:
+        pane.close()
