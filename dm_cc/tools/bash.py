@@ -21,7 +21,7 @@ import os
 import signal
 from pathlib import Path
 from collections.abc import Sequence
-from typing import ClassVar, NamedTuple
+from typing import BinaryIO, ClassVar, NamedTuple
 
 from pydantic import BaseModel, Field
 
@@ -64,7 +64,8 @@ class BashTool(CatalogTool[BashParams]):
         if plan is not None and plan.refusal is not None:
             return ToolOutput(plan.refusal, is_error=True)
         ran = await run_command(plan.argv if plan else command, ctx.cwd,
-                                params.timeout or DEFAULT_TIMEOUT)
+                                params.timeout or DEFAULT_TIMEOUT,
+                                pass_files=plan.pass_files if plan else ())
         output = ran.output()
         if plan is None or not plan.confined or not ran.code or plan.spec is None:
             return output
@@ -131,18 +132,24 @@ class Ran(NamedTuple):
         return _result(self.text, self.code, self.timeout, self.timed_out, self.lingering)
 
 
-async def run_command(argv: Sequence[str], cwd: Path, timeout: float) -> Ran:
-    """Run ``argv`` (``bash -c …``, or bwrap around it) in its own process group."""
+async def run_command(argv: Sequence[str], cwd: Path, timeout: float, *,
+                      pass_files: Sequence[BinaryIO] = ()) -> Ran:
+    """Run ``argv`` (``bash -c …``, or bwrap around it) in its own process group.
+    ``pass_files`` (a sandbox plan's: the seccomp filter ``argv`` names by number)
+    are inherited under their numbers and closed here once the command started."""
+    pass_fds = [file.fileno() for file in pass_files]
     read_fd, write_fd = os.pipe()
     try:
         proc = await asyncio.create_subprocess_exec(
             *argv, cwd=cwd, stdin=asyncio.subprocess.DEVNULL,
-            stdout=write_fd, stderr=write_fd, start_new_session=True)
+            stdout=write_fd, stderr=write_fd, start_new_session=True, pass_fds=pass_fds)
     except OSError as exc:
         os.close(read_fd)
         return Ran(f"Cannot run {argv[0]} in {cwd}: {exc.strerror or exc}", 127, timeout, started=False)
     finally:
         os.close(write_fd)
+        for file in pass_files:
+            file.close()
     reader = asyncio.StreamReader()
     pipe = open(read_fd, "rb", buffering=0)  # noqa: SIM115 - the transport owns and closes it
     capture = _Capture(MAX_OUTPUT_CHARS)
