@@ -179,6 +179,18 @@ def test_the_plans_filter_file_is_closed_once_the_command_started(sandbox: Sandb
     assert all(file.closed for file in plan.pass_files)
 
 
+@needs_bwrap
+def test_a_plan_run_without_its_filter_file_fails_instead_of_running_unfiltered(
+        sandbox: Sandbox) -> None:
+    plan = sandbox.confine(gate(sandbox.where), ["bash", "-c", "echo reached"])
+    try:
+        ran = asyncio.run(run_command(plan.argv, sandbox.where.root, 60))
+    finally:
+        for file in plan.pass_files:
+            file.close()
+    assert ran.code != 0 and "seccomp" in ran.text and "reached" not in ran.text
+
+
 @pytest.fixture
 def unix_server(tmp_path: Path) -> Iterator[tuple[str, list[bytes]]]:
     """A Unix socket server on the host, outside the project: what it was sent."""
