@@ -11,6 +11,7 @@ that shows the same thing working.
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 import socket
 import struct
@@ -29,7 +30,8 @@ from dm_cc.permissions.paths import PathContextDirs
 from dm_cc.sandbox import seccomp
 from dm_cc.sandbox.host import Plan, Sandbox, with_unix_socket_note
 from dm_cc.sandbox.spec import SandboxSpec
-from dm_cc.tools.bash import Ran, run_command
+from dm_cc.tools.base import ToolContext
+from dm_cc.tools.bash import BashParams, BashTool, Ran, run_command
 from support import elf
 from sandbox.conftest import needs_bwrap
 
@@ -170,6 +172,16 @@ def test_a_unix_socket_cannot_be_made_with_the_network_off(sandbox: Sandbox) -> 
     assert plan.spec is not None and plan.spec.network == "off"
     assert "--seccomp" in plan.argv and ran.code == 1, ran.text
     assert "PermissionError: [Errno 1] Operation not permitted" in ran.text
+
+
+@needs_bwrap
+def test_the_bash_tool_passes_the_filter_to_bwrap(sandbox: Sandbox) -> None:
+    where = sandbox.where
+    ctx = ToolContext(where, session_id="s1", agent="build",
+                      confine=functools.partial(sandbox.confine, gate(where)))
+    params = BashParams(command=python("import socket; socket.socket(socket.AF_UNIX)"))
+    result = asyncio.run(BashTool().run(params, ctx))
+    assert "PermissionError" in result.output and "exit code 1" in result.output
 
 
 @needs_bwrap
