@@ -106,10 +106,6 @@ class Plan:
     spec: SandboxSpec | None = None
     pass_files: tuple[BinaryIO, ...] = ()
 
-    @property
-    def pass_fds(self) -> tuple[int, ...]:
-        return tuple(file.fileno() for file in self.pass_files)
-
 
 def private_paths(env: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
     """What a confined command never sees: dm_cc's per-user directories (saved
@@ -241,7 +237,8 @@ class Sandbox:
         argv = bwrap_argv(spec, command, empty_file=str(self.private_dir() / "empty"),
                           bwrap=self.availability.bwrap or "bwrap",
                           seccomp_fd=guard.fileno() if guard is not None else None)
-        return Plan(argv, confined=True, spec=spec, pass_files=(guard,) if guard is not None else ())
+        return Plan(argv, confined=True, spec=spec,
+                    pass_files=(guard,) if guard is not None else ())
 
 
 # ------------------------------------------------------------------ Unix sockets

@@ -30,6 +30,13 @@ What the filter does, per system call (``struct seccomp_data``: nr, arch, …, a
   makes a socket without the ``socket`` call. Programs fall back to plain calls.
 - everything else is allowed.
 
+Where it could fail open, it fails closed: an unexpected architecture in a call
+kills the process; a filter file that cannot be made refuses the command
+(``Sandbox.confine``); a command line naming a file the runner did not pass makes
+bwrap stop ("Can't read seccomp data"). Only on a host whose architecture has no
+tables here does a confined command run without the filter, and the spec's notes
+(``dm_cc sandbox status``) say so.
+
 Facts come from the kernel's headers: <linux/audit.h> (AUDIT_ARCH_*),
 <linux/seccomp.h> (SECCOMP_RET_*, struct seccomp_data), <linux/filter.h> and
 <linux/bpf_common.h> (opcodes, struct sock_filter), arch/x86/entry/syscalls/

@@ -19,8 +19,8 @@ import asyncio
 import contextlib
 import os
 import signal
-from pathlib import Path
 from collections.abc import Sequence
+from pathlib import Path
 from typing import BinaryIO, ClassVar, NamedTuple
 
 from pydantic import BaseModel, Field

@@ -22,6 +22,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from support import elf
 
 from dm_cc.config.dirs import HostFilesystem
 from dm_cc.permissions import Gate, PathContext, Rule
@@ -32,7 +33,6 @@ from dm_cc.sandbox.host import Plan, Sandbox, with_unix_socket_note
 from dm_cc.sandbox.spec import SandboxSpec
 from dm_cc.tools.base import ToolContext
 from dm_cc.tools.bash import BashParams, BashTool, Ran, run_command
-from support import elf
 from sandbox.conftest import needs_bwrap
 
 # --------------------------------------------------------------- the program, interpreted
