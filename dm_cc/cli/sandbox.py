@@ -85,7 +85,7 @@ def _run(args: argparse.Namespace) -> int:
     import asyncio
 
     from dm_cc.sandbox.host import stopped_by_sandbox
-    from dm_cc.tools.bash import DEFAULT_TIMEOUT, run_command
+    from dm_cc.tools.bash import DEFAULT_TIMEOUT, run_plan
     from dm_cc.ui.sandbox_text import where_line
 
     command = _command_line(args.command)
@@ -97,7 +97,7 @@ def _run(args: argparse.Namespace) -> int:
         return EXIT_REFUSED
     print(f"dm_cc: sandbox: {where_line(plan, sandbox)}", file=sys.stderr, flush=True)
     timeout = args.timeout or DEFAULT_TIMEOUT
-    ran = asyncio.run(run_command(plan.argv, world.cwd, timeout))
+    ran = asyncio.run(run_plan(plan, world.cwd, timeout))
     sys.stdout.write(ran.text)
     sys.stdout.flush()
     if ran.timed_out:

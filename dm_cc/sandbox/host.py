@@ -27,15 +27,16 @@ import sys
 import tempfile
 import weakref
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, BinaryIO, Literal
 
 from dm_cc.config import dirs
 from dm_cc.permissions import Gate
 from dm_cc.permissions.paths import PathContextDirs
 from dm_cc.sandbox.derive import Private, derive
+from dm_cc.sandbox.seccomp import filter_file, unix_socket_filter, unsupported_note
 from dm_cc.sandbox.spec import SandboxSpec, bwrap_argv
 from dm_cc.sandbox.tree import TreeLister
 
@@ -129,12 +130,17 @@ def _stopped_by_proxy(output: str, spec: SandboxSpec) -> str | None:
 
 @dataclass(frozen=True)
 class Plan:
-    """How to run one command: ``argv`` (confined or not), or a refusal."""
+    """How to run one command: ``argv`` (confined or not), or a refusal.
+
+    ``pass_files`` are open files ``argv`` names by number (``bwrap --seccomp N``):
+    the runner passes them to the child under the same numbers and closes them once
+    it started. A plan runs once."""
 
     argv: list[str]
     confined: bool
     refusal: str | None = None
     spec: SandboxSpec | None = None
+    pass_files: tuple[BinaryIO, ...] = ()
 
 
 def private_paths(env: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
@@ -255,7 +261,7 @@ class Sandbox:
             git_dirs=git_dirs(self.where.root), environment=tuple(self.env),
             exists=os.path.lexists, is_dir=os.path.isdir, network_proxy=self._proxy_possible(),
             forwarder=self._forwarder_paths())
-        spec = derive(gate, self.where, tree, private)
+        spec = with_unix_socket_note(derive(gate, self.where, tree, private))
         self._specs = [entry for entry in self._specs if entry[0] is not gate][-(KEPT_SPECS - 1):]
         self._specs.append((gate, key, spec))
         return spec
@@ -274,9 +280,16 @@ class Sandbox:
         spec = self.spec(gate)
         if spec.network == "proxy":
             command = self._through_proxy(gate, command)
+        try:
+            guard = unix_socket_file(spec)
+        except OSError as exc:
+            return Plan(list(command), confined=False, refusal=(
+                f"Not run: the sandbox's seccomp filter could not be prepared: {exc}"))
         argv = bwrap_argv(spec, command, empty_file=str(self.private_dir() / "empty"),
-                          bwrap=self.availability.bwrap or "bwrap")
-        return Plan(argv, confined=True, spec=spec)
+                          bwrap=self.availability.bwrap or "bwrap",
+                          seccomp_fd=guard.fileno() if guard is not None else None)
+        return Plan(argv, confined=True, spec=spec,
+                    pass_files=(guard,) if guard is not None else ())
 
     # ------------------------------------------------------------------ the network proxy
 
@@ -319,3 +332,35 @@ class Sandbox:
         if self._proxy is not None:
             self._proxy.close()
             self._proxy = None
+
+
+# ------------------------------------------------------------------ Unix sockets
+
+def guards_unix_sockets(spec: SandboxSpec) -> bool:
+    """Whether ``spec``'s command is kept off Unix sockets (:mod:`dm_cc.sandbox.seccomp`):
+    whenever the network is not on. With the network on (a rule allows any host) the
+    command shares the host's network namespace, so it reaches the loopback services
+    and abstract sockets anyway, and the sockets on the file system go with them.
+    Behind the proxy (``proxy``) the forwarder connects to the proxy's own socket, so
+    the filter is left out there (a note in the spec says so)."""
+    return spec.network == "off"
+
+
+def with_unix_socket_note(spec: SandboxSpec) -> SandboxSpec:
+    """``spec``, with a note when it should keep Unix sockets out but this host's
+    architecture has no filter (the command then runs without it)."""
+    if not guards_unix_sockets(spec) or _filter() is not None:
+        return spec
+    return replace(spec, notes=(*spec.notes, unsupported_note()))
+
+
+def unix_socket_file(spec: SandboxSpec) -> BinaryIO | None:
+    """A fresh file holding the filter for ``spec``'s command (for ``--seccomp``), or
+    None: the network is on, or there is no filter for this architecture."""
+    program = _filter() if guards_unix_sockets(spec) else None
+    return filter_file(program) if program is not None else None
+
+
+@cache
+def _filter() -> bytes | None:
+    return unix_socket_filter()

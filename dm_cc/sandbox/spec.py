@@ -10,7 +10,8 @@ hidden ones (an empty tmpfs or an empty file in their place). Mounts go deepest
 last, so a path inside another always lands on top of it. All capabilities are
 dropped (as root too: no ``umount`` of a hidden file), the command gets its own
 PID, IPC and UTS namespaces, its own network namespace when the network is off,
-and dies with dm_cc.
+and dies with dm_cc. Unless the network is on, a seccomp filter given by the
+caller (``seccomp_fd``) keeps it off Unix sockets too (:mod:`dm_cc.sandbox.seccomp`).
 """
 
 from __future__ import annotations
@@ -69,9 +70,12 @@ class SandboxSpec:
 
 
 def bwrap_argv(spec: SandboxSpec, command: Sequence[str], *, empty_file: str,
-               bwrap: str = "bwrap", extra: Sequence[str] = ()) -> list[str]:
+               bwrap: str = "bwrap", seccomp_fd: int | None = None,
+               extra: Sequence[str] = ()) -> list[str]:
     """The ``bwrap`` command line running ``command`` confined by ``spec``.
-    ``empty_file`` is an empty regular file bound over each hidden file."""
+    ``empty_file`` is an empty regular file bound over each hidden file;
+    ``seccomp_fd`` an open file bwrap reads a seccomp filter from (``--seccomp``,
+    see :mod:`dm_cc.sandbox.seccomp`), passed to bwrap under that number."""
     argv = [bwrap, "--die-with-parent", "--new-session", "--cap-drop", "ALL",
             "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
     if spec.network != "on":
@@ -90,5 +94,7 @@ def bwrap_argv(spec: SandboxSpec, command: Sequence[str], *, empty_file: str,
         argv += ["--unsetenv", name]
     for name, value in spec.env.items():
         argv += ["--setenv", name, value]
+    if seccomp_fd is not None:
+        argv += ["--seccomp", str(seccomp_fd)]
     argv += [*extra, "--chdir", spec.cwd, "--", *command]
     return argv

@@ -21,13 +21,13 @@ import os
 import signal
 from collections.abc import Sequence
 from pathlib import Path
-from typing import ClassVar, NamedTuple
+from typing import BinaryIO, ClassVar, NamedTuple
 
 from pydantic import BaseModel, Field
 
 from dm_cc.permissions import Request
 from dm_cc.permissions.rules import SANDBOX_ESCAPE
-from dm_cc.sandbox.host import stopped_by_sandbox
+from dm_cc.sandbox.host import Plan, stopped_by_sandbox
 from dm_cc.tools.base import CatalogTool, ToolContext, ToolOutput
 
 DEFAULT_TIMEOUT = 120
@@ -57,18 +57,14 @@ class BashTool(CatalogTool[BashParams]):
     )
     Params = BashParams
 
-
     async def run(self, params: BashParams, ctx: ToolContext) -> ToolOutput:
         command = ["bash", "-c", params.command]
-        plan = ctx.confine(command) if ctx.confine is not None else None
-        if plan is not None and plan.refusal is not None:
+        plan = ctx.confine(command) if ctx.confine is not None else Plan(command, confined=False)
+        if plan.refusal is not None:
             return ToolOutput(plan.refusal, is_error=True)
-        ran = await run_command(plan.argv if plan else command, ctx.cwd,
-                                params.timeout or DEFAULT_TIMEOUT)
+        ran = await run_plan(plan, ctx.cwd, params.timeout or DEFAULT_TIMEOUT)
         output = ran.output()
-        if plan is None or not plan.confined or not ran.code or plan.spec is None:
-            return output
-        why = stopped_by_sandbox(ran.text, plan.spec)
+        why = stopped_by_sandbox(ran.text, plan.spec) if ran.code and plan.spec else None
         if why is None:
             return output
         return ToolOutput(
@@ -131,18 +127,29 @@ class Ran(NamedTuple):
         return _result(self.text, self.code, self.timeout, self.timed_out, self.lingering)
 
 
-async def run_command(argv: Sequence[str], cwd: Path, timeout: float) -> Ran:
-    """Run ``argv`` (``bash -c …``, or bwrap around it) in its own process group."""
+async def run_plan(plan: Plan, cwd: Path, timeout: float) -> Ran:
+    """Run a sandbox plan's command (``dm_cc sandbox run`` runs commands this way too)."""
+    return await run_command(plan.argv, cwd, timeout, pass_files=plan.pass_files)
+
+
+async def run_command(argv: Sequence[str], cwd: Path, timeout: float, *,
+                      pass_files: Sequence[BinaryIO] = ()) -> Ran:
+    """Run ``argv`` (``bash -c …``, or bwrap around it) in its own process group.
+    ``pass_files`` (a sandbox plan's: the seccomp filter ``argv`` names by number)
+    are inherited under their numbers and closed here once the command started."""
+    pass_fds = [file.fileno() for file in pass_files]
     read_fd, write_fd = os.pipe()
     try:
         proc = await asyncio.create_subprocess_exec(
             *argv, cwd=cwd, stdin=asyncio.subprocess.DEVNULL,
-            stdout=write_fd, stderr=write_fd, start_new_session=True)
+            stdout=write_fd, stderr=write_fd, start_new_session=True, pass_fds=pass_fds)
     except OSError as exc:
         os.close(read_fd)
         return Ran(f"Cannot run {argv[0]} in {cwd}: {exc.strerror or exc}", 127, timeout, started=False)
     finally:
         os.close(write_fd)
+        for file in pass_files:
+            file.close()
     reader = asyncio.StreamReader()
     pipe = open(read_fd, "rb", buffering=0)  # noqa: SIM115 - the transport owns and closes it
     capture = _Capture(MAX_OUTPUT_CHARS)

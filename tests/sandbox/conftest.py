@@ -1,11 +1,14 @@
-"""Shared for sandbox tests: ``needs_bwrap`` skips a test, with the reason, where
-bubblewrap cannot confine a command."""
+"""Shared by the sandbox tests: ``needs_bwrap`` skips a test (with the reason)
+where bubblewrap cannot confine a command on this machine, as a fixture (which
+gives the bwrap program) or as a mark (``bwrap_required``)."""
 
 from __future__ import annotations
 
 import pytest
 
 from dm_cc.sandbox.host import availability
+
+bwrap_required = pytest.mark.skipif(not availability().usable, reason=availability().reason)
 
 
 @pytest.fixture
