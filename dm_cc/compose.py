@@ -119,6 +119,11 @@ class World:
         return Sandbox(settings.sandbox, self.where, self.env,  # type: ignore[arg-type]
                        why_mode=settings.sources.get("sandbox", "default"))
 
+    def close(self) -> None:
+        """Stop what the session started on the side (the sandbox's network proxy)."""
+        if "sandbox" in self.__dict__:
+            self.sandbox.close()
+
     @cached_property
     def approvals(self) -> ApprovalStore:
         """The project's saved "always allow" answers (a file in the data dir)."""

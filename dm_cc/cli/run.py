@@ -87,6 +87,8 @@ def _run(args: argparse.Namespace) -> int:
     except ModelError as exc:
         stopped("model_error", f"model error: {exc}")
         return 1
+    finally:
+        world.close()
     if args.json:
         _record(headless.result_json(session.info.id, result.reason, result.text, loop.usage))
     else:

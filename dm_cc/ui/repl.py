@@ -292,6 +292,7 @@ class Repl:
     async def _goodbye(self) -> int:
         if self._loop is not None:
             await self.cancel_background()
+            self.world.close()
             usage = self.loop.usage
             self.screen.line(f"tokens: {usage.prompt_tokens} in, {usage.completion_tokens} out; "
                              f"cost ${usage.cost:.4f} · resume with dm_cc --resume "
