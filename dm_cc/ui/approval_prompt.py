@@ -43,6 +43,7 @@ from dm_cc.ui.sandbox_text import ESCAPE_QUESTION, is_escape
 from dm_cc.ui.screen import STYLE, Screen
 
 PREVIEW_LINES = 60
+STOPPED_LINES = 6   # lines of a stopped command's output shown with its escape question
 SAID = {"once": ("class:allow", "allowed once"),
         "session": ("class:allow", "allowed for this session"),
         "always": ("class:allow", "always allowed (saved)"),
@@ -67,6 +68,13 @@ def question_lines(request: ApprovalRequest) -> Iterator[Line]:
             yield [("class:dim", f"  {request.description}")]
     for text in (request.main_input or "").splitlines() or [""]:
         yield [("class:tool", f"  $ {text}" if request.tool == "bash" else f"  {text}")]
+    if escape and request.stopped:  # what the confined run printed, its end
+        printed = request.stopped.split("\n(the sandbox may have stopped this")[0]
+        lines = printed.rstrip("\n").splitlines()
+        if len(lines) > STOPPED_LINES:
+            yield [("class:dim", f"  │ … {len(lines) - STOPPED_LINES} lines above")]
+        for text in lines[-STOPPED_LINES:]:
+            yield [("class:dim", f"  │ {text}")]
     for verdict in request.decision.verdicts:
         if verdict.action != "ask":
             continue

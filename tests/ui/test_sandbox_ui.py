@@ -114,6 +114,8 @@ def test_yes_runs_the_stopped_command_outside_the_sandbox(project, allowed_pytho
     assert question.startswith(ESCAPE_QUESTION)
     assert "build's bash call: Write the probe file" in question
     assert f"$ python3 -c \"open('{target}'" in question
+    assert "│ PermissionError" in question or "│ OSError" in question  # what it printed
+    assert "Read-only file system" in question.split("the sandbox stopped it")[0]
     assert "the sandbox stopped it: it wrote outside the writable paths" in question
     assert 'asks: sandbox_escape  ← ask sandbox_escape "*" at builtin:defaults' in question
     assert "(run outside the sandbox)" in question
@@ -181,8 +183,11 @@ def test_in_a_terminal_the_toolbar_and_the_escape_question_read_well(project, al
         assert lines[at] == f"? {ESCAPE_QUESTION}"
         assert lines[at + 1] == "  build's bash call: Write the probe file"
         assert lines[at + 2].startswith("  $ python3 -c")
-        assert lines[at + 3].startswith("  the sandbox stopped it: it wrote outside")
-        assert lines[at + 4].startswith('  asks: sandbox_escape  ← ask sandbox_escape "*"')
+        printed = [line for line in lines[at + 3:] if line.startswith("  │ ")]
+        assert any("Read-only file system" in line for line in printed)
+        after = at + 3 + len(printed)
+        assert lines[after].startswith("  the sandbox stopped it: it wrote outside")
+        assert lines[after + 1].startswith('  asks: sandbox_escape  ← ask sandbox_escape "*"')
         legend = "".join(lines).replace(" ", "")          # it may wrap, at a space too
         assert "nno,keepitinthesandbox" in legend
         pane.send("y")
