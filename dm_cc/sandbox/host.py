@@ -134,13 +134,15 @@ class Plan:
 
     ``pass_files`` are open files ``argv`` names by number (``bwrap --seccomp N``):
     the runner passes them to the child under the same numbers and closes them once
-    it started. A plan runs once."""
+    it started. A plan runs once. ``escapable``: a command the sandbox stopped may be
+    offered to run again outside it (never in mode ``required``)."""
 
     argv: list[str]
     confined: bool
     refusal: str | None = None
     spec: SandboxSpec | None = None
     pass_files: tuple[BinaryIO, ...] = ()
+    escapable: bool = True
 
 
 def private_paths(env: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
@@ -289,7 +291,8 @@ class Sandbox:
                           bwrap=self.availability.bwrap or "bwrap",
                           seccomp_fd=guard.fileno() if guard is not None else None)
         return Plan(argv, confined=True, spec=spec,
-                    pass_files=(guard,) if guard is not None else ())
+                    pass_files=(guard,) if guard is not None else (),
+                    escapable=self.mode != "required")
 
     # ------------------------------------------------------------------ the network proxy
 

@@ -67,6 +67,11 @@ class BashTool(CatalogTool[BashParams]):
         why = stopped_by_sandbox(ran.text, plan.spec) if ran.code and plan.spec else None
         if why is None:
             return output
+        if not plan.escapable:
+            return ToolOutput(
+                f"{output.output}\n(the sandbox may have stopped this: {why}. The sandbox is "
+                "required here, so it cannot run outside it: do it inside the project or "
+                "$TMPDIR, or tell the user what is needed.)", output.display, output.is_error)
         return ToolOutput(
             f"{output.output}\n(the sandbox may have stopped this: {why})", output.display,
             output.is_error, escape=Request(SANDBOX_ESCAPE, params.command,

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import shlex
 from pathlib import Path
 
@@ -113,3 +114,16 @@ def test_a_command_that_works_inside_is_never_asked_about(project):
         approver)
     run(loop)
     assert (project / "inside.txt").read_text() == "x" and not approver.asked
+
+
+def test_in_required_mode_no_escape_is_offered(project, tmp_path):
+    target = tmp_path / "outside.txt"
+    config = Path(os.environ["DM_CC_HOME"]) / "config"
+    config.mkdir(parents=True)
+    (config / "config.yaml").write_text("sandbox: required\n")
+    approver = ScriptedApprover([])
+    loop = make_loop(project, ScriptedModel([call("bash", command=writer(target)), reply("ok")]),
+                     approver)
+    run(loop)
+    assert not target.exists() and not approver.asked
+    assert "The sandbox is required here, so it cannot run outside it" in result_of(loop)
