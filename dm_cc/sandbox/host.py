@@ -13,8 +13,9 @@ refuses to run unconfined; ``off`` never confines. The mode comes from the user'
 config or the managed config, never from a project or the model.
 
 When rules allow some hosts (network ``proxy``), the command runs behind the
-in-sandbox forwarder (:mod:`dm_cc.sandbox.inside`) and the session's proxy
-(:mod:`dm_cc.sandbox.proxy`), started on first use and stopped by
+in-sandbox forwarder (:mod:`dm_cc.sandbox.inside`), which hands its connections
+over the plan's own channel (an inherited Unix socket, one per plan) to the
+session's proxy (:mod:`dm_cc.sandbox.proxy`), started on first use and stopped by
 :meth:`Sandbox.close` (or when dm_cc exits).
 """
 
@@ -132,10 +133,11 @@ def _stopped_by_proxy(output: str, spec: SandboxSpec) -> str | None:
 class Plan:
     """How to run one command: ``argv`` (confined or not), or a refusal.
 
-    ``pass_files`` are open files ``argv`` names by number (``bwrap --seccomp N``):
-    the runner passes them to the child under the same numbers and closes them once
-    it started. A plan runs once. ``escapable``: a command the sandbox stopped may be
-    offered to run again outside it (never in mode ``required``)."""
+    ``pass_files`` are open files ``argv`` names by number (``bwrap --seccomp N``,
+    the proxy's channel): the runner passes them to the child under the same numbers
+    and closes them once it started. A plan runs once. ``escapable``: a command the
+    sandbox stopped may be offered to run again outside it (never in mode
+    ``required``)."""
 
     argv: list[str]
     confined: bool
@@ -280,54 +282,53 @@ class Sandbox:
             return Plan(list(command), confined=False)
         (self.where.root / ".dm_cc").mkdir(exist_ok=True)  # a mount point: kept read-only
         spec = self.spec(gate)
-        if spec.network == "proxy":
-            command = self._through_proxy(gate, command)
         try:
             guard = unix_socket_file(spec)
         except OSError as exc:
             return Plan(list(command), confined=False, refusal=(
                 f"Not run: the sandbox's seccomp filter could not be prepared: {exc}"))
+        passed = [guard] if guard is not None else []
+        if spec.network == "proxy":
+            channel = self._channel(gate)
+            passed.append(channel)
+            # run by the Python running dm_cc, isolated from the project's and the
+            # user's packages (-I -S)
+            command = [sys.executable, "-I", "-S", str(FORWARDER), str(channel.fileno()),
+                       "--", *command]
         argv = bwrap_argv(spec, command, empty_file=str(self.private_dir() / "empty"),
                           bwrap=self.availability.bwrap or "bwrap",
                           seccomp_fd=guard.fileno() if guard is not None else None)
-        return Plan(argv, confined=True, spec=spec,
-                    pass_files=(guard,) if guard is not None else (),
+        return Plan(argv, confined=True, spec=spec, pass_files=tuple(passed),
                     escapable=self.mode != "required")
 
     # ------------------------------------------------------------------ the network proxy
 
-    def _proxy_socket(self) -> Path:
-        return self.private_dir() / "proxy" / "sock"
-
     def _proxy_possible(self) -> bool:
-        """Per-host network rules can be held here: a Python to run the forwarder
-        with, and a socket path short enough for AF_UNIX (108 bytes)."""
-        return bool(sys.executable) and len(os.fsencode(self._proxy_socket())) < 108
+        """Per-host network rules can be held here: there is a Python to run the
+        in-sandbox forwarder with."""
+        return bool(sys.executable)
 
     def _forwarder_paths(self) -> tuple[str, ...]:
         """What the in-sandbox forwarder needs to see: the Python, its standard
-        library, the forwarder's file and the proxy's socket."""
+        library and the forwarder's file."""
         return tuple(os.path.realpath(path) for path in (
-            sys.executable, sys.base_prefix, FORWARDER, self._proxy_socket().parent))
+            sys.executable, sys.base_prefix, FORWARDER))
 
     def proxy(self) -> Proxy:
         """The session's network proxy, started on first use (DESIGN.md §8)."""
         if self._proxy is None:
             from dm_cc.sandbox.proxy import Proxy
 
-            path = self._proxy_socket()
-            path.parent.mkdir(mode=0o700, exist_ok=True)
-            self._proxy = Proxy(str(path))
+            self._proxy = Proxy()
             weakref.finalize(self, self._proxy.close)
         return self._proxy
 
-    def _through_proxy(self, gate: Gate, command: Sequence[str]) -> list[str]:
-        """``command`` behind the in-sandbox forwarder, its connections judged by
-        ``gate``: run by the Python running dm_cc, isolated from the project's and
-        the user's packages (``-I -S``)."""
-        proxy = self.proxy()
-        return [sys.executable, "-I", "-S", str(FORWARDER), proxy.path, proxy.admit(gate),
-                "--", *command]
+    def _channel(self, gate: Gate) -> BinaryIO:
+        """A new channel to the proxy whose connections are judged by ``gate``: its
+        inside end, as a file to pass (the runner closes it once the command started;
+        the proxy's end closes when the command and everything it left have gone)."""
+        inside = self.proxy().channel(gate)
+        return open(inside.detach(), "rb", buffering=0)  # noqa: SIM115 - the plan's to close
 
     def close(self) -> None:
         """Stop the network proxy, if it ran (the private directory goes when the
@@ -344,9 +345,9 @@ def guards_unix_sockets(spec: SandboxSpec) -> bool:
     whenever the network is not on. With the network on (a rule allows any host) the
     command shares the host's network namespace, so it reaches the loopback services
     and abstract sockets anyway, and the sockets on the file system go with them.
-    Behind the proxy (``proxy``) the forwarder connects to the proxy's own socket, so
-    the filter is left out there (a note in the spec says so)."""
-    return spec.network == "off"
+    Behind the proxy (``proxy``) too: the in-sandbox forwarder reaches the proxy over
+    a channel it inherits, and makes no Unix socket."""
+    return spec.network != "on"
 
 
 def with_unix_socket_note(spec: SandboxSpec) -> SandboxSpec:

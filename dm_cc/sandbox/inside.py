@@ -1,16 +1,25 @@
 """The in-sandbox end of the network proxy: a TCP forwarder, then the command.
 
-    python -I -S inside.py SOCKET TOKEN -- bash -c CMD
+    python -I -S inside.py FD -- bash -c CMD
 
 Run by bwrap as the sandbox's first process when the network is ``proxy``
 (:mod:`dm_cc.sandbox.proxy`). The sandbox has its own network namespace with only
 loopback up, so nothing in it reaches the outside. This program listens on
-``127.0.0.1`` (a free port of that namespace), forwards each connection to the
-host's proxy through the Unix socket ``SOCKET`` (bound into the sandbox; each
-connection opens with ``TOKEN``, which names the policy to judge it by), starts
-the command with the proxy variables pointing at the listener, and exits with the
-command's exit status (128 + N when signal N killed it). When it exits, bwrap's
-PID namespace ends and takes every process left in it along.
+``127.0.0.1`` (a free port of that namespace) and hands each connection it accepts
+to the host's proxy as a file descriptor: ``FD`` is this command's channel to the
+proxy, one end of a connected pair of Unix sockets that dm_cc made for this
+command and passed in (bwrap keeps inherited descriptors open), and each accepted
+socket goes over it with ``SCM_RIGHTS``. The proxy then reads, judges and serves
+the connection itself, by the policy the channel was made for; nothing here reads
+a byte of it. The program starts the command with the proxy variables naming its
+port (the channel is not inherited: the command cannot send the proxy anything)
+and exits with the command's exit status (128 + N when signal N killed it). When
+it exits, bwrap's PID namespace ends and takes every process left in it along,
+and the proxy sees the channel's end.
+
+No Unix socket is made here (the channel already exists), so the seccomp filter
+that keeps confined commands off Unix sockets (:mod:`dm_cc.sandbox.seccomp`) holds
+this program and its command alike.
 
 Only stdlib, no ``dm_cc`` import and no ``site``: the file runs with ``-I -S``
 under whichever Python runs dm_cc, so starting it costs a bare interpreter's
@@ -21,6 +30,7 @@ from __future__ import annotations
 
 # The C modules, not socket and threading: they cost 10 ms more to import, and this
 # runs before every confined command that may use the network.
+import _signal  # type: ignore[import-not-found]  # no stubs; in sys.modules at start
 import _socket
 import _thread
 import os
@@ -33,70 +43,43 @@ PROXY_VARIABLES = ("http_proxy", "https_proxy", "all_proxy",
                    "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY")
 # Removed: a host listed in them would be reached directly, that is not at all.
 NO_PROXY_VARIABLES = ("no_proxy", "NO_PROXY")
-CHUNK = 1 << 16
+# Python ignores these at start (it wants EPIPE, not death); the command gets them
+# back as a shell gives them (`yes | head -1` ends yes by SIGPIPE, quietly).
+DEFAULT_SIGNALS = (_signal.SIGPIPE, _signal.SIGXFSZ)
+# What a client gets when the proxy is gone (dm_cc closed the session's sandbox).
 REFUSED = (b"HTTP/1.1 502 dm_cc sandbox proxy unreachable\r\n"
            b"Content-Length: 0\r\nConnection: close\r\n\r\n")
 
 
-def splice(source: _socket.socket, sink: _socket.socket) -> None:
-    """Copy ``source`` to ``sink`` until end of stream, then end ``sink``'s
-    sending half (so a half-closed exchange still finishes)."""
+def hand_over(channel: _socket.socket, fd: int) -> bool:
+    """Send the connection ``fd`` to the proxy (one byte, one descriptor); whether
+    it went. The caller closes its own copy either way."""
+    rights = [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, fd.to_bytes(4, sys.byteorder))]
     try:
-        while data := source.recv(CHUNK):
-            sink.sendall(data)
+        return channel.sendmsg([b"c"], rights) == 1
     except OSError:
-        pass
-    try:  # noqa: SIM105 - contextlib is one import more
-        sink.shutdown(_socket.SHUT_WR)
-    except OSError:
-        pass
+        return False
 
 
-def pipe(one: _socket.socket, other: _socket.socket) -> None:
-    """Both directions until both have ended; then close both."""
-    done = _thread.allocate_lock()
-    done.acquire()
-
-    def back() -> None:
-        try:
-            splice(other, one)
-        finally:
-            done.release()
-
-    _thread.start_new_thread(back, ())
-    splice(one, other)
-    done.acquire()
-    one.close()
-    other.close()
-
-
-def _forward(client: _socket.socket, path: str, token: bytes) -> None:
-    upstream = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
-    try:
-        upstream.connect(path)
-        upstream.sendall(token + b"\n")
-    except OSError:
-        try:  # noqa: SIM105
-            client.sendall(REFUSED)
-        except OSError:
-            pass
-        client.close()
-        upstream.close()
-        return
-    pipe(client, upstream)
-
-
-def _serve(listener: _socket.socket, path: str, token: bytes) -> None:
+def _serve(listener: _socket.socket, channel: _socket.socket) -> None:
     while True:
         try:
             fd, _ = listener._accept()  # type: ignore[attr-defined]  # (fd, address)
         except OSError:
             return
-        _thread.start_new_thread(_forward, (_socket.socket(fileno=fd), path, token))
+        if hand_over(channel, fd):
+            os.close(fd)
+            continue
+        client = _socket.socket(fileno=fd)
+        try:  # noqa: SIM105 - contextlib is one import more
+            client.sendall(REFUSED)
+        except OSError:
+            pass
+        client.close()
 
 
 def environment(port: int, base: dict[str, str]) -> dict[str, str]:
-    """``base`` with every proxy variable naming the forwarder."""
+    """``base`` with every proxy variable naming the listener."""
     env = {name: value for name, value in base.items() if name not in NO_PROXY_VARIABLES}
     url = f"http://127.0.0.1:{port}"
     env.update(dict.fromkeys(PROXY_VARIABLES, url))
@@ -105,20 +88,26 @@ def environment(port: int, base: dict[str, str]) -> dict[str, str]:
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) < 4 or argv[2] != "--":
-        sys.stderr.write("usage: inside.py SOCKET TOKEN -- COMMAND...\n")
+    if len(argv) < 3 or argv[1] != "--" or not argv[0].isdigit():
+        sys.stderr.write("usage: inside.py FD -- COMMAND...\n")
         return 2
-    path, token, command = argv[0], argv[1].encode(), argv[3:]
+    channel_fd, command = int(argv[0]), argv[2:]
+    try:
+        os.set_inheritable(channel_fd, False)   # the command must not talk to the proxy
+        channel = _socket.socket(fileno=channel_fd)
+    except OSError as exc:
+        sys.stderr.write(f"dm_cc sandbox: no channel to the proxy on fd {channel_fd}: {exc}\n")
+        return 126
     listener = _socket.socket(_socket.AF_INET, _socket.SOCK_STREAM)
     listener.bind(("127.0.0.1", 0))
     listener.listen(64)
     env = environment(listener.getsockname()[1], dict(os.environ))
     try:
-        child = os.posix_spawnp(command[0], command, env)
+        child = os.posix_spawnp(command[0], command, env, setsigdef=DEFAULT_SIGNALS)
     except OSError as exc:
         sys.stderr.write(f"{command[0]}: {exc.strerror or exc}\n")
         return 127
-    _thread.start_new_thread(_serve, (listener, path, token))
+    _thread.start_new_thread(_serve, (listener, channel))
     code = os.waitstatus_to_exitcode(os.waitpid(child, 0)[1])
     return code if code >= 0 else 128 - code
 
@@ -126,4 +115,4 @@ def main(argv: list[str]) -> int:
 if __name__ == "__main__":
     status = main(sys.argv[1:])
     sys.stderr.flush()
-    os._exit(status)  # the forwarding threads end with the sandbox
+    os._exit(status)  # the listening thread ends with the sandbox

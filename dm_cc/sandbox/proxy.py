@@ -1,15 +1,17 @@
 """The host side of the sandbox's network proxy: each connection judged by the policy.
 
-    proxy = Proxy("/tmp/dm_cc-sandbox-x/proxy/sock")
-    token = proxy.admit(gate)      # connections opening with it are judged by gate
-    ...
-    proxy.close()                  # stops listening, ends open tunnels, joins threads
+    proxy = Proxy()
+    inside = proxy.channel(gate)   # connections sent over it are judged by gate
+    ...                            # inside goes into the sandbox as an inherited fd
+    proxy.close()                  # ends every channel and open tunnel, joins threads
 
 When rules name hosts (``{permission: network, pattern: "pypi.org", action:
 allow}``) the sandbox keeps its own network namespace, with nothing but loopback,
-and a forwarder in it (:mod:`dm_cc.sandbox.inside`) passes TCP connections through
-a Unix socket to this proxy, which runs in dm_cc and speaks the two forms of HTTP
-proxying:
+and a forwarder in it (:mod:`dm_cc.sandbox.inside`) accepts the command's TCP
+connections and passes each one, as a file descriptor (``SCM_RIGHTS``), over the
+command's channel: one end of a connected pair of Unix sockets made here for that
+command, the other end inherited by the sandbox. This proxy, in dm_cc, then serves
+the connection itself and speaks the two forms of HTTP proxying:
 
 * ``CONNECT host:port`` (what clients do for HTTPS and any other TLS): judged, then
   a blind tunnel;
@@ -30,24 +32,29 @@ name that points there). A refusal is a ``403`` whose reason and body say
 ``dm_cc sandbox`` and the deciding rule, which :func:`stopped_by_sandbox
 <dm_cc.sandbox.host.stopped_by_sandbox>` recognises.
 
+The channel names the gate: there is no socket on the file system to find and no
+token to present, so another sandbox (another session, or a command with a stricter
+policy) has no way to this command's channel. Inside the sandbox the forwarder keeps
+the channel from the command (it is not inherited; a command that took it from the
+forwarder anyway would be judged by its own gate), and the seccomp filter
+(:mod:`dm_cc.sandbox.seccomp`) holds there too, as no Unix socket needs to be made.
+What comes over a channel must be a TCP socket; anything else is closed unused. A
+channel ends when the last process holding its inside end is gone (the sandbox's
+PID namespace ends with the command), or when the plan carrying it is closed
+unrun; its thread then closes the host end.
+
 What it does not filter: the port (a rule names a host; every port of it is
 open), the path or method of a request, and what goes through a tunnel. What it
 cannot reach: a program that ignores the proxy variables (``http_proxy`` …) has no
-network at all, which is the point: it fails closed. The socket is visible to any
-process of the user; a connection must open with a token that :meth:`Proxy.admit`
-made for a gate in this process, so another sandbox (another session, or a command
-with a stricter policy) cannot borrow this one's.
+network at all, which is the point: it fails closed.
 """
 
 from __future__ import annotations
 
+import array
 import contextlib
-import hmac
-import os
-import secrets
 import socket
 import threading
-import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from urllib.parse import urlsplit
@@ -55,16 +62,18 @@ from urllib.parse import urlsplit
 from dm_cc.permissions import Decision, Gate, Request, Verdict
 from dm_cc.permissions.rules import NETWORK
 from dm_cc.permissions.urls import url_names
-from dm_cc.sandbox.inside import pipe
 
 # The reason phrase of a refusal (clients show it: "Tunnel connection failed: 403
 # Forbidden by the dm_cc sandbox") and the start of its body.
 REFUSED = "Forbidden by the dm_cc sandbox"
 MARK = "dm_cc sandbox:"
 CONNECT_TIMEOUT = 10.0      # seconds to connect to an allowed host
-HEAD_TIMEOUT = 30.0         # seconds for a client to send its token and request head
+HEAD_TIMEOUT = 30.0         # seconds for a client to send its request head
 HEAD_LIMIT = 64 * 1024      # bytes of request head
-TOKEN_LIMIT = 256
+CHUNK = 1 << 16
+# What a connection handed over must be: a TCP socket (from the in-sandbox forwarder).
+CLIENT_FAMILIES = (socket.AF_INET, socket.AF_INET6)
+FD_SIZE = array.array("i").itemsize
 # Request headers meant for the proxy, or for a connection the proxy does not keep.
 HOP_HEADERS = frozenset({b"proxy-connection", b"proxy-authorization", b"connection",
                          b"keep-alive"})
@@ -222,80 +231,103 @@ class _Reader:
 
 # --------------------------------------------------------------------------- the server
 
-class Proxy:
-    """A filtering proxy listening on the Unix socket ``path`` (see the module
-    docstring); one per session's sandbox, serving every gate it admits."""
+def splice(source: socket.socket, sink: socket.socket) -> None:
+    """Copy ``source`` to ``sink`` until end of stream, then end ``sink``'s
+    sending half (so a half-closed exchange still finishes)."""
+    with contextlib.suppress(OSError):
+        while data := source.recv(CHUNK):
+            sink.sendall(data)
+    with contextlib.suppress(OSError):
+        sink.shutdown(socket.SHUT_WR)
 
-    def __init__(self, path: str) -> None:
-        self.path = path
-        self._gates: dict[str, weakref.ref[Gate]] = {}
-        self._tokens: weakref.WeakKeyDictionary[Gate, str] = weakref.WeakKeyDictionary()
+
+def pipe(one: socket.socket, other: socket.socket) -> None:
+    """Both directions until both have ended (the other one in a thread of its own)."""
+    back = threading.Thread(target=splice, args=(other, one), name="dm_cc-proxy-pipe",
+                            daemon=True)
+    back.start()
+    splice(one, other)
+    back.join()
+
+
+class Proxy:
+    """A filtering proxy serving the connections sent over its channels (see the
+    module docstring); one per session's sandbox, a channel per confined command."""
+
+    def __init__(self) -> None:
         self._lock = threading.Lock()
         self._judging = threading.Lock()   # the gate's caches are not made for threads
-        self._open: set[socket.socket] = set()
+        self._open: set[socket.socket] = set()     # channels and connections, to end on close
         self._threads: set[threading.Thread] = set()
         self._closed = False
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(path)
-        self._listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self._listener.bind(path)
-        self._listener.listen(64)
-        self._accepting = threading.Thread(target=self._accept, name="dm_cc-proxy", daemon=True)
-        self._accepting.start()
 
-    def admit(self, gate: Gate) -> str:
-        """The token a forwarder sends to be judged by ``gate`` (one per gate, kept
-        while the gate lives)."""
-        with self._lock:
-            token = self._tokens.get(gate)
-            if token is None:
-                token = secrets.token_hex(16)
-                self._tokens[gate] = token
-                self._gates[token] = weakref.ref(gate)
-                weakref.finalize(gate, self._gates.pop, token, None)
-            return token
+    def channel(self, gate: Gate) -> socket.socket:
+        """A new channel judged by ``gate``: the end to pass into the sandbox (the
+        caller closes its copy once the command started). After :meth:`close`, a
+        channel whose other end is already closed."""
+        host_end, inside_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        if not self._start(self._receive, host_end, gate, name="dm_cc-proxy"):
+            host_end.close()
+        return inside_end
 
     def close(self) -> None:
-        """Stop listening, end every open connection, and wait for the threads."""
+        """End every channel and open connection, and wait for the threads."""
         with self._lock:
             if self._closed:
                 return
             self._closed = True
             open_now = list(self._open)
-        with contextlib.suppress(OSError):
-            self._listener.shutdown(socket.SHUT_RDWR)
-        self._listener.close()
         for conn in open_now:
             with contextlib.suppress(OSError):
                 conn.shutdown(socket.SHUT_RDWR)
-        self._accepting.join(5)
         for thread in list(self._threads):
             thread.join(5)
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(self.path)
 
     @property
     def threads(self) -> int:
-        """Threads of the proxy still running (the listener's and one per connection)."""
-        return sum(thread.is_alive() for thread in list(self._threads)) + self._accepting.is_alive()
+        """Threads of the proxy still running (one per channel and per connection)."""
+        return sum(thread.is_alive() for thread in list(self._threads))
 
     # ------------------------------------------------------------------ connections
 
-    def _accept(self) -> None:
+    def _start(self, target: Callable[[socket.socket, Gate], None], conn: socket.socket,
+               gate: Gate, name: str) -> bool:
+        """Serve ``conn`` with ``target`` in a thread of its own, tracked for
+        :meth:`close`; False when closed already (``conn`` is the caller's then)."""
+        thread = threading.Thread(target=self._serving, args=(target, conn, gate), name=name,
+                                  daemon=True)
+        with self._lock:
+            if self._closed:
+                return False
+            self._threads = {t for t in self._threads if t.is_alive()}
+            self._threads.add(thread)
+            self._open.add(conn)
+        thread.start()
+        return True
+
+    def _serving(self, target: Callable[[socket.socket, Gate], None], conn: socket.socket,
+                 gate: Gate) -> None:
+        try:
+            target(conn, gate)
+        finally:
+            with self._lock:
+                self._open.discard(conn)
+            conn.close()
+
+    def _receive(self, channel: socket.socket, gate: Gate) -> None:
+        """Take the connections sent over ``channel`` until it ends."""
         while True:
             try:
-                conn, _ = self._listener.accept()
+                data, fds = _receive(channel)
             except OSError:
                 return
-            thread = threading.Thread(target=self._serve, args=(conn,), daemon=True)
-            with self._lock:
-                if self._closed:
-                    conn.close()
-                    return
-                self._threads = {t for t in self._threads if t.is_alive()}
-                self._threads.add(thread)
-                self._open.add(conn)
-            thread.start()
+            if not data and not fds:
+                return   # every holder of the inside end has gone: the command ended
+            for fd in fds:
+                client = _client(fd)
+                if client is not None and not self._start(self._serve, client, gate,
+                                                          name="dm_cc-proxy-connection"):
+                    client.close()
 
     def _track(self, conn: socket.socket) -> bool:
         with self._lock:
@@ -304,16 +336,12 @@ class Proxy:
             self._open.add(conn)
             return True
 
-    def _serve(self, conn: socket.socket) -> None:
+    def _serve(self, conn: socket.socket, gate: Gate) -> None:
         upstream: socket.socket | None = None
         try:
             conn.settimeout(HEAD_TIMEOUT)
-            reader = _Reader(conn)
-            gate = self._gate(reader.until(b"\n", TOKEN_LIMIT))
-            if gate is None:
-                return  # not one of ours: no answer at all
             try:
-                upstream, first = self._open_upstream(gate, reader)
+                upstream, first = self._open_upstream(gate, _Reader(conn))
             except Refused as refused:
                 _reply(conn, refused)
                 return
@@ -322,24 +350,13 @@ class Proxy:
             conn.settimeout(None)
             upstream.sendall(first)
             pipe(conn, upstream)
-        except (OSError, Refused):  # closed, timed out, or a token line that is not one
+        except OSError:  # closed or timed out
             pass
         finally:
-            with self._lock:
-                self._open.discard(conn)
-                if upstream is not None:
-                    self._open.discard(upstream)
-            conn.close()
             if upstream is not None:
+                with self._lock:
+                    self._open.discard(upstream)
                 upstream.close()
-
-    def _gate(self, token: bytes) -> Gate | None:
-        text = token.strip().decode("ascii", "replace")
-        with self._lock:
-            for known, ref in self._gates.items():
-                if hmac.compare_digest(known, text):
-                    return ref()
-        return None
 
     def _open_upstream(self, gate: Gate, reader: _Reader) -> tuple[socket.socket, bytes]:
         """Judge the request, connect, and say what to send the server first."""
@@ -373,6 +390,33 @@ class Proxy:
             reader.conn.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
             first = reader.buffer   # a client may send its TLS hello at once
         return upstream, first
+
+
+def _receive(channel: socket.socket) -> tuple[bytes, list[int]]:
+    """One byte from ``channel`` and the descriptor sent with it, if any (more are
+    closed by the kernel), closed on exec: dm_cc's other children must not inherit
+    a client. (Not ``socket.recv_fds``: it ignores its flags, CPython gh-107898.)"""
+    data, ancillary, _, _ = channel.recvmsg(1, socket.CMSG_SPACE(FD_SIZE),
+                                            socket.MSG_CMSG_CLOEXEC)
+    fds = array.array("i")
+    for level, kind, payload in ancillary:
+        if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+            fds.frombytes(payload[:len(payload) - len(payload) % FD_SIZE])
+    return data, list(fds)
+
+
+def _client(fd: int) -> socket.socket | None:
+    """The socket of a descriptor sent over a channel, when it is a TCP connection's;
+    anything else (a file, a pipe, a Unix socket) is closed unused."""
+    try:
+        conn = socket.socket(fileno=fd)
+    except OSError:  # not a socket
+        socket.close(fd)
+        return None
+    if conn.family not in CLIENT_FAMILIES or conn.type != socket.SOCK_STREAM:
+        conn.close()
+        return None
+    return conn
 
 
 def _reply(conn: socket.socket, refused: Refused) -> None:

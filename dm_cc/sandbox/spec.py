@@ -9,7 +9,7 @@ then the read-only paths inside them (``.dm_cc/``, ``.git/hooks`` …), then the
 hidden ones (an empty tmpfs or an empty file in their place). Mounts go deepest
 last, so a path inside another always lands on top of it. All capabilities are
 dropped (as root too: no ``umount`` of a hidden file), the command gets its own
-PID, IPC and UTS namespaces, its own network namespace when the network is off,
+PID, IPC and UTS namespaces, its own network namespace unless the network is on,
 and dies with dm_cc. Unless the network is on, a seccomp filter given by the
 caller (``seccomp_fd``) keeps it off Unix sockets too (:mod:`dm_cc.sandbox.seccomp`).
 """

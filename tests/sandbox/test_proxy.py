@@ -1,6 +1,7 @@
 """Per-host network rules through the sandbox's proxy: real servers on the host's
 loopback, real confined commands (curl, python3) reaching them only as the
-policy says, and nothing left running once the sandbox is closed."""
+policy says, under the seccomp filter, through a channel of their own, and
+nothing left running once a command ended or the sandbox is closed."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import os
 import socket
 import subprocess
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,7 +23,7 @@ from dm_cc.permissions import Gate, Layer, PathContext, Rule
 from dm_cc.permissions.paths import PathContextDirs
 from dm_cc.permissions.rules import NETWORK
 from dm_cc.sandbox.derive import Private, _network
-from dm_cc.sandbox.host import Sandbox, stopped_by_sandbox
+from dm_cc.sandbox.host import FORWARDER, Plan, Sandbox, stopped_by_sandbox
 from dm_cc.sandbox.proxy import MARK, REFUSED, Proxy, Refused, host_requests, judge, resolve
 from dm_cc.sandbox.spec import Mount, SandboxSpec
 from dm_cc.tools.base import ToolContext
@@ -103,11 +105,28 @@ def gate(where: PathContextDirs, *rules: tuple[str, str]) -> Gate:
                 PathContext(where.root.as_posix(), where.home.as_posix()))
 
 
-def run(box: Sandbox, rules: Gate, command: str) -> subprocess.CompletedProcess[str]:
+def start(box: Sandbox, rules: Gate, command: str) -> subprocess.Popen[str]:
+    """Start ``command`` confined behind the proxy, as the bash tool's runner does:
+    the plan's files passed under their numbers, and closed here once started."""
     plan = box.confine(rules, ["bash", "-c", command])
     assert plan.confined and plan.spec is not None and plan.spec.network == "proxy"
-    return subprocess.run(plan.argv, capture_output=True, text=True, timeout=30,
-                          stdin=subprocess.DEVNULL, cwd=box.where.root)
+    try:
+        return subprocess.Popen(plan.argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True, stdin=subprocess.DEVNULL, cwd=box.where.root,
+                                pass_fds=[file.fileno() for file in plan.pass_files])
+    finally:
+        close(plan)
+
+
+def close(plan: Plan) -> None:
+    for file in plan.pass_files:
+        file.close()
+
+
+def run(box: Sandbox, rules: Gate, command: str) -> subprocess.CompletedProcess[str]:
+    proc = start(box, rules, command)
+    out, err = proc.communicate(timeout=30)
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
 
 
 FETCH = ("python3 -c 'import sys, urllib.request; "
@@ -220,41 +239,116 @@ def test_the_command_s_exit_status_and_environment(sandbox, where):
     assert done.returncode == 7
     assert proxy.startswith("http://127.0.0.1:") and done.stdout == f"{proxy}|unset|{proxy}\n"
     assert run(sandbox, rules, "kill -TERM $$").returncode == 128 + 15
+    # SIGPIPE as a shell leaves it (Python, which starts the command, ignores it)
+    assert run(sandbox, rules, "yes | head -1; exit ${PIPESTATUS[0]}").returncode == 128 + 13
+
+
+@pytest.mark.usefixtures("needs_bwrap")
+def test_behind_the_proxy_no_unix_socket_can_be_made_yet_an_allowed_host_is_reached(
+        sandbox, where, web):
+    rules = gate(where, ("127.0.0.1", "allow"))
+    plan = sandbox.confine(rules, ["true"])
+    close(plan)
+    assert "--seccomp" in plan.argv and len(plan.pass_files) == 2
+    done = run(sandbox, rules, "python3 -c 'import socket; socket.socket(socket.AF_UNIX)'; "
+                               f"curl -sS http://127.0.0.1:{web}/through")
+    assert "PermissionError: [Errno 1] Operation not permitted" in done.stderr
+    assert done.returncode == 0 and done.stdout == f"page /through for 127.0.0.1:{web}\n"
+
+
+@pytest.mark.usefixtures("needs_bwrap")
+def test_no_channel_to_find_from_inside(sandbox, where, tmp_path, web):
+    # Another session's command is running, its channel open, with a rule for the
+    # server; this one's policy allows only example.org. It finds no socket file of
+    # any sandbox, and holds no descriptor but its own three (and ls's directory).
+    other = Sandbox("auto", where, dict(sandbox.env))
+    try:
+        lenient = gate(where, ("127.0.0.1", "allow"))
+        running = start(other, lenient, "sleep 20")
+        strict = gate(where, ("example.org", "allow"))
+        done = run(sandbox, strict, "find /tmp -maxdepth 3 -type s -path '*dm_cc-sandbox-*'; "
+                                    "ls /proc/self/fd | tr '\\n' ' '; echo; "
+                                    f"curl -sS http://127.0.0.1:{web}/")
+        running.kill()
+        running.communicate()
+    finally:
+        other.close()
+    lines = done.stdout.splitlines()
+    assert lines[0] == "0 1 2 3 "
+    assert lines[1].startswith(f"{MARK} network access to 127.0.0.1 is not allowed")
+    assert not list(Path(sandbox.private_dir()).rglob("sock*"))
+
+
+@pytest.mark.usefixtures("needs_bwrap")
+def test_commands_leave_no_threads_or_descriptors_behind(sandbox, where, echo):
+    rules = gate(where, ("127.0.0.1", "allow"))
+    proxy = sandbox.proxy()
+
+    def settled(fds: int | None) -> int:
+        """The process's descriptor count once the proxy's threads have ended."""
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            count = len(os.listdir("/proc/self/fd"))
+            if proxy.threads == 0 and (fds is None or count == fds):
+                return count
+            time.sleep(0.05)
+        raise AssertionError(f"{proxy.threads} proxy threads, {count} descriptors, not {fds}")
+
+    assert tunnel(sandbox, rules, f"127.0.0.1:{echo}").returncode == 0
+    baseline = settled(None)
+    for _ in range(12):
+        assert tunnel(sandbox, rules, f"127.0.0.1:{echo}").returncode == 0
+    unrun = sandbox.confine(rules, ["true"])  # a plan dropped unrun ends its channel too
+    close(unrun)
+    assert settled(baseline) == baseline
+
+
+@pytest.mark.usefixtures("needs_bwrap")
+def test_a_connection_once_the_proxy_is_gone_gets_a_502(sandbox, where, web):
+    rules = gate(where, ("127.0.0.1", "allow"))
+    proc = start(sandbox, rules, f"sleep 1; curl -sS -o /dev/null -w '%{{http_code}}' "
+                                 f"http://127.0.0.1:{web}/")
+    sandbox.close()
+    out, _ = proc.communicate(timeout=30)
+    assert out == "502"
 
 
 @pytest.mark.usefixtures("needs_bwrap")
 def test_nothing_is_left_running_after_close(sandbox, where, echo):
     rules = gate(where, ("127.0.0.1", "allow"))
-    token = sandbox.proxy().admit(rules)
     assert tunnel(sandbox, rules, f"127.0.0.1:{echo}").returncode == 0
-    # the forwarder ended with its command: no process carries the token any more
+    # the forwarder ended with its command
     for pid in filter(str.isdigit, os.listdir("/proc")):
         try:
             cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
         except OSError:
             continue
-        assert token.encode() not in cmdline
+        assert str(FORWARDER).encode() not in cmdline
     proxy = sandbox.proxy()
     sandbox.close()
     assert proxy.threads == 0
-    assert not [t for t in threading.enumerate() if t.name == "dm_cc-proxy"]
-    assert not os.path.exists(proxy.path)
+    assert not [t for t in threading.enumerate() if t.name.startswith("dm_cc-proxy")]
 
 
 # --------------------------------------------------------------------------- the proxy alone
 
-def test_a_connection_without_the_token_is_dropped(tmp_path, where, echo):
-    proxy = Proxy(str(tmp_path / "sock"))
-    rules = gate(where, ("*", "allow"))
-    proxy.admit(rules)
-    try:
-        with socket.socket(socket.AF_UNIX) as conn:
-            conn.connect(proxy.path)
-            conn.sendall(b"0123456789abcdef0123456789abcdef\n"
-                         + f"CONNECT 127.0.0.1:{echo} HTTP/1.1\r\n\r\n".encode())
-            assert conn.recv(100) == b""
-    finally:
-        proxy.close()
+@pytest.fixture
+def proxy() -> Iterator[Proxy]:
+    found = Proxy()
+    yield found
+    found.close()
+
+
+def hand_over(channel: socket.socket) -> socket.socket:
+    """A TCP connection on the host's loopback, its far end sent over ``channel``
+    as the in-sandbox forwarder does: the near end, to talk to the proxy through."""
+    with socket.create_server(("127.0.0.1", 0)) as listener:
+        near = socket.create_connection(listener.getsockname())
+        far, _ = listener.accept()
+    with far:
+        socket.send_fds(channel, [b"c"], [far.fileno()])
+    near.settimeout(10)
+    return near
 
 
 @pytest.mark.filterwarnings("error::pytest.PytestUnhandledThreadExceptionWarning")
@@ -266,43 +360,86 @@ def test_a_connection_without_the_token_is_dropped(tmp_path, where, echo):
     (f"CONNECT {'a' * 64}.example:443 HTTP/1.1", b"502"),         # no such name
     ("CONNECT a\u00df.example:443 HTTP/1.1", b"403"),              # no one reading
 ])
-def test_bad_requests_are_answered(tmp_path, where, head, status):
-    proxy = Proxy(str(tmp_path / "sock"))
+def test_bad_requests_are_answered(proxy, where, head, status):
     rules = gate(where, ("*", "allow"), ("localhost", "deny"))
-    try:
-        with socket.socket(socket.AF_UNIX) as conn:
-            conn.connect(proxy.path)
-            conn.sendall(f"{proxy.admit(rules)}\n{head}\r\n\r\n".encode("latin-1", "replace"))
-            assert conn.recv(1000).split(b" ")[1] == status
-    finally:
-        proxy.close()
+    with proxy.channel(rules) as channel, hand_over(channel) as conn:
+        conn.sendall(f"{head}\r\n\r\n".encode("latin-1", "replace"))
+        assert conn.recv(1000).split(b" ")[1] == status
 
 
-@pytest.mark.filterwarnings("error::pytest.PytestUnhandledThreadExceptionWarning")
-def test_a_long_token_line_is_dropped(tmp_path):
-    proxy = Proxy(str(tmp_path / "sock"))
-    try:
-        with socket.socket(socket.AF_UNIX) as conn:
-            conn.connect(proxy.path)
-            conn.sendall(b"x" * 1000)
-            assert conn.recv(100) == b""
-    finally:
-        proxy.close()
+def own_sockets() -> list[int]:
+    """This process's socket descriptors."""
+    found = []
+    for name in os.listdir("/proc/self/fd"):
+        try:
+            if os.readlink(f"/proc/self/fd/{name}").startswith("socket:"):
+                found.append(int(name))
+        except OSError:  # the listing's own descriptor, closed since
+            continue
+    return found
 
 
-def test_an_open_tunnel_is_ended_by_close(tmp_path, where, echo):
-    proxy = Proxy(str(tmp_path / "sock"))
+def test_each_channel_is_judged_by_its_own_gate(proxy, where, echo):
+    lenient = proxy.channel(gate(where, ("127.0.0.1", "allow")))
+    strict = proxy.channel(gate(where, ("example.org", "allow")))
+    request = f"CONNECT 127.0.0.1:{echo} HTTP/1.1\r\n\r\n".encode()
+    with lenient, strict, hand_over(lenient) as one, hand_over(strict) as other:
+        one.sendall(request)
+        other.sendall(request)
+        assert one.recv(100).startswith(b"HTTP/1.1 200 ")
+        assert other.recv(100).startswith(f"HTTP/1.1 403 {REFUSED}".encode())
+        # what the proxy received is closed on exec: other commands do not inherit it
+        sockets = own_sockets()
+        assert len(sockets) >= 8 and not any(map(os.get_inheritable, sockets))
+
+
+def test_what_is_not_a_tcp_connection_is_closed_unused(proxy, where):
+    read_end, write_end = os.pipe()
+    unix_one, unix_other = socket.socketpair()
+    with proxy.channel(gate(where, ("*", "allow"))) as channel, unix_one, unix_other:
+        socket.send_fds(channel, [b"c"], [read_end])
+        socket.send_fds(channel, [b"c"], [unix_other.fileno()])
+        os.close(read_end)
+        unix_other.close()
+        unix_one.settimeout(10)
+        assert unix_one.recv(100) == b""     # closed by the proxy, not answered
+        with pytest.raises(BrokenPipeError):
+            os.write(write_end, b"GET http://127.0.0.1/ HTTP/1.1\r\n\r\n")
+    os.close(write_end)
+    assert ended(proxy)
+
+
+def ended(proxy: Proxy) -> bool:
+    """Whether the proxy's threads end (within 10 s): a channel's ends on its own
+    once the channel's other end is closed."""
+    deadline = time.monotonic() + 10
+    while proxy.threads and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return proxy.threads == 0
+
+
+def test_a_channel_ends_with_its_inside_end(proxy, where):
+    channel = proxy.channel(gate(where, ("*", "allow")))
+    assert proxy.threads == 1
+    channel.close()
+    assert ended(proxy)
+
+
+def test_an_open_tunnel_is_ended_by_close(where, echo):
+    proxy = Proxy()
     rules = gate(where, ("127.0.0.1", "allow"))
-    token = proxy.admit(rules)
-    with socket.socket(socket.AF_UNIX) as conn:
-        conn.connect(proxy.path)
-        conn.sendall(f"{token}\nCONNECT 127.0.0.1:{echo} HTTP/1.1\r\n\r\n".encode())
+    with proxy.channel(rules) as channel, hand_over(channel) as conn:
+        conn.sendall(f"CONNECT 127.0.0.1:{echo} HTTP/1.1\r\n\r\n".encode())
         assert conn.recv(100).startswith(b"HTTP/1.1 200 ")
         conn.sendall(b"hi")
         assert conn.recv(100) == b"hi"
         proxy.close()
         assert conn.recv(100) == b""
+        assert channel.recv(100) == b""
     assert proxy.threads == 0
+    with proxy.channel(rules) as late:   # after close: a channel already ended
+        late.settimeout(10)
+        assert late.recv(100) == b""
 
 
 def test_host_names_are_judged_canonical():

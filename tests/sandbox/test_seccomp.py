@@ -224,6 +224,7 @@ def unix_server(tmp_path: Path) -> Iterator[tuple[str, list[bytes]]]:
     thread = threading.Thread(target=serve, daemon=True)
     thread.start()
     yield path, received
+    server.shutdown(socket.SHUT_RDWR)   # wakes the accept
     server.close()
     thread.join(5)
 
