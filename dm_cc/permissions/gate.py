@@ -81,14 +81,17 @@ class Decision(NamedTuple):
 
 class Ceiling(NamedTuple):
     """A gate whose stricter verdicts win: all of them (``layers`` None), or only
-    those decided by a rule of one of ``layers``. ``why`` is told with a verdict
-    the ceiling decided."""
+    those decided by a rule of one of ``layers``; for every request, or only for
+    requests of ``permissions``. ``why`` is told with a verdict the ceiling decided."""
 
     gate: Gate
     layers: frozenset[str] | None = None
     why: str = "a ceiling applies"
+    permissions: frozenset[str] | None = None
 
     def limits(self, verdict: Verdict) -> Verdict:
+        if self.permissions is not None and verdict.request.permission not in self.permissions:
+            return verdict
         limit = self.gate.judge(verdict.request)
         counts = self.layers is None or limit.layer in self.layers
         if not counts or STRICTNESS[limit.action] <= STRICTNESS[verdict.action]:

@@ -25,11 +25,16 @@ from typing import NamedTuple, Protocol
 from dm_cc.config import dirs
 from dm_cc.errors import UsageError
 from dm_cc.permissions import Ceiling, Gate, Layer, PathContext, Rule
+from dm_cc.permissions.rules import NETWORK, SANDBOX_ESCAPE
 from dm_cc.policy.defaults import DEFAULT_RULES, SUBAGENT_RULES, guardrail_rules
 from dm_cc.policy.loader import PolicyFile, load_policy_file
 
 UNTRUSTED_AGENT = ("this agent is defined by the project, so its rules may tighten the "
                    "policy, never loosen it: this is what the policy says without them")
+SANDBOX_OPENERS = frozenset({NETWORK, SANDBOX_ESCAPE})
+PROJECT_SANDBOX = ("a project's policy cannot open the sandbox (the network, or running a "
+                   "command outside it): only your own files, the managed policy and your "
+                   "answers can")
 PROJECT_OVERRIDES = ("the project's agents: overrides cannot overrule your own policy files "
                      "(user config, --policy): their decision stands")
 
@@ -121,13 +126,23 @@ class Policy:
           decision is the stricter of the stack with and without them;
         * the project files' ``agents:`` overrides may open what built-in agent rules
           close (`docs/**` for plan) but cannot overrule a decision made by the
-          user's own files (user config, ``--policy``).
+          user's own files (user config, ``--policy``);
+        * nothing a cloned repository supplies (project files, an untrusted agent's
+          rules) opens the sandbox: ``network`` and ``sandbox_escape`` are decided
+          as if it had written nothing, or stricter.
         """
         gate = Gate(self.layers(agent, approvals, session_id, subagent=subagent), self.context)
+        trusted = self.layers(agent, approvals, session_id, trusted_only=True, subagent=subagent)
+        if self.project or not agent.trusted:
+            # The sandbox's openers (network, sandbox_escape) as if the project had
+            # written no rule: a cloned repository may close them, never open them.
+            without = [layer._replace(rules=()) if layer.name == "project" else layer
+                       for layer in trusted]
+            gate = gate.within(Ceiling(Gate(without, self.context), None, PROJECT_SANDBOX,
+                                       SANDBOX_OPENERS))
         if agent.trusted and not _for_agent(self.project, agent.name):
             return gate
-        ceiling = Gate(self.layers(agent, approvals, session_id, trusted_only=True,
-                                   subagent=subagent), self.context)
+        ceiling = Gate(trusted, self.context)
         if not agent.trusted:
             return gate.within(Ceiling(ceiling, None, UNTRUSTED_AGENT))
         return gate.within(Ceiling(ceiling, frozenset({"user", "--policy"}), PROJECT_OVERRIDES))

@@ -409,3 +409,69 @@ def test_approval_does_not_allow_an_unallowable_request(world):
 def test_gate_decides_an_empty_request_set_as_ask(world):
     gate = world.load().gate(BUILTIN_AGENTS["build"])
     assert gate.decide([]).action == "ask"
+
+
+# --------------------------------------------------------------------------- the sandbox's openers
+
+OPENERS = """
+rules:
+  - {permission: network, pattern: "*", action: allow}
+  - {permission: sandbox_escape, pattern: "*", action: allow}
+"""
+
+
+def judge_openers(world: World, agent: str = "build", extra=(), approvals=()) -> dict[str, str]:
+    gate = world.open(extra).gate(BUILTIN_AGENTS[agent], approvals=approvals)
+    return {permission: gate.judge(Request(permission, pattern)).action
+            for permission, pattern in (("network", "*"), ("network", "pypi.org"),
+                                        ("sandbox_escape", "make test"))}
+
+
+def test_a_projects_policy_cannot_open_the_sandbox(world):
+    world.project_policy(OPENERS)
+    assert set(judge_openers(world).values()) == {"ask"}
+    gate = world.open().gate(BUILTIN_AGENTS["build"])
+    verdict = gate.judge(Request("network", "*"))
+    assert "a project's policy cannot open the sandbox" in (verdict.note or "")
+
+
+def test_the_users_own_files_and_answers_open_it(world, tmp_path):
+    world.project_policy(OPENERS)
+    extra = world.write(tmp_path / "mine.yaml", OPENERS)
+    assert set(judge_openers(world, extra=[extra]).values()) == {"allow"}
+    world.user_policy(OPENERS)
+    assert set(judge_openers(world).values()) == {"allow"}
+
+
+def test_an_answer_opens_what_it_names_even_in_a_project_that_tried(world):
+    world.project_policy(OPENERS)
+    approval = Rule("sandbox_escape", "make test", "allow", source="approval:session")
+    assert judge_openers(world, approvals=[approval])["sandbox_escape"] == "allow"
+
+
+def test_a_project_may_still_close_the_sandbox_tighter(world):
+    world.user_policy(OPENERS)
+    world.project_policy("""
+        rules:
+          - {permission: network, pattern: "pypi.org", action: deny}
+        """)
+    gate = world.open().gate(BUILTIN_AGENTS["build"])
+    assert gate.judge(Request("network", "pypi.org")).action == "allow"  # user's file is later
+    world.project_policy("""
+        rules:
+          - {permission: sandbox_escape, pattern: "*", action: deny}
+        """)
+    world.user_policy("rules: []\n")
+    assert judge_openers(world)["sandbox_escape"] == "deny"
+
+
+def test_other_permissions_keep_the_projects_rules(world):
+    world.project_policy("""
+        rules:
+          - {permission: bash, pattern: "make *", action: allow}
+        """)
+    assert world_decides(world, bash("make test")) == "allow"
+
+
+def world_decides(world: World, call: tuple[str, dict]) -> str:
+    return world.decide(*call).action
