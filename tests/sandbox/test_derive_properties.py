@@ -1,0 +1,141 @@
+"""Properties of the spec derived from random rule sets over a small real tree
+(hypothesis): the sandbox holds exactly what the gate decides, file by file.
+
+* hidden: a project file is hidden (itself, or a hidden directory holding it)
+  if and only if the gate does not allow reading it;
+* read-only: a project file is unwritable (read-only or hidden, itself or a
+  directory holding it) if its edit is denied, or asked about by a rule naming it;
+  and a file made read-only is one whose edit is so blocked;
+* a directory hidden or made read-only as a whole blocks a new file in it too.
+
+The gate is the built-in defaults, then random configured rules, then random
+approvals, optionally bounded by a parent gate with rules of its own (a subagent).
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from dm_cc.config.dirs import HostFilesystem
+from dm_cc.permissions import Gate, Layer, PathContext, Rule, Verdict
+from dm_cc.permissions.gate import Ceiling
+from dm_cc.permissions.paths import PathContextDirs
+from dm_cc.permissions.requests import path_requests
+from dm_cc.policy.defaults import DEFAULT_RULES
+from dm_cc.sandbox.derive import NEW_FILE, UNIVERSAL, Private, derive
+from dm_cc.sandbox.spec import Mount, SandboxSpec
+from dm_cc.sandbox.tree import TreeLister
+
+FILES = ("a.txt", ".env", "x.lock", "src/main.py", "src/.env.local", "src/util/helpers.py",
+         "src/util/.env", "secrets/k.pem", "secrets/sub/deep.key", "secrets/sub/more.txt",
+         "docs/readme.md", "migrations/0001.sql", "migrations/0002.sql")
+LINKS = {"link": ".env", "docs/key": "../secrets/k.pem"}     # symlinks in the project
+PATTERNS = (".env*", "*.env", "**/.env", "secrets/**", "secrets/*", "secrets/sub/**", "secrets",
+            "**/*.key", "*.pem", "src/**", "src/util/*", "*.txt", "docs/readme.md", "a.txt",
+            "**", "*", "migrations/**", "x.lock", "*.lock", "link", "docs/*", "more.txt")
+
+rules = st.builds(Rule, st.sampled_from(("read", "edit")), st.sampled_from(PATTERNS),
+                  st.sampled_from(("allow", "deny", "ask")))
+approvals = st.builds(Rule, st.sampled_from(("read", "edit")), st.sampled_from(PATTERNS),
+                      st.just("allow"))
+
+
+@pytest.fixture(scope="module")
+def where(tmp_path_factory) -> PathContextDirs:
+    base = tmp_path_factory.mktemp("tree")
+    root, home = base / "p", base / "h"
+    for name in FILES:
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(name)
+    (root / "empty").mkdir()
+    for name, target in LINKS.items():
+        os.symlink(target, root / name)
+    home.mkdir()
+    return PathContextDirs(root, root, home, HostFilesystem())
+
+
+def gate_of(where: PathContextDirs, configured: list[Rule], approved: list[Rule],
+            parent: list[Rule] | None) -> Gate:
+    context = PathContext(where.root.as_posix(), where.home.as_posix())
+    gate = Gate([Layer("builtin", DEFAULT_RULES), Layer("user", tuple(configured)),
+                 Layer("approvals", tuple(approved), approvals=True)], context)
+    if parent is not None:
+        above = Gate([Layer("builtin", DEFAULT_RULES), Layer("user", tuple(parent))], context)
+        gate = gate.within(Ceiling(above, None, "the parent"))
+    return gate
+
+
+def spec_of(gate: Gate, where: PathContextDirs, tmp: str) -> SandboxSpec:
+    tree = TreeLister().list(where.root.as_posix())
+    return derive(gate, where, tree, Private(tmpdir=tmp, exists=os.path.lexists,
+                                             is_dir=os.path.isdir))
+
+
+def verdicts(gate: Gate, permission: str, path: str, where: PathContextDirs) -> list[Verdict]:
+    return [gate.judge(r) for r in path_requests(permission, path, where)
+            if r.permission == permission]
+
+
+def read_allowed(gate: Gate, path: str, where: PathContextDirs) -> bool:
+    return all(v.action == "allow" for v in verdicts(gate, "read", path, where))
+
+
+def edit_blocked(gate: Gate, path: str, where: PathContextDirs) -> bool:
+    """Denied, or asked about by a rule that names the path (not the catch-all)."""
+    return any(v.action == "deny" or (v.action == "ask" and v.rule.action == "ask"
+                                      and v.rule.pattern not in UNIVERSAL)
+               for v in verdicts(gate, "edit", path, where))
+
+
+def covered(path: str, mounts: tuple[Mount, ...]) -> bool:
+    """``path`` is one of ``mounts`` or inside a directory one."""
+    return any(m.path == path or (m.directory and path.startswith(m.path + "/"))
+               for m in mounts)
+
+
+def project_files(where: PathContextDirs) -> list[str]:
+    root = where.root.as_posix()
+    return [posixpath.join(root, name) for name in (*FILES, *LINKS)]
+
+
+def target(path: str) -> str:
+    return os.path.realpath(path)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(configured=st.lists(rules, max_size=6), approved=st.lists(approvals, max_size=2),
+       parent=st.none() | st.lists(rules, max_size=3))
+def test_hidden_is_exactly_what_the_gate_does_not_let_be_read(where, tmp_path, configured,
+                                                             approved, parent):
+    gate = gate_of(where, configured, approved, parent)
+    spec = spec_of(gate, where, str(tmp_path))
+    for path in project_files(where):
+        hidden = covered(path, spec.hidden) or covered(target(path), spec.hidden)
+        assert hidden == (not read_allowed(gate, path, where)), (path, spec.hidden)
+    for mount in spec.hidden:
+        if mount.directory:
+            probe = posixpath.join(mount.path, NEW_FILE)
+            assert not read_allowed(gate, probe, where), (mount, "a new file in it is readable")
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(configured=st.lists(rules, max_size=6), approved=st.lists(approvals, max_size=2),
+       parent=st.none() | st.lists(rules, max_size=3))
+def test_read_only_is_exactly_what_edit_rules_block(where, tmp_path, configured, approved,
+                                                    parent):
+    gate = gate_of(where, configured, approved, parent)
+    spec = spec_of(gate, where, str(tmp_path))
+    chosen = tuple(m for m in spec.read_only if not m.why.startswith("dm_cc's project files"))
+    for path in project_files(where):
+        if edit_blocked(gate, path, where):
+            assert any(covered(p, spec.read_only + spec.hidden) for p in (path, target(path))), path
+        if covered(path, chosen):
+            assert edit_blocked(gate, path, where), (path, chosen)
+    for mount in chosen:
+        if mount.directory:
+            assert edit_blocked(gate, posixpath.join(mount.path, NEW_FILE), where), mount
