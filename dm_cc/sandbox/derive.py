@@ -255,26 +255,28 @@ def _hidden_outside(gate: Gate, where: PathContextDirs, private: Private,
         found = _literal_prefix(rule.rule.pattern, where)
         if found is None:
             continue
-        prefix, exact = found
+        prefix = found[0]
         if prefix in seen or _inside(prefix, root) or prefix == "/" or not private.exists(prefix):
             continue
         seen.add(prefix)
-        if exact or not private.is_dir(prefix):
+        if not private.is_dir(prefix):
             verdict = _first_block(_judged(gate, "read", prefix, where))
             if verdict is not None:
-                mounts.append(Mount(prefix, _why(verdict), private.is_dir(prefix)))
+                mounts.append(Mount(prefix, _why(verdict), False))
             continue
+        # A directory: what is read is its files (a rule naming the directory alone
+        # decides listing it, not reading what is in it), so its entries are judged.
+        probe = _first_block(_judged(gate, "read", posixpath.join(prefix, NEW_FILE), where))
         listed = list_under(prefix, OUTSIDE_LIMIT)
         if listed is None:
-            verdict = _first_block(_judged(gate, "read", posixpath.join(prefix, NEW_FILE), where))
-            if verdict is not None:
-                mounts.append(Mount(prefix, _why(verdict)))
+            if probe is not None:
+                mounts.append(Mount(prefix, _why(probe)))
                 notes.append(f"{prefix}: over {OUTSIDE_LIMIT:,} entries; hidden as a whole")
             continue
         blocked = [(path, is_dir, v) for path, is_dir in listed
                    if (v := _first_block(_judged(gate, "read", path, where))) is not None]
-        if blocked and len(blocked) == len(listed):
-            mounts.append(Mount(prefix, _why(blocked[0][2])))
+        if probe is not None and len(blocked) == len(listed):
+            mounts.append(Mount(prefix, _why(blocked[0][2] if blocked else probe)))
             continue
         mounts += _collapsed(prefix, listed, {path: v for path, _, v in blocked})
     return mounts

@@ -37,7 +37,9 @@ FILES = ("a.txt", ".env", "x.lock", "src/main.py", "src/.env.local", "src/util/h
 LINKS = {"link": ".env", "docs/key": "../secrets/k.pem"}     # symlinks in the project
 PATTERNS = (".env*", "*.env", "**/.env", "secrets/**", "secrets/*", "secrets/sub/**", "secrets",
             "**/*.key", "*.pem", "src/**", "src/util/*", "*.txt", "docs/readme.md", "a.txt",
-            "**", "*", "migrations/**", "x.lock", "*.lock", "link", "docs/*", "more.txt")
+            "**", "*", "migrations/**", "x.lock", "*.lock", "link", "docs/*", "more.txt",
+            "ROOT/secrets/**", "ROOT/.env", "./src/**", "**/sub/*", "docs", "src/util/",
+            "SECRETS/**", "*.PEM", "ROOT/**", "**/*")
 
 rules = st.builds(Rule, st.sampled_from(("read", "edit")), st.sampled_from(PATTERNS),
                   st.sampled_from(("allow", "deny", "ask")))
@@ -59,8 +61,16 @@ def where(tmp_path_factory) -> PathContextDirs:
     return PathContextDirs(root, root, home, HostFilesystem())
 
 
+def anchored(where: PathContextDirs, rules: list[Rule]) -> tuple[Rule, ...]:
+    """The rules with ``ROOT`` in a pattern replaced by the project's absolute path."""
+    root = where.root.as_posix()
+    return tuple(Rule(r.permission, r.pattern.replace("ROOT", root), r.action) for r in rules)
+
+
 def gate_of(where: PathContextDirs, configured: list[Rule], approved: list[Rule],
             parent: list[Rule] | None) -> Gate:
+    configured, approved = list(anchored(where, configured)), list(anchored(where, approved))
+    parent = None if parent is None else list(anchored(where, parent))
     context = PathContext(where.root.as_posix(), where.home.as_posix())
     gate = Gate([Layer("builtin", DEFAULT_RULES), Layer("user", tuple(configured)),
                  Layer("approvals", tuple(approved), approvals=True)], context)
@@ -107,7 +117,7 @@ def target(path: str) -> str:
     return os.path.realpath(path)
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(configured=st.lists(rules, max_size=6), approved=st.lists(approvals, max_size=2),
        parent=st.none() | st.lists(rules, max_size=3))
 def test_hidden_is_exactly_what_the_gate_does_not_let_be_read(where, tmp_path, configured,
@@ -123,7 +133,7 @@ def test_hidden_is_exactly_what_the_gate_does_not_let_be_read(where, tmp_path, c
             assert not read_allowed(gate, probe, where), (mount, "a new file in it is readable")
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(configured=st.lists(rules, max_size=6), approved=st.lists(approvals, max_size=2),
        parent=st.none() | st.lists(rules, max_size=3))
 def test_read_only_is_exactly_what_edit_rules_block(where, tmp_path, configured, approved,
@@ -139,3 +149,38 @@ def test_read_only_is_exactly_what_edit_rules_block(where, tmp_path, configured,
     for mount in chosen:
         if mount.directory:
             assert edit_blocked(gate, posixpath.join(mount.path, NEW_FILE), where), mount
+
+
+HOME_FILES = (".ssh/id_ed25519", ".ssh/known_hosts", ".ssh/keys/deploy", ".aws/credentials",
+              ".aws/config", ".bashrc")
+HOME_PATTERNS = ("~/.ssh/**", "~/.ssh/id*", "~/.ssh", "~/.aws/credentials", "~/.aws/**",
+                 "~/.ssh/keys/**", "~/.bashrc", "~/.ssh/*", "~/**/deploy")
+home_rules = st.builds(Rule, st.just("read"), st.sampled_from(HOME_PATTERNS),
+                       st.sampled_from(("allow", "deny", "ask")))
+
+
+@pytest.fixture(scope="module")
+def home_where(where) -> PathContextDirs:
+    for name in HOME_FILES:
+        (where.home / name).parent.mkdir(parents=True, exist_ok=True)
+        (where.home / name).write_text(name)
+    return where
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(configured=st.lists(home_rules, max_size=5))
+def test_home_files_a_rule_names_are_hidden_when_not_readable(home_where, tmp_path, configured):
+    where = home_where
+    gate = gate_of(where, configured, [], None)
+    spec = spec_of(gate, where, str(tmp_path))
+    home = where.home.as_posix()
+    named = [r for r in configured if r.action != "allow"]
+    for name in HOME_FILES:
+        path = posixpath.join(home, name)
+        readable = read_allowed(gate, path, where)
+        if covered(path, spec.hidden):
+            assert not readable, path
+        context = PathContext(where.root.as_posix(), home)
+        blocking = Gate([Layer("user", tuple(named))], context)
+        if not readable and any(v.rule in named for v in verdicts(blocking, "read", path, where)):
+            assert covered(path, spec.hidden), (path, spec.hidden)
