@@ -163,9 +163,19 @@ def _marked(gate: Gate, where: PathContextDirs, tree: Tree, permission: str,
     root = where.root.as_posix()
     context = gate.context
 
+    screened = [(_necessary(rule, where), rule) for rule in suspects]
+
     def suspected(relative: str) -> bool:
+        if relative.isascii():
+            folded = relative.casefold()
+            last = folded[folded.rfind("/") + 1:]
+            candidates = [rule for could, rule in screened if could(folded, last)]
+        else:
+            candidates = suspects
+        if not candidates:
+            return False
         prepared = subject(permission, relative, None, context)
-        return any(rule.matches(prepared) for rule in suspects)
+        return any(rule.matches(prepared) for rule in candidates)
 
     def verdict(relative: str) -> Verdict | None:
         verdicts = [v for v in _judged(gate, permission, posixpath.join(root, relative), where)
@@ -203,6 +213,69 @@ def _marked(gate: Gate, where: PathContextDirs, tree: Tree, permission: str,
         mounts.append(Mount(posixpath.join(root, relative), _why(found),
                             tree.is_dir(relative)))
     return mounts
+
+
+Screen = Callable[[str, str], bool]
+
+
+def _anything(path: str, last: str) -> bool:
+    return True
+
+
+def _nothing(path: str, last: str) -> bool:
+    return False
+
+
+def _necessary(rule: CompiledRule, where: PathContextDirs) -> Screen:
+    """A cheap test a project path must pass for a deny or ask ``rule`` to match it
+    (a necessary condition, never sufficient), so that in a large tree the rule's
+    own matcher runs only on the few paths that could match. The test is given the
+    ASCII path casefolded (deny and ask rules ignore case) and its last segment: a
+    pattern without ``/`` matches the last segment (its literal start and end), one
+    with ``/`` the paths under its literal leading directories; anything else passes."""
+    pattern = rule.rule.pattern
+    if not pattern.isascii() or any(ch in pattern for ch in "{[\\"):
+        return _anything
+    home = rule.context.home or where.home.as_posix()
+    root = (rule.context.root or where.root.as_posix()).casefold()
+    if pattern == "~" or pattern.startswith("~/"):
+        pattern = home.rstrip("/") + pattern[1:]
+    pattern = (pattern.rstrip("/") or pattern).casefold()
+    segments = [part for part in pattern.split("/") if part]
+    if any(part in (".", "..") for part in segments[1 if pattern.startswith("./") else 0:]):
+        return _anything
+    if pattern.startswith("/"):
+        literal = "/" + "/".join(_literal_segments(segments))
+        if not _inside(literal, root):
+            return _anything if _inside(root, literal) else _nothing
+        within = literal[len(root.rstrip("/")):].lstrip("/")
+        return _under(within) if within else _anything
+    if "/" not in pattern and pattern != "**":
+        cuts = [i for i, ch in enumerate(pattern) if ch in "*?"]
+        if not cuts:
+            return lambda path, last: last == pattern
+        start, end = pattern[:cuts[0]], pattern[cuts[-1] + 1:]
+        least = len(start) + len(end)
+        return lambda path, last: (len(last) >= least and last.startswith(start)
+                                   and last.endswith(end))
+    if segments and segments[0] == ".":
+        segments = segments[1:]
+    within = "/".join(_literal_segments(segments))
+    return _under(within) if within else _anything
+
+
+def _literal_segments(segments: list[str]) -> list[str]:
+    literal = []
+    for segment in segments:
+        if any(ch in segment for ch in "*?"):
+            break
+        literal.append(segment)
+    return literal
+
+
+def _under(directory: str) -> Screen:
+    prefix = directory + "/"
+    return lambda path, last: path == directory or path.startswith(prefix)
 
 
 def _under_any(path: str, directories: set[str]) -> bool:

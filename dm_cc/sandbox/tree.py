@@ -13,8 +13,10 @@ listed, never followed. ``.git/objects`` (content-addressed blobs) is not walked
 
 from __future__ import annotations
 
+import builtins
 import os
 import posixpath
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -55,36 +57,68 @@ class Tree:
 
 
 class TreeLister:
-    """Lists a project tree, keeping each directory's listing while its mtime holds."""
+    """Lists a project tree, keeping each directory's listing while its mtime holds,
+    and the whole tree while no directory's mtime changed.
+
+    A file system stamps mtimes with a coarse clock (a few milliseconds), so an
+    entry added just after a listing, in the same tick, can leave the mtime as it
+    was: a listing taken while its directory's mtime was that recent is not kept
+    (git's "racy" rule)."""
+
+    RACY_NS = 50_000_000       # 50 ms: well above any file system's timestamp tick
 
     def __init__(self) -> None:
         self._listings: dict[str, tuple[int, tuple[tuple[str, bool, bool], ...]]] = {}
+        self._trees: dict[str, tuple[tuple[tuple[str, int], ...], Tree]] = {}
 
     def list(self, root: str) -> Tree:
+        known = self._trees.get(root)
+        if known is not None and self._unchanged(root, known[0]):
+            return known[1]
         entries: list[Entry] = []
         stamps: list[tuple[str, int]] = []
+        racy = False
         pending = [""]
         while pending:
             relative = pending.pop()
-            listing = self._listing(posixpath.join(root, relative) if relative else root, stamps,
-                                    relative)
+            listing, fresh = self._listing(posixpath.join(root, relative) if relative else root,
+                                           stamps, relative)
+            racy = racy or not fresh
             for name, is_dir, is_link in listing:
                 path = f"{relative}/{name}" if relative else name
                 entries.append(Entry(path, is_dir, is_link))
                 if is_dir and path not in SKIPPED:
                     pending.append(path)
-        return Tree.of(tuple(entries), hash(tuple(stamps)))
+        tree = Tree.of(tuple(entries), hash(tuple(stamps)))
+        if racy:
+            self._trees.pop(root, None)
+        else:
+            self._trees[root] = (tuple(stamps), tree)
+        return tree
 
-    def _listing(self, directory: str, stamps: list[tuple[str, int]],
-                 relative: str) -> tuple[tuple[str, bool, bool], ...]:
+    @staticmethod
+    def _unchanged(root: str, stamps: tuple[tuple[str, int], ...]) -> bool:
+        for relative, mtime in stamps:
+            try:
+                if os.stat(posixpath.join(root, relative) if relative else root).st_mtime_ns \
+                        != mtime:
+                    return False
+            except OSError:
+                return False
+        return True
+
+    def _listing(self, directory: str, stamps: builtins.list[tuple[str, int]],
+                 relative: str) -> tuple[tuple[tuple[str, bool, bool], ...], bool]:
+        """The directory's entries, and whether the listing may be kept."""
         try:
             mtime = os.stat(directory).st_mtime_ns
         except OSError:
-            return ()
+            return (), True
         stamps.append((relative, mtime))
         known = self._listings.get(directory)
         if known is not None and known[0] == mtime:
-            return known[1]
+            return known[1], True
+        listed_at = time.time_ns()
         listing = []
         try:
             with os.scandir(directory) as found:
@@ -98,8 +132,11 @@ class TreeLister:
         except OSError:
             pass
         result = tuple(sorted(listing))
-        self._listings[directory] = (mtime, result)
-        return result
+        if listed_at - mtime > self.RACY_NS:
+            self._listings[directory] = (mtime, result)
+            return result, True
+        self._listings.pop(directory, None)
+        return result, False
 
 
 def list_under(directory: str, limit: int) -> list[tuple[str, bool]] | None:

@@ -16,18 +16,20 @@ from __future__ import annotations
 
 import os
 import posixpath
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dm_cc.config.dirs import HostFilesystem
-from dm_cc.permissions import Gate, Layer, PathContext, Rule, Verdict
+from dm_cc.permissions import Gate, Layer, PathContext, Rule, Ruleset, Verdict
+from dm_cc.permissions.engine import subject
 from dm_cc.permissions.gate import Ceiling
 from dm_cc.permissions.paths import PathContextDirs
 from dm_cc.permissions.requests import path_requests
 from dm_cc.policy.defaults import DEFAULT_RULES
-from dm_cc.sandbox.derive import NEW_FILE, UNIVERSAL, Private, derive
+from dm_cc.sandbox.derive import NEW_FILE, UNIVERSAL, Private, _necessary, derive
 from dm_cc.sandbox.spec import Mount, SandboxSpec
 from dm_cc.sandbox.tree import TreeLister
 
@@ -184,3 +186,27 @@ def test_home_files_a_rule_names_are_hidden_when_not_readable(home_where, tmp_pa
         blocking = Gate([Layer("user", tuple(named))], context)
         if not readable and any(v.rule in named for v in verdicts(blocking, "read", path, where)):
             assert covered(path, spec.hidden), (path, spec.hidden)
+
+
+SEGMENT = st.text(alphabet="aAb.*?-", min_size=1, max_size=4)
+PATH_SEGMENT = st.text(alphabet="aAb.-", min_size=1, max_size=4)
+
+
+@settings(max_examples=1000, deadline=None)
+@given(parts=st.lists(SEGMENT | st.just("**"), min_size=1, max_size=4),
+       anchor=st.sampled_from(("", "./", "ROOT/", "/", "~/", "ROOT/../")),
+       trailing=st.booleans(), action=st.sampled_from(("deny", "ask")),
+       path=st.lists(PATH_SEGMENT, min_size=1, max_size=4))
+def test_the_screen_never_rules_out_a_path_the_rule_matches(parts, anchor, trailing, action,
+                                                            path):
+    """derive's cheap pre-test (``_necessary``) is only an optimisation: a path it
+    rules out is never one the rule's own matcher would match."""
+    root, home = "/w/Proj", "/w/home"
+    where = PathContextDirs(Path(root), Path(root), Path(home), HostFilesystem())
+    pattern = anchor.replace("ROOT", root) + "/".join(parts) + ("/" if trailing else "")
+    compiled = Ruleset([Rule("read", pattern, action)], PathContext(root, home))
+    rule = next(iter(compiled.candidates("read")))
+    relative = "/".join(p for p in path if p not in (".", "..")) or "a"
+    folded = relative.casefold()
+    if not _necessary(rule, where)(folded, folded.rsplit("/", 1)[-1]):
+        assert not rule.matches(subject("read", relative, None, PathContext(root, home))), pattern
