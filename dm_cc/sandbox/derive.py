@@ -72,9 +72,9 @@ def derive(gate: Gate, where: PathContextDirs, tree: Tree, private: Private) -> 
     writable += [Mount(d, "the project's git directory") for d in private.git_dirs
                  if not _inside(d, root)]
     writable += _opened_outside(gate, where, private)
-    read_only = _mandatory_read_only(root, private)
+    read_only, no_hooks = _mandatory_read_only(root, tree, private)
     read_only += _marked(gate, where, tree, "edit", _edit_blocks)
-    hidden = _marked(gate, where, tree, "read", _read_blocks)
+    hidden = _marked(gate, where, tree, "read", _read_blocks) + no_hooks
     hidden += _hidden_outside(gate, where, private, notes)
     for path, why in private.hide:
         if _inside(root, path) or _inside(where.cwd.as_posix(), path):
@@ -92,17 +92,57 @@ def derive(gate: Gate, where: PathContextDirs, tree: Tree, private: Private) -> 
 
 # --------------------------------------------------------------------------- read-only
 
-def _mandatory_read_only(root: str, private: Private) -> list[Mount]:
+GIT_RUNS = (("config", "git config can run commands (core.fsmonitor, aliases)"),
+            ("config.worktree", "git config can run commands"),
+            ("hooks", "git hooks run on commit, checkout and merge"))
+NO_HOOKS = "git hooks would run on commit, checkout and merge: none exist, so none can be added"
+
+
+def _mandatory_read_only(root: str, tree: Tree, private: Private) -> tuple[list[Mount],
+                                                                           list[Mount]]:
     """``.dm_cc/`` (the project's policy, agents and settings) and what makes git run
-    commands: each git directory's config and hooks."""
+    commands: the config and hooks of every git directory -- the project's (a
+    worktree's two), a submodule's under ``.git/modules``, a nested repository's.
+    A git directory without ``hooks/`` gets an empty read-only one (the second list,
+    mounted as hidden), else a command could add a hook the person's next ``git
+    commit`` runs outside the sandbox."""
     found = [Mount(posixpath.join(root, ".dm_cc"), "dm_cc's project files (policy, agents)")]
-    for git_dir in private.git_dirs or (posixpath.join(root, ".git"),):
-        for name, why in (("config", "git config can run commands (core.fsmonitor, aliases)"),
-                          ("config.worktree", "git config can run commands"),
-                          ("hooks", "git hooks run on commit, checkout and merge")):
+    missing: list[Mount] = []
+    for git_dir in _git_dirs(root, tree, private):
+        inside = _inside(git_dir, root)
+        relative = git_dir[len(root):].lstrip("/")
+
+        def present(name: str) -> bool:
+            if inside:
+                return tree.has(posixpath.join(relative, name) if relative else name)
+            return private.exists(posixpath.join(git_dir, name))
+
+        for name, why in GIT_RUNS:
             path = posixpath.join(git_dir, name)
-            if private.exists(path):
+            if present(name):
                 found.append(Mount(path, why, name == "hooks"))
+            elif name == "hooks":
+                missing.append(Mount(path, NO_HOOKS))
+    return found, missing
+
+
+def _git_dirs(root: str, tree: Tree, private: Private) -> list[str]:
+    """The project's git directories (``.git``, a worktree's own and common ones),
+    then every other directory of the tree git would take for one: named ``.git``,
+    or holding ``HEAD``, ``config`` and ``objects`` (a submodule's, a bare one)."""
+    found = list(private.git_dirs)
+    if not found and tree.is_dir(".git"):
+        found.append(posixpath.join(root, ".git"))
+    for directory, kids in tree.children().items():
+        if directory in ("", "."):
+            continue
+        if posixpath.basename(directory) != ".git":
+            names = {posixpath.basename(kid) for kid in kids}
+            if not {"HEAD", "config", "objects"} <= names:
+                continue
+        path = posixpath.join(root, directory)
+        if path not in found:
+            found.append(path)
     return found
 
 

@@ -8,7 +8,7 @@ directories, listed again only where a directory changed.
 A directory's mtime changes when an entry is added, removed or renamed in it, so
 an unchanged mtime means an unchanged listing; the whole tree's signature (every
 directory and its mtime) tells a caller its spec still holds. Symbolic links are
-listed, never followed. ``.git/objects`` (content-addressed blobs) is not walked.
+listed, never followed. Git's object stores are not walked.
 """
 
 from __future__ import annotations
@@ -21,7 +21,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 
-SKIPPED = frozenset({".git/objects", ".git/lfs"})
+# Git's content-addressed stores, in any git directory (``.git``, a submodule's
+# ``.git/modules/x``, a nested repository's): listed, never walked.
+SKIPPED = frozenset({"objects", "lfs"})
+
+
+def _skipped(path: str) -> bool:
+    head, _, name = path.rpartition("/")
+    return name in SKIPPED and (head == ".git" or head.startswith(".git/") or "/.git/" in head
+                                or head.endswith("/.git"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +51,13 @@ class Tree:
 
     def is_dir(self, path: str) -> bool:
         return path in self._dirs
+
+    def has(self, path: str) -> bool:
+        return path in self._paths
+
+    @cached_property
+    def _paths(self) -> frozenset[str]:
+        return frozenset(entry.path for entry in self.entries)
 
     def children(self) -> Mapping[str, list[str]]:
         return self._children
@@ -87,7 +102,7 @@ class TreeLister:
             for name, is_dir, is_link in listing:
                 path = f"{relative}/{name}" if relative else name
                 entries.append(Entry(path, is_dir, is_link))
-                if is_dir and path not in SKIPPED:
+                if is_dir and not _skipped(path):
                     pending.append(path)
         tree = Tree.of(tuple(entries), hash(tuple(stamps)))
         if racy:

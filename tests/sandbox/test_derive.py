@@ -5,83 +5,19 @@ from __future__ import annotations
 
 import os
 import subprocess
-from pathlib import Path
 
 import pytest
+from sandbox_projects import RULES, Project, covered, paths, rule
 
-from dm_cc.compose import Options, open_world
 from dm_cc.permissions import Gate, Layer, PathContext, Rule
 from dm_cc.sandbox.derive import Private, derive
-from dm_cc.sandbox.host import Availability, Sandbox
-from dm_cc.sandbox.spec import Mount, SandboxSpec
+from dm_cc.sandbox.spec import Mount
 from dm_cc.sandbox.tree import TreeLister
-
-WORKS = Availability(True, "bwrap (assumed: the spec is derived without running it)", "bwrap")
-
-
-class Project:
-    """A real project tree, its user's home and dm_cc's per-user directories."""
-
-    def __init__(self, tmp: Path) -> None:
-        self.tmp = tmp
-        self.root = tmp / "project"
-        self.home = tmp / "home"
-        self.dm_home = tmp / "dmhome"
-        (self.root / ".git" / "hooks").mkdir(parents=True)
-        (self.root / ".git" / "config").write_text("[core]\n")
-        self.home.mkdir()
-        self.env = {"HOME": str(self.home), "DM_CC_HOME": str(self.dm_home),
-                    "DM_CC_MANAGED_DIR": str(tmp / "managed"), "PATH": os.environ["PATH"]}
-
-    def files(self, *names: str) -> Project:
-        for name in names:
-            path = self.root / name
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(name)
-        return self
-
-    def policy(self, text: str) -> Project:
-        (self.tmp / "policy.yaml").write_text(text)
-        return self
-
-    def gate(self, agent: str = "build", approvals: tuple[Rule, ...] = (),
-             under: tuple[str, ...] = ()) -> Gate:
-        world = self.world()
-        return world.gate(world.agent(agent), approvals, under=under)
-
-    def world(self):
-        policies = (str(self.tmp / "policy.yaml"),) if (self.tmp / "policy.yaml").exists() else ()
-        return open_world(Options(policies=policies), cwd=self.root, env=self.env)
-
-    def spec(self, gate: Gate | None = None, env: dict[str, str] | None = None) -> SandboxSpec:
-        world = self.world()
-        sandbox = Sandbox("auto", world.where, env or self.env, probe=WORKS)
-        return sandbox.spec(gate or self.gate())
-
-    def path(self, name: str) -> str:
-        return (self.root / name).as_posix()
 
 
 @pytest.fixture
 def project(tmp_path) -> Project:
     return Project(tmp_path)
-
-
-def paths(mounts: tuple[Mount, ...]) -> set[str]:
-    return {m.path for m in mounts}
-
-
-def covered(path: str, mounts: tuple[Mount, ...]) -> bool:
-    return any(m.path == path or (m.directory and path.startswith(m.path + "/"))
-               for m in mounts)
-
-
-def RULES(lines: list[str]) -> str:
-    return "rules:\n" + "".join(lines)
-
-
-def rule(permission: str, pattern: str, action: str) -> str:
-    return f"  - {{permission: {permission}, pattern: '{pattern}', action: {action}}}\n"
 
 
 # --------------------------------------------------------------------------- writable
@@ -124,6 +60,25 @@ def test_dm_cc_git_config_and_hooks_are_read_only_the_rest_of_git_is_not(project
             project.path(".git/hooks")} <= paths(spec.read_only)
     assert not covered(project.path(".git/index"), spec.read_only)
     assert not covered(project.path(".git/objects/ab/cdef"), spec.read_only)
+
+
+def test_every_git_dir_in_the_project_has_its_config_and_hooks_read_only(project):
+    """A submodule's git dir (``.git/modules/x``) and a nested repository's run
+    commands from their config and hooks too."""
+    for git_dir in (".git/modules/lib", "vendor/tool/.git"):
+        project.files(f"{git_dir}/HEAD", f"{git_dir}/config", f"{git_dir}/hooks/pre-commit.sample",
+                      f"{git_dir}/objects/ab/cdef")
+    read_only = paths(project.spec().read_only)
+    for git_dir in (".git/modules/lib", "vendor/tool/.git"):
+        assert {project.path(f"{git_dir}/config"), project.path(f"{git_dir}/hooks")} <= read_only
+
+
+def test_a_git_dir_without_hooks_gets_an_empty_read_only_one(project):
+    """Else a command could add ``.git/hooks/pre-commit``, which the person's next
+    ``git commit`` would run outside the sandbox."""
+    (project.root / ".git" / "hooks").rmdir()
+    hooks = next(m for m in project.spec().hidden if m.path == project.path(".git/hooks"))
+    assert hooks.directory and "none can be added" in hooks.why
 
 
 def test_paths_an_edit_rule_denies_or_asks_about_by_name_are_read_only(project):
