@@ -109,17 +109,10 @@ def _mandatory_read_only(root: str, tree: Tree, private: Private) -> tuple[list[
     found = [Mount(posixpath.join(root, ".dm_cc"), "dm_cc's project files (policy, agents)")]
     missing: list[Mount] = []
     for git_dir in _git_dirs(root, tree, private):
-        inside = _inside(git_dir, root)
-        relative = git_dir[len(root):].lstrip("/")
-
-        def present(name: str) -> bool:
-            if inside:
-                return tree.has(posixpath.join(relative, name) if relative else name)
-            return private.exists(posixpath.join(git_dir, name))
-
         for name, why in GIT_RUNS:
             path = posixpath.join(git_dir, name)
-            if present(name):
+            inside = _inside(path, root)
+            if tree.has(path[len(root):].lstrip("/")) if inside else private.exists(path):
                 found.append(Mount(path, why, name == "hooks"))
             elif name == "hooks":
                 missing.append(Mount(path, NO_HOOKS))
