@@ -81,6 +81,8 @@ def derive(gate: Gate, where: PathContextDirs, tree: Tree, private: Private) -> 
             notes.append(f"{path} ({why}) holds the project, so it is not hidden")
         elif private.exists(path):
             hidden.append(Mount(path, why, private.is_dir(path)))
+    read_only = _landed(read_only, where, private, notes)
+    hidden = _landed(hidden, where, private, notes)
     network, network_why = _network(gate, private)
     unset = tuple(sorted(name for name in private.environment
                          if SECRET_VARIABLE.search(name) or name in UNSET_ALWAYS))
@@ -239,8 +241,9 @@ def _marked(gate: Gate, where: PathContextDirs, tree: Tree, permission: str,
     mounts = []
     for relative, found in sorted(blocked.items()):
         parent = posixpath.dirname(relative)
-        if _under_any(parent, whole):
-            continue  # its directory is one mount
+        if _under_any(parent, whole) and not (permission == "edit" and tree.is_link(relative)):
+            continue  # its directory is one mount (a link in a read-only one still
+                      # leads to a writable target: it is mounted, on its target)
         if tree.is_dir(relative) and relative not in whole:
             continue  # some of its entries stay open: they are mounted one by one
         mounts.append(Mount(posixpath.join(root, relative), _why(found),
@@ -453,6 +456,27 @@ def _network(gate: Gate, private: Private) -> tuple[Network, str]:
 
 
 # --------------------------------------------------------------------------- helpers
+
+def _landed(mounts: list[Mount], where: PathContextDirs, private: Private,
+            notes: list[str]) -> list[Mount]:
+    """Each mount on the path it lands on: a symbolic link (``.env -> /srv/app/env``,
+    a linked ``.dm_cc``) is replaced by what it points to, so the target is hidden
+    or read-only however it is reached, and bwrap never mounts on a link (it
+    follows it in its own new root, where an absolute link leads nowhere and every
+    command would fail, or makes the target of a dangling one on the host). A
+    dangling link holds nothing to protect: it is left as it is."""
+    landed = []
+    for mount in mounts:
+        real = where.fs.realpath(mount.path)
+        if real == mount.path:
+            landed.append(mount)
+        elif private.exists(real):
+            landed.append(Mount(real, f"{mount.why}, through {mount.path}", private.is_dir(real)))
+        else:
+            notes.append(f"{mount.path} ({mount.why}) leads to {real}, which does not "
+                         "exist: nothing is mounted there")
+    return landed
+
 
 def _inside(path: str, directory: str) -> bool:
     directory = directory.rstrip("/") or "/"

@@ -55,6 +55,13 @@ class Tree:
     def has(self, path: str) -> bool:
         return path in self._paths
 
+    def is_link(self, path: str) -> bool:
+        return path in self._links
+
+    @cached_property
+    def _links(self) -> frozenset[str]:
+        return frozenset(entry.path for entry in self.entries if entry.is_link)
+
     @cached_property
     def _paths(self) -> frozenset[str]:
         return frozenset(entry.path for entry in self.entries)

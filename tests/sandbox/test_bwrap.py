@@ -49,6 +49,25 @@ def test_env_files_read_empty_and_cannot_be_written(project):
     assert (project.root / ".env").read_text() == ".env"
 
 
+def test_links_to_hidden_or_protected_files_and_dangling_links(project):
+    """bwrap follows a link it mounts on inside its own new root: an absolute link
+    there led nowhere and every command failed, a dangling one had its target
+    created on the host. The spec mounts on the target; a dangling link is left."""
+    (project.tmp / "app.env").write_text("SECRET")
+    os.symlink(project.tmp / "app.env", project.root / ".env")
+    os.symlink("nowhere", project.root / ".env.local")
+    project.files("docs/a.md", "keys/k.pem")
+    os.symlink("../keys/k.pem", project.root / "docs" / "key")
+    project.policy(RULES([rule("edit", "docs/**", "deny")]))
+    ran = project.run("cat .env; echo EOF; echo x > docs/key; echo y > docs/a.md; echo ok > b")
+    assert ran.text.startswith("EOF\n"), ran.text
+    assert (project.root / "b").read_text() == "ok\n"
+    assert (project.tmp / "app.env").read_text() == "SECRET"
+    assert (project.root / "keys" / "k.pem").read_text() == "keys/k.pem"
+    assert (project.root / "docs" / "a.md").read_text() == "docs/a.md"
+    assert not (project.root / "nowhere").exists()
+
+
 def test_the_project_policy_is_read_only(project):
     (project.root / ".dm_cc").mkdir()
     (project.root / ".dm_cc" / "policy.yaml").write_text("rules: []\n")
