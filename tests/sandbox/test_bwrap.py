@@ -8,6 +8,7 @@ import asyncio
 import os
 import pwd
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
@@ -197,6 +198,19 @@ def test_secret_variables_do_not_reach_the_command(project, monkeypatch):
     project.env = {**project.env, "OPENAI_API_KEY": "sk-secret"}
     ran = project.run('echo "[$OPENAI_API_KEY][$HARMLESS]"')
     assert ran.text.startswith("[][visible]"), ran.text
+
+
+def test_the_ssh_agent_socket_is_out_of_reach(project, monkeypatch):
+    agent = project.tmp / "agent.sock"
+    monkeypatch.setenv("SSH_AUTH_SOCK", str(agent))
+    listener = socket.socket(socket.AF_UNIX)
+    listener.bind(str(agent))
+    try:
+        project.env = {**project.env, "SSH_AUTH_SOCK": str(agent)}
+        ran = project.run(f'echo "[$SSH_AUTH_SOCK]"; test -S {agent} && echo SOCKET || echo GONE')
+    finally:
+        listener.close()
+    assert ran.text.splitlines() == ["[]", "GONE"], ran.text
 
 
 def _processes_with(marker: str) -> list[int]:

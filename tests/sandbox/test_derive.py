@@ -7,10 +7,12 @@ import os
 import subprocess
 
 import pytest
-from sandbox_projects import RULES, Project, covered, paths, rule
+from sandbox_projects import RULES, WORKS, Project, covered, paths, rule
 
+from dm_cc.compose import Options, open_world
 from dm_cc.permissions import Gate, Layer, PathContext, Rule
 from dm_cc.sandbox.derive import Private, derive
+from dm_cc.sandbox.host import Sandbox
 from dm_cc.sandbox.spec import Mount
 from dm_cc.sandbox.tree import TreeLister
 
@@ -294,3 +296,20 @@ def test_the_spec_is_pure_given_the_tree(project):
     assert derive(gate, world.where, tree, private) == derive(gate, world.where, tree, private)
     bare = Gate([Layer("user", ())], PathContext(project.root.as_posix(), project.home.as_posix()))
     assert derive(bare, world.where, tree, private).hidden == ()
+
+
+def test_working_in_the_home_directory_still_hides_home_secrets(tmp_path):
+    """Run from ``~`` (the project is the home): ``~/.ssh/**`` names project paths."""
+    home = tmp_path / "home"
+    (home / ".git").mkdir(parents=True)
+    (home / ".ssh").mkdir()
+    (home / ".ssh" / "id_ed25519").write_text("KEY")
+    (home / "notes.txt").write_text("n")
+    (tmp_path / "policy.yaml").write_text(RULES([rule("read", "~/.ssh/**", "deny")]))
+    env = {"HOME": str(home), "DM_CC_HOME": str(tmp_path / "dm"),
+           "DM_CC_MANAGED_DIR": str(tmp_path / "managed")}
+    world = open_world(Options(policies=(str(tmp_path / "policy.yaml"),)), cwd=home, env=env)
+    sandbox = Sandbox("auto", world.where, env, probe=WORKS)
+    spec = sandbox.spec(world.gate(world.agent("build")))
+    assert covered((home / ".ssh" / "id_ed25519").as_posix(), spec.hidden)
+    assert not covered((home / "notes.txt").as_posix(), spec.hidden)
