@@ -83,6 +83,7 @@ def derive(gate: Gate, where: PathContextDirs, tree: Tree, private: Private) -> 
             hidden.append(Mount(path, why, private.is_dir(path)))
     read_only = _landed(read_only, where, private, notes)
     hidden = _landed(hidden, where, private, notes)
+    read_only, hidden = _reachable(read_only, hidden, private)
     network, network_why = _network(gate, private)
     unset = tuple(sorted(name for name in private.environment
                          if SECRET_VARIABLE.search(name) or name in UNSET_ALWAYS))
@@ -365,7 +366,11 @@ def _hidden_outside(gate: Gate, where: PathContextDirs, private: Private,
         if found is None:
             continue
         prefix = found[0]
-        if prefix in seen or _inside(prefix, root) or prefix == "/" or not private.exists(prefix):
+        if prefix == "/":
+            notes.append(f"{_why_rule(rule)}: a pattern with a wildcard right after / is "
+                         "held by the gate only, not by the sandbox")
+            continue
+        if prefix in seen or _inside(prefix, root) or not private.exists(prefix):
             continue
         seen.add(prefix)
         if not private.is_dir(prefix):
@@ -376,26 +381,33 @@ def _hidden_outside(gate: Gate, where: PathContextDirs, private: Private,
         # A directory: what is read is its files (a rule naming the directory alone
         # decides listing it, not reading what is in it), so its entries are judged.
         probe = _first_block(_judged(gate, "read", posixpath.join(prefix, NEW_FILE), where))
+        # A directory holding the project is never hidden whole: the project is
+        # mounted inside it.
+        holds_project = _inside(root, prefix)
         listed = list_under(prefix, OUTSIDE_LIMIT)
         if listed is None:
-            if probe is not None:
+            if probe is not None and not holds_project:
                 mounts.append(Mount(prefix, _why(probe)))
                 notes.append(f"{prefix}: over {OUTSIDE_LIMIT:,} entries; hidden as a whole")
+            else:
+                notes.append(f"{_why_rule(rule)}: {prefix} has over {OUTSIDE_LIMIT:,} entries"
+                             f"{' and holds the project' if holds_project else ''}; the rule "
+                             "is held by the gate only, not by the sandbox")
             continue
         blocked = [(path, is_dir, v) for path, is_dir in listed
                    if (v := _first_block(_judged(gate, "read", path, where))) is not None]
-        if probe is not None and len(blocked) == len(listed):
+        if probe is not None and len(blocked) == len(listed) and not holds_project:
             mounts.append(Mount(prefix, _why(blocked[0][2] if blocked else probe)))
             continue
-        mounts += _collapsed(prefix, listed, {path: v for path, _, v in blocked})
+        mounts += _collapsed(prefix, listed, {path: v for path, _, v in blocked}, root)
     return mounts
 
 
 def _collapsed(prefix: str, listed: Sequence[tuple[str, bool]],
-               blocked: dict[str, Verdict]) -> list[Mount]:
+               blocked: dict[str, Verdict], root: str) -> list[Mount]:
     """Blocked paths under ``prefix``: a directory whose entries are all blocked is one
-    mount; the rest one by one."""
-    open_dirs = set()
+    mount (unless it holds the project); the rest one by one."""
+    open_dirs = {d for d in _ancestors(root) if _inside(d, prefix)} | {root}
     for path, _ in listed:
         if path not in blocked:
             parent = posixpath.dirname(path)
@@ -412,6 +424,16 @@ def _collapsed(prefix: str, listed: Sequence[tuple[str, bool]],
             continue  # inside a directory hidden as a whole
         mounts.append(Mount(path, _why(verdict), is_dir[path]))
     return mounts
+
+
+def _ancestors(path: str) -> Iterator[str]:
+    while path not in ("/", ""):
+        path = posixpath.dirname(path)
+        yield path
+
+
+def _why_rule(rule: CompiledRule) -> str:
+    return f"{rule.rule.action} {rule.rule.permission} {rule.rule.pattern} ({rule.rule.source})"
 
 
 def _first_block(verdicts: Sequence[Verdict]) -> Verdict | None:
@@ -456,6 +478,23 @@ def _network(gate: Gate, private: Private) -> tuple[Network, str]:
 
 
 # --------------------------------------------------------------------------- helpers
+
+def _reachable(read_only: list[Mount], hidden: list[Mount],
+               private: Private) -> tuple[list[Mount], list[Mount]]:
+    """Without the mounts inside a hidden directory (empty, and read-only: bwrap
+    could not make their mount points, and every command would fail), nor a mount
+    on a missing path (no ``hooks/``) inside a read-only one."""
+    empty = [m.path for m in hidden if m.directory]
+    walls = empty + [m.path for m in read_only if m.directory]
+
+    def inside(mount: Mount, directories: list[str]) -> bool:
+        return any(mount.path.startswith(d.rstrip("/") + "/") for d in directories)
+
+    read_only = [m for m in read_only if not inside(m, empty)]
+    hidden = [m for m in hidden if not inside(m, empty)
+              and (private.exists(m.path) or not inside(m, walls))]
+    return read_only, hidden
+
 
 def _landed(mounts: list[Mount], where: PathContextDirs, private: Private,
             notes: list[str]) -> list[Mount]:

@@ -69,6 +69,19 @@ def test_links_to_hidden_or_protected_files_and_dangling_links(project):
     assert not (project.root / "nowhere").exists()
 
 
+def test_a_denied_home_holding_the_project_leaves_commands_working(project):
+    """A directory holding the project hidden whole would make bwrap fail to mount
+    the project inside it: every command would fail."""
+    project.env = {**project.env, "HOME": str(project.tmp)}
+    (project.tmp / ".netrc").write_text("secret")
+    project.files("a.txt")
+    project.policy(RULES([rule("read", "~/**", "deny"), rule("read", "~/project/a.txt", "allow")]))
+    ran = project.run(f"cat a.txt; echo; cat {project.tmp}/.netrc; echo ok > b")
+    assert ran.text.startswith("a.txt\n"), ran.text
+    assert "secret" not in ran.text
+    assert (project.root / "b").read_text() == "ok\n"
+
+
 def test_the_project_policy_is_read_only(project):
     (project.root / ".dm_cc").mkdir()
     (project.root / ".dm_cc" / "policy.yaml").write_text("rules: []\n")

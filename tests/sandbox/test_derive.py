@@ -313,3 +313,32 @@ def test_working_in_the_home_directory_still_hides_home_secrets(tmp_path):
     spec = sandbox.spec(world.gate(world.agent("build")))
     assert covered((home / ".ssh" / "id_ed25519").as_posix(), spec.hidden)
     assert not covered((home / "notes.txt").as_posix(), spec.hidden)
+
+
+def test_a_home_rule_never_hides_the_directory_holding_the_project(tmp_path):
+    """``read ~/** deny`` with the project under ~: the home is not hidden whole
+    (the project is mounted inside it), its files are, as the gate says."""
+    home = tmp_path / "home"
+    root = home / "src" / "project"
+    (root / ".git").mkdir(parents=True)
+    (root / "a.py").write_text("a")
+    (home / ".netrc").write_text("secret")
+    (home / "src" / "other").mkdir()
+    (home / "src" / "other" / "b.py").write_text("b")
+    (tmp_path / "policy.yaml").write_text(RULES([rule("read", "~/**", "deny"),
+                                                 rule("read", f"{root}/a.py", "allow")]))
+    env = {"HOME": str(home), "DM_CC_HOME": str(tmp_path / "dm"),
+           "DM_CC_MANAGED_DIR": str(tmp_path / "managed")}
+    world = open_world(Options(policies=(str(tmp_path / "policy.yaml"),)), cwd=root, env=env)
+    spec = Sandbox("auto", world.where, env, probe=WORKS).spec(world.gate(world.agent("build")))
+    for holder in (home, home / "src", root):
+        assert holder.as_posix() not in paths(spec.hidden)
+    assert covered((home / ".netrc").as_posix(), spec.hidden)
+    assert covered((home / "src" / "other" / "b.py").as_posix(), spec.hidden)
+    assert not covered((root / "a.py").as_posix(), spec.hidden)
+
+
+def test_a_rule_the_sandbox_cannot_hold_says_so(project):
+    project.policy(RULES([rule("read", "/**/id_rsa", "deny")]))
+    notes = project.spec().notes
+    assert any("/**/id_rsa" in note and "gate only" in note for note in notes), notes

@@ -16,11 +16,13 @@ from __future__ import annotations
 
 import os
 import posixpath
+import subprocess
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support.bwrap import needs_bwrap
 
 from dm_cc.config.dirs import HostFilesystem
 from dm_cc.permissions import Gate, Layer, PathContext, Rule, Ruleset, Verdict
@@ -29,19 +31,20 @@ from dm_cc.permissions.gate import Ceiling
 from dm_cc.permissions.paths import PathContextDirs
 from dm_cc.permissions.requests import path_requests
 from dm_cc.policy.defaults import DEFAULT_RULES
-from dm_cc.sandbox.derive import NEW_FILE, UNIVERSAL, Private, _necessary, derive
-from dm_cc.sandbox.spec import Mount, SandboxSpec
+from dm_cc.sandbox.derive import NEW_FILE, NO_HOOKS, UNIVERSAL, Private, _necessary, derive
+from dm_cc.sandbox.spec import Mount, SandboxSpec, bwrap_argv
 from dm_cc.sandbox.tree import TreeLister
 
 FILES = ("a.txt", ".env", "x.lock", "src/main.py", "src/.env.local", "src/util/helpers.py",
          "src/util/.env", "secrets/k.pem", "secrets/sub/deep.key", "secrets/sub/more.txt",
-         "docs/readme.md", "migrations/0001.sql", "migrations/0002.sql")
+         "docs/readme.md", "migrations/0001.sql", "migrations/0002.sql", ".git/HEAD",
+         ".git/config", ".dm_cc/policy.yaml")
 LINKS = {"link": ".env", "docs/key": "../secrets/k.pem"}     # symlinks in the project
 PATTERNS = (".env*", "*.env", "**/.env", "secrets/**", "secrets/*", "secrets/sub/**", "secrets",
             "**/*.key", "*.pem", "src/**", "src/util/*", "*.txt", "docs/readme.md", "a.txt",
             "**", "*", "migrations/**", "x.lock", "*.lock", "link", "docs/*", "more.txt",
             "ROOT/secrets/**", "ROOT/.env", "./src/**", "**/sub/*", "docs", "src/util/",
-            "SECRETS/**", "*.PEM", "ROOT/**", "**/*")
+            "SECRETS/**", "*.PEM", "ROOT/**", "**/*", ".git/**", ".dm_cc/**", ".git")
 
 rules = st.builds(Rule, st.sampled_from(("read", "edit")), st.sampled_from(PATTERNS),
                   st.sampled_from(("allow", "deny", "ask")))
@@ -84,7 +87,8 @@ def gate_of(where: PathContextDirs, configured: list[Rule], approved: list[Rule]
 
 def spec_of(gate: Gate, where: PathContextDirs, tmp: str) -> SandboxSpec:
     tree = TreeLister().list(where.root.as_posix())
-    return derive(gate, where, tree, Private(tmpdir=tmp, exists=os.path.lexists,
+    git = (where.root / ".git").as_posix()
+    return derive(gate, where, tree, Private(tmpdir=tmp, git_dirs=(git,), exists=os.path.lexists,
                                              is_dir=os.path.isdir))
 
 
@@ -130,7 +134,7 @@ def links_to(path: str, where: PathContextDirs) -> list[str]:
             if target(posixpath.join(root, link)) == path]
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(configured=st.lists(rules, max_size=6), approved=st.lists(approvals, max_size=2),
        parent=st.none() | st.lists(rules, max_size=3))
 def test_hidden_is_exactly_what_the_gate_does_not_let_be_read(where, tmp_path, configured,
@@ -146,19 +150,20 @@ def test_hidden_is_exactly_what_the_gate_does_not_let_be_read(where, tmp_path, c
             for link in links_to(path, where))
         assert hidden == blocked, (path, spec.hidden)
     for mount in spec.hidden:
-        if mount.directory:
+        if mount.directory and mount.why != NO_HOOKS:
             probe = posixpath.join(mount.path, NEW_FILE)
             assert not read_allowed(gate, probe, where), (mount, "a new file in it is readable")
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(configured=st.lists(rules, max_size=6), approved=st.lists(approvals, max_size=2),
        parent=st.none() | st.lists(rules, max_size=3))
 def test_read_only_is_exactly_what_edit_rules_block(where, tmp_path, configured, approved,
                                                     parent):
     gate = gate_of(where, configured, approved, parent)
     spec = spec_of(gate, where, str(tmp_path))
-    chosen = tuple(m for m in spec.read_only if not m.why.startswith("dm_cc's project files"))
+    chosen = tuple(m for m in spec.read_only if not m.why.startswith(("dm_cc's project files",
+                                                                      "git ")))
     for path in project_files(where):
         if edit_blocked(gate, path, where):
             # Writing through a link writes its target, in a read-only directory too.
@@ -230,3 +235,18 @@ def test_the_screen_never_rules_out_a_path_the_rule_matches(parts, anchor, trail
     folded = relative.casefold()
     if not _necessary(rule, where)(folded, folded.rsplit("/", 1)[-1]):
         assert not rule.matches(subject("read", relative, None, PathContext(root, home))), pattern
+
+
+@needs_bwrap
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(configured=st.lists(rules, max_size=6), parent=st.none() | st.lists(rules, max_size=3))
+def test_bubblewrap_can_always_mount_the_spec(where, tmp_path, configured, parent):
+    """Whatever the rules, bwrap can set up what derive asks for: a mount it cannot
+    make (inside an empty hidden directory, on a link, over the wrong kind of file)
+    makes every confined command fail."""
+    gate = gate_of(where, configured, [], parent)
+    spec = spec_of(gate, where, str(tmp_path))
+    (tmp_path / "empty").touch()
+    argv = bwrap_argv(spec, ["true"], empty_file=str(tmp_path / "empty"))
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=30)
+    assert done.returncode == 0, (done.stderr, spec.hidden, spec.read_only)
