@@ -342,3 +342,19 @@ def test_a_rule_the_sandbox_cannot_hold_says_so(project):
     project.policy(RULES([rule("read", "/**/id_rsa", "deny")]))
     notes = project.spec().notes
     assert any("/**/id_rsa" in note and "gate only" in note for note in notes), notes
+
+
+def test_the_spec_is_kept_while_the_tree_is_unchanged_and_derived_again_after(project):
+    project.files("src/a.py")
+    old = os.stat(project.root).st_mtime_ns - 10**9
+    for directory, _, _ in os.walk(project.root):
+        os.utime(directory, ns=(old, old))        # listings old enough to be kept
+    world = project.world()
+    sandbox = Sandbox("auto", world.where, project.env, probe=WORKS)
+    gate = project.gate()
+    first = sandbox.spec(gate)
+    assert sandbox.spec(gate) is first
+    project.files("src/.env")
+    again = sandbox.spec(gate)
+    assert project.path("src/.env") in paths(again.hidden)
+    assert sandbox.spec(project.gate()) is not again       # another gate: derived anew
