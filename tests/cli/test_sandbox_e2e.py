@@ -202,3 +202,41 @@ def test_off_written_bare_in_a_project_config_is_refused_for_the_right_reason(se
     done = setup.run()
     assert done.returncode == 2
     assert "sandbox is not accepted from a project's config" in done.stderr, done.stderr
+
+
+def _write_outside(setup: Setup) -> str:
+    target = setup.outside / "escaped.txt"
+    return f"python3 -c 'open(\"{target}\", \"w\").write(\"x\")'"
+
+
+@needs_bwrap
+def test_a_stopped_command_says_so_and_is_not_run_unconfined_headless(setup):
+    done = setup.run(_write_outside(setup))
+    output = setup.tool_output(done)
+    assert "Read-only file system" in output
+    assert "(the sandbox may have stopped this: it wrote outside the writable paths" in output
+    assert "did not let it run outside the sandbox" in output
+    assert not (setup.outside / "escaped.txt").exists()
+
+
+@needs_bwrap
+def test_the_users_policy_may_let_a_stopped_command_run_unconfined(setup):
+    setup.policy(POLICY + '  - {permission: sandbox_escape, pattern: "python3 *", '
+                          'action: allow}\n')
+    done = setup.run(_write_outside(setup))
+    assert setup.tool_output(done).endswith("(run outside the sandbox)")
+    assert (setup.outside / "escaped.txt").read_text() == "x"
+
+
+@needs_bwrap
+@pytest.mark.xfail(strict=True, reason=(
+    "a project's .dm_cc/policy.yaml (a cloned repository) may allow sandbox_escape, and "
+    "then every command the sandbox stops runs again unconfined without asking: the "
+    "project turns the sandbox off, which `sandbox:` in a project config may not do. "
+    "The escape should be judged without the project's allow rules (policy/layers.py "
+    "or core/loop.py _escape)"))
+def test_a_project_policy_cannot_let_commands_out_of_the_sandbox(setup):
+    (setup.root / ".dm_cc" / "policy.yaml").write_text(
+        'rules:\n  - {permission: sandbox_escape, pattern: "*", action: allow}\n')
+    setup.run(_write_outside(setup))
+    assert not (setup.outside / "escaped.txt").exists()
