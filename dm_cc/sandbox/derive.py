@@ -75,7 +75,7 @@ def derive(gate: Gate, where: PathContextDirs, tree: Tree, private: Private) -> 
     read_only, no_hooks = _mandatory_read_only(root, tree, private)
     read_only += _marked(gate, where, tree, "edit", _edit_blocks)
     hidden = _marked(gate, where, tree, "read", _read_blocks) + no_hooks
-    hidden += _hidden_outside(gate, where, private, notes)
+    hidden += _hidden_outside(gate, where, private, [m.path for m in writable], notes)
     for path, why in private.hide:
         if _inside(root, path) or _inside(where.cwd.as_posix(), path):
             notes.append(f"{path} ({why}) holds the project, so it is not hidden")
@@ -356,7 +356,7 @@ def _outside_rules(gate: Gate, permission: str,
 
 
 def _hidden_outside(gate: Gate, where: PathContextDirs, private: Private,
-                    notes: list[str]) -> list[Mount]:
+                    kept: list[str], notes: list[str]) -> list[Mount]:
     """Paths outside the project that read rules deny or ask about, by name."""
     root = where.root.as_posix()
     mounts: list[Mount] = []
@@ -381,9 +381,9 @@ def _hidden_outside(gate: Gate, where: PathContextDirs, private: Private,
         # A directory: what is read is its files (a rule naming the directory alone
         # decides listing it, not reading what is in it), so its entries are judged.
         probe = _first_block(_judged(gate, "read", posixpath.join(prefix, NEW_FILE), where))
-        # A directory holding the project is never hidden whole: the project is
-        # mounted inside it.
-        holds_project = _inside(root, prefix)
+        # A directory holding the project (or TMPDIR, any writable path) is never
+        # hidden whole: that path is mounted inside it.
+        holds_project = any(_inside(path, prefix) for path in kept)
         listed = list_under(prefix, OUTSIDE_LIMIT)
         if listed is None:
             if probe is not None and not holds_project:
@@ -391,7 +391,7 @@ def _hidden_outside(gate: Gate, where: PathContextDirs, private: Private,
                 notes.append(f"{prefix}: over {OUTSIDE_LIMIT:,} entries; hidden as a whole")
             else:
                 notes.append(f"{_why_rule(rule)}: {prefix} has over {OUTSIDE_LIMIT:,} entries"
-                             f"{' and holds the project' if holds_project else ''}; the rule "
+                             f"{' and holds a writable path' if holds_project else ''}; the rule "
                              "is held by the gate only, not by the sandbox")
             continue
         blocked = [(path, is_dir, v) for path, is_dir in listed
@@ -399,15 +399,15 @@ def _hidden_outside(gate: Gate, where: PathContextDirs, private: Private,
         if probe is not None and len(blocked) == len(listed) and not holds_project:
             mounts.append(Mount(prefix, _why(blocked[0][2] if blocked else probe)))
             continue
-        mounts += _collapsed(prefix, listed, {path: v for path, _, v in blocked}, root)
+        mounts += _collapsed(prefix, listed, {path: v for path, _, v in blocked}, kept)
     return mounts
 
 
 def _collapsed(prefix: str, listed: Sequence[tuple[str, bool]],
-               blocked: dict[str, Verdict], root: str) -> list[Mount]:
+               blocked: dict[str, Verdict], kept: list[str]) -> list[Mount]:
     """Blocked paths under ``prefix``: a directory whose entries are all blocked is one
-    mount (unless it holds the project); the rest one by one."""
-    open_dirs = {d for d in _ancestors(root) if _inside(d, prefix)} | {root}
+    mount (unless it holds one of the ``kept`` paths); the rest one by one."""
+    open_dirs = {d for path in kept for d in (path, *_ancestors(path)) if _inside(d, prefix)}
     for path, _ in listed:
         if path not in blocked:
             parent = posixpath.dirname(path)

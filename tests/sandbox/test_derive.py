@@ -358,3 +358,31 @@ def test_the_spec_is_kept_while_the_tree_is_unchanged_and_derived_again_after(pr
     again = sandbox.spec(gate)
     assert project.path("src/.env") in paths(again.hidden)
     assert sandbox.spec(project.gate()) is not again       # another gate: derived anew
+
+
+def test_a_denied_directory_holding_tmpdir_is_not_hidden_whole(project):
+    """TMPDIR is mounted writable inside it: hidden whole, bwrap could not."""
+    scratch = project.tmp / "scratch"
+    (scratch / "session").mkdir(parents=True)
+    (scratch / "other.log").write_text("x")
+    project.policy(RULES([rule("read", f"{scratch}/**", "deny")]))
+    world = project.world()
+    tree = TreeLister().list(project.root.as_posix())
+    private = Private(tmpdir=(scratch / "session").as_posix(), exists=os.path.lexists,
+                      is_dir=os.path.isdir)
+    spec = derive(project.gate(), world.where, tree, private)
+    assert scratch.as_posix() not in paths(spec.hidden)
+    assert covered((scratch / "other.log").as_posix(), spec.hidden)
+    assert (scratch / "session").as_posix() in paths(spec.writable)
+    assert not covered((scratch / "session").as_posix(), spec.hidden)
+
+
+def test_a_directory_outside_that_edit_rules_open_is_writable(project):
+    (project.home / ".npm" / "_cache").mkdir(parents=True)
+    (project.home / ".cargo").mkdir()
+    project.policy(RULES([rule("edit", "~/.npm/**", "allow"),
+                          rule("external_directory", "~/.npm/**", "allow"),
+                          rule("edit", "~/.cargo/**", "allow")]))   # its directory still asks
+    writable = paths(project.spec().writable)
+    assert (project.home / ".npm").as_posix() in writable
+    assert (project.home / ".cargo").as_posix() not in writable
