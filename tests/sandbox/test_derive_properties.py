@@ -38,7 +38,7 @@ from dm_cc.sandbox.tree import TreeLister
 FILES = ("a.txt", ".env", "x.lock", "src/main.py", "src/.env.local", "src/util/helpers.py",
          "src/util/.env", "secrets/k.pem", "secrets/sub/deep.key", "secrets/sub/more.txt",
          "docs/readme.md", "migrations/0001.sql", "migrations/0002.sql", ".git/HEAD",
-         ".git/config", ".dm_cc/policy.yaml")
+         ".git/config", ".dm_cc/policy.yaml", "src/KEY.Pem", ".ENV.prod", "Secrets/x")
 LINKS = {"link": ".env", "docs/key": "../secrets/k.pem"}     # symlinks in the project
 PATTERNS = (".env*", "*.env", "**/.env", "secrets/**", "secrets/*", "secrets/sub/**", "secrets",
             "**/*.key", "*.pem", "src/**", "src/util/*", "*.txt", "docs/readme.md", "a.txt",
