@@ -29,6 +29,7 @@ import posixpath
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import Literal, NamedTuple
 
 from dm_cc.permissions import Gate, Request, Verdict
 from dm_cc.permissions.engine import CompiledRule, subject
@@ -129,13 +130,16 @@ def _git_dirs(root: str, tree: Tree, private: Private) -> list[str]:
     found = list(private.git_dirs)
     if not found and tree.is_dir(".git"):
         found.append(posixpath.join(root, ".git"))
-    for directory, kids in tree.children().items():
-        if directory in ("", "."):
-            continue
-        if posixpath.basename(directory) != ".git":
-            names = {posixpath.basename(kid) for kid in kids}
-            if not {"HEAD", "config", "objects"} <= names:
-                continue
+    named = tree.by_last_segment()
+    others = tree.not_ascii()
+    candidates = [p for p in (*named.get(".git", ()), *others)
+                  if p.endswith(".git") and posixpath.basename(p) == ".git" and tree.is_dir(p)]
+    for head in (*named.get("head", ()), *others):
+        parent = posixpath.dirname(head)
+        if (parent and posixpath.basename(head) == "HEAD" and tree.has(f"{parent}/config")
+                and tree.has(f"{parent}/objects")):
+            candidates.append(parent)
+    for directory in candidates:
         path = posixpath.join(root, directory)
         if path not in found:
             found.append(path)
@@ -199,19 +203,14 @@ def _marked(gate: Gate, where: PathContextDirs, tree: Tree, permission: str,
     root = where.root.as_posix()
     context = gate.context
 
-    screened = [(_necessary(rule, where), rule) for rule in suspects]
+    candidates: dict[str, list[CompiledRule]] = {}
+    for rule in suspects:
+        for path in _necessary(rule, where).paths(tree):
+            candidates.setdefault(path, []).append(rule)
 
-    def suspected(relative: str) -> bool:
-        if relative.isascii():
-            folded = relative.casefold()
-            last = folded[folded.rfind("/") + 1:]
-            candidates = [rule for could, rule in screened if could(folded, last)]
-        else:
-            candidates = suspects
-        if not candidates:
-            return False
+    def suspected(relative: str, rules: list[CompiledRule]) -> bool:
         prepared = subject(permission, relative, None, context)
-        return any(rule.matches(prepared) for rule in candidates)
+        return any(rule.matches(prepared) for rule in rules)
 
     def verdict(relative: str) -> Verdict | None:
         verdicts = [v for v in _judged(gate, permission, posixpath.join(root, relative), where)
@@ -219,11 +218,11 @@ def _marked(gate: Gate, where: PathContextDirs, tree: Tree, permission: str,
         return verdicts[0] if verdicts else None
 
     blocked: dict[str, Verdict] = {}
-    for entry in tree.entries:
-        if suspected(entry.path):
-            found = verdict(entry.path)
+    for path, rules in candidates.items():
+        if suspected(path, rules):
+            found = verdict(path)
             if found is not None:
-                blocked[entry.path] = found
+                blocked[path] = found
     if not blocked:
         return []
     # Whole directories, deepest first: every child blocked and a new file too.
@@ -252,27 +251,52 @@ def _marked(gate: Gate, where: PathContextDirs, tree: Tree, permission: str,
     return mounts
 
 
-Screen = Callable[[str, str], bool]
+class Screen(NamedTuple):
+    """A cheap test a project path must pass for a deny or ask rule to match it (a
+    necessary condition, never sufficient), so that in a large tree the rule's own
+    matcher runs only on the few paths that could match. Paths are compared ASCII
+    and casefolded (deny and ask rules ignore case); other paths always pass.
 
+    ``kind``: ``any`` (every path may match), ``none``, ``under`` (the path is
+    ``text`` or inside it), ``named`` (its last segment is ``text``), ``shaped`` (its
+    last segment starts with ``text`` and ends with ``end``)."""
 
-def _anything(path: str, last: str) -> bool:
-    return True
+    kind: Literal["any", "none", "under", "named", "shaped"]
+    text: str = ""
+    end: str = ""
 
+    def could(self, folded: str, last: str) -> bool:
+        """Whether a path (casefolded, and its last segment) passes."""
+        if self.kind == "under":
+            return folded == self.text or folded.startswith(self.text + "/")
+        if self.kind == "named":
+            return last == self.text
+        if self.kind == "shaped":
+            return (len(last) >= len(self.text) + len(self.end) and last.startswith(self.text)
+                    and last.endswith(self.end))
+        return self.kind == "any"
 
-def _nothing(path: str, last: str) -> bool:
-    return False
+    def paths(self, tree: Tree) -> list[str]:
+        """The tree's paths that pass, from its indexes (not path by path)."""
+        if self.kind == "any":
+            return [entry.path for entry in tree.entries]
+        if self.kind == "none":
+            return []
+        if self.kind == "under":
+            found = tree.folded_under(self.text)
+        else:
+            found = [path for last, paths in tree.by_last_segment().items()
+                     if self.could("", last) for path in paths]
+        return found + list(tree.not_ascii())
 
 
 def _necessary(rule: CompiledRule, where: PathContextDirs) -> Screen:
-    """A cheap test a project path must pass for a deny or ask ``rule`` to match it
-    (a necessary condition, never sufficient), so that in a large tree the rule's
-    own matcher runs only on the few paths that could match. The test is given the
-    ASCII path casefolded (deny and ask rules ignore case) and its last segment: a
-    pattern without ``/`` matches the last segment (its literal start and end), one
-    with ``/`` the paths under its literal leading directories; anything else passes."""
+    """The :class:`Screen` of ``rule``: a pattern without ``/`` matches the last
+    segment (its literal start and end), one with ``/`` the paths under its literal
+    leading directories; anything else passes."""
     pattern = rule.rule.pattern
     if not pattern.isascii() or any(ch in pattern for ch in "{[\\"):
-        return _anything
+        return Screen("any")
     home = rule.context.home or where.home.as_posix()
     root = (rule.context.root or where.root.as_posix()).casefold()
     if pattern == "~" or pattern.startswith("~/"):
@@ -280,25 +304,22 @@ def _necessary(rule: CompiledRule, where: PathContextDirs) -> Screen:
     pattern = (pattern.rstrip("/") or pattern).casefold()
     segments = [part for part in pattern.split("/") if part]
     if any(part in (".", "..") for part in segments[1 if pattern.startswith("./") else 0:]):
-        return _anything
+        return Screen("any")
     if pattern.startswith("/"):
         literal = "/" + "/".join(_literal_segments(segments))
         if not _inside(literal, root):
-            return _anything if _inside(root, literal) else _nothing
+            return Screen("any" if _inside(root, literal) else "none")
         within = literal[len(root.rstrip("/")):].lstrip("/")
-        return _under(within) if within else _anything
+        return Screen("under", within) if within else Screen("any")
     if "/" not in pattern and pattern != "**":
         cuts = [i for i, ch in enumerate(pattern) if ch in "*?"]
         if not cuts:
-            return lambda path, last: last == pattern
-        start, end = pattern[:cuts[0]], pattern[cuts[-1] + 1:]
-        least = len(start) + len(end)
-        return lambda path, last: (len(last) >= least and last.startswith(start)
-                                   and last.endswith(end))
+            return Screen("named", pattern)
+        return Screen("shaped", pattern[:cuts[0]], pattern[cuts[-1] + 1:])
     if segments and segments[0] == ".":
         segments = segments[1:]
     within = "/".join(_literal_segments(segments))
-    return _under(within) if within else _anything
+    return Screen("under", within) if within else Screen("any")
 
 
 def _literal_segments(segments: list[str]) -> list[str]:
@@ -308,11 +329,6 @@ def _literal_segments(segments: list[str]) -> list[str]:
             break
         literal.append(segment)
     return literal
-
-
-def _under(directory: str) -> Screen:
-    prefix = directory + "/"
-    return lambda path, last: path == directory or path.startswith(prefix)
 
 
 def _under_any(path: str, directories: set[str]) -> bool:

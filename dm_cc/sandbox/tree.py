@@ -13,6 +13,7 @@ listed, never followed. Git's object stores are not walked.
 
 from __future__ import annotations
 
+import bisect
 import builtins
 import os
 import posixpath
@@ -44,16 +45,56 @@ class Tree:
     entries: tuple[Entry, ...]
     signature: int = 0
     _dirs: frozenset[str] = field(default=frozenset(), repr=False)
+    _kids: Mapping[str, list[str]] | None = field(default=None, repr=False)
 
     @classmethod
-    def of(cls, entries: tuple[Entry, ...], signature: int = 0) -> Tree:
-        return cls(entries, signature, frozenset(e.path for e in entries if e.is_dir))
+    def of(cls, entries: tuple[Entry, ...], signature: int = 0,
+           children: Mapping[str, list[str]] | None = None) -> Tree:
+        """The tree of ``entries``; ``children`` (directory, ``.`` for the root → its
+        entries' paths) when the lister already knows them."""
+        return cls(entries, signature, frozenset(e.path for e in entries if e.is_dir), children)
 
     def is_dir(self, path: str) -> bool:
         return path in self._dirs
 
     def has(self, path: str) -> bool:
         return path in self._paths
+
+    def by_last_segment(self) -> Mapping[str, list[str]]:
+        """The ASCII paths by their last segment, casefolded."""
+        return self._by_last
+
+    def folded_under(self, directory: str) -> list[str]:
+        """The ASCII paths that casefolded are ``directory`` (casefolded) or inside it."""
+        folded = self._folded
+        found = []
+        start = bisect.bisect_left(folded, (directory, ""))
+        for key, path in folded[start:]:
+            if not key.startswith(directory):
+                break
+            if len(key) == len(directory) or key[len(directory)] == "/":
+                found.append(path)
+        return found
+
+    def not_ascii(self) -> tuple[str, ...]:
+        return self._not_ascii
+
+    @cached_property
+    def _folded(self) -> list[tuple[str, str]]:
+        return sorted((e.path.casefold(), e.path) for e in self.entries if e.path.isascii())
+
+    @cached_property
+    def _by_last(self) -> dict[str, list[str]]:
+        found: dict[str, list[str]] = {}
+        for entry in self.entries:
+            path = entry.path
+            if path.isascii():
+                found.setdefault(path[path.rfind("/") + 1:].casefold(), []).append(path)
+        return found
+
+    @cached_property
+    def _not_ascii(self) -> tuple[str, ...]:
+        return tuple(e.path for e in self.entries if not e.path.isascii())
 
     def is_link(self, path: str) -> bool:
         return path in self._links
@@ -70,7 +111,9 @@ class Tree:
         return self._children
 
     @cached_property
-    def _children(self) -> dict[str, list[str]]:
+    def _children(self) -> Mapping[str, list[str]]:
+        if self._kids is not None:
+            return self._kids
         found: dict[str, list[str]] = {path: [] for path in self._dirs}
         found.setdefault(".", [])
         for entry in self.entries:
@@ -90,7 +133,7 @@ class TreeLister:
     RACY_NS = 50_000_000       # 50 ms: well above any file system's timestamp tick
 
     def __init__(self) -> None:
-        self._listings: dict[str, tuple[int, tuple[tuple[str, bool, bool], ...]]] = {}
+        self._listings: dict[str, tuple[int, tuple[Entry, ...]]] = {}
         self._trees: dict[str, tuple[tuple[tuple[str, int], ...], Tree]] = {}
 
     def list(self, root: str) -> Tree:
@@ -98,6 +141,7 @@ class TreeLister:
         if known is not None and self._unchanged(root, known[0]):
             return known[1]
         entries: list[Entry] = []
+        children: dict[str, list[str]] = {}
         stamps: list[tuple[str, int]] = []
         racy = False
         pending = [""]
@@ -106,12 +150,14 @@ class TreeLister:
             listing, fresh = self._listing(posixpath.join(root, relative) if relative else root,
                                            stamps, relative)
             racy = racy or not fresh
-            for name, is_dir, is_link in listing:
-                path = f"{relative}/{name}" if relative else name
-                entries.append(Entry(path, is_dir, is_link))
-                if is_dir and not _skipped(path):
-                    pending.append(path)
-        tree = Tree.of(tuple(entries), hash(tuple(stamps)))
+            entries += listing
+            children[relative or "."] = [entry.path for entry in listing]
+            pending += [entry.path for entry in listing
+                        if entry.is_dir and not _skipped(entry.path)]
+        for entry in entries:       # a directory not walked (.git/objects) has no entries
+            if entry.is_dir:
+                children.setdefault(entry.path, [])
+        tree = Tree.of(tuple(entries), hash(tuple(stamps)), children)
         if racy:
             self._trees.pop(root, None)
         else:
@@ -130,7 +176,7 @@ class TreeLister:
         return True
 
     def _listing(self, directory: str, stamps: builtins.list[tuple[str, int]],
-                 relative: str) -> tuple[tuple[tuple[str, bool, bool], ...], bool]:
+                 relative: str) -> tuple[tuple[Entry, ...], bool]:
         """The directory's entries, and whether the listing may be kept."""
         try:
             mtime = os.stat(directory).st_mtime_ns
@@ -153,7 +199,8 @@ class TreeLister:
                     listing.append((item.name, is_dir, is_link))
         except OSError:
             pass
-        result = tuple(sorted(listing))
+        result = tuple(Entry(f"{relative}/{name}" if relative else name, is_dir, is_link)
+                       for name, is_dir, is_link in sorted(listing))
         if listed_at - mtime > self.RACY_NS:
             self._listings[directory] = (mtime, result)
             return result, True

@@ -43,6 +43,7 @@ def test_a_listing_taken_in_the_same_clock_tick_as_a_change_is_not_kept(tmp_path
 def test_symlinks_are_listed_not_followed_and_git_objects_are_skipped(tmp_path):
     (tmp_path / ".git" / "objects" / "ab").mkdir(parents=True)
     (tmp_path / ".git" / "objects" / "ab" / "cdef").touch()
+    (tmp_path / ".git" / "modules" / "lib" / "objects" / "ab").mkdir(parents=True)
     (tmp_path / "real").mkdir()
     (tmp_path / "real" / "x").touch()
     os.symlink("real", tmp_path / "link")
@@ -50,3 +51,16 @@ def test_symlinks_are_listed_not_followed_and_git_objects_are_skipped(tmp_path):
     assert "link" in paths(tree) and "link/x" not in paths(tree)
     assert not tree.is_dir("link") and tree.is_dir("real")
     assert ".git/objects" in paths(tree) and ".git/objects/ab" not in paths(tree)
+    assert ".git/modules/lib/objects" in paths(tree)
+    assert ".git/modules/lib/objects/ab" not in paths(tree)
+    assert tree.children()[".git/objects"] == []
+
+
+def test_the_indexes_find_paths_by_last_segment_and_directory_ignoring_case(tmp_path):
+    for name in ("Secrets/a.PEM", "secrets-old/b", "src/secrets/c", "é/.env"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).touch()
+    tree = TreeLister().list(tmp_path.as_posix())
+    assert tree.by_last_segment()["a.pem"] == ["Secrets/a.PEM"]
+    assert sorted(tree.folded_under("secrets")) == ["Secrets", "Secrets/a.PEM"]
+    assert set(tree.not_ascii()) == {"é", "é/.env"}
