@@ -9,10 +9,12 @@ bubblewrap involved, so every rule of DESIGN.md §8 is tested without it.
 * **writable**: the project root, the session's TMPDIR, the git directory of a
   worktree, and directories outside the project that an edit rule opens as a whole
   (``edit ~/.npm/** allow`` with ``external_directory`` allowed there too);
-* **read-only** inside them: ``.dm_cc/``, the git ``config``, ``config.worktree``
-  and ``hooks/``, and every existing path whose edit a rule denies, or asks about
-  by naming it (the catch-all "edits ask" is not such a rule: it is the person's
-  question for the edit tool, not a wall for the commands they allowed);
+* **read-only** inside them: ``.dm_cc/``, the ``config``, ``config.worktree`` and
+  ``hooks/`` of every git directory in the project (its own, a submodule's, a
+  nested repository's; a missing ``hooks/`` becomes an empty read-only one), and
+  every existing path whose edit a rule denies, or asks about by naming it (the
+  catch-all "edits ask" is not such a rule: it is the person's question for the
+  edit tool, not a wall for the commands they allowed);
 * **hidden**: every existing path a read rule denies or asks about (project files
   at any depth; outside the project, the paths a rule names from ``/`` or ``~``),
   and dm_cc's own per-user directories;
@@ -20,7 +22,11 @@ bubblewrap involved, so every rule of DESIGN.md §8 is tested without it.
   about a host; ``proxy`` (each host judged) when rules name hosts; else ``off``.
 
 A directory all of whose entries are hidden (or read-only), and which a new file
-in would be too, is hidden (or made read-only) as a whole.
+in would be too, is hidden (or made read-only) as a whole -- never one that holds
+the project, TMPDIR or another writable path. A mount lands on what a symbolic
+link points to, and none is made inside a hidden directory: bubblewrap can always
+set the spec up (a mount it cannot make would fail every command). What a read
+rule names that the spec cannot hold is said in its ``notes``.
 """
 
 from __future__ import annotations

@@ -8,7 +8,9 @@ directories, listed again only where a directory changed.
 A directory's mtime changes when an entry is added, removed or renamed in it, so
 an unchanged mtime means an unchanged listing; the whole tree's signature (every
 directory and its mtime) tells a caller its spec still holds. Symbolic links are
-listed, never followed. Git's object stores are not walked.
+listed, never followed. Git's object stores are not walked. A tree also indexes
+its paths (by last segment; casefolded and sorted, for a directory's paths), so a
+rule's candidates are found without testing every path.
 """
 
 from __future__ import annotations
