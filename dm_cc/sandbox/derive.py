@@ -91,6 +91,7 @@ def derive(gate: Gate, where: PathContextDirs, tree: Tree, private: Private) -> 
     read_only = _landed(read_only, where, private, notes)
     hidden = _landed(hidden, where, private, notes)
     read_only, hidden = _reachable(read_only, hidden, private)
+    writable += _pinned(read_only, writable)
     network, network_why = _network(gate, private)
     unset = tuple(sorted(name for name in private.environment
                          if SECRET_VARIABLE.search(name) or name in UNSET_ALWAYS))
@@ -104,8 +105,12 @@ def derive(gate: Gate, where: PathContextDirs, tree: Tree, private: Private) -> 
 
 GIT_RUNS = (("config", "git config can run commands (core.fsmonitor, aliases)"),
             ("config.worktree", "git config can run commands"),
+            ("commondir", "says where git reads its config from"),
             ("hooks", "git hooks run on commit, checkout and merge"))
 NO_HOOKS = "git hooks would run on commit, checkout and merge: none exist, so none can be added"
+GITLINK = "a .git file says where the repository is, and so which config git runs"
+PINNED = ("holds a read-only path: bound onto itself, it cannot be renamed, so that path "
+          "cannot be moved aside with it and replaced")
 
 
 def _mandatory_read_only(root: str, tree: Tree, private: Private) -> tuple[list[Mount],
@@ -117,6 +122,9 @@ def _mandatory_read_only(root: str, tree: Tree, private: Private) -> tuple[list[
     mounted as hidden), else a command could add a hook the person's next ``git
     commit`` runs outside the sandbox."""
     found = [Mount(posixpath.join(root, ".dm_cc"), "dm_cc's project files (policy, agents)")]
+    found += [Mount(posixpath.join(root, path), GITLINK, False)
+              for path in tree.by_last_segment().get(".git", ())
+              if posixpath.basename(path) == ".git" and not tree.is_dir(path)]
     missing: list[Mount] = []
     for git_dir in _git_dirs(root, tree, private):
         for name, why in GIT_RUNS:
@@ -500,6 +508,24 @@ def _network(gate: Gate, private: Private) -> tuple[Network, str]:
 
 
 # --------------------------------------------------------------------------- helpers
+
+def _pinned(read_only: list[Mount], writable: list[Mount]) -> list[Mount]:
+    """The directories between a writable mount and a read-only path inside it,
+    each bound onto itself (still writable): the kernel refuses to rename a mount
+    point, so ``mv .git .git2 && mkdir -p .git/hooks`` can no longer move the
+    protected hooks aside with their directory and put new ones in their place."""
+    roots = [m.path for m in writable]
+    walls = [m.path for m in read_only if m.directory]
+    pins: dict[str, Mount] = {}
+    for mount in read_only:
+        for directory in _ancestors(mount.path):
+            if directory in roots or not any(_inside(directory, r) for r in roots):
+                break
+            if any(_inside(directory, wall) for wall in walls):
+                break       # in a read-only directory (or one): renaming it fails anyway
+            pins.setdefault(directory, Mount(directory, PINNED))
+    return list(pins.values())
+
 
 def _reachable(read_only: list[Mount], hidden: list[Mount],
                private: Private) -> tuple[list[Mount], list[Mount]]:

@@ -187,6 +187,38 @@ def test_no_hook_can_be_added_where_there_were_none_nor_to_a_nested_repository(p
     assert (nested / "config").read_text() == config
 
 
+def test_a_protected_path_cannot_be_moved_aside_with_its_directory(project):
+    """Renaming the directory that holds a read-only path, then making a new one,
+    used to replace the protected path on the host (git hooks, lock files)."""
+    shutil.rmtree(project.root / ".git")
+    subprocess.run(["git", "init", "-q", str(project.root)], check=True)
+    project.files("sub/y.lock")
+    project.policy(RULES([rule("edit", "*.lock", "deny")]))
+    ran = project.run("mv .git .git2 && mkdir -p .git/hooks && echo x > .git/hooks/pre-commit; "
+                      "mv sub sub2 && mkdir sub && echo evil > sub/y.lock; git status -s; "
+                      "echo DONE")
+    assert ran.text.count("Device or resource busy") == 2, ran.text
+    assert "DONE" in ran.text
+    assert not (project.root / ".git2").exists() and not (project.root / "sub2").exists()
+    assert not (project.root / ".git" / "hooks" / "pre-commit").exists()
+    assert (project.root / "sub" / "y.lock").read_text() == "sub/y.lock"
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "a confined command can create .git/commondir (missing in an ordinary repository): "
+    "git then reads its config, core.fsmonitor included, from the directory it names, "
+    "and runs it at the person's next git command outside the sandbox. No mount can "
+    "hold a missing file without creating it, and an empty or directory placeholder "
+    "makes git die; it needs a check after each confined command (the bash tool or "
+    "host.py), or creating it refused some other way"))
+def test_a_command_cannot_point_git_at_another_config(project):
+    shutil.rmtree(project.root / ".git")
+    subprocess.run(["git", "init", "-q", str(project.root)], check=True)
+    project.run("mkdir -p $TMPDIR/evil && cp -r .git/* $TMPDIR/evil/ && "
+                "echo $TMPDIR/evil > .git/commondir")
+    assert not (project.root / ".git" / "commondir").exists()
+
+
 def test_a_projects_own_pytest_run_works(project):
     project.files("calc.py")
     (project.root / "calc.py").write_text("def add(a, b):\n    return a + b\n")

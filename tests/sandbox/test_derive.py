@@ -11,7 +11,7 @@ from sandbox_projects import RULES, WORKS, Project, covered, paths, rule
 
 from dm_cc.compose import Options, open_world
 from dm_cc.permissions import Gate, Layer, PathContext, Rule
-from dm_cc.sandbox.derive import Private, derive
+from dm_cc.sandbox.derive import GITLINK, PINNED, Private, derive
 from dm_cc.sandbox.host import Sandbox
 from dm_cc.sandbox.spec import Mount
 from dm_cc.sandbox.tree import TreeLister
@@ -26,9 +26,8 @@ def project(tmp_path) -> Project:
 
 def test_writable_is_the_project_and_the_session_tmpdir(project):
     spec = project.files("src/a.py").spec()
-    writable = paths(spec.writable)
-    assert project.root.as_posix() in writable
-    assert spec.env["TMPDIR"] in writable and len(writable) == 2
+    writable = {m.path for m in spec.writable if m.why != PINNED}
+    assert writable == {project.root.as_posix(), spec.env["TMPDIR"]}
     assert not covered(project.home.as_posix(), spec.writable)
     assert spec.cwd == project.root.as_posix()
 
@@ -73,6 +72,25 @@ def test_every_git_dir_in_the_project_has_its_config_and_hooks_read_only(project
     read_only = paths(project.spec().read_only)
     for git_dir in (".git/modules/lib", "vendor/tool/.git"):
         assert {project.path(f"{git_dir}/config"), project.path(f"{git_dir}/hooks")} <= read_only
+
+
+def test_directories_holding_a_read_only_path_are_pinned(project):
+    """A mount point cannot be renamed: ``mv sub sub2 && mkdir sub`` would otherwise
+    move a protected file aside with its directory and let a new one take its place."""
+    project.files("a/b/c.lock", "top.lock")
+    project.policy(RULES([rule("edit", "*.lock", "deny")]))
+    spec = project.spec()
+    pinned = {m.path for m in spec.writable if m.why == PINNED}
+    assert pinned == {project.path(".git"), project.path("a"), project.path("a/b")}
+
+
+def test_git_files_and_commondir_are_read_only(project):
+    """A gitlink (``.git`` file of a submodule or worktree) and ``commondir`` say
+    where git finds its config: rewritten, git would run another one."""
+    project.files("vendor/lib/.git", ".git/commondir")
+    read_only = {m.path: m.why for m in project.spec().read_only}
+    assert read_only[project.path("vendor/lib/.git")] == GITLINK
+    assert project.path(".git/commondir") in read_only
 
 
 def test_a_git_dir_without_hooks_gets_an_empty_read_only_one(project):
