@@ -140,7 +140,8 @@ def _mandatory_read_only(root: str, tree: Tree, private: Private) -> tuple[list[
 def _git_dirs(root: str, tree: Tree, private: Private) -> list[str]:
     """The project's git directories (``.git``, a worktree's own and common ones),
     then every other directory of the tree git would take for one: named ``.git``,
-    or holding ``HEAD``, ``config`` and ``objects`` (a submodule's, a bare one)."""
+    or holding ``HEAD`` with ``config`` and ``objects`` (a submodule's, a bare one)
+    or with ``commondir`` (a linked worktree's, under ``.git/worktrees``)."""
     found = list(private.git_dirs)
     if not found and tree.is_dir(".git"):
         found.append(posixpath.join(root, ".git"))
@@ -150,8 +151,9 @@ def _git_dirs(root: str, tree: Tree, private: Private) -> list[str]:
                   if p.endswith(".git") and posixpath.basename(p) == ".git" and tree.is_dir(p)]
     for head in (*named.get("head", ()), *others):
         parent = posixpath.dirname(head)
-        if (parent and posixpath.basename(head) == "HEAD" and tree.has(f"{parent}/config")
-                and tree.has(f"{parent}/objects")):
+        if parent and posixpath.basename(head) == "HEAD" and (
+                (tree.has(f"{parent}/config") and tree.has(f"{parent}/objects"))
+                or tree.has(f"{parent}/commondir")):
             candidates.append(parent)
     for directory in candidates:
         path = posixpath.join(root, directory)

@@ -87,10 +87,12 @@ def test_directories_holding_a_read_only_path_are_pinned(project):
 def test_git_files_and_commondir_are_read_only(project):
     """A gitlink (``.git`` file of a submodule or worktree) and ``commondir`` say
     where git finds its config: rewritten, git would run another one."""
-    project.files("vendor/lib/.git", ".git/commondir")
+    project.files("vendor/lib/.git", ".git/commondir", ".git/worktrees/wt/HEAD",
+                  ".git/worktrees/wt/commondir", ".git/worktrees/wt/config.worktree")
     read_only = {m.path: m.why for m in project.spec().read_only}
     assert read_only[project.path("vendor/lib/.git")] == GITLINK
-    assert project.path(".git/commondir") in read_only
+    assert {project.path(".git/commondir"), project.path(".git/worktrees/wt/commondir"),
+            project.path(".git/worktrees/wt/config.worktree")} <= set(read_only)
 
 
 def test_a_git_dir_without_hooks_gets_an_empty_read_only_one(project):
