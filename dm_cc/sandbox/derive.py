@@ -91,7 +91,7 @@ def derive(gate: Gate, where: PathContextDirs, tree: Tree, private: Private) -> 
     read_only = _landed(read_only, where, private, notes)
     hidden = _landed(hidden, where, private, notes)
     read_only, hidden = _reachable(read_only, hidden, private)
-    writable += _pinned(read_only, writable)
+    writable += _pinned(read_only, writable, notes)
     network, network_why = _network(gate, private)
     unset = tuple(sorted(name for name in private.environment
                          if SECRET_VARIABLE.search(name) or name in UNSET_ALWAYS))
@@ -111,6 +111,13 @@ NO_HOOKS = "git hooks would run on commit, checkout and merge: none exist, so no
 GITLINK = "a .git file says where the repository is, and so which config git runs"
 PINNED = ("holds a read-only path: bound onto itself, it cannot be renamed, so that path "
           "cannot be moved aside with it and replaced")
+PIN_LIMIT = 32      # directories pinned for the paths rules protect (git's and dm_cc's: all)
+
+
+DM_CC_FILES = "dm_cc's project files (policy, agents)"
+# What git and dm_cc run: their mounts are always pinned (a mount on a link's target
+# has ", through LINK" after its why).
+_MANDATORY_WHY = (*(why for _, why in GIT_RUNS), GITLINK, DM_CC_FILES)
 
 
 def _mandatory_read_only(root: str, tree: Tree, private: Private) -> tuple[list[Mount],
@@ -121,7 +128,7 @@ def _mandatory_read_only(root: str, tree: Tree, private: Private) -> tuple[list[
     A git directory without ``hooks/`` gets an empty read-only one (the second list,
     mounted as hidden), else a command could add a hook the person's next ``git
     commit`` runs outside the sandbox."""
-    found = [Mount(posixpath.join(root, ".dm_cc"), "dm_cc's project files (policy, agents)")]
+    found = [Mount(posixpath.join(root, ".dm_cc"), DM_CC_FILES)]
     found += [Mount(posixpath.join(root, path), GITLINK, False)
               for path in tree.by_last_segment().get(".git", ())
               if posixpath.basename(path) == ".git" and not tree.is_dir(path)]
@@ -511,21 +518,36 @@ def _network(gate: Gate, private: Private) -> tuple[Network, str]:
 
 # --------------------------------------------------------------------------- helpers
 
-def _pinned(read_only: list[Mount], writable: list[Mount]) -> list[Mount]:
+def _pinned(read_only: list[Mount], writable: list[Mount], notes: list[str]) -> list[Mount]:
     """The directories between a writable mount and a read-only path inside it,
     each bound onto itself (still writable): the kernel refuses to rename a mount
     point, so ``mv .git .git2 && mkdir -p .git/hooks`` can no longer move the
-    protected hooks aside with their directory and put new ones in their place."""
+    protected hooks aside with their directory and put new ones in their place.
+    Each mount slows every command's start (bwrap's cost grows faster than their
+    number): those for what git and dm_cc run come first, then the paths rules
+    protect, up to :data:`PIN_LIMIT` more."""
     roots = [m.path for m in writable]
     walls = [m.path for m in read_only if m.directory]
     pins: dict[str, Mount] = {}
+    left_out = for_rules = 0
     for mount in read_only:
+        wanted = []
         for directory in _ancestors(mount.path):
             if directory in roots or not any(_inside(directory, r) for r in roots):
                 break
             if any(_inside(directory, wall) for wall in walls):
                 break       # in a read-only directory (or one): renaming it fails anyway
-            pins.setdefault(directory, Mount(directory, PINNED))
+            if directory not in pins:
+                wanted.append(directory)
+        if not mount.why.startswith(_MANDATORY_WHY):
+            if for_rules + len(wanted) > PIN_LIMIT:
+                left_out += 1
+                continue
+            for_rules += len(wanted)
+        pins.update((d, Mount(d, PINNED)) for d in wanted)
+    if left_out:
+        notes.append(f"{left_out} read-only paths could be moved aside with their directory "
+                     f"and replaced (over {PIN_LIMIT} directories to pin)")
     return list(pins.values())
 
 

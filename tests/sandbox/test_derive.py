@@ -11,7 +11,7 @@ from sandbox_projects import RULES, WORKS, Project, covered, paths, rule
 
 from dm_cc.compose import Options, open_world
 from dm_cc.permissions import Gate, Layer, PathContext, Rule
-from dm_cc.sandbox.derive import GITLINK, PINNED, Private, derive
+from dm_cc.sandbox.derive import GITLINK, PIN_LIMIT, PINNED, Private, derive
 from dm_cc.sandbox.host import Sandbox
 from dm_cc.sandbox.spec import Mount
 from dm_cc.sandbox.tree import TreeLister
@@ -406,3 +406,15 @@ def test_a_directory_outside_that_edit_rules_open_is_writable(project):
     writable = paths(project.spec().writable)
     assert (project.home / ".npm").as_posix() in writable
     assert (project.home / ".cargo").as_posix() not in writable
+
+
+def test_pins_for_paths_rules_protect_are_bounded_and_said(project):
+    """Every mount slows every command: past PIN_LIMIT directories, the paths rules
+    protect are left unpinned (and the notes say so), git's never."""
+    project.files(*(f"pkg{n}/sub/x.lock" for n in range(PIN_LIMIT)))
+    project.policy(RULES([rule("edit", "*.lock", "deny")]))
+    spec = project.spec()
+    pinned = {m.path for m in spec.writable if m.why == PINNED}
+    assert project.path(".git") in pinned
+    assert len(pinned) == 1 + PIN_LIMIT
+    assert any("could be moved aside" in note for note in spec.notes), spec.notes
