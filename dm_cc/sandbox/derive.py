@@ -9,10 +9,12 @@ bubblewrap involved, so every rule of DESIGN.md §8 is tested without it.
 * **writable**: the project root, the session's TMPDIR, the git directory of a
   worktree, and directories outside the project that an edit rule opens as a whole
   (``edit ~/.npm/** allow`` with ``external_directory`` allowed there too);
-* **read-only** inside them: ``.dm_cc/``, the git ``config``, ``config.worktree``
-  and ``hooks/``, and every existing path whose edit a rule denies, or asks about
-  by naming it (the catch-all "edits ask" is not such a rule: it is the person's
-  question for the edit tool, not a wall for the commands they allowed);
+* **read-only** inside them: ``.dm_cc/``, the ``config``, ``config.worktree`` and
+  ``hooks/`` of every git directory in the project (its own, a submodule's, a
+  nested repository's; a missing ``hooks/`` becomes an empty read-only one), and
+  every existing path whose edit a rule denies, or asks about by naming it (the
+  catch-all "edits ask" is not such a rule: it is the person's question for the
+  edit tool, not a wall for the commands they allowed);
 * **hidden**: every existing path a read rule denies or asks about (project files
   at any depth; outside the project, the paths a rule names from ``/`` or ``~``),
   and dm_cc's own per-user directories;
@@ -21,7 +23,11 @@ bubblewrap involved, so every rule of DESIGN.md §8 is tested without it.
   some host is allowed and the proxy can run here; else ``off``.
 
 A directory all of whose entries are hidden (or read-only), and which a new file
-in would be too, is hidden (or made read-only) as a whole.
+in would be too, is hidden (or made read-only) as a whole -- never one that holds
+the project, TMPDIR or another writable path. A mount lands on what a symbolic
+link points to, and none is made inside a hidden directory: bubblewrap can always
+set the spec up (a mount it cannot make would fail every command). What a read
+rule names that the spec cannot hold is said in its ``notes``.
 """
 
 from __future__ import annotations
@@ -30,6 +36,7 @@ import posixpath
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import Literal, NamedTuple
 
 from dm_cc.permissions import Gate, Request, Verdict
 from dm_cc.permissions.engine import CompiledRule, subject
@@ -74,17 +81,21 @@ def derive(gate: Gate, where: PathContextDirs, tree: Tree, private: Private) -> 
     writable += [Mount(d, "the project's git directory") for d in private.git_dirs
                  if not _inside(d, root)]
     writable += _opened_outside(gate, where, private)
-    read_only = _mandatory_read_only(root, private)
+    read_only, no_hooks = _mandatory_read_only(root, tree, private)
     read_only += _marked(gate, where, tree, "edit", _edit_blocks)
     if any(mount.path == root for mount in read_only):  # no edit allowed anywhere in it
         writable = [mount for mount in writable if mount.path != root]
-    hidden = _marked(gate, where, tree, "read", _read_blocks)
-    hidden += _hidden_outside(gate, where, private, notes)
+    hidden = _marked(gate, where, tree, "read", _read_blocks) + no_hooks
+    hidden += _hidden_outside(gate, where, private, [m.path for m in writable], notes)
     for path, why in private.hide:
         if _inside(root, path) or _inside(where.cwd.as_posix(), path):
             notes.append(f"{path} ({why}) holds the project, so it is not hidden")
         elif private.exists(path):
             hidden.append(Mount(path, why, private.is_dir(path)))
+    read_only = _landed(read_only, where, private, notes)
+    hidden = _landed(hidden, where, private, notes)
+    read_only, hidden = _reachable(read_only, hidden, private)
+    writable += _pinned(read_only, writable, notes)
     network, network_why = _network(gate, private, hidden)
     unset = tuple(sorted(name for name in private.environment
                          if SECRET_VARIABLE.search(name) or name in UNSET_ALWAYS))
@@ -96,17 +107,69 @@ def derive(gate: Gate, where: PathContextDirs, tree: Tree, private: Private) -> 
 
 # --------------------------------------------------------------------------- read-only
 
-def _mandatory_read_only(root: str, private: Private) -> list[Mount]:
+GIT_RUNS = (("config", "git config can run commands (core.fsmonitor, aliases)"),
+            ("config.worktree", "git config can run commands"),
+            ("commondir", "says where git reads its config from"),
+            ("hooks", "git hooks run on commit, checkout and merge"))
+NO_HOOKS = "git hooks would run on commit, checkout and merge: none exist, so none can be added"
+GITLINK = "a .git file says where the repository is, and so which config git runs"
+PINNED = ("holds a read-only path: bound onto itself, it cannot be renamed, so that path "
+          "cannot be moved aside with it and replaced")
+PIN_LIMIT = 32      # directories pinned for the paths rules protect (git's and dm_cc's: all)
+
+
+DM_CC_FILES = "dm_cc's project files (policy, agents)"
+# What git and dm_cc run: their mounts are always pinned (a mount on a link's target
+# has ", through LINK" after its why).
+_MANDATORY_WHY = (*(why for _, why in GIT_RUNS), GITLINK, DM_CC_FILES)
+
+
+def _mandatory_read_only(root: str, tree: Tree, private: Private) -> tuple[list[Mount],
+                                                                           list[Mount]]:
     """``.dm_cc/`` (the project's policy, agents and settings) and what makes git run
-    commands: each git directory's config and hooks."""
-    found = [Mount(posixpath.join(root, ".dm_cc"), "dm_cc's project files (policy, agents)")]
-    for git_dir in private.git_dirs or (posixpath.join(root, ".git"),):
-        for name, why in (("config", "git config can run commands (core.fsmonitor, aliases)"),
-                          ("config.worktree", "git config can run commands"),
-                          ("hooks", "git hooks run on commit, checkout and merge")):
+    commands: the config and hooks of every git directory -- the project's (a
+    worktree's two), a submodule's under ``.git/modules``, a nested repository's.
+    A git directory without ``hooks/`` gets an empty read-only one (the second list,
+    mounted as hidden), else a command could add a hook the person's next ``git
+    commit`` runs outside the sandbox."""
+    found = [Mount(posixpath.join(root, ".dm_cc"), DM_CC_FILES)]
+    found += [Mount(posixpath.join(root, path), GITLINK, False)
+              for path in tree.by_last_segment().get(".git", ())
+              if posixpath.basename(path) == ".git" and not tree.is_dir(path)]
+    missing: list[Mount] = []
+    for git_dir in _git_dirs(root, tree, private):
+        for name, why in GIT_RUNS:
             path = posixpath.join(git_dir, name)
-            if private.exists(path):
+            inside = _inside(path, root)
+            if tree.has(path[len(root):].lstrip("/")) if inside else private.exists(path):
                 found.append(Mount(path, why, name == "hooks"))
+            elif name == "hooks":
+                missing.append(Mount(path, NO_HOOKS))
+    return found, missing
+
+
+def _git_dirs(root: str, tree: Tree, private: Private) -> list[str]:
+    """The project's git directories (``.git``, a worktree's own and common ones),
+    then every other directory of the tree git would take for one: named ``.git``,
+    or holding ``HEAD`` with ``config`` and ``objects`` (a submodule's, a bare one)
+    or with ``commondir`` (a linked worktree's, under ``.git/worktrees``)."""
+    found = list(private.git_dirs)
+    if not found and tree.is_dir(".git"):
+        found.append(posixpath.join(root, ".git"))
+    named = tree.by_last_segment()
+    others = tree.not_ascii()
+    candidates = [p for p in (*named.get(".git", ()), *others)
+                  if p.endswith(".git") and posixpath.basename(p) == ".git" and tree.is_dir(p)]
+    for head in (*named.get("head", ()), *others):
+        parent = posixpath.dirname(head)
+        if parent and posixpath.basename(head) == "HEAD" and (
+                (tree.has(f"{parent}/config") and tree.has(f"{parent}/objects"))
+                or tree.has(f"{parent}/commondir")):
+            candidates.append(parent)
+    for directory in candidates:
+        path = posixpath.join(root, directory)
+        if path not in found:
+            found.append(path)
     return found
 
 
@@ -167,9 +230,14 @@ def _marked(gate: Gate, where: PathContextDirs, tree: Tree, permission: str,
     root = where.root.as_posix()
     context = gate.context
 
-    def suspected(relative: str) -> bool:
+    candidates: dict[str, list[CompiledRule]] = {}
+    for rule in suspects:
+        for path in _necessary(rule, where).paths(tree):
+            candidates.setdefault(path, []).append(rule)
+
+    def suspected(relative: str, rules: list[CompiledRule]) -> bool:
         prepared = subject(permission, relative, None, context)
-        return any(rule.matches(prepared) for rule in suspects)
+        return any(rule.matches(prepared) for rule in rules)
 
     def verdict(relative: str) -> Verdict | None:
         verdicts = [v for v in _judged(gate, permission, posixpath.join(root, relative), where)
@@ -177,15 +245,16 @@ def _marked(gate: Gate, where: PathContextDirs, tree: Tree, permission: str,
         return verdicts[0] if verdicts else None
 
     blocked: dict[str, Verdict] = {}
-    for entry in tree.entries:
-        if suspected(entry.path):
-            found = verdict(entry.path)
+    for path, rules in candidates.items():
+        if suspected(path, rules):
+            found = verdict(path)
             if found is not None:
-                blocked[entry.path] = found
+                blocked[path] = found
     if not blocked:
         return []
     # Whole directories, deepest first: every entry blocked (or none there), and a
-    # new file in it too. The project root itself may be one (the plan agent).
+    # new file in it too. The project root itself may be read-only as a whole (the
+    # plan agent), never hidden whole: the writable paths and pins inside it need it.
     children = tree.children()
     whole: set[str] = set()
     for directory in sorted(children, key=lambda d: -1 if d == "." else d.count("/"),
@@ -199,18 +268,101 @@ def _marked(gate: Gate, where: PathContextDirs, tree: Tree, permission: str,
         if probe is not None:
             whole.add(directory)
             blocked.setdefault(directory, probe)
-    if "." in whole:
+    if "." in whole and permission == "edit":
         return [Mount(root, _why(blocked["."]))]
     mounts = []
     for relative, found in sorted(blocked.items()):
+        if relative == ".":
+            continue
         parent = posixpath.dirname(relative)
-        if _under_any(parent, whole):
-            continue  # its directory is one mount
+        if _under_any(parent, whole) and not (permission == "edit" and tree.is_link(relative)):
+            continue  # its directory is one mount (a link in a read-only one still
+                      # leads to a writable target: it is mounted, on its target)
         if tree.is_dir(relative) and relative not in whole:
             continue  # some of its entries stay open: they are mounted one by one
         mounts.append(Mount(posixpath.join(root, relative), _why(found),
                             tree.is_dir(relative)))
     return mounts
+
+
+class Screen(NamedTuple):
+    """A cheap test a project path must pass for a deny or ask rule to match it (a
+    necessary condition, never sufficient), so that in a large tree the rule's own
+    matcher runs only on the few paths that could match. Paths are compared ASCII
+    and casefolded (deny and ask rules ignore case); other paths always pass.
+
+    ``kind``: ``any`` (every path may match), ``none``, ``under`` (the path is
+    ``text`` or inside it), ``named`` (its last segment is ``text``), ``shaped`` (its
+    last segment starts with ``text`` and ends with ``end``)."""
+
+    kind: Literal["any", "none", "under", "named", "shaped"]
+    text: str = ""
+    end: str = ""
+
+    def could(self, folded: str, last: str) -> bool:
+        """Whether a path (casefolded, and its last segment) passes."""
+        if self.kind == "under":
+            return folded == self.text or folded.startswith(self.text + "/")
+        if self.kind == "named":
+            return last == self.text
+        if self.kind == "shaped":
+            return (len(last) >= len(self.text) + len(self.end) and last.startswith(self.text)
+                    and last.endswith(self.end))
+        return self.kind == "any"
+
+    def paths(self, tree: Tree) -> list[str]:
+        """The tree's paths that pass, from its indexes (not path by path)."""
+        if self.kind == "any":
+            return [entry.path for entry in tree.entries]
+        if self.kind == "none":
+            return []
+        if self.kind == "under":
+            found = tree.folded_under(self.text)
+        else:
+            found = [path for last, paths in tree.by_last_segment().items()
+                     if self.could("", last) for path in paths]
+        return found + list(tree.not_ascii())
+
+
+def _necessary(rule: CompiledRule, where: PathContextDirs) -> Screen:
+    """The :class:`Screen` of ``rule``: a pattern without ``/`` matches the last
+    segment (its literal start and end), one with ``/`` the paths under its literal
+    leading directories; anything else passes."""
+    pattern = rule.rule.pattern
+    if not pattern.isascii() or any(ch in pattern for ch in "{[\\"):
+        return Screen("any")
+    home = rule.context.home or where.home.as_posix()
+    root = (rule.context.root or where.root.as_posix()).casefold()
+    if pattern == "~" or pattern.startswith("~/"):
+        pattern = home.rstrip("/") + pattern[1:]
+    pattern = (pattern.rstrip("/") or pattern).casefold()
+    segments = [part for part in pattern.split("/") if part]
+    if any(part in (".", "..") for part in segments[1 if pattern.startswith("./") else 0:]):
+        return Screen("any")
+    if pattern.startswith("/"):
+        literal = "/" + "/".join(_literal_segments(segments))
+        if not _inside(literal, root):
+            return Screen("any" if _inside(root, literal) else "none")
+        within = literal[len(root.rstrip("/")):].lstrip("/")
+        return Screen("under", within) if within else Screen("any")
+    if "/" not in pattern and pattern != "**":
+        cuts = [i for i, ch in enumerate(pattern) if ch in "*?"]
+        if not cuts:
+            return Screen("named", pattern)
+        return Screen("shaped", pattern[:cuts[0]], pattern[cuts[-1] + 1:])
+    if segments and segments[0] == ".":
+        segments = segments[1:]
+    within = "/".join(_literal_segments(segments))
+    return Screen("under", within) if within else Screen("any")
+
+
+def _literal_segments(segments: list[str]) -> list[str]:
+    literal = []
+    for segment in segments:
+        if any(ch in segment for ch in "*?"):
+            break
+        literal.append(segment)
+    return literal
 
 
 def _under_any(path: str, directories: set[str]) -> bool:
@@ -254,7 +406,7 @@ def _outside_rules(gate: Gate, permission: str,
 
 
 def _hidden_outside(gate: Gate, where: PathContextDirs, private: Private,
-                    notes: list[str]) -> list[Mount]:
+                    kept: list[str], notes: list[str]) -> list[Mount]:
     """Paths outside the project that read rules deny or ask about, by name."""
     root = where.root.as_posix()
     mounts: list[Mount] = []
@@ -263,36 +415,49 @@ def _hidden_outside(gate: Gate, where: PathContextDirs, private: Private,
         found = _literal_prefix(rule.rule.pattern, where)
         if found is None:
             continue
-        prefix, exact = found
-        if prefix in seen or _inside(prefix, root) or prefix == "/" or not private.exists(prefix):
+        prefix = found[0]
+        if prefix == "/":
+            notes.append(f"{_why_rule(rule)}: a pattern with a wildcard right after / is "
+                         "held by the gate only, not by the sandbox")
+            continue
+        if prefix in seen or _inside(prefix, root) or not private.exists(prefix):
             continue
         seen.add(prefix)
-        if exact or not private.is_dir(prefix):
+        if not private.is_dir(prefix):
             verdict = _first_block(_judged(gate, "read", prefix, where))
             if verdict is not None:
-                mounts.append(Mount(prefix, _why(verdict), private.is_dir(prefix)))
+                mounts.append(Mount(prefix, _why(verdict), False))
             continue
+        # A directory: what is read is its files (a rule naming the directory alone
+        # decides listing it, not reading what is in it), so its entries are judged.
+        probe = _first_block(_judged(gate, "read", posixpath.join(prefix, NEW_FILE), where))
+        # A directory holding the project (or TMPDIR, any writable path) is never
+        # hidden whole: that path is mounted inside it.
+        holds_project = any(_inside(path, prefix) for path in kept)
         listed = list_under(prefix, OUTSIDE_LIMIT)
         if listed is None:
-            verdict = _first_block(_judged(gate, "read", posixpath.join(prefix, NEW_FILE), where))
-            if verdict is not None:
-                mounts.append(Mount(prefix, _why(verdict)))
+            if probe is not None and not holds_project:
+                mounts.append(Mount(prefix, _why(probe)))
                 notes.append(f"{prefix}: over {OUTSIDE_LIMIT:,} entries; hidden as a whole")
+            else:
+                notes.append(f"{_why_rule(rule)}: {prefix} has over {OUTSIDE_LIMIT:,} entries"
+                             f"{' and holds a writable path' if holds_project else ''}; the rule "
+                             "is held by the gate only, not by the sandbox")
             continue
         blocked = [(path, is_dir, v) for path, is_dir in listed
                    if (v := _first_block(_judged(gate, "read", path, where))) is not None]
-        if blocked and len(blocked) == len(listed):
-            mounts.append(Mount(prefix, _why(blocked[0][2])))
+        if probe is not None and len(blocked) == len(listed) and not holds_project:
+            mounts.append(Mount(prefix, _why(blocked[0][2] if blocked else probe)))
             continue
-        mounts += _collapsed(prefix, listed, {path: v for path, _, v in blocked})
+        mounts += _collapsed(prefix, listed, {path: v for path, _, v in blocked}, kept)
     return mounts
 
 
 def _collapsed(prefix: str, listed: Sequence[tuple[str, bool]],
-               blocked: dict[str, Verdict]) -> list[Mount]:
+               blocked: dict[str, Verdict], kept: list[str]) -> list[Mount]:
     """Blocked paths under ``prefix``: a directory whose entries are all blocked is one
-    mount; the rest one by one."""
-    open_dirs = set()
+    mount (unless it holds one of the ``kept`` paths); the rest one by one."""
+    open_dirs = {d for path in kept for d in (path, *_ancestors(path)) if _inside(d, prefix)}
     for path, _ in listed:
         if path not in blocked:
             parent = posixpath.dirname(path)
@@ -309,6 +474,16 @@ def _collapsed(prefix: str, listed: Sequence[tuple[str, bool]],
             continue  # inside a directory hidden as a whole
         mounts.append(Mount(path, _why(verdict), is_dir[path]))
     return mounts
+
+
+def _ancestors(path: str) -> Iterator[str]:
+    while path not in ("/", ""):
+        path = posixpath.dirname(path)
+        yield path
+
+
+def _why_rule(rule: CompiledRule) -> str:
+    return f"{rule.rule.action} {rule.rule.permission} {rule.rule.pattern} ({rule.rule.source})"
 
 
 def _first_block(verdicts: Sequence[Verdict]) -> Verdict | None:
@@ -370,6 +545,77 @@ def _network(gate: Gate, private: Private, hidden: Sequence[Mount] = ()) -> tupl
 
 
 # --------------------------------------------------------------------------- helpers
+
+def _pinned(read_only: list[Mount], writable: list[Mount], notes: list[str]) -> list[Mount]:
+    """The directories between a writable mount and a read-only path inside it,
+    each bound onto itself (still writable): the kernel refuses to rename a mount
+    point, so ``mv .git .git2 && mkdir -p .git/hooks`` can no longer move the
+    protected hooks aside with their directory and put new ones in their place.
+    Each mount slows every command's start (bwrap's cost grows faster than their
+    number): those for what git and dm_cc run come first, then the paths rules
+    protect, up to :data:`PIN_LIMIT` more."""
+    roots = [m.path for m in writable]
+    walls = [m.path for m in read_only if m.directory]
+    pins: dict[str, Mount] = {}
+    left_out = for_rules = 0
+    for mount in read_only:
+        wanted = []
+        for directory in _ancestors(mount.path):
+            if directory in roots or not any(_inside(directory, r) for r in roots):
+                break
+            if any(_inside(directory, wall) for wall in walls):
+                break       # in a read-only directory (or one): renaming it fails anyway
+            if directory not in pins:
+                wanted.append(directory)
+        if not mount.why.startswith(_MANDATORY_WHY):
+            if for_rules + len(wanted) > PIN_LIMIT:
+                left_out += 1
+                continue
+            for_rules += len(wanted)
+        pins.update((d, Mount(d, PINNED)) for d in wanted)
+    if left_out:
+        notes.append(f"{left_out} read-only paths could be moved aside with their directory "
+                     f"and replaced (over {PIN_LIMIT} directories to pin)")
+    return list(pins.values())
+
+
+def _reachable(read_only: list[Mount], hidden: list[Mount],
+               private: Private) -> tuple[list[Mount], list[Mount]]:
+    """Without the mounts inside a hidden directory (empty, and read-only: bwrap
+    could not make their mount points, and every command would fail), nor a mount
+    on a missing path (no ``hooks/``) inside a read-only one."""
+    empty = [m.path for m in hidden if m.directory]
+    walls = empty + [m.path for m in read_only if m.directory]
+
+    def inside(mount: Mount, directories: list[str]) -> bool:
+        return any(mount.path.startswith(d.rstrip("/") + "/") for d in directories)
+
+    read_only = [m for m in read_only if not inside(m, empty)]
+    hidden = [m for m in hidden if not inside(m, empty)
+              and (private.exists(m.path) or not inside(m, walls))]
+    return read_only, hidden
+
+
+def _landed(mounts: list[Mount], where: PathContextDirs, private: Private,
+            notes: list[str]) -> list[Mount]:
+    """Each mount on the path it lands on: a symbolic link (``.env -> /srv/app/env``,
+    a linked ``.dm_cc``) is replaced by what it points to, so the target is hidden
+    or read-only however it is reached, and bwrap never mounts on a link (it
+    follows it in its own new root, where an absolute link leads nowhere and every
+    command would fail, or makes the target of a dangling one on the host). A
+    dangling link holds nothing to protect: it is left as it is."""
+    landed = []
+    for mount in mounts:
+        real = where.fs.realpath(mount.path)
+        if real == mount.path:
+            landed.append(mount)
+        elif private.exists(real):
+            landed.append(Mount(real, f"{mount.why}, through {mount.path}", private.is_dir(real)))
+        else:
+            notes.append(f"{mount.path} ({mount.why}) leads to {real}, which does not "
+                         "exist: nothing is mounted there")
+    return landed
+
 
 def _inside(path: str, directory: str) -> bool:
     directory = directory.rstrip("/") or "/"

@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from support.bwrap import needs_bwrap
 
 from dm_cc.config.dirs import HostFilesystem
 from dm_cc.permissions import Gate, Layer, PathContext, Rule
@@ -156,7 +157,7 @@ def tunnel(box: Sandbox, rules: Gate, target: str) -> subprocess.CompletedProces
 
 # --------------------------------------------------------------------------- through the sandbox
 
-@pytest.mark.usefixtures("needs_bwrap")
+@needs_bwrap
 def test_an_allowed_host_is_reached_by_curl_and_python(sandbox, where, web):
     rules = gate(where, ("127.0.0.1", "allow"))
     done = run(sandbox, rules, f"curl -sS http://127.0.0.1:{web}/x && "
@@ -165,7 +166,7 @@ def test_an_allowed_host_is_reached_by_curl_and_python(sandbox, where, web):
     assert done.stdout == f"page /x for 127.0.0.1:{web}\npage /y for 127.0.0.1:{web}\n\n"
 
 
-@pytest.mark.usefixtures("needs_bwrap")
+@needs_bwrap
 def test_a_host_no_rule_allows_gets_a_403_naming_the_rule(sandbox, where, web):
     rules = gate(where, ("example.org", "allow"), ("localhost", "deny"))
     done = run(sandbox, rules, f"curl -sS http://localhost:{web}/; {FETCH} http://localhost:{web}/")
@@ -178,7 +179,7 @@ def test_a_host_no_rule_allows_gets_a_403_naming_the_rule(sandbox, where, web):
     assert "proxy refused a host" in (stopped_by_sandbox(done.stderr, spec) or "")
 
 
-@pytest.mark.usefixtures("needs_bwrap")
+@needs_bwrap
 def test_the_bash_tool_offers_the_escape_when_the_proxy_refuses(sandbox, where, web):
     rules = gate(where, ("127.0.0.1", "allow"))
     ctx = ToolContext(where, session_id="s", agent="build",
@@ -190,14 +191,14 @@ def test_the_bash_tool_offers_the_escape_when_the_proxy_refuses(sandbox, where, 
     assert out.escape is not None and out.escape.pattern == params.command
 
 
-@pytest.mark.usefixtures("needs_bwrap")
+@needs_bwrap
 def test_without_a_rule_for_it_the_default_ask_is_a_no(sandbox, where, web):
     done = run(sandbox, gate(where, ("example.org", "allow")), f"curl -sS http://127.0.0.1:{web}/")
     assert done.stdout.startswith(f"{MARK} network access to 127.0.0.1 is not allowed: "
                                   "no network rule allows it")
 
 
-@pytest.mark.usefixtures("needs_bwrap")
+@needs_bwrap
 def test_each_request_is_judged_not_only_a_connection_s_first(sandbox, where, web):
     # curl would reuse a kept-alive proxy connection; the proxy closes each one.
     rules = gate(where, ("127.0.0.1", "allow"))
@@ -206,14 +207,14 @@ def test_each_request_is_judged_not_only_a_connection_s_first(sandbox, where, we
                                   "localhost is not allowed")
 
 
-@pytest.mark.usefixtures("needs_bwrap")
+@needs_bwrap
 def test_connect_to_an_allowed_host_is_tunnelled(sandbox, where, echo):
     done = tunnel(sandbox, gate(where, ("127.0.0.1", "allow")), f"127.0.0.1:{echo}")
     assert done.stdout == "HTTP/1.1 200 Connection established\nping through the tunnel\n", \
         done.stderr
 
 
-@pytest.mark.usefixtures("needs_bwrap")
+@needs_bwrap
 def test_an_ip_spelling_does_not_pass_a_host_rule(sandbox, where, echo):
     # 2130706433 is 127.0.0.1: judged as 127.0.0.1, which only `localhost` was allowed as
     rules = gate(where, ("localhost", "allow"))
@@ -223,7 +224,7 @@ def test_an_ip_spelling_does_not_pass_a_host_rule(sandbox, where, echo):
     assert "tunnel" not in done.stdout.split("\n", 2)[2]
 
 
-@pytest.mark.usefixtures("needs_bwrap")
+@needs_bwrap
 def test_programs_ignoring_the_proxy_have_no_network(sandbox, where, web):
     rules = gate(where, ("127.0.0.1", "allow"))
     done = run(sandbox, rules, f"curl -sS --noproxy '*' http://127.0.0.1:{web}/")
@@ -231,7 +232,7 @@ def test_programs_ignoring_the_proxy_have_no_network(sandbox, where, web):
     assert "proxy variables" in (stopped_by_sandbox(done.stderr, sandbox.spec(rules)) or "")
 
 
-@pytest.mark.usefixtures("needs_bwrap")
+@needs_bwrap
 def test_the_command_s_exit_status_and_environment(sandbox, where):
     rules = gate(where, ("127.0.0.1", "allow"))
     done = run(sandbox, rules, 'echo "$https_proxy|${no_proxy-unset}|$HTTP_PROXY"; exit 7')
@@ -243,7 +244,7 @@ def test_the_command_s_exit_status_and_environment(sandbox, where):
     assert run(sandbox, rules, "yes | head -1; exit ${PIPESTATUS[0]}").returncode == 128 + 13
 
 
-@pytest.mark.usefixtures("needs_bwrap")
+@needs_bwrap
 def test_behind_the_proxy_no_unix_socket_can_be_made_yet_an_allowed_host_is_reached(
         sandbox, where, web):
     rules = gate(where, ("127.0.0.1", "allow"))
@@ -256,7 +257,7 @@ def test_behind_the_proxy_no_unix_socket_can_be_made_yet_an_allowed_host_is_reac
     assert done.returncode == 0 and done.stdout == f"page /through for 127.0.0.1:{web}\n"
 
 
-@pytest.mark.usefixtures("needs_bwrap")
+@needs_bwrap
 def test_no_channel_to_find_from_inside(sandbox, where, tmp_path, web):
     # Another session's command is running, its channel open, with a rule for the
     # server; this one's policy allows only example.org. It finds no socket file of
@@ -279,7 +280,7 @@ def test_no_channel_to_find_from_inside(sandbox, where, tmp_path, web):
     assert not list(Path(sandbox.private_dir()).rglob("sock*"))
 
 
-@pytest.mark.usefixtures("needs_bwrap")
+@needs_bwrap
 def test_commands_leave_no_threads_or_descriptors_behind(sandbox, where, echo):
     rules = gate(where, ("127.0.0.1", "allow"))
     proxy = sandbox.proxy()
@@ -303,7 +304,7 @@ def test_commands_leave_no_threads_or_descriptors_behind(sandbox, where, echo):
     assert settled(baseline) == baseline
 
 
-@pytest.mark.usefixtures("needs_bwrap")
+@needs_bwrap
 def test_a_connection_once_the_proxy_is_gone_gets_a_502(sandbox, where, web):
     rules = gate(where, ("127.0.0.1", "allow"))
     proc = start(sandbox, rules, f"sleep 1; curl -sS -o /dev/null -w '%{{http_code}}' "
@@ -313,7 +314,7 @@ def test_a_connection_once_the_proxy_is_gone_gets_a_502(sandbox, where, web):
     assert out == "502"
 
 
-@pytest.mark.usefixtures("needs_bwrap")
+@needs_bwrap
 def test_nothing_is_left_running_after_close(sandbox, where, echo):
     rules = gate(where, ("127.0.0.1", "allow"))
     assert tunnel(sandbox, rules, f"127.0.0.1:{echo}").returncode == 0

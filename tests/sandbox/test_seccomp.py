@@ -23,6 +23,7 @@ from pathlib import Path
 
 import pytest
 from support import elf
+from support.bwrap import needs_bwrap
 
 from dm_cc.config.dirs import HostFilesystem
 from dm_cc.permissions import Gate, PathContext, Rule
@@ -165,7 +166,7 @@ def python(code: str) -> str:
     return f"{sys.executable} -c '{textwrap.dedent(code)}'"
 
 
-@pytest.mark.usefixtures("needs_bwrap")
+@needs_bwrap
 def test_a_unix_socket_cannot_be_made_with_the_network_off(sandbox: Sandbox) -> None:
     ran, plan = run(sandbox, python("import socket; socket.socket(socket.AF_UNIX)"))
     assert plan.spec is not None and plan.spec.network == "off"
@@ -173,7 +174,7 @@ def test_a_unix_socket_cannot_be_made_with_the_network_off(sandbox: Sandbox) -> 
     assert "PermissionError: [Errno 1] Operation not permitted" in ran.text
 
 
-@pytest.mark.usefixtures("needs_bwrap")
+@needs_bwrap
 def test_the_bash_tool_passes_the_filter_to_bwrap(sandbox: Sandbox) -> None:
     where = sandbox.where
     ctx = ToolContext(where, session_id="s1", agent="build",
@@ -183,14 +184,14 @@ def test_the_bash_tool_passes_the_filter_to_bwrap(sandbox: Sandbox) -> None:
     assert "PermissionError" in result.output and "exit code 1" in result.output
 
 
-@pytest.mark.usefixtures("needs_bwrap")
+@needs_bwrap
 def test_the_plans_filter_file_is_closed_once_the_command_started(sandbox: Sandbox) -> None:
     ran, plan = run(sandbox, "true")
     assert ran.code == 0 and len(plan.pass_files) == 1
     assert all(file.closed for file in plan.pass_files)
 
 
-@pytest.mark.usefixtures("needs_bwrap")
+@needs_bwrap
 def test_a_plan_run_without_its_filter_file_fails_instead_of_running_unfiltered(
         sandbox: Sandbox) -> None:
     plan = sandbox.confine(gate(sandbox.where), ["bash", "-c", "echo reached"])
@@ -238,7 +239,7 @@ s.close()
 """
 
 
-@pytest.mark.usefixtures("needs_bwrap")
+@needs_bwrap
 def test_connecting_to_a_unix_socket_on_the_host_fails(
         sandbox: Sandbox, unix_server: tuple[str, list[bytes]]) -> None:
     path, received = unix_server
@@ -247,7 +248,7 @@ def test_connecting_to_a_unix_socket_on_the_host_fails(
     assert received == []
 
 
-@pytest.mark.usefixtures("needs_bwrap")
+@needs_bwrap
 def test_with_the_network_on_there_is_no_filter_and_the_socket_is_reached(
         sandbox: Sandbox, unix_server: tuple[str, list[bytes]]) -> None:
     path, received = unix_server
@@ -276,7 +277,7 @@ print("ok")
 """
 
 
-@pytest.mark.usefixtures("needs_bwrap")
+@needs_bwrap
 def test_socketpair_asyncio_and_tcp_sockets_still_work(sandbox: Sandbox) -> None:
     ran, _ = run(sandbox, python(INTERNAL_IPC))
     assert ran.code == 0, ran.text
@@ -294,14 +295,14 @@ print("io_uring_setup", fd, os.strerror(ctypes.get_errno()) if fd < 0 else "")
 """
 
 
-@pytest.mark.usefixtures("needs_bwrap")
+@needs_bwrap
 @pytest.mark.skipif(os.uname().machine != "x86_64", reason="syscall number for x86_64")
 def test_io_uring_setup_is_denied(sandbox: Sandbox) -> None:
     ran, _ = run(sandbox, python(IO_URING))
     assert "io_uring_setup -1 Operation not permitted" in ran.text, ran.text
 
 
-@pytest.mark.usefixtures("needs_bwrap")
+@needs_bwrap
 @pytest.mark.skipif(os.uname().machine != "x86_64", reason="x86 executables")
 @pytest.mark.parametrize(("name", "program", "filtered"), [
     ("i386 socket(AF_UNIX)", elf.i386_socket(1), elf.EXIT_EPERM),
@@ -328,7 +329,7 @@ def test_adds():
 """
 
 
-@pytest.mark.usefixtures("needs_bwrap")
+@needs_bwrap
 def test_git_status_and_pytest_still_work(sandbox: Sandbox) -> None:
     root = sandbox.where.root
     (root / "test_tiny.py").write_text(TEST_FILE)

@@ -1,0 +1,240 @@
+"""The sandbox through ``dm_cc run`` (issue 11's "Done when"): a command the policy
+allows, ``python3 probe.py``, runs code the gate never sees; the kernel holds what
+the policy says. A real subprocess with a scripted model; the files on disk are
+checked after the run, not only what was printed."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, HTTPServer
+from pathlib import Path
+
+import pytest
+from support.bwrap import needs_bwrap
+
+WORKTREE = Path(__file__).resolve().parents[2]
+
+PROBE = """\
+import pathlib, urllib.request
+
+def attempt(name, action):
+    try:
+        outcome = action()
+        log.append(f"{name} DONE {outcome if isinstance(outcome, str) else ''}".strip())
+    except Exception as exc:
+        log.append(f"{name} FAILED {type(exc).__name__}")
+
+log = []
+attempt("outside", lambda: pathlib.Path(OUTSIDE, "escaped.txt").write_text("x"))
+attempt("policy", lambda: open(".dm_cc/policy.yaml", "a").write("- {permission: '*'}\\n"))
+attempt("user-config", lambda: pathlib.Path(DMHOME, "config", "config.yaml").write_text("x"))
+attempt("approvals", lambda: pathlib.Path(DMHOME, "data", "forged.json").write_text("{}"))
+attempt("secret", lambda: pathlib.Path("secrets", "token.txt").read_text())
+attempt("network", lambda: urllib.request.urlopen(URL, timeout=5).read().decode())
+pathlib.Path("src", "out.txt").write_text("work done\\n")
+pathlib.Path("probe.log").write_text("\\n".join(log) + "\\n")
+print("\\n".join(log))
+"""
+
+POLICY = """\
+rules:
+  - {permission: bash, pattern: "python3 *", action: allow}
+  - {permission: read, pattern: "secrets/**", action: deny}
+"""
+
+
+class _Hello(BaseHTTPRequestHandler):
+    def do_GET(self) -> None:  # noqa: N802 - the http.server interface
+        self.send_response(200)
+        self.end_headers()
+        self.wfile.write(b"hello")
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def loopback() -> Iterator[str]:
+    server = HTTPServer(("127.0.0.1", 0), _Hello)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/"
+    server.shutdown()
+    server.server_close()
+
+
+class Setup:
+    """A project with probe.py, a secret, a policy; a home; dm_cc's per-user dirs
+    with the user config; a directory outside everything; a PATH of its own."""
+
+    def __init__(self, tmp: Path, url: str) -> None:
+        self.tmp = tmp
+        self.root, self.home, self.dm_home = tmp / "project", tmp / "home", tmp / "dmhome"
+        self.outside = tmp / "outside"
+        for directory in (self.root / ".git", self.root / ".dm_cc", self.root / "src",
+                          self.root / "secrets", self.home, self.outside,
+                          self.dm_home / "config", self.dm_home / "data"):
+            directory.mkdir(parents=True)
+        (self.root / "secrets" / "token.txt").write_text("TOKEN-123")
+        (self.root / ".dm_cc" / "policy.yaml").write_text("rules: []\n")
+        (self.root / "probe.py").write_text(
+            f"OUTSIDE = {str(self.outside)!r}\nDMHOME = {str(self.dm_home)!r}\n"
+            f"URL = {url!r}\n" + PROBE)
+        self.user_config("sandbox: required\n")
+        self.policy(POLICY)
+        self.bin = tmp / "bin"       # bash, python3, git: bwrap only where PATH says
+        self.bin.mkdir()
+        for program in ("bash", "git", "env"):
+            os.symlink(shutil.which(program) or program, self.bin / program)
+        os.symlink(sys.executable, self.bin / "python3")
+        self.path = f"{self.bin}:{Path(shutil.which('bwrap') or '/usr/bin/bwrap').parent}"
+
+    def user_config(self, text: str) -> None:
+        (self.dm_home / "config" / "config.yaml").write_text(text)
+
+    def policy(self, text: str) -> None:
+        (self.tmp / "policy.yaml").write_text(text)
+
+    def run(self, command: str = "python3 probe.py", *,
+            path: str | None = None) -> subprocess.CompletedProcess[str]:
+        script = self.tmp / "script.yaml"
+        script.write_text(json.dumps([{"tool": "bash", "args": {"command": command}},
+                                      {"text": "done"}]))
+        env = {"HOME": str(self.home), "DM_CC_HOME": str(self.dm_home),
+               "DM_CC_MANAGED_DIR": str(self.tmp / "managed"), "PATH": path or self.path,
+               "PYTHONPATH": str(WORKTREE), "PYTHONDONTWRITEBYTECODE": "1", "LANG": "C.UTF-8"}
+        return subprocess.run(
+            [sys.executable, "-m", "dm_cc", "run", "--json", "--policy",
+             str(self.tmp / "policy.yaml"), "--model", f"scripted:{script}", "probe"],
+            cwd=self.root, env=env, capture_output=True, text=True, timeout=60)
+
+    def tool_output(self, done: subprocess.CompletedProcess[str]) -> str:
+        events = [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
+        finished = [e for e in events if e["type"] == "tool_finished"]
+        assert len(finished) == 1, done.stdout + done.stderr
+        return finished[0]["output"]
+
+    def log(self) -> list[str]:
+        return (self.root / "probe.log").read_text().splitlines()
+
+
+@pytest.fixture
+def setup(tmp_path, loopback) -> Setup:
+    return Setup(tmp_path, loopback)
+
+
+@needs_bwrap
+def test_an_allowed_program_is_held_to_the_policy_by_the_kernel(setup):
+    config = (setup.dm_home / "config" / "config.yaml").read_text()
+    done = setup.run()
+    assert done.returncode == 0, done.stderr
+    log = setup.log()
+    assert setup.tool_output(done).startswith("outside FAILED")
+    failed = [line.split()[0] for line in log if line.split()[1] == "FAILED"]
+    assert failed == ["outside", "policy", "user-config", "approvals", "secret", "network"], log
+    assert not (setup.outside / "escaped.txt").exists()
+    assert (setup.root / ".dm_cc" / "policy.yaml").read_text() == "rules: []\n"
+    assert (setup.dm_home / "config" / "config.yaml").read_text() == config
+    assert not (setup.dm_home / "data" / "forged.json").exists()
+    assert "TOKEN-123" not in done.stdout and "TOKEN-123" not in "".join(log)
+    assert (setup.root / "src" / "out.txt").read_text() == "work done\n"   # ordinary work
+
+
+@needs_bwrap
+def test_a_network_rule_opens_the_network(setup):
+    setup.policy(POLICY + '  - {permission: network, pattern: "*", action: allow}\n')
+    done = setup.run()
+    assert done.returncode == 0, done.stderr
+    assert "network DONE hello" in setup.log()
+    assert "outside FAILED OSError" in setup.log()       # the rest still holds
+
+
+def test_required_refuses_to_run_without_bubblewrap(setup):
+    done = setup.run(path=str(setup.bin))
+    assert done.returncode == 0, done.stderr
+    output = setup.tool_output(done)
+    assert output.startswith("Not run: the sandbox is required (sandbox: required)")
+    assert "bubblewrap (bwrap) is not installed" in output
+    assert not (setup.root / "probe.log").exists()
+
+
+def test_off_runs_the_command_unconfined(setup):
+    setup.user_config('sandbox: "off"\n')
+    done = setup.run(path=str(setup.bin))
+    assert done.returncode == 0, done.stderr
+    log = setup.log()
+    assert "outside DONE" in log and "secret DONE TOKEN-123" in log, log
+    assert (setup.outside / "escaped.txt").exists()
+
+
+def test_a_project_config_cannot_set_the_sandbox(setup):
+    (setup.root / ".dm_cc" / "config.yaml").write_text('model: offline\nsandbox: "off"\n')
+    done = setup.run()
+    assert done.returncode == 2
+    assert ".dm_cc/config.yaml:2: sandbox is not accepted from a project's config" \
+        in done.stderr, done.stderr
+    assert not (setup.root / "probe.log").exists()
+
+
+def test_off_written_bare_in_the_user_config_is_off(setup):
+    setup.user_config("sandbox: off\n")
+    done = setup.run(path=str(setup.bin))
+    assert done.returncode == 0, done.stderr
+
+
+def test_off_written_bare_in_a_project_config_is_refused_for_the_right_reason(setup):
+    (setup.root / ".dm_cc" / "config.yaml").write_text("sandbox: off\n")
+    done = setup.run()
+    assert done.returncode == 2
+    assert "sandbox is not accepted from a project's config" in done.stderr, done.stderr
+
+
+def _write_outside(setup: Setup) -> str:
+    target = setup.outside / "escaped.txt"
+    return f"python3 -c 'open(\"{target}\", \"w\").write(\"x\")'"
+
+
+@needs_bwrap
+def test_a_stopped_command_says_so_and_is_not_run_unconfined_headless(setup):
+    setup.user_config("sandbox: auto\n")   # `required` offers no escape at all
+    done = setup.run(_write_outside(setup))
+    output = setup.tool_output(done)
+    assert "Read-only file system" in output
+    assert "(the sandbox may have stopped this: it wrote outside the writable paths" in output
+    assert "did not let it run outside the sandbox" in output
+    assert not (setup.outside / "escaped.txt").exists()
+
+
+@needs_bwrap
+def test_the_users_policy_may_let_a_stopped_command_run_unconfined(setup):
+    setup.policy(POLICY + '  - {permission: sandbox_escape, pattern: "python3 *", '
+                          'action: allow}\n')
+    setup.user_config("sandbox: auto\n")
+    done = setup.run(_write_outside(setup))
+    assert setup.tool_output(done).endswith("(run outside the sandbox)")
+    assert (setup.outside / "escaped.txt").read_text() == "x"
+
+
+@needs_bwrap
+def test_in_required_mode_even_the_users_policy_cannot_let_it_out(setup):
+    setup.policy(POLICY + '  - {permission: sandbox_escape, pattern: "python3 *", '
+                          'action: allow}\n')
+    done = setup.run(_write_outside(setup))
+    assert "The sandbox is required here, so it cannot run outside it" in setup.tool_output(done)
+    assert not (setup.outside / "escaped.txt").exists()
+
+
+@needs_bwrap
+def test_a_project_policy_cannot_let_commands_out_of_the_sandbox(setup):
+    (setup.root / ".dm_cc" / "policy.yaml").write_text(
+        'rules:\n  - {permission: sandbox_escape, pattern: "*", action: allow}\n')
+    setup.user_config("sandbox: auto\n")   # where an escape could be offered at all
+    done = setup.run(_write_outside(setup))
+    assert not (setup.outside / "escaped.txt").exists()
+    assert "a project's policy cannot open the sandbox" in done.stdout + done.stderr
