@@ -21,6 +21,7 @@ session's proxy (:mod:`dm_cc.sandbox.proxy`), started on first use and stopped b
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
@@ -145,6 +146,26 @@ class Plan:
     spec: SandboxSpec | None = None
     pass_files: tuple[BinaryIO, ...] = ()
     escapable: bool = True
+    # Files no mount can hold because they do not exist yet, checked after the run.
+    watch: tuple[str, ...] = ()
+
+    def settle(self) -> str | None:
+        """After the command: undo what it made that no mount could stop (a git dir's
+        missing ``commondir``, which would point git at another config whose
+        commands git runs outside the sandbox); say what was undone."""
+        undone = []
+        for path in self.watch:
+            if os.path.lexists(path):
+                with contextlib.suppress(OSError):
+                    if os.path.isdir(path) and not os.path.islink(path):
+                        shutil.rmtree(path)
+                    else:
+                        os.unlink(path)
+                    undone.append(path)
+        if not undone:
+            return None
+        return (f"(dm_cc removed {', '.join(undone)}, which the command created: it would "
+                "make git read another config, whose commands git runs outside the sandbox)")
 
 
 def private_paths(env: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
@@ -298,8 +319,10 @@ class Sandbox:
         argv = bwrap_argv(spec, command, empty_file=str(self.private_dir() / "empty"),
                           bwrap=self.availability.bwrap or "bwrap",
                           seccomp_fd=guard.fileno() if guard is not None else None)
+        watch = tuple(path for git_dir in git_dirs(self.where.root)
+                      if not os.path.lexists(path := os.path.join(git_dir, "commondir")))
         return Plan(argv, confined=True, spec=spec, pass_files=tuple(passed),
-                    escapable=self.mode != "required")
+                    escapable=self.mode != "required", watch=watch)
 
     # ------------------------------------------------------------------ the network proxy
 

@@ -133,8 +133,11 @@ class Ran(NamedTuple):
 
 
 async def run_plan(plan: Plan, cwd: Path, timeout: float) -> Ran:
-    """Run a sandbox plan's command (``dm_cc sandbox run`` runs commands this way too)."""
-    return await run_command(plan.argv, cwd, timeout, pass_files=plan.pass_files)
+    """Run a sandbox plan's command (``dm_cc sandbox run`` runs commands this way too),
+    then undo what no mount could hold (:meth:`Plan.settle`), saying so."""
+    ran = await run_command(plan.argv, cwd, timeout, pass_files=plan.pass_files)
+    undone = plan.settle()
+    return ran if undone is None else ran._replace(text=ran.text.rstrip("\n") + "\n" + undone)
 
 
 async def run_command(argv: Sequence[str], cwd: Path, timeout: float, *,

@@ -204,19 +204,14 @@ def test_a_protected_path_cannot_be_moved_aside_with_its_directory(project):
     assert (project.root / "sub" / "y.lock").read_text() == "sub/y.lock"
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "a confined command can create .git/commondir (missing in an ordinary repository): "
-    "git then reads its config, core.fsmonitor included, from the directory it names, "
-    "and runs it at the person's next git command outside the sandbox. No mount can "
-    "hold a missing file without creating it, and an empty or directory placeholder "
-    "makes git die; it needs a check after each confined command (the bash tool or "
-    "host.py), or creating it refused some other way"))
 def test_a_command_cannot_point_git_at_another_config(project):
     shutil.rmtree(project.root / ".git")
     subprocess.run(["git", "init", "-q", str(project.root)], check=True)
-    project.run("mkdir -p $TMPDIR/evil && cp -r .git/* $TMPDIR/evil/ && "
-                "echo $TMPDIR/evil > .git/commondir")
+    ran = project.run("mkdir -p $TMPDIR/evil && cp -r .git/* $TMPDIR/evil/ && "
+                      "echo $TMPDIR/evil > .git/commondir")
+    # No mount can hold a file that does not exist: it is undone after the command.
     assert not (project.root / ".git" / "commondir").exists()
+    assert "dm_cc removed" in ran.text and "commondir" in ran.text
 
 
 def test_a_projects_own_pytest_run_works(project):
