@@ -71,6 +71,7 @@ class Private:
     exists: Callable[[str], bool] = lambda path: False
     is_dir: Callable[[str], bool] = lambda path: False
     network_proxy: bool = False                     # whether per-host filtering is available
+    hooks_paths: tuple[str, ...] = ()               # absolute dirs git's core.hooksPath names
     forwarder: tuple[str, ...] = ()                 # what the proxy needs visible inside
 
 
@@ -112,6 +113,7 @@ GIT_RUNS = (("config", "git config can run commands (core.fsmonitor, aliases)"),
             ("commondir", "says where git reads its config from"),
             ("hooks", "git hooks run on commit, checkout and merge"))
 NO_HOOKS = "git hooks would run on commit, checkout and merge: none exist, so none can be added"
+HOOKS_PATH = "git's core.hooksPath: the hooks git runs on commit, checkout and merge"
 GITLINK = "a .git file says where the repository is, and so which config git runs"
 PINNED = ("holds a read-only path: bound onto itself, it cannot be renamed, so that path "
           "cannot be moved aside with it and replaced")
@@ -145,6 +147,9 @@ def _mandatory_read_only(root: str, tree: Tree, private: Private) -> tuple[list[
                 found.append(Mount(path, why, name == "hooks"))
             elif name == "hooks":
                 missing.append(Mount(path, NO_HOOKS))
+    for path in private.hooks_paths:   # core.hooksPath: hooks kept in the work tree (husky)
+        if _inside(path, root) and tree.has(path[len(root):].lstrip("/")):
+            found.append(Mount(path, HOOKS_PATH))
     return found, missing
 
 

