@@ -1,5 +1,5 @@
 """The command line: ``main(argv=None) -> int``. One module per command group
-(``run``, ``sessions``, ``approvals``, ``policy``; ``interactive`` when no command is named),
+(``run``, ``sessions``, ``approvals``, ``policy``, ``mcp``; ``interactive`` when no command is named),
 each thin: parse, ask the world (:mod:`dm_cc.compose`), print.
 
 Exit status: 0 success (whatever a ``policy check`` decides), 1 a failed
@@ -63,7 +63,8 @@ class _Parser(argparse.ArgumentParser):
 # named on the command line is imported and built (and a group builds only its
 # subcommand named next, when one is): `dm_cc policy …` stays fast.
 COMMANDS = {"run": "dm_cc.cli.run", "sessions": "dm_cc.cli.sessions",
-            "approvals": "dm_cc.cli.approvals", "policy": "dm_cc.cli.policy"}
+            "approvals": "dm_cc.cli.approvals", "policy": "dm_cc.cli.policy",
+            "mcp": "dm_cc.cli.mcp_servers"}
 
 
 def _wanted(argv: Sequence[str]) -> str | None:

@@ -183,3 +183,27 @@ def _interpolate(value: str, env: Mapping[str, str], missing: Any) -> str:
         return env[variable]
 
     return _VARIABLE.sub(one, value)
+
+
+Trust = Literal["user config", "approved", "not approved", "changed since approved"]
+STARTS: tuple[Trust, ...] = ("user config", "approved")
+
+
+def trust_of(server: ServerDefinition, trusted: Mapping[str, str]) -> Trust:
+    """Whether ``server`` may start: a user's server always; a project's only when
+    ``trusted`` (name → fingerprint, from the approval store) holds its definition."""
+    if server.origin == "user":
+        return "user config"
+    approved = trusted.get(server.name)
+    if approved is None:
+        return "not approved"
+    return "approved" if approved == server.fingerprint else "changed since approved"
+
+
+def refusal(server: ServerDefinition, trust: Trust) -> str:
+    """Why a project's server was not started, and how to let it start."""
+    state = "has changed since it was approved" if trust == "changed since approved" \
+        else "is not approved"
+    return (f"MCP server {server.name} ({server.source}) is defined by this project and "
+            f"{state}, so it was not started: it would run `{server.where()}`. Review it, "
+            f"then approve it with `dm_cc mcp trust {server.name}`.")
