@@ -3,7 +3,8 @@
 ``list`` starts every server that may start (a project's only once approved; it
 never asks), lists each with where it is defined, whether it is trusted and
 running, and its tools with what the agent's gate (``build`` unless ``--agent``)
-decides for a call of each with no arguments; then stops them. ``trust NAME``
+decides for a call of each with no arguments (a subagent as build's child, with
+the read-only tools opened to it as in the loop); then stops them. ``trust NAME``
 approves a project's server as it is defined now (saved in the approval store);
 ``untrust NAME`` forgets it. See docs/mcp.md.
 """
@@ -16,6 +17,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from dm_cc.errors import UsageError
+
+DEFAULT_AGENT = "build"
 
 if TYPE_CHECKING:  # the world is imported by the handlers only
     from dm_cc.compose import World
@@ -38,11 +41,20 @@ def _server(world: World, name: str) -> ServerDefinition:
 
 def _rows(world: World, agent: str) -> list[dict[str, Any]]:
     """Every configured server as a JSON-ready record (starting those that may)."""
+    from dm_cc.agents.builtin import with_read_only_tools
+    from dm_cc.policy.layers import Link
     from dm_cc.tools.catalog import entry
 
-    gate = world.gate(world.agent(agent))
+    world.agent(agent)  # UsageError naming the known agents, before any server starts
     running = world.start_mcp()
     statuses = {s.definition.name: s for s in (running.statuses() if running else [])}
+    read_only = [tool.name for tool in (running.tools() if running else []) if tool.read_only]
+    agents = with_read_only_tools(world.agents, read_only)
+    judged = agents[agent]
+    # a subagent is judged as build's child, as the loop judges it (its parent bounds it)
+    gate = world.policy.lineage_gate(
+        [Link(agents[DEFAULT_AGENT]), Link(judged)] if judged.mode == "subagent"
+        else [Link(judged)])
     rows = []
     for server in world.settings.mcp.values():
         trust = world.mcp_trust(server)
@@ -90,6 +102,8 @@ def _list(args: argparse.Namespace) -> int:
         for tool in row["tools"]:
             hint = "  read-only" if tool["read_only"] else ""
             print(f"  {tool['name']}  {tool['decision']} ({tool['rule']}){hint}")
+        if row["status"] == "not started" and row["trust"] != "user config":
+            print(f"  review it, then approve it with `dm_cc mcp trust {row['name']}`")
     return 0
 
 
@@ -127,7 +141,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser],
                              description="Start the servers that may start, list them with "
                                          "their tools and the agent's decision, stop them.")
     listing.add_argument("--json", action="store_true", help="machine-readable output")
-    listing.add_argument("--agent", default="build",
+    listing.add_argument("--agent", default=DEFAULT_AGENT,
                          help="judge the tools as this agent (default build)")
     listing.set_defaults(handler=_list)
     trust = sub.add_parser("trust", help="approve a project's server as it is defined now",

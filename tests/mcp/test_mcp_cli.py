@@ -131,3 +131,16 @@ def test_read_only_tools_open_explore_only_as_far_as_its_parent_may(project):
     assert explore("mcp__box__echo", '{permission: "mcp__box__echo", pattern: "*", '
                                      'action: deny}') == "deny"
     assert agents["plan"] == world.agents["plan"]                  # only read-only subagents
+
+
+def test_mcp_list_judges_a_subagent_as_builds_child_with_read_only_tools_open(project, capsys):
+    user_config = dirs.config_dir() / "config.yaml"
+    user_config.parent.mkdir(parents=True)
+    user_config.write_text(f"mcp:\n  servers:\n    box: {{command: {sys.executable}, "
+                           f"args: [{TOOLBOX}, stdio]}}\n")
+    policy(project, '{permission: "mcp__box__*", pattern: "*", action: allow}')
+    capsys.readouterr()
+    assert main(["mcp", "list", "--json", "--agent", "explore"]) == 0
+    [box] = json.loads(capsys.readouterr().out)["servers"]
+    decisions = {tool["name"]: tool["decision"] for tool in box["tools"]}
+    assert (decisions["mcp__box__echo"], decisions["mcp__box__crash"]) == ("allow", "deny")
