@@ -28,7 +28,7 @@ from dm_cc.agents.builtin import Agent, named_agent
 from dm_cc.agents.files import load_agents
 from dm_cc.config import dirs
 from dm_cc.config.dirs import HostFilesystem
-from dm_cc.errors import UsageError
+from dm_cc.errors import DmccError, UsageError
 from dm_cc.permissions import Decision, Gate, Request, Rule
 from dm_cc.permissions.paths import PathContextDirs
 from dm_cc.policy.layers import Link, Policy, load_policy
@@ -153,17 +153,27 @@ class World:
         how to approve it. A server that fails to start is told to ``notify`` too."""
         if self._mcp is not None:
             return self._mcp
-        from dm_cc.config.mcp_servers import STARTS, refusal
+        from dm_cc.config.mcp_servers import STARTS, refusal, trust_of
 
+        definitions = self.mcp_definitions()
+        trusted: dict[str, str] = {}
+        if any(server.origin == "project" for server in definitions):
+            try:
+                trusted = self.approvals.trusted_servers()
+            except DmccError as exc:  # a damaged store approves nothing
+                notify(f"approved MCP servers unknown: {exc}")
         starting = []
-        for server in self.mcp_definitions():
-            trust = self.mcp_trust(server)
+        for server in definitions:
+            trust = trust_of(server, trusted)
             if trust not in STARTS:
                 if ask is None or not ask(server, trust):
                     notify(refusal(server, trust))
                     continue
-                self.approvals.trust_server(server.name, server.fingerprint,
-                                            note=f"approved when starting ({server.source})")
+                try:
+                    self.approvals.trust_server(server.name, server.fingerprint,
+                                                note=f"approved when starting ({server.source})")
+                except DmccError as exc:
+                    notify(f"MCP server {server.name} approved for this session only: {exc}")
             starting.append(server)
         if not starting:
             return None

@@ -67,6 +67,7 @@ class Connection:
         self.pid: int | None = None
         self.starts = 0
         self._session: ClientSession | None = None
+        self._process: StdioProcess | None = None
         self._holder: asyncio.Task[None] | None = None
         self._closing: asyncio.Event | None = None
 
@@ -86,6 +87,7 @@ class Connection:
         try:
             await asyncio.wait_for(asyncio.shield(ready), timeout)
         except TimeoutError:
+            ready.cancel()  # nobody waits for it any more
             await self._fail(f"did not start within {timeout:g} s")
         except Exception as exc:  # noqa: BLE001 - every failure to start is reported
             await self._fail(_describe(exc))
@@ -116,6 +118,7 @@ class Connection:
         """Open the transport and session, list the tools, then keep them open until
         ``closing`` is set or a stdio server exits."""
         process: StdioProcess | None = None
+        self._process = None
         streams: tuple[Any, Any]
         try:
             async with AsyncExitStack() as stack:
@@ -159,10 +162,9 @@ class Connection:
         return StdioProcess(self.wrap(self.definition.argv), env, cwd)
 
     def _stderr_note(self) -> str:
-        process: StdioProcess | None = getattr(self, "_process", None)
-        if self.definition.transport != "stdio" or process is None:
+        if self._process is None:
             return ""
-        tail = process.stderr_tail()
+        tail = self._process.stderr_tail()
         return f"; it printed:\n{tail}" if tail else ""
 
     # ------------------------------------------------------------------ calls

@@ -110,6 +110,8 @@ class McpServers:
         atexit.unregister(self.close)
         try:
             self._run(self._each(Connection.stop), CLOSE_TIMEOUT)
+        except TimeoutError:  # each stop is bounded; this only guards the whole
+            pass
         finally:
             self._loop.call_soon_threadsafe(self._loop.stop)
             self._thread.join(CLOSE_TIMEOUT)

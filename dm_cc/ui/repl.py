@@ -111,10 +111,20 @@ class Repl:
             aio.call_soon_threadsafe(begin, context=here)
             return answer.result()
 
+        main = threading.get_ident()
+
+        def on_event(event: Event) -> None:
+            """Events come from the REPL's loop, except notices while the world
+            loads (MCP servers that do not start): those are shown on it too."""
+            if threading.get_ident() == main:
+                self.on_event(event)
+            else:
+                aio.call_soon_threadsafe(self.on_event, event, context=here)
+
         def load() -> None:
             try:
                 world = self._load_world()
-                loop = world.open_loop(self.approver, on_event=self.on_event,
+                loop = world.open_loop(self.approver, on_event=on_event,
                                        on_stream=self.on_stream, wait_background=False,
                                        ask_trust=ask_trust)
             except BaseException as exc:  # noqa: BLE001 - handed to the event loop
