@@ -89,6 +89,11 @@ def test_a_project_server_starts_once_approved_and_its_calls_are_gated(project, 
     assert refused["is_error"] and "Permission denied: mcp__time__get_current_time" in \
         refused["output"] and "no UTC here" in refused["output"]
 
+    policy(project, '{permission: "mcp__time__*", pattern: "*", action: deny}')
+    [refused] = finished(run_json(project, capsys, TIME_CALL, "{text: done}"))
+    assert refused["is_error"] and "is denied by rule `deny mcp__time__* *` at " \
+        ".dm_cc/policy.yaml:2" in refused["output"]
+
     configure(project, f"mcp:\n  servers:\n    time: {{command: {program}}}\n")  # changed
     time = listed(capsys)["time"]
     assert (time["trust"], time["status"]) == ("changed since approved", "not started")
@@ -108,6 +113,12 @@ def test_a_user_server_starts_without_asking_and_is_judged_as_the_agent(project,
     assert box["pid"] and servers["old"]["status"] == "disabled"
     decisions = {tool["name"]: tool["decision"] for tool in box["tools"]}
     assert decisions["mcp__box__echo"] == "ask"   # a call with no arguments
+    capsys.readouterr()
+    assert main(["mcp", "list"]) == 0
+    shown = capsys.readouterr().out
+    assert "box  running, pid " in shown and "trust: user config" in shown
+    assert "  mcp__box__echo  ask (builtin:defaults)  read-only\n" in shown
+    assert "old  disabled" in shown
     assert main(["mcp", "trust", "box"]) == 0
     assert "starts without approval" in capsys.readouterr().out
     assert main(["mcp", "trust", "nope"]) == 2

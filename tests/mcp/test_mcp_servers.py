@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
-from support.mcp_servers import stdio, time_server
+from support.mcp_servers import start_http_toolbox, stdio, time_server
 
 from dm_cc.config.dirs import HostFilesystem
 from dm_cc.config.mcp_servers import ServerDefinition
@@ -46,12 +46,14 @@ def gone(pid: int, within: float = 5.0) -> bool:
 def servers(http_url, tmp_path_factory):
     root = tmp_path_factory.mktemp("project")
     definitions = [
-        time_server(), stdio("box"),
-        ServerDefinition("web", "user", "test:web", url=http_url),
+        time_server(), stdio("box", env={"GIVEN": "yes"}),
+        ServerDefinition("web", "user", "test:web", url=http_url, headers={"X-Token": "t0k3n"}),
         stdio("broken", "--exit-at-start"), stdio("clash", "--clash"),
         ServerDefinition("missing", "user", "test:missing", command="no-such-mcp-server-here"),
     ]
-    with McpServers(definitions, root, os.environ, call_timeout=2) as started:
+    env = {**os.environ, "SECRET_API_KEY": "sk-not-for-servers"}
+    with McpServers(definitions, root, env, call_timeout=2,
+                    wrap=lambda argv: ["env", "DM_CC_WRAPPED=1", *argv]) as started:
         started.start()
         yield started, root
 
@@ -84,6 +86,21 @@ def test_calls_over_stdio_and_http(servers):
     assert run(tools["mcp__web__echo"], root, text="over http").output == "echo: over http"
     failed = run(tools["mcp__box__fail"], root)
     assert failed.is_error and "fail" in failed.output
+
+
+def test_what_a_server_is_given(servers):
+    """Its env: and a few inherited variables (no secrets); what the wrap seam adds
+    to its command line; an HTTP server's headers."""
+    manager, root = servers
+    tools = {tool.name: tool for tool in manager.tools()}
+
+    def variable(name: str) -> str:
+        return run(tools["mcp__box__variable"], root, name=name).output
+
+    assert (variable("GIVEN"), variable("SECRET_API_KEY"), variable("DM_CC_WRAPPED")) == (
+        "yes", "", "1")
+    assert variable("PATH") == os.environ["PATH"]
+    assert run(tools["mcp__web__header"], root, name="x-token").output == "t0k3n"
 
 
 def test_output_is_capped(servers):
@@ -130,3 +147,23 @@ def test_a_dead_server_is_a_tool_error_then_restarted_and_nothing_outlives_close
         [status] = manager.statuses()
         assert (status.state, status.pid) == ("running", second)
     assert gone(second) and gone(child)  # the server and what it started
+
+
+def test_an_http_server_that_went_away_is_a_tool_error_then_reconnected(tmp_path):
+    server, url = start_http_toolbox()
+    port = int(url.rsplit(":", 1)[1].split("/")[0])
+    try:
+        with McpServers([ServerDefinition("web", "user", "test:web", url=url)], tmp_path,
+                        os.environ, call_timeout=5) as manager:
+            manager.start()
+            echo = next(t for t in manager.tools() if t.name == "mcp__web__echo")
+            assert run(echo, tmp_path, text="1").output == "echo: 1"
+            server.kill()
+            server.wait(10)
+            lost = run(echo, tmp_path, text="2")
+            assert lost.is_error and "started again on the next call" in lost.output
+            server, _url = start_http_toolbox(port)
+            assert run(echo, tmp_path, text="3").output == "echo: 3"
+    finally:
+        server.kill()
+        server.wait(10)

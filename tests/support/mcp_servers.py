@@ -17,10 +17,10 @@ from dm_cc.config.mcp_servers import ServerDefinition
 TOOLBOX = str(Path(__file__).parents[1] / "mcp" / "servers" / "toolbox.py")
 
 
-def stdio(name: str, *args: str, origin: str = "user") -> ServerDefinition:
-    """The toolbox over stdio, called ``name``, with these arguments."""
-    return ServerDefinition(name, origin, f"test:{name}", command=sys.executable,  # type: ignore[arg-type]
-                            args=(TOOLBOX, "stdio", *args))
+def stdio(name: str, *args: str, env: dict[str, str] | None = None) -> ServerDefinition:
+    """The toolbox over stdio, called ``name``, with these arguments (and ``env:``)."""
+    return ServerDefinition(name, "user", f"test:{name}", command=sys.executable,
+                            args=(TOOLBOX, "stdio", *args), env=env or {})
 
 
 def time_server() -> ServerDefinition:
@@ -39,9 +39,10 @@ def free_port() -> int:
 
 
 
-def start_http_toolbox() -> tuple[subprocess.Popen[bytes], str]:
-    """The toolbox over streamable HTTP on a free loopback port, answering; its URL."""
-    port = free_port()
+def start_http_toolbox(port: int | None = None) -> tuple[subprocess.Popen[bytes], str]:
+    """The toolbox over streamable HTTP on a loopback port (a free one unless
+    given), answering; its URL."""
+    port = port or free_port()
     server = subprocess.Popen([sys.executable, TOOLBOX, "http", str(port)],
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 20

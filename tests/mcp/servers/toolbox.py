@@ -4,7 +4,8 @@
     python toolbox.py http PORT
 
 Tools: echo (read-only), slow, crash (the process exits at once), spawn (starts a
-child that sleeps, returns its pid), pid, big (a long answer), fail (an error result).
+child that sleeps, returns its pid), pid, big (a long answer), fail (an error result),
+variable (an environment variable), header (an HTTP request header).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import subprocess
 import sys
 import time
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import ToolAnnotations
 
 
@@ -59,6 +60,17 @@ def build(clash: bool = False) -> MCPServer:
     def fail() -> str:
         """Always fails."""
         raise ValueError("it went wrong")
+
+    @server.tool()
+    def variable(name: str) -> str:
+        """The value of an environment variable ("" when unset)."""
+        return os.environ.get(name, "")
+
+    @server.tool()
+    def header(name: str, ctx: Context) -> str:
+        """The value of a header of the HTTP request ("" when unset or not HTTP)."""
+        request = ctx.request_context.request
+        return request.headers.get(name, "") if request is not None else ""
 
     if clash:
         @server.tool(name="get.time")
