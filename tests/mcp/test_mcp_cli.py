@@ -142,6 +142,10 @@ def test_read_only_tools_open_explore_only_as_far_as_its_parent_may(project):
     assert explore("mcp__box__echo", '{permission: "mcp__box__echo", pattern: "*", '
                                      'action: deny}') == "deny"
     assert agents["plan"] == world.agents["plan"]                  # only read-only subagents
+    policy(project, '{permission: "*", pattern: "*", action: ask}')
+    gate = open_world().policy.lineage_gate([Link(agents["build"]), Link(agents["explore"])])
+    assert not gate.denies_outright("mcp__box__echo")              # offered to explore
+    assert gate.denies_outright("mcp__box__crash")                 # not offered
 
 
 def test_mcp_list_judges_a_subagent_as_builds_child_with_read_only_tools_open(project, capsys):
