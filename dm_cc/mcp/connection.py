@@ -26,6 +26,8 @@ from mcp.client.session import ClientSession
 from mcp.client.stdio import DEFAULT_INHERITED_ENV_VARS
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
+from mcp.shared.exceptions import MCPError
+from mcp_types import CONNECTION_CLOSED
 
 from dm_cc.config.mcp_servers import ServerDefinition
 from dm_cc.mcp.stdio import StdioProcess
@@ -46,6 +48,10 @@ class ServerFailed(Exception):
 
 class CallTimedOut(Exception):
     """A tool call took longer than its timeout (the server keeps running)."""
+
+
+class CallRefused(Exception):
+    """The server answered a call with a JSON-RPC error (it keeps running)."""
 
 
 class Connection:
@@ -171,8 +177,9 @@ class Connection:
 
     async def call(self, tool: str, arguments: dict[str, Any],
                    timeout: float) -> types.CallToolResult:
-        """Call ``tool``. CallTimedOut after ``timeout`` seconds; ServerFailed (the
-        connection is then stopped) when the server is gone or the connection broke."""
+        """Call ``tool``. CallTimedOut after ``timeout`` seconds; CallRefused when the
+        server answers with an error; ServerFailed (the connection is then stopped)
+        when the server is gone or the connection broke."""
         session = self._session
         if session is None or self.status != "running":
             raise ServerFailed(self.error or "the server is not running")
@@ -181,11 +188,18 @@ class Connection:
                 return await session.call_tool(tool, arguments)
         except TimeoutError:
             raise CallTimedOut(f"{tool} did not answer within {timeout:g} s") from None
+        except MCPError as exc:
+            if exc.code != CONNECTION_CLOSED:  # the server answered with an error
+                raise CallRefused(f"{exc.message} (JSON-RPC error {exc.code})") from None
+            raise await self._broken(_describe(exc)) from None
         except Exception as exc:  # noqa: BLE001 - the connection is unusable: restart it
-            why = _describe(exc)
-            await self.stop()
-            self.status, self.error = "failed", why + self._stderr_note()
-            raise ServerFailed(self.error) from None
+            raise await self._broken(_describe(exc)) from None
+
+    async def _broken(self, why: str) -> ServerFailed:
+        """The connection broke: stop it (the next call starts it again)."""
+        await self.stop()
+        self.status, self.error = "failed", why + self._stderr_note()
+        return ServerFailed(self.error)
 
 
 async def _all_tools(session: ClientSession) -> list[types.Tool]:

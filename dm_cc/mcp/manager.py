@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from dm_cc.config.mcp_servers import ServerDefinition
-from dm_cc.mcp.connection import CallTimedOut, Connection, ServerFailed, Wrap, unwrapped
+from dm_cc.mcp.connection import CallRefused, CallTimedOut, Connection, ServerFailed, Wrap, unwrapped
 from dm_cc.mcp.names import NameCollision, tool_names
 
 if TYPE_CHECKING:
@@ -98,7 +98,7 @@ class McpServers:
     async def call(self, server: str, tool: str, arguments: dict[str, Any]
                    ) -> types.CallToolResult:
         """Call ``tool`` of ``server`` from any event loop (restarting the server
-        first if it died). ServerFailed, CallTimedOut."""
+        first if it died). ServerFailed, CallTimedOut, CallRefused."""
         future = asyncio.run_coroutine_threadsafe(self._call(server, tool, arguments), self._loop)
         return await asyncio.wrap_future(future)
 
@@ -154,7 +154,7 @@ class McpServers:
                 await self._start(connection)
         try:
             return await connection.call(tool, arguments, self.call_timeout)
-        except CallTimedOut:
+        except (CallTimedOut, CallRefused):
             raise
         except ServerFailed as exc:
             raise ServerFailed(f"{exc}. It will be started again on the next call.") from None

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from dm_cc.mcp.connection import CallTimedOut, ServerFailed
+from dm_cc.mcp.connection import CallRefused, CallTimedOut, ServerFailed
 from dm_cc.permissions import Request
 from dm_cc.tools.base import JsonArguments, ToolContext, ToolOutput
 from dm_cc.tools.catalog import ToolEntry, entry
@@ -58,7 +58,7 @@ class McpTool:
     async def run(self, params: JsonArguments, ctx: ToolContext) -> ToolOutput:
         try:
             result = await self.servers.call(self.server, self.original, params.root)
-        except (ServerFailed, CallTimedOut) as exc:
+        except (ServerFailed, CallTimedOut, CallRefused) as exc:
             return ToolOutput(f"{self.name} failed: MCP server {self.server}: {exc}",
                               is_error=True)
         return ToolOutput(capped(result_text(result)), is_error=bool(result.is_error))

@@ -9,6 +9,7 @@ import os
 import time
 from pathlib import Path
 
+import mcp_types
 import pytest
 from support.mcp_servers import start_http_toolbox, stdio, time_server
 
@@ -167,3 +168,13 @@ def test_an_http_server_that_went_away_is_a_tool_error_then_reconnected(tmp_path
     finally:
         server.kill()
         server.wait(10)
+
+
+def test_a_call_the_server_refuses_is_a_tool_error_and_the_server_stays(servers):
+    manager, root = servers
+    [before] = [s.pid for s in manager.statuses() if s.definition.name == "box"]
+    gone_tool = mcp_types.Tool(name="nothing", input_schema={"type": "object"})
+    refused = run(McpTool(manager, "box", "mcp__box__nothing", gone_tool), root)
+    assert refused.is_error and "nothing" in refused.output
+    [after] = [s.pid for s in manager.statuses() if s.definition.name == "box"]
+    assert after == before
