@@ -119,8 +119,6 @@ def parse_settings(text: str, shown: str, *, origin: Origin = "user",
         raise validation_error(exc, shown, lines, SettingsError) from None
     values = {key: getattr(spec, key) for key in SCALARS if getattr(spec, key) is not None}
     sources = {key: f"{shown}:{line_of(lines, (key,))}" for key in values}
-    if spec.mcp is not None:
-        sources["mcp"] = f"{shown}:{line_of(lines, ('mcp',))}"
     return values, sources, parse_servers(spec.mcp, origin, shown, lines, env)
 
 
@@ -145,7 +143,6 @@ def load_settings(root: Path, env: Mapping[str, str] = os.environ, *,
         project = path.is_relative_to(root)
         file_values, file_sources, file_servers = parse_settings(
             text, shown, origin="project" if project else "user", env=env)
-        file_sources.pop("mcp", None)
         if project:
             for key, why in NOT_FROM_PROJECT.items():
                 if key in file_values:
@@ -162,10 +159,10 @@ def load_settings(root: Path, env: Mapping[str, str] = os.environ, *,
         except (OSError, UnicodeDecodeError) as exc:
             raise SettingsError(shown, None, f"cannot read settings file: {exc}") from None
         file_values, file_sources, file_servers = parse_settings(text, shown, env=env)
-        for key in (*file_values, *file_sources):
-            if key != "sandbox":
-                raise SettingsError(shown, _line(file_sources.get(key, "")),
-                                    "the managed config sets only sandbox:")
+        others = [file_sources[key] for key in file_values if key != "sandbox"]
+        others += [server.source for server in file_servers.values()]
+        if others:
+            raise SettingsError(shown, _line(others[0]), "the managed config sets only sandbox:")
         values.update(file_values)
         sources.update(file_sources)
     for key, variable in ENVIRONMENT.items():
