@@ -9,7 +9,7 @@ import json
 import sys
 
 import pytest
-from support.mcp_servers import TOOLBOX, time_server
+from support.mcp_servers import TOOLBOX, gone, time_server
 
 from dm_cc.agents.builtin import with_read_only_tools
 from dm_cc.cli import main
@@ -159,3 +159,15 @@ def test_mcp_list_judges_a_subagent_as_builds_child_with_read_only_tools_open(pr
     [box] = json.loads(capsys.readouterr().out)["servers"]
     decisions = {tool["name"]: tool["decision"] for tool in box["tools"]}
     assert (decisions["mcp__box__echo"], decisions["mcp__box__crash"]) == ("allow", "deny")
+
+
+def test_a_run_leaves_no_server_process_behind(project, capsys):
+    user_config = dirs.config_dir() / "config.yaml"
+    user_config.parent.mkdir(parents=True)
+    user_config.write_text(f"mcp:\n  servers:\n    box: {{command: {sys.executable}, "
+                           f"args: [{TOOLBOX}, stdio]}}\n")
+    policy(project, '{permission: "mcp__box__*", pattern: "*", action: allow}')
+    results = finished(run_json(project, capsys, "{tool: mcp__box__pid, args: {}}",
+                                "{tool: mcp__box__spawn, args: {}}", "{text: done}"))
+    server, child = (int(result["output"]) for result in results)
+    assert gone(server) and gone(child)

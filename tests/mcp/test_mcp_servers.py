@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import asyncio
 import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 
 import mcp_types
 import pytest
-from support.mcp_servers import start_http_toolbox, stdio, time_server
+from support.mcp_servers import gone, start_http_toolbox, stdio, time_server
 
 from dm_cc.config.dirs import HostFilesystem
 from dm_cc.config.mcp_servers import ServerDefinition
@@ -27,20 +29,6 @@ def context(root: Path) -> ToolContext:
 
 def run(tool: McpTool, root: Path, **arguments: object) -> ToolOutput:
     return asyncio.run(tool.run(JsonArguments(arguments), context(root)))
-
-
-def gone(pid: int, within: float = 5.0) -> bool:
-    """Whether process ``pid`` is gone (a zombie nobody reaps counts as gone)."""
-    deadline = time.monotonic() + within
-    while time.monotonic() < deadline:
-        try:
-            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-        except (FileNotFoundError, ProcessLookupError):
-            return True
-        if state in ("Z", "X"):
-            return True
-        time.sleep(0.05)
-    return False
 
 
 @pytest.fixture(scope="module")
@@ -178,3 +166,22 @@ def test_a_call_the_server_refuses_is_a_tool_error_and_the_server_stays(servers)
     assert refused.is_error and "nothing" in refused.output
     [after] = [s.pid for s in manager.statuses() if s.definition.name == "box"]
     assert after == before
+
+
+def test_servers_left_open_are_stopped_at_interpreter_exit(tmp_path):
+    """A front end that fails before closing them: the atexit backstop still does."""
+    script = (
+        "import asyncio, os, sys\n"
+        "sys.path.insert(0, sys.argv[1])\n"
+        "from pathlib import Path\n"
+        "from support.mcp_servers import stdio\n"
+        "from dm_cc.mcp.manager import McpServers\n"
+        "manager = McpServers([stdio('box')], Path(sys.argv[2]), os.environ)\n"
+        "manager.start()\n"
+        "spawn = next(t for t in manager.tools() if t.name == 'mcp__box__spawn')\n"
+        "print(asyncio.run(manager.call('box', 'spawn', {})).content[0].text)\n"
+        "print(manager.statuses()[0].pid)\n")
+    done = subprocess.run([sys.executable, "-c", script, str(Path(__file__).parents[1]),
+                           str(tmp_path)], capture_output=True, text=True, timeout=60)
+    child, server = (int(line) for line in done.stdout.split())
+    assert gone(server) and gone(child)

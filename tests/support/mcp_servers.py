@@ -54,3 +54,18 @@ def start_http_toolbox(port: int | None = None) -> tuple[subprocess.Popen[bytes]
             time.sleep(0.05)
     server.kill()
     raise RuntimeError("the HTTP toolbox did not start")
+
+
+def gone(pid: int, within: float = 5.0) -> bool:
+    """Whether process ``pid`` is gone within ``within`` seconds (a zombie nobody
+    reaps counts as gone: it runs nothing)."""
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (FileNotFoundError, ProcessLookupError):
+            return True
+        if state in ("Z", "X"):
+            return True
+        time.sleep(0.05)
+    return False
