@@ -183,6 +183,9 @@ class World:
         for status in self._mcp.start():
             if status.state != "running":
                 notify(f"MCP server {status.definition.name} did not start: {status.error}")
+            elif status.left_out:
+                notify(f"MCP server {status.definition.name}: tools left out, their names "
+                       f"would be too long for the model: {', '.join(status.left_out)}")
         return self._mcp
 
     def close(self) -> None:

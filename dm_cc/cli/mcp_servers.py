@@ -75,7 +75,8 @@ def _rows(world: World, agent: str) -> list[dict[str, Any]]:
         rows.append({"name": server.name, "origin": server.origin, "source": server.source,
                      "transport": server.transport, "runs": server.where(), "trust": trust,
                      "status": state, "error": status.error if status else "",
-                     "pid": status.pid if status else None, "tools": tools})
+                     "pid": status.pid if status else None, "tools": tools,
+                     "left_out": list(status.left_out) if status else []})
     return rows
 
 
@@ -99,6 +100,8 @@ def _list(args: argparse.Namespace) -> int:
         print(f"  {row['transport']}: {row['runs']}")
         if row["error"]:
             print("  error: " + row["error"].replace("\n", "\n    "))
+        if row["left_out"]:
+            print(f"  left out (names too long): {', '.join(row['left_out'])}")
         for tool in row["tools"]:
             hint = "  read-only" if tool["read_only"] else ""
             print(f"  {tool['name']}  {tool['decision']} ({tool['rule']}){hint}")

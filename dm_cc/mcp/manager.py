@@ -57,6 +57,7 @@ class ServerStatus(NamedTuple):
     pid: int | None = None
     tools: tuple[types.Tool, ...] = ()
     names: Mapping[str, str] = {}   # dm_cc name → the server's tool name
+    left_out: tuple[str, ...] = ()  # its tools whose dm_cc name would be too long
 
 
 class McpServers:
@@ -68,7 +69,7 @@ class McpServers:
         self.connections = {d.name: Connection(d, root, env, wrap) for d in definitions}
         self.start_timeout = start_timeout
         self.call_timeout = call_timeout
-        self._names: dict[str, dict[str, str]] = {}
+        self._names: dict[str, tuple[dict[str, str], list[str]]] = {}
         self._locks: dict[str, asyncio.Lock] = {}
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="dm_cc-mcp",
@@ -161,10 +162,11 @@ class McpServers:
 
     def _status(self, connection: Connection) -> ServerStatus:
         state = "not started" if connection.starts == 0 else connection.status
-        names = self._names.get(connection.name, {})
+        names, left_out = self._names.get(connection.name, ({}, []))
         return ServerStatus(connection.definition, state, connection.error,
                             connection.pid if state == "running" else None,
-                            tuple(connection.tools) if state == "running" else (), names)
+                            tuple(connection.tools) if state == "running" else (), names,
+                            tuple(left_out))
 
 
 def _by_name(status: ServerStatus) -> list[tuple[str, types.Tool]]:

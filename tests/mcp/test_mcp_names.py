@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from dm_cc.mcp.names import NameCollision, tool_name, tool_names
+from dm_cc.mcp.names import MAX_NAME, NameCollision, tool_name, tool_names
 from dm_cc.permissions.rules import is_mcp_permission
 
 
@@ -21,7 +21,13 @@ def test_names_are_sanitised(tool, name):
 
 
 def test_a_collision_names_both_tools():
-    assert tool_names("s", ["a", "b"]) == {"mcp__s__a": "a", "mcp__s__b": "b"}
+    assert tool_names("s", ["a", "b"]) == ({"mcp__s__a": "a", "mcp__s__b": "b"}, [])
     with pytest.raises(NameCollision, match=r"'get\.time' and 'get_time' both become "
                                             r"mcp__s__get_time"):
         tool_names("s", ["get.time", "get_time"])
+
+
+def test_a_name_too_long_for_the_model_is_left_out():
+    longest = "t" * (MAX_NAME - len("mcp__s__"))
+    assert tool_names("s", [longest, longest + "x"]) == ({f"mcp__s__{longest}": longest},
+                                                        [longest + "x"])

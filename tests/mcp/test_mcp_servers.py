@@ -38,6 +38,7 @@ def servers(http_url, tmp_path_factory):
         time_server(), stdio("box", env={"GIVEN": "yes"}),
         ServerDefinition("web", "user", "test:web", url=http_url, headers={"X-Token": "t0k3n"}),
         stdio("broken", "--exit-at-start"), stdio("clash", "--clash"),
+        stdio("long", "--long-name"),
         ServerDefinition("missing", "user", "test:missing", command="no-such-mcp-server-here"),
     ]
     env = {**os.environ, "SECRET_API_KEY": "sk-not-for-servers"}
@@ -52,7 +53,7 @@ def test_servers_start_together_and_one_that_fails_leaves_the_others_working(ser
     states = {s.definition.name: (s.state, s.error) for s in manager.statuses()}
     assert {name: state for name, (state, _e) in states.items()} == {
         "time": "running", "box": "running", "web": "running", "broken": "failed",
-        "clash": "failed", "missing": "failed"}
+        "clash": "failed", "long": "running", "missing": "failed"}
     assert "toolbox: refusing to start" in states["broken"][1]  # what it printed on stderr
     assert "'get.time' and 'get_time' both become mcp__clash__get_time" in states["clash"][1]
     assert "no-such-mcp-server-here" in states["missing"][1]
@@ -60,6 +61,8 @@ def test_servers_start_together_and_one_that_fails_leaves_the_others_working(ser
     assert {"mcp__time__get_current_time", "mcp__time__convert_time", "mcp__box__echo",
             "mcp__web__echo"} <= set(tools)
     assert not any(name.startswith(("mcp__broken", "mcp__clash")) for name in tools)
+    [long] = [s for s in manager.statuses() if s.definition.name == "long"]
+    assert long.left_out == ("a" * 60,) and "mcp__long__echo" in tools
     assert tools["mcp__time__get_current_time"].read_only and tools["mcp__box__echo"].read_only
     assert not tools["mcp__box__crash"].read_only
     # the server's schema goes to the model as it is

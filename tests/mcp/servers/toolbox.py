@@ -1,6 +1,6 @@
 """A small MCP server for the tests, over stdio or streamable HTTP on loopback.
 
-    python toolbox.py stdio [--start-delay SECONDS] [--clash] [--exit-at-start]
+    python toolbox.py stdio [--start-delay SECONDS] [--clash] [--long-name] [--exit-at-start]
     python toolbox.py http PORT
 
 Tools: echo (read-only), slow, crash (the process exits at once), spawn (starts a
@@ -19,7 +19,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import ToolAnnotations
 
 
-def build(clash: bool = False) -> MCPServer:
+def build(clash: bool = False, long_name: bool = False) -> MCPServer:
     server = MCPServer("toolbox")
 
     @server.tool(annotations=ToolAnnotations(read_only_hint=True))
@@ -72,6 +72,11 @@ def build(clash: bool = False) -> MCPServer:
         request = ctx.request_context.request
         return request.headers.get(name, "") if request is not None else ""
 
+    if long_name:
+        @server.tool(name="a" * 60)
+        def long() -> str:
+            return "long"
+
     if clash:
         @server.tool(name="get.time")
         def dotted() -> str:
@@ -90,7 +95,7 @@ def main(argv: list[str]) -> None:
         sys.exit(1)
     if "--start-delay" in argv:
         time.sleep(float(argv[argv.index("--start-delay") + 1]))
-    server = build(clash="--clash" in argv)
+    server = build(clash="--clash" in argv, long_name="--long-name" in argv)
     if argv[0] == "http":
         server.run("streamable-http", host="127.0.0.1", port=int(argv[1]))
     else:
