@@ -83,6 +83,7 @@ class World:
         self.where = PathContextDirs(self.root, self.cwd, self.home, HostFilesystem())
         self._gates: dict[str, Gate] = {}
         self._mcp: McpServers | None = None
+        self._mcp_started = False
 
     # ------------------------------------------------------------------ loaded on first use
 
@@ -147,12 +148,13 @@ class World:
 
     def start_mcp(self, ask: AskTrust | None = None,
                   notify: Callable[[str], None] = lambda text: None) -> McpServers | None:
-        """Start the MCP servers this session may run, once per World (None: none is
-        configured). A project's server that is not approved is put to ``ask``; not
+        """Start the MCP servers this session may run, once per World (None: none
+        started; a second call returns what the first started). A project's server that is not approved is put to ``ask``; not
         approved (or nobody to ask), it is not started and ``notify`` says why and
         how to approve it. A server that fails to start is told to ``notify`` too."""
-        if self._mcp is not None:
+        if self._mcp_started:
             return self._mcp
+        self._mcp_started = True
         from dm_cc.config.mcp_servers import STARTS, refusal, trust_of
 
         definitions = self.mcp_definitions()
