@@ -149,9 +149,13 @@ class World:
     def start_mcp(self, ask: AskTrust | None = None,
                   notify: Callable[[str], None] = lambda text: None) -> McpServers | None:
         """Start the MCP servers this session may run, once per World (None: none
-        started; a second call returns what the first started). A project's server that is not approved is put to ``ask``; not
-        approved (or nobody to ask), it is not started and ``notify`` says why and
-        how to approve it. A server that fails to start is told to ``notify`` too."""
+        started; a second call returns what the first started). A project's server
+        that is not approved is put to ``ask``; not approved (or nobody to ask), it
+        is not started and ``notify`` says why and how to approve it. A server that
+        fails to start is told to ``notify`` too.
+
+        Stdio servers run unconfined here: the sandbox will confine them by giving
+        :class:`~dm_cc.mcp.manager.McpServers` a ``wrap`` (docs/mcp.md, "The sandbox")."""
         if self._mcp_started:
             return self._mcp
         self._mcp_started = True
