@@ -28,18 +28,20 @@ from dm_cc.agents.builtin import Agent, named_agent
 from dm_cc.agents.files import load_agents
 from dm_cc.config import dirs
 from dm_cc.config.dirs import HostFilesystem
-from dm_cc.errors import UsageError
+from dm_cc.errors import DmccError, UsageError
 from dm_cc.permissions import Decision, Gate, Request, Rule
 from dm_cc.permissions.paths import PathContextDirs
 from dm_cc.policy.layers import Link, Policy, load_policy
 from dm_cc.tools.catalog import input_requests
 
 if TYPE_CHECKING:
+    from dm_cc.config.mcp_servers import ServerDefinition, Trust
     from dm_cc.config.settings import Settings
     from dm_cc.core.approval import Approver
     from dm_cc.core.events import Event
     from dm_cc.core.loop import Loop
     from dm_cc.llm.base import ChatModel, OnStream
+    from dm_cc.mcp.manager import McpServers
     from dm_cc.sandbox.host import Sandbox
     from dm_cc.session.approvals import ApprovalStore
     from dm_cc.session.store import SessionStore
@@ -51,6 +53,10 @@ NO_MODEL = (
     ".dm_cc/config.yaml. To try policies without an LLM, use --model offline.")
 
 DEFAULT_AGENT = "build"
+
+# Asked before a project's MCP server that is not approved starts (the REPL asks the
+# person); True approves it (saved). None: nobody to ask, it does not start.
+AskTrust = Callable[["ServerDefinition", "Trust"], bool]
 
 
 class Options(NamedTuple):
@@ -76,6 +82,8 @@ class World:
         self.home = dirs.home_dir(env)
         self.where = PathContextDirs(self.root, self.cwd, self.home, HostFilesystem())
         self._gates: dict[str, Gate] = {}
+        self._mcp: McpServers | None = None
+        self._mcp_started = False
 
     # ------------------------------------------------------------------ loaded on first use
 
@@ -119,17 +127,80 @@ class World:
         return Sandbox(settings.sandbox, self.where, self.env,  # type: ignore[arg-type]
                        why_mode=settings.sources.get("sandbox", "default"))
 
-    def close(self) -> None:
-        """Stop what the session started on the side (the sandbox's network proxy)."""
-        if "sandbox" in self.__dict__:
-            self.sandbox.close()
-
     @cached_property
     def approvals(self) -> ApprovalStore:
         """The project's saved "always allow" answers (a file in the data dir)."""
         from dm_cc.session.approvals import ApprovalStore
 
         return ApprovalStore.for_project(dirs.data_dir(self.env), self.root)
+
+    # ------------------------------------------------------------------ MCP servers
+
+    def mcp_definitions(self) -> list[ServerDefinition]:
+        """The MCP servers the settings define and do not disable, in order."""
+        return [server for server in self.settings.mcp.values() if not server.disabled]
+
+    def mcp_trust(self, server: ServerDefinition) -> Trust:
+        """Whether ``server`` may start (a project's only once approved)."""
+        from dm_cc.config.mcp_servers import trust_of
+
+        return trust_of(server, self.approvals.trusted_servers())
+
+    def start_mcp(self, ask: AskTrust | None = None,
+                  notify: Callable[[str], None] = lambda text: None) -> McpServers | None:
+        """Start the MCP servers this session may run, once per World (None: none
+        started; a second call returns what the first started). A project's server
+        that is not approved is put to ``ask``; not approved (or nobody to ask), it
+        is not started and ``notify`` says why and how to approve it. A server that
+        fails to start is told to ``notify`` too.
+
+        Stdio servers run unconfined here: the sandbox will confine them by giving
+        :class:`~dm_cc.mcp.manager.McpServers` a ``wrap`` (docs/mcp.md, "The sandbox")."""
+        if self._mcp_started:
+            return self._mcp
+        self._mcp_started = True
+        from dm_cc.config.mcp_servers import STARTS, refusal, trust_of
+
+        definitions = self.mcp_definitions()
+        trusted: dict[str, str] = {}
+        if any(server.origin == "project" for server in definitions):
+            try:
+                trusted = self.approvals.trusted_servers()
+            except DmccError as exc:  # a damaged store approves nothing
+                notify(f"approved MCP servers unknown: {exc}")
+        starting = []
+        for server in definitions:
+            trust = trust_of(server, trusted)
+            if trust not in STARTS:
+                if ask is None or not ask(server, trust):
+                    notify(refusal(server, trust))
+                    continue
+                try:
+                    self.approvals.trust_server(server.name, server.fingerprint,
+                                                note=f"approved when starting ({server.source})")
+                except DmccError as exc:
+                    notify(f"MCP server {server.name} approved for this session only: {exc}")
+            starting.append(server)
+        if not starting:
+            return None
+        from dm_cc.mcp.manager import McpServers
+
+        self._mcp = McpServers(starting, self.root, self.env)
+        for status in self._mcp.start():
+            if status.state != "running":
+                notify(f"MCP server {status.definition.name} did not start: {status.error}")
+            elif status.left_out:
+                notify(f"MCP server {status.definition.name}: tools left out, their names "
+                       f"would be too long for the model: {', '.join(status.left_out)}")
+        return self._mcp
+
+    def close(self) -> None:
+        """Stop what this World started: the MCP servers and their processes, the
+        sandbox's network proxy."""
+        if self._mcp is not None:
+            self._mcp.close()
+        if "sandbox" in self.__dict__:
+            self.sandbox.close()
 
     # ------------------------------------------------------------------ judging
 
@@ -181,14 +252,18 @@ class World:
     def open_loop(self, approver: Approver, *,
                   on_event: Callable[[Event], None] = lambda event: None,
                   on_stream: OnStream | None = None, fresh: bool = False,
-                  wait_background: bool = True) -> Loop:
+                  wait_background: bool = True, ask_trust: AskTrust | None = None) -> Loop:
         """The loop for the session the options name (resumed, continued or new;
-        ``fresh``: always new; ``wait_background``: see :class:`~dm_cc.core.loop.Loop`).
+        ``fresh``: always new; ``wait_background``: see :class:`~dm_cc.core.loop.Loop`),
+        with the tools of the MCP servers it may start (:meth:`start_mcp`, asking
+        ``ask_trust``; :meth:`close` stops them).
         ``continue_last`` with no earlier session of this project (none with a
         message) opens a new one: its ``messages`` are empty, which is how a front
         end tells and says so. Raises UsageError for an unknown or subagent-only
         agent or no model."""
+        from dm_cc.agents.builtin import with_read_only_tools
         from dm_cc.core.approval import Approvals
+        from dm_cc.core.events import Notice
         from dm_cc.core.loop import Loop, Runtime
         from dm_cc.session.messages import agent_in_charge
         from dm_cc.tools.catalog import builtin_tools
@@ -214,7 +289,10 @@ class World:
             raise UsageError(NO_MODEL)
         if session is None:
             session = store.create(self.root, agent=agent.name)
-        runtime = Runtime(policy=self.policy, agents=self.agents, tools=builtin_tools(),
+        servers = self.start_mcp(ask_trust, lambda text: on_event(Notice(text)))
+        mcp_tools = servers.tools() if servers is not None else []
+        agents = with_read_only_tools(self.agents, [t.name for t in mcp_tools if t.read_only])
+        runtime = Runtime(policy=self.policy, agents=agents, tools=[*builtin_tools(), *mcp_tools],
                           model=self.make_model(model_name), approver=approver,
                           where=self.where, on_event=on_event, on_stream=on_stream,
                           approvals=Approvals(self.approvals), models=self.make_model,

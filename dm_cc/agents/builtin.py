@@ -7,8 +7,8 @@ override for that agent can.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from dm_cc.errors import UsageError
@@ -33,6 +33,9 @@ class Agent:
     # False for agents defined by the project (.dm_cc/agents/*.md): a cloned
     # repository's agent rules may tighten the user's policy, never loosen it.
     trusted: bool = True
+    # A read-only subagent that denies mcp__* may still use the MCP tools whose
+    # server marks them read-only (see with_read_only_tools).
+    read_only_mcp: bool = False
 
 
 def _rules(agent: str, *specs: tuple[str, str, Action, str | None]) -> tuple[Rule, ...]:
@@ -103,14 +106,30 @@ BUILTIN_AGENTS: dict[str, Agent] = {
         Agent("plan", "primary", "Read-only planning; may write only its plan file.",
               prompt=PLAN_PROMPT, rules=PLAN_RULES),
         Agent("explore", "subagent", "Fast read-only exploration of the codebase.",
-              prompt=EXPLORE_PROMPT, rules=EXPLORE_RULES),
+              prompt=EXPLORE_PROMPT, rules=EXPLORE_RULES, read_only_mcp=True),
         Agent("general", "subagent", "General-purpose subagent for multi-step tasks.",
               prompt=GENERAL_PROMPT),  # as a child: all tools but todo and task
         Agent("reviewer", "subagent",
               "Read-only review of a diff or files; reports findings by severity.",
-              prompt=REVIEWER_PROMPT, rules=REVIEWER_RULES),
+              prompt=REVIEWER_PROMPT, rules=REVIEWER_RULES, read_only_mcp=True),
     )
 }
+
+READ_ONLY_MCP = "the MCP server marks this tool read-only (readOnlyHint)"
+
+
+def with_read_only_tools(agents: Mapping[str, Agent], names: Sequence[str]) -> dict[str, Agent]:
+    """``agents``, where each ``read_only_mcp`` agent also allows the MCP tools
+    ``names`` (those whose server says ``readOnlyHint: true``): an allow rule for
+    each exact name after the agent's own ``mcp__*`` deny. Such agents are
+    subagents, always bounded by the agent that started them, so this lets one use
+    a read-only MCP tool exactly as far as its parent may, never further; a policy
+    file's ``agents:`` override still comes after and may deny it again."""
+    if not names:
+        return dict(agents)
+    opened = tuple(Rule(name, "*", "allow", READ_ONLY_MCP, "mcp:readOnlyHint") for name in names)
+    return {name: replace(agent, rules=agent.rules + opened) if agent.read_only_mcp else agent
+            for name, agent in agents.items()}
 
 
 def named_agent(agents: Mapping[str, Agent], name: str, *, primary: bool = False) -> Agent:

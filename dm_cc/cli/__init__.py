@@ -1,6 +1,6 @@
 """The command line: ``main(argv=None) -> int``. One module per command group
-(``run``, ``sessions``, ``approvals``, ``policy``, ``sandbox``; ``interactive`` when no command is named),
-each thin: parse, ask the world (:mod:`dm_cc.compose`), print.
+(``run``, ``sessions``, ``approvals``, ``policy``, ``sandbox``, ``mcp``; ``interactive``
+when no command is named), each thin: parse, ask the world (:mod:`dm_cc.compose`), print.
 
 Exit status: 0 success (whatever a ``policy check`` decides), 1 a failed
 ``policy test`` or ``policy lint`` findings, 2 a policy, configuration, saved-approvals
@@ -64,7 +64,8 @@ class _Parser(argparse.ArgumentParser):
 # subcommand named next, when one is): `dm_cc policy …` stays fast.
 COMMANDS = {"run": "dm_cc.cli.run", "sessions": "dm_cc.cli.sessions",
             "approvals": "dm_cc.cli.approvals", "policy": "dm_cc.cli.policy",
-            "sandbox": "dm_cc.cli.sandbox"}
+            "sandbox": "dm_cc.cli.sandbox",
+            "mcp": "dm_cc.cli.mcp_servers"}
 
 
 def _wanted(argv: Sequence[str]) -> str | None:

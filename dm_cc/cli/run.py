@@ -18,8 +18,11 @@ from dm_cc.cli.options import add_session_options, options_from
 from dm_cc.errors import UsageError
 
 if TYPE_CHECKING:  # annotations only: `dm_cc --help` stays fast
+    from collections.abc import Callable
     from pathlib import Path
 
+    from dm_cc.compose import World
+    from dm_cc.core.events import Event
     from dm_cc.session.store import Session
 
 EXIT_ASK_FAILED = 3
@@ -48,12 +51,7 @@ def read_prompt(argument: str) -> str:
 
 
 def _run(args: argparse.Namespace) -> int:
-    import asyncio
-
     from dm_cc.compose import open_world
-    from dm_cc.core.approval import AskFailed, HeadlessApprover
-    from dm_cc.core.events import Event
-    from dm_cc.llm.base import ModelError
     from dm_cc.ui import headless
 
     prompt = read_prompt(args.prompt)
@@ -67,12 +65,38 @@ def _run(args: argparse.Namespace) -> int:
                 _say(line)
 
     world = open_world(options_from(args))
-    loop = world.open_loop(HeadlessApprover(args.on_ask), on_event=emit)
+    try:
+        return _turn(args, world, prompt, emit)
+    finally:
+        world.close()  # the MCP servers it started, the sandbox's network proxy
+
+
+def _turn(args: argparse.Namespace, world: World, prompt: str,
+          emit: Callable[[Event], None]) -> int:
+    import asyncio
+
+    from dm_cc.core.approval import AskFailed, HeadlessApprover
+    from dm_cc.llm.base import ModelError
+    from dm_cc.ui import headless
+
+    opening: list[Event] = []   # notices while it opens (MCP servers) follow the session record
+
+    def on_event(event: Event) -> None:
+        if not started:
+            opening.append(event)
+        else:
+            emit(event)
+
+    started = False
+    loop = world.open_loop(HeadlessApprover(args.on_ask), on_event=on_event)
     session = loop.session
     warning = world.sandbox.warning()
     if warning is not None:
         _say(warning)
     _opening(args, session, world.root)
+    started = True
+    for event in opening:
+        emit(event)
 
     def stopped(kind: str, message: str) -> None:
         if args.json:
@@ -87,8 +111,6 @@ def _run(args: argparse.Namespace) -> int:
     except ModelError as exc:
         stopped("model_error", f"model error: {exc}")
         return 1
-    finally:
-        world.close()
     if args.json:
         _record(headless.result_json(session.info.id, result.reason, result.text, loop.usage))
     else:

@@ -7,19 +7,16 @@ api_base: http://localhost:8000  # env DM_CC_API_BASE, flag --api-base
 default_agent: build             # the primary agent a new session starts with
 max_task_depth: 3                # how deep subagents may nest (a child is depth 1)
 sandbox: auto                    # auto | required | off: user or managed config only
-mcp:                             # MCP servers by name (used by the MCP bridge)
-  git:
-    command: [uvx, mcp-server-git]   # a list, or one program name (not split)
-    args: [--repository, .]          # appended to command
-    env: {GIT_PAGER: cat}
-    enabled: true
+mcp:                             # MCP servers (dm_cc/config/mcp_servers.py, docs/mcp.md)
+  servers:
+    time: {command: mcp-server-time, args: [--local-timezone, UTC]}
+    docs: {url: "http://127.0.0.1:8765/mcp", headers: {Authorization: "Bearer ${TOKEN}"}}
 ```
 
 A key set to null (``model:`` with nothing after it) is "not set here" and does not
 override an earlier file; an empty environment variable is ignored likewise. MCP
-servers merge by name: a project server replaces a user server of the same name.
-Server names are letters, digits and ``-``, with single ``_`` between them (``__``
-separates server and tool in ``mcp__<server>__<tool>``).
+servers merge by name: a project server replaces a user server of the same name
+(and, being a project's, starts only once approved).
 
 ``sandbox:`` (how shell commands are confined, DESIGN.md §8) is read from the user
 config and from the managed config (``<managed>/config.yaml``, which may set only
@@ -29,7 +26,8 @@ it, and wins); a project file that sets it is an error, as one that sets
 Every value remembers where it came from (``Settings.sources``: ``file:line``,
 ``environment DM_CC_MODEL``, ``--model``) so the loop can tell the user, and decide
 whether to trust it: a project file can point ``api_base`` elsewhere or start MCP
-servers, so callers should treat those with care when they come from a project.
+servers, so callers should treat those with care when they come from a project
+(each MCP server carries its ``origin``).
 
 Errors are :class:`~dm_cc.errors.SettingsError` naming ``file:line``. pydantic is
 imported only when a settings file exists; nothing on the ``dm_cc policy`` path
@@ -39,7 +37,6 @@ imports this module.
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cache
@@ -48,6 +45,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal
 
 from dm_cc.config import dirs
+from dm_cc.config.mcp_servers import Origin, ServerDefinition, parse_servers
 from dm_cc.config.yaml_lines import display_path, line_of, load_yaml, validation_error
 from dm_cc.errors import SettingsError
 
@@ -67,22 +65,6 @@ NOT_FROM_PROJECT = {
 }
 DEFAULT_TASK_DEPTH = 3
 ENVIRONMENT = {"model": "DM_CC_MODEL", "api_base": "DM_CC_API_BASE"}
-SERVER_NAME = re.compile(r"[A-Za-z0-9-]+(?:_[A-Za-z0-9-]+)*")
-
-
-@dataclass(frozen=True, slots=True)
-class McpServer:
-    name: str
-    command: tuple[str, ...]
-    args: tuple[str, ...] = ()
-    env: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
-    enabled: bool = True
-    source: str = ""
-
-    @property
-    def argv(self) -> tuple[str, ...]:
-        return self.command + self.args
-
 
 @dataclass(frozen=True, slots=True)
 class Settings:
@@ -91,7 +73,7 @@ class Settings:
     default_agent: str = "build"
     max_task_depth: int = DEFAULT_TASK_DEPTH
     sandbox: str = "auto"
-    mcp: Mapping[str, McpServer] = field(default_factory=lambda: MappingProxyType({}))
+    mcp: Mapping[str, ServerDefinition] = field(default_factory=lambda: MappingProxyType({}))
     sources: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
 
 
@@ -102,28 +84,13 @@ def _model() -> type[BaseModel]:
     class _Strict(BaseModel):
         model_config = ConfigDict(strict=True, extra="forbid")
 
-    class ServerSpec(_Strict):
-        command: list[str] = Field(min_length=1)
-        args: list[str] = Field(default_factory=list)
-        env: dict[str, str] = Field(default_factory=dict)
-        enabled: bool = True
-
-        @field_validator("command", mode="before")
-        @classmethod
-        def _one_program(cls, value: Any) -> Any:
-            if isinstance(value, str):
-                return [value]
-            if not isinstance(value, list):
-                raise ValueError("command is a program name or a list [program, arg, …]")
-            return value
-
     class SettingsFile(_Strict):
         model: str | None = Field(default=None, min_length=1)
         api_base: str | None = Field(default=None, min_length=1)
         default_agent: str | None = Field(default=None, min_length=1)
         max_task_depth: int | None = Field(default=None, ge=0, le=10)
         sandbox: Literal["auto", "required", "off"] | None = None
-        mcp: dict[str, ServerSpec] = Field(default_factory=dict)
+        mcp: Any = None  # checked by parse_servers, which names each line
 
         @field_validator("sandbox", mode="before")
         @classmethod
@@ -133,9 +100,11 @@ def _model() -> type[BaseModel]:
     return SettingsFile
 
 
-def parse_settings(text: str, shown: str) -> tuple[dict[str, Any], dict[str, str],
-                                                   dict[str, McpServer]]:
-    """One settings file → (values set, their sources, MCP servers)."""
+def parse_settings(text: str, shown: str, *, origin: Origin = "user",
+                   env: Mapping[str, str] = os.environ
+                   ) -> tuple[dict[str, Any], dict[str, str], dict[str, ServerDefinition]]:
+    """One settings file → (values set, their sources, MCP servers); ``${VAR}`` in a
+    server's strings is read from ``env``."""
     data, lines = load_yaml(text, shown, SettingsError)
     if data is None:
         return {}, {}, {}
@@ -150,16 +119,7 @@ def parse_settings(text: str, shown: str) -> tuple[dict[str, Any], dict[str, str
         raise validation_error(exc, shown, lines, SettingsError) from None
     values = {key: getattr(spec, key) for key in SCALARS if getattr(spec, key) is not None}
     sources = {key: f"{shown}:{line_of(lines, (key,))}" for key in values}
-    servers = {}
-    for name, server in spec.mcp.items():
-        line = line_of(lines, ("mcp", name))
-        if not SERVER_NAME.fullmatch(name):
-            raise SettingsError(shown, line, f"mcp: bad server name {name!r} (letters, digits, "
-                                "'-', and single '_' between them)")
-        servers[name] = McpServer(name, tuple(server.command), tuple(server.args),
-                                  MappingProxyType(dict(server.env)), server.enabled,
-                                  f"{shown}:{line}")
-    return values, sources, servers
+    return values, sources, parse_servers(spec.mcp, origin, shown, lines, env)
 
 
 def settings_files(root: Path, env: Mapping[str, str] = os.environ) -> list[Path]:
@@ -171,7 +131,7 @@ def load_settings(root: Path, env: Mapping[str, str] = os.environ, *,
                   model: str | None = None, api_base: str | None = None) -> Settings:
     values: dict[str, Any] = {}
     sources: dict[str, str] = {}
-    servers: dict[str, McpServer] = {}
+    servers: dict[str, ServerDefinition] = {}
     for path in settings_files(root, env):
         if not path.exists():
             continue
@@ -180,8 +140,10 @@ def load_settings(root: Path, env: Mapping[str, str] = os.environ, *,
             text = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             raise SettingsError(shown, None, f"cannot read settings file: {exc}") from None
-        file_values, file_sources, file_servers = parse_settings(text, shown)
-        if path.is_relative_to(root):
+        project = path.is_relative_to(root)
+        file_values, file_sources, file_servers = parse_settings(
+            text, shown, origin="project" if project else "user", env=env)
+        if project:
             for key, why in NOT_FROM_PROJECT.items():
                 if key in file_values:
                     raise SettingsError(shown, _line(file_sources[key]), why.format(
@@ -196,11 +158,11 @@ def load_settings(root: Path, env: Mapping[str, str] = os.environ, *,
             text = managed.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             raise SettingsError(shown, None, f"cannot read settings file: {exc}") from None
-        file_values, file_sources, file_servers = parse_settings(text, shown)
-        for key in (*file_values, *file_servers):
-            if key != "sandbox":
-                raise SettingsError(shown, _line(file_sources.get(key, "")),
-                                    "the managed config sets only sandbox:")
+        file_values, file_sources, file_servers = parse_settings(text, shown, env=env)
+        others = [file_sources[key] for key in file_values if key != "sandbox"]
+        others += [server.source for server in file_servers.values()]
+        if others:
+            raise SettingsError(shown, _line(others[0]), "the managed config sets only sandbox:")
         values.update(file_values)
         sources.update(file_sources)
     for key, variable in ENVIRONMENT.items():
@@ -211,7 +173,7 @@ def load_settings(root: Path, env: Mapping[str, str] = os.environ, *,
         if flag:
             values[key] = flag
             sources[key] = f"--{key.replace('_', '-')}"
-    sources.update({f"mcp.{name}": server.source for name, server in servers.items()})
+    sources.update({f"mcp.servers.{name}": server.source for name, server in servers.items()})
     return Settings(**values, mcp=MappingProxyType(servers), sources=MappingProxyType(sources))
 
 

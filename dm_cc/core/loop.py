@@ -110,10 +110,9 @@ def _call_key(call: ToolCall) -> str:
 
 
 def tool_specs(tools: Iterable[Tool[Any]]) -> list[ToolSpec]:
-    """Each tool as the model sees it (name, description, JSON schema of its params),
-    in order. ValueError when two tools share a name."""
-    specs = [ToolSpec(tool.name, tool.description, tool.Params.model_json_schema())
-             for tool in tools]
+    """Each tool as the model sees it (name, description, JSON schema of its
+    arguments), in order. ValueError when two tools share a name."""
+    specs = [ToolSpec(tool.name, tool.description, tool.input_schema) for tool in tools]
     names = [spec.name for spec in specs]
     if duplicates := sorted({name for name in names if names.count(name) > 1}):
         raise ValueError(f"two tools are named {', '.join(duplicates)}")

@@ -17,6 +17,13 @@ to ``build`` opens nothing for ``plan``. Its permission is exact (no ``*`` or
 that it never beats a configured deny, a managed rule or the ceiling, is the
 gate's business (``dm_cc.permissions.gate``), not this store's.
 
+The same file keeps which project-defined MCP servers the person trusts: an entry
+whose permission is :data:`SERVER_TRUST` (``mcp_server``), agent ``*`` (the whole
+project) and pattern ``<server> sha256:<hex>`` (the definition's fingerprint, see
+``dm_cc.config.mcp_servers``). It is no rule: :meth:`ApprovalStore.rules_for`
+never returns it; ``dm_cc mcp trust|untrust`` change it, ``dm_cc approvals list``
+shows it and ``revoke`` removes it like any entry.
+
 Durability: every change is a read-modify-write under an exclusive ``flock`` on the
 sibling ``<name>.lock`` (never deleted: removing a lock file races its next
 user); the new content goes to a temporary file in the same directory (0600),
@@ -68,6 +75,8 @@ _ID = re.compile(r"apr_[0-9a-f]{1,32}")
 _DURATION = re.compile(r"(?:\d{1,9}[smhdw])+")
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 MAX_DURATION = 3650 * 86400  # ten years: longer is "until revoked" (no --for)
+SERVER_TRUST = "mcp_server"  # the permission of a trusted MCP server's entry (no rule)
+WHOLE_PROJECT = "*"          # its agent: trust is the project's, not one agent's
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,6 +131,11 @@ class SavedApproval:
         if unknown := sorted(set(entry) - set(_FIELDS)):
             raise ValueError(f"unknown field {', '.join(map(repr, unknown))}")
         return cls(**entry)
+
+
+def _trusts(approval: SavedApproval, server: str) -> bool:
+    return (approval.permission == SERVER_TRUST and approval.agent == WHOLE_PROJECT
+            and approval.pattern.partition(" ")[0] == server)
 
 
 def parse_duration(text: str) -> int:
@@ -231,7 +245,17 @@ class ApprovalStore:
 
     def rules_for(self, agent: str, now: float | None = None) -> tuple[Rule, ...]:
         """The allow rules ``agent``'s live approvals give."""
-        return tuple(approval.rule() for approval in self.list(now, agent))
+        return tuple(approval.rule() for approval in self.list(now, agent)
+                     if approval.permission != SERVER_TRUST)
+
+    def trusted_servers(self, now: float | None = None) -> dict[str, str]:
+        """The project's trusted MCP servers: name → fingerprint of the definition."""
+        trusted = {}
+        for approval in self.list(now, WHOLE_PROJECT):
+            if approval.permission == SERVER_TRUST:
+                name, _, fingerprint = approval.pattern.partition(" ")
+                trusted[name] = fingerprint
+        return trusted
 
     # ------------------------------------------------------------------ changing
 
@@ -252,6 +276,30 @@ class ApprovalStore:
                                 agent, now, expires, note)
             approvals.append(new)
             return new
+
+    def trust_server(self, name: str, fingerprint: str, *, note: str = "",
+                     now: float | None = None) -> SavedApproval:
+        """Trust the MCP server ``name`` as defined now (``fingerprint``); an earlier
+        trust of another definition of it is replaced."""
+        now = time.time() if now is None else now
+        pattern = f"{name} {fingerprint}"
+        with self._changing(now) as approvals:
+            approvals[:] = [a for a in approvals if not _trusts(a, name) or a.pattern == pattern]
+            for old in approvals:
+                if _trusts(old, name):
+                    return old
+            new = SavedApproval(_new_id({a.id for a in approvals}), SERVER_TRUST, pattern,
+                                WHOLE_PROJECT, now, None, note)
+            approvals.append(new)
+            return new
+
+    def untrust_server(self, name: str, now: float | None = None) -> bool:
+        """Forget that the MCP server ``name`` is trusted; whether it was."""
+        with self._changing(now) as approvals:
+            kept = [a for a in approvals if not _trusts(a, name)]
+            removed = len(kept) != len(approvals)
+            approvals[:] = kept
+            return removed
 
     def revoke(self, approval_id: str, now: float | None = None) -> SavedApproval:
         """Remove the live approval ``approval_id``; ApprovalStoreError if there is none."""

@@ -7,6 +7,12 @@ main argument, request kind). Built-in tools subclass :class:`CatalogTool`, whos
 entry is the tool catalog's and whose requests are derived from it, so a tool file
 holds only its params and what it does; a tool made elsewhere (the MCP bridge, a
 test) brings an entry of its own.
+
+What the model is shown of a tool's arguments is its ``input_schema``: a built-in
+tool's is its pydantic ``Params``' JSON schema; a tool whose schema comes from
+elsewhere (an MCP server's, sent to the model as it is) gives that one, and takes
+:class:`JsonArguments` as its ``Params``: the arguments checked only to be a JSON
+object, the server judges the rest.
 """
 
 from __future__ import annotations
@@ -16,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
-from pydantic import BaseModel
+from pydantic import BaseModel, RootModel
 
 from dm_cc.permissions import Request
 from dm_cc.permissions.paths import PathContextDirs
@@ -24,6 +30,10 @@ from dm_cc.sandbox.host import Plan
 from dm_cc.tools.catalog import ToolEntry, entry
 
 ParamsT = TypeVar("ParamsT", bound=BaseModel)
+
+
+class JsonArguments(RootModel[dict[str, Any]]):
+    """A call's arguments as one JSON object, for a tool whose schema is not pydantic's."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,6 +116,11 @@ class Tool(Protocol[ParamsT]):
     def Params(self) -> type[ParamsT]: ...  # noqa: N802 - the model class, by convention
 
     @property
+    def input_schema(self) -> dict[str, Any]:
+        """The JSON schema of its arguments, as the model is shown it."""
+        ...
+
+    @property
     def entry(self) -> ToolEntry:
         """Its permission, main argument and request kind."""
         ...
@@ -129,6 +144,10 @@ class CatalogTool(Generic[ParamsT]):
     @property
     def entry(self) -> ToolEntry:
         return entry(self.name)
+
+    @property
+    def input_schema(self) -> dict[str, Any]:
+        return self.Params.model_json_schema()
 
     def describe(self, ctx: ToolContext) -> str:
         return self.description

@@ -16,6 +16,9 @@ asks) first makes the prompt step aside (``make_room``).
 A ``sandbox_escape`` question (a confined command failed because of the sandbox)
 is headed "The sandbox stopped this command. Run it again outside the sandbox?",
 says why it looks stopped, and its "no" keeps the failed result (the turn goes on).
+This prompt also asks, once, before a project's MCP server that is not approved
+starts (:meth:`ReplApprover.trust_server`): y starts it and saves the approval,
+n (Esc, Ctrl-D, Ctrl-C) leaves it stopped for this session.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 from collections.abc import Awaitable, Callable, Iterator
+from typing import TYPE_CHECKING
 
 from prompt_toolkit import PromptSession
 from prompt_toolkit.application import Application
@@ -41,6 +45,9 @@ from dm_cc.ui.describe import rule_text
 from dm_cc.ui.render import Line, Shown, diff_lines
 from dm_cc.ui.sandbox_text import ESCAPE_QUESTION, is_escape
 from dm_cc.ui.screen import STYLE, Screen
+
+if TYPE_CHECKING:
+    from dm_cc.config.mcp_servers import ServerDefinition
 
 PREVIEW_LINES = 60
 STOPPED_LINES = 6   # lines of a stopped command's output shown with its escape question
@@ -95,6 +102,21 @@ def question_lines(request: ApprovalRequest) -> Iterator[Line]:
         yield from diff_lines(request.preview, PREVIEW_LINES)
 
 
+def server_lines(server: ServerDefinition, trust: str) -> Iterator[Line]:
+    """A project's MCP server as the trust question shows it: where it is defined,
+    what it runs (or where it connects), the names of what it is given."""
+    changed = " (changed since you approved it)" if trust == "changed since approved" else ""
+    yield [("class:ask", "? "), ("", "this project defines an MCP server "),
+           ("class:tool", server.name), ("", f"{changed} at {server.source}")]
+    yield [("class:tool", f"  {server.transport}: {server.where()}")]
+    given = [*(f"env {name}" for name in server.env), *(f"header {h}" for h in server.headers)]
+    if given:
+        yield [("class:dim", f"  with {', '.join(given)}")]
+    if server.transport == "stdio":
+        yield [("class:dim", "  it runs as you, on your machine: start it only if you trust "
+                             "this project")]
+
+
 def _legend(request: ApprovalRequest) -> Line:
     remember = request.suggestions
     parts: Line = [("class:key", "y"), ("", " once  ")]
@@ -146,6 +168,30 @@ class ReplApprover:
             self._waiting -= 1
             if not self._waiting:
                 self._settled.set()
+
+    async def trust_server(self, server: ServerDefinition, trust: str) -> bool:
+        """Ask whether the project's MCP server ``server`` may start (y: yes, and
+        the approval is saved by the caller)."""
+        async with self._lock:
+            if self.make_room is not None:
+                await self.make_room()
+            self.screen.hold()
+            self.screen.paused = True
+            try:
+                for line in server_lines(server, trust):
+                    self.screen.line(line, now=True)
+                legend: Line = [("class:key", "y"), ("", " start it and remember  "),
+                                ("class:key", "n"), ("", " not now  "),
+                                ("class:dim", "Esc/Ctrl-D/Ctrl-C = n")]
+                choice = await _choose(legend, {"y": "yes", "n": "no", "escape": "no",
+                                                "c-d": "no", "c-c": "no"})
+            finally:
+                self.screen.paused = False
+                self.screen.release()
+            said = ("class:allow", "  started and approved") if choice == "yes" else \
+                ("class:deny", f"  not started (dm_cc mcp trust {server.name} approves it)")
+            self.screen.line([said], now=True)
+            return choice == "yes"
 
     async def _question(self, request: ApprovalRequest) -> Approval:
         self.screen.hold()   # others' lines wait: nothing comes between question and keys

@@ -24,6 +24,7 @@ kept) until it is answered, and on exit they are cancelled.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import contextvars
 import signal
@@ -49,6 +50,7 @@ from dm_cc.ui.transcript import replay, session_notice
 
 if TYPE_CHECKING:
     from dm_cc.compose import World
+    from dm_cc.config.mcp_servers import ServerDefinition
     from dm_cc.core.loop import Loop
     from dm_cc.permissions import Decision
     from dm_cc.session.messages import ToolCall
@@ -97,11 +99,34 @@ class Repl:
         self._ready = aio.create_future()
         here = contextvars.copy_context()   # the app session: where to print, what to redraw
 
+        def ask_trust(server: ServerDefinition, trust: str) -> bool:
+            """The trust question, asked on the REPL's loop; this thread waits."""
+            answer: concurrent.futures.Future[bool] = concurrent.futures.Future()
+
+            def begin() -> None:
+                task = asyncio.ensure_future(self.approver.trust_server(server, trust))
+                task.add_done_callback(lambda done: answer.set_result(
+                    not done.cancelled() and done.exception() is None and done.result()))
+
+            aio.call_soon_threadsafe(begin, context=here)
+            return answer.result()
+
+        main = threading.get_ident()
+
+        def on_event(event: Event) -> None:
+            """Events come from the REPL's loop, except notices while the world
+            loads (MCP servers that do not start): those are shown on it too."""
+            if threading.get_ident() == main:
+                self.on_event(event)
+            else:
+                aio.call_soon_threadsafe(self.on_event, event, context=here)
+
         def load() -> None:
             try:
                 world = self._load_world()
-                loop = world.open_loop(self.approver, on_event=self.on_event,
-                                       on_stream=self.on_stream, wait_background=False)
+                loop = world.open_loop(self.approver, on_event=on_event,
+                                       on_stream=self.on_stream, wait_background=False,
+                                       ask_trust=ask_trust)
                 warning = world.sandbox.warning()   # tries bubblewrap: here, not in the toolbar
             except BaseException as exc:  # noqa: BLE001 - handed to the event loop
                 aio.call_soon_threadsafe(self._failed, exc, context=here)
@@ -187,6 +212,13 @@ class Repl:
     # ------------------------------------------------------------------ running
 
     async def run(self) -> int:
+        try:
+            return await self._run()
+        finally:
+            if self._world is not None:  # its MCP servers and network proxy stop with it
+                await asyncio.to_thread(self._world.close)
+
+    async def _run(self) -> int:
         interrupted = False
         first = True
         while True:
@@ -292,7 +324,6 @@ class Repl:
     async def _goodbye(self) -> int:
         if self._loop is not None:
             await self.cancel_background()
-            self.world.close()
             usage = self.loop.usage
             self.screen.line(f"tokens: {usage.prompt_tokens} in, {usage.completion_tokens} out; "
                              f"cost ${usage.cost:.4f} · resume with dm_cc --resume "

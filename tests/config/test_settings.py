@@ -37,26 +37,30 @@ def test_precedence_user_then_project_then_env_then_flags(layout):
         api_base: http://user
         default_agent: plan
         mcp:
-          git: {command: [uvx, mcp-server-git]}
-          fs: {command: npx, args: [-y, fs-server], env: {ROOT: /tmp}, enabled: false}
+          servers:
+            git: {command: uvx, args: [mcp-server-git]}
+            fs: {command: npx, args: [-y, fs-server], env: {ROOT: /tmp}, disabled: true}
     """))
     project_file.write_text(dedent("""
         model: project/model
         api_base:
         mcp:
-          git: {command: [git-mcp]}
+          servers:
+            git: {command: git-mcp}
     """))
     settings = load_settings(project, env)
     assert (settings.model, settings.api_base, settings.default_agent) == (
         "project/model", "http://user", "plan")  # a null value does not override
-    assert settings.mcp["git"].argv == ("git-mcp",)
-    assert settings.mcp["fs"].argv == ("npx", "-y", "fs-server")
-    assert dict(settings.mcp["fs"].env) == {"ROOT": "/tmp"} and not settings.mcp["fs"].enabled
+    assert settings.mcp["git"].argv == ["git-mcp"]
+    assert settings.mcp["git"].origin == "project"
+    assert settings.mcp["fs"].argv == ["npx", "-y", "fs-server"]
+    assert settings.mcp["fs"].origin == "user"
+    assert dict(settings.mcp["fs"].env) == {"ROOT": "/tmp"} and settings.mcp["fs"].disabled
     shown_user, shown_project = str(user), str(project_file)
     assert dict(settings.sources) == {
         "model": f"{shown_project}:1", "api_base": f"{shown_user}:2",
-        "default_agent": f"{shown_user}:3", "mcp.git": f"{shown_project}:4",
-        "mcp.fs": f"{shown_user}:6"}
+        "default_agent": f"{shown_user}:3", "mcp.servers.git": f"{shown_project}:5",
+        "mcp.servers.fs": f"{shown_user}:7"}
 
     env = {**env, "DM_CC_MODEL": "env/model", "DM_CC_API_BASE": ""}
     settings = load_settings(project, env)
@@ -84,14 +88,31 @@ def test_settings_are_frozen(layout):
     ("model: a\ncolour: red\n", 2, "unknown key 'colour'"),
     ("model: 4\n", 1, "model: Input should be a valid string"),
     ("model: ''\n", 1, "model: String should have at least 1 character"),
-    ("mcp:\n  git:\n    args: [x]\n", 2, "missing required field 'command'"),
-    ("mcp:\n  git:\n    command: 3\n", 3, "command is a program name or a list"),
-    ("mcp:\n  git:\n    command: []\n", 3, "mcp.git.command: List should have at least 1"),
-    ("mcp:\n  git:\n    command: x\n    env: {PORT: 8080}\n", 4, "mcp.git.env.PORT"),
-    ("mcp:\n  git:\n    command: x\n    enabled: 'yes'\n", 4, "mcp.git.enabled"),
-    ("mcp:\n  git:\n    command: x\n    cwd: /\n", 4, "unknown key 'cwd'"),
-    ("mcp:\n  my__git:\n    command: x\n", 2, "bad server name 'my__git'"),
-    ("mcp: [git]\n", 1, "mcp: Input should be a valid dictionary"),
+    ("mcp:\n  git: {command: x}\n", 1, "mcp: expected `servers:`"),
+    ("mcp: [git]\n", 1, "mcp: expected `servers:`"),
+    ("mcp:\n  servers: [git]\n", 2, "mcp.servers: a mapping"),
+    ("mcp:\n  servers:\n    git:\n      args: [x]\n", 3, "exactly one of command: (stdio)"),
+    ("mcp:\n  servers:\n    git: {command: x, url: 'http://h'}\n", 3, "exactly one of"),
+    ("mcp:\n  servers:\n    git:\n      command: 3\n", 4, "git.command: a non-empty string"),
+    ("mcp:\n  servers:\n    git:\n      command: [a, b]\n", 4, "git.command: a non-empty"),
+    ("mcp:\n  servers:\n    git:\n      command: x\n      args: x\n", 5, "git.args: a list"),
+    ("mcp:\n  servers:\n    git:\n      command: x\n      env: {PORT: 8080}\n", 5,
+     "mcp.servers.git.env.PORT: a string"),
+    ("mcp:\n  servers:\n    git:\n      command: x\n      disabled: 'yes'\n", 5,
+     "git.disabled: true or false"),
+    ("mcp:\n  servers:\n    git:\n      command: x\n      enabled: true\n", 5,
+     "unknown key 'enabled'"),
+    ("mcp:\n  servers:\n    git:\n      command: x\n      headers: {A: b}\n", 5,
+     "git.headers: not accepted for a stdio server"),
+    ("mcp:\n  servers:\n    web:\n      url: http://h\n      cwd: /\n", 5,
+     "web.cwd: not accepted for an HTTP server"),
+    ("mcp:\n  servers:\n    web:\n      url: ftp://h\n", 4, "an http:// or https:// URL"),
+    ("mcp:\n  servers:\n    my__git:\n      command: x\n", 3, "bad server name 'my__git'"),
+    ("mcp:\n  servers:\n    git:\n      command: x\n      args:\n        - a\n"
+     "        - ${DM_CC_TEST_UNSET}\n", 7, "environment variable DM_CC_TEST_UNSET is not set"),
+    ("mcp:\n  servers:\n    web:\n      url: http://h\n      headers:\n"
+     "        Authorization: Bearer ${DM_CC_TEST_UNSET}\n", 6,
+     "web.headers.Authorization: environment variable DM_CC_TEST_UNSET is not set"),
 ])
 def test_errors_name_file_and_line(text, line, message):
     with pytest.raises(SettingsError) as caught:
@@ -101,6 +122,43 @@ def test_errors_name_file_and_line(text, line, message):
     assert (error.path, error.line) == ("cfg/config.yaml", line), str(error)
     assert message in error.message
     assert str(error).startswith(f"cfg/config.yaml:{line}: ")
+
+
+def test_mcp_servers_interpolate_the_environment_and_keep_the_written_text():
+    text = dedent("""
+        mcp:
+          servers:
+            web:
+              url: http://127.0.0.1:${PORT}/mcp
+              headers: {Authorization: "Bearer ${TOKEN}"}
+            time: {command: mcp-server-time, args: ["--tz=${TZ}"], cwd: tools}
+    """)
+    _values, _sources, servers = parse_settings(
+        text, "p/config.yaml", origin="project", env={"PORT": "8765", "TOKEN": "t1", "TZ": "UTC"})
+    web, time = servers["web"], servers["time"]
+    assert (web.transport, web.url, dict(web.headers)) == (
+        "http", "http://127.0.0.1:8765/mcp", {"Authorization": "Bearer t1"})
+    assert (time.transport, time.argv, time.cwd) == ("stdio", ["mcp-server-time", "--tz=UTC"],
+                                                     "tools")
+    assert (web.origin, web.source, time.source) == ("project", "p/config.yaml:3",
+                                                     "p/config.yaml:6")
+    # the fingerprint is of the text as written: a new token is the same definition
+    _v, _s, again = parse_settings(text, "p/config.yaml", origin="project",
+                                   env={"PORT": "8765", "TOKEN": "t2", "TZ": "UTC"})
+    assert again["web"].fingerprint == web.fingerprint
+    _v, _s, changed = parse_settings(text.replace("mcp-server-time", "other"), "p/config.yaml",
+                                     env={"PORT": "8765", "TOKEN": "t1", "TZ": "UTC"})
+    assert changed["time"].fingerprint != time.fingerprint
+    assert changed["web"].fingerprint == web.fingerprint
+
+
+def test_the_managed_config_may_not_define_mcp_servers(layout, tmp_path):
+    env, _user, _project_file, project = layout
+    managed = tmp_path / "managed"
+    managed.mkdir()
+    (managed / "config.yaml").write_text("mcp:\n  servers:\n    x: {command: y}\n")
+    with pytest.raises(SettingsError, match="only sandbox"):
+        load_settings(project, {**env, "DM_CC_MANAGED_DIR": str(managed)})
 
 
 def test_load_settings_reports_the_failing_file(layout):

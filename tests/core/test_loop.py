@@ -189,6 +189,7 @@ def test_allowed_calls_of_one_reply_run_concurrently(project):
         description = "waits until both calls are in flight"
         Params = MeetParams
         entry = ToolEntry("meet", "todo", "name", None)
+        input_schema = MeetParams.model_json_schema()
 
         def requests(self, params, ctx):
             return [Request("todo", "*")]

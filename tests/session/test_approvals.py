@@ -285,3 +285,19 @@ def test_the_store_behaves_like_a_dict(operations):
                 assert store.clear(now=NOW) == len(model)
                 model.clear()
             assert {a.id: (a.permission, a.pattern, a.agent) for a in store.list(now=NOW)} == model
+
+
+def test_trusted_mcp_servers_are_entries_of_the_project_never_rules(store):
+    store.add("bash", "ls *", agent="build", now=NOW)
+    first = store.trust_server("time", "sha256:aa", note="trusted", now=NOW)
+    assert store.trust_server("time", "sha256:aa", now=NOW) == first  # already trusted
+    store.trust_server("docs", "sha256:bb", now=NOW)
+    assert store.trusted_servers(NOW) == {"time": "sha256:aa", "docs": "sha256:bb"}
+    store.trust_server("time", "sha256:cc", now=NOW)  # a changed definition replaces it
+    assert store.trusted_servers(NOW) == {"time": "sha256:cc", "docs": "sha256:bb"}
+    assert [r.permission for r in store.rules_for("build", NOW)] == ["bash"]
+    assert store.rules_for("*", NOW) == ()
+    assert store.untrust_server("time", NOW) and not store.untrust_server("time", NOW)
+    assert store.trusted_servers(NOW) == {"docs": "sha256:bb"}
+    shown = [(a.permission, a.agent, a.pattern) for a in store.list(NOW)]
+    assert shown == [("bash", "build", "ls *"), ("mcp_server", "*", "docs sha256:bb")]

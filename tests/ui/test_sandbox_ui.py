@@ -140,13 +140,22 @@ def test_no_keeps_the_failed_result_and_the_turn_goes_on(project, allowed_python
 @pytest.mark.parametrize("action", ["allow", "deny"])
 def test_a_sandbox_escape_rule_decides_without_a_question(project, allowed_python, tmp_path,
                                                           action):
-    allowed_python("  - {permission: sandbox_escape, pattern: 'python3 *', action: "
-                   f"{action}, reason: the team decided}}")
+    rule_line = ("  - {permission: sandbox_escape, pattern: 'python3 *', action: "
+                 f"{action}, reason: the team decided}}")
+    if action == "allow":   # the user's own policy: a project's may not open the sandbox
+        allowed_python()
+        mine = Path(os.environ["DM_CC_HOME"]) / "config" / "policy.yaml"
+        mine.parent.mkdir(parents=True, exist_ok=True)
+        mine.write_text("rules:\n" + rule_line + "\n")
+        source = f"{mine}:2"
+    else:                   # a project may close it
+        allowed_python(rule_line)
+        source = f"{project}/.dm_cc/policy.yaml:3"
     target = tmp_path / "outside.txt"
     run = drive(project, probe_call(target), [(READY, "go" + ENTER), ("the turn went on", "")])
     assert not run.errors
     assert ESCAPE_QUESTION not in run.screen
-    rule = f"sandbox_escape \"python3 *\" at {project}/.dm_cc/policy.yaml:3"
+    rule = f"sandbox_escape \"python3 *\" at {source}"
     if action == "allow":
         assert f"↳ run again outside the sandbox, allowed by allow {rule}" in run.screen
         assert "(run outside the sandbox)" in run.screen
