@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     from dm_cc.core.loop import Loop
     from dm_cc.llm.base import ChatModel, OnStream
     from dm_cc.mcp.manager import McpServers
-    from dm_cc.sandbox.host import Sandbox
+    from dm_cc.sandbox.host import Plan, Sandbox
     from dm_cc.session.approvals import ApprovalStore
     from dm_cc.session.store import SessionStore
 
@@ -147,15 +147,18 @@ class World:
         return trust_of(server, self.approvals.trusted_servers())
 
     def start_mcp(self, ask: AskTrust | None = None,
-                  notify: Callable[[str], None] = lambda text: None) -> McpServers | None:
+                  notify: Callable[[str], None] = lambda text: None,
+                  agent: str | None = None) -> McpServers | None:
         """Start the MCP servers this session may run, once per World (None: none
         started; a second call returns what the first started). A project's server
         that is not approved is put to ``ask``; not approved (or nobody to ask), it
         is not started and ``notify`` says why and how to approve it. A server that
         fails to start is told to ``notify`` too.
 
-        Stdio servers run unconfined here: the sandbox will confine them by giving
-        :class:`~dm_cc.mcp.manager.McpServers` a ``wrap`` (docs/mcp.md, "The sandbox")."""
+        Stdio servers run inside the sandbox (the mode permitting), with the spec of
+        ``agent``'s policy (the session's; default the default agent) for a server:
+        the project writable only if an edit rule allows editing all of it, the
+        network as the network rules say (docs/mcp.md, "The sandbox")."""
         if self._mcp_started:
             return self._mcp
         self._mcp_started = True
@@ -185,7 +188,13 @@ class World:
             return None
         from dm_cc.mcp.manager import McpServers
 
-        self._mcp = McpServers(starting, self.root, self.env)
+        gate = self.gate(self.agent(agent or self.settings.default_agent or DEFAULT_AGENT))
+        sandbox = self.sandbox
+
+        def confine(argv: list[str], cwd: Path) -> Plan:
+            return sandbox.confine(gate, argv, cwd=str(cwd), server=True)
+
+        self._mcp = McpServers(starting, self.root, self.env, confine=confine)
         for status in self._mcp.start():
             if status.state != "running":
                 notify(f"MCP server {status.definition.name} did not start: {status.error}")
@@ -289,7 +298,7 @@ class World:
             raise UsageError(NO_MODEL)
         if session is None:
             session = store.create(self.root, agent=agent.name)
-        servers = self.start_mcp(ask_trust, lambda text: on_event(Notice(text)))
+        servers = self.start_mcp(ask_trust, lambda text: on_event(Notice(text)), agent.name)
         mcp_tools = servers.tools() if servers is not None else []
         agents = with_read_only_tools(self.agents, [t.name for t in mcp_tools if t.read_only])
         runtime = Runtime(policy=self.policy, agents=agents, tools=[*builtin_tools(), *mcp_tools],

@@ -76,8 +76,28 @@ def _rows(world: World, agent: str) -> list[dict[str, Any]]:
                      "transport": server.transport, "runs": server.where(), "trust": trust,
                      "status": state, "error": status.error if status else "",
                      "pid": status.pid if status else None, "tools": tools,
-                     "left_out": list(status.left_out) if status else []})
+                     "left_out": list(status.left_out) if status else [],
+                     "sandbox": _confinement(world, server.transport,
+                                             status.confined if status else None)})
     return rows
+
+
+def _confinement(world: World, transport: str, confined: bool | None) -> str:
+    """Where a server runs: inside the sandbox (with what it may write and reach),
+    or why not."""
+    if transport != "stdio":
+        return "not confined: a streamable HTTP server runs elsewhere"
+    sandbox = world.sandbox
+    if not sandbox.confining:
+        return f"unconfined: {sandbox.state()}"
+    if confined is False:
+        return "unconfined"
+    spec = sandbox.spec(world.gate(world.agent(world.settings.default_agent or "build")),
+                        server=True)
+    project = "writable" if any(m.path == world.root.as_posix() for m in spec.writable) \
+        else "read-only"
+    started = "confined" if confined else "to be confined"
+    return f"{started}: project {project}, network {spec.network}"
 
 
 def _list(args: argparse.Namespace) -> int:
@@ -98,6 +118,7 @@ def _list(args: argparse.Namespace) -> int:
         print(f"{row['name']}  {row['status']}{pid}  trust: {row['trust']}  "
               f"({row['origin']}, {row['source']})")
         print(f"  {row['transport']}: {row['runs']}")
+        print(f"  sandbox: {row['sandbox']}")
         if row["error"]:
             print("  error: " + row["error"].replace("\n", "\n    "))
         if row["left_out"]:

@@ -1,6 +1,6 @@
 """One MCP server's session: start it, list its tools, call them, stop it.
 
-    connection = Connection(definition, root, env, wrap)
+    connection = Connection(definition, root, env, confine)
     await connection.start(timeout=10)      # ServerFailed says why (and what it printed)
     result = await connection.call("get_current_time", {"timezone": "UTC"}, timeout=60)
     await connection.stop()
@@ -31,15 +31,18 @@ from mcp_types import CONNECTION_CLOSED
 
 from dm_cc.config.mcp_servers import ServerDefinition
 from dm_cc.mcp.stdio import StdioProcess
+from dm_cc.sandbox.host import Plan
 
 Status = Literal["stopped", "starting", "running", "failed"]
-Wrap = Callable[[list[str]], list[str]]
+# How a stdio server's argv runs in its working directory: confined by the sandbox
+# (bwrap …, with the files bwrap must get), or as it is.
+Confine = Callable[[list[str], Path], Plan]
 STOP_WAIT = 10.0   # seconds a stopping server's session gets to close before it is cancelled
 
 
-def unwrapped(argv: list[str]) -> list[str]:
-    """The argv a stdio server runs with when nothing confines it."""
-    return argv
+def unconfined(argv: list[str], cwd: Path) -> Plan:
+    """How a stdio server runs when nothing confines it."""
+    return Plan(list(argv), confined=False)
 
 
 class ServerFailed(Exception):
@@ -57,16 +60,16 @@ class CallRefused(Exception):
 class Connection:
     """One server (see the module docstring). A stdio server gets the few variables
     the SDK passes on (HOME, LOGNAME, PATH, SHELL, TERM, USER) from ``env`` and its
-    own ``env:``; it runs in its ``cwd:`` under ``root`` (default ``root``). ``wrap``
-    turns the server's argv into the one that is run: the seam where a sandbox
-    confines stdio servers (identity: unconfined)."""
+    own ``env:``; it runs in its ``cwd:`` under ``root`` (default ``root``), as
+    ``confine`` plans it: inside the sandbox (DESIGN.md §8), or as it is."""
 
     def __init__(self, definition: ServerDefinition, root: Path, env: Mapping[str, str],
-                 wrap: Wrap = unwrapped) -> None:
+                 confine: Confine = unconfined) -> None:
         self.definition = definition
         self.root = root
         self.env = env
-        self.wrap = wrap
+        self.confine = confine
+        self.confined = False   # whether the last start ran inside the sandbox
         self.status: Status = "stopped"
         self.error = ""
         self.tools: list[types.Tool] = []
@@ -165,7 +168,13 @@ class Connection:
         inherited = {key: self.env[key] for key in DEFAULT_INHERITED_ENV_VARS
                      if key in self.env and not self.env[key].startswith("()")}
         env = {**inherited, **self.definition.env}
-        return StdioProcess(self.wrap(self.definition.argv), env, cwd)
+        plan = self.confine(list(self.definition.argv), cwd)
+        if plan.refusal is not None:
+            for file in plan.pass_files:
+                file.close()
+            raise ServerFailed(plan.refusal)
+        self.confined = plan.confined
+        return StdioProcess(plan.argv, env, cwd, pass_files=plan.pass_files)
 
     def _stderr_note(self) -> str:
         if self._process is None:

@@ -33,7 +33,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from dm_cc.config.mcp_servers import ServerDefinition
-from dm_cc.mcp.connection import CallRefused, CallTimedOut, Connection, ServerFailed, Wrap, unwrapped
+from dm_cc.mcp.connection import (
+    CallRefused,
+    CallTimedOut,
+    Confine,
+    Connection,
+    ServerFailed,
+    unconfined,
+)
 from dm_cc.mcp.names import NameCollision, tool_names
 
 if TYPE_CHECKING:
@@ -58,15 +65,16 @@ class ServerStatus(NamedTuple):
     tools: tuple[types.Tool, ...] = ()
     names: Mapping[str, str] = {}   # dm_cc name → the server's tool name
     left_out: tuple[str, ...] = ()  # its tools whose dm_cc name would be too long
+    confined: bool = False          # a stdio server that runs inside the sandbox
 
 
 class McpServers:
     """The servers of one session (see the module docstring)."""
 
     def __init__(self, definitions: Sequence[ServerDefinition], root: Path,
-                 env: Mapping[str, str] = os.environ, *, wrap: Wrap = unwrapped,
+                 env: Mapping[str, str] = os.environ, *, confine: Confine = unconfined,
                  start_timeout: float = START_TIMEOUT, call_timeout: float = CALL_TIMEOUT) -> None:
-        self.connections = {d.name: Connection(d, root, env, wrap) for d in definitions}
+        self.connections = {d.name: Connection(d, root, env, confine) for d in definitions}
         self.start_timeout = start_timeout
         self.call_timeout = call_timeout
         self._names: dict[str, tuple[dict[str, str], list[str]]] = {}
@@ -166,7 +174,7 @@ class McpServers:
         return ServerStatus(connection.definition, state, connection.error,
                             connection.pid if state == "running" else None,
                             tuple(connection.tools) if state == "running" else (), names,
-                            tuple(left_out))
+                            tuple(left_out), connection.confined)
 
 
 def _by_name(status: ServerStatus) -> list[tuple[str, types.Tool]]:

@@ -23,7 +23,7 @@ from collections import deque
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager, suppress
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import anyio
 import mcp_types as types
@@ -40,8 +40,10 @@ TERM_GRACE = 1.0             # seconds after SIGTERM before SIGKILL
 class StdioProcess:
     """One run of a stdio server (see the module docstring)."""
 
-    def __init__(self, argv: Sequence[str], env: Mapping[str, str], cwd: Path | None) -> None:
+    def __init__(self, argv: Sequence[str], env: Mapping[str, str], cwd: Path | None, *,
+                 pass_files: Sequence[BinaryIO] = ()) -> None:
         self.argv = list(argv)
+        self.pass_files = tuple(pass_files)   # bwrap's (its seccomp filter): closed once started
         self.env = dict(env)
         self.cwd = cwd
         self.pid: int | None = None
@@ -57,8 +59,13 @@ class StdioProcess:
                                                    MemoryObjectSendStream[SessionMessage]]]:
         """Start the process; yield the (read, write) streams a ClientSession takes.
         OSError when it cannot be started."""
-        process = await anyio.open_process(self.argv, env=self.env, cwd=self.cwd,
-                                           start_new_session=True)
+        try:
+            process = await anyio.open_process(
+                self.argv, env=self.env, cwd=self.cwd, start_new_session=True,
+                pass_fds=[file.fileno() for file in self.pass_files])
+        finally:
+            for file in self.pass_files:
+                file.close()
         self.pid = process.pid
         incoming_send, incoming = anyio.create_memory_object_stream[SessionMessage | Exception](0)
         outgoing, outgoing_receive = anyio.create_memory_object_stream[SessionMessage](0)

@@ -6,7 +6,8 @@ A function of the gate, the project's file tree (:class:`~dm_cc.sandbox.tree.Tre
 listed by the caller) and a few facts about the machine (:class:`Private`): no
 bubblewrap involved, so every rule of DESIGN.md §8 is tested without it.
 
-* **writable**: the project root, the session's TMPDIR, the git directory of a
+* **writable**: the project root (for an MCP server only when an edit rule allows
+  editing all of it), the session's TMPDIR, the git directory of a
   worktree, and directories outside the project that an edit rule opens as a whole
   (``edit ~/.npm/** allow`` with ``external_directory`` allowed there too);
 * **read-only** inside them: ``.dm_cc/``, the ``config``, ``config.worktree`` and
@@ -72,6 +73,7 @@ class Private:
     is_dir: Callable[[str], bool] = lambda path: False
     network_proxy: bool = False                     # whether per-host filtering is available
     hooks_paths: tuple[str, ...] = ()               # absolute dirs git's core.hooksPath names
+    server: bool = False                            # for an MCP server (see derive)
     forwarder: tuple[str, ...] = ()                 # what the proxy needs visible inside
 
 
@@ -86,6 +88,11 @@ def derive(gate: Gate, where: PathContextDirs, tree: Tree, private: Private) -> 
     read_only += _marked(gate, where, tree, "edit", _edit_blocks)
     if any(mount.path == root for mount in read_only):  # no edit allowed anywhere in it
         writable = [mount for mount in writable if mount.path != root]
+    elif private.server and not _edits_everywhere(gate, where):
+        writable = [mount for mount in writable if mount.path != root]
+        notes.append(SERVER_READ_ONLY)
+    if not any(mount.path == root for mount in writable):  # nothing can be added in it,
+        no_hooks = [m for m in no_hooks if not _inside(m.path, root)]  # nor a mount point made
     hidden = _marked(gate, where, tree, "read", _read_blocks) + no_hooks
     hidden += _hidden_outside(gate, where, private, [m.path for m in writable], notes)
     for path, why in private.hide:
@@ -107,6 +114,17 @@ def derive(gate: Gate, where: PathContextDirs, tree: Tree, private: Private) -> 
 
 
 # --------------------------------------------------------------------------- read-only
+
+SERVER_READ_ONLY = ("an MCP server's project is read-only: no edit rule allows editing all "
+                    "of it (`edit ** allow` would)")
+
+
+def _edits_everywhere(gate: Gate, where: PathContextDirs) -> bool:
+    """Whether an edit rule allows editing any file of the project, a new one at its
+    root included: what an MCP server, whose writes no rule sees, needs to write it."""
+    probe = path_requests("edit", posixpath.join(where.root.as_posix(), NEW_FILE), where)
+    return gate.decide(probe).action == "allow"
+
 
 GIT_RUNS = (("config", "git config can run commands (core.fsmonitor, aliases)"),
             ("config.worktree", "git config can run commands"),

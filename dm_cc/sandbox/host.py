@@ -242,8 +242,9 @@ class Sandbox:
         self._probe = probe
         self._lister = TreeLister()
         self._private: Path | None = None
-        # The last specs, by gate (a parent and its subagents take turns): (gate, key, spec).
-        self._specs: list[tuple[Gate, int, SandboxSpec]] = []
+        # The last specs, by gate (a parent and its subagents take turns) and whether
+        # for an MCP server: (gate, server, key, spec).
+        self._specs: list[tuple[Gate, bool, int, SandboxSpec]] = []
         self._proxy: Proxy | None = None
 
     @property
@@ -287,29 +288,32 @@ class Sandbox:
             weakref.finalize(self, shutil.rmtree, base, True)
         return self._private
 
-    def spec(self, gate: Gate) -> SandboxSpec:
+    def spec(self, gate: Gate, *, server: bool = False) -> SandboxSpec:
         """The spec for ``gate``, derived again only when the gate or the project's
-        tree changed."""
+        tree changed. ``server``: an MCP server's, where the project is writable only
+        if an edit rule allows editing all of it."""
         root = self.where.root.as_posix()
         hide = private_paths(self.env)
         tree = self._lister.list(root)
         key = hash((tree.signature, tuple(os.path.lexists(path) for path, _ in hide)))
-        for known, known_key, spec in self._specs:
-            if known is gate and known_key == key:
+        for known, for_server, known_key, spec in self._specs:
+            if known is gate and for_server == server and known_key == key:
                 return spec
         private = Private(
             tmpdir=str(self.private_dir() / "tmp"), hide=hide,
             git_dirs=git_dirs(self.where.root), environment=tuple(self.env),
             hooks_paths=hooks_paths(self.where.root),
             exists=os.path.lexists, is_dir=os.path.isdir, network_proxy=self._proxy_possible(),
-            forwarder=self._forwarder_paths())
+            forwarder=self._forwarder_paths(), server=server)
         spec = with_unix_socket_note(derive(gate, self.where, tree, private))
-        self._specs = [entry for entry in self._specs if entry[0] is not gate][-(KEPT_SPECS - 1):]
-        self._specs.append((gate, key, spec))
+        kept = [entry for entry in self._specs if not (entry[0] is gate and entry[1] == server)]
+        self._specs = [*kept[-(KEPT_SPECS - 1):], (gate, server, key, spec)]
         return spec
 
-    def confine(self, gate: Gate, command: Sequence[str]) -> Plan:
-        """How to run ``command`` under ``gate`` in this mode."""
+    def confine(self, gate: Gate, command: Sequence[str], *, cwd: str | None = None,
+                server: bool = False) -> Plan:
+        """How to run ``command`` under ``gate`` in this mode (in ``cwd``, else the
+        working directory; ``server``: an MCP server, see :meth:`spec`)."""
         if self.mode == "off":
             return Plan(list(command), confined=False)
         if not self.availability.usable:
@@ -319,7 +323,9 @@ class Sandbox:
                     f"cannot confine commands here: {self.availability.reason}"))
             return Plan(list(command), confined=False)
         (self.where.root / ".dm_cc").mkdir(exist_ok=True)  # a mount point: kept read-only
-        spec = self.spec(gate)
+        spec = self.spec(gate, server=server)
+        if cwd is not None:
+            spec = replace(spec, cwd=cwd)
         try:
             guard = unix_socket_file(spec)
         except OSError as exc:

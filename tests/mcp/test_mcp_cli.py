@@ -73,7 +73,7 @@ def test_a_project_server_starts_once_approved_and_its_calls_are_gated(project, 
 
     assert main(["mcp", "trust", "time"]) == 0
     time = listed(capsys)["time"]
-    assert (time["trust"], time["status"]) == ("approved", "running")
+    assert (time["trust"], time["status"]) == ("approved", "running"), time.get("error")
     tools = {tool["name"]: tool for tool in time["tools"]}
     assert tools["mcp__time__get_current_time"] == {
         "name": "mcp__time__get_current_time", "tool": "get_current_time", "decision": "allow",
@@ -164,8 +164,10 @@ def test_mcp_list_judges_a_subagent_as_builds_child_with_read_only_tools_open(pr
 def test_a_run_leaves_no_server_process_behind(project, capsys):
     user_config = dirs.config_dir() / "config.yaml"
     user_config.parent.mkdir(parents=True)
-    user_config.write_text(f"mcp:\n  servers:\n    box: {{command: {sys.executable}, "
-                           f"args: [{TOOLBOX}, stdio]}}\n")
+    # unconfined, so the pids the server reports are the host's (confined, the
+    # sandbox's PID namespace takes them all: tests/mcp/test_mcp_sandbox.py)
+    user_config.write_text(f"sandbox: off\nmcp:\n  servers:\n    box: {{command: "
+                           f"{sys.executable}, args: [{TOOLBOX}, stdio]}}\n")
     policy(project, '{permission: "mcp__box__*", pattern: "*", action: allow}')
     results = finished(run_json(project, capsys, "{tool: mcp__box__pid, args: {}}",
                                 "{tool: mcp__box__spawn, args: {}}", "{text: done}"))

@@ -20,6 +20,7 @@ from dm_cc.config.mcp_servers import ServerDefinition
 from dm_cc.mcp.manager import McpServers
 from dm_cc.mcp.tools import MAX_OUTPUT_CHARS, McpTool
 from dm_cc.permissions.paths import PathContextDirs
+from dm_cc.sandbox.host import Plan
 from dm_cc.tools.base import JsonArguments, ToolContext, ToolOutput
 
 
@@ -43,7 +44,8 @@ def servers(http_url, tmp_path_factory):
     ]
     env = {**os.environ, "SECRET_API_KEY": "sk-not-for-servers"}
     with McpServers(definitions, root, env, call_timeout=2,
-                    wrap=lambda argv: ["env", "DM_CC_WRAPPED=1", *argv]) as started:
+                    confine=lambda argv, cwd: Plan(["env", "DM_CC_WRAPPED=1", *argv], False)
+                    ) as started:
         started.start()
         yield started, root
 

@@ -5,7 +5,8 @@
 
 Tools: echo (read-only), slow, crash (the process exits at once), spawn (starts a
 child that sleeps, returns its pid), pid, big (a long answer), fail (an error result),
-variable (an environment variable), header (an HTTP request header).
+variable (an environment variable), header (an HTTP request header), write, read
+and fetch (a file or a URL: what a server inside the sandbox may touch).
 """
 
 from __future__ import annotations
@@ -71,6 +72,36 @@ def build(clash: bool = False, long_name: bool = False) -> MCPServer:
         """The value of a header of the HTTP request ("" when unset or not HTTP)."""
         request = ctx.request_context.request
         return request.headers.get(name, "") if request is not None else ""
+
+    @server.tool()
+    def write(path: str, text: str) -> str:
+        """Write a file: "wrote", or the error (a sandboxed server's writes fail)."""
+        try:
+            with open(path, "w") as file:
+                file.write(text)
+        except OSError as exc:
+            return f"error: {exc}"
+        return "wrote"
+
+    @server.tool()
+    def read(path: str) -> str:
+        """A file's text, or the error."""
+        try:
+            with open(path) as file:
+                return file.read()
+        except OSError as exc:
+            return f"error: {exc}"
+
+    @server.tool()
+    def fetch(url: str) -> str:
+        """GET a URL: its body, or the error."""
+        import urllib.request
+
+        try:
+            with urllib.request.urlopen(url, timeout=5) as response:
+                return response.read().decode()
+        except OSError as exc:
+            return f"error: {exc}"
 
     if long_name:
         @server.tool(name="a" * 60)
