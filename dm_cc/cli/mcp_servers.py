@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from dm_cc.errors import UsageError
+from dm_cc.ui.mcp_text import server_lines, server_rows
 
 DEFAULT_AGENT = "build"
 
@@ -43,11 +44,9 @@ def _rows(world: World, agent: str) -> list[dict[str, Any]]:
     """Every configured server as a JSON-ready record (starting those that may)."""
     from dm_cc.agents.builtin import with_read_only_tools
     from dm_cc.policy.layers import Link
-    from dm_cc.tools.catalog import entry
 
     world.agent(agent)  # UsageError naming the known agents, before any server starts
     running = world.start_mcp()
-    statuses = {s.definition.name: s for s in (running.statuses() if running else [])}
     read_only = [tool.name for tool in (running.tools() if running else []) if tool.read_only]
     agents = with_read_only_tools(world.agents, read_only)
     judged = agents[agent]
@@ -55,49 +54,7 @@ def _rows(world: World, agent: str) -> list[dict[str, Any]]:
     gate = world.policy.lineage_gate(
         [Link(agents[DEFAULT_AGENT]), Link(judged)] if judged.mode == "subagent"
         else [Link(judged)])
-    rows = []
-    for server in world.settings.mcp.values():
-        trust = world.mcp_trust(server)
-        status = statuses.get(server.name)
-        state = "disabled" if server.disabled else status.state if status else "not started"
-        tools = []
-        for name, original in (status.names.items() if status else ()):
-            tool = next(t for t in status.tools if t.name == original) if status else None
-            if gate.denies_outright(name):
-                action, source = "deny", "denied outright"
-            else:
-                decision = gate.decide(entry(name).requests({}, world.where))
-                action = decision.action
-                source = ", ".join(v.rule.source for v in decision.deciding)
-            tools.append({"name": name, "tool": original, "decision": action, "rule": source,
-                          "read_only": bool(tool and tool.annotations
-                                            and tool.annotations.read_only_hint)})
-        rows.append({"name": server.name, "origin": server.origin, "source": server.source,
-                     "transport": server.transport, "runs": server.where(), "trust": trust,
-                     "status": state, "error": status.error if status else "",
-                     "pid": status.pid if status else None, "tools": tools,
-                     "left_out": list(status.left_out) if status else [],
-                     "sandbox": _confinement(world, server.transport,
-                                             status.confined if status else None)})
-    return rows
-
-
-def _confinement(world: World, transport: str, confined: bool | None) -> str:
-    """Where a server runs: inside the sandbox (with what it may write and reach),
-    or why not."""
-    if transport != "stdio":
-        return "not confined: a streamable HTTP server runs elsewhere"
-    sandbox = world.sandbox
-    if not sandbox.confining:
-        return f"unconfined: {sandbox.state()}"
-    if confined is False:
-        return "unconfined"
-    spec = sandbox.spec(world.gate(world.agent(world.settings.default_agent or "build")),
-                        server=True)
-    project = "writable" if any(m.path == world.root.as_posix() for m in spec.writable) \
-        else "read-only"
-    started = "confined" if confined else "to be confined"
-    return f"{started}: project {project}, network {spec.network}"
+    return server_rows(world, running, gate)
 
 
 def _list(args: argparse.Namespace) -> int:
@@ -109,25 +66,8 @@ def _list(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps({"agent": args.agent, "servers": rows}, indent=2, ensure_ascii=False))
         return 0
-    if not rows:
-        print("no MCP servers are configured (mcp.servers in .dm_cc/config.yaml or the user "
-              "config; see docs/mcp.md)")
-        return 0
-    for row in rows:
-        pid = f", pid {row['pid']}" if row["pid"] else ""
-        print(f"{row['name']}  {row['status']}{pid}  trust: {row['trust']}  "
-              f"({row['origin']}, {row['source']})")
-        print(f"  {row['transport']}: {row['runs']}")
-        print(f"  sandbox: {row['sandbox']}")
-        if row["error"]:
-            print("  error: " + row["error"].replace("\n", "\n    "))
-        if row["left_out"]:
-            print(f"  left out (names too long): {', '.join(row['left_out'])}")
-        for tool in row["tools"]:
-            hint = "  read-only" if tool["read_only"] else ""
-            print(f"  {tool['name']}  {tool['decision']} ({tool['rule']}){hint}")
-        if row["status"] == "not started" and row["trust"] != "user config":
-            print(f"  review it, then approve it with `dm_cc mcp trust {row['name']}`")
+    for line in server_lines(rows):
+        print(line)
     return 0
 
 

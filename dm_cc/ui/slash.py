@@ -20,6 +20,7 @@ from dm_cc.permissions import Request
 from dm_cc.session.store import session_tree
 from dm_cc.ui.describe import layer_lines, trace_lines, tree_indent
 from dm_cc.ui.headless import one_line, tools_text
+from dm_cc.ui.mcp_text import server_lines, server_rows
 
 if TYPE_CHECKING:
     from dm_cc.core.subagents import Running
@@ -168,6 +169,17 @@ def _sessions(repl: Repl, args: list[str]) -> None:
     repl.screen.line("resume one with: dm_cc --resume ID", "class:dim")
 
 
+def _mcp(repl: Repl, args: list[str]) -> None:
+    if args:
+        raise DmccError("usage: /mcp")
+    world = repl.world
+    rows = server_rows(world, world.start_mcp(), repl.loop.gate())  # started while loading
+    if rows:
+        repl.screen.line(f"MCP servers; each tool with what {repl.loop.agent.name} decides for "
+                         "a call with no arguments (/permissions shows the rules):", "class:tool")
+    repl.screen.lines(list(server_lines(rows)))
+
+
 def _model(repl: Repl, args: list[str]) -> None:
     if len(args) != 1:
         repl.screen.line(f"model: {repl.loop.rt.model.name}  (/model NAME to change)")
@@ -269,6 +281,7 @@ COMMANDS: dict[str, Command] = {command.name: command for command in (
     Command("tasks", "running subagents; cancel a background one", _tasks,
             "[cancel ID|LABEL]", lambda repl: ("cancel",)),
     Command("sessions", "this project's recent sessions, subagents' under them", _sessions),
+    Command("mcp", "MCP servers: trust, status, tools and their decision", _mcp),
     Command("model", "show or change the model", _model, "[NAME]"),
     Command("cost", "tokens and cost so far", _cost),
     Command("context", "what the system prompt holds (AGENTS.md …)", _context),

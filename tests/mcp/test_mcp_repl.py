@@ -1,5 +1,6 @@
 """The REPL asks before a project's MCP server starts: y starts it (approval saved,
-its tools offered), n leaves it stopped; the servers stop when the REPL ends."""
+its tools offered), n leaves it stopped (and /mcp says how to approve it); the
+servers stop when the REPL ends. /mcp lists the servers as `dm_cc mcp list` does."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from support.mcp_servers import TOOLBOX
 from support.repl_driver import drive
 
 from dm_cc.compose import open_world
+from dm_cc.config import dirs
 
 ENTER = "\r"
 QUESTION = "start it and remember"
@@ -44,8 +46,57 @@ def test_y_starts_the_server_and_remembers_it(project):
 def test_n_leaves_it_stopped_and_says_how_to_approve_it(project):
     configure(project)
     run = drive(project, [ECHO, {"text": "done"}],
-                [(QUESTION, "n"), (READY, "say hi" + ENTER)], timeout=20)
+                [(QUESTION, "n"), (READY, "/mcp" + ENTER), ("next time dm_cc", "say hi" + ENTER)],
+                timeout=20)
     assert not run.errors and run.code == 0, run.errors
     assert "not started (dm_cc mcp trust box approves it)" in run.screen
+    shown = run.after("MCP servers; each tool")
+    assert "box  not started  trust: not approved  (project, " in shown
+    assert ".dm_cc/config.yaml:3)\r" in shown
+    assert "review it, then approve it with `dm_cc mcp trust box`" in shown
     assert "Unknown tool 'mcp__box__echo'" in tool_results(run)[0]
     assert open_world(cwd=project).approvals.trusted_servers() == {}
+
+
+def user_servers(**servers: str) -> None:
+    """Servers in the user config (they start without asking): name → its args."""
+    config = dirs.config_dir() / "config.yaml"
+    config.parent.mkdir(parents=True)
+    config.write_text("mcp:\n  servers:\n" + "".join(
+        f"    {name}: {{command: {sys.executable}, args: [{TOOLBOX}, stdio{args}]}}\n"
+        for name, args in servers.items()))
+
+
+def test_slash_mcp_lists_a_running_server_its_tools_and_the_agents_decisions(project):
+    user_servers(box="")
+    (project / ".dm_cc").mkdir()
+    (project / ".dm_cc" / "policy.yaml").write_text(
+        "rules:\n  - {permission: mcp__box__echo, pattern: '*', action: allow}\n"
+        "  - {permission: mcp__box__crash, pattern: '*', action: deny}\n")
+    run = drive(project, [], [(READY, "/help" + ENTER), ("/mcp", "/mcp" + ENTER),
+                              ("mcp__box__pid", "")], timeout=20)
+    assert not run.errors and run.code == 0, run.errors
+    assert "MCP servers: trust, status, tools and their decision" in run.after("Commands:")
+    shown = run.after("MCP servers; each tool with what build decides")
+    assert "box  running, pid " in shown and "  trust: user config  (user, " in shown
+    assert "  mcp__box__echo  allow (" in shown and "/.dm_cc/policy.yaml:2)  read-only\r" in shown
+    assert "  mcp__box__crash  deny (denied outright)\r" in shown
+    assert "  mcp__box__pid  ask (builtin:defaults)\r" in shown
+    assert "review it" not in shown
+
+
+def test_slash_mcp_with_no_servers_says_where_they_are_configured(project):
+    run = drive(project, [], [(READY, "/mcp" + ENTER), ("docs/mcp.md)", "")])
+    assert not run.errors and run.code == 0, run.errors
+    assert "no MCP servers configured (mcp.servers in .dm_cc/config.yaml or your config.yaml; " \
+           "docs/mcp.md)" in run.after("> /mcp")
+
+
+def test_slash_mcp_shows_why_a_server_failed_and_the_others_work(project):
+    user_servers(broken=", --exit-at-start", box="")
+    run = drive(project, [], [(READY, "/mcp" + ENTER), ("mcp__box__echo", "")], timeout=20)
+    assert not run.errors and run.code == 0, run.errors
+    shown = run.after("MCP servers; each tool")
+    assert "broken  failed  trust: user config" in shown
+    assert "  error: " in shown and "toolbox: refusing to start" in shown
+    assert "box  running, pid " in shown
