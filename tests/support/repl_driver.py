@@ -81,6 +81,7 @@ def drive(project: Path, replies: list[dict] | dict, steps: Sequence[tuple[str, 
     with create_pipe_input() as pipe, create_app_session(input=pipe,
                                                          output=PlainTextOutput(screen)):
         repl = Repl(lambda: open_world(options, cwd=project), None)
+        ended = threading.Event()   # the REPL returned: nothing more will show
 
         def feed() -> None:
             seen = 0
@@ -92,6 +93,8 @@ def drive(project: Path, replies: list[dict] | dict, steps: Sequence[tuple[str, 
                         continue
                     deadline = time.monotonic() + timeout
                     while (found := screen.text().find(wanted, seen)) < 0:
+                        if ended.is_set():
+                            return
                         if time.monotonic() > deadline:
                             errors.append(f"timed out waiting for {wanted!r}")
                             return
@@ -105,11 +108,16 @@ def drive(project: Path, replies: list[dict] | dict, steps: Sequence[tuple[str, 
             finally:
                 time.sleep(0.3)
                 for _ in range(3):
+                    if ended.is_set():
+                        break
                     pipe.send_text(CTRL_D)
                     time.sleep(0.2)
 
         feeder = threading.Thread(target=feed, daemon=True)
         feeder.start()
-        code = asyncio.run(asyncio.wait_for(repl.run(), timeout=timeout * 3))
+        try:
+            code = asyncio.run(asyncio.wait_for(repl.run(), timeout=timeout * 3))
+        finally:
+            ended.set()
         feeder.join(timeout)
     return Run(code, screen.text(), repl, errors)
