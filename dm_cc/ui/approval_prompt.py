@@ -113,8 +113,9 @@ def server_lines(server: ServerDefinition, trust: str) -> Iterator[Line]:
     if given:
         yield [("class:dim", f"  with {', '.join(given)}")]
     if server.transport == "stdio":
-        yield [("class:dim", "  it runs as you, on your machine: start it only if you trust "
-                             "this project")]
+        yield [("class:dim", "  it runs as you, in the sandbox where bubblewrap works (by "
+                             "default: the project read-only, no network): start it only "
+                             "if you trust this project")]
 
 
 def _legend(request: ApprovalRequest) -> Line:
