@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, HTTPServer
+
 import pytest
 
 
@@ -18,3 +22,25 @@ def project(tmp_path, monkeypatch):
     for variable in ("DM_CC_MODEL", "DM_CC_API_BASE", "OPENAI_API_KEY"):
         monkeypatch.delenv(variable, raising=False)
     return root
+
+
+class _Hello(BaseHTTPRequestHandler):
+    def do_GET(self) -> None:  # noqa: N802 - the http.server interface
+        self.send_response(200)
+        self.end_headers()
+        self.wfile.write(b"hello from loopback")
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def loopback() -> Iterator[str]:
+    """The URL of an HTTP server on 127.0.0.1 (outside any sandbox) that answers
+    every GET with ``hello from loopback``."""
+    server = HTTPServer(("127.0.0.1", 0), _Hello)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/"
+    server.shutdown()
+    server.server_close()

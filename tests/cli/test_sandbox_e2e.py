@@ -10,9 +10,6 @@ import os
 import shutil
 import subprocess
 import sys
-import threading
-from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 
 import pytest
@@ -47,26 +44,6 @@ rules:
   - {permission: bash, pattern: "python3 *", action: allow}
   - {permission: read, pattern: "secrets/**", action: deny}
 """
-
-
-class _Hello(BaseHTTPRequestHandler):
-    def do_GET(self) -> None:  # noqa: N802 - the http.server interface
-        self.send_response(200)
-        self.end_headers()
-        self.wfile.write(b"hello")
-
-    def log_message(self, *args: object) -> None:
-        pass
-
-
-@pytest.fixture
-def loopback() -> Iterator[str]:
-    server = HTTPServer(("127.0.0.1", 0), _Hello)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/"
-    server.shutdown()
-    server.server_close()
 
 
 class Setup:
@@ -151,7 +128,7 @@ def test_a_network_rule_opens_the_network(setup):
     setup.policy(POLICY + '  - {permission: network, pattern: "*", action: allow}\n')
     done = setup.run()
     assert done.returncode == 0, done.stderr
-    assert "network DONE hello" in setup.log()
+    assert "network DONE hello from loopback" in setup.log()
     assert "outside FAILED OSError" in setup.log()       # the rest still holds
 
 

@@ -7,9 +7,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-import threading
-from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 
 import pytest
@@ -71,31 +68,13 @@ def test_an_edit_rule_for_the_whole_project_lets_it_write(project, capsys):
     assert "Read-only file system" in locked and (project / "x.lock").read_text() == "locked"
 
 
-class _Hello(BaseHTTPRequestHandler):
-    def do_GET(self) -> None:  # noqa: N802 - the http.server API
-        self.send_response(200)
-        self.end_headers()
-        self.wfile.write(b"hello from the host")
-
-    def log_message(self, *args: object) -> None:
-        pass
-
-
-@pytest.fixture
-def loopback() -> Iterator[str]:
-    server = HTTPServer(("127.0.0.1", 0), _Hello)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/"
-    server.shutdown()
-
-
 def test_the_network_is_what_the_network_rules_say(project, capsys, loopback):
     setup(project)
     [refused] = outputs(project, capsys, call("fetch", url=loopback))
     assert refused.startswith("error:")
     setup(project, '  - {permission: network, pattern: "*", action: allow}\n')
     [fetched] = outputs(project, capsys, call("fetch", url=loopback))
-    assert fetched == "hello from the host"
+    assert fetched == "hello from loopback"
 
 
 def test_mcp_list_says_a_server_is_confined(project, capsys):

@@ -12,10 +12,7 @@ import socket
 import subprocess
 import sys
 import tempfile
-import threading
 import time
-from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 
 import pytest
@@ -116,26 +113,6 @@ def test_tmpdir_is_writable_and_private_to_the_session(project):
     tmpdir = ran.text.split("\n")[1]
     assert Path(tmpdir, "t").read_text() == "t\n"          # the host sees the same files
     assert Path(tmpdir).parent == sandbox.private_dir()
-
-
-class _Hello(BaseHTTPRequestHandler):
-    def do_GET(self) -> None:  # noqa: N802 - the http.server interface
-        self.send_response(200)
-        self.end_headers()
-        self.wfile.write(b"hello from loopback")
-
-    def log_message(self, *args: object) -> None:
-        pass
-
-
-@pytest.fixture
-def loopback() -> Iterator[str]:
-    server = HTTPServer(("127.0.0.1", 0), _Hello)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/"
-    server.shutdown()
-    server.server_close()
 
 
 FETCH = ("import sys, urllib.request; "
