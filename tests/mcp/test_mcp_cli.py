@@ -6,15 +6,13 @@ read-only tools opened to explore within its parent's rights."""
 from __future__ import annotations
 
 import json
-import sys
 
 import pytest
-from support.mcp_servers import TOOLBOX, gone, time_server
+from support.mcp_servers import gone, time_server, toolbox_for_the_user
 
 from dm_cc.agents.builtin import with_read_only_tools
 from dm_cc.cli import main
 from dm_cc.compose import open_world
-from dm_cc.config import dirs
 from dm_cc.permissions import Request
 from dm_cc.policy.layers import Link
 
@@ -102,10 +100,7 @@ def test_a_project_server_starts_once_approved_and_its_calls_are_gated(project, 
 
 
 def test_a_user_server_starts_without_asking_and_is_judged_as_the_agent(project, capsys):
-    user_config = dirs.config_dir() / "config.yaml"
-    user_config.parent.mkdir(parents=True)
-    user_config.write_text(f"mcp:\n  servers:\n    box: {{command: {sys.executable}, "
-                           f"args: [{TOOLBOX}, stdio]}}\n    old: {{command: x, disabled: true}}\n")
+    toolbox_for_the_user("    old: {command: x, disabled: true}\n")
     policy(project, '{permission: mcp__box__echo, pattern: "text=hi*", action: allow}')
     servers = listed(capsys)
     box = servers["box"]
@@ -149,10 +144,7 @@ def test_read_only_tools_open_explore_only_as_far_as_its_parent_may(project):
 
 
 def test_mcp_list_judges_a_subagent_as_builds_child_with_read_only_tools_open(project, capsys):
-    user_config = dirs.config_dir() / "config.yaml"
-    user_config.parent.mkdir(parents=True)
-    user_config.write_text(f"mcp:\n  servers:\n    box: {{command: {sys.executable}, "
-                           f"args: [{TOOLBOX}, stdio]}}\n")
+    toolbox_for_the_user()
     policy(project, '{permission: "mcp__box__*", pattern: "*", action: allow}')
     capsys.readouterr()
     assert main(["mcp", "list", "--json", "--agent", "explore"]) == 0
@@ -162,12 +154,9 @@ def test_mcp_list_judges_a_subagent_as_builds_child_with_read_only_tools_open(pr
 
 
 def test_a_run_leaves_no_server_process_behind(project, capsys):
-    user_config = dirs.config_dir() / "config.yaml"
-    user_config.parent.mkdir(parents=True)
     # unconfined, so the pids the server reports are the host's (confined, the
     # sandbox's PID namespace takes them all: tests/mcp/test_mcp_sandbox.py)
-    user_config.write_text(f"sandbox: off\nmcp:\n  servers:\n    box: {{command: "
-                           f"{sys.executable}, args: [{TOOLBOX}, stdio]}}\n")
+    toolbox_for_the_user(settings="sandbox: off\n")
     policy(project, '{permission: "mcp__box__*", pattern: "*", action: allow}')
     results = finished(run_json(project, capsys, "{tool: mcp__box__pid, args: {}}",
                                 "{tool: mcp__box__spawn, args: {}}", "{text: done}"))

@@ -6,15 +6,13 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 from pathlib import Path
 
 import pytest
 from support.bwrap import needs_bwrap
-from support.mcp_servers import TOOLBOX
+from support.mcp_servers import TOOLBOX, toolbox_for_the_user
 
 from dm_cc.cli import main
-from dm_cc.config import dirs
 
 pytestmark = needs_bwrap
 
@@ -27,10 +25,7 @@ def in_project(project, monkeypatch):
 def setup(project: Path, user_rules: str = "") -> None:
     """The toolbox as a user-config server (it starts without a trust question), its
     tools allowed, and ``user_rules`` in the user's own policy."""
-    config = dirs.config_dir()
-    config.mkdir(parents=True, exist_ok=True)
-    (config / "config.yaml").write_text(
-        f"mcp:\n  servers:\n    box: {{command: {sys.executable}, args: [{TOOLBOX}, stdio]}}\n")
+    config = toolbox_for_the_user().parent
     (config / "policy.yaml").write_text(
         'rules:\n  - {permission: "mcp__box__*", pattern: "*", action: allow}\n' + user_rules)
 

@@ -23,6 +23,19 @@ def stdio(name: str, *args: str, env: dict[str, str] | None = None) -> ServerDef
                             args=(TOOLBOX, "stdio", *args), env=env or {})
 
 
+def toolbox_for_the_user(more: str = "", *, settings: str = "") -> Path:
+    """The toolbox over stdio as server ``box`` of the user's config.yaml (it starts
+    without a trust question), with ``more`` servers after it and ``settings`` (other
+    keys) before; the file's path."""
+    from dm_cc.config import dirs
+
+    config = dirs.config_dir() / "config.yaml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text(f"{settings}mcp:\n  servers:\n    box: {{command: {sys.executable}, "
+                      f"args: [{TOOLBOX}, stdio]}}\n{more}")
+    return config
+
+
 def time_server() -> ServerDefinition:
     program = shutil.which("mcp-server-time")
     if program is None:
