@@ -37,15 +37,16 @@ import posixpath
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Literal, NamedTuple
 
 from dm_cc.permissions import Gate, Request, Verdict
 from dm_cc.permissions.engine import CompiledRule, subject
 from dm_cc.permissions.paths import PathContextDirs
 from dm_cc.permissions.requests import path_requests
 from dm_cc.permissions.rules import NETWORK
+from dm_cc.sandbox.git import ALWAYS_PINNED, protected
+from dm_cc.sandbox.screen import necessary
 from dm_cc.sandbox.spec import Mount, Network, SandboxSpec
-from dm_cc.sandbox.tree import Tree, list_under
+from dm_cc.sandbox.tree import Tree, inside, list_under
 
 # Patterns that match every path in the project: a rule with one of them names
 # nothing in particular.
@@ -82,9 +83,10 @@ def derive(gate: Gate, where: PathContextDirs, tree: Tree, private: Private) -> 
     notes: list[str] = []
     writable = [Mount(root, "the project"), Mount(private.tmpdir, "the session's TMPDIR")]
     writable += [Mount(d, "the project's git directory") for d in private.git_dirs
-                 if not _inside(d, root)]
+                 if not inside(d, root)]
     writable += _opened_outside(gate, where, private)
-    read_only, no_hooks = _mandatory_read_only(root, tree, private)
+    read_only, no_hooks = protected(root, tree, private.git_dirs, private.hooks_paths,
+                                    private.exists)
     read_only += _marked(gate, where, tree, "edit", _edit_blocks)
     if any(mount.path == root for mount in read_only):  # no edit allowed anywhere in it
         writable = [mount for mount in writable if mount.path != root]
@@ -92,11 +94,11 @@ def derive(gate: Gate, where: PathContextDirs, tree: Tree, private: Private) -> 
         writable = [mount for mount in writable if mount.path != root]
         notes.append(SERVER_READ_ONLY)
     if not any(mount.path == root for mount in writable):  # nothing can be added in it,
-        no_hooks = [m for m in no_hooks if not _inside(m.path, root)]  # nor a mount point made
+        no_hooks = [m for m in no_hooks if not inside(m.path, root)]  # nor a mount point made
     hidden = _marked(gate, where, tree, "read", _read_blocks) + no_hooks
     hidden += _hidden_outside(gate, where, private, [m.path for m in writable], notes)
     for path, why in private.hide:
-        if _inside(root, path) or _inside(where.cwd.as_posix(), path):
+        if inside(root, path) or inside(where.cwd.as_posix(), path):
             notes.append(f"{path} ({why}) holds the project, so it is not hidden")
         elif private.exists(path):
             hidden.append(Mount(path, why, private.is_dir(path)))
@@ -126,74 +128,9 @@ def _edits_everywhere(gate: Gate, where: PathContextDirs) -> bool:
     return gate.decide(probe).action == "allow"
 
 
-GIT_RUNS = (("config", "git config can run commands (core.fsmonitor, aliases)"),
-            ("config.worktree", "git config can run commands"),
-            ("commondir", "says where git reads its config from"),
-            ("hooks", "git hooks run on commit, checkout and merge"))
-NO_HOOKS = "git hooks would run on commit, checkout and merge: none exist, so none can be added"
-HOOKS_PATH = "git's core.hooksPath: the hooks git runs on commit, checkout and merge"
-GITLINK = "a .git file says where the repository is, and so which config git runs"
 PINNED = ("holds a read-only path: bound onto itself, it cannot be renamed, so that path "
           "cannot be moved aside with it and replaced")
 PIN_LIMIT = 32      # directories pinned for the paths rules protect (git's and dm_cc's: all)
-
-
-DM_CC_FILES = "dm_cc's project files (policy, agents)"
-# What git and dm_cc run: their mounts are always pinned (a mount on a link's target
-# has ", through LINK" after its why).
-_MANDATORY_WHY = (*(why for _, why in GIT_RUNS), GITLINK, DM_CC_FILES)
-
-
-def _mandatory_read_only(root: str, tree: Tree, private: Private) -> tuple[list[Mount],
-                                                                           list[Mount]]:
-    """``.dm_cc/`` (the project's policy, agents and settings) and what makes git run
-    commands: the config and hooks of every git directory -- the project's (a
-    worktree's two), a submodule's under ``.git/modules``, a nested repository's.
-    A git directory without ``hooks/`` gets an empty read-only one (the second list,
-    mounted as hidden), else a command could add a hook the person's next ``git
-    commit`` runs outside the sandbox."""
-    found = [Mount(posixpath.join(root, ".dm_cc"), DM_CC_FILES)]
-    found += [Mount(posixpath.join(root, path), GITLINK, False)
-              for path in tree.by_last_segment().get(".git", ())
-              if posixpath.basename(path) == ".git" and not tree.is_dir(path)]
-    missing: list[Mount] = []
-    for git_dir in _git_dirs(root, tree, private):
-        for name, why in GIT_RUNS:
-            path = posixpath.join(git_dir, name)
-            inside = _inside(path, root)
-            if tree.has(path[len(root):].lstrip("/")) if inside else private.exists(path):
-                found.append(Mount(path, why, name == "hooks"))
-            elif name == "hooks":
-                missing.append(Mount(path, NO_HOOKS))
-    for path in private.hooks_paths:   # core.hooksPath: hooks kept in the work tree (husky)
-        if _inside(path, root) and tree.has(path[len(root):].lstrip("/")):
-            found.append(Mount(path, HOOKS_PATH))
-    return found, missing
-
-
-def _git_dirs(root: str, tree: Tree, private: Private) -> list[str]:
-    """The project's git directories (``.git``, a worktree's own and common ones),
-    then every other directory of the tree git would take for one: named ``.git``,
-    or holding ``HEAD`` with ``config`` and ``objects`` (a submodule's, a bare one)
-    or with ``commondir`` (a linked worktree's, under ``.git/worktrees``)."""
-    found = list(private.git_dirs)
-    if not found and tree.is_dir(".git"):
-        found.append(posixpath.join(root, ".git"))
-    named = tree.by_last_segment()
-    others = tree.not_ascii()
-    candidates = [p for p in (*named.get(".git", ()), *others)
-                  if p.endswith(".git") and posixpath.basename(p) == ".git" and tree.is_dir(p)]
-    for head in (*named.get("head", ()), *others):
-        parent = posixpath.dirname(head)
-        if parent and posixpath.basename(head) == "HEAD" and (
-                (tree.has(f"{parent}/config") and tree.has(f"{parent}/objects"))
-                or tree.has(f"{parent}/commondir")):
-            candidates.append(parent)
-    for directory in candidates:
-        path = posixpath.join(root, directory)
-        if path not in found:
-            found.append(path)
-    return found
 
 
 # --------------------------------------------------------------------------- from rules
@@ -255,7 +192,7 @@ def _marked(gate: Gate, where: PathContextDirs, tree: Tree, permission: str,
 
     candidates: dict[str, list[CompiledRule]] = {}
     for rule in suspects:
-        for path in _necessary(rule, where).paths(tree):
+        for path in necessary(rule, where).paths(tree):
             candidates.setdefault(path, []).append(rule)
 
     def suspected(relative: str, rules: list[CompiledRule]) -> bool:
@@ -306,86 +243,6 @@ def _marked(gate: Gate, where: PathContextDirs, tree: Tree, permission: str,
         mounts.append(Mount(posixpath.join(root, relative), _why(found),
                             tree.is_dir(relative)))
     return mounts
-
-
-class Screen(NamedTuple):
-    """A cheap test a project path must pass for a deny or ask rule to match it (a
-    necessary condition, never sufficient), so that in a large tree the rule's own
-    matcher runs only on the few paths that could match. Paths are compared ASCII
-    and casefolded (deny and ask rules ignore case); other paths always pass.
-
-    ``kind``: ``any`` (every path may match), ``none``, ``under`` (the path is
-    ``text`` or inside it), ``named`` (its last segment is ``text``), ``shaped`` (its
-    last segment starts with ``text`` and ends with ``end``)."""
-
-    kind: Literal["any", "none", "under", "named", "shaped"]
-    text: str = ""
-    end: str = ""
-
-    def could(self, folded: str, last: str) -> bool:
-        """Whether a path (casefolded, and its last segment) passes."""
-        if self.kind == "under":
-            return folded == self.text or folded.startswith(self.text + "/")
-        if self.kind == "named":
-            return last == self.text
-        if self.kind == "shaped":
-            return (len(last) >= len(self.text) + len(self.end) and last.startswith(self.text)
-                    and last.endswith(self.end))
-        return self.kind == "any"
-
-    def paths(self, tree: Tree) -> list[str]:
-        """The tree's paths that pass, from its indexes (not path by path)."""
-        if self.kind == "any":
-            return [entry.path for entry in tree.entries]
-        if self.kind == "none":
-            return []
-        if self.kind == "under":
-            found = tree.folded_under(self.text)
-        else:
-            found = [path for last, paths in tree.by_last_segment().items()
-                     if self.could("", last) for path in paths]
-        return found + list(tree.not_ascii())
-
-
-def _necessary(rule: CompiledRule, where: PathContextDirs) -> Screen:
-    """The :class:`Screen` of ``rule``: a pattern without ``/`` matches the last
-    segment (its literal start and end), one with ``/`` the paths under its literal
-    leading directories; anything else passes."""
-    pattern = rule.rule.pattern
-    if not pattern.isascii() or any(ch in pattern for ch in "{[\\"):
-        return Screen("any")
-    home = rule.context.home or where.home.as_posix()
-    root = (rule.context.root or where.root.as_posix()).casefold()
-    if pattern == "~" or pattern.startswith("~/"):
-        pattern = home.rstrip("/") + pattern[1:]
-    pattern = (pattern.rstrip("/") or pattern).casefold()
-    segments = [part for part in pattern.split("/") if part]
-    if any(part in (".", "..") for part in segments[1 if pattern.startswith("./") else 0:]):
-        return Screen("any")
-    if pattern.startswith("/"):
-        literal = "/" + "/".join(_literal_segments(segments))
-        if not _inside(literal, root):
-            return Screen("any" if _inside(root, literal) else "none")
-        within = literal[len(root.rstrip("/")):].lstrip("/")
-        return Screen("under", within) if within else Screen("any")
-    if "/" not in pattern and pattern != "**":
-        cuts = [i for i, ch in enumerate(pattern) if ch in "*?"]
-        if not cuts:
-            return Screen("named", pattern)
-        return Screen("shaped", pattern[:cuts[0]], pattern[cuts[-1] + 1:])
-    if segments and segments[0] == ".":
-        segments = segments[1:]
-    within = "/".join(_literal_segments(segments))
-    return Screen("under", within) if within else Screen("any")
-
-
-def _literal_segments(segments: list[str]) -> list[str]:
-    literal = []
-    for segment in segments:
-        if any(ch in segment for ch in "*?"):
-            break
-        literal.append(segment)
-    return literal
 
 
 def _under_any(path: str, directories: set[str]) -> bool:
@@ -443,7 +300,7 @@ def _hidden_outside(gate: Gate, where: PathContextDirs, private: Private,
             notes.append(f"{_why_rule(rule)}: a pattern with a wildcard right after / is "
                          "held by the gate only, not by the sandbox")
             continue
-        if prefix in seen or _inside(prefix, root) or not private.exists(prefix):
+        if prefix in seen or inside(prefix, root) or not private.exists(prefix):
             continue
         seen.add(prefix)
         if not private.is_dir(prefix):
@@ -456,7 +313,7 @@ def _hidden_outside(gate: Gate, where: PathContextDirs, private: Private,
         probe = _first_block(_judged(gate, "read", posixpath.join(prefix, NEW_FILE), where))
         # A directory holding the project (or TMPDIR, any writable path) is never
         # hidden whole: that path is mounted inside it.
-        holds_project = any(_inside(path, prefix) for path in kept)
+        holds_project = any(inside(path, prefix) for path in kept)
         listed = list_under(prefix, OUTSIDE_LIMIT)
         if listed is None:
             if probe is not None and not holds_project:
@@ -480,7 +337,7 @@ def _collapsed(prefix: str, listed: Sequence[tuple[str, bool]],
                blocked: dict[str, Verdict], kept: list[str]) -> list[Mount]:
     """Blocked paths under ``prefix``: a directory whose entries are all blocked is one
     mount (unless it holds one of the ``kept`` paths); the rest one by one."""
-    open_dirs = {d for path in kept for d in (path, *_ancestors(path)) if _inside(d, prefix)}
+    open_dirs = {d for path in kept for d in (path, *_ancestors(path)) if inside(d, prefix)}
     for path, _ in listed:
         if path not in blocked:
             parent = posixpath.dirname(path)
@@ -526,7 +383,7 @@ def _opened_outside(gate: Gate, where: PathContextDirs, private: Private) -> lis
         rest = rule.rule.pattern.rstrip("/").rsplit("/", 1)[-1]
         if rest != "**" or _literal_prefix(rule.rule.pattern[:-3], where) != (prefix, True):
             continue
-        if prefix == "/" or _inside(root, prefix) or not private.is_dir(prefix):
+        if prefix == "/" or inside(root, prefix) or not private.is_dir(prefix):
             continue
         probe = path_requests("edit", posixpath.join(prefix, NEW_FILE), where)
         if gate.decide(probe).action == "allow":
@@ -556,7 +413,7 @@ def _network(gate: Gate, private: Private, hidden: Sequence[Mount] = ()) -> tupl
         else:
             allowed = "only " + ", ".join(sorted(v.request.pattern for v in opened))
         covered = next(((path, mount) for path in private.forwarder for mount in hidden
-                        if _inside(path, mount.path)), None)
+                        if inside(path, mount.path)), None)
         if private.network_proxy and covered is not None:
             return "off", (f"rules name hosts ({allowed}), but the proxy needs {covered[0]}, "
                            f"which the sandbox hides: {covered[1].why}")
@@ -584,13 +441,13 @@ def _pinned(read_only: list[Mount], writable: list[Mount], notes: list[str]) -> 
     for mount in read_only:
         wanted = []
         for directory in _ancestors(mount.path):
-            if directory in roots or not any(_inside(directory, r) for r in roots):
+            if directory in roots or not any(inside(directory, r) for r in roots):
                 break
-            if any(_inside(directory, wall) for wall in walls):
+            if any(inside(directory, wall) for wall in walls):
                 break       # in a read-only directory (or one): renaming it fails anyway
             if directory not in pins:
                 wanted.append(directory)
-        if not mount.why.startswith(_MANDATORY_WHY):
+        if not mount.why.startswith(ALWAYS_PINNED):
             if for_rules + len(wanted) > PIN_LIMIT:
                 left_out += 1
                 continue
@@ -638,11 +495,6 @@ def _landed(mounts: list[Mount], where: PathContextDirs, private: Private,
             notes.append(f"{mount.path} ({mount.why}) leads to {real}, which does not "
                          "exist: nothing is mounted there")
     return landed
-
-
-def _inside(path: str, directory: str) -> bool:
-    directory = directory.rstrip("/") or "/"
-    return path == directory or path.startswith(directory + "/") or directory == "/"
 
 
 def _unique(mounts: Iterable[Mount]) -> Iterator[Mount]:

@@ -38,6 +38,7 @@ from dm_cc.config import dirs
 from dm_cc.permissions import Gate
 from dm_cc.permissions.paths import PathContextDirs
 from dm_cc.sandbox.derive import Private, derive
+from dm_cc.sandbox.git import git_dirs, hooks_paths
 from dm_cc.sandbox.seccomp import filter_file, unix_socket_filter, unsupported_note
 from dm_cc.sandbox.spec import SandboxSpec, bwrap_argv
 from dm_cc.sandbox.tree import TreeLister
@@ -184,50 +185,6 @@ def private_paths(env: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
     if agent:
         found.append((agent, "the SSH agent's socket (signs with your keys)"))
     return tuple((os.path.realpath(path), why) for path, why in found)
-
-
-def git_dirs(root: Path) -> tuple[str, ...]:
-    """The project's git directories: ``.git``, or for a worktree (``.git`` a file
-    saying ``gitdir: …``) the repository's common dir and its own; then the git
-    dirs of submodules under them (``modules/…``), whose config and hooks run
-    commands as the repository's do."""
-    dot = root / ".git"
-    if dot.is_dir():
-        found = [dot.resolve()]
-    else:
-        try:
-            text = dot.read_text()
-        except OSError:
-            return ()
-        if not text.startswith("gitdir:"):
-            return ()
-        own = (root / text[len("gitdir:"):].strip()).resolve()
-        try:
-            found = [(own / (own / "commondir").read_text().strip()).resolve(), own]
-        except OSError:
-            found = [own]
-    for git_dir in list(found):
-        modules = git_dir / "modules"
-        if modules.is_dir():
-            found += sorted(head.parent for head in modules.rglob("HEAD")
-                            if head.is_file() and (head.parent / "config").exists())
-    return tuple(str(path) for path in dict.fromkeys(found))
-
-
-def hooks_paths(root: Path) -> tuple[str, ...]:
-    """The directory git's ``core.hooksPath`` names for this project (husky's
-    ``.husky``), as git itself reads it: a command that may rewrite it would have its
-    hooks run at the person's next commit."""
-    try:
-        done = subprocess.run(["git", "config", "--get", "core.hooksPath"], cwd=root,
-                              capture_output=True, text=True, timeout=5,
-                              stdin=subprocess.DEVNULL)
-    except (OSError, subprocess.TimeoutExpired):
-        return ()
-    value = done.stdout.strip()
-    if done.returncode != 0 or not value:
-        return ()
-    return (os.path.realpath(root / os.path.expanduser(value)),)
 
 
 class Sandbox:

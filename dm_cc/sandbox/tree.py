@@ -232,3 +232,9 @@ def list_under(directory: str, limit: int) -> list[tuple[str, bool]] | None:
         except OSError:
             continue
     return found
+
+
+def inside(path: str, directory: str) -> bool:
+    """Whether ``path`` is ``directory`` or lies under it (absolute POSIX paths)."""
+    directory = directory.rstrip("/") or "/"
+    return path == directory or path.startswith(directory + "/") or directory == "/"

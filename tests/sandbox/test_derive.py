@@ -11,7 +11,8 @@ from support.sandbox_projects import RULES, WORKS, Project, covered, paths, rule
 
 from dm_cc.compose import Options, open_world
 from dm_cc.permissions import Gate, Layer, PathContext, Rule
-from dm_cc.sandbox.derive import GITLINK, PIN_LIMIT, PINNED, Private, derive
+from dm_cc.sandbox.derive import PIN_LIMIT, PINNED, Private, derive
+from dm_cc.sandbox.git import GITLINK
 from dm_cc.sandbox.host import Sandbox
 from dm_cc.sandbox.spec import Mount
 from dm_cc.sandbox.tree import TreeLister

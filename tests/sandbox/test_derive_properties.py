@@ -31,7 +31,9 @@ from dm_cc.permissions.gate import Ceiling
 from dm_cc.permissions.paths import PathContextDirs
 from dm_cc.permissions.requests import path_requests
 from dm_cc.policy.defaults import DEFAULT_RULES
-from dm_cc.sandbox.derive import NEW_FILE, NO_HOOKS, UNIVERSAL, Private, _necessary, derive
+from dm_cc.sandbox.derive import NEW_FILE, UNIVERSAL, Private, derive
+from dm_cc.sandbox.git import NO_HOOKS
+from dm_cc.sandbox.screen import necessary
 from dm_cc.sandbox.spec import Mount, SandboxSpec, bwrap_argv
 from dm_cc.sandbox.tree import TreeLister
 
@@ -224,7 +226,7 @@ PATH_SEGMENT = st.text(alphabet="aAb.-", min_size=1, max_size=4)
        path=st.lists(PATH_SEGMENT, min_size=1, max_size=4))
 def test_the_screen_never_rules_out_a_path_the_rule_matches(parts, anchor, trailing, action,
                                                             path):
-    """derive's cheap pre-test (``_necessary``) is only an optimisation: a path it
+    """derive's cheap pre-test (``necessary``) is only an optimisation: a path it
     rules out is never one the rule's own matcher would match."""
     root, home = "/w/Proj", "/w/home"
     where = PathContextDirs(Path(root), Path(root), Path(home), HostFilesystem())
@@ -233,7 +235,7 @@ def test_the_screen_never_rules_out_a_path_the_rule_matches(parts, anchor, trail
     rule = next(iter(compiled.candidates("read")))
     relative = "/".join(p for p in path if p not in (".", "..")) or "a"
     folded = relative.casefold()
-    if not _necessary(rule, where).could(folded, folded.rsplit("/", 1)[-1]):
+    if not necessary(rule, where).could(folded, folded.rsplit("/", 1)[-1]):
         assert not rule.matches(subject("read", relative, None, PathContext(root, home))), pattern
 
 

@@ -1,0 +1,94 @@
+"""A cheap test of the project tree against a deny or ask rule: which paths could
+match it at all, found from the tree's indexes (by last segment, or under a
+directory) rather than path by path, so that in a tree of 100,000 files a rule's
+own matcher runs only on the few paths that could match. Never sufficient: a path
+that passes is then judged by the gate (:mod:`dm_cc.sandbox.derive`).
+"""
+
+from __future__ import annotations
+
+from typing import Literal, NamedTuple
+
+from dm_cc.permissions.engine import CompiledRule
+from dm_cc.permissions.paths import PathContextDirs
+from dm_cc.sandbox.tree import Tree, inside
+
+
+class Screen(NamedTuple):
+    """A cheap test a project path must pass for a deny or ask rule to match it (a
+    necessary condition, never sufficient), so that in a large tree the rule's own
+    matcher runs only on the few paths that could match. Paths are compared ASCII
+    and casefolded (deny and ask rules ignore case); other paths always pass.
+
+    ``kind``: ``any`` (every path may match), ``none``, ``under`` (the path is
+    ``text`` or inside it), ``named`` (its last segment is ``text``), ``shaped`` (its
+    last segment starts with ``text`` and ends with ``end``)."""
+
+    kind: Literal["any", "none", "under", "named", "shaped"]
+    text: str = ""
+    end: str = ""
+
+    def could(self, folded: str, last: str) -> bool:
+        """Whether a path (casefolded, and its last segment) passes."""
+        if self.kind == "under":
+            return folded == self.text or folded.startswith(self.text + "/")
+        if self.kind == "named":
+            return last == self.text
+        if self.kind == "shaped":
+            return (len(last) >= len(self.text) + len(self.end) and last.startswith(self.text)
+                    and last.endswith(self.end))
+        return self.kind == "any"
+
+    def paths(self, tree: Tree) -> list[str]:
+        """The tree's paths that pass, from its indexes (not path by path)."""
+        if self.kind == "any":
+            return [entry.path for entry in tree.entries]
+        if self.kind == "none":
+            return []
+        if self.kind == "under":
+            found = tree.folded_under(self.text)
+        else:
+            found = [path for last, paths in tree.by_last_segment().items()
+                     if self.could("", last) for path in paths]
+        return found + list(tree.not_ascii())
+
+
+def necessary(rule: CompiledRule, where: PathContextDirs) -> Screen:
+    """The :class:`Screen` of ``rule``: a pattern without ``/`` matches the last
+    segment (its literal start and end), one with ``/`` the paths under its literal
+    leading directories; anything else passes."""
+    pattern = rule.rule.pattern
+    if not pattern.isascii() or any(ch in pattern for ch in "{[\\"):
+        return Screen("any")
+    home = rule.context.home or where.home.as_posix()
+    root = (rule.context.root or where.root.as_posix()).casefold()
+    if pattern == "~" or pattern.startswith("~/"):
+        pattern = home.rstrip("/") + pattern[1:]
+    pattern = (pattern.rstrip("/") or pattern).casefold()
+    segments = [part for part in pattern.split("/") if part]
+    if any(part in (".", "..") for part in segments[1 if pattern.startswith("./") else 0:]):
+        return Screen("any")
+    if pattern.startswith("/"):
+        literal = "/" + "/".join(_literal_segments(segments))
+        if not inside(literal, root):
+            return Screen("any" if inside(root, literal) else "none")
+        within = literal[len(root.rstrip("/")):].lstrip("/")
+        return Screen("under", within) if within else Screen("any")
+    if "/" not in pattern and pattern != "**":
+        cuts = [i for i, ch in enumerate(pattern) if ch in "*?"]
+        if not cuts:
+            return Screen("named", pattern)
+        return Screen("shaped", pattern[:cuts[0]], pattern[cuts[-1] + 1:])
+    if segments and segments[0] == ".":
+        segments = segments[1:]
+    within = "/".join(_literal_segments(segments))
+    return Screen("under", within) if within else Screen("any")
+
+
+def _literal_segments(segments: list[str]) -> list[str]:
+    literal = []
+    for segment in segments:
+        if any(ch in segment for ch in "*?"):
+            break
+        literal.append(segment)
+    return literal
