@@ -279,7 +279,10 @@ class Sandbox:
                     "Not run: the sandbox is required (sandbox: required) but bubblewrap "
                     f"cannot confine commands here: {self.availability.reason}"))
             return Plan(list(command), confined=False)
-        (self.where.root / ".dm_cc").mkdir(exist_ok=True)  # a mount point: kept read-only
+        # .dm_cc/ is a mount point, kept read-only; where it cannot be made, neither
+        # can the command make it (it runs as the same user)
+        with contextlib.suppress(OSError):
+            (self.where.root / ".dm_cc").mkdir(exist_ok=True)
         spec = self.spec(gate, server=server)
         if cwd is not None:
             spec = replace(spec, cwd=cwd)
