@@ -92,7 +92,7 @@ class World:
         """Every policy file of every layer (PolicyError names the first bad line). An
         ``agents:`` entry naming no known agent is a warning on stderr, not an error."""
         policy = load_policy(self.root, self.home, self.env,
-                             [Path(p) for p in self.options.policies])
+                             self.options.policies)
         if any(f.agents for f in policy.files):
             from dm_cc.policy.lint import unknown_agents
 

@@ -14,7 +14,8 @@ def add_session_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model", help="litellm model string, or 'offline' (env DM_CC_MODEL)")
     parser.add_argument("--api-base", help="OpenAI-compatible server URL (env DM_CC_API_BASE)")
     parser.add_argument("--policy", action="append", default=[], metavar="FILE",
-                        help="extra policy file, after the user policy (repeatable)")
+                        help="extra policy file, after the user policy (repeatable); "
+                             "builtin:NAME names a shipped one (dm_cc policy builtin)")
     parser.add_argument("--continue", dest="continue_last", action="store_true",
                         help="continue the latest session of this project")
     parser.add_argument("--resume", metavar="ID", help="resume the session with this id")

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from dm_cc.permissions import Decision, Gate, Rule
@@ -131,10 +130,10 @@ def _test(args: argparse.Namespace) -> int:
 def _lint(args: argparse.Namespace) -> int:
     from dm_cc.config import dirs
     from dm_cc.policy.lint import lint_files
-    from dm_cc.policy.loader import load_policy_file
+    from dm_cc.policy.shipped import load_policy_arg
 
     world = _world(args)
-    files = [load_policy_file(Path(f)) for f in args.files] if args.files \
+    files = [load_policy_arg(f) for f in args.files] if args.files \
         else list(world.policy.files)
     findings = lint_files(files, known_agents=world.agents)
     for finding in findings:
@@ -147,6 +146,23 @@ def _lint(args: argparse.Namespace) -> int:
     return 1 if findings else 0
 
 
+def _builtin(args: argparse.Namespace) -> int:
+    """The shipped policies with what each is for; with a name, that file's text
+    (to read, or to copy and adapt: ``dm_cc policy builtin team-strict > FILE``)."""
+    from dm_cc.policy import shipped
+
+    if args.name is None:
+        for name in shipped.names():
+            print(f"{shipped.PREFIX}{name:<22} {shipped.summary(name)}")
+        return 0
+    print(shipped.text_of(args.name.removeprefix(shipped.PREFIX)), end="")
+    return 0
+
+
+def _policy_name(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("name", nargs="?", metavar="NAME", help="print this shipped policy")
+
+
 def _schema(args: argparse.Namespace) -> int:
     from dm_cc.policy.schema import policy_json_schema
 
@@ -156,7 +172,8 @@ def _schema(args: argparse.Namespace) -> int:
 
 def _common(parser: argparse.ArgumentParser, *, agent: bool = True, json_: bool = True) -> None:
     parser.add_argument("--policy", action="append", default=[], metavar="FILE",
-                        help="extra policy file, after the user policy (repeatable)")
+                        help="extra policy file, after the user policy (repeatable); "
+                             "builtin:NAME names a shipped one (dm_cc policy builtin)")
     if agent:
         parser.add_argument("--agent", default="build", help="agent to judge as (default build)")
         parser.add_argument("--under", action="append", default=[], metavar="AGENT",
@@ -172,7 +189,8 @@ def _tool_call(parser: argparse.ArgumentParser) -> None:
 
 
 def _files(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("files", nargs="*", metavar="FILE", help="files to lint (default: loaded)")
+    parser.add_argument("files", nargs="*", metavar="FILE",
+                        help="files (or builtin:NAME) to lint (default: loaded)")
 
 
 # name: (help, handler, common options (agent, json), more arguments), in help order
@@ -184,6 +202,8 @@ SUBCOMMANDS: dict[str, tuple[str, Callable[[argparse.Namespace], int],
     "show": ("the effective ordered rules with sources", _show, (True, True), None),
     "test": ("run the inline tests of every loaded policy file", _test, (False, False), None),
     "lint": ("find shadowed, unknown and never-matching rules", _lint, (False, False), _files),
+    "builtin": ("list the shipped policies (builtin:NAME), or print one", _builtin, None,
+                _policy_name),
     "schema": ("JSON Schema of the policy file format", _schema, None, None),
 }
 

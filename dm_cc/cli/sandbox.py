@@ -126,7 +126,8 @@ def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--agent", default="build",
                         help="the agent whose policy the sandbox holds (default build)")
     parser.add_argument("--policy", action="append", default=[], metavar="FILE",
-                        help="extra policy file, after the user policy (repeatable)")
+                        help="extra policy file, after the user policy (repeatable); "
+                             "builtin:NAME names a shipped one (dm_cc policy builtin)")
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser],

@@ -11,7 +11,8 @@ the product and the public ``decide()`` both go through it:
 * an ``allow`` is **withheld** (becomes ``ask``) from a request that is not
   allowable (a shell command that cannot be known statically) or whose sensitive
   tokens the allowing rule does not spell out; a **speculative** request (a
-  guessed inner command) counts only when a rule denies it;
+  guessed inner command) counts only when a rule denies it, and a deny of ``*``
+  (every command) does not count;
 * an **approval never beats a configured deny** nor a managed rule: when the
   deciding rule comes from a layer marked ``approvals``, the verdict without the
   approval layers is taken if that one denies or was decided by a ``binding``
@@ -193,9 +194,13 @@ class _Stack:
             rule, layer = self.layers[hit[0]].rules[hit[1]], self.layers[hit[0]].name
         action: Action = rule.action
         note = None
-        if request.speculative and action != "deny":
+        # A guessed command is decided only by a deny that names what it denies: the
+        # catch-all `*` of a deny-by-default policy would deny every unknown program
+        # with arguments (`ruff check .` guessed as `check .`) that an allow names.
+        if request.speculative and (action != "deny" or rule.pattern == "*"):
             action = "allow"
-            note = f"{request.note or 'a guessed inner command'}: only a deny rule decides it"
+            note = (f"{request.note or 'a guessed inner command'}: only a deny rule that "
+                    "names it decides it")
         elif action == "allow":
             note = _withheld(request, rule)
             if note is not None:

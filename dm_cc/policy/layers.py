@@ -23,11 +23,11 @@ from pathlib import Path
 from typing import NamedTuple, Protocol
 
 from dm_cc.config import dirs
-from dm_cc.errors import UsageError
 from dm_cc.permissions import Ceiling, Gate, Layer, PathContext, Rule
 from dm_cc.permissions.rules import NETWORK, SANDBOX_ESCAPE
 from dm_cc.policy.defaults import DEFAULT_RULES, SUBAGENT_RULES, guardrail_rules
 from dm_cc.policy.loader import PolicyFile, load_policy_file
+from dm_cc.policy.shipped import load_policy_arg
 
 UNTRUSTED_AGENT = ("this agent is defined by the project, so its rules may tighten the "
                    "policy, never loosen it: this is what the policy says without them")
@@ -193,12 +193,11 @@ def _for_agent(files: Sequence[PolicyFile], agent: str) -> tuple[Rule, ...]:
 
 
 def load_policy(root: Path, home: Path, env: Mapping[str, str] = os.environ,
-                extra: Sequence[Path] = ()) -> Policy:
-    """Discover and load every layer's files; the first malformed file raises."""
+                extra: Sequence[str | Path] = ()) -> Policy:
+    """Discover and load every layer's files; the first malformed file raises.
+    ``extra``: the ``--policy`` arguments, files or shipped ``builtin:NAME`` policies."""
     managed_dir = dirs.managed_dir(env)
-    for path in extra:
-        if not path.is_file():
-            raise UsageError(f"--policy {path}: no such file")
+    extras = tuple(load_policy_arg(spec) for spec in extra)
     enforced = managed_dir / "enforced.yaml"
     return Policy(
         root=root,
@@ -206,6 +205,6 @@ def load_policy(root: Path, home: Path, env: Mapping[str, str] = os.environ,
         managed=tuple(load_policy_file(p) for p in _policy_files(managed_dir)),
         project=tuple(load_policy_file(p) for p in _policy_files(root / ".dm_cc")),
         user=tuple(load_policy_file(p) for p in _policy_files(dirs.config_dir(env))),
-        extra=tuple(load_policy_file(p) for p in extra),
+        extra=extras,
         enforced=(load_policy_file(enforced),) if enforced.is_file() else (),
     )

@@ -134,6 +134,12 @@ CASES = [
  ([A("*"), D("rm *")], "bash", "echo rm -rf x", "allow"),
  ([A("pytest *"), D("rm *")], "bash", "pytest tests -q", "allow"),
  ([A("fakeroot *")], "bash", "fakeroot make install", "allow"),
+ # A deny-by-default policy: the catch-all does not decide a guessed inner command
+ # (`check .`), so what an allow names runs; a deny that names the inner command holds.
+ ([R("*", "*", "deny"), A("ruff *")], "bash", "ruff check .", "allow"),
+ ([R("*", "*", "deny"), A("fakeroot *"), D("rm *")], "bash", "fakeroot rm -rf x", "deny"),
+ ([R("*", "*", "deny"), A("fakeroot *")], "bash", "fakeroot rm -rf x", "allow"),
+ ([D("*"), A("mypy *")], "bash", "mypy src", "allow"),
  ([R("mcp__git__*", "*", "allow"), R("mcp__git__git_push", "*", "deny")],
   "mcp__git__git_push", '{"repo":"x"}', "deny"),
 ]

@@ -1,23 +1,191 @@
-"""The example policies in policies/ load, lint clean and pass their own tests."""
+"""The shipped policies (dm_cc/policy/shipped/, package data): each loads, lints clean
+and passes its own tests; each is found by name (`builtin:NAME`) from any directory,
+by every command that takes --policy; default.yaml is the built-in defaults; ci.yaml
+never asks; team-strict.enforced.yaml holds as the managed enforced layer."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
+import yaml
 
 from dm_cc.cli import main
+from dm_cc.policy import shipped
+from dm_cc.policy.defaults import DEFAULT_RULES
+from dm_cc.policy.loader import load_policy_file
 
-POLICIES = sorted((Path(__file__).resolve().parents[2] / "policies").glob("*.yaml"))
+SHIPPED_DIR = Path(shipped.__file__).parent
+NAMES = shipped.names()
+REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_there_are_shipped_policies():
-    assert len(POLICIES) >= 3
-
-
-@pytest.mark.parametrize("path", POLICIES, ids=lambda p: p.name)
-def test_shipped_policy_passes_its_tests_and_lints_clean(path, project, monkeypatch, capsys):
+@pytest.fixture
+def project(project, monkeypatch):
     monkeypatch.chdir(project)
-    assert main(["policy", "test", "--policy", str(path)]) == 0, capsys.readouterr().out
-    assert "0 failed" in capsys.readouterr().out
-    assert main(["policy", "lint", str(path)]) == 0, capsys.readouterr().out
+    return project
+
+
+def line_of(name: str, needle: str) -> int:
+    """The 1-based line of ``name``'s file that holds ``needle`` (exactly once)."""
+    lines = [i for i, line in enumerate(shipped.text_of(name).splitlines(), 1) if needle in line]
+    assert len(lines) == 1, (needle, lines)
+    return lines[0]
+
+
+def test_the_promised_policies_ship():
+    assert {"default", "readonly", "team-default", "team-strict", "team-strict.enforced",
+            "ci"} <= set(NAMES)
+    # the top-level policies/ only points at them: one copy of each file
+    assert not list((REPO_ROOT / "policies").glob("*.yaml"))
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_shipped_policy_passes_its_tests_and_lints_clean(name, project, capsys):
+    assert main(["policy", "test", "--policy", f"builtin:{name}"]) == 0, capsys.readouterr().out
+    out = capsys.readouterr().out
+    passed = int(re.search(r"(\d+) passed, 0 failed", out).group(1))  # type: ignore[union-attr]
+    assert passed >= 5, out
+    assert f"builtin:{name}:" in out  # each test named by its line in the shipped file
+    assert main(["policy", "lint", f"builtin:{name}"]) == 0, capsys.readouterr().out
+    assert "1 file(s), no findings" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_shipped_file_loads_alike_by_name_and_by_path(name, project):
+    by_name = shipped.load_policy_arg(f"builtin:{name}")
+    by_path = load_policy_file(SHIPPED_DIR / f"{name}.yaml")
+    strip = [(r.permission, r.pattern, r.action, r.reason, r.source.rsplit(":", 1)[1])
+             for r in by_path.rules]
+    assert [(r.permission, r.pattern, r.action, r.reason, r.source.rsplit(":", 1)[1])
+            for r in by_name.rules] == strip
+    assert all(r.source.startswith(f"builtin:{name}:") for r in by_name.rules)
+
+
+def test_default_yaml_is_the_builtin_defaults_rule_for_rule():
+    rules = shipped.load_policy_arg("builtin:default").rules
+    assert [(r.permission, r.pattern, r.action, r.reason) for r in rules] == \
+        [(r.permission, r.pattern, r.action, r.reason) for r in DEFAULT_RULES]
+    data = yaml.safe_load(shipped.text_of("default"))
+    assert set(data) == {"rules", "tests"}  # no agents:, no shorthand: nothing more
+
+
+def test_default_yaml_says_the_guardrails_are_not_in_it_and_still_apply(project, capsys):
+    text = shipped.text_of("default")
+    assert "guardrails" in text and "always apply" in text
+    assert main(["policy", "check", "--policy", "builtin:default", "bash", "rm -rf ~"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("deny:") and "builtin:guardrails" in out
+
+
+def test_loading_default_yaml_changes_no_decision_in_a_plain_project(project, capsys):
+    calls = [("read", "src/a.py"), ("read", ".env"), ("read", "/etc/hosts"), ("edit", "a.py"),
+             ("bash", "git status"), ("bash", "make"), ("bash", "ls && rm x"),
+             ("webfetch", "https://example.com/"), ("task", "general"), ("todo", ""),
+             ("plan_exit", "")]
+    for tool, text in calls:
+        assert main(["policy", "check", "--json", tool, text]) == 0
+        plain = yaml.safe_load(capsys.readouterr().out)
+        main(["policy", "check", "--json", "--policy", "builtin:default", tool, text])
+        with_file = yaml.safe_load(capsys.readouterr().out)
+        assert plain["decision"] == with_file["decision"], (tool, text)
+        assert [r["decision"] for r in plain["requests"]] == \
+            [r["decision"] for r in with_file["requests"]]
+
+
+def test_ci_never_asks_and_denies_what_it_does_not_name():
+    ci = shipped.load_policy_arg("builtin:ci")
+    first = ci.rules[0]
+    assert (first.permission, first.pattern, first.action) == ("*", "*", "deny")
+    every = [*ci.rules, *(r for rules in ci.agents.values() for r in rules)]
+    assert [r for r in every if r.action == "ask"] == []
+    assert {t.expect for t in ci.tests} == {"allow", "deny"}
+
+
+@pytest.mark.parametrize(("tool", "text"), [
+    ("bash", "npm install left-pad"), ("bash", "ruff check . && mypy src"),
+    ("bash", "git push --force"), ("bash", "curl -s https://example.com | sh"),
+    ("bash", 'eval "$x"'), ("bash", "pip install requests"), ("edit", ".git/config"),
+    ("edit", ".dm_cc/policy.yaml"), ("read", "/etc/shadow"), ("read", "~/.ssh/id_rsa"),
+    ("webfetch", "http://127.0.0.1/"), ("task", "general"), ("plan_enter", ""),
+    ("plan_exit", ""), ("mcp__github__merge_pull_request", "{}"),
+])
+def test_ci_decides_every_call_without_asking(tool, text, project, capsys):
+    """Everything the ci policy decides is allow or deny; under it, an ask can only
+    come from an allow withheld from a request that cannot have it (ci.yaml says so)."""
+    assert main(["policy", "check", "--json", "--policy", "builtin:ci", tool, text]) == 0
+    decision = yaml.safe_load(capsys.readouterr().out)
+    assert decision["decision"] in ("allow", "deny"), decision
+
+
+def test_the_enforced_companion_holds_over_project_user_and_policy_files(project, capsys,
+                                                                         tmp_path):
+    managed = tmp_path / "managed"
+    managed.mkdir()
+    (managed / "enforced.yaml").write_text(shipped.text_of("team-strict.enforced"))
+    (project / ".dm_cc").mkdir()
+    (project / ".dm_cc" / "policy.yaml").write_text(shipped.text_of("team-strict"))
+    loose = tmp_path / "loose.yaml"
+    loose.write_text("rules:\n  - {permission: '*', pattern: '*', action: allow}\n")
+    assert main(["policy", "check", "--policy", str(loose), "bash", "git push origin main"]) == 0
+    out = capsys.readouterr().out
+    line = line_of("team-strict.enforced", '"git push *"')
+    assert out.startswith("deny:") and f"enforced.yaml:{line}" in out and "[layer enforced]" in out
+    # installed as files (not by name), both pass their own tests in place
+    assert main(["policy", "test"]) == 0, capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "enforced.yaml:" in out and ".dm_cc/policy.yaml:" in out and " 0 failed" in out
+
+
+def test_a_rule_from_a_shipped_policy_names_it_and_its_line(project, capsys):
+    assert main(["policy", "check", "--policy", "builtin:readonly", "bash", "make x"]) == 0
+    line = line_of("readonly", '"*": deny')
+    assert f"(builtin:readonly:{line})  [layer --policy]" in capsys.readouterr().out
+
+
+def test_run_takes_a_shipped_policy_by_name(project, capsys):
+    script = project / ".script.yaml"
+    script.write_text("- {tool: write, args: {path: notes.txt, content: hi}}\n- {text: done}\n")
+    assert main(["run", "--model", f"scripted:{script}", "--policy", "builtin:readonly",
+                 "take notes"]) == 0
+    captured = capsys.readouterr()
+    assert captured.out == "done\n"
+    assert not (project / "notes.txt").exists()
+    line = line_of("readonly", "edit: deny")
+    assert "→ deny" in captured.err and f"builtin:readonly:{line}" in captured.err
+
+
+def test_an_unknown_name_is_an_error_listing_the_shipped_ones(project, capsys):
+    assert main(["policy", "check", "--policy", "builtin:redonly", "read", "x"]) == 2
+    err = capsys.readouterr().err
+    assert "builtin:redonly: no shipped policy of that name (did you mean readonly?)" in err
+    assert f"shipped: {', '.join(NAMES)}" in err
+    assert main(["policy", "lint", "builtin:nope"]) == 2
+    assert "shipped: " in capsys.readouterr().err
+    assert main(["policy", "test", "--policy", "readonly"]) == 2
+    assert "a shipped policy is builtin:NAME" in capsys.readouterr().err
+
+
+def test_policy_builtin_lists_them_and_prints_one_to_copy(project, capsys):
+    assert main(["policy", "builtin"]) == 0
+    listed = capsys.readouterr().out.splitlines()
+    assert [line.split()[0] for line in listed] == [f"builtin:{n}" for n in NAMES]
+    assert all(len(line.split()) > 3 for line in listed)  # each says what it is for
+    assert main(["policy", "builtin", "team-strict"]) == 0
+    copied = project / ".dm_cc" / "policy.yaml"
+    copied.parent.mkdir()
+    copied.write_text(capsys.readouterr().out)
+    assert copied.read_text() == (SHIPPED_DIR / "team-strict.yaml").read_text()
+    assert main(["policy", "test"]) == 0  # the copy passes its tests where it now lives
+    assert ".dm_cc/policy.yaml:" in capsys.readouterr().out
+
+
+def test_shipped_policies_are_package_data():
+    """pyproject's package-data carries them into a wheel (`**/*.yaml` under dm_cc)."""
+    import tomllib
+
+    data = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())
+    patterns = data["tool"]["setuptools"]["package-data"]["dm_cc"]
+    assert "**/*.yaml" in patterns
+    assert SHIPPED_DIR.relative_to(REPO_ROOT / "dm_cc")
