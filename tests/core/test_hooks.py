@@ -238,3 +238,36 @@ def test_a_hook_loosens_only_a_loosenable_ask_and_only_when_trusted(
         assert all(a.decision in ("allow", "abstain") for a in found)
     stricter = [a.decision for a in found if a.decision in STRICTNESS]
     assert STRICTNESS[result.action] >= max((STRICTNESS[d] for d in stricter), default=0)
+
+
+# ---------------------------------------------------------------------- in the loop
+
+def test_a_hooks_ask_is_put_to_the_person_and_an_earlier_answer_does_not_settle_it(
+        project, tmp_path):
+    import json
+
+    from dm_cc.compose import Options, open_world
+    from dm_cc.core.approval import ScriptedApprover
+    from dm_cc.core.loop import Loop, Runtime
+    from dm_cc.llm.scripted import ScriptedModel, call, reply
+    from dm_cc.tools.catalog import builtin_tools
+
+    team = tmp_path / "team.yaml"
+    command = json.dumps(list(answering(tmp_path, "ask", "a person should look")))
+    team.write_text("rules:\n  - {permission: read, pattern: '**', action: allow}\n"
+                    f"hooks:\n  - {{permission: read, pattern: 'notes.txt', command: {command}}}\n")
+    (project / "notes.txt").write_text("hello\n")
+    world = open_world(Options(policies=(str(team),)), cwd=project)
+    approver = ScriptedApprover(["once"])
+    runtime = Runtime(policy=world.policy, agents=world.agents, tools=builtin_tools(),
+                      model=ScriptedModel([call("read", path="notes.txt"), reply("done")]),
+                      approver=approver, where=world.where)
+    loop = Loop(world.sessions.create(project, agent="build"), runtime)
+    asyncio.run(asyncio.wait_for(loop.run("read it"), timeout=30))
+    [asked] = approver.asked
+    assert asked.decision.action == "ask"
+    verdict = asked.decision.verdicts[0]
+    assert verdict.layer == "hook" and verdict.rule.reason == "a person should look"
+    assert not asked.settled()          # the rules allow it; the hook still asks
+    assert asked.suggestions == ()      # "always" could not silence the hook
+    assert "hello" in loop.session.messages[-2].content
