@@ -247,6 +247,25 @@ class World:
         gate = self.gate(self.agent(agent), under=under)
         return gate, gate.decide(self.requests(tool, text))
 
+    def consult_hooks(self, gate: Gate, decision: Decision, tool: str, text: str,
+                      agent: str = DEFAULT_AGENT) -> Decision:
+        """``decision`` with the policy's decision hooks run on its requests, as a
+        session of ``agent`` would run them (``dm_cc policy check``)."""
+        hooks = self.policy.hooks
+        if not hooks:
+            return decision
+        import asyncio
+
+        from dm_cc.core.hooks import CallFacts, consult
+        from dm_cc.tools.catalog import entry
+
+        try:
+            arguments = entry(tool).arguments(text)
+        except (LookupError, ValueError):
+            arguments = {}
+        facts = CallFacts(tool, text, arguments, agent, None, str(self.cwd))
+        return asyncio.run(consult(decision, hooks, gate, facts))
+
     # ------------------------------------------------------------------ sessions
 
     def make_model(self, name: str) -> ChatModel:

@@ -38,7 +38,11 @@ def _decide(args: argparse.Namespace) -> tuple[Gate, Decision]:
 
 
 def _check(args: argparse.Namespace) -> int:
-    _gate, decision = _decide(args)
+    world = _world(args)
+    gate, decision = world.decide(args.tool, args.input, args.agent, args.under)
+    hooks = [] if args.no_hooks else world.policy.hooks
+    if hooks:
+        decision = world.consult_hooks(gate, decision, args.tool, args.input, args.agent)
     if args.json:
         _print_json({
             "decision": decision.action,
@@ -49,13 +53,18 @@ def _check(args: argparse.Namespace) -> int:
                 "decision": v.action, "rule": _rule_json(v.rule),
                 **({"note": v.note} if v.note else {}),
                 **({"aliases": list(v.request.aliases)} if v.request.aliases else {}),
+                **({"decided_by": "hook"} if v.layer == "hook" else {}),
             } for v in decision.verdicts],
+            **({"hooks": [{"command": list(h.command), "source": h.source, "layer": h.layer}
+                          for h in hooks]} if hooks else {}),
         })
         return 0
-    from dm_cc.ui.describe import trace_lines
+    from dm_cc.ui.describe import hooks_lines, trace_lines
 
     print(f"{decision.action}: {args.tool} {args.input!r} (agent {_who(args)})")
     for line in trace_lines(decision):
+        print(line)
+    for line in hooks_lines(hooks):
         print(line)
     return 0
 
@@ -188,6 +197,12 @@ def _tool_call(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("input", metavar="INPUT", help="its main input (command, path, URL …)")
 
 
+def _check_arguments(parser: argparse.ArgumentParser) -> None:
+    _tool_call(parser)
+    parser.add_argument("--no-hooks", action="store_true",
+                        help="do not run the policy's decision hooks (they run by default)")
+
+
 def _files(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("files", nargs="*", metavar="FILE",
                         help="files (or builtin:NAME) to lint (default: loaded)")
@@ -197,7 +212,8 @@ def _files(parser: argparse.ArgumentParser) -> None:
 SUBCOMMANDS: dict[str, tuple[str, Callable[[argparse.Namespace], int],
                              tuple[bool, bool] | None,
                              Callable[[argparse.ArgumentParser], None] | None]] = {
-    "check": ("decide one tool call", _check, (True, True), _tool_call),
+    "check": ("decide one tool call (running the policy's hooks)", _check, (True, True),
+              _check_arguments),
     "explain": ("show every rule considered", _explain, (True, False), _tool_call),
     "show": ("the effective ordered rules with sources", _show, (True, True), None),
     "test": ("run the inline tests of every loaded policy file", _test, (False, False), None),

@@ -50,6 +50,7 @@ from dm_cc.core.events import (
     ToolFinished,
     TurnEnded,
 )
+from dm_cc.core.hooks import CallFacts, consult, failure_for
 from dm_cc.core.prompts import system_prompt
 from dm_cc.core.subagents import Subagents, lineage, lineage_key
 from dm_cc.errors import UsageError
@@ -301,7 +302,7 @@ class Loop:
     async def execute(self, calls: Sequence[ToolCall]) -> None:
         gate = self.gate()
         ctx = self.context(gate)
-        prepared = [self._prepare(call, gate, ctx) for call in calls]
+        prepared = [await self._prepare(call, gate, ctx) for call in calls]
         outputs: list[ToolOutput | None] = [None] * len(prepared)
         try:
             if all(p.decision is not None and p.decision.action == "allow" for p in prepared):
@@ -323,7 +324,7 @@ class Loop:
 
     # ------------------------------------------------------------------ enforcement
 
-    def _prepare(self, call: ToolCall, gate: Gate, ctx: ToolContext) -> _Prepared:
+    async def _prepare(self, call: ToolCall, gate: Gate, ctx: ToolContext) -> _Prepared:
         tool = self._tools.get(call.name)
         if tool is None:
             return _Prepared(call, error=f"Unknown tool {call.name!r}. Available: "
@@ -344,9 +345,18 @@ class Loop:
             requests.append(Request(DOOM_LOOP, call.name,
                                     note=f"{call.name} with the same arguments "
                                          f"{DOOM_LOOP_REPEATS} times in a row"))
-        decision = gate.decide(requests)
+        decision = await self._consult_hooks(gate.decide(requests), gate, call, tool)
         self.rt.on_event(ToolDecided(call, decision))
         return _Prepared(call, tool, params, decision)
+
+    async def _consult_hooks(self, decision: Decision, gate: Gate, call: ToolCall,
+                             tool: Tool[Any]) -> Decision:
+        """The policy's decision hooks see the call's requests (core/hooks.py)."""
+        arguments = call.arguments or {}
+        facts = CallFacts(call.name, tool.entry.main_text(arguments), arguments, self.agent.name,
+                          self.session.info.id, str(self.rt.where.cwd))
+        return await consult(decision, self.rt.policy.hooks, gate, facts,
+                             failure=failure_for(self.rt.approver))
 
     async def _enforce_and_run(self, item: _Prepared, ctx: ToolContext) -> ToolOutput:
         """THE enforcement point: every tool call passes here before it runs."""
@@ -373,7 +383,10 @@ class Loop:
         """The sandbox stopped the call: run it again unconfined only if a
         ``sandbox_escape`` rule allows it or the person says so."""
         assert confined.escape is not None
-        decision = self.gate().decide([confined.escape])
+        assert item.tool is not None
+        gate = self.gate()
+        decision = await self._consult_hooks(gate.decide([confined.escape]), gate, item.call,
+                                             item.tool)
         self.rt.on_event(ToolDecided(item.call, decision))
         if decision.action == "ask":
             approval = await self._ask(replace(item, decision=decision), ctx,
@@ -409,7 +422,10 @@ class Loop:
         arguments = dict(item.call.arguments or {})
         approvals = self.rt.approvals.rules(self.agent.name)
         requests = [v.request for v in item.decision.verdicts]
-        asking = [v.request for v in item.decision.verdicts if v.action == "ask"]
+        # a hook's ask comes back whatever was approved: nothing to remember for it
+        asking = [v.request for v in item.decision.verdicts
+                  if v.action == "ask" and v.layer != "hook"]
+        hooked = any(v.layer == "hook" and v.action != "allow" for v in item.decision.verdicts)
 
         def covers(rule: Rule) -> bool:  # judged by the real gate: ceilings, managed rules
             gate = self.gate_with((*approvals, rule))
@@ -425,7 +441,7 @@ class Loop:
             description=description if isinstance(description, str) else "",
             main_input=item.tool.entry.main_text(arguments), suggestions=suggestions,
             covers=covers, call_id=item.call.id,
-            settled=lambda: self.gate().decide(requests).action == "allow")
+            settled=lambda: not hooked and self.gate().decide(requests).action == "allow")
 
     async def _run(self, item: _Prepared, ctx: ToolContext) -> ToolOutput:
         assert item.tool is not None and item.params is not None

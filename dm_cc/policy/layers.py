@@ -26,6 +26,7 @@ from dm_cc.config import dirs
 from dm_cc.permissions import Ceiling, Gate, Layer, PathContext, Rule
 from dm_cc.permissions.rules import NETWORK, SANDBOX_ESCAPE
 from dm_cc.policy.defaults import DEFAULT_RULES, SUBAGENT_RULES, guardrail_rules
+from dm_cc.policy.hooks import Hook, refuse_project_hooks
 from dm_cc.policy.loader import PolicyFile, load_policy_file
 from dm_cc.policy.shipped import load_policy_arg
 
@@ -77,6 +78,15 @@ class Policy:
     @property
     def files(self) -> tuple[PolicyFile, ...]:
         return self.managed + self.project + self.user + self.extra + self.enforced
+
+    @property
+    def hooks(self) -> tuple[Hook, ...]:
+        """Every file's hooks, each marked with its file's layer, in layer order (a
+        project's files have none: :func:`load_policy` refuses them)."""
+        return tuple(replace(hook, layer=layer)
+                     for layer, files in (("managed", self.managed), ("user", self.user),
+                                          ("--policy", self.extra), ("enforced", self.enforced))
+                     for f in files for hook in f.hooks)
 
     @property
     def context(self) -> PathContext:
@@ -199,11 +209,14 @@ def load_policy(root: Path, home: Path, env: Mapping[str, str] = os.environ,
     managed_dir = dirs.managed_dir(env)
     extras = tuple(load_policy_arg(spec) for spec in extra)
     enforced = managed_dir / "enforced.yaml"
+    managed = tuple(load_policy_file(p) for p in _policy_files(managed_dir))
+    project = tuple(load_policy_file(p) for p in _policy_files(root / ".dm_cc"))
+    refuse_project_hooks(project)
     return Policy(
         root=root,
         home=home,
-        managed=tuple(load_policy_file(p) for p in _policy_files(managed_dir)),
-        project=tuple(load_policy_file(p) for p in _policy_files(root / ".dm_cc")),
+        managed=managed,
+        project=project,
         user=tuple(load_policy_file(p) for p in _policy_files(dirs.config_dir(env))),
         extra=extras,
         enforced=(load_policy_file(enforced),) if enforced.is_file() else (),

@@ -19,6 +19,7 @@ from dm_cc.errors import PolicyError
 from dm_cc.permissions import PathContext, Rule
 from dm_cc.permissions.patterns import PathGlob
 from dm_cc.permissions.rules import MCP_PREFIX, language_of
+from dm_cc.policy.hooks import Hook, hooks_from
 from dm_cc.policy.validator_schema import POLICY_CORE_SCHEMA
 from dm_cc.tools.catalog import entry, is_known_permission, known_permissions
 
@@ -45,6 +46,8 @@ class PolicyFile:
     tests: tuple[InlineTest, ...] = ()
     #: where each ``agents:`` entry is named (``file:line``), for an unknown name's finding
     agent_sources: dict[str, str] = field(default_factory=dict)
+    #: ``hooks:``: commands that see matching requests (refused in a project's files)
+    hooks: tuple[Hook, ...] = ()
 
 
 def suggestion(name: str, known: Iterable[str]) -> str:
@@ -100,16 +103,22 @@ def rules_from(specs: list[dict], shorthand: dict, here: LinePath, shown: str,
         rules.append(Rule(spec["permission"], spec["pattern"], spec["action"], spec.get("reason"),
                           f"{shown}:{line}"))
     for rule in rules:
-        line = int(rule.source.rsplit(":", 1)[1])
-        problem = unknown_permission(rule.permission)
-        if problem is not None:
-            raise PolicyError(shown, line, problem)
-        _check_pattern(rule, shown, line)
+        _check_rule(rule, shown)
     return tuple(rules)
 
 
-def parse_policy(text: str, shown: str) -> PolicyFile:
-    """Parse policy text; ``shown`` is the name used in sources and errors."""
+def _check_rule(rule: Rule, shown: str) -> None:
+    """A rule's permission is known and its pattern compiles (PolicyError at its line)."""
+    line = int(rule.source.rsplit(":", 1)[1])
+    problem = unknown_permission(rule.permission)
+    if problem is not None:
+        raise PolicyError(shown, line, problem)
+    _check_pattern(rule, shown, line)
+
+
+def parse_policy(text: str, shown: str, directory: Path | None = None) -> PolicyFile:
+    """Parse policy text; ``shown`` is the name used in sources and errors;
+    ``directory`` the file's, where a hook's relative program is found."""
     data, lines = load_yaml(text, shown, PolicyError)
     if data is None:
         return PolicyFile(shown)
@@ -138,7 +147,10 @@ def parse_policy(text: str, shown: str) -> PolicyFile:
         tests.append(InlineTest(tool, spec["input"], spec["expect"], spec.get("agent"),
                                 spec.get("name"), f"{shown}:{line}"))
     agent_sources = {name: f"{shown}:{line_of(lines, ('agents', name))}" for name in agents}
-    return PolicyFile(shown, rules, agents, tuple(tests), agent_sources)
+    hooks = hooks_from(model.get("hooks", []), shown, lines, directory)
+    for hook in hooks:
+        _check_rule(hook.as_rule(), shown)
+    return PolicyFile(shown, rules, agents, tuple(tests), agent_sources, hooks)
 
 
 def load_policy_file(path: Path) -> PolicyFile:
@@ -149,4 +161,4 @@ def load_policy_file(path: Path) -> PolicyFile:
         raise PolicyError(shown, None, "no such policy file") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise PolicyError(shown, None, f"cannot read policy file: {exc}") from None
-    return parse_policy(text, shown)
+    return parse_policy(text, shown, path.resolve().parent)

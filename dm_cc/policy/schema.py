@@ -10,6 +10,8 @@ agents:                      # appended after the agent's own rules
   plan: {rules: [{permission: edit, pattern: "docs/**/*.md", action: allow}]}
 tests:                       # checked by `dm_cc policy test`
   - {tool: bash, input: "git status && rm -rf /", expect: deny}
+hooks:                       # commands that see a matching request (not in a project's files)
+  - {permission: bash, pattern: "git push *", command: [/usr/local/bin/check-push], timeout: 5}
 ```
 """
 
@@ -52,6 +54,17 @@ class InlineTestSpec(_Strict):
     name: str | None = None
 
 
+class HookSpec(_Strict):
+    """An external command that sees a matching request before it is decided
+    (docs/hooks.md). Only the user's own, ``--policy`` and managed files may name one."""
+
+    permission: str = Field(min_length=1, description="Permission name or wildcard, as in rules")
+    pattern: str = Field(default="*", min_length=1,
+                         description="In the permission's pattern language, as in rules")
+    command: list[str] = Field(min_length=1, description="The program and its arguments (no shell)")
+    timeout: float = Field(default=5, gt=0, le=60, description="Seconds before it is killed")
+
+
 class PolicyFileModel(_Strict):
     """A dm_cc policy file."""
 
@@ -62,6 +75,7 @@ class PolicyFileModel(_Strict):
     rules: list[RuleSpec] = Field(default_factory=list)
     agents: dict[str, AgentOverride] = Field(default_factory=dict)
     tests: list[InlineTestSpec] = Field(default_factory=list)
+    hooks: list[HookSpec] = Field(default_factory=list)
 
 
 def policy_json_schema() -> dict:

@@ -6,9 +6,10 @@ Plain text only (no prompt_toolkit): the light commands import this too.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 from dm_cc.permissions import Decision, Gate, Rule, Verdict
+from dm_cc.policy.hooks import Hook
 
 
 def rule_text(rule: Rule) -> str:
@@ -30,6 +31,17 @@ def trace_lines(decision: Decision) -> Iterator[str]:
         yield f"        rule: {v.rule.describe()}" + (f"  [layer {v.layer}]" if v.layer else "")
         if v.note:
             yield f"        note: {v.note}"
+
+
+def hooks_lines(hooks: Sequence[Hook]) -> Iterator[str]:
+    """What ``policy check`` says of the decision hooks it ran (docs/hooks.md)."""
+    if not hooks:
+        return
+    yield (f"hooks: {len(hooks)} in the policy; those matching a request were run now, as a "
+           "session runs them (a failed hook counts as ask; in a headless run, deny; "
+           "--no-hooks leaves them out)")
+    for hook in hooks:
+        yield f"  {hook.permission} {hook.pattern!r}: {hook.shown}  [{hook.layer}]"
 
 
 def tree_indent(depth: int) -> str:
