@@ -12,6 +12,7 @@
     person_once | person_session | person_always | person_reject | person_cancel
                        the rules asked and the person answered
     headless_default   the rules asked and a headless run answered (--on-ask deny|fail)
+    cancelled          the rules asked and the turn was cancelled before an answer
 
 A log that cannot be written never stops the session: the first failure is a
 :class:`Notice`, and when writing works again a second one says how many
@@ -77,9 +78,12 @@ def _now() -> str:
 
 
 def record(loop: Loop, call: ToolCall, tool: Tool[Any] | None, decision: Decision,
-           approval: Approval | None = None, *, by: str | None = None) -> dict[str, Any]:
+           approval: Approval | None = None, *, by: str | None = None,
+           answer: str | None = None) -> dict[str, Any]:
     """One decision as the audit log keeps it. ``decision`` is the gate's; the call
-    ran (``decision`` allow) or not (deny). ``by``: who decided, when already known."""
+    ran (``decision`` allow) or not (deny). ``by`` and ``answer``: who decided and
+    what was answered, when there is no ``approval`` to tell (a failed or cancelled
+    question)."""
     root = loop
     while root.parent is not None:
         root = root.parent
@@ -99,7 +103,7 @@ def record(loop: Loop, call: ToolCall, tool: Tool[Any] | None, decision: Decisio
         "gate": decision.action,
         "decision": "allow" if ran else "deny",
         "decided_by": by or decided_by(decision, approval),
-        "answer": approval.answer if approval is not None else None,
+        "answer": approval.answer if approval is not None else answer,
         "feedback": approval.feedback if approval is not None else None,
         "requests": [_verdict(v) for v in decision.verdicts],
         "pid": os.getpid(),

@@ -407,6 +407,9 @@ class Loop:
         except AskFailed:
             self._audit(item, by="headless_default", answer="fail")
             raise
+        except asyncio.CancelledError:  # the turn ended while the question was open
+            self._audit(item, by="cancelled", answer="cancel")
+            raise
         self._audit(item, approval)
         if approval.answer in REMEMBERING:
             self.rt.approvals.remember(
@@ -459,9 +462,8 @@ class Loop:
         if approval is not None and approval.by == "approval":  # covered by an answer meanwhile
             requests = [v.request for v in item.decision.verdicts]
             by = audit.decided_by(self.gate().decide(requests))
-        entry = audit.record(self, item.call, item.tool, item.decision, approval, by=by)
-        if answer is not None:
-            entry["answer"] = answer
+        entry = audit.record(self, item.call, item.tool, item.decision, approval, by=by,
+                             answer=answer)
         audit.write(self.rt.audit, entry, self.rt.on_event)
 
     def _append(self, message: Message) -> None:

@@ -320,9 +320,27 @@ class AuditLog:
         except OSError as exc:
             raise AuditLogError(str(path), f"cannot read the audit log: {exc}") from None
 
+    @contextmanager
+    def _reading(self) -> Iterator[None]:
+        """A shared lock while reading, when appends ever took one: no half-written line
+        or head read in the middle of an append (reading creates nothing)."""
+        try:
+            fd = os.open(self.lock_path, os.O_RDONLY)
+        except OSError:
+            yield
+            return
+        try:
+            if fcntl is not None:
+                fcntl.flock(fd, fcntl.LOCK_SH)
+            yield
+        finally:
+            os.close(fd)
+
     def records(self) -> Iterator[tuple[int, dict[str, Any] | None]]:
         """Each line's number and record (None: not a JSON object), without verifying."""
-        for number, line in enumerate(_lines(self._read(self.path) or b""), start=1):
+        with self._reading():
+            data = self._read(self.path) or b""
+        for number, line in enumerate(_lines(data), start=1):
             try:
                 record = json.loads(line.decode("utf-8"))
             except (UnicodeDecodeError, json.JSONDecodeError):
@@ -331,8 +349,9 @@ class AuditLog:
 
     def verify(self) -> Verification:
         """Check the chain line by line, then that the log ends where its head says."""
-        data = self._read(self.path)
-        head_bytes = self._read(self.head_path)
+        with self._reading():  # the head first: an append between the two only adds lines
+            head_bytes = self._read(self.head_path)
+            data = self._read(self.path)
         lines = _lines(data or b"")
         seq, prev, size = 0, GENESIS, 0
         hashes: list[tuple[str, int]] = []  # each line's hash and the size up to its end

@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import pytest
+
 from dm_cc.compose import open_world
 from dm_cc.core.approval import Approval, Approvals, ScriptedApprover
 from dm_cc.core.audit import decided_by
@@ -92,3 +94,32 @@ def test_a_hook_verdict_is_credited_to_the_hook():
     assert decided_by(Decision("deny", (rule,))) == "rule"
     assert decided_by(Decision("ask", (rule,)), Approval("reject", by="headless")) == \
         "headless_default"
+
+
+class Waiting:
+    """An approver whose person never answers."""
+
+    def __init__(self) -> None:
+        self.asked = asyncio.Event()
+
+    async def approve(self, request):
+        self.asked.set()
+        await asyncio.Event().wait()
+
+
+def test_a_question_left_open_by_a_cancelled_turn_is_recorded(project):
+    approver = Waiting()
+    loop = make_loop(project, ScriptedModel([call("write", path="a.txt", content="x"),
+                                             reply("x")]), approver, [])
+
+    async def cancel_while_asking() -> None:
+        turn = asyncio.ensure_future(loop.run("go"))
+        await asyncio.wait_for(approver.asked.wait(), timeout=30)
+        turn.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await turn
+
+    asyncio.run(cancel_while_asking())
+    [record] = recorded(project)
+    assert (record["input"], record["decision"], record["decided_by"], record["answer"]) == (
+        "a.txt", "deny", "cancelled", "cancel")
