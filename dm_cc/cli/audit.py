@@ -143,7 +143,7 @@ def _report(result: Verification) -> bool:
     line = result.broken.line
     if line is not None and line > 1:
         print(f"  records 1 to {min(line - 1, result.records)} verify")
-    if result.broken.message.startswith("torn record"):
+    if result.broken.message.startswith("torn record") and ".set-aside-" not in result.path.name:
         print(f"  {RECOVER_TORN}")
     return False
 
