@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     from dm_cc.mcp.manager import McpServers
     from dm_cc.sandbox.host import Plan, Sandbox
     from dm_cc.session.approvals import ApprovalStore
+    from dm_cc.session.audit import AuditLog
     from dm_cc.session.store import SessionStore
 
 NO_MODEL = (
@@ -133,6 +134,13 @@ class World:
         from dm_cc.session.approvals import ApprovalStore
 
         return ApprovalStore.for_project(dirs.data_dir(self.env), self.root)
+
+    @cached_property
+    def audit(self) -> AuditLog:
+        """The project's audit log of decisions (a file in the data dir, docs/audit.md)."""
+        from dm_cc.session.audit import AuditLog
+
+        return AuditLog.for_project(dirs.data_dir(self.env), self.root)
 
     # ------------------------------------------------------------------ MCP servers
 
@@ -324,7 +332,8 @@ class World:
                           model=self.make_model(model_name), approver=approver,
                           where=self.where, on_event=on_event, on_stream=on_stream,
                           approvals=Approvals(self.approvals), models=self.make_model,
-                          max_task_depth=self.settings.max_task_depth, sandbox=self.sandbox)
+                          max_task_depth=self.settings.max_task_depth, sandbox=self.sandbox,
+                          audit=self.audit)
         requested = agent.name if (options.agent or not session.messages) else None
         return Loop(session, runtime, max_turns=options.max_turns, agent=requested,
                     wait_background=wait_background)

@@ -7,6 +7,7 @@
      │    └── SettingsError       a settings file (config.yaml)
      ├── SessionError             a session cannot be found or read
      ├── ApprovalStoreError       the saved approvals cannot be read or changed; names the file
+     ├── AuditLogError            the audit log cannot be read or written; names the file
      └── UsageError               the command line asks for something impossible
 
 The CLI turns any of these into a message on stderr and exit status 2: dm_cc
@@ -58,6 +59,15 @@ class ApprovalStoreError(DmccError):
         self.message = message
         where = f"{path}:{line}" if line is not None else path
         super().__init__(f"{where}: {message}")
+
+
+class AuditLogError(DmccError):
+    """The audit log cannot be read or written; the message starts with the file."""
+
+    def __init__(self, path: str, message: str) -> None:
+        self.path = path
+        self.message = message
+        super().__init__(f"{path}: {message}")
 
 
 class UsageError(DmccError):

@@ -1,10 +1,10 @@
 """The command line: ``main(argv=None) -> int``. One module per command group
-(``run``, ``sessions``, ``approvals``, ``policy``, ``sandbox``, ``mcp``; ``interactive``
+(``run``, ``sessions``, ``approvals``, ``policy``, ``sandbox``, ``mcp``, ``audit``; ``interactive``
 when no command is named), each thin: parse, ask the world (:mod:`dm_cc.compose`), print.
 
 Exit status: 0 success (whatever a ``policy check`` decides), 1 a failed
-``policy test`` or ``policy lint`` findings, 2 a policy, configuration, saved-approvals
-or usage error (reported as ``file:line: message``; never a traceback).
+``policy test``, ``policy lint`` findings or a broken ``audit verify``, 2 a policy,
+configuration, saved-approvals or usage error (reported as ``file:line: message``; never a traceback).
 
 Heavy modules (litellm, mcp) are imported only by the commands that need them,
 never by ``--help`` or ``policy …``.
@@ -65,7 +65,7 @@ class _Parser(argparse.ArgumentParser):
 COMMANDS = {"run": "dm_cc.cli.run", "sessions": "dm_cc.cli.sessions",
             "approvals": "dm_cc.cli.approvals", "policy": "dm_cc.cli.policy",
             "sandbox": "dm_cc.cli.sandbox",
-            "mcp": "dm_cc.cli.mcp_servers"}
+            "mcp": "dm_cc.cli.mcp_servers", "audit": "dm_cc.cli.audit"}
 
 
 def _wanted(argv: Sequence[str]) -> str | None:

@@ -109,11 +109,14 @@ class ApprovalRequest:
 @dataclass(frozen=True, slots=True)
 class Approval:
     """An answer. ``rules``: what session/always remembers when the person edited
-    the suggestions (None: the suggestions as they are)."""
+    the suggestions (None: the suggestions as they are). ``by``: who answered -- the
+    person, a headless run's fixed answer, or an approval given meanwhile that
+    covers the call (the audit log's ``decided_by``)."""
 
     answer: Answer
     feedback: str | None = None
     rules: tuple[Rule, ...] | None = None
+    by: Literal["person", "headless", "approval"] = "person"
 
 
 class Approver(Protocol):
@@ -205,7 +208,7 @@ class HeadlessApprover:
     async def approve(self, request: ApprovalRequest) -> Approval:
         if self.on_ask == "fail":
             raise AskFailed(request)
-        return Approval("reject", HEADLESS_FEEDBACK)
+        return Approval("reject", HEADLESS_FEEDBACK, by="headless")
 
 
 @dataclass

@@ -31,7 +31,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from dm_cc.agents.builtin import Agent, named_agent
-from dm_cc.core import compaction
+from dm_cc.core import audit, compaction
 from dm_cc.core.approval import (
     REMEMBERING,
     Approval,
@@ -61,6 +61,7 @@ from dm_cc.permissions.requests import path_requests
 from dm_cc.permissions.rules import DOOM_LOOP
 from dm_cc.policy.layers import Policy
 from dm_cc.sandbox.host import Sandbox
+from dm_cc.session.audit import AuditLog
 from dm_cc.session.messages import Message, ToolCall, agent_in_charge
 from dm_cc.session.store import Session
 from dm_cc.tools.base import Tool, ToolContext, ToolOutput
@@ -98,6 +99,8 @@ class Runtime:
     max_task_depth: int = 3
     # Where shell commands run confined (None: unconfined, as in most unit tests).
     sandbox: Sandbox | None = None
+    # Where every enforced decision is recorded (None: nowhere); subagents share it.
+    audit: AuditLog | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -363,6 +366,8 @@ class Loop:
         if item.error is not None or item.decision is None:
             return ToolOutput(item.error or "not decided", is_error=True)
         action = item.decision.action
+        if action != "ask":
+            self._audit(item)
         if action == "deny":
             return ToolOutput(denial_message(item.call.name, item.decision), is_error=True)
         if action == "ask":
@@ -388,6 +393,8 @@ class Loop:
         decision = await self._consult_hooks(gate.decide([confined.escape]), gate, item.call,
                                              item.tool)
         self.rt.on_event(ToolDecided(item.call, decision))
+        if decision.action != "ask":
+            self._audit(replace(item, decision=decision))
         if decision.action == "ask":
             approval = await self._ask(replace(item, decision=decision), ctx,
                                        stopped=confined.output[-STOPPED_SHOWN:])
@@ -408,7 +415,15 @@ class Loop:
     async def _ask(self, item: _Prepared, ctx: ToolContext, stopped: str = "") -> Approval:
         assert item.tool is not None and item.decision is not None
         request = replace(self.approval_request(item, ctx), stopped=stopped)
-        approval = await self.rt.approver.approve(request)
+        try:
+            approval = await self.rt.approver.approve(request)
+        except AskFailed:
+            self._audit(item, by="headless_default", answer="fail")
+            raise
+        except asyncio.CancelledError:  # the turn ended while the question was open
+            self._audit(item, by="cancelled", answer="cancel")
+            raise
+        self._audit(item, approval)
         if approval.answer in REMEMBERING:
             self.rt.approvals.remember(
                 self.agent.name, request.kept(approval), save=approval.answer == "always",
@@ -454,6 +469,18 @@ class Loop:
                               is_error=True)
 
     # ------------------------------------------------------------------ recording
+
+    def _audit(self, item: _Prepared, approval: Approval | None = None, *,
+               by: str | None = None, answer: str | None = None) -> None:
+        """Record a decision once its outcome is known (core/audit.py)."""
+        if self.rt.audit is None or item.decision is None:
+            return
+        if approval is not None and approval.by == "approval":  # covered by an answer meanwhile
+            requests = [v.request for v in item.decision.verdicts]
+            by = audit.decided_by(self.gate().decide(requests))
+        entry = audit.record(self, item.call, item.tool, item.decision, approval, by=by,
+                             answer=answer)
+        audit.write(self.rt.audit, entry, self.rt.on_event)
 
     def _append(self, message: Message) -> None:
         self.session.append(message)

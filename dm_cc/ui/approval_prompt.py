@@ -161,7 +161,7 @@ class ReplApprover:
                     who = f"[{request.asker}] " if request.asker else ""
                     self.screen.line([("class:allow", f"  {who}{request.tool} "
                                        f"{request.main_input}: allowed by your earlier answer")])
-                    return Approval("once")
+                    return Approval("once", by="approval")
                 if self.make_room is not None:
                     await self.make_room()
                 return await self._question(request)

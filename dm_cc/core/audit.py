@@ -1,0 +1,128 @@
+"""What the loop writes to the audit log for each decision it enforces (docs/audit.md).
+
+    record(loop, call, tool, decision, approval) -> dict    one decision, as data
+    write(log, record, on_event)                            appended; trouble told once
+
+``decided_by`` says who settled the call:
+
+    rule               the rules allowed or denied it outright
+    saved_approval     an allow decided by a saved "always" approval
+    session_approval   an allow decided by an approval given earlier in this process
+    hook               a decision hook decided it (a verdict whose layer is "hook")
+    person_once | person_session | person_always | person_reject | person_cancel
+                       the rules asked and the person answered
+    headless_default   the rules asked and a headless run answered (--on-ask deny|fail)
+    cancelled          the rules asked and the turn was cancelled before an answer
+
+A log that cannot be written never stops the session: the first failure is a
+:class:`Notice`, and when writing works again a second one says how many
+decisions were not recorded.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from dm_cc.core.approval import Approval
+from dm_cc.core.events import Event, Notice
+from dm_cc.errors import DmccError
+from dm_cc.permissions import Decision
+from dm_cc.permissions.gate import Verdict
+from dm_cc.session.audit import AuditLog
+from dm_cc.session.messages import ToolCall
+from dm_cc.tools.base import Tool
+
+if TYPE_CHECKING:
+    from dm_cc.core.loop import Loop
+
+HOOK_LAYER = "hook"          # the layer name a decision hook's verdicts carry
+APPROVALS_LAYER = "approvals"
+SAVED_SOURCE = "approval:apr_"
+
+
+def decided_by(decision: Decision, approval: Approval | None = None) -> str:
+    """Who settled a call decided ``decision`` (and answered ``approval`` if it asked)."""
+    if approval is not None:
+        if approval.by == "headless":
+            return "headless_default"
+        if approval.by == "person":
+            return f"person_{approval.answer}"
+    deciding = decision.deciding
+    if any(v.layer == HOOK_LAYER for v in deciding):
+        return "hook"
+    if decision.action == "allow":
+        approved = [v for v in deciding if v.layer == APPROVALS_LAYER]
+        if any(v.rule.source.startswith(SAVED_SOURCE) for v in approved):
+            return "saved_approval"
+        if approved:
+            return "session_approval"
+    return "rule"
+
+
+def _verdict(verdict: Verdict) -> dict[str, Any]:
+    rule = verdict.rule
+    return {"permission": verdict.request.permission, "pattern": verdict.request.pattern,
+            "decision": verdict.action,
+            "rule": {"action": rule.action, "permission": rule.permission,
+                     "pattern": rule.pattern},
+            "source": rule.source, "reason": rule.reason, "layer": verdict.layer,
+            "note": verdict.note}
+
+
+def _now() -> str:
+    now = time.time()
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(now)) + f".{int(now % 1 * 1000):03d}Z"
+
+
+def record(loop: Loop, call: ToolCall, tool: Tool[Any] | None, decision: Decision,
+           approval: Approval | None = None, *, by: str | None = None,
+           answer: str | None = None) -> dict[str, Any]:
+    """One decision as the audit log keeps it. ``decision`` is the gate's; the call
+    ran (``decision`` allow) or not (deny). ``by`` and ``answer``: who decided and
+    what was answered, when there is no ``approval`` to tell (a failed or cancelled
+    question)."""
+    root = loop
+    while root.parent is not None:
+        root = root.parent
+    ran = decision.action == "allow" or (
+        approval is not None and approval.answer in ("once", "session", "always"))
+    arguments = call.arguments or {}
+    return {
+        "time": _now(),
+        "project": str(loop.rt.where.root),
+        "session": loop.session.info.id,
+        "root_session": root.session.info.id,
+        "agent": loop.agent.name,
+        "subagent": loop.label,
+        "tool": call.name,
+        "call_id": call.id,
+        "input": tool.entry.main_text(arguments) if tool is not None else "",
+        "gate": decision.action,
+        "decision": "allow" if ran else "deny",
+        "decided_by": by or decided_by(decision, approval),
+        "answer": approval.answer if approval is not None else answer,
+        "feedback": approval.feedback if approval is not None else None,
+        "requests": [_verdict(v) for v in decision.verdicts],
+        "pid": os.getpid(),
+    }
+
+
+def write(log: AuditLog, entry: dict[str, Any], on_event: Callable[[Event], None]) -> None:
+    """Append ``entry``; a failure is told once (never raised), as is a log set aside."""
+    try:
+        appended = log.append(entry)
+    except (DmccError, OSError) as exc:
+        log.failed += 1
+        if log.failed == 1:
+            on_event(Notice(f"audit log not written: {exc}. Decisions are not being recorded "
+                            "until it can be written again."))
+        return
+    if appended.notice is not None:
+        on_event(Notice(appended.notice))
+    if log.failed:
+        lost, log.failed = log.failed, 0
+        on_event(Notice(f"audit log written again; {lost} decision{'' if lost == 1 else 's'} "
+                        "before this one were not recorded."))

@@ -1,0 +1,125 @@
+"""The loop records who decided each call; a log it cannot write is told once."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from dm_cc.compose import open_world
+from dm_cc.core.approval import Approval, Approvals, ScriptedApprover
+from dm_cc.core.audit import decided_by
+from dm_cc.core.events import Notice
+from dm_cc.core.loop import Loop, Runtime
+from dm_cc.llm.scripted import ScriptedModel, call, reply
+from dm_cc.permissions import Decision, Request, Rule
+from dm_cc.permissions.gate import Verdict
+from dm_cc.session.audit import AuditLog
+from dm_cc.tools.catalog import builtin_tools
+
+
+def make_loop(project: Path, model, approver, events: list, audit: AuditLog | None = None) -> Loop:
+    world = open_world(cwd=project)
+    runtime = Runtime(policy=world.policy, agents=world.agents, tools=builtin_tools(),
+                      model=model, approver=approver, where=world.where,
+                      on_event=events.append, approvals=Approvals(world.approvals),
+                      audit=audit if audit is not None else world.audit)
+    return Loop(world.sessions.create(project, agent="build"), runtime)
+
+
+def run(loop: Loop, prompt: str) -> None:
+    asyncio.run(asyncio.wait_for(loop.run(prompt), timeout=30))
+
+
+def recorded(project: Path) -> list[dict]:
+    return [record for _n, record in open_world(cwd=project).audit.records()]
+
+
+def test_person_answers_and_the_approvals_they_leave(project):
+    (project / "a.txt").write_text("a")
+    model = ScriptedModel([
+        call("write", path="one.txt", content="1"),     # asked: once
+        call("write", path="two.txt", content="2"),     # asked: session
+        call("write", path="two.txt", content="2b"),    # the session approval allows it
+        call("write", path="three.txt", content="3"),   # asked: always (saved)
+        call("write", path="three.txt", content="3b"),  # the saved approval allows it
+        call("write", path="four.txt", content="4"),    # asked: rejected with feedback
+        reply("done"),
+    ])
+    approver = ScriptedApprover(["once", "session", "always", Approval("reject", "not that")])
+    loop = make_loop(project, model, approver, [])
+    run(loop, "write")
+    records = recorded(project)
+    assert [(r["input"], r["decided_by"], r["decision"]) for r in records] == [
+        ("one.txt", "person_once", "allow"),
+        ("two.txt", "person_session", "allow"),
+        ("two.txt", "session_approval", "allow"),
+        ("three.txt", "person_always", "allow"),
+        ("three.txt", "saved_approval", "allow"),
+        ("four.txt", "person_reject", "deny"),
+    ]
+    assert records[4]["requests"][0]["source"].startswith("approval:apr_")
+    assert records[5]["feedback"] == "not that" and records[5]["gate"] == "ask"
+    assert open_world(cwd=project).audit.verify().broken is None
+
+
+def test_a_log_that_cannot_be_written_is_told_once_and_the_session_goes_on(project, tmp_path):
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("x")
+    log = AuditLog(blocker / "audit" / "p.jsonl")
+    model = ScriptedModel([call("read", path="x"), call("read", path="y"), reply("done")])
+    events: list = []
+    run(make_loop(project, model, ScriptedApprover(), events, log), "read")
+    notices = [e.text for e in events if isinstance(e, Notice)]
+    assert len(notices) == 1 and "audit log not written" in notices[0]
+    assert log.failed == 2
+    log.path = tmp_path / "fine.jsonl"  # writable again: the loss is told
+    log.head_path = tmp_path / "fine.jsonl.head"
+    log.lock_path = tmp_path / "fine.jsonl.lock"
+    events.clear()
+    run(make_loop(project, ScriptedModel([call("read", path="z"), reply("ok")]),
+                  ScriptedApprover(), events, log), "again")
+    assert [e.text for e in events if isinstance(e, Notice)] == [
+        "audit log written again; 2 decisions before this one were not recorded."]
+
+
+def test_a_hook_verdict_is_credited_to_the_hook():
+    request = Request("bash", "make deploy")
+    hook = Verdict(request, Rule("bash", "*", "deny", source="hook:/etc/dm_cc/check"), "deny",
+                   "make deploy", layer="hook")
+    assert decided_by(Decision("deny", (hook,))) == "hook"
+    rule = Verdict(request, Rule("bash", "make *", "deny", source="p.yaml:3"), "deny",
+                   "make deploy", layer="project")
+    assert decided_by(Decision("deny", (rule,))) == "rule"
+    assert decided_by(Decision("ask", (rule,)), Approval("reject", by="headless")) == \
+        "headless_default"
+
+
+class Waiting:
+    """An approver whose person never answers."""
+
+    def __init__(self) -> None:
+        self.asked = asyncio.Event()
+
+    async def approve(self, request):
+        self.asked.set()
+        await asyncio.Event().wait()
+
+
+def test_a_question_left_open_by_a_cancelled_turn_is_recorded(project):
+    approver = Waiting()
+    loop = make_loop(project, ScriptedModel([call("write", path="a.txt", content="x"),
+                                             reply("x")]), approver, [])
+
+    async def cancel_while_asking() -> None:
+        turn = asyncio.ensure_future(loop.run("go"))
+        await asyncio.wait_for(approver.asked.wait(), timeout=30)
+        turn.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await turn
+
+    asyncio.run(cancel_while_asking())
+    [record] = recorded(project)
+    assert (record["input"], record["decision"], record["decided_by"], record["answer"]) == (
+        "a.txt", "deny", "cancelled", "cancel")
