@@ -1,4 +1,4 @@
-"""``dm_cc policy check|explain|show|test|lint|schema`` — the engine from the shell.
+"""``dm_cc policy check|explain|show|test|lint|schema|import`` — the engine from the shell.
 
 None of these import litellm or mcp.
 """
@@ -6,7 +6,7 @@ None of these import litellm or mcp.
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -154,6 +154,55 @@ def _schema(args: argparse.Namespace) -> int:
     return 0
 
 
+def _import(args: argparse.Namespace) -> int:
+    """Rewrite another assistant's permission settings as a dm_cc policy file."""
+    import sys
+
+    from dm_cc.policy.importers import IMPORTERS, render
+    from dm_cc.policy.lint import lint_files
+    from dm_cc.policy.loader import parse_policy
+
+    imported = IMPORTERS[args.source][1](Path(args.file))
+    text = render(imported)
+    shown = args.output or "<stdout>"
+    policy = parse_policy(text, shown)   # the output must load; a failure here is a bug
+    if args.output:
+        Path(args.output).write_text(text, encoding="utf-8")
+    else:
+        sys.stdout.write(text)
+    for line in imported.dropped:
+        print(f"dm_cc: import: {imported.source}: {line}", file=sys.stderr)
+    for finding in lint_files([policy], known_agents=_known_agents()):
+        print(f"dm_cc: lint: {finding}", file=sys.stderr)
+    if args.output:
+        print(f"wrote {args.output}: {len(policy.rules)} rule(s), "
+              f"{len(policy.agents)} agent override(s), {len(policy.tests)} test(s); "
+              f"{len(imported.dropped)} not imported", file=sys.stderr)
+    return 0
+
+
+def _known_agents() -> Collection[str] | None:
+    """The agents dm_cc knows here, for lint; None when this project does not load
+    (its own files are not what is being imported)."""
+    from dm_cc.compose import open_world
+    from dm_cc.errors import DmccError
+
+    try:
+        return open_world().agents
+    except DmccError:
+        return None
+
+
+def _import_args(parser: argparse.ArgumentParser) -> None:
+    from dm_cc.policy.importers import IMPORTERS
+
+    parser.add_argument("source", choices=tuple(IMPORTERS), metavar="FORMAT",
+                        help="; ".join(f"{name}: {text}" for name, (text, _) in IMPORTERS.items()))
+    parser.add_argument("file", metavar="FILE", help="the file to import")
+    parser.add_argument("-o", "--output", metavar="FILE",
+                        help="the dm_cc policy file to write (default: standard output)")
+
+
 def _common(parser: argparse.ArgumentParser, *, agent: bool = True, json_: bool = True) -> None:
     parser.add_argument("--policy", action="append", default=[], metavar="FILE",
                         help="extra policy file, after the user policy (repeatable)")
@@ -185,6 +234,8 @@ SUBCOMMANDS: dict[str, tuple[str, Callable[[argparse.Namespace], int],
     "test": ("run the inline tests of every loaded policy file", _test, (False, False), None),
     "lint": ("find shadowed, unknown and never-matching rules", _lint, (False, False), _files),
     "schema": ("JSON Schema of the policy file format", _schema, None, None),
+    "import": ("rewrite Claude Code or opencode permissions as a policy file", _import, None,
+               _import_args),
 }
 
 
