@@ -8,6 +8,7 @@ the command ``dm_cc policy import`` checks the result loads before writing it.
 
     IMPORTERS["claude"]    Claude Code settings.json   (claude.py)
     IMPORTERS["opencode"]  opencode.json / .jsonc      (opencode.py)
+    IMPORTERS["codex"]     Codex .rules (execpolicy)   (codex.py)
 
 The mapping tables live in docs/importers.md.
 """
@@ -35,10 +36,17 @@ def _opencode(path: Path) -> Imported:
     return import_opencode(path)
 
 
+def _codex(path: Path) -> Imported:
+    from dm_cc.policy.importers.codex import import_codex
+
+    return import_codex(path)
+
+
 # name: (what it reads, importer), in help order
 IMPORTERS: dict[str, tuple[str, Importer]] = {
     "claude": ("Claude Code settings.json (permissions.allow/ask/deny)", _claude),
     "opencode": ("opencode.json (permission, agent.<name>.permission)", _opencode),
+    "codex": ("Codex .rules (prefix_rule; match/not_match become tests)", _codex),
 }
 
 __all__ = ["IMPORTERS", "Entry", "Imported", "InlineTestEntry", "render"]
