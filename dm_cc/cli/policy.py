@@ -234,7 +234,7 @@ SUBCOMMANDS: dict[str, tuple[str, Callable[[argparse.Namespace], int],
     "test": ("run the inline tests of every loaded policy file", _test, (False, False), None),
     "lint": ("find shadowed, unknown and never-matching rules", _lint, (False, False), _files),
     "schema": ("JSON Schema of the policy file format", _schema, None, None),
-    "import": ("rewrite Claude Code, opencode or Codex permissions as a policy file", _import, None,
+    "import": ("rewrite Claude Code, opencode, Codex or Gemini CLI permissions as a policy file", _import, None,
                _import_args),
 }
 

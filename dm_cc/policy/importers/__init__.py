@@ -9,6 +9,7 @@ the command ``dm_cc policy import`` checks the result loads before writing it.
     IMPORTERS["claude"]    Claude Code settings.json   (claude.py)
     IMPORTERS["opencode"]  opencode.json / .jsonc      (opencode.py)
     IMPORTERS["codex"]     Codex .rules (execpolicy)   (codex.py)
+    IMPORTERS["gemini"]    Gemini CLI policy .toml     (gemini.py)
 
 The mapping tables live in docs/importers.md.
 """
@@ -42,11 +43,18 @@ def _codex(path: Path) -> Imported:
     return import_codex(path)
 
 
+def _gemini(path: Path) -> Imported:
+    from dm_cc.policy.importers.gemini import import_gemini
+
+    return import_gemini(path)
+
+
 # name: (what it reads, importer), in help order
 IMPORTERS: dict[str, tuple[str, Importer]] = {
     "claude": ("Claude Code settings.json (permissions.allow/ask/deny)", _claude),
     "opencode": ("opencode.json (permission, agent.<name>.permission)", _opencode),
     "codex": ("Codex .rules (prefix_rule; match/not_match become tests)", _codex),
+    "gemini": ("Gemini CLI policy .toml ([[rule]] toolName, commandPrefix, priority)", _gemini),
 }
 
 __all__ = ["IMPORTERS", "Entry", "Imported", "InlineTestEntry", "render"]
