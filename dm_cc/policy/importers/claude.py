@@ -164,6 +164,16 @@ def path_pattern(spec: str, root: Path | None) -> str:
     return rest if "/" in rest.rstrip("/") else "./" + rest
 
 
+def _with_contents(pattern: str) -> str:
+    """``pattern`` and what is inside the directories it names, as one pattern:
+    ``./.env{,/**}``, ``{.env,**/.env/**}`` (a name at any depth)."""
+    if pattern in ("*", "**") or pattern.endswith("/**"):
+        return pattern
+    if "/" not in pattern:
+        return f"{{{pattern},**/{pattern}/**}}"
+    return pattern.rstrip("/") + "{,/**}"
+
+
 def _directory_of(pattern: str) -> str:
     """A path pattern for the directories of the files ``pattern`` matches."""
     head, _, last = pattern.rstrip("/").rpartition("/")
@@ -227,6 +237,9 @@ def convert(text: str, action: str, root: Path | None,
         return [(permission, bash_pattern(spec, action, notes))]
     if kind == "path":
         pattern = path_pattern(spec, root)
+        if action != "allow":
+            # gitignore: a pattern naming a directory covers what is inside it
+            pattern = _with_contents(pattern)
         pairs = [(permission, pattern)]
         if action == "allow" and pattern.startswith(("/", "~")):
             # Claude's allow reaches outside the project; dm_cc also asks about

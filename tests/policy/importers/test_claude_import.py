@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from fnmatch import fnmatchcase
 from pathlib import Path
 
 import pytest
@@ -12,7 +13,8 @@ from hypothesis import strategies as st
 
 from dm_cc.cli import main
 from dm_cc.compose import Options, open_world
-from dm_cc.permissions import evaluate
+from dm_cc.permissions import PathContext, evaluate
+from dm_cc.permissions.engine import Ruleset
 from dm_cc.policy.importers import render
 from dm_cc.policy.importers.claude import bash_pattern, claude_decision, claude_policy, path_pattern
 from dm_cc.policy.loader import parse_policy
@@ -57,6 +59,8 @@ CLAUDE_DECIDES = [
     ("read", "secrets/prod/key.pem", "ask"),
     ("read", "~/.ssh/id_ed25519", "deny"),
     ("read", "/etc/shadow", "deny"),
+    ("read", "config/credentials/prod.json", "deny"),   # gitignore: a directory's contents
+    ("read", "config/settings.json", "allow"),
     ("read", "~/.zshrc", "allow"),
     ("read", "src/app.py", "allow"),                   # Claude's default reads the project
     ("edit", "src/app.py", "allow"),
@@ -177,3 +181,60 @@ def test_the_reference_reads_claude_as_documented():
     assert claude_decision({"allow": lists["allow"]}, "ls") == "allow"
     assert claude_decision({"allow": lists["allow"]}, "lsof") is None
     assert json.loads(SETTINGS.read_text())["permissions"]["deny"]   # the fixture is JSON
+
+
+# --------------------------------------------------------------------------- paths
+
+CONTEXT = PathContext(root="/proj", home="/home/u")
+SEGMENTS = ["a", "b", ".a", "*", "a*", "**"]
+
+
+def _segments_match(pattern: list[str], path: list[str]) -> bool:
+    if not pattern:
+        return not path
+    if pattern[0] == "**":
+        return any(_segments_match(pattern[1:], path[i:]) for i in range(len(path) + 1))
+    return bool(path) and fnmatchcase(path[0], pattern[0]) and \
+        _segments_match(pattern[1:], path[1:])
+
+
+def gitignore_matches(spec: str, path: str, contents: bool) -> bool:
+    """Claude's Read/Edit specifier (gitignore) on a project path; ``contents``: a
+    match of a directory also covers what is inside it."""
+    segments = path.split("/")
+    ends = range(1, len(segments) + 1) if contents else [len(segments)]
+    body = spec[2:] if spec.startswith("./") else spec.lstrip("/")
+    if spec in ("*", "**"):
+        return True
+    if "/" not in spec:                     # a name at any depth
+        return any(fnmatchcase(segments[end - 1], spec) for end in ends)
+    return any(_segments_match(body.split("/"), segments[:end]) for end in ends)
+
+
+@st.composite
+def read_spec(draw) -> str:
+    parts = draw(st.lists(st.sampled_from(SEGMENTS), min_size=1, max_size=3))
+    return draw(st.sampled_from(["./", "/", ""])) + "/".join(parts)
+
+
+read_lists = st.lists(read_spec(), max_size=4)
+project_paths = st.lists(st.sampled_from(["a", "b", ".a", "ab", "ba"]), min_size=1,
+                         max_size=4).map("/".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(allow=read_lists, ask=read_lists, deny=read_lists,
+       paths=st.lists(project_paths, min_size=1, max_size=8))
+def test_read_rules_import_to_the_same_decisions(allow, ask, deny, paths):
+    """Random Read rules (./x, /x, names, *, **): the imported rules decide each project
+    path as Claude's deny > ask > allow over gitignore matching, a deny or ask of a
+    directory also covering its contents (an allow is not widened: it may ask more)."""
+    lists = {"allow": allow, "ask": ask, "deny": deny}
+    imported = claude_policy({"permissions": {k: [f"Read({s})" for s in v]
+                                              for k, v in lists.items()}}, "s.json", None)
+    rules = Ruleset(parse_policy(render(imported), "imported.yaml").rules, CONTEXT)
+    for path in paths:
+        expected = next((action for action in ("deny", "ask", "allow")
+                         if any(gitignore_matches(s, path, action != "allow")
+                                for s in lists[action])), "ask")
+        assert evaluate("read", path, rules).action == expected, (path, lists)
