@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from dm_cc.errors import PolicyError
-from dm_cc.policy.importers.jsonfile import read_json
+from dm_cc.policy.importers.jsonfile import line_with, read_json
 from dm_cc.policy.importers.model import Entry, Imported, InlineTestEntry
 
 # Claude tool → (dm_cc permission, how its specifier is read)
@@ -269,7 +269,13 @@ def _strings(value: Any, shown: str, where: str) -> list[str]:
 
 def import_claude(path: Path) -> Imported:
     shown, data = read_json(path)
-    return claude_policy(data, shown, _project_root(path))
+    try:
+        return claude_policy(data, shown, _project_root(path))
+    except PolicyError as exc:
+        if exc.line is not None or not exc.message.startswith("permissions"):
+            raise
+        key = exc.message.split()[0].split(".")[-1]
+        raise PolicyError(shown, line_with(path, key), exc.message) from None
 
 
 def claude_policy(data: Any, shown: str, root: Path | None) -> Imported:

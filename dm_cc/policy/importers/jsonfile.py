@@ -40,3 +40,13 @@ def read_json(path: Path, *, jsonc: bool = False) -> tuple[str, Any]:
         raise PolicyError(shown, exc.lineno, f"not valid JSON: {exc.msg}") from None
 
 
+def line_with(path: Path, *needles: str) -> int | None:
+    """The first line of ``path`` holding every needle as a JSON string (for an
+    error's ``file:line``; None when there is none)."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return None
+    quoted = [json.dumps(needle) for needle in needles]
+    return next((number for number, line in enumerate(lines, 1)
+                 if all(q in line for q in quoted)), None)

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from dm_cc.errors import PolicyError
-from dm_cc.policy.importers.jsonfile import read_json
+from dm_cc.policy.importers.jsonfile import line_with, read_json
 from dm_cc.policy.importers.model import Entry, Imported
 
 ACTIONS = ("allow", "ask", "deny")
@@ -110,18 +110,20 @@ def _patterns(key: str, pattern: str, action: str, notes: list[str]) -> list[str
     return [pattern]
 
 
-def _block(out: Imported, entries: list[Entry], value: Any, where: str) -> None:
+def _block(out: Imported, entries: list[Entry], value: Any, where: str, path: Path) -> None:
     """One ``permission`` block (a string, or a map of keys to a string or a map)."""
     if isinstance(value, str):
         value = {"*": value}
     if not isinstance(value, dict):
-        raise PolicyError(out.source, None, f"{where} must be an action or an object")
+        raise PolicyError(out.source, line_with(path, "permission"),
+                          f"{where} must be an action or an object")
     for key, rule in value.items():
         patterns = rule if isinstance(rule, dict) else {"*": rule}
         for pattern, action in patterns.items():
             label = f"{where}.{key}" + (f"[{pattern!r}]" if isinstance(rule, dict) else "")
             if action not in ACTIONS:
-                raise PolicyError(out.source, None,
+                line = line_with(path, pattern if isinstance(rule, dict) else key, str(action))
+                raise PolicyError(out.source, line,
                                   f"{label}: {action!r} is not allow, ask or deny")
             if key not in KEYS:
                 out.drop(entries, f"{label}: {action}: dm_cc has no permission like "
@@ -164,17 +166,17 @@ def import_opencode(path: Path) -> Imported:
     ])
     _legacy_tools(out, out.rules, data.get("tools"), "tools")
     if "permission" in data:
-        _block(out, out.rules, data["permission"], "permission")
+        _block(out, out.rules, data["permission"], "permission", path)
     agents = data.get("agent") or {}
     if not isinstance(agents, dict):
-        raise PolicyError(shown, None, "agent must be an object")
+        raise PolicyError(shown, line_with(path, "agent"), "agent must be an object")
     for name, config in agents.items():
         if not isinstance(config, dict):
             continue
         entries: list[Entry] = []
         _legacy_tools(out, entries, config.get("tools"), f"agent.{name}.tools")
         if "permission" in config:
-            _block(out, entries, config["permission"], f"agent.{name}.permission")
+            _block(out, entries, config["permission"], f"agent.{name}.permission", path)
         if entries:
             out.agents[name] = entries
     return out

@@ -118,6 +118,13 @@ def test_bad_json_names_the_line(tmp_path, capsys):
     assert not (tmp_path / "o.yaml").exists()
 
 
+def test_a_list_that_is_not_strings_names_its_line(tmp_path, capsys):
+    bad = tmp_path / "settings.json"
+    bad.write_text('{\n  "permissions": {\n    "deny": "Bash(curl:*)"\n  }\n}\n')
+    assert main(["policy", "import", "claude", str(bad)]) == 2
+    assert f"{bad}:3: permissions.deny must be a list of strings" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize(("spec", "pattern"), [
     ("npm run test:*", "npm run test *"),
     ("git status", "git status"),

@@ -90,7 +90,8 @@ def test_a_bad_action_names_the_file(tmp_path, capsys):
     source = tmp_path / "opencode.json"
     source.write_text('{"permission": {"bash": {"*": "yes"}}}')
     assert main(["policy", "import", "opencode", str(source)]) == 2
-    assert "permission.bash['*']: 'yes' is not allow, ask or deny" in capsys.readouterr().err
+    assert f"{source}:1: permission.bash['*']: 'yes' is not allow, ask or deny" \
+        in capsys.readouterr().err
 
 
 # --------------------------------------------------------------------------- the property
