@@ -243,7 +243,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser],
              rest: Sequence[str] = ()) -> None:
     """The ``policy`` group; only the subcommand named first in ``rest`` is built
     when there is one (all of them for help and for a misspelt name)."""
-    policy = commands.add_parser("policy", help="check, explain, show, test and lint policies",
+    policy = commands.add_parser("policy", help="check, explain, show, test, lint and import policies",
                                  description="Work with dm_cc's permission policy.")
     sub = policy.add_subparsers(dest="policy_command", metavar="SUBCOMMAND", required=True)
     named = rest[0] if rest and rest[0] in SUBCOMMANDS else None
