@@ -1,4 +1,4 @@
-"""``dm_cc policy check|explain|show|test|lint|schema`` — the engine from the shell.
+"""``dm_cc policy check|explain|show|test|lint|schema|import`` — the engine from the shell.
 
 None of these import litellm or mcp.
 """
@@ -6,7 +6,8 @@ None of these import litellm or mcp.
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from dm_cc.permissions import Decision, Gate, Rule
@@ -179,6 +180,55 @@ def _schema(args: argparse.Namespace) -> int:
     return 0
 
 
+def _import(args: argparse.Namespace) -> int:
+    """Rewrite another assistant's permission settings as a dm_cc policy file."""
+    import sys
+
+    from dm_cc.policy.importers import IMPORTERS, render
+    from dm_cc.policy.lint import lint_files
+    from dm_cc.policy.loader import parse_policy
+
+    imported = IMPORTERS[args.source][1](Path(args.file))
+    text = render(imported)
+    shown = args.output or "<stdout>"
+    policy = parse_policy(text, shown)   # the output must load; a failure here is a bug
+    if args.output:
+        Path(args.output).write_text(text, encoding="utf-8")
+    else:
+        sys.stdout.write(text)
+    for line in imported.dropped:
+        print(f"dm_cc: import: {imported.source}: {line}", file=sys.stderr)
+    for finding in lint_files([policy], known_agents=_known_agents()):
+        print(f"dm_cc: lint: {finding}", file=sys.stderr)
+    if args.output:
+        print(f"wrote {args.output}: {len(policy.rules)} rule(s), "
+              f"{len(policy.agents)} agent override(s), {len(policy.tests)} test(s); "
+              f"{len(imported.dropped)} not imported", file=sys.stderr)
+    return 0
+
+
+def _known_agents() -> Collection[str] | None:
+    """The agents dm_cc knows here, for lint; None when this project does not load
+    (its own files are not what is being imported)."""
+    from dm_cc.compose import open_world
+    from dm_cc.errors import DmccError
+
+    try:
+        return open_world().agents
+    except DmccError:
+        return None
+
+
+def _import_args(parser: argparse.ArgumentParser) -> None:
+    from dm_cc.policy.importers import IMPORTERS
+
+    parser.add_argument("source", choices=tuple(IMPORTERS), metavar="FORMAT",
+                        help="; ".join(f"{name}: {text}" for name, (text, _) in IMPORTERS.items()))
+    parser.add_argument("file", metavar="FILE", help="the file to import")
+    parser.add_argument("-o", "--output", metavar="FILE",
+                        help="the dm_cc policy file to write (default: standard output)")
+
+
 def _common(parser: argparse.ArgumentParser, *, agent: bool = True, json_: bool = True) -> None:
     parser.add_argument("--policy", action="append", default=[], metavar="FILE",
                         help="extra policy file, after the user policy (repeatable); "
@@ -221,6 +271,8 @@ SUBCOMMANDS: dict[str, tuple[str, Callable[[argparse.Namespace], int],
     "builtin": ("list the shipped policies (builtin:NAME), or print one", _builtin, None,
                 _policy_name),
     "schema": ("JSON Schema of the policy file format", _schema, None, None),
+    "import": ("rewrite Claude Code, opencode, Codex or Gemini CLI permissions as a policy file", _import, None,
+               _import_args),
 }
 
 
@@ -228,7 +280,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser],
              rest: Sequence[str] = ()) -> None:
     """The ``policy`` group; only the subcommand named first in ``rest`` is built
     when there is one (all of them for help and for a misspelt name)."""
-    policy = commands.add_parser("policy", help="check, explain, show, test and lint policies",
+    policy = commands.add_parser("policy", help="check, explain, show, test, lint and import policies",
                                  description="Work with dm_cc's permission policy.")
     sub = policy.add_subparsers(dest="policy_command", metavar="SUBCOMMAND", required=True)
     named = rest[0] if rest and rest[0] in SUBCOMMANDS else None

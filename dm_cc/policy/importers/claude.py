@@ -1,0 +1,370 @@
+"""Claude Code ``settings.json`` → a dm_cc policy.
+
+Claude Code reads ``permissions.allow``, ``permissions.ask`` and ``permissions.deny``
+(lists of ``Tool`` or ``Tool(specifier)``) and decides **deny > ask > allow**
+whatever the order inside a list; dm_cc's last matching rule wins. So the rules are
+written allows first, then asks, then denies: a request any deny matches ends on a
+deny, one no deny but an ask matches on an ask, exactly as Claude decides. The
+mapping of each tool and specifier is in docs/importers.md.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from dm_cc.errors import PolicyError
+from dm_cc.policy.importers.jsonfile import line_with, read_json
+from dm_cc.policy.importers.model import Entry, Imported, InlineTestEntry
+
+# Claude tool → (dm_cc permission, how its specifier is read)
+TOOLS: dict[str, tuple[str, str]] = {
+    "Bash": ("bash", "command"),
+    "Read": ("read", "path"),
+    "NotebookRead": ("read", "path"),
+    "Edit": ("edit", "path"),
+    "MultiEdit": ("edit", "path"),
+    "Write": ("edit", "path"),
+    "NotebookEdit": ("edit", "path"),
+    "Glob": ("glob", "path"),
+    "Grep": ("grep", "path"),
+    "LS": ("list", "path"),
+    "WebFetch": ("webfetch", "domain"),
+    "Task": ("task", "name"),
+    "Agent": ("task", "name"),
+    "TodoWrite": ("todo", "none"),
+    "ExitPlanMode": ("plan_exit", "none"),
+}
+
+# What a defaultMode means, as rules placed before every imported rule
+DEFAULT_MODES: dict[str, list[tuple[str, str, str]]] = {
+    "default": [],
+    "acceptEdits": [("edit", "*", "allow")],
+    "bypassPermissions": [("*", "*", "allow")],
+    "dontAsk": [("*", "*", "deny")],
+}
+
+_RULE = re.compile(r"^([A-Za-z][A-Za-z0-9_-]*)(?:\((.*)\))?$", re.S)
+LISTS = ("allow", "ask", "deny")   # written in this order: the last match wins
+
+
+class Unexpressible(Exception):
+    """A Claude rule dm_cc cannot say; the message says why."""
+
+
+# --------------------------------------------------------------------------- Bash
+
+
+def _literal(text: str) -> str:
+    """Text matched literally by a dm_cc shell pattern (``?`` and ``\\`` escaped)."""
+    return re.sub(r"([\\?*])", r"\\\1", text)
+
+
+def bash_pattern(spec: str, action: str = "deny", notes: list[str] | None = None) -> str:
+    """A Claude ``Bash(...)`` specifier as a dm_cc shell pattern.
+
+    ``npm run test:*`` (legacy prefix) → ``npm run test *``; ``git status`` (exact)
+    → ``git status``; ``git * main`` (wildcards) → as written, ``?`` made literal.
+    A ``:*`` prefix holding a wildcard (``*:*``) has no documented meaning: a deny or
+    ask reads it as the wildcard (the wider, stricter reading), an allow is dropped.
+    """
+    if spec.endswith(":*"):
+        prefix = spec[:-2].rstrip()
+        if not prefix or "*" in prefix:
+            if action == "allow":
+                raise Unexpressible("':*' after a wildcard has no documented meaning")
+            if notes is not None:
+                notes.append("':*' after a wildcard: read as the wildcard (wider)")
+            return _wildcard(prefix or "*") + " *"
+        return _literal(prefix) + " *"
+    if ":*" in spec:
+        raise Unexpressible("':*' works only at the end of a Bash rule")
+    if "*" in spec:
+        return _wildcard(spec)
+    return _literal(spec)
+
+
+def _wildcard(spec: str) -> str:
+    if "\\" in spec:
+        raise Unexpressible("a backslash in a wildcard rule has no documented meaning")
+    return spec.replace("?", "\\?")
+
+
+def bash_matches(spec: str | None, command: str) -> bool:
+    """Claude's reading of a Bash rule, on one simple command (the reference the
+    tests compare dm_cc's decisions with). ``None`` is the bare ``Bash`` rule."""
+    if spec is None or spec == "*":
+        return True
+    if spec.endswith(":*"):
+        prefix = spec[:-2].rstrip()
+        return command == prefix or command.startswith(prefix + " ")
+    if "*" not in spec:
+        return command == spec
+    body = spec[:-2] if spec.endswith(" *") and spec.count("*") == 1 else spec
+    regex = ".*".join(re.escape(part) for part in body.split("*"))
+    if body is not spec:   # `ls *`: `ls` alone, or `ls` then a space and anything
+        regex += "(?: .*)?"
+    return re.fullmatch(regex, command, re.S) is not None
+
+
+def claude_decision(settings: dict[str, list[str]], command: str) -> str | None:
+    """deny > ask > allow over the Bash rules of ``settings``; None when none matches."""
+    for action in ("deny", "ask", "allow"):
+        for text in settings.get(action, []):
+            match = _RULE.match(text)
+            if match and match.group(1) == "Bash" and bash_matches(match.group(2), command):
+                return action
+    return None
+
+
+def _bash_sample(spec: str | None) -> str | None:
+    """A command the rule surely matches, for an inline test."""
+    if spec is None or spec in ("", "*"):
+        return None
+    if spec.endswith(":*"):
+        prefix = spec[:-2].rstrip()
+        return prefix if prefix and "*" not in prefix else None
+    if spec.endswith(" *") and spec.count("*") == 1:
+        return spec[:-2]
+    return None if "*" in spec else spec
+
+
+# --------------------------------------------------------------------------- paths
+
+
+def path_pattern(spec: str, root: Path | None) -> str:
+    """A Claude path specifier (gitignore syntax) as a dm_cc path pattern.
+
+    ``//abs`` → ``/abs``; ``~/x`` → ``~/x``; ``/x`` (the project root) and ``./x`` →
+    project-relative (``./x`` when it has no other ``/``, so it stays anchored);
+    ``x`` → as written (no ``/``: a name at any depth; with one: project-relative).
+    """
+    if spec in ("", "*", "**"):
+        return spec or "*"
+    if spec.startswith("//"):
+        return "/" + spec.lstrip("/")
+    if spec == "~" or spec.startswith("~/"):
+        return spec
+    if spec.startswith("~"):
+        raise Unexpressible("only ~/ (the home directory) is expanded")
+    if spec.startswith("/"):
+        rest = spec.lstrip("/")
+    elif spec.startswith("./"):
+        rest = spec[2:]
+    elif spec == "." or spec.startswith("../") or spec == "..":
+        if root is None:
+            raise Unexpressible("relative to a directory this file does not fix")
+        return str((root / spec).resolve()) if spec != "." else "**"
+    else:
+        return spec
+    rest = rest.lstrip("/") if rest else ""
+    if not rest:
+        return "**"
+    return rest if "/" in rest.rstrip("/") else "./" + rest
+
+
+def _with_contents(pattern: str) -> str:
+    """``pattern`` and what is inside the directories it names, as one pattern:
+    ``./.env{,/**}``, ``{.env,**/.env/**}`` (a name at any depth)."""
+    if pattern in ("*", "**") or pattern.endswith("/**"):
+        return pattern
+    if "/" not in pattern:
+        return f"{{{pattern},**/{pattern}/**}}"
+    return pattern.rstrip("/") + "{,/**}"
+
+
+def _directory_of(pattern: str) -> str:
+    """A path pattern for the directories of the files ``pattern`` matches."""
+    head, _, last = pattern.rstrip("/").rpartition("/")
+    if last == "**":
+        return pattern
+    return head or ("/" if pattern.startswith("/") else "~")
+
+
+def _domain_patterns(spec: str, action: str) -> list[str]:
+    if not spec.startswith("domain:"):
+        raise Unexpressible("only domain: specifiers are understood")
+    domain = spec[len("domain:"):].strip().rstrip(".").lower()
+    wildcard = domain.startswith("*.")
+    name = domain[2:] if wildcard else domain
+    try:
+        name = name.encode("idna").decode("ascii")
+    except UnicodeError:
+        raise Unexpressible("not a valid host name") from None
+    if not name or any(c in name for c in "*/?@:[]") :
+        raise Unexpressible("not a plain host name")
+    if wildcard and action == "allow":
+        raise Unexpressible(
+            f"a dm_cc wildcard can cross '/', so '*.{name}' would "
+            "also allow other hosts whose URL path holds that text; list the hosts")
+    host = f"*.{name}" if wildcard else name
+    # any scheme dm_cc fetches, any port (Claude matches the host name only)
+    return [f"https://{host}/*", f"https://{host}:*", f"http://{host}/*", f"http://{host}:*"]
+
+
+# --------------------------------------------------------------------------- rules
+
+
+def _mcp(name: str, spec: str | None) -> str:
+    if spec is not None:
+        raise Unexpressible("MCP rules take no specifier")
+    parts = name.split("__")
+    if len(parts) == 2 and parts[1]:
+        return f"{name}__*"             # a whole server
+    if len(parts) >= 3 and all(parts[1:]):
+        return name
+    raise Unexpressible("not mcp__<server> or mcp__<server>__<tool>")
+
+
+def convert(text: str, action: str, root: Path | None,
+            notes: list[str] | None = None) -> list[tuple[str, str]]:
+    """One Claude rule as (permission, pattern) pairs; Unexpressible when it cannot be."""
+    match = _RULE.match(text.strip())
+    if match is None:
+        raise Unexpressible("not Tool or Tool(specifier)")
+    tool, spec = match.group(1), match.group(2)
+    if spec is not None and spec.strip() in ("", "*"):
+        spec = None                     # Tool() and Tool(*) are the tool itself
+    if tool.startswith("mcp__"):
+        return [(_mcp(tool, spec), "*")]
+    if tool not in TOOLS:
+        raise Unexpressible(f"dm_cc has no tool like Claude Code's {tool}")
+    permission, kind = TOOLS[tool]
+    if spec is None:
+        return [(permission, "*")]
+    if kind == "command":
+        return [(permission, bash_pattern(spec, action, notes))]
+    if kind == "path":
+        pattern = path_pattern(spec, root)
+        if action != "allow":
+            # gitignore: a pattern naming a directory covers what is inside it
+            pattern = _with_contents(pattern)
+        pairs = [(permission, pattern)]
+        if action == "allow" and pattern.startswith(("/", "~")):
+            # Claude's allow reaches outside the project; dm_cc also asks about
+            # leaving it (external_directory, judged on the file's directory)
+            pairs.append(("external_directory", _directory_of(pattern)))
+        return pairs
+    if kind == "domain":
+        return [(permission, p) for p in _domain_patterns(spec, action)]
+    if kind == "name":
+        return [(permission, spec)]
+    raise Unexpressible(f"Claude Code's {tool} takes no specifier")
+
+
+def _project_root(path: Path) -> Path | None:
+    """``X`` for ``X/.claude/settings*.json``: where Claude's ``/x`` paths start."""
+    parent = path.resolve().parent
+    return parent.parent if parent.name == ".claude" else None
+
+
+def _strings(value: Any, shown: str, where: str) -> list[str]:
+    if value is None:
+        return []
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise PolicyError(shown, None, f"{where} must be a list of strings")
+    return list(value)
+
+
+def import_claude(path: Path) -> Imported:
+    shown, data = read_json(path)
+    try:
+        return claude_policy(data, shown, _project_root(path))
+    except PolicyError as exc:
+        if exc.line is not None or not exc.message.startswith("permissions"):
+            raise
+        key = exc.message.split()[0].split(".")[-1]
+        raise PolicyError(shown, line_with(path, key), exc.message) from None
+
+
+def claude_policy(data: Any, shown: str, root: Path | None) -> Imported:
+    """A parsed settings file as a policy; ``root`` is the project the file belongs to."""
+    if not isinstance(data, dict):
+        raise PolicyError(shown, 1, "a Claude Code settings file is a JSON object")
+    permissions = data.get("permissions", {})
+    if not isinstance(permissions, dict):
+        raise PolicyError(shown, None, "permissions must be an object")
+    lists = {name: _strings(permissions.get(name), shown, f"permissions.{name}")
+             for name in LISTS}
+    out = Imported(shown, "claude", header=[
+        f"Imported by `dm_cc policy import claude` from {shown}.",
+        "Claude Code decides deny > ask > allow whatever the order; dm_cc's last matching",
+        "rule wins, so the allows come first, then the asks, then the denies.",
+        "Paths: Claude's /x is the project root (x here), //x is absolute (/x), ~/x is home.",
+    ])
+    mode = permissions.get("defaultMode")
+    if mode is not None:
+        if mode in DEFAULT_MODES:
+            for permission, pattern, action in DEFAULT_MODES[mode]:
+                out.rules.append(Entry(permission, pattern, action,
+                                       comment=f"defaultMode: {mode}"))
+        else:
+            out.drop(out.rules, f"defaultMode: {mode!r} (use `dm_cc --agent plan` for plan mode)")
+    for action in LISTS:
+        for text in lists[action]:
+            _add(out, text, action, root)
+        if action == "allow":
+            _directories(out, permissions.get("additionalDirectories"), root, shown)
+    _tests(out, lists)
+    for key in ("hooks", "sandbox"):
+        if key in data:
+            out.approximate(f"{key}: Claude Code's {key} settings are not imported")
+    return out
+
+
+def _add(out: Imported, text: str, action: str, root: Path | None) -> None:
+    notes: list[str] = []
+    try:
+        pairs = convert(text, action, root, notes)
+    except Unexpressible as exc:
+        out.drop(out.rules, f"{action} {text}: {exc}")
+        return
+    comment = f"{action}: {text}"
+    for note in notes:
+        out.approximate(f"{action} {text}: {note}")
+        comment += f"  (approximate: {note})"
+    for index, (permission, pattern) in enumerate(pairs):
+        out.rules.append(Entry(permission, pattern, action,
+                               comment=comment if index == 0 else None))
+
+
+def _directories(out: Imported, value: Any, root: Path | None, shown: str) -> None:
+    for directory in _strings(value, shown, "permissions.additionalDirectories"):
+        try:
+            if directory.startswith(("/", "~")):
+                base = directory.rstrip("/") or "/"
+            elif root is not None:
+                base = str((root / directory).resolve())
+            else:
+                raise Unexpressible("relative to a directory this file does not fix")
+        except Unexpressible as exc:
+            out.drop(out.rules, f"additionalDirectories {directory}: {exc}")
+            continue
+        pattern = base.rstrip("/") + "/**"
+        out.rules.append(Entry("external_directory", pattern, "allow",
+                               comment=f"additionalDirectories: {directory}"))
+        out.rules.append(Entry("read", pattern, "allow"))
+
+
+def _tests(out: Imported, lists: dict[str, list[str]]) -> None:
+    """For each Bash rule with an obvious example command, the decision Claude
+    Code would give it (deny > ask > allow over every Bash rule)."""
+    seen: set[str] = set()
+    for action in ("deny", "ask", "allow"):
+        for text in lists[action]:
+            match = _RULE.match(text.strip())
+            if not match or match.group(1) != "Bash":
+                continue
+            sample = _bash_sample(match.group(2))
+            if sample is None or sample in seen:
+                continue
+            try:
+                bash_pattern(match.group(2) or "*", action)
+            except Unexpressible:
+                continue
+            seen.add(sample)
+            expect = claude_decision(lists, sample)
+            if expect is not None:
+                out.tests.append(InlineTestEntry("bash", sample, expect,
+                                                 name=f"Claude Code: {expect} ({text})"))

@@ -1,0 +1,182 @@
+"""opencode ``opencode.json`` → a dm_cc policy.
+
+opencode's ``permission`` block is already last-match-wins in the order written
+(top-level keys included: ``{"*": "ask", "bash": "allow"}``), like dm_cc, so the
+rules keep their order. What changes is the pattern language of paths: opencode's
+``*`` crosses ``/`` (``docs/*.mdx`` matches ``docs/a/b.mdx``) and a pattern is
+matched against the path relative to the project, while dm_cc's path globs keep
+``*`` inside one segment. Each path pattern is rewritten into the dm_cc globs
+that together match the same paths (docs/importers.md).
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from pathlib import Path
+from typing import Any
+
+from dm_cc.errors import PolicyError
+from dm_cc.policy.importers.jsonfile import line_with, read_json
+from dm_cc.policy.importers.model import Entry, Imported
+
+ACTIONS = ("allow", "ask", "deny")
+
+# opencode permission key → dm_cc permission, and whether its patterns are paths
+KEYS: dict[str, tuple[str, bool]] = {
+    "*": ("*", False),
+    "bash": ("bash", False),
+    "edit": ("edit", True),
+    "write": ("edit", True),
+    "patch": ("edit", True),
+    "read": ("read", True),
+    "list": ("list", True),
+    "glob": ("glob", True),
+    "grep": ("grep", True),
+    "external_directory": ("external_directory", True),
+    "webfetch": ("webfetch", False),
+    "task": ("task", False),
+    "doom_loop": ("doom_loop", False),
+    "todowrite": ("todo", False),
+    "todoread": ("todo", False),
+}
+
+
+class Unexpressible(Exception):
+    pass
+
+
+def _segment(segment: str, action: str, notes: list[str]) -> list[str]:
+    """The dm_cc segment sequences matching what an opencode segment matches when its
+    ``*`` may also span ``/``."""
+    if "*" not in segment:
+        return [segment]
+    if segment == "*":
+        return ["*/**"]                 # one or more whole segments
+    if segment.count("*") == 1:
+        head, tail = segment.split("*")
+        return [segment, f"{head}*/**/*{tail}"]
+    # several stars: the exact set needs every split; deny/ask take the wider
+    # reading (first star to last star may span segments), allow the narrower
+    head, tail = segment.split("*", 1)[0], segment.rsplit("*", 1)[1]
+    notes.append(f"{segment!r} has several '*': "
+                 + ("read more widely (stricter)" if action != "allow"
+                    else "read inside one path segment (narrower: may ask more)"))
+    return [segment] if action == "allow" else [segment, f"{head}*/**/*{tail}"]
+
+
+def path_patterns(pattern: str, action: str, notes: list[str], *,
+                  directory: bool = False) -> list[str]:
+    """An opencode path wildcard as dm_cc path globs (their union matches the same).
+    For ``directory`` patterns (external_directory is asked for a file's directory)
+    a final ``/*`` also takes the directory itself: ``~/p/**`` covers ``~/p/a.txt``."""
+    text = re.sub(r"\*+", "*", pattern)
+    if text == "*":
+        return ["*"]
+    if any(c in text for c in "[]{}"):
+        notes.append(f"{pattern!r}: '[', ']', '{{', '}}' are literal in opencode, "
+                     "classes and braces in dm_cc")
+    for home in ("$HOME", "${HOME}"):
+        if text == home or text.startswith(home + "/"):
+            text = "~" + text[len(home):]
+    if text.startswith("/"):
+        prefix, body = "/", text[1:]
+    elif text == "~" or text.startswith("~/"):
+        prefix, body = "~/", text[2:]
+    else:
+        prefix, body = "./", text[2:] if text.startswith("./") else text
+    if not body:
+        return [prefix.rstrip("/") or "/"]
+    choices = [_segment(s, action, notes) for s in body.split("/")]
+    if directory and body.split("/")[-1] == "*":
+        choices[-1] = ["**"]
+    out = []
+    for combination in itertools.product(*choices):
+        joined = "/".join(combination)
+        if prefix == "./" and "/" in joined:
+            out.append(joined)          # already anchored at the project root
+        else:
+            out.append(prefix + joined)
+    return list(dict.fromkeys(out))
+
+
+def _patterns(key: str, pattern: str, action: str, notes: list[str]) -> list[str]:
+    permission, is_path = KEYS[key]
+    if is_path:
+        return path_patterns(pattern, action, notes,
+                             directory=permission == "external_directory")
+    if permission == "bash":
+        return [pattern.replace("\\", "\\\\")]   # opencode's backslash is plain text
+    return [pattern]
+
+
+def _block(out: Imported, entries: list[Entry], value: Any, where: str, path: Path) -> None:
+    """One ``permission`` block (a string, or a map of keys to a string or a map)."""
+    if isinstance(value, str):
+        value = {"*": value}
+    if not isinstance(value, dict):
+        raise PolicyError(out.source, line_with(path, "permission"),
+                          f"{where} must be an action or an object")
+    for key, rule in value.items():
+        patterns = rule if isinstance(rule, dict) else {"*": rule}
+        for pattern, action in patterns.items():
+            label = f"{where}.{key}" + (f"[{pattern!r}]" if isinstance(rule, dict) else "")
+            if action not in ACTIONS:
+                line = line_with(path, pattern if isinstance(rule, dict) else key, str(action))
+                raise PolicyError(out.source, line,
+                                  f"{label}: {action!r} is not allow, ask or deny")
+            if key not in KEYS:
+                out.drop(entries, f"{label}: {action}: dm_cc has no permission like "
+                                  f"opencode's {key!r}")
+                continue
+            notes: list[str] = []
+            converted = _patterns(key, pattern, action, notes)
+            comment = f"{label}: {action}"
+            for note in notes:
+                out.approximate(f"{label}: {note}")
+                comment += f"  (approximate: {note})"
+            for index, dm_pattern in enumerate(converted):
+                entries.append(Entry(KEYS[key][0], dm_pattern, action,
+                                     comment=comment if index == 0 else None))
+
+
+def _legacy_tools(out: Imported, entries: list[Entry], tools: Any, where: str) -> None:
+    """The deprecated ``tools: {name: false}``: a disabled tool is denied."""
+    if not isinstance(tools, dict):
+        return
+    for name, enabled in tools.items():
+        if enabled is not False:
+            continue
+        if name in KEYS and name != "*":
+            entries.append(Entry(KEYS[name][0], "*", "deny", comment=f"{where}.{name}: false"))
+        else:
+            out.drop(entries, f"{where}.{name}: false: dm_cc has no tool like {name!r}")
+
+
+def import_opencode(path: Path) -> Imported:
+    shown, data = read_json(path, jsonc=True)
+    if not isinstance(data, dict):
+        raise PolicyError(shown, 1, "an opencode config is a JSON object")
+    out = Imported(shown, "opencode", header=[
+        f"Imported by `dm_cc policy import opencode` from {shown}.",
+        "opencode's rules are last-match-wins in the order written, as dm_cc's: order kept.",
+        "Path patterns: opencode's * also crosses '/', so each becomes the dm_cc globs",
+        "that match the same paths (docs/importers.md). opencode's own defaults are not",
+        "imported: what nothing here decides follows dm_cc's defaults.",
+    ])
+    _legacy_tools(out, out.rules, data.get("tools"), "tools")
+    if "permission" in data:
+        _block(out, out.rules, data["permission"], "permission", path)
+    agents = data.get("agent") or {}
+    if not isinstance(agents, dict):
+        raise PolicyError(shown, line_with(path, "agent"), "agent must be an object")
+    for name, config in agents.items():
+        if not isinstance(config, dict):
+            continue
+        entries: list[Entry] = []
+        _legacy_tools(out, entries, config.get("tools"), f"agent.{name}.tools")
+        if "permission" in config:
+            _block(out, entries, config["permission"], f"agent.{name}.permission", path)
+        if entries:
+            out.agents[name] = entries
+    return out
