@@ -17,7 +17,9 @@ hooks:                       # commands that see a matching request (not in a pr
 
 from __future__ import annotations
 
-from typing import Any, Literal
+import inspect
+from types import UnionType
+from typing import Any, Literal, Union, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -32,7 +34,7 @@ class RuleSpec(_Strict):
 
     permission: str = Field(min_length=1, description="Permission name or wildcard: bash, edit, mcp__git__*, *")
     pattern: str = Field(min_length=1, description="Path glob, shell-command wildcard or name wildcard")
-    action: ActionName
+    action: ActionName = Field(description="What a request this rule decides gets")
     reason: str | None = Field(default=None, description="Shown to the user and the model")
 
 
@@ -40,8 +42,11 @@ Shorthand = dict[str, ActionName | dict[str, ActionName]]
 
 
 class AgentOverride(_Strict):
-    rules: list[RuleSpec] = Field(default_factory=list)
-    permission: Shorthand = Field(default_factory=dict)
+    """Rules for one agent, appended after the agent's own rules."""
+
+    rules: list[RuleSpec] = Field(default_factory=list, description="Rules, as at the top level")
+    permission: Shorthand = Field(default_factory=dict,
+                                  description="The opencode-style shorthand, as at the top level")
 
 
 class InlineTestSpec(_Strict):
@@ -49,9 +54,9 @@ class InlineTestSpec(_Strict):
 
     tool: str = Field(min_length=1, description="Tool name (read, write, bash …) or mcp__server__tool")
     input: str = Field(description="The tool's main input: a path, a command, a URL, a name")
-    expect: ActionName
+    expect: ActionName = Field(description="The decision the call must get")
     agent: str | None = Field(default=None, description="Agent to check under (default: build)")
-    name: str | None = None
+    name: str | None = Field(default=None, description="Shown when the test fails")
 
 
 class HookSpec(_Strict):
@@ -70,12 +75,19 @@ class PolicyFileModel(_Strict):
 
     model_config = ConfigDict(extra="forbid", strict=True, title="dm_cc policy")
 
-    version: Literal[1] = 1
-    permission: Shorthand = Field(default_factory=dict)
-    rules: list[RuleSpec] = Field(default_factory=list)
-    agents: dict[str, AgentOverride] = Field(default_factory=dict)
-    tests: list[InlineTestSpec] = Field(default_factory=list)
-    hooks: list[HookSpec] = Field(default_factory=list)
+    version: Literal[1] = Field(default=1, description="The format's version: 1")
+    permission: Shorthand = Field(
+        default_factory=dict, description="Shorthand: permission → action, or → {pattern: "
+        "action}; its rules come before `rules:`, in order")
+    rules: list[RuleSpec] = Field(default_factory=list,
+                                  description="Ordered; the last matching rule wins")
+    agents: dict[str, AgentOverride] = Field(
+        default_factory=dict, description="Per-agent overrides, by agent name")
+    tests: list[InlineTestSpec] = Field(
+        default_factory=list, description="Checked at load and by `dm_cc policy test`")
+    hooks: list[HookSpec] = Field(
+        default_factory=list, description="Commands that see a request before it is decided "
+        "(refused in a project's own files)")
 
 
 def policy_json_schema() -> dict:
@@ -132,6 +144,61 @@ def plain_core_schema() -> dict:
     return _plain(dict(PolicyFileModel.__pydantic_core_schema__))
 
 
+# --------------------------------------------------------------------------- the reference
+
+REFERENCE_HEAD = """# The policy file: reference
+
+Generated from the pydantic models in `dm_cc/policy/schema.py` by `python -m
+dm_cc.policy.schema` (a test fails when it is stale); `dm_cc policy schema` prints
+the same as JSON Schema, for editors. What the keys mean in practice:
+[policy.md](policy.md); decision hooks: [hooks.md](hooks.md); shipped examples:
+[policies.md](policies.md). Unknown keys are errors, and every error names
+`file:line`.
+"""
+
+
+def _type_name(annotation: Any) -> str:
+    """A field's type in words: ``list of RuleSpec``, ``allow, deny or ask``."""
+    origin, args = get_origin(annotation), get_args(annotation)
+    if origin is Literal:
+        words = [f"`{value}`" for value in args]
+        return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " or " + words[-1]
+    if origin in (Union, UnionType):
+        kinds = [_type_name(arg) for arg in args if arg is not type(None)]
+        return kinds[0] if len(kinds) == 1 else "(either " + "; or ".join(kinds) + ")"
+    if origin is list:
+        return f"list of {_type_name(args[0])}"
+    if origin is dict:
+        return f"map of name to {_type_name(args[1])}"
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return f"[{annotation.__name__}](#{annotation.__name__.lower()})"
+    return {str: "text", float: "number", int: "integer", bool: "true or false"}.get(
+        annotation, str(annotation))
+
+
+def _table(model: type[BaseModel]) -> list[str]:
+    lines = ["| key | type | default | meaning |", "| --- | --- | --- | --- |"]
+    for name, field in model.model_fields.items():
+        if field.is_required():
+            default = "required"
+        elif field.default_factory is not None:
+            default = "empty"
+        else:
+            default = f"`{field.default!r}`" if field.default is not None else "none"
+        lines.append(f"| `{name}` | {_type_name(field.annotation)} | {default} | "
+                     f"{field.description or ''} |")
+    return lines
+
+
+def reference_markdown() -> str:
+    """docs/policy-file.md: every key of a policy file, from the models."""
+    parts = [REFERENCE_HEAD, "## Top level", "", *_table(PolicyFileModel)]
+    for model in (RuleSpec, AgentOverride, InlineTestSpec, HookSpec):
+        parts += ["", f"## {model.__name__}", "", inspect.cleandoc(model.__doc__ or ""), "",
+                  *_table(model)]
+    return "\n".join(parts) + "\n"
+
+
 if __name__ == "__main__":
     import pprint
     from pathlib import Path
@@ -142,3 +209,6 @@ if __name__ == "__main__":
         f"POLICY_CORE_SCHEMA = {pprint.pformat(plain_core_schema(), width=100, sort_dicts=True)}\n"
     )
     print(f"wrote {target}")
+    reference = Path(__file__).parents[2] / "docs" / "policy-file.md"
+    reference.write_text(reference_markdown())
+    print(f"wrote {reference}")

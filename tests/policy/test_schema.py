@@ -67,3 +67,13 @@ def test_json_schema_describes_the_file():
     schema = policy_json_schema()
     assert set(schema["properties"]) >= {"rules", "agents", "tests", "permission"}
     assert schema["additionalProperties"] is False
+
+
+def test_the_policy_file_reference_is_generated_from_the_models():
+    from pathlib import Path
+
+    from dm_cc.policy.schema import reference_markdown
+
+    page = Path(__file__).parents[2] / "docs" / "policy-file.md"
+    assert page.read_text() == reference_markdown(), (
+        "docs/policy-file.md is stale: run `python -m dm_cc.policy.schema`")
