@@ -56,18 +56,14 @@ import secrets
 import tempfile
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager, suppress
+from contextlib import ExitStack, contextmanager, suppress
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from dm_cc.errors import ApprovalStoreError
 from dm_cc.permissions.rules import Rule
-
-try:
-    import fcntl
-except ImportError:  # Windows: no advisory locks; changes are still atomic replaces
-    fcntl = None  # type: ignore[assignment]
+from dm_cc.session.durable import locked, sync_directory
 
 VERSION = 1
 _FIELDS = ("id", "permission", "pattern", "agent", "created", "expires", "note")
@@ -207,16 +203,6 @@ def _encode(document: dict[str, Any]) -> bytes:
         return (json.dumps(document, indent=2) + "\n").encode("ascii")
 
 
-def _sync_directory(directory: Path) -> None:
-    if os.name != "posix":  # only POSIX can open and fsync a directory
-        return
-    fd = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
 class ApprovalStore:
     """The saved approvals of one project, in the file ``path`` (see the module doc)."""
 
@@ -323,17 +309,13 @@ class ApprovalStore:
 
     @contextmanager
     def _locked(self) -> Iterator[None]:
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-            fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o600)
-        except OSError as exc:
-            raise ApprovalStoreError(str(self.path), f"cannot lock saved approvals: {exc}") from None
-        try:
-            if fcntl is not None:
-                fcntl.flock(fd, fcntl.LOCK_EX)  # released by close
+        with ExitStack() as stack:
+            try:
+                stack.enter_context(locked(self.lock_path))
+            except OSError as exc:
+                raise ApprovalStoreError(str(self.path),
+                                         f"cannot lock saved approvals: {exc}") from None
             yield
-        finally:
-            os.close(fd)
 
     @contextmanager
     def _changing(self, now: float | None) -> Iterator[builtins.list[SavedApproval]]:
@@ -384,7 +366,7 @@ class ApprovalStore:
             aside = self.path.with_name(f"{self.path.name}.corrupt-{stamp}-{number}")
         try:
             os.rename(self.path, aside)
-            _sync_directory(self.path.parent)
+            sync_directory(self.path.parent)
         except OSError as exc:
             return ApprovalStoreError(str(self.path), f"damaged saved approvals: {damage}; "
                                       f"could not move the file aside ({exc}): fix or remove it",
@@ -409,6 +391,6 @@ class ApprovalStore:
                 with suppress(OSError):
                     os.unlink(temporary)
                 raise
-            _sync_directory(self.path.parent)
+            sync_directory(self.path.parent)
         except OSError as exc:
             raise ApprovalStoreError(str(self.path), f"cannot save approvals: {exc}") from None

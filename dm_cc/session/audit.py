@@ -34,16 +34,12 @@ import re
 import tempfile
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager, suppress
+from contextlib import AbstractContextManager, suppress
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from dm_cc.errors import AuditLogError
-
-try:
-    import fcntl
-except ImportError:  # Windows: no advisory locks
-    fcntl = None  # type: ignore[assignment]
+from dm_cc.session.durable import locked, shared, sync_directory
 
 GENESIS = "0" * 64
 SUFFIX = ".jsonl"
@@ -161,16 +157,6 @@ def _lines(data: bytes) -> list[bytes]:
     return lines if lines[-1] else lines[:-1]
 
 
-def _sync_directory(directory: Path) -> None:
-    if os.name != "posix":
-        return
-    fd = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
 class AuditLog:
     """One project's audit log (see the module doc). ``path`` is the ``.jsonl`` file;
     its head and lock are beside it."""
@@ -228,7 +214,7 @@ class AuditLog:
                 finally:
                     os.close(fd)
                 if size == 0:
-                    _sync_directory(self.path.parent)
+                    sync_directory(self.path.parent)
                 self._write_head(Head(seq, line_hash(line), size + len(line)))
                 return Appended(stored, notice)
         except OSError as exc:
@@ -280,7 +266,7 @@ class AuditLog:
             os.rename(self.path, aside)
         if self.head_path.exists():
             os.rename(self.head_path, aside.with_name(aside.name + ".head"))
-        _sync_directory(self.path.parent)
+        sync_directory(self.path.parent)
         return (f"audit log {self.path}: {problem}. It was moved aside unchanged to {aside} "
                 f"and a new log begins (`dm_cc audit verify {aside}` shows where it breaks)")
 
@@ -297,18 +283,10 @@ class AuditLog:
             with suppress(OSError):
                 os.unlink(temporary)
             raise
-        _sync_directory(self.path.parent)
+        sync_directory(self.path.parent)
 
-    @contextmanager
-    def _locked(self) -> Iterator[None]:
-        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o600)
-        try:
-            if fcntl is not None:
-                fcntl.flock(fd, fcntl.LOCK_EX)  # released by close
-            yield
-        finally:
-            os.close(fd)
+    def _locked(self) -> AbstractContextManager[None]:
+        return locked(self.lock_path)
 
     # ------------------------------------------------------------------ reading
 
@@ -320,21 +298,10 @@ class AuditLog:
         except OSError as exc:
             raise AuditLogError(str(path), f"cannot read the audit log: {exc}") from None
 
-    @contextmanager
-    def _reading(self) -> Iterator[None]:
-        """A shared lock while reading, when appends ever took one: no half-written line
-        or head read in the middle of an append (reading creates nothing)."""
-        try:
-            fd = os.open(self.lock_path, os.O_RDONLY)
-        except OSError:
-            yield
-            return
-        try:
-            if fcntl is not None:
-                fcntl.flock(fd, fcntl.LOCK_SH)
-            yield
-        finally:
-            os.close(fd)
+    def _reading(self) -> AbstractContextManager[None]:
+        """A shared lock while reading: no half-written line or head read in the
+        middle of an append."""
+        return shared(self.lock_path)
 
     def records(self) -> Iterator[tuple[int, dict[str, Any] | None]]:
         """Each line's number and record (None: not a JSON object), without verifying."""

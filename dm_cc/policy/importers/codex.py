@@ -19,8 +19,8 @@ import shlex
 from pathlib import Path
 from typing import Any
 
-from dm_cc.config.yaml_lines import display_path
 from dm_cc.errors import PolicyError
+from dm_cc.policy.importers.jsonfile import read_source
 from dm_cc.policy.importers.model import Entry, Imported, InlineTestEntry
 
 DECISIONS = {"allow": "allow", "prompt": "ask", "forbidden": "deny"}
@@ -120,13 +120,7 @@ def parse_rules(text: str, shown: str) -> tuple[list[PrefixRule], list[str]]:
 
 
 def import_codex(path: Path) -> Imported:
-    shown = display_path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise PolicyError(shown, None, "no such file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise PolicyError(shown, None, f"cannot read: {exc}") from None
+    shown, text = read_source(path)
     out = Imported(shown, "codex", header=[
         f"Imported by `dm_cc policy import codex` from {shown}.",
         "Codex picks the strictest matching rule (forbidden > prompt > allow); dm_cc's",

@@ -17,8 +17,8 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from dm_cc.config.yaml_lines import display_path
 from dm_cc.errors import PolicyError
+from dm_cc.policy.importers.jsonfile import read_source
 from dm_cc.policy.importers.model import Entry, Imported, InlineTestEntry
 
 DECISIONS = {"allow": "allow", "ask_user": "ask", "deny": "deny"}
@@ -162,13 +162,7 @@ def _patterns(rule: GeminiRule) -> list[str]:
 
 
 def import_gemini(path: Path) -> Imported:
-    shown = display_path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise PolicyError(shown, None, "no such file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise PolicyError(shown, None, f"cannot read: {exc}") from None
+    shown, text = read_source(path)
     out = Imported(shown, "gemini", header=[
         f"Imported by `dm_cc policy import gemini` from {shown}.",
         "Gemini CLI takes the highest-priority matching rule; dm_cc's last match wins, so",

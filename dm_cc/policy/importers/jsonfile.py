@@ -25,15 +25,21 @@ def _strip_jsonc(text: str) -> str:
     return _TOKENS.sub(keep, text)
 
 
-def read_json(path: Path, *, jsonc: bool = False) -> tuple[str, Any]:
-    """(the file as shown, its value); PolicyError naming file:line when it is not JSON."""
+def read_source(path: Path) -> tuple[str, str]:
+    """(the file as shown, its text): every importer reads its source so;
+    PolicyError when it is missing or unreadable."""
     shown = display_path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        return shown, path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise PolicyError(shown, None, "no such file") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise PolicyError(shown, None, f"cannot read: {exc}") from None
+
+
+def read_json(path: Path, *, jsonc: bool = False) -> tuple[str, Any]:
+    """(the file as shown, its value); PolicyError naming file:line when it is not JSON."""
+    shown, text = read_source(path)
     try:
         return shown, json.loads(_strip_jsonc(text) if jsonc else text)
     except json.JSONDecodeError as exc:
