@@ -4,7 +4,7 @@
     world.agents                      # built-in, user (<config>/agents) and project agents
     world.gate(world.agent("docs"))   # what `policy check --agent docs` and the loop judge with
     world.decide("bash", "git status", "build")  # `policy check`, `explain`, policy tests
-    world.open_loop(approver, options)           # `dm_cc run` and the interactive session
+    world.open_loop(approver)                    # `dm_cc run`, the interactive session, tests
 
 A World holds the project root, the working and home directories (and the
 filesystem the engine resolves paths with), the policy layers, every agent, the
@@ -22,7 +22,7 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from dm_cc.agents.builtin import Agent, named_agent
 from dm_cc.agents.files import load_agents
@@ -31,13 +31,14 @@ from dm_cc.config.dirs import HostFilesystem
 from dm_cc.errors import DmccError, UsageError
 from dm_cc.permissions import Decision, Gate, Request, Rule
 from dm_cc.permissions.paths import PathContextDirs
+from dm_cc.policy.effects import Capabilities
 from dm_cc.policy.layers import Link, Policy, load_policy
-from dm_cc.tools.catalog import input_requests
+from dm_cc.tools.catalog import effects_of, input_requests, known_permissions
 
 if TYPE_CHECKING:
     from dm_cc.config.mcp_servers import ServerDefinition, Trust
     from dm_cc.config.settings import Settings
-    from dm_cc.core.approval import Approver
+    from dm_cc.core.approval import Approvals, Approver
     from dm_cc.core.events import Event
     from dm_cc.core.loop import Loop
     from dm_cc.llm.base import ChatModel, OnStream
@@ -46,6 +47,7 @@ if TYPE_CHECKING:
     from dm_cc.session.approvals import ApprovalStore
     from dm_cc.session.audit import AuditLog
     from dm_cc.session.store import SessionStore
+    from dm_cc.tools.base import Tool
 
 NO_MODEL = (
     "no model is configured. Pass --model (any litellm model string, e.g. "
@@ -136,6 +138,14 @@ class World:
         return ApprovalStore.for_project(dirs.data_dir(self.env), self.root)
 
     @cached_property
+    def answers(self) -> Approvals:
+        """What the person has approved in this process (per agent), over the saved
+        approvals: every session this World opens shares it (``/clear`` keeps it)."""
+        from dm_cc.core.approval import Approvals
+
+        return Approvals(self.approvals)
+
+    @cached_property
     def audit(self) -> AuditLog:
         """The project's audit log of decisions (a file in the data dir, docs/audit.md)."""
         from dm_cc.session.audit import AuditLog
@@ -203,6 +213,7 @@ class World:
             return sandbox.confine(gate, argv, cwd=str(cwd), server=True)
 
         self._mcp = McpServers(starting, self.root, self.env, confine=confine)
+        self._gates.clear()  # their tools' effects are known now (read-only agents' rights)
         for status in self._mcp.start():
             if status.state != "running":
                 notify(f"MCP server {status.definition.name} did not start: {status.error}")
@@ -221,6 +232,16 @@ class World:
 
     # ------------------------------------------------------------------ judging
 
+    def capabilities(self, tools: Sequence[Tool[Any]] = ()) -> Capabilities:
+        """What each permission does (the tool catalog's effects, the engine's own, and
+        those of ``tools`` and of the MCP servers' tools once started) and what each
+        agent may do: what read-only agents' rights are derived from."""
+        effects = {permission: effects_of(permission) for permission in known_permissions()}
+        running = self._mcp.tools() if self._mcp is not None else []
+        effects.update((tool.entry.permission, tool.entry.effects)
+                       for tool in (*running, *tools))
+        return Capabilities(effects, {name: agent.may for name, agent in self.agents.items()})
+
     def agent(self, name: str) -> Agent:
         """The agent called ``name``; UsageError naming the known ones."""
         return named_agent(self.agents, name)
@@ -229,14 +250,16 @@ class World:
              session_id: str | None = None, under: Sequence[str] = ()) -> Gate:
         """The layers in force for ``agent`` (with these approvals, in this session);
         ``under``: as a subagent started by these agents, outermost first."""
+        capabilities = self.capabilities()
         if under:
             lineage = [Link(self.agent(name)) for name in under]
-            return self.policy.lineage_gate([*lineage, Link(agent, tuple(approvals), session_id)])
+            return self.policy.lineage_gate([*lineage, Link(agent, tuple(approvals), session_id)],
+                                            capabilities)
         if approvals or session_id is not None:
-            return self.policy.gate(agent, approvals, session_id)
+            return self.policy.gate(agent, approvals, session_id, capabilities=capabilities)
         gate = self._gates.get(agent.name)
         if gate is None:
-            gate = self._gates[agent.name] = self.policy.gate(agent)
+            gate = self._gates[agent.name] = self.policy.gate(agent, capabilities=capabilities)
         return gate
 
     def requests(self, tool: str, text: str) -> list[Request]:
@@ -285,24 +308,25 @@ class World:
         except ValueError as exc:
             raise UsageError(str(exc)) from None
 
-    def open_loop(self, approver: Approver, *,
+    def open_loop(self, approver: Approver, *, model: ChatModel | None = None,
+                  tools: Sequence[Tool[Any]] | None = None,
                   on_event: Callable[[Event], None] = lambda event: None,
                   on_stream: OnStream | None = None, fresh: bool = False,
                   wait_background: bool = True, ask_trust: AskTrust | None = None) -> Loop:
-        """The loop for the session the options name (resumed, continued or new;
-        ``fresh``: always new; ``wait_background``: see :class:`~dm_cc.core.loop.Loop`),
-        with the tools of the MCP servers it may start (:meth:`start_mcp`, asking
-        ``ask_trust``; :meth:`close` stops them).
-        ``continue_last`` with no earlier session of this project (none with a
-        message) opens a new one: its ``messages`` are empty, which is how a front
-        end tells and says so. Raises UsageError for an unknown or subagent-only
-        agent or no model."""
-        from dm_cc.agents.builtin import with_read_only_tools
-        from dm_cc.core.approval import Approvals
+        """THE loop of a session, as every front end and test gets it: the session the
+        options name (resumed, continued or new; ``fresh``: always new), the model the
+        options and settings name (or ``model``: a test's), the built-in tools and
+        those of the MCP servers it may start (:meth:`start_mcp`, asking
+        ``ask_trust``; :meth:`close` stops them) -- or ``tools`` --, the approvals
+        saved and given in this process, the sandbox, the audit log.
+        ``wait_background``: see :class:`~dm_cc.core.loop.Loop`. ``continue_last``
+        with no earlier session of this project (none with a message) opens a new
+        one: its ``messages`` are empty, which is how a front end tells and says so.
+        Raises UsageError for an unknown or subagent-only agent or no model."""
         from dm_cc.core.events import Notice
         from dm_cc.core.loop import Loop, Runtime
         from dm_cc.session.messages import agent_in_charge
-        from dm_cc.tools.catalog import builtin_tools
+        from dm_cc.tools.base import builtin_tools
 
         options, store = self.options, self.sessions
         if fresh:
@@ -321,17 +345,18 @@ class World:
         agent = named_agent(self.agents, options.agent or self.settings.default_agent
                             or DEFAULT_AGENT, primary=True)
         model_name = agent.model or self.settings.model
-        if not model_name:
+        if model is None and not model_name:
             raise UsageError(NO_MODEL)
         if session is None:
             session = store.create(self.root, agent=agent.name)
-        servers = self.start_mcp(ask_trust, lambda text: on_event(Notice(text)), agent.name)
-        mcp_tools = servers.tools() if servers is not None else []
-        agents = with_read_only_tools(self.agents, [t.name for t in mcp_tools if t.read_only])
-        runtime = Runtime(policy=self.policy, agents=agents, tools=[*builtin_tools(), *mcp_tools],
-                          model=self.make_model(model_name), approver=approver,
-                          where=self.where, on_event=on_event, on_stream=on_stream,
-                          approvals=Approvals(self.approvals), models=self.make_model,
+        if tools is None:
+            servers = self.start_mcp(ask_trust, lambda text: on_event(Notice(text)), agent.name)
+            tools = [*builtin_tools(), *(servers.tools() if servers is not None else [])]
+        runtime = Runtime(policy=self.policy, agents=self.agents, tools=tools,
+                          model=model or self.make_model(model_name),  # type: ignore[arg-type]
+                          approver=approver, where=self.where,
+                          capabilities=self.capabilities(tools), on_event=on_event,
+                          on_stream=on_stream, approvals=self.answers, models=self.make_model,
                           max_task_depth=self.settings.max_task_depth, sandbox=self.sandbox,
                           audit=self.audit)
         requested = agent.name if (options.agent or not session.messages) else None

@@ -1,23 +1,25 @@
 """The built-in agents and their rules (the "agent rules" layer of DESIGN.md §3).
 
-Agent rules come after every policy file's top-level rules, so a global
-``edit: allow`` cannot open the plan agent; only a policy file's ``agents:``
-override for that agent can.
+Agent rules come after every policy file's top-level rules, and a policy file's
+``agents:`` overrides after them. What an agent may do at all is data too
+(``may``): the plan agent, explore and the reviewer only read, so whatever writes,
+runs a program that is not read-only, reaches the network or starts an agent that
+does more is denied to them under any rules (``dm_cc.policy.effects``): a global
+``edit: allow`` or an ``agents: plan:`` override cannot open them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Literal
 
+from dm_cc.config import dirs
 from dm_cc.errors import UsageError
 from dm_cc.permissions import Action, Rule
-from dm_cc.policy.defaults import READ_ONLY_COMMANDS
+from dm_cc.permissions.rules import EFFECTS, READS, Effect
 
 Mode = Literal["primary", "subagent", "all"]
-
-PLAN_DIR = ".dm_cc/plans"
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,48 +35,29 @@ class Agent:
     # False for agents defined by the project (.dm_cc/agents/*.md): a cloned
     # repository's agent rules may tighten the user's policy, never loosen it.
     trusted: bool = True
-    # A read-only subagent that denies mcp__* may still use the MCP tools whose
-    # server marks them read-only (see with_read_only_tools).
-    read_only_mcp: bool = False
+    # What the agent may do at all (dm_cc.permissions.rules.Effect): an agent that
+    # may only read is denied whatever does more, under any rules
+    # (dm_cc.policy.effects), except the files it names in ``may_edit``.
+    may: frozenset[Effect] = EFFECTS
+    may_edit: tuple[str, ...] = ()
+    source: str = ""     # where it is defined: builtin:NAME, or its file (and the line of may:)
+
+    def __post_init__(self) -> None:
+        if not self.source:
+            object.__setattr__(self, "source", f"builtin:{self.name}")
 
 
 def _rules(agent: str, *specs: tuple[str, str, Action, str | None]) -> tuple[Rule, ...]:
     return tuple(Rule(p, pat, a, reason, f"builtin:{agent}") for p, pat, a, reason in specs)
 
 
-def _read_only(agent: str, why: str) -> tuple[Rule, ...]:
-    return _rules(
-        agent,
-        ("edit", "*", "deny", why),
-        ("bash", "*", "deny", why),
-        *(("bash", command, "allow", "read-only command") for command in READ_ONLY_COMMANDS),
-    )
-
-
-PLAN_RULES = _read_only("plan", "the plan agent is read-only; plan_exit switches to build") + _rules(
+# The plan agent reads only (its gate's ceiling says so: dm_cc.policy.effects); these
+# rules let it write its own plan file without asking, and keep it from planning twice.
+PLAN_RULES = _rules(
     "plan",
-    ("edit", f"{PLAN_DIR}/{{session}}.md", "allow", "the plan agent writes its plan file"),
-    ("task", "*", "deny", "the plan agent only delegates to read-only subagents"),
-    ("task", "explore", "allow", None),
-    ("task", "reviewer", "allow", None),
+    ("edit", dirs.PLAN_PATTERN, "allow", "the plan agent writes its plan file"),
     ("plan_enter", "*", "deny", "already planning"),
 )
-
-def _only_reads(agent: str, why: str) -> tuple[Rule, ...]:
-    """Read-only, and nothing but reading: no edits, only read-only shell commands,
-    no web, no MCP tools, no todo list, no subagents, no mode switches. Reading and
-    searching stay as the policy decides (a read rule here would overrule its
-    denies)."""
-    return _read_only(agent, why) + _rules(
-        agent,
-        *((permission, "*", "deny", why)
-          for permission in ("webfetch", "mcp__*", "todo", "task", "plan_enter", "plan_exit")),
-    )
-
-
-EXPLORE_RULES = _only_reads("explore", "the explore agent only reads")
-REVIEWER_RULES = _only_reads("reviewer", "the reviewer only reads and reports")
-
 
 BUILD_PROMPT = """You are the build agent. Make the change the user asks for: read the \
 relevant code first, edit precisely, run the project's checks when they exist, and say what \
@@ -104,33 +87,19 @@ BUILTIN_AGENTS: dict[str, Agent] = {
         Agent("build", "primary", "Default agent: reads, edits and runs commands as policy allows.",
               prompt=BUILD_PROMPT),
         Agent("plan", "primary", "Read-only planning; may write only its plan file.",
-              prompt=PLAN_PROMPT, rules=PLAN_RULES),
+              prompt=PLAN_PROMPT, rules=PLAN_RULES, may=READS,
+              may_edit=(dirs.PLAN_PATTERN,)),
+        # as children, subagents keep no todo list and start no subagents of their own
+        # unless their rules say so (dm_cc.policy.defaults.SUBAGENT_RULES)
         Agent("explore", "subagent", "Fast read-only exploration of the codebase.",
-              prompt=EXPLORE_PROMPT, rules=EXPLORE_RULES, read_only_mcp=True),
+              prompt=EXPLORE_PROMPT, may=READS),
         Agent("general", "subagent", "General-purpose subagent for multi-step tasks.",
-              prompt=GENERAL_PROMPT),  # as a child: all tools but todo and task
+              prompt=GENERAL_PROMPT),
         Agent("reviewer", "subagent",
               "Read-only review of a diff or files; reports findings by severity.",
-              prompt=REVIEWER_PROMPT, rules=REVIEWER_RULES, read_only_mcp=True),
+              prompt=REVIEWER_PROMPT, may=READS),
     )
 }
-
-READ_ONLY_MCP = "the MCP server marks this tool read-only (readOnlyHint)"
-
-
-def with_read_only_tools(agents: Mapping[str, Agent], names: Sequence[str]) -> dict[str, Agent]:
-    """``agents``, where each ``read_only_mcp`` agent also allows the MCP tools
-    ``names`` (those whose server says ``readOnlyHint: true``): an allow rule for
-    each exact name after the agent's own ``mcp__*`` deny. Such agents are
-    subagents, always bounded by the agent that started them, so this lets one use
-    a read-only MCP tool exactly as far as its parent may, never further; a policy
-    file's ``agents:`` override still comes after and may deny it again."""
-    if not names:
-        return dict(agents)
-    opened = tuple(Rule(name, "*", "allow", READ_ONLY_MCP, "mcp:readOnlyHint") for name in names)
-    return {name: replace(agent, rules=agent.rules + opened) if agent.read_only_mcp else agent
-            for name, agent in agents.items()}
-
 
 def named_agent(agents: Mapping[str, Agent], name: str, *, primary: bool = False) -> Agent:
     """The agent called ``name``; UsageError naming the known ones, and (``primary``)

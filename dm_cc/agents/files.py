@@ -5,6 +5,8 @@
 description: Reviews a change and reports problems; never edits.   # required
 mode: subagent                  # primary | subagent | all (default all)
 model: openai/gpt-4o-mini       # optional; temperature (0..2), max_turns (> 0) too
+may: [read]                     # optional: what it may do at all (default: everything);
+                                #   read, write, execute, network, delegate, switch, escape
 permission:                     # opencode-style shorthand, added before rules:
   edit: deny
   bash: {"*": ask, "git diff *": allow}
@@ -36,6 +38,7 @@ from dm_cc.agents.builtin import BUILTIN_AGENTS, Agent
 from dm_cc.config import dirs
 from dm_cc.config.yaml_lines import display_path, load_yaml, validation_error
 from dm_cc.errors import AgentFileError, PolicyError
+from dm_cc.permissions.rules import EFFECTS, Effect
 from dm_cc.policy.loader import rules_from
 
 if TYPE_CHECKING:  # pydantic is imported only when a file must be validated
@@ -64,6 +67,7 @@ def _model() -> type[BaseModel]:
         model: str | None = Field(default=None, min_length=1)
         temperature: float | None = Field(default=None, ge=0, le=2)
         max_turns: int | None = Field(default=None, gt=0)
+        may: list[Effect] | None = None
         permission: dict[str, ActionName | dict[str, ActionName]] = Field(default_factory=dict)
         rules: list[RuleSpec] = Field(default_factory=list)
 
@@ -110,7 +114,9 @@ def parse_agent(text: str, name: str, shown: str) -> Agent:
     return Agent(name=name, mode=spec["mode"], description=spec["description"], prompt=prompt,
                  rules=rules, model=spec["model"],
                  temperature=None if temperature is None else float(temperature),
-                 max_turns=spec["max_turns"])
+                 max_turns=spec["max_turns"],
+                 may=EFFECTS if spec["may"] is None else frozenset(spec["may"]),
+                 source=f"{shown}:{lines.get(('may',), 1)}")
 
 
 def load_agent_file(path: Path) -> Agent:

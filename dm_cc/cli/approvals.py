@@ -67,8 +67,7 @@ def _list(args: argparse.Namespace) -> int:
 def _check(world: World, permission: str, pattern: str, agent: str) -> None:
     """UsageError unless an approval of ``permission`` ``pattern`` for ``agent`` makes sense."""
     from dm_cc.permissions.patterns import PathContext, PathGlob
-    from dm_cc.permissions.rules import language_of
-    from dm_cc.tools.catalog import is_known_permission, known_permissions
+    from dm_cc.tools.catalog import is_known_permission, known_permissions, language_of
 
     if not is_known_permission(permission):
         known = ", ".join(sorted(known_permissions()))

@@ -42,18 +42,10 @@ def _server(world: World, name: str) -> ServerDefinition:
 
 def _rows(world: World, agent: str) -> list[dict[str, Any]]:
     """Every configured server as a JSON-ready record (starting those that may)."""
-    from dm_cc.agents.builtin import with_read_only_tools
-    from dm_cc.policy.layers import Link
-
-    world.agent(agent)  # UsageError naming the known agents, before any server starts
+    judged = world.agent(agent)  # UsageError naming the known agents, before any server starts
     running = world.start_mcp()
-    read_only = [tool.name for tool in (running.tools() if running else []) if tool.read_only]
-    agents = with_read_only_tools(world.agents, read_only)
-    judged = agents[agent]
     # a subagent is judged as build's child, as the loop judges it (its parent bounds it)
-    gate = world.policy.lineage_gate(
-        [Link(agents[DEFAULT_AGENT]), Link(judged)] if judged.mode == "subagent"
-        else [Link(judged)])
+    gate = world.gate(judged, under=[DEFAULT_AGENT] if judged.mode == "subagent" else [])
     return server_rows(world, running, gate)
 
 

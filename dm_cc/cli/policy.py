@@ -81,11 +81,16 @@ def _explain(args: argparse.Namespace) -> int:
         if request.note:
             print(f"  {request.note}")
         print("  rules for this permission, in order (last match wins):")
+        found = False
         for rule, hits in considered(request, rulesets):
             mark = "match" if hits else "  -  "
             winner = "  <- decides" if rule is v.rule else ""
+            found = found or rule is v.rule
             print(f"   {mark} {rule.action:<5} {rule.permission} {rule.pattern!r} "
                   f"[{rule.source}]{winner}")
+        if not found and v.rule.source != "default":  # a bound of the stack decided it
+            print(f"  bounded by: {v.rule.action} {v.rule.permission} {v.rule.pattern!r} "
+                  f"[{v.rule.source}]  <- decides")
         if v.rule.source == "default":
             print("   no rule matched: the default is ask")
         print(f"  => {v.action}" + (f" ({v.note})" if v.note else ""))

@@ -76,3 +76,12 @@ def project_root(start: Path) -> Path:
         if (candidate / ".git").exists() or (candidate / ".dm_cc").is_dir():
             return candidate
     return start
+
+
+# The plan agent's plan file, per session: the pattern its rules name ({session} is
+# the session id) and the file itself.
+PLAN_PATTERN = ".dm_cc/plans/{session}.md"
+
+
+def plan_file(root: Path, session_id: str) -> Path:
+    return root / PLAN_PATTERN.format(session=session_id)

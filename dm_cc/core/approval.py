@@ -27,7 +27,6 @@ from typing import Any, Literal, Protocol
 
 from dm_cc.errors import DmccError
 from dm_cc.permissions import Decision, Request, Rule
-from dm_cc.permissions.rules import language_of
 
 Answer = Literal["once", "session", "always", "reject", "cancel"]
 REMEMBERING: frozenset[str] = frozenset({"session", "always"})
@@ -50,14 +49,14 @@ def suggested_rules(requests: Iterable[Request], tool: str) -> tuple[Rule, ...]:
         pattern = exact or request.always or request.pattern
         literal = pattern[:-2] if pattern == request.always and pattern.endswith(" *") \
             else pattern
-        if any(ch in literal for ch in _WILDCARDS[language_of(request.permission)]):
+        if any(ch in literal for ch in _WILDCARDS[request.reading]):
             continue
         rules.append(Rule(request.permission, pattern, "allow",
                           reason=f"approved for {tool}", source="approval:session"))
     return tuple(dict.fromkeys(rules))
 
 
-_WILDCARDS = {"path": "*?[]{}", "shell": "*?", "name": "*?"}
+_WILDCARDS = {"path": "*?[]{}", "shell": "*?", "url": "*?", "name": "*?"}
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,6 +1,6 @@
 """What the loop writes to the audit log for each decision it enforces (docs/audit.md).
 
-    record(loop, call, tool, decision, approval) -> dict    one decision, as data
+    record(actor, call, main_input, decision, approval) -> dict   one decision
     write(log, record, on_event)                            appended; trouble told once
 
 ``decided_by`` says who settled the call:
@@ -24,7 +24,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any, NamedTuple
 
 from dm_cc.core.approval import Approval
 from dm_cc.core.events import Event, Notice
@@ -33,10 +33,6 @@ from dm_cc.permissions import Decision
 from dm_cc.permissions.gate import Verdict
 from dm_cc.session.audit import AuditLog
 from dm_cc.session.messages import ToolCall
-from dm_cc.tools.base import Tool
-
-if TYPE_CHECKING:
-    from dm_cc.core.loop import Loop
 
 HOOK_LAYER = "hook"          # the layer name a decision hook's verdicts carry
 APPROVALS_LAYER = "approvals"
@@ -77,29 +73,36 @@ def _now() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(now)) + f".{int(now % 1 * 1000):03d}Z"
 
 
-def record(loop: Loop, call: ToolCall, tool: Tool[Any] | None, decision: Decision,
+class Actor(NamedTuple):
+    """Who acted: the project, the session and the session at the top of its lineage,
+    the agent in charge, and a subagent's label (``explore #2``; "" for a session's own)."""
+
+    project: str
+    session: str
+    root_session: str
+    agent: str
+    subagent: str = ""
+
+
+def record(actor: Actor, call: ToolCall, main_input: str, decision: Decision,
            approval: Approval | None = None, *, by: str | None = None,
            answer: str | None = None) -> dict[str, Any]:
-    """One decision as the audit log keeps it. ``decision`` is the gate's; the call
-    ran (``decision`` allow) or not (deny). ``by`` and ``answer``: who decided and
-    what was answered, when there is no ``approval`` to tell (a failed or cancelled
-    question)."""
-    root = loop
-    while root.parent is not None:
-        root = root.parent
+    """One decision as the audit log keeps it. ``main_input`` is the call's main input as a
+    person reads it; ``decision`` is the gate's; the call ran (``decision`` allow) or
+    not (deny). ``by`` and ``answer``: who decided and what was answered, when there
+    is no ``approval`` to tell (a failed or cancelled question)."""
     ran = decision.action == "allow" or (
         approval is not None and approval.answer in ("once", "session", "always"))
-    arguments = call.arguments or {}
     return {
         "time": _now(),
-        "project": str(loop.rt.where.root),
-        "session": loop.session.info.id,
-        "root_session": root.session.info.id,
-        "agent": loop.agent.name,
-        "subagent": loop.label,
+        "project": actor.project,
+        "session": actor.session,
+        "root_session": actor.root_session,
+        "agent": actor.agent,
+        "subagent": actor.subagent,
         "tool": call.name,
         "call_id": call.id,
-        "input": tool.entry.main_text(arguments) if tool is not None else "",
+        "input": main_input,
         "gate": decision.action,
         "decision": "allow" if ran else "deny",
         "decided_by": by or decided_by(decision, approval),

@@ -106,6 +106,24 @@ def since_compaction(messages: Sequence[Message]) -> list[Message]:
     return list(messages)
 
 
+def model_messages(messages: Sequence[Message]) -> list[Message]:
+    """The history as the model must see it: from the last compaction summary on
+    (the summary, the turns it kept, what came after), every tool call answered (a
+    call left without a result by a cancellation or crash gets one saying so)."""
+    window = since_compaction(messages)
+    answered = {m.tool_call_id for m in window if m.role == "tool"}
+    out: list[Message] = []
+    for message in window:
+        out.append(message)
+        if message.role == "assistant":
+            for call in message.tool_calls:
+                if call.id not in answered:
+                    out.append(Message("tool", "Interrupted: this call did not run.",
+                                       agent=message.agent, tool_call_id=call.id,
+                                       tool_name=call.name, is_error=True))
+    return out
+
+
 def keep_from(window: Sequence[Message], budget: int) -> int:
     """Where the verbatim part of ``window`` begins: at the last KEEP_USER_TURNS turns
     the user typed if they fit in ``budget`` tokens, else at the first later user or

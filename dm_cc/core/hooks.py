@@ -81,7 +81,7 @@ def matching(hooks: Sequence[Hook], request: Request, ruleset: Ruleset) -> list[
     candidates = ruleset.candidates(request.permission)
     if not candidates:
         return []
-    subjects = [subject(request.permission, name, request.words, ruleset.context)
+    subjects = [subject(request.permission, name, request.words, ruleset.context, request.language)
                 for name in request.names]
     return [hooks[c.index] for c in candidates if any(c.matches(s) for s in subjects)]
 

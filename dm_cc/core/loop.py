@@ -1,88 +1,61 @@
-"""The turn loop — the one place a permission decision is enforced.
+"""The turn: ``run(prompt)`` appends the user's message and repeats ``query()`` then
+``execute(calls)`` until the model answers without tool calls.
 
-``run(prompt)`` appends the user's message and repeats ``step()`` until the model
-answers without tool calls. ``step()`` is ``execute(query())``: ask the model,
-then, for every tool call, derive its requests, decide them, and enforce:
+For every call of a reply, ``execute`` derives its requests and settles them on
+the one settle path (:mod:`dm_cc.core.settle`: decision, hooks, event, audit,
+question, answer); the call runs only when it is allowed. When every call of a
+reply is allowed outright they run at once. A command the sandbox stopped is
+settled again as a ``sandbox_escape`` request before it runs unconfined.
 
-* deny   → the model gets a tool error naming the rule, its source and reason;
-* ask    → the Approver answers (see :mod:`dm_cc.core.approval`): once / session /
-           always (remembered per agent, always also saved) / reject / cancel; a
-           rejection with feedback goes to the model, one without ends the turn;
-* allow  → the tool runs. When every call of a reply is allowed outright they run
-           concurrently.
-
-Control flow that ends a turn is an exception carrying its payload
-(:class:`TurnStopped`), not a flag.
-
-Before a model call whose prompt would pass COMPACT_AT of the model's context
-window, older turns are summarised first (``compact()``, see core/compaction.py);
-the model is shown only from the last summary on (``model_messages``).
+What the agent may do is its :class:`~dm_cc.core.rights.Rights` (the gate, the
+lineage, the tools offered); subagents are :class:`~dm_cc.core.subagents.Subagents`,
+given a ``spawn`` callable. Control flow that ends a turn is an exception carrying
+its payload (:class:`TurnStopped`), not a flag. Before a model call whose prompt
+would pass COMPACT_AT of the context window, older turns are summarised first
+(core/compaction.py).
 """
 
 from __future__ import annotations
 
 import asyncio
-import functools
 import json
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
 from dm_cc.agents.builtin import Agent, named_agent
-from dm_cc.core import audit, compaction
-from dm_cc.core.approval import (
-    REMEMBERING,
-    Approval,
-    ApprovalRequest,
-    Approvals,
-    Approver,
-    AskFailed,
-    suggested_rules,
-)
-from dm_cc.core.events import (
-    AgentSwitched,
-    Compacted,
-    Event,
-    Notice,
-    ToolDecided,
-    ToolFinished,
-    TurnEnded,
-)
-from dm_cc.core.hooks import CallFacts, consult, failure_for
-from dm_cc.core.prompts import system_prompt
-from dm_cc.core.subagents import Subagents, lineage, lineage_key
-from dm_cc.errors import UsageError
+from dm_cc.config import dirs
+from dm_cc.core import compaction
+from dm_cc.core.approval import Approvals, Approver, AskFailed
+from dm_cc.core.events import AgentSwitched, Compacted, Event, Notice, ToolFinished, TurnEnded
+from dm_cc.core.prompts import system_prompt, tool_specs
+from dm_cc.core.rights import Rights
+from dm_cc.core.settle import Judged, Settle, TurnStopped, denial_message
+from dm_cc.core.subagents import Subagents
 from dm_cc.llm.base import ChatModel, ModelReply, OnStream, ToolSpec, Usage
-from dm_cc.permissions import Decision, Gate, Request, Rule
+from dm_cc.permissions import Request
 from dm_cc.permissions.paths import PathContextDirs
-from dm_cc.permissions.requests import path_requests
 from dm_cc.permissions.rules import DOOM_LOOP
+from dm_cc.policy.effects import Capabilities
 from dm_cc.policy.layers import Policy
 from dm_cc.sandbox.host import Sandbox
 from dm_cc.session.audit import AuditLog
-from dm_cc.session.messages import Message, ToolCall, agent_in_charge
+from dm_cc.session.messages import Message, ToolCall
 from dm_cc.session.store import Session
 from dm_cc.tools.base import Tool, ToolContext, ToolOutput
+
+__all__ = ["Loop", "Runtime", "TurnResult", "TurnStopped"]
 
 DEFAULT_MAX_TURNS = 50
 DOOM_LOOP_REPEATS = 3
 STOPPED_SHOWN = 2_000   # characters of a stopped command's output shown with its escape question
 
 
-class TurnStopped(Exception):
-    """Ends the turn; ``reason`` is reported in :class:`TurnEnded`."""
-
-    def __init__(self, reason: str, text: str = "") -> None:
-        super().__init__(reason)
-        self.reason = reason
-        self.text = text
-
-
 @dataclass
 class Runtime:
-    """Everything a loop needs that is not the session itself."""
+    """Everything a loop needs that is not the session itself (``compose`` makes it)."""
 
     policy: Policy
     agents: Mapping[str, Agent]
@@ -90,6 +63,7 @@ class Runtime:
     model: ChatModel
     approver: Approver
     where: PathContextDirs
+    capabilities: Capabilities          # what each permission does (read-only rights)
     on_event: Callable[[Event], None] = lambda event: None
     on_stream: OnStream | None = None
     approvals: Approvals = field(default_factory=Approvals)
@@ -97,10 +71,8 @@ class Runtime:
     # parent's model); subagents nest at most this deep.
     models: Callable[[str], ChatModel] | None = None
     max_task_depth: int = 3
-    # Where shell commands run confined (None: unconfined, as in most unit tests).
-    sandbox: Sandbox | None = None
-    # Where every enforced decision is recorded (None: nowhere); subagents share it.
-    audit: AuditLog | None = None
+    sandbox: Sandbox | None = None      # where shell commands run confined (None: unconfined)
+    audit: AuditLog | None = None       # where every enforced decision is recorded
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,123 +81,81 @@ class TurnResult:
     text: str
 
 
-def _call_key(call: ToolCall) -> str:
-    return call.name + json.dumps(call.arguments, sort_keys=True, default=str)
+@dataclass(frozen=True, slots=True)
+class _Done:
+    """A call's result, and whether the person's answer to it ends the turn."""
 
-
-def tool_specs(tools: Iterable[Tool[Any]]) -> list[ToolSpec]:
-    """Each tool as the model sees it (name, description, JSON schema of its
-    arguments), in order. ValueError when two tools share a name."""
-    specs = [ToolSpec(tool.name, tool.description, tool.input_schema) for tool in tools]
-    names = [spec.name for spec in specs]
-    if duplicates := sorted({name for name in names if names.count(name) > 1}):
-        raise ValueError(f"two tools are named {', '.join(duplicates)}")
-    return specs
+    output: ToolOutput
+    stops: bool = False
 
 
 class Loop:
-    """One session's turns. A subagent's loop has a ``parent`` (whose gate bounds
-    its own), a ``depth`` (1 for a child) and a ``label`` (``explore #2``) that names
-    it where it asks. ``wait_background``: a turn does not end while background
-    children run (a headless run, a child); the REPL's turn ends, and the results
-    come with the next one."""
+    """One session's turns. A subagent's loop has its parent's ``rights`` as ``parent``
+    (which bound its own), a ``depth`` (1 for a child) and a ``label`` (``explore
+    #2``) that names it where it asks. ``wait_background``: a turn does not end while
+    background children run (a headless run, a child); the REPL's turn ends, and the
+    results come with the next one."""
 
     def __init__(self, session: Session, runtime: Runtime, *, max_turns: int | None = None,
-                 agent: str | None = None, parent: Loop | None = None, label: str = "",
+                 agent: str | None = None, parent: Rights | None = None, label: str = "",
+                 depth: int = 0, numbers: Iterator[int] | None = None,
                  wait_background: bool = True) -> None:
-        self.session = session
-        self.rt = runtime
-        self.max_turns = max_turns
+        self.session, self.rt, self.max_turns = session, runtime, max_turns
         self.next_agent = agent  # the agent of the next user message, when asked for
-        self.parent = parent
-        # the parent's agent when it started this child: it bounds the child for good
-        self.started_by: Agent | None = parent.agent if parent is not None else None
-        self.depth: int = parent.depth + 1 if parent is not None else 0
-        self.label = label
         self.wait_background = wait_background
-        self.subagents: Subagents = Subagents(self)
+        self.rights = Rights(runtime.policy, runtime.agents, runtime.approvals,
+                             runtime.capabilities, session, parent=parent,
+                             notify=lambda text: runtime.on_event(Notice(text)))
+        self.settle = Settle(self.rights, runtime.approver, runtime.policy.hooks,
+                             where=runtime.where, on_event=runtime.on_event,
+                             audit_log=runtime.audit, label=label)
+        self.subagents = Subagents(self._spawn, runtime.agents, self.rights.may_start, session,
+                                   on_event=runtime.on_event, depth=depth,
+                                   max_depth=runtime.max_task_depth, numbers=numbers)
+        tool_specs(runtime.tools)  # ValueError now, not at the first call, for a name twice
         self._tools = {tool.name: tool for tool in runtime.tools}
-        self._specs = {spec.name: spec for spec in tool_specs(runtime.tools)}
         self._recent: list[str] = []
         self._todos: list[dict[str, Any]] = []
-        self._gate: tuple[tuple, Gate] | None = None
-        self.usage = Usage()  # tokens and cost of every model call of this loop
+        self._usage = Usage()  # of this loop's own model calls
         self._measured: compaction.Measured | None = None  # the provider's count, last call
-
-    # ------------------------------------------------------------------ state
 
     @property
     def agent(self) -> Agent:
-        """The agent of the last user message."""
-        name = agent_in_charge(self.session.messages, self.session.info.agent)
-        agent = self.rt.agents.get(name)
-        if agent is None:  # its file was removed since: never guess another's rights
-            raise UsageError(f"this session's agent {name!r} no longer exists; "
-                             "continue it with --agent NAME")
-        return agent
+        return self.rights.agent
 
-    def gate(self) -> Gate:
-        """The compiled layers for the agent in charge; rebuilt when the agent or the
-        approvals of it or of an ancestor change."""
-        key = lineage_key(self)
-        for warning in self.rt.approvals.drain_warnings():
-            self.rt.on_event(Notice(warning))
-        if self._gate is None or self._gate[0] != key:
-            self._gate = (key, self.gate_with(self.rt.approvals.rules(self.agent.name)))
-        return self._gate[1]
+    @property
+    def usage(self) -> Usage:
+        """Tokens and cost of every model call of this loop and its finished children."""
+        return self._usage + self.subagents.usage
 
-    def gate_with(self, approvals: Sequence[Rule]) -> Gate:
-        """The agent in charge's gate with these approvals; a subagent's is bounded by
-        every ancestor's (:meth:`~dm_cc.policy.layers.Policy.lineage_gate`)."""
-        return self.rt.policy.lineage_gate(lineage(self, approvals))
-
-    def child(self, session: Session, agent: Agent, label: str) -> Loop:
-        """A subagent's loop over ``session``: this loop's approver, approvals and
-        tools; its agent's model when it names one; no streaming to the screen."""
-        model = self.rt.model
-        if agent.model and self.rt.models is not None:
-            model = self.rt.models(agent.model)
-        runtime = replace(self.rt, model=model, on_stream=None)
-        return Loop(session, runtime, agent=agent.name, parent=self, label=label)
+    def context(self) -> ToolContext:
+        """What a tool of this session is told: where it runs, and, from the rights, how
+        to confine a command and what may be read."""
+        where, gate = self.rt.where, self.rights.gate()
+        sandbox = self.rt.sandbox
+        return ToolContext(where=where, session_id=self.session.info.id, agent=self.agent.name,
+                           plan_file=dirs.plan_file(where.root, self.session.info.id),
+                           todos=self._todos, subagents=self.subagents,
+                           may_read=self.rights.may_read(where),
+                           confine=(lambda argv: sandbox.confine(gate, argv))
+                           if sandbox is not None else None)
 
     def switch_agent(self, name: str) -> None:
-        """Put the primary agent ``name`` in charge, as plan_enter does: a synthetic
-        user message, so the history stays. UsageError for an unknown or
-        subagent-only agent."""
+        """Put the primary agent ``name`` in charge, as plan_enter does: a synthetic user
+        message, so the history stays. UsageError for an unknown or subagent-only agent."""
         agent = named_agent(self.rt.agents, name, primary=True)
         self.next_agent = None
-        self._append(Message("user", f"The user switched this session to the {name} agent."
-                             + (f" {agent.description}" if agent.description else ""),
-                             agent=name, synthetic=True))
+        self.session.append(Message("user", f"The user switched this session to the {name} agent."
+                                    + (f" {agent.description}" if agent.description else ""),
+                                    agent=name, synthetic=True))
         self.rt.on_event(AgentSwitched(name))
 
-    def context(self, gate: Gate | None = None) -> ToolContext:
-        where = self.rt.where
-        ctx = ToolContext(where=where, session_id=self.session.info.id, agent=self.agent.name,
-                          plan_file=where.root / ".dm_cc" / "plans" / f"{self.session.info.id}.md",
-                          todos=self._todos, subagents=self.subagents)
-        if gate is not None and self.rt.sandbox is not None:
-            ctx.confine = functools.partial(self.rt.sandbox.confine, gate)
-        if gate is not None:
-            # Only the read rules: the call's own directory (external_directory) was
-            # already decided, and approved if it had to be.
-            ctx.may_read = functools.lru_cache(maxsize=4096)(
-                lambda path: all(gate.judge(request).action == "allow"
-                                 for request in path_requests("read", path, where)
-                                 if request.permission == "read"))
-        return ctx
-
-    def offered_tools(self, gate: Gate) -> list[Tool[Any]]:
-        """Tools whose permission the agent's rules do not deny outright."""
-        return [tool for tool in self._tools.values()
-                if not gate.denies_outright(tool.entry.permission)]
-
-    # ------------------------------------------------------------------ the loop
+    # ------------------------------------------------------------------ the turn
 
     async def run(self, prompt: str) -> TurnResult:
         agent = self.next_agent or self.agent.name
         self.next_agent = None
-        self._append(Message("user", prompt, agent=agent))
+        self.session.append(Message("user", prompt, agent=agent))
         limit = self.max_turns or self.agent.max_turns or DEFAULT_MAX_TURNS
         try:
             for _ in range(limit):
@@ -246,220 +176,137 @@ class Loop:
         return result
 
     async def query(self) -> ModelReply:
-        self.deliver_finished()
+        for text in self.subagents.take_finished():  # background results, never mid-call
+            self.session.append(Message("user", text, agent=self.agent.name, synthetic=True))
         window = self.rt.model.context_window
         if window and self.context_tokens() > compaction.COMPACT_AT * window:
             await self.compact(automatic=True)
         agent, system, specs = self._prompt()
-        reply = await self.rt.model.complete(system, model_messages(self.session.messages), specs,
-                                             temperature=agent.temperature,
+        reply = await self.rt.model.complete(system, compaction.model_messages(self.session.messages),
+                                             specs, temperature=agent.temperature,
                                              on_stream=self.rt.on_stream)
-        self.usage = self.usage + reply.usage
-        self._append(Message("assistant", reply.text, agent=agent.name,
-                             tool_calls=reply.tool_calls, reasoning=reply.reasoning))
+        self._usage = self._usage + reply.usage
+        self.session.append(Message("assistant", reply.text, agent=agent.name,
+                                    tool_calls=reply.tool_calls, reasoning=reply.reasoning))
         self._measured = compaction.measured(reply.usage, len(self.session.messages))
         return reply
 
     async def compact(self, *, automatic: bool = False) -> Compacted | None:
-        """Summarise the older turns by one model call and append the summary; the
-        recent turns stay verbatim. None when there is nothing older to summarise.
-        A failed call raises ModelError and leaves the session as it was."""
+        """Summarise the older turns by one model call and append the summary (None:
+        nothing older to summarise). ModelError leaves the session as it was."""
         before = self.context_tokens()
         done = await compaction.compact(
             self.rt.model, compaction.since_compaction(self.session.messages), agent=self.agent.name,
             keep_tokens=compaction.keep_budget(self.rt.model.context_window))
         if done is None:
             return None
-        self.usage = self.usage + done.usage
-        self._append(done.message)
+        self._usage = self._usage + done.usage
+        self.session.append(done.message)
         self._measured = None
         event = Compacted(before, self.context_tokens(), done.summarised, automatic)
         self.rt.on_event(event)
         return event
 
     def context_tokens(self) -> int:
-        """About how many tokens the next model call's prompt holds: the provider's
-        count for the last call plus an estimate of what came since; an estimate of
-        the whole (system prompt, tools, messages) when there is no count."""
+        """About how many tokens the next model call's prompt holds: the provider's count
+        for the last call plus an estimate since; an estimate of the whole without one."""
         messages = self.session.messages
         if self._measured is not None:
             return (self._measured.tokens
                     + compaction.message_tokens(messages[self._measured.messages:]))
         _agent, system, specs = self._prompt()
-        return compaction.request_tokens(system, specs, model_messages(messages))
-
-    def deliver_finished(self) -> None:
-        """Hand the results of background children that finished to the model: a
-        synthetic user message each (never between a call and its result)."""
-        for text in self.subagents.take_finished():
-            self._append(Message("user", text, agent=self.agent.name, synthetic=True))
+        return compaction.request_tokens(system, specs, compaction.model_messages(messages))
 
     def _prompt(self) -> tuple[Agent, str, list[ToolSpec]]:
         """The agent in charge, its system prompt and the tools it is offered."""
-        agent = self.agent
         ctx = self.context()
-        specs = [replace(self._specs[tool.name], description=tool.describe(ctx))
-                 for tool in self.offered_tools(self.gate())]
-        return agent, system_prompt(agent, ctx), specs
+        return self.agent, system_prompt(self.agent, ctx), tool_specs(
+            self.rights.offered(self._tools.values()), ctx)
 
     async def execute(self, calls: Sequence[ToolCall]) -> None:
-        gate = self.gate()
-        ctx = self.context(gate)
-        prepared = [await self._prepare(call, gate, ctx) for call in calls]
-        outputs: list[ToolOutput | None] = [None] * len(prepared)
+        """Settle every call, run those allowed, record one result per call in order;
+        then end the turn if the person said no without a word."""
+        ctx = self.context()
+        judged = [await self._judge(call, ctx) for call in calls]
+        done: list[_Done | None] = [None] * len(judged)
         try:
-            if all(p.decision is not None and p.decision.action == "allow" for p in prepared):
-                await _all_or_none(outputs, [self._enforce_and_run(p, ctx) for p in prepared])
-            else:
-                for index, item in enumerate(prepared):
-                    outputs[index] = await self._enforce_and_run(item, ctx)
+            if all(isinstance(j, Judged) and j.decision.action == "allow" for j in judged):
+                await _all_or_none(done, [self._enforce(j, ctx) for j in judged])
+            for index, item in enumerate(judged):
+                if done[index] is None and not any(d is not None and d.stops for d in done):
+                    done[index] = await self._enforce(item, ctx)
         except TurnStopped as stop:
-            self._results(prepared, outputs, missing=f"{stop.reason.capitalize()} by the user.")
+            self._results(calls, done, f"{stop.reason.capitalize()} by the user.")
             raise
         except asyncio.CancelledError:
-            self._results(prepared, outputs, missing="Cancelled: the turn was stopped.")
+            self._results(calls, done, "Cancelled: the turn was stopped.")
             raise
         except AskFailed:
-            self._results(prepared, outputs, missing="Not run: the turn stopped because a call "
-                                                     "needed an approval no one could give.")
+            self._results(calls, done, "Not run: the turn stopped because a call needed an "
+                                       "approval no one could give.")
             raise
-        self._results(prepared, outputs)
+        self._results(calls, done, "Rejected by the user.")
+        if any(d is not None and d.stops for d in done):
+            raise TurnStopped("rejected", "")
 
-    # ------------------------------------------------------------------ enforcement
-
-    async def _prepare(self, call: ToolCall, gate: Gate, ctx: ToolContext) -> _Prepared:
+    async def _judge(self, call: ToolCall, ctx: ToolContext) -> Judged | ToolOutput:
+        """The call's tool, params and decision; a tool error when it names no tool or
+        its arguments do not fit. The same call three times running also asks doom_loop."""
         tool = self._tools.get(call.name)
         if tool is None:
-            return _Prepared(call, error=f"Unknown tool {call.name!r}. Available: "
-                                         f"{', '.join(self._tools)}.")
+            return ToolOutput(f"Unknown tool {call.name!r}. Available: {', '.join(self._tools)}.",
+                              is_error=True)
         if call.arguments is None:
-            return _Prepared(call, tool, error=f"The arguments of {call.name} were not a valid "
-                             f"JSON object: {call.raw_arguments[:500]!r}. Send them again as JSON.")
+            return ToolOutput(f"The arguments of {call.name} were not a valid JSON object: "
+                              f"{call.raw_arguments[:500]!r}. Send them again as JSON.",
+                              is_error=True)
         try:
             params = tool.Params.model_validate(call.arguments)
             requests = list(tool.requests(params, ctx))
-        except ValidationError as exc:
-            return _Prepared(call, tool, error=f"Invalid arguments for {call.name}: {exc}")
-        except (ValueError, KeyError) as exc:
-            return _Prepared(call, tool, error=f"Invalid arguments for {call.name}: {exc}")
-        key = _call_key(call)
+        except (ValidationError, ValueError, KeyError) as exc:
+            return ToolOutput(f"Invalid arguments for {call.name}: {exc}", is_error=True)
+        key = call.name + json.dumps(call.arguments, sort_keys=True, default=str)
         self._recent = (self._recent + [key])[-DOOM_LOOP_REPEATS:]
         if len(self._recent) == DOOM_LOOP_REPEATS and len(set(self._recent)) == 1:
-            requests.append(Request(DOOM_LOOP, call.name,
-                                    note=f"{call.name} with the same arguments "
-                                         f"{DOOM_LOOP_REPEATS} times in a row"))
-        decision = await self._consult_hooks(gate.decide(requests), gate, call, tool)
-        self.rt.on_event(ToolDecided(call, decision))
-        return _Prepared(call, tool, params, decision)
+            requests.append(Request(DOOM_LOOP, call.name, note=f"{call.name} with the same "
+                                    f"arguments {DOOM_LOOP_REPEATS} times in a row"))
+        return Judged(call, tool, params, await self.settle.decide(call, tool, requests))
 
-    async def _consult_hooks(self, decision: Decision, gate: Gate, call: ToolCall,
-                             tool: Tool[Any]) -> Decision:
-        """The policy's decision hooks see the call's requests (core/hooks.py)."""
-        arguments = call.arguments or {}
-        facts = CallFacts(call.name, tool.entry.main_text(arguments), arguments, self.agent.name,
-                          self.session.info.id, str(self.rt.where.cwd))
-        return await consult(decision, self.rt.policy.hooks, gate, facts,
-                             failure=failure_for(self.rt.approver))
-
-    async def _enforce_and_run(self, item: _Prepared, ctx: ToolContext) -> ToolOutput:
-        """THE enforcement point: every tool call passes here before it runs."""
-        if item.error is not None or item.decision is None:
-            return ToolOutput(item.error or "not decided", is_error=True)
-        action = item.decision.action
-        if action != "ask":
-            self._audit(item)
-        if action == "deny":
-            return ToolOutput(denial_message(item.call.name, item.decision), is_error=True)
-        if action == "ask":
-            approval = await self._ask(item, ctx)
-            if approval.answer == "cancel":
-                raise TurnStopped("cancelled", "")
-            if approval.answer == "reject":
-                if not approval.feedback:
-                    raise TurnStopped("rejected", "")
-                return ToolOutput(f"{item.call.name} was not run: {approval.feedback}",
-                                  is_error=True)
+    async def _enforce(self, item: Judged | ToolOutput, ctx: ToolContext) -> _Done:
+        """THE enforcement point: a call runs here only when it was settled as allowed."""
+        if isinstance(item, ToolOutput):
+            return _Done(item)
+        settled = await self.settle.settle(item, ctx)
+        if settled.decision.action == "deny":
+            return _Done(ToolOutput(denial_message(item.call.name, settled.decision), is_error=True))
+        if not settled.runs:
+            said = f"{item.call.name} was not run: {settled.feedback}" if settled.feedback \
+                else "Rejected by the user."
+            return _Done(ToolOutput(said, is_error=True), settled.stops)
         output = await self._run(item, ctx)
         if output.escape is not None and ctx.confine is not None:
             return await self._escape(item, ctx, output)
-        return output
+        return _Done(output)
 
-    async def _escape(self, item: _Prepared, ctx: ToolContext, confined: ToolOutput) -> ToolOutput:
-        """The sandbox stopped the call: run it again unconfined only if a
-        ``sandbox_escape`` rule allows it or the person says so."""
+    async def _escape(self, item: Judged, ctx: ToolContext, confined: ToolOutput) -> _Done:
+        """The sandbox stopped the call: it runs again unconfined only if its
+        ``sandbox_escape`` request is settled as allowed; else the confined result stands."""
         assert confined.escape is not None
-        assert item.tool is not None
-        gate = self.gate()
-        decision = await self._consult_hooks(gate.decide([confined.escape]), gate, item.call,
-                                             item.tool)
-        self.rt.on_event(ToolDecided(item.call, decision))
-        if decision.action != "ask":
-            self._audit(replace(item, decision=decision))
-        if decision.action == "ask":
-            approval = await self._ask(replace(item, decision=decision), ctx,
-                                       stopped=confined.output[-STOPPED_SHOWN:])
-            if approval.answer == "cancel":
-                raise TurnStopped("cancelled", "")
-            if approval.answer == "reject":
-                said = f": {approval.feedback}" if approval.feedback else "."
-                return replace(confined, escape=None, output=confined.output + (
-                    f"\nThe user did not let it run outside the sandbox{said}"))
-        elif decision.action == "deny":
-            verdict = decision.deciding[0]
-            return replace(confined, escape=None, output=confined.output + (
-                f"\nIt may not run outside the sandbox: {verdict.rule.describe()}. "
-                "Do it inside the project or $TMPDIR, or tell the user what is needed."))
-        unconfined = await self._run(item, replace(ctx, confine=None))
-        return replace(unconfined, output=unconfined.output + "\n(run outside the sandbox)")
+        settled = await self.settle(item.call, item.tool, item.params, [confined.escape], ctx,
+                                    stopped=confined.output[-STOPPED_SHOWN:])
+        if settled.decision.action == "deny":
+            said = (f"It may not run outside the sandbox: {settled.decision.deciding[0].rule.describe()}."
+                    " Do it inside the project or $TMPDIR, or tell the user what is needed.")
+        elif not settled.runs:
+            said = "The user did not let it run outside the sandbox" + (
+                f": {settled.feedback}" if settled.feedback else ".")
+        else:
+            unconfined = await self._run(item, replace(ctx, confine=None))
+            return _Done(replace(unconfined, output=unconfined.output + "\n(run outside the sandbox)"))
+        return _Done(replace(confined, escape=None, output=f"{confined.output}\n{said}"),
+                     settled.stops)
 
-    async def _ask(self, item: _Prepared, ctx: ToolContext, stopped: str = "") -> Approval:
-        assert item.tool is not None and item.decision is not None
-        request = replace(self.approval_request(item, ctx), stopped=stopped)
-        try:
-            approval = await self.rt.approver.approve(request)
-        except AskFailed:
-            self._audit(item, by="headless_default", answer="fail")
-            raise
-        except asyncio.CancelledError:  # the turn ended while the question was open
-            self._audit(item, by="cancelled", answer="cancel")
-            raise
-        self._audit(item, approval)
-        if approval.answer in REMEMBERING:
-            self.rt.approvals.remember(
-                self.agent.name, request.kept(approval), save=approval.answer == "always",
-                note=f"approved for {item.call.name} in session {self.session.info.id}")
-        return approval
-
-    def approval_request(self, item: _Prepared, ctx: ToolContext) -> ApprovalRequest:
-        """What the person is shown: the call, why it asks, and what "always" would
-        remember -- only rules that would in fact allow the request next time."""
-        assert item.tool is not None and item.decision is not None
-        arguments = dict(item.call.arguments or {})
-        approvals = self.rt.approvals.rules(self.agent.name)
-        requests = [v.request for v in item.decision.verdicts]
-        # a hook's ask comes back whatever was approved: nothing to remember for it
-        asking = [v.request for v in item.decision.verdicts
-                  if v.action == "ask" and v.layer != "hook"]
-        hooked = any(v.layer == "hook" and v.action != "allow" for v in item.decision.verdicts)
-
-        def covers(rule: Rule) -> bool:  # judged by the real gate: ceilings, managed rules
-            gate = self.gate_with((*approvals, rule))
-            return any(gate.judge(request).action == "allow"
-                       for request in asking if request.permission == rule.permission)
-
-        suggestions = tuple(rule for rule in suggested_rules(asking, item.call.name)
-                            if covers(rule))
-        description = arguments.get("description")
-        return ApprovalRequest(
-            item.call.name, arguments, item.decision, item.tool.preview(item.params, ctx),
-            agent=self.agent.name, asker=self.label,
-            description=description if isinstance(description, str) else "",
-            main_input=item.tool.entry.main_text(arguments), suggestions=suggestions,
-            covers=covers, call_id=item.call.id,
-            settled=lambda: not hooked and self.gate().decide(requests).action == "allow")
-
-    async def _run(self, item: _Prepared, ctx: ToolContext) -> ToolOutput:
-        assert item.tool is not None and item.params is not None
+    async def _run(self, item: Judged, ctx: ToolContext) -> ToolOutput:
         try:
             return await item.tool.run(item.params, replace(ctx, call_id=item.call.id))
         except (asyncio.CancelledError, TurnStopped, AskFailed):  # a subagent's stop is ours
@@ -468,97 +315,50 @@ class Loop:
             return ToolOutput(f"{item.call.name} failed: {type(exc).__name__}: {exc}",
                               is_error=True)
 
-    # ------------------------------------------------------------------ recording
-
-    def _audit(self, item: _Prepared, approval: Approval | None = None, *,
-               by: str | None = None, answer: str | None = None) -> None:
-        """Record a decision once its outcome is known (core/audit.py)."""
-        if self.rt.audit is None or item.decision is None:
-            return
-        if approval is not None and approval.by == "approval":  # covered by an answer meanwhile
-            requests = [v.request for v in item.decision.verdicts]
-            by = audit.decided_by(self.gate().decide(requests))
-        entry = audit.record(self, item.call, item.tool, item.decision, approval, by=by,
-                             answer=answer)
-        audit.write(self.rt.audit, entry, self.rt.on_event)
-
-    def _append(self, message: Message) -> None:
-        self.session.append(message)
-
-    def _result(self, call: ToolCall, output: ToolOutput) -> None:
-        self._append(Message("tool", output.output, agent=self.agent.name, tool_call_id=call.id,
-                             tool_name=call.name, is_error=output.is_error))
-        self.rt.on_event(ToolFinished(call, output))
-
-    def _results(self, prepared: Sequence[_Prepared], outputs: Sequence[ToolOutput | None],
-                 missing: str | None = None) -> None:
-        """Record one result per call, in call order; calls that never ran (or did
-        not finish) get ``missing``. Then apply an agent switch (plan_enter / plan_exit)."""
+    def _results(self, calls: Sequence[ToolCall], done: Sequence[_Done | None], missing: str) -> None:
+        """Record one result per call, in call order (``missing`` for calls that did not
+        run or finish); then apply an agent switch (plan_enter / plan_exit)."""
         switch: ToolOutput | None = None
-        for item, done in zip(prepared, outputs, strict=True):
-            output = done if done is not None else ToolOutput(missing or "Not run.",
-                                                              is_error=True)
-            self._result(item.call, output)
+        for call, result in zip(calls, done, strict=True):
+            output = result.output if result is not None else ToolOutput(missing, is_error=True)
+            self.session.append(Message("tool", output.output, agent=self.agent.name,
+                                        tool_call_id=call.id, tool_name=call.name,
+                                        is_error=output.is_error))
+            self.rt.on_event(ToolFinished(call, output))
             if output.switch_agent and not output.is_error:
                 switch = output
         if switch is not None and switch.switch_agent is not None:
-            self._append(Message("user", switch.switch_message or "", agent=switch.switch_agent,
-                                 synthetic=True))
+            self.session.append(Message("user", switch.switch_message or "",
+                                        agent=switch.switch_agent, synthetic=True))
             self.rt.on_event(AgentSwitched(switch.switch_agent))
 
+    def _spawn(self, agent: Agent, session: Session, label: str,
+               on_event: Callable[[Event], None]) -> Loop:
+        """A subagent's loop over ``session``: this loop's tools, approver and approvals;
+        its agent's model when it names one; no streaming to the screen; bounded by
+        these rights."""
+        model = self.rt.model
+        if agent.model and self.rt.models is not None:
+            model = self.rt.models(agent.model)
+        runtime = replace(self.rt, model=model, on_stream=None, on_event=on_event)
+        return Loop(session, runtime, agent=agent.name, parent=self.rights, label=label,
+                    depth=self.subagents.depth + 1, numbers=self.subagents.numbers)
 
-async def _all_or_none(outputs: list[ToolOutput | None], jobs: Sequence[Any]) -> None:
-    """Run ``jobs`` at once, each output into its place in ``outputs``. When one stops
-    the turn (a rejection or a failed ask in a subagent) or the turn is cancelled,
-    the others are cancelled and awaited before it propagates."""
+
+async def _all_or_none(done: list[_Done | None], jobs: Sequence[Any]) -> None:
+    """Run ``jobs`` at once, each result into its place in ``done``. When one stops the
+    turn (a subagent's rejection or failed ask) or the turn is cancelled, the others
+    are cancelled and awaited before it propagates."""
     tasks = [asyncio.ensure_future(job) for job in jobs]
     try:
-        for index, done in enumerate(await asyncio.gather(*tasks)):
-            outputs[index] = done
+        for index, result in enumerate(await asyncio.gather(*tasks)):
+            done[index] = result
     except BaseException:
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         for index, task in enumerate(tasks):
             if task.done() and not task.cancelled() and task.exception() is None:
-                outputs[index] = task.result()
+                done[index] = task.result()
         raise
 
-
-@dataclass
-class _Prepared:
-    call: ToolCall
-    tool: Tool[Any] | None = None
-    params: BaseModel | None = None
-    decision: Decision | None = None
-    error: str | None = None
-
-
-def denial_message(tool: str, decision: Decision) -> str:
-    lines = [f"Permission denied: {tool} was not run."]
-    for verdict in decision.deciding:
-        rule = verdict.rule
-        lines.append(f"- {verdict.request.permission} {verdict.request.pattern!r} is denied by "
-                     f"rule `{rule.action} {rule.permission} {rule.pattern}` at {rule.source}"
-                     + (f": {rule.reason}" if rule.reason else "")
-                     + (f" ({verdict.note})" if verdict.note else ""))
-    lines.append("Do not retry this; find another way or explain to the user what is needed.")
-    return "\n".join(lines)
-
-
-def model_messages(messages: Sequence[Message]) -> list[Message]:
-    """The history as the model must see it: from the last compaction summary on
-    (the summary, the turns it kept, what came after), every tool call answered (a
-    call left without a result by a cancellation or crash gets one saying so)."""
-    window = compaction.since_compaction(messages)
-    answered = {m.tool_call_id for m in window if m.role == "tool"}
-    out: list[Message] = []
-    for message in window:
-        out.append(message)
-        if message.role == "assistant":
-            for call in message.tool_calls:
-                if call.id not in answered:
-                    out.append(Message("tool", "Interrupted: this call did not run.",
-                                       agent=message.agent, tool_call_id=call.id,
-                                       tool_name=call.name, is_error=True))
-    return out

@@ -14,11 +14,13 @@ from __future__ import annotations
 import datetime
 import os
 import platform
+from collections.abc import Iterable
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from dm_cc.agents.builtin import Agent
-from dm_cc.tools.base import ToolContext
+from dm_cc.llm.base import ToolSpec
+from dm_cc.tools.base import Tool, ToolContext
 
 BASE = """You are dm_cc, a coding assistant working in the user's terminal. Every tool call \
 you make is checked against the user's permission policy before it runs: a denied call \
@@ -95,3 +97,15 @@ def project_instructions(root: Path) -> list[Section]:
                                       f"The project's {name}, from its root directory. Follow "
                                       f"it within the user's permission policy.\n\n{text}"))
     return sections
+
+
+def tool_specs(tools: Iterable[Tool[Any]], ctx: ToolContext | None = None) -> list[ToolSpec]:
+    """Each tool as the model sees it (name, description -- as ``ctx`` has it, when
+    given -- and JSON schema of its arguments), in order. ValueError when two tools
+    share a name."""
+    specs = [ToolSpec(tool.name, tool.describe(ctx) if ctx is not None else tool.description,
+                      tool.input_schema) for tool in tools]
+    names = [spec.name for spec in specs]
+    if duplicates := sorted({name for name in names if names.count(name) > 1}):
+        raise ValueError(f"two tools are named {', '.join(duplicates)}")
+    return specs

@@ -7,8 +7,9 @@ session (``parent_id`` set, title ``<description> (@<agent>)``) whose history
 starts with the prompt alone: it never sees its parent's messages. It shares the
 parent's approver (so its asks reach the same person, or the same ``--on-ask``
 answer), its approvals and its tools; it has its own agent's prompt and rules,
-and its gate is bounded by its parent's (``Loop.gate_with``), so by every
-ancestor's.
+and its gate is bounded by its parent's (:class:`~dm_cc.core.rights.Rights`), so
+by every ancestor's. The parent's loop hands this module a ``spawn`` callable that
+makes the child's loop; nothing here reads or changes another loop.
 
 What comes back to the parent: ``task_id: <id>`` and ``<task_result>`` holding the
 child's final text; a child that fails or is cancelled becomes a tool error. A
@@ -24,21 +25,19 @@ from __future__ import annotations
 import asyncio
 import itertools
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import Protocol
 
+from dm_cc.agents.builtin import Agent
 from dm_cc.core.approval import AskFailed
 from dm_cc.core.events import Event, InTask, TaskFinished, TaskStarted, ToolFinished
+from dm_cc.core.settle import TurnStopped
 from dm_cc.errors import DmccError
-from dm_cc.permissions import Request, Rule
-from dm_cc.policy.layers import Link
-from dm_cc.session.store import SessionStore
+from dm_cc.llm.base import Usage
+from dm_cc.session.store import Session, SessionStore
 from dm_cc.tools.base import ToolOutput
 from dm_cc.tools.task import TaskParams
-
-if TYPE_CHECKING:
-    from dm_cc.core.loop import Loop
 
 RESUME_HINT = "(pass it as task_id to continue this task with its history)"
 
@@ -61,81 +60,116 @@ class Running:
         return time.monotonic() - self.started
 
 
-class Subagents:
-    """One loop's children: the task tool's side of the loop."""
+class Child(Protocol):
+    """What a parent needs of a subagent's loop."""
 
-    def __init__(self, loop: Loop) -> None:
-        self.loop = loop
+    @property
+    def session(self) -> Session: ...
+
+    @property
+    def usage(self) -> Usage: ...
+
+    @property
+    def subagents(self) -> Subagents: ...
+
+    async def run(self, prompt: str) -> _Result: ...
+
+
+class _Result(Protocol):
+    @property
+    def reason(self) -> str: ...
+
+    @property
+    def text(self) -> str: ...
+
+
+#: Makes a subagent's loop: the agent to run, its session, its label and where its
+#: events go (the parent's loop supplies it: its tools, model and rights).
+Spawn = Callable[[Agent, Session, str, Callable[[Event], None]], Child]
+
+
+class Subagents:
+    """One loop's children: the task tool's side of the loop. ``spawn`` makes a
+    child's loop; ``may_start(name)`` says whether the agent in charge may start
+    that subagent; ``depth`` is the loop's (0 for a session's own) and no child is
+    started at ``max_depth``; ``numbers`` is shared by a whole session tree, so
+    labels stay unique among all descendants."""
+
+    def __init__(self, spawn: Spawn, agents: Mapping[str, Agent], may_start: Callable[[str], bool],
+                 session: Session, *, on_event: Callable[[Event], None], depth: int = 0,
+                 max_depth: int = 3, numbers: Iterator[int] | None = None) -> None:
+        self.spawn = spawn
+        self.agents = agents
+        self.may_start = may_start
+        self.session = session
+        self.on_event = on_event
+        self.depth = depth
+        self.max_depth = max_depth
+        self.numbers: Iterator[int] = numbers if numbers is not None else itertools.count(1)
         self.running: dict[str, Running] = {}
         self.finished: list[str] = []      # background results not yet shown to the model
+        self.usage = Usage()               # of every child that finished (the session's cost)
         self._arrival: asyncio.Event | None = None  # made when first waited on
-        # one numbering per session tree: labels stay unique among all descendants
-        self._numbers: Iterator[int] = (loop.parent.subagents._numbers if loop.parent is not None
-                                        else itertools.count(1))
 
     # ------------------------------------------------------------------ what may start
 
     def known(self) -> Mapping[str, str]:
         """Every agent that can run as a subagent (mode subagent or all)."""
-        return {name: agent.description for name, agent in self.loop.rt.agents.items()
+        return {name: agent.description for name, agent in self.agents.items()
                 if agent.mode != "primary"}
 
     def choices(self) -> Mapping[str, str]:
         """Those the agent in charge may start: the gate does not deny ``task NAME``."""
-        gate = self.loop.gate()
         return {name: description for name, description in self.known().items()
-                if gate.judge(Request("task", name)).action != "deny"}
+                if self.may_start(name)}
 
     # ------------------------------------------------------------------ starting
 
     async def start(self, params: TaskParams, call_id: str = "") -> ToolOutput:
-        loop = self.loop
-        limit = loop.rt.max_task_depth
-        if loop.depth >= limit:
+        limit = self.max_depth
+        if self.depth >= limit:
             return ToolOutput(
-                f"Subagents nest at most {limit} deep and this one is at depth {loop.depth}: "
+                f"Subagents nest at most {limit} deep and this one is at depth {self.depth}: "
                 "do this part yourself (max_task_depth in the settings).", is_error=True)
+        agent = self.agents[params.subagent_type]
         try:
-            child, resumed = self._child(params)
+            session, resumed = self._session(params, agent)
         except DmccError as exc:
             return ToolOutput(str(exc), is_error=True)
-        task_id = child.session.info.id
-        work = Running(task_id, child.label, params.subagent_type, params.description,
-                       params.background)
-        child.rt.on_event = self._relay(work)
-        self.running[task_id] = work
-        loop.rt.on_event(TaskStarted(task_id, work.label, work.agent, params.description,
-                                     params.background, resumed, call_id))
+        label = f"{agent.name} #{next(self.numbers)}"
+        work = Running(session.info.id, label, agent.name, params.description, params.background)
+        child = self.spawn(agent, session, label, self._relay(work))
+        self.running[work.task_id] = work
+        self.on_event(TaskStarted(work.task_id, label, work.agent, params.description,
+                                  params.background, resumed, call_id))
         if not params.background:
             return await self._run(child, work, params.prompt)
         work.job = asyncio.ensure_future(self._run(child, work, params.prompt))
         work.job.add_done_callback(lambda job: self._arrived(work, job))
-        return ToolOutput(f"task_id: {task_id} {RESUME_HINT}\nThe {work.agent} subagent is "
+        return ToolOutput(f"task_id: {work.task_id} {RESUME_HINT}\nThe {work.agent} subagent is "
                           "working in the background; its result will arrive in a message "
                           "when it finishes. Go on with other work meanwhile.")
 
-    def _child(self, params: TaskParams) -> tuple[Loop, bool]:
-        loop = self.loop
-        store = SessionStore(loop.session.path.parent)
-        agent = loop.rt.agents[params.subagent_type]
-        if params.task_id:
-            if params.task_id in self.running:
-                raise DmccError(f"task {params.task_id} is still running; wait for its result")
-            session = store.load(params.task_id)
-            if session.info.parent_id != loop.session.info.id:
-                raise DmccError(f"{params.task_id} is not a task of this session")
-            if session.info.agent != agent.name:
-                raise DmccError(f"task {params.task_id} is a {session.info.agent} task, "
-                                f"not {agent.name}")
-        else:
-            session = store.create(loop.rt.where.root, parent_id=loop.session.info.id,
-                                   title=f"{params.description} (@{agent.name})",
-                                   agent=agent.name)
-        label = f"{agent.name} #{next(self._numbers)}"
-        return loop.child(session, agent, label), params.task_id is not None
+    def _session(self, params: TaskParams, agent: Agent) -> tuple[Session, bool]:
+        """The child's session: the one ``task_id`` names (a task of this session, of
+        this agent, not running), else a new one; and whether it is resumed."""
+        store = SessionStore(self.session.path.parent)
+        if not params.task_id:
+            return store.create(self.session.info.project, parent_id=self.session.info.id,
+                                title=f"{params.description} (@{agent.name})",
+                                agent=agent.name), False
+        if params.task_id in self.running:
+            raise DmccError(f"task {params.task_id} is still running; wait for its result")
+        session = store.load(params.task_id)
+        if session.info.parent_id != self.session.info.id:
+            raise DmccError(f"{params.task_id} is not a task of this session")
+        if session.info.agent != agent.name:
+            raise DmccError(f"task {params.task_id} is a {session.info.agent} task, "
+                            f"not {agent.name}")
+        return session, True
 
     def _relay(self, work: Running) -> Callable[[Event], None]:
-        parent = self.loop.rt.on_event
+        parent = self.on_event
 
         def relay(event: Event) -> None:
             if isinstance(event, ToolFinished):
@@ -143,7 +177,7 @@ class Subagents:
             parent(InTask(work.task_id, work.label, event))
         return relay
 
-    async def _run(self, child: Loop, work: Running, prompt: str) -> ToolOutput:
+    async def _run(self, child: Child, work: Running, prompt: str) -> ToolOutput:
         """Run the child's turn; its outcome as the parent's tool result."""
         status, output = "error", ToolOutput("", is_error=True)
         try:
@@ -162,13 +196,11 @@ class Subagents:
         finally:
             child.subagents.cancel_all()    # its own background children end with it
             self.running.pop(work.task_id, None)
-            self.loop.usage = self.loop.usage + child.usage   # the session's cost includes it
-            self.loop.rt.on_event(TaskFinished(work.task_id, work.label, status, output.output,
-                                               work.tools, work.seconds, work.background))
+            self.usage = self.usage + child.usage   # the session's cost includes it
+            self.on_event(TaskFinished(work.task_id, work.label, status, output.output,
+                                       work.tools, work.seconds, work.background))
         if status in ("rejected", "cancelled") and not work.background:
-            from dm_cc.core.loop import TurnStopped  # the person stopped it: stop the parent too
-
-            raise TurnStopped(status, "")
+            raise TurnStopped(status, "")  # the person stopped it: stop the parent too
         return output
 
     # ------------------------------------------------------------------ background
@@ -212,33 +244,6 @@ class Subagents:
         for work in list(self.running.values()):
             if work.job is not None:
                 work.job.cancel()
-
-
-def lineage(loop: Loop, approvals: Sequence[Rule]) -> list[Link]:
-    """``loop``'s agent in charge with ``approvals``, after each ancestor (outermost
-    first) as the agent that started the next generation -- and, when that session
-    has switched agent since, the one in charge now as well: both bound it."""
-    links = [Link(loop.agent, tuple(approvals), loop.session.info.id)]
-    node = loop
-    while node.parent is not None and node.started_by is not None:
-        parent, started_by = node.parent, node.started_by
-        link = Link(started_by, parent.rt.approvals.rules(started_by.name),
-                    parent.session.info.id)
-        now = parent.agent
-        if now.name != started_by.name:
-            link = link._replace(also=((now, parent.rt.approvals.rules(now.name)),))
-        links.insert(0, link)
-        node = parent
-    return links
-
-
-def lineage_key(loop: Loop) -> tuple[object, ...]:
-    """What ``loop``'s gate depends on: the agents and approvals of its lineage."""
-    name = loop.agent.name
-    own = (name, loop.rt.approvals.rules(name))
-    if loop.parent is None or loop.started_by is None:
-        return own
-    return (*own, loop.rt.approvals.rules(loop.started_by.name), lineage_key(loop.parent))
 
 
 def _outcome(work: Running, reason: str, text: str) -> ToolOutput:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from dm_cc.mcp.connection import CallRefused, CallTimedOut, ServerFailed
 from dm_cc.permissions import Request
 from dm_cc.tools.base import JsonArguments, ToolContext, ToolOutput
-from dm_cc.tools.catalog import ToolEntry, entry
+from dm_cc.tools.catalog import ToolEntry, mcp_effects
 
 if TYPE_CHECKING:
     import mcp_types as types
@@ -38,13 +38,13 @@ class McpTool:
         self.server = server
         self.name = name
         self.original = tool.name
-        self.read_only = bool(tool.annotations and tool.annotations.read_only_hint)
+        hints = tool.annotations
+        self.read_only = bool(hints and hints.read_only_hint)
         self.description = (tool.description or tool.title or tool.name).strip()
         self.input_schema: dict[str, Any] = dict(tool.input_schema or NO_SCHEMA)
-
-    @property
-    def entry(self) -> ToolEntry:
-        return entry(self.name)
+        # what it does, as its server says (unknown: everything): read-only agents' rights
+        self.entry = ToolEntry(name, name, "json", None, effects=mcp_effects(
+            self.read_only, hints.open_world_hint if hints is not None else None))
 
     def describe(self, ctx: ToolContext) -> str:
         return self.description

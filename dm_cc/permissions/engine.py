@@ -40,12 +40,11 @@ from dm_cc.permissions.patterns import (
 )
 from dm_cc.permissions.rules import (
     DEFAULT_RULE,
-    URL_PERMISSIONS,
+    ENGINE_LANGUAGES,
     Language,
     Request,
     Rule,
     is_mcp_permission,
-    language_of,
 )
 from dm_cc.permissions.shell.flags import FlagRule, compile_flag_rule
 
@@ -94,7 +93,11 @@ class Subject(NamedTuple):
     words: tuple[str, ...]
     path: PathSubject | None
     arguments: Arguments | None = None  # an MCP call's: matched structurally
-    fold: bool = False  # deny and ask rules also match ignoring case (URLs)
+
+    @property
+    def fold(self) -> bool:
+        """Deny and ask rules also match ignoring case (URLs and hosts)."""
+        return self.language == "url"
 
 
 class CompiledRule:
@@ -213,7 +216,7 @@ class Ruleset:
                 self._exact.setdefault(compiled_rule.rule.permission, []).append(compiled_rule)
             else:
                 self._wild.append(compiled_rule)
-        self._indexes: dict[str, _PermissionIndex] = {}
+        self._indexes: dict[tuple[str, Language], _PermissionIndex] = {}
 
     def __len__(self) -> int:
         return len(self.rules)
@@ -227,18 +230,20 @@ class Ruleset:
         wild = [c for c in self._wild if c.covers_permission(permission)]
         return sorted(exact + wild, key=lambda c: c.index) if wild else list(exact)
 
-    def index(self, permission: str) -> _PermissionIndex:
-        """The rules that can apply to ``permission``, indexed (built on first use)."""
-        index = self._indexes.get(permission)
+    def index(self, permission: str, language: Language) -> _PermissionIndex:
+        """The rules that can apply to ``permission`` requests read in ``language``,
+        indexed (built on first use)."""
+        key = (permission, language)
+        index = self._indexes.get(key)
         if index is None:
-            words = language_of(permission) != "path" and not is_mcp_permission(permission)
+            words = language != "path" and not is_mcp_permission(permission)
             index = _PermissionIndex(self.candidates(permission), words)
-            self._indexes[permission] = index
+            self._indexes[key] = index
         return index
 
     def last_match(self, permission: str, subject: Subject) -> int | None:
         """The index of the last rule matching ``subject``, if any."""
-        hit = self.index(permission).last_match(subject)
+        hit = self.index(permission, subject.language).last_match(subject)
         return None if hit is None else hit.index
 
 
@@ -265,28 +270,41 @@ def compiled(rules: RulesetLike, context: PathContext | None = None) -> Ruleset:
     return ruleset
 
 
+def language_for(permission: str, language: Language | None = None) -> Language:
+    """The language a request of ``permission`` is read in: ``language`` when its
+    maker said, else the engine's own permissions' (:data:`ENGINE_LANGUAGES`), else
+    a name."""
+    if language is not None:
+        return language
+    return ENGINE_LANGUAGES.get(permission, "name")
+
+
 def subject(permission: str, name: str, words: Sequence[str] | None,
-            context: PathContext) -> Subject:
-    """A request name prepared once for matching against many rules."""
-    language = language_of(permission)
+            context: PathContext, language: Language | None = None) -> Subject:
+    """A request name prepared once for matching against many rules; ``language``
+    is the request's (:meth:`Request.reading`)."""
+    language = language_for(permission, language)
     path = path_subject(name, context) if language == "path" else None
     arguments = arguments_subject(name) if is_mcp_permission(permission) else None
     return Subject(language, name, tuple(words) if words is not None else tuple(name.split()), path,
-                   arguments, permission in URL_PERMISSIONS)
+                   arguments)
 
 
 def last_match(permission: str, name: str, words: Sequence[str] | None,
-               rulesets: Sequence[Ruleset]) -> tuple[int, int] | None:
+               rulesets: Sequence[Ruleset], language: Language | None = None
+               ) -> tuple[int, int] | None:
     """Where the last matching rule of the concatenated rulesets is: (which ruleset,
     which rule in it); None when no rule matches. A position, not the rule: a plain
     list compiled from the cache holds equal rules, and the caller returns its own."""
+    language = language_for(permission, language)
     subjects: dict[PathContext, Subject] = {}
     for position in range(len(rulesets) - 1, -1, -1):
         ruleset = rulesets[position]
         prepared = subjects.get(ruleset.context)
         if prepared is None:
-            prepared = subjects[ruleset.context] = subject(permission, name, words, ruleset.context)
-        index = ruleset.index(permission)
+            prepared = subjects[ruleset.context] = subject(permission, name, words,
+                                                           ruleset.context, language)
+        index = ruleset.index(permission, language)
         if index.empty:  # most layers have no rule for a given permission
             continue
         hit = index.last_match(prepared)
@@ -309,11 +327,15 @@ def prepared(rulesets: Iterable[RulesetLike]) -> tuple[list[tuple[Rule, ...]], l
     return given, sets
 
 
-def evaluate(permission: str, pattern: str, *rulesets: RulesetLike) -> Rule:
+def evaluate(permission: str, pattern: str, *rulesets: RulesetLike,
+             language: Language | None = None) -> Rule:
     """The last rule of the concatenated rulesets that matches (the very object the
-    caller passed); else ``ask`` (:data:`DEFAULT_RULE`, source ``default``)."""
+    caller passed); else ``ask`` (:data:`DEFAULT_RULE`, source ``default``).
+    ``language``: how ``pattern`` is read -- a tool's permission has its argument's
+    (``dm_cc.tools.catalog.language_of``: ``path`` for read and edit, ``shell`` for
+    bash); None: the engine's own permissions' language, else a name."""
     given, sets = prepared(rulesets)
-    hit = last_match(permission, pattern, None, sets)
+    hit = last_match(permission, pattern, None, sets, language)
     return DEFAULT_RULE if hit is None else given[hit[0]][hit[1]]
 
 
@@ -323,7 +345,8 @@ def considered(request: Request, rulesets: Sequence[RulesetLike]
     request names it matches (for ``dm_cc policy explain``)."""
     out: list[tuple[Rule, tuple[str, ...]]] = []
     for ruleset in (compiled(r) for r in rulesets):
-        subjects = [(name, subject(request.permission, name, request.words, ruleset.context))
+        subjects = [(name, subject(request.permission, name, request.words, ruleset.context,
+                                   request.language))
                     for name in request.names]
         for candidate in ruleset.candidates(request.permission):
             hits = tuple(name for name, prepared in subjects if candidate.matches(prepared))

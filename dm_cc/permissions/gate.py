@@ -188,7 +188,7 @@ class _Stack:
 
     def judge_name(self, request: Request, name: str) -> Verdict:
         """One request under one of its names."""
-        hit = last_match(request.permission, name, request.words, self.rulesets)
+        hit = last_match(request.permission, name, request.words, self.rulesets, request.language)
         rule, layer = DEFAULT_RULE, None
         if hit is not None:
             rule, layer = self.layers[hit[0]].rules[hit[1]], self.layers[hit[0]].name

@@ -32,11 +32,11 @@ __all__ = ["KIND_LANGUAGE", "Kind", "canonical_url", "derive", "path_requests", 
 
 Kind = Literal["file", "directory", "search", "shell", "url", "name", "json"]
 
-#: The pattern language requests of each kind are matched in: a tool's permission
-#: must use the language of its kind (the catalog checks this at start-up).
+#: The pattern language requests of each kind are matched in (every request made
+#: from a value of that kind carries it): a tool's permission has its kind's language.
 KIND_LANGUAGE: Mapping[Kind, Language] = {
     "file": "path", "directory": "path", "search": "path", "shell": "shell",
-    "url": "name", "name": "name", "json": "name",
+    "url": "url", "name": "name", "json": "name",
 }
 
 Value = str | Sequence[str] | Mapping[str, Any]
@@ -72,12 +72,13 @@ def path_requests(permission: str, raw: str, where: PathContextDirs, *,
     sensitive = tuple(sorted({s for p in path.absolute if (s := special_root(p))}
                              | _protected(permission, path.names)))
     requests = [Request(permission, path.names[0], aliases=path.names[1:], allowable=allowable,
-                        sensitive=sensitive, note=note)]
+                        sensitive=sensitive, note=note, language="path")]
     directories = [p if is_directory else posixpath.dirname(p) for p in path.outside]
     if directories:
         requests.append(Request(EXTERNAL_DIRECTORY, directories[0],
                                 aliases=tuple(dict.fromkeys(directories[1:])),
-                                allowable=allowable, sensitive=sensitive, note=note))
+                                allowable=allowable, sensitive=sensitive, note=note,
+                                language="path"))
     return requests
 
 
@@ -88,7 +89,7 @@ def shell_requests(permission: str, command: str, where: PathContextDirs) -> lis
         Request(permission, cmd.text, words=cmd.words, allowable=not cmd.dynamic,
                 sensitive=cmd.sensitive, note=cmd.note, speculative=cmd.speculative,
                 always=None if cmd.dynamic or cmd.speculative
-                else (always_pattern(cmd.words) or None))
+                else (always_pattern(cmd.words) or None), language="shell")
         for cmd in (*analysis.commands, *analysis.speculative)
     ]
     for ref in analysis.files:
@@ -99,7 +100,7 @@ def shell_requests(permission: str, command: str, where: PathContextDirs) -> lis
                                       note=note))
     if not requests:
         requests.append(Request(permission, command.strip(), words=tuple(command.split()),
-                                always=None))
+                                always=None, language="shell"))
     return requests
 
 
@@ -121,11 +122,11 @@ def url_requests(permission: str, raw: str) -> list[Request]:
     names = url_names(raw)
     if isinstance(names, str):
         return [Request(permission, raw, allowable=False,
-                        note=f"{names}, so no rule may allow it")]
-    requests = [Request(permission, names.url, aliases=names.readings)]
+                        note=f"{names}, so no rule may allow it", language="url")]
+    requests = [Request(permission, names.url, aliases=names.readings, language="url")]
     # Not allowable: "always allow" names the URL that was asked for, not these.
     requests += [Request(permission, url, aliases=readings, speculative=True, allowable=False,
-                         note=f"another spelling of {names.url}")
+                         note=f"another spelling of {names.url}", language="url")
                  for url, readings in names.spellings]
     return requests
 
@@ -149,4 +150,4 @@ def derive(kind: Kind, permission: str, value: Value, where: PathContextDirs) ->
         return shell_requests(permission, value, where)
     if kind == "url":
         return url_requests(permission, value)
-    return [Request(permission, value)]
+    return [Request(permission, value, language=KIND_LANGUAGE[kind])]

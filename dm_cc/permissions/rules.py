@@ -1,11 +1,13 @@
-"""The engine's vocabulary: actions, rules, requests, and which pattern language a
-permission uses. Plain frozen data; compilation lives in ``engine.py``.
+"""The engine's vocabulary: actions, rules, requests, pattern languages and effects.
+Plain frozen data; compilation lives in ``engine.py``.
 
-Which permissions exist is the tool catalog's business (``dm_cc/tools/catalog.py``:
-each tool's permission) plus the two the engine and the loop make themselves
-(:data:`EXTERNAL_DIRECTORY`, :data:`DOOM_LOOP`) and ``mcp__<server>__<tool>``. Which
-pattern language a permission's rules are written in is the engine's contract
-(DESIGN.md §1), so it is declared here; the catalog checks its entries against it.
+Which permissions exist, what pattern language each is written in and what each
+does (its effects) is the tool catalog's business (``dm_cc/tools/catalog.py``: each
+tool's permission, request kind and effects), plus the permissions the engine, the
+loop and the sandbox make themselves (declared here with their language and effects)
+and ``mcp__<server>__<tool>``. A request carries the language of what it names (a
+path, a command, a URL …), set where it is made from the kind of the tool's
+argument, so the engine matches rules against it without a table of tools.
 """
 
 from __future__ import annotations
@@ -30,22 +32,32 @@ SANDBOX_ESCAPE = "sandbox_escape"
 #: Permissions no tool owns: the engine, the loop and the sandbox make these requests.
 ENGINE_PERMISSIONS = frozenset({EXTERNAL_DIRECTORY, DOOM_LOOP, NETWORK, SANDBOX_ESCAPE})
 
-PATH_PERMISSIONS = frozenset({"read", "edit", "list", "glob", "grep", EXTERNAL_DIRECTORY})
-SHELL_PERMISSIONS = frozenset({"bash"})
-#: Requests that name a URL or a host: deny and ask rules match them ignoring case.
-URL_PERMISSIONS = frozenset({"webfetch", NETWORK})
 MCP_PREFIX = "mcp__"
 
-Language = Literal["path", "shell", "name"]
+#: How a request's pattern is read (DESIGN.md §1): ``path`` globs, ``shell`` commands,
+#: ``url`` (a URL or a host: names whose deny and ask rules also match ignoring case),
+#: ``name`` (everything else: the shell-command wildcard).
+Language = Literal["path", "shell", "url", "name"]
+#: The languages of the permissions the engine, the loop and the sandbox own; a
+#: tool's permission has the language of its argument's kind (the tool catalog).
+ENGINE_LANGUAGES: dict[str, Language] = {EXTERNAL_DIRECTORY: "path", NETWORK: "url"}
 
-
-def language_of(permission: str) -> Language:
-    """The pattern language a request of ``permission`` is matched in."""
-    if permission in PATH_PERMISSIONS:
-        return "path"
-    if permission in SHELL_PERMISSIONS:
-        return "shell"
-    return "name"
+#: What a tool (or a request) may do to the machine, beyond answering the model:
+#: ``read`` files, ``write`` them, ``execute`` programs, reach the ``network``,
+#: ``delegate`` to another agent, ``switch`` the session's agent, ``escape`` the
+#: sandbox. Rights are derived from these (an agent that ``reads_only``), never
+#: from a list of tools someone must remember to extend.
+Effect = Literal["read", "write", "execute", "network", "delegate", "switch", "escape"]
+EFFECTS: frozenset[Effect] = frozenset(
+    ("read", "write", "execute", "network", "delegate", "switch", "escape"))
+READS: frozenset[Effect] = frozenset({"read"})
+#: The effects of the permissions the engine, the loop and the sandbox own.
+ENGINE_EFFECTS: dict[str, frozenset[Effect]] = {
+    EXTERNAL_DIRECTORY: READS,          # a location: its path's own request says what is done
+    DOOM_LOOP: frozenset(),             # a repetition, asked about, not an action
+    NETWORK: frozenset({"network"}),
+    SANDBOX_ESCAPE: frozenset({"escape", "execute"}),
+}
 
 
 def is_mcp_permission(permission: str) -> bool:
@@ -118,6 +130,15 @@ class Request:
     note: str | None = None
     always: str | None = field(default=None, compare=False)
     speculative: bool = False  # only a deny counts (a guessed inner command)
+    # How ``pattern`` is read; None: the engine's own permissions' language, else a name.
+    language: Language | None = None
+
+    @property
+    def reading(self) -> Language:
+        """The pattern language this request is matched in."""
+        if self.language is not None:
+            return self.language
+        return ENGINE_LANGUAGES.get(self.permission, "name")
 
     @property
     def names(self) -> tuple[str, ...]:

@@ -24,8 +24,9 @@ from typing import NamedTuple, Protocol
 
 from dm_cc.config import dirs
 from dm_cc.permissions import Ceiling, Gate, Layer, PathContext, Rule
-from dm_cc.permissions.rules import NETWORK, SANDBOX_ESCAPE
+from dm_cc.permissions.rules import NETWORK, SANDBOX_ESCAPE, Effect
 from dm_cc.policy.defaults import DEFAULT_RULES, SUBAGENT_RULES, guardrail_rules
+from dm_cc.policy.effects import Capabilities, limit_rules, limited
 from dm_cc.policy.hooks import Hook, refuse_project_hooks
 from dm_cc.policy.loader import PolicyFile, load_policy_file
 from dm_cc.policy.shipped import load_policy_arg
@@ -51,6 +52,15 @@ class AgentRules(Protocol):
 
     @property
     def trusted(self) -> bool: ...
+
+    @property
+    def may(self) -> frozenset[Effect]: ...
+
+    @property
+    def may_edit(self) -> tuple[str, ...]: ...
+
+    @property
+    def source(self) -> str: ...
 
 
 def _policy_files(directory: Path, main: str = "policy.yaml") -> list[Path]:
@@ -107,9 +117,7 @@ class Policy:
             configured = self.managed + self.user + self.extra
             if not agent.trusted:
                 own_rules = ()
-        agent_rules = tuple(
-            replace(rule, pattern=rule.pattern.replace("{session}", session_id or "*"))
-            for rule in own_rules)
+        agent_rules = _in_session(own_rules, session_id)
         return [
             Layer("builtin", DEFAULT_RULES),
             Layer("managed", _top(self.managed), binding=True),
@@ -128,9 +136,17 @@ class Policy:
         ]
 
     def gate(self, agent: AgentRules, approvals: Sequence[Rule] = (),
-             session_id: str | None = None, *, subagent: bool = False) -> Gate:
-        """The gate for ``agent``, with a ceiling when a cloned repository supplies
-        agent-layer rules, which sit after the user's policy:
+             session_id: str | None = None, *, subagent: bool = False,
+             capabilities: Capabilities | None = None) -> Gate:
+        """The gate for ``agent``: its stack, bounded by what it may do at all and
+        by what a cloned repository may not open.
+
+        * an agent that may do less than everything (``may``: the plan agent reads
+          only) is bounded by rules derived from what each permission does
+          (``capabilities``; :mod:`dm_cc.policy.effects`), whatever its stack says;
+
+        and with a ceiling when a cloned repository supplies agent-layer rules,
+        which sit after the user's policy:
 
         * an untrusted (project-defined) agent's own rules can only tighten: every
           decision is the stricter of the stack with and without them;
@@ -142,6 +158,11 @@ class Policy:
           as if it had written nothing, or stricter.
         """
         gate = Gate(self.layers(agent, approvals, session_id, subagent=subagent), self.context)
+        if limited(agent):
+            may = Capabilities({}) if capabilities is None else capabilities
+            rules = _in_session(limit_rules(agent, may), session_id)
+            gate = gate.within(Ceiling(Gate([Layer(f"may:{agent.name}", rules)], self.context),
+                                       None, f"no rule can give the {agent.name} agent more"))
         trusted = self.layers(agent, approvals, session_id, trusted_only=True, subagent=subagent)
         if self.project or not agent.trusted:
             # The sandbox's openers (network, sandbox_escape) as if the project had
@@ -158,7 +179,8 @@ class Policy:
         return gate.within(Ceiling(ceiling, frozenset({"user", "--policy"}), PROJECT_OVERRIDES))
 
 
-    def lineage_gate(self, lineage: Sequence[Link]) -> Gate:
+    def lineage_gate(self, lineage: Sequence[Link],
+                     capabilities: Capabilities | None = None) -> Gate:
         """The gate of the last agent of ``lineage`` (the session's own agent first,
         then each subagent it started, down to this one). A subagent's gate is bounded
         by its parent's gate, itself bounded by the grandparent's, so each decision is
@@ -167,7 +189,8 @@ class Policy:
         ancestors' gates too -- the person answered for this request -- where, like any
         approval, they never beat a configured deny or a managed rule."""
         *ancestors, own = lineage
-        gate = self.gate(own.agent, own.approvals, own.session_id, subagent=bool(ancestors))
+        gate = self.gate(own.agent, own.approvals, own.session_id, subagent=bool(ancestors),
+                         capabilities=capabilities)
         if not ancestors:
             return gate
         parent = ancestors[-1]
@@ -176,7 +199,7 @@ class Policy:
                     for agent, approvals in parent.also)]
         for agent, approvals, who in bounds:
             widened = Link(agent, (*approvals, *own.approvals), parent.session_id)
-            bound = self.lineage_gate([*ancestors[:-1], widened])
+            bound = self.lineage_gate([*ancestors[:-1], widened], capabilities)
             gate = gate.within(Ceiling(bound, None, "a subagent never gets more than "
                                                     + who.format(agent.name)))
         return gate
@@ -192,6 +215,13 @@ class Link(NamedTuple):
     approvals: tuple[Rule, ...] = ()
     session_id: str | None = None
     also: tuple[tuple[AgentRules, tuple[Rule, ...]], ...] = ()
+
+
+def _in_session(rules: Sequence[Rule], session_id: str | None) -> tuple[Rule, ...]:
+    """``{session}`` in a pattern (the plan agent's own plan file) becomes the session
+    id, or ``*`` outside a session."""
+    return tuple(replace(rule, pattern=rule.pattern.replace("{session}", session_id or "*"))
+                 for rule in rules)
 
 
 def _top(files: Sequence[PolicyFile]) -> tuple[Rule, ...]:

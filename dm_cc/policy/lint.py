@@ -39,10 +39,10 @@ from dm_cc.permissions.patterns import (
     spoofable,
     unescaped_prefix,
 )
-from dm_cc.permissions.rules import MCP_PREFIX, language_of
+from dm_cc.permissions.rules import MCP_PREFIX
 from dm_cc.permissions.shell.flags import compile_flag_rule
 from dm_cc.policy.loader import PolicyFile, suggestion
-from dm_cc.tools.catalog import is_known_permission, known_permissions
+from dm_cc.tools.catalog import is_known_permission, known_permissions, language_of
 
 ROOT_LOOKING = {
     "etc", "usr", "home", "var", "tmp", "root", "opt", "bin", "sbin", "lib", "Users",

@@ -18,10 +18,10 @@ from dm_cc.config.yaml_lines import LinePath, display_path, line_of, load_yaml, 
 from dm_cc.errors import PolicyError
 from dm_cc.permissions import PathContext, Rule
 from dm_cc.permissions.patterns import PathGlob
-from dm_cc.permissions.rules import MCP_PREFIX, language_of
+from dm_cc.permissions.rules import MCP_PREFIX
 from dm_cc.policy.hooks import Hook, hooks_from
 from dm_cc.policy.validator_schema import POLICY_CORE_SCHEMA
-from dm_cc.tools.catalog import entry, is_known_permission, known_permissions
+from dm_cc.tools.catalog import entry, is_known_permission, known_permissions, language_of
 
 # The format is defined by the pydantic models in schema.py; files are validated
 # with the core schema derived from them (see schema.py for why).

@@ -196,7 +196,7 @@ def _marked(gate: Gate, where: PathContextDirs, tree: Tree, permission: str,
             candidates.setdefault(path, []).append(rule)
 
     def suspected(relative: str, rules: list[CompiledRule]) -> bool:
-        prepared = subject(permission, relative, None, context)
+        prepared = subject(permission, relative, None, context, "path")
         return any(rule.matches(prepared) for rule in rules)
 
     def verdict(relative: str) -> Verdict | None:

@@ -17,6 +17,8 @@ object, the server judges the rest.
 
 from __future__ import annotations
 
+import functools
+import importlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,7 +29,7 @@ from pydantic import BaseModel, RootModel
 from dm_cc.permissions import Request
 from dm_cc.permissions.paths import PathContextDirs
 from dm_cc.sandbox.host import Plan
-from dm_cc.tools.catalog import ToolEntry, entry
+from dm_cc.tools.catalog import ToolEntry, entries, entry
 
 ParamsT = TypeVar("ParamsT", bound=BaseModel)
 
@@ -147,7 +149,7 @@ class CatalogTool(Generic[ParamsT]):
 
     @property
     def input_schema(self) -> dict[str, Any]:
-        return self.Params.model_json_schema()
+        return _schema(self.Params)
 
     def describe(self, ctx: ToolContext) -> str:
         return self.description
@@ -157,3 +159,24 @@ class CatalogTool(Generic[ParamsT]):
 
     def preview(self, params: ParamsT, ctx: ToolContext) -> str | None:
         return None
+
+
+@functools.cache
+def _schema(params: type[BaseModel]) -> dict[str, Any]:
+    """A params model's JSON schema, made once (a few milliseconds each)."""
+    return params.model_json_schema()
+
+
+def load_tool(found: ToolEntry) -> type[Tool[Any]]:
+    """The class implementing a catalog entry (imported now: the policy commands
+    never load the tools' pydantic models). LookupError when it has none."""
+    if found.cls is None:
+        raise LookupError(f"{found.name} is judged by policy but has no implementation yet")
+    module, _, name = found.cls.partition(":")
+    loaded: type[Tool[Any]] = getattr(importlib.import_module(module), name)
+    return loaded
+
+
+def builtin_tools() -> list[Tool[Any]]:
+    """One instance of every implemented built-in tool, in catalog order."""
+    return [load_tool(e)() for e in entries() if e.cls is not None]

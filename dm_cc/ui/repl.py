@@ -151,7 +151,7 @@ class Repl:
             self.screen.lines(replay(session.messages, last=REPLAY_EXCHANGES), "class:dim")
         for said in (*session.warnings, *([warning] if warning else [])):
             self.screen.line(f"! {said}", "class:notice")
-        loop.gate()  # compile the rules now, and report saved approvals that cannot be read
+        loop.rights.gate()  # compile the rules now, and report saved approvals that cannot be read
         model = loop.rt.model
         if isinstance(model, WarmsUp):
             threading.Thread(target=model.warm_up, name="dm_cc-warm-up", daemon=True).start()
@@ -179,7 +179,7 @@ class Repl:
         self._loop = self.world.open_loop(self.approver, on_event=self.on_event,
                                           on_stream=self.on_stream, fresh=True,
                                           wait_background=False)
-        self._loop.rt.model, self._loop.rt.approvals = old.rt.model, old.rt.approvals
+        self._loop.rt.model = old.rt.model   # the approvals are the World's, shared
         self._loop.next_agent = old.agent.name
 
     # ------------------------------------------------------------------ what the core tells us

@@ -76,7 +76,7 @@ def _agent(repl: Repl, args: list[str]) -> None:
 
 def _capabilities(repl: Repl) -> None:
     agent = repl.loop.agent
-    gate = repl.loop.gate()
+    gate = repl.loop.rights.gate()
     repl.screen.line(f"agent {agent.name} ({agent.mode}): {agent.description}", "class:agent")
     if agent.prompt:
         summary = " ".join(agent.prompt.split())
@@ -132,7 +132,7 @@ def _permissions(repl: Repl, args: list[str]) -> None:
     agent = repl.loop.agent.name
     repl.screen.line(f"effective rules for {agent} (last match wins; later layers win):",
                      "class:tool")
-    repl.screen.lines(list(layer_lines(repl.loop.gate())))
+    repl.screen.lines(list(layer_lines(repl.loop.rights.gate())))
     saved = approvals.list()
     repl.screen.line("saved approvals (/permissions revoke ID):", "class:tool")
     for item in saved:
@@ -173,7 +173,7 @@ def _mcp(repl: Repl, args: list[str]) -> None:
     if args:
         raise DmccError("usage: /mcp")
     world = repl.world
-    rows = server_rows(world, world.start_mcp(), repl.loop.gate())  # started while loading
+    rows = server_rows(world, world.start_mcp(), repl.loop.rights.gate())  # started while loading
     if rows:
         repl.screen.line(f"MCP servers; each tool with what {repl.loop.agent.name} decides for "
                          "a call with no arguments (/permissions shows the rules):", "class:tool")

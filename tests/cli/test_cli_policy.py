@@ -343,7 +343,8 @@ def test_show_agent_plan_includes_builtin_plan_rules(cli):
     assert data["agent"] == "plan"
     plan = [r for r in data["rules"] if r["source"] == "builtin:plan"]
     assert plan and {r["layer"] for r in plan} == {"agent:plan"}
-    assert {"permission": "edit", "pattern": "*", "action": "deny"}.items() <= plan[0].items()
+    assert {"permission": "edit", "pattern": ".dm_cc/plans/*.md", "action": "allow"}.items() \
+        <= plan[0].items()
     code, out, _ = cli.run("policy", "show", "--agent", "plan")
     assert "[agent:plan]" in out and "builtin:plan" in out
 

@@ -6,26 +6,24 @@ import asyncio
 from pathlib import Path
 
 import pytest
+from support.requests import Request
 
 from dm_cc.compose import open_world
-from dm_cc.core.approval import Approval, Approvals, ScriptedApprover
+from dm_cc.core.approval import Approval, ScriptedApprover
 from dm_cc.core.audit import decided_by
 from dm_cc.core.events import Notice
-from dm_cc.core.loop import Loop, Runtime
+from dm_cc.core.loop import Loop
 from dm_cc.llm.scripted import ScriptedModel, call, reply
-from dm_cc.permissions import Decision, Request, Rule
+from dm_cc.permissions import Decision, Rule
 from dm_cc.permissions.gate import Verdict
 from dm_cc.session.audit import AuditLog
-from dm_cc.tools.catalog import builtin_tools
 
 
 def make_loop(project: Path, model, approver, events: list, audit: AuditLog | None = None) -> Loop:
     world = open_world(cwd=project)
-    runtime = Runtime(policy=world.policy, agents=world.agents, tools=builtin_tools(),
-                      model=model, approver=approver, where=world.where,
-                      on_event=events.append, approvals=Approvals(world.approvals),
-                      audit=audit if audit is not None else world.audit)
-    return Loop(world.sessions.create(project, agent="build"), runtime)
+    if audit is not None:
+        world.audit = audit   # a log set up to fail, where the World's would be
+    return world.open_loop(approver, model=model, on_event=events.append)
 
 
 def run(loop: Loop, prompt: str) -> None:

@@ -7,34 +7,33 @@ from pathlib import Path
 
 import pytest
 
-from dm_cc.compose import open_world
+from dm_cc.compose import Options, open_world
 from dm_cc.core.approval import HeadlessApprover
 from dm_cc.core.compaction import (
     SUMMARY_PREFIX,
     SUMMARY_SYSTEM,
     compact,
     keep_from,
+    model_messages,
     since_compaction,
 )
 from dm_cc.core.events import Compacted
-from dm_cc.core.loop import Loop, Runtime, model_messages
+from dm_cc.core.loop import Loop
 from dm_cc.llm.base import ModelError, ModelReply, Usage
 from dm_cc.llm.scripted import ScriptedModel, call, reply
 from dm_cc.session.messages import Message, ToolCall
 from dm_cc.session.store import SessionStore
-from dm_cc.tools.catalog import builtin_tools
+from dm_cc.tools.base import builtin_tools
 from dm_cc.ui.headless import event_json
 
 BIG = 1200          # characters of each prompt and answer: about 300 tokens
 
 
 def make_loop(project: Path, model: ScriptedModel, events: list | None = None) -> Loop:
-    world = open_world(cwd=project)
     read_only = [tool for tool in builtin_tools() if tool.name == "read"]  # a small prompt
-    runtime = Runtime(policy=world.policy, agents=world.agents, tools=read_only, model=model,
-                      approver=HeadlessApprover("deny"), where=world.where,
-                      on_event=events.append if events is not None else lambda e: None)
-    return Loop(world.sessions.create(project), runtime)
+    return open_world(cwd=project).open_loop(
+        HeadlessApprover("deny"), model=model, tools=read_only,
+        on_event=events.append if events is not None else lambda e: None)
 
 
 def run(loop: Loop, prompt: str):
@@ -169,9 +168,8 @@ def test_a_compaction_survives_reload_and_a_resumed_loop_honours_it(project):
     assert [m.id for m in model_messages(stored.messages)] == \
         [m.id for m in model_messages(loop.session.messages)]
     resumed_model = ScriptedModel([reply("resumed")])
-    resumed = Loop(stored, Runtime(policy=loop.rt.policy, agents=loop.rt.agents,
-                                   tools=loop.rt.tools, model=resumed_model,
-                                   approver=HeadlessApprover("deny"), where=loop.rt.where))
+    resumed = open_world(Options(resume=stored.info.id), cwd=project).open_loop(
+        HeadlessApprover("deny"), model=resumed_model, tools=loop.rt.tools)
     run(resumed, "go on")
     seen = resumed_model.calls[0][1]
     assert seen[0].compaction and "S1" in seen[0].content

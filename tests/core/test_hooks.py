@@ -12,9 +12,10 @@ from pathlib import Path
 
 from hypothesis import given
 from hypothesis import strategies as st
+from support.requests import Request
 
 from dm_cc.core.hooks import CallFacts, HookAnswer, combined, consult
-from dm_cc.permissions import Gate, Layer, Request, Rule, Verdict
+from dm_cc.permissions import Gate, Layer, Rule, Verdict
 from dm_cc.permissions.rules import STRICTNESS
 from dm_cc.policy.hooks import Hook
 
@@ -248,9 +249,7 @@ def test_a_hooks_ask_is_put_to_the_person_and_an_earlier_answer_does_not_settle_
 
     from dm_cc.compose import Options, open_world
     from dm_cc.core.approval import ScriptedApprover
-    from dm_cc.core.loop import Loop, Runtime
     from dm_cc.llm.scripted import ScriptedModel, call, reply
-    from dm_cc.tools.catalog import builtin_tools
 
     team = tmp_path / "team.yaml"
     command = json.dumps(list(answering(tmp_path, "ask", "a person should look")))
@@ -259,10 +258,8 @@ def test_a_hooks_ask_is_put_to_the_person_and_an_earlier_answer_does_not_settle_
     (project / "notes.txt").write_text("hello\n")
     world = open_world(Options(policies=(str(team),)), cwd=project)
     approver = ScriptedApprover(["once"])
-    runtime = Runtime(policy=world.policy, agents=world.agents, tools=builtin_tools(),
-                      model=ScriptedModel([call("read", path="notes.txt"), reply("done")]),
-                      approver=approver, where=world.where)
-    loop = Loop(world.sessions.create(project, agent="build"), runtime)
+    loop = world.open_loop(approver, model=ScriptedModel([call("read", path="notes.txt"),
+                                                          reply("done")]))
     asyncio.run(asyncio.wait_for(loop.run("read it"), timeout=30))
     [asked] = approver.asked
     assert asked.decision.action == "ask"

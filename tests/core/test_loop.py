@@ -7,28 +7,25 @@ from pathlib import Path
 
 import pytest
 
-from dm_cc.compose import open_world
+from dm_cc.compose import Options, open_world
 from dm_cc.core.approval import Approval, HeadlessApprover, ScriptedApprover
 from dm_cc.core.events import AgentSwitched, ToolDecided
-from dm_cc.core.loop import Loop, Runtime
+from dm_cc.core.loop import Loop
 from dm_cc.llm.scripted import ScriptedModel, call, calls, reply
 from dm_cc.session.messages import Message, ToolCall
 from dm_cc.session.store import SessionStore
-from dm_cc.tools.catalog import builtin_tools
 
 
 def make_loop(project: Path, model, approver=None, *, policy: str | None = None,
               agent: str | None = None, events: list | None = None, tools=None) -> Loop:
+    """The loop a user gets (open_loop: the sandbox, the audit log, the stores), with
+    the scripted model and approver passed in."""
     if policy is not None:
         (project / ".dm_cc").mkdir(exist_ok=True)
         (project / ".dm_cc" / "policy.yaml").write_text(policy)
-    world = open_world(cwd=project)
-    session = world.sessions.create(project, agent=agent or "build")
-    runtime = Runtime(policy=world.policy, agents=world.agents, tools=tools or builtin_tools(),
-                      model=model, approver=approver or HeadlessApprover("deny"),
-                      where=world.where,
-                      on_event=(events.append if events is not None else lambda e: None))
-    return Loop(session, runtime, agent=agent)
+    world = open_world(Options(agent=agent), cwd=project)
+    return world.open_loop(approver or HeadlessApprover("deny"), model=model, tools=tools,
+                           on_event=events.append if events is not None else lambda e: None)
 
 
 def run(loop: Loop, prompt: str):
@@ -173,8 +170,8 @@ def test_approval_never_overrides_a_configured_deny(project):
 
 def test_allowed_calls_of_one_reply_run_concurrently(project):
     from pydantic import BaseModel
+    from support.requests import Request
 
-    from dm_cc.permissions import Request
     from dm_cc.tools.base import ToolOutput
     from dm_cc.tools.catalog import ToolEntry
 
@@ -322,8 +319,10 @@ def test_always_for_a_sensitive_command_remembers_the_exact_command(project):
 
 
 def test_always_never_turns_literal_wildcards_into_a_broader_rule():
+    from support.requests import Request
+
     from dm_cc.core.approval import ApprovalRequest
-    from dm_cc.permissions import Decision, Request, Rule, Verdict
+    from dm_cc.permissions import Decision, Rule, Verdict
 
     def always(*requests):
         verdicts = tuple(Verdict(r, Rule("*", "*", "ask"), "ask", r.pattern) for r in requests)

@@ -8,17 +8,13 @@ from pathlib import Path
 
 from dm_cc.compose import open_world
 from dm_cc.core.approval import HeadlessApprover
-from dm_cc.core.loop import Loop, Runtime
+from dm_cc.core.loop import Loop
 from dm_cc.core.prompts import MAX_INSTRUCTION_BYTES, context_report, system_prompt
 from dm_cc.llm.scripted import ScriptedModel, reply
-from dm_cc.tools.catalog import builtin_tools
 
 
 def make_loop(project: Path, model: ScriptedModel) -> Loop:
-    world = open_world(cwd=project)
-    runtime = Runtime(policy=world.policy, agents=world.agents, tools=builtin_tools(),
-                      model=model, approver=HeadlessApprover("deny"), where=world.where)
-    return Loop(world.sessions.create(project), runtime)
+    return open_world(cwd=project).open_loop(HeadlessApprover("deny"), model=model)
 
 
 def system_seen(project: Path) -> str:

@@ -12,10 +12,9 @@ import pytest
 
 from dm_cc.compose import open_world
 from dm_cc.core.approval import Approval, HeadlessApprover, ScriptedApprover
-from dm_cc.core.loop import Loop, Runtime
+from dm_cc.core.loop import Loop
 from dm_cc.llm.scripted import ScriptedModel, call, reply
 from dm_cc.sandbox.host import availability
-from dm_cc.tools.catalog import builtin_tools
 
 pytestmark = pytest.mark.skipif(not availability().usable,
                                 reason=f"bubblewrap cannot confine here: {availability().reason}")
@@ -33,11 +32,7 @@ def writer(target: Path) -> str:
 def make_loop(project: Path, model, approver, policy: str = POLICY) -> Loop:
     (project / ".dm_cc").mkdir(exist_ok=True)
     (project / ".dm_cc" / "policy.yaml").write_text(policy)
-    world = open_world(cwd=project)
-    session = world.sessions.create(project, agent="build")
-    runtime = Runtime(policy=world.policy, agents=world.agents, tools=builtin_tools(),
-                      model=model, approver=approver, where=world.where, sandbox=world.sandbox)
-    return Loop(session, runtime)
+    return open_world(cwd=project).open_loop(approver, model=model)
 
 
 def run(loop: Loop, prompt: str = "go"):
@@ -63,12 +58,27 @@ def test_the_person_lets_a_stopped_command_run_outside(project, tmp_path):
     assert result_of(loop).endswith("(run outside the sandbox)")
 
 
-def test_a_refusal_keeps_the_confined_result_and_the_turn_goes_on(project, tmp_path):
+def test_a_refusal_with_feedback_keeps_the_confined_result_and_the_turn_goes_on(
+        project, tmp_path):
     target = tmp_path / "outside.txt"
     loop = make_loop(project, ScriptedModel([call("bash", command=writer(target)),
                                              reply("understood")]),
-                     ScriptedApprover([Approval("reject")]))
+                     ScriptedApprover([Approval("reject", "write it in the project")]))
     assert run(loop).text == "understood"
+    assert not target.exists()
+    text = result_of(loop)
+    assert "Read-only file system" in text
+    assert "did not let it run outside the sandbox: write it in the project" in text
+
+
+def test_a_refusal_without_a_word_stops_the_turn_as_at_any_question(project, tmp_path):
+    """One settle path: "no" without feedback ends the turn, for the escape as for
+    the first question; the confined run's result is still the call's."""
+    target = tmp_path / "outside.txt"
+    loop = make_loop(project, ScriptedModel([call("bash", command=writer(target)),
+                                             reply("never asked for")]),
+                     ScriptedApprover([Approval("reject")]))
+    assert run(loop).reason == "rejected"
     assert not target.exists()
     text = result_of(loop)
     assert "Read-only file system" in text and "did not let it run outside the sandbox" in text

@@ -1,6 +1,6 @@
 """Subagent rights: a descendant never gets more than any of its ancestors (DESIGN.md §3, §5).
 
-A child loop (``Loop.child``) decides with its own agent's stack (with the
+A child's rights (``Rights.child``) decide with its own agent's stack (with the
 ``subagent`` layer: no todo list, no subagents of its own) and is bounded by its
 parent's gate, which its parent's parent bounds in turn. The properties are
 checked over random projects -- a project policy with ``agents:`` overrides,
@@ -39,22 +39,22 @@ from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support.requests import Request
 
 from dm_cc.agents.builtin import Agent
-from dm_cc.compose import World, open_world
-from dm_cc.core.approval import HeadlessApprover
+from dm_cc.compose import Options, World, open_world
+from dm_cc.core.approval import Approvals, HeadlessApprover
 from dm_cc.core.events import InTask, ToolFinished
-from dm_cc.core.loop import Loop, Runtime
+from dm_cc.core.loop import Loop
+from dm_cc.core.rights import Rights
 from dm_cc.llm.base import ModelReply
 from dm_cc.llm.scripted import ScriptedModel, calls, reply
-from dm_cc.permissions import Request, Rule
+from dm_cc.permissions import Rule
 from dm_cc.permissions.rules import STRICTNESS
 from dm_cc.session.messages import Message
-from dm_cc.tools.catalog import builtin_tools
+from dm_cc.session.store import Session
 
 # --------------------------------------------------------------------------- a project on disk
-
-TOOLS = builtin_tools()
 
 
 @dataclass
@@ -82,8 +82,8 @@ class Project:
         path.write_text(textwrap.dedent(text).lstrip("\n"))
         return path
 
-    def world(self) -> World:
-        return open_world(cwd=self.root, env=self.env)
+    def world(self, agent: str | None = None) -> World:
+        return open_world(Options(agent=agent), cwd=self.root, env=self.env)
 
 
 @contextmanager
@@ -93,37 +93,34 @@ def project() -> Iterator[Project]:
         yield Project(Path(base))
 
 
-def put_in_charge(loop: Loop, agent: str) -> Loop:
-    """The first user message, as ``run`` appends it: a loop's agent is the agent
-    of its last user message (before any, ``Loop.agent`` says build)."""
-    loop.session.append(Message("user", "(a task)", agent=agent))
-    return loop
+def put_in_charge(session: Session, agent: str) -> Session:
+    """The first user message, as ``run`` appends it: a session's agent is the agent
+    of its last user message (before any, the one it was created for)."""
+    session.append(Message("user", "(a task)", agent=agent))
+    return session
 
 
-def root_loop(world: World, agent: str, model: ScriptedModel | None = None,
-              events: list | None = None, tools: Sequence = TOOLS) -> Loop:
-    """A session's own loop, as ``open_loop`` makes it (headless: asks are denied)."""
-    session = world.sessions.create(world.root, agent=agent)
-    runtime = Runtime(policy=world.policy, agents=world.agents, tools=tools,
-                      model=model or ScriptedModel([]), approver=HeadlessApprover("deny"),
-                      where=world.where,
-                      on_event=events.append if events is not None else lambda e: None)
-    return Loop(session, runtime, agent=agent)
+def root_loop(where: Project, agent: str, events: list | None = None) -> Loop:
+    """A session's own loop as ``dm_cc run --agent AGENT`` opens it (headless: asks
+    are denied); each test scripts its model."""
+    return where.world(agent).open_loop(
+        HeadlessApprover("deny"), model=ScriptedModel([]),
+        on_event=events.append if events is not None else lambda e: None)
 
 
-def chain_of(world: World, names: Sequence[str], tools: Sequence = TOOLS) -> list[Loop]:
-    """Loops for ``names``: a primary root, then each a child (in a real child
-    session, as the task tool makes it) of the one before. The properties pass no
-    tools: they play no part in a decision, and each loop would spend ~10 ms
-    making their JSON schemas."""
-    loops = [put_in_charge(root_loop(world, names[0], tools=tools), names[0])]
+def chain_of(world: World, names: Sequence[str]) -> list[Rights]:
+    """The rights of ``names``: a primary root, then each a child (in a real child
+    session, as the task tool makes it) of the one before -- built as the loop builds
+    them, without a loop."""
+    session = world.sessions.create(world.root, agent=names[0])
+    chain = [Rights(world.policy, world.agents, Approvals(), world.capabilities(),
+                    put_in_charge(session, names[0]))]
     for name in names[1:]:
-        parent = loops[-1]
+        parent = chain[-1]
         session = world.sessions.create(world.root, parent_id=parent.session.info.id,
                                         title=f"step (@{name})", agent=name)
-        loops.append(put_in_charge(parent.child(session, world.agents[name], f"{name} #"),
-                                   name))
-    return loops
+        chain.append(parent.child(put_in_charge(session, name)))
+    return chain
 
 
 def strictness(action: str) -> int:
@@ -248,7 +245,7 @@ PROPERTY = settings(max_examples=40, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow])
 
 
-def requests_of(world: World, chain: Sequence[Loop],
+def requests_of(world: World, chain: Sequence[Rights],
                 calls_: Sequence[tuple[str, str]]) -> list[Request]:
     plans = {"{plan}": f".dm_cc/plans/{chain[0].session.info.id}.md",
              "{own}": f".dm_cc/plans/{chain[-1].session.info.id}.md"}
@@ -256,11 +253,11 @@ def requests_of(world: World, chain: Sequence[Loop],
             for request in world.requests(tool, plans.get(text, text))]
 
 
-def trace(loops: Sequence[Loop], request: Request) -> str:
+def trace(loops: Sequence[Rights], request: Request) -> str:
     lines = []
-    for loop in loops:
+    for depth, loop in enumerate(loops):
         verdict = loop.gate().judge(request)
-        lines.append(f"  {loop.agent.name}@{loop.depth}: {verdict.action} by "
+        lines.append(f"  {loop.agent.name}@{depth}: {verdict.action} by "
                      f"{verdict.rule.permission} {verdict.rule.pattern} {verdict.rule.action} "
                      f"({verdict.rule.source}, layer {verdict.layer}, note {verdict.note})")
     return f"{request.permission} {request.pattern}\n" + "\n".join(lines)
@@ -275,7 +272,7 @@ def test_no_descendant_decides_more_permissively_than_any_ancestor(scenario):
     with project() as where:
         scenario.write(where)
         world = where.world()
-        loops = chain_of(world, scenario.chain, tools=())
+        loops = chain_of(world, scenario.chain)
         requests = requests_of(world, loops, scenario.requests)
         decisions = [loop.gate().decide(requests).action for loop in loops]
         for j, descendant in enumerate(loops):
@@ -303,7 +300,7 @@ def test_todo_and_task_are_denied_in_a_child_unless_its_own_layers_speak_of_them
     with project() as where:
         scenario.write(where)
         world = where.world()
-        loops = chain_of(world, scenario.chain, tools=())
+        loops = chain_of(world, scenario.chain)
         for child in loops[1:]:
             for permission, name in (("todo", "*"), ("task", "explore"), ("task", "helper")):
                 if not _may_speak_of(world, child.agent, permission):
@@ -318,7 +315,7 @@ def test_approvals_given_to_a_child_never_beat_an_ancestors_configured_deny(scen
     with project() as where:
         scenario.write(where)
         world = where.world()
-        loops = chain_of(world, scenario.chain, tools=())
+        loops = chain_of(world, scenario.chain)
         requests = requests_of(world, loops, scenario.requests)
         if not requests:
             return
@@ -328,11 +325,12 @@ def test_approvals_given_to_a_child_never_beat_an_ancestors_configured_deny(scen
         for name in dict.fromkeys(names):
             if name == names[-1] or data.draw(st.booleans(), label=f"approve {name}"):
                 approved[name] = data.draw(approvals_for(requests), label=f"approvals of {name}")
-                loops[0].rt.approvals.remember(name, approved[name], save=False, note="")
+                loops[0].approvals.remember(name, approved[name], save=False, note="")
         # each loop's own stack without any approval (its ceilings of untrusted
         # agents and project overrides included): what is configured for it
         configured = [world.policy.gate(loop.agent, (), session_id=loop.session.info.id,
-                                        subagent=loop.depth > 0) for loop in loops]
+                                        subagent=loop.parent is not None,
+                                        capabilities=loop.capabilities) for loop in loops]
         for j, descendant in enumerate(loops):
             gate = descendant.gate()
             # as if every approval on the way down had been given to the ancestor (in
@@ -399,11 +397,28 @@ def writes(*paths: str) -> ModelReply:
     return calls(*(("write", {"path": p, "content": "x\n"}) for p in paths))
 
 
-PLAN_MAY_DELEGATE = """
+# The plan agent only reads (it may start no agent that does more): a planning agent
+# of the user's own, with the plan agent's old rules, is what may hand writing to a
+# general child -- whose rights its own then bound.
+PLANNER = """
+---
+description: Plans; may hand work to the agents its rules name.
+mode: primary
+rules:
+  - {permission: edit, pattern: "*", action: deny, reason: "the planner changes nothing"}
+  - {permission: bash, pattern: "*", action: deny, reason: "the planner runs nothing"}
+  - {permission: edit, pattern: ".dm_cc/plans/{session}.md", action: allow}
+  - {permission: task, pattern: "*", action: deny}
+  - {permission: task, pattern: "explore", action: allow}
+---
+Plan it.
+"""
+
+PLANNER_MAY_DELEGATE = """
 rules:
   - {permission: edit, pattern: "**", action: allow}
 agents:
-  plan:
+  planner:
     rules: [{permission: task, pattern: "general", action: allow}]
   general:
     rules:
@@ -411,20 +426,25 @@ agents:
 """
 
 
-def test_a_general_child_of_plan_writes_no_file_the_plan_agent_may_not(tmp_path):
+def with_planner(where: Project, policy: str) -> None:
+    where.write("user:agents/planner.md", PLANNER)
+    where.write(".dm_cc/policy.yaml", policy)
+
+
+def test_a_general_child_of_a_planner_writes_no_file_the_planner_may_not(tmp_path):
     """The general agent's own rules allow every edit here (the policy's ``edit **``),
-    the plan agent denies them: the child is denied, the rule named is plan's.
+    the planner denies them: the child is denied, the rule named is the planner's.
 
     The plan file is the exception, and what happens is this: the plan file of the
-    *parent's* session is the one file the plan agent may write, so there the
+    *parent's* session is the one file the planner may write, so there the
     child's own decision stands -- an ask, because ``.dm_cc`` is protected and
     ``edit **`` does not name it (a headless run refuses it). A rule naming the plan
     directory for the child lets it write the parent's plan file; the plan file of
-    the child's own session is never the plan agent's, so it stays denied."""
+    the child's own session is never the planner's, so it stays denied."""
     where = Project(tmp_path)
-    where.write(".dm_cc/policy.yaml", PLAN_MAY_DELEGATE)
+    with_planner(where, PLANNER_MAY_DELEGATE)
     events: list = []
-    loop = root_loop(where.world(), "plan", events=events)
+    loop = root_loop(where, "planner", events=events)
     parent_plan = f".dm_cc/plans/{loop.session.info.id}.md"
     loop.rt.model = ScriptedModel(
         [calls(task("child: write the files", "general")), reply("delegated")],
@@ -434,30 +454,30 @@ def test_a_general_child_of_plan_writes_no_file_the_plan_agent_may_not(tmp_path)
     written = results_at(events, 1)
     for path in ("src/a.py", "docs/x.md", ".env"):
         is_error, output = written[path]
-        assert is_error and "denied" in output and "builtin:plan" in output, output
+        assert is_error and "denied" in output and "planner.md" in output, output
         assert not (where.root / path).exists()
     is_error, output = written[parent_plan]
     assert is_error and "headless" in output and not (where.root / parent_plan).exists()
 
-    where.write(".dm_cc/policy.yaml", PLAN_MAY_DELEGATE
+    where.write(".dm_cc/policy.yaml", PLANNER_MAY_DELEGATE
                 + '      - {permission: edit, pattern: ".dm_cc/plans/**", action: allow}\n')
     world = where.world()
-    plan, general = chain_of(world, ["plan", "general"])
+    plan, general = chain_of(world, ["planner", "general"])
     parent_plan = f".dm_cc/plans/{plan.session.info.id}.md"
     own_plan = f".dm_cc/plans/{general.session.info.id}.md"
     assert general.gate().decide(world.requests("edit", parent_plan)).action == "allow"
     own = general.gate().decide(world.requests("edit", own_plan))
-    assert own.action == "deny" and own.deciding[0].rule.source == "builtin:plan"
-    assert "never gets more than the plan agent" in (own.deciding[0].note or "")
+    assert own.action == "deny" and "planner.md" in own.deciding[0].rule.source
+    assert "never gets more than the planner agent" in (own.deciding[0].note or "")
 
 
-def test_a_grandchild_of_plan_is_still_bounded_by_plan(tmp_path):
-    """plan -> general -> general: the grandchild's parent would allow the edits
+def test_a_grandchild_of_a_planner_is_still_bounded_by_it(tmp_path):
+    """planner -> general -> general: the grandchild's parent would allow the edits
     (the policy's ``edit **``), its grandparent does not, and that decides."""
     where = Project(tmp_path)
-    where.write(".dm_cc/policy.yaml", PLAN_MAY_DELEGATE)
+    with_planner(where, PLANNER_MAY_DELEGATE)
     events: list = []
-    loop = root_loop(where.world(), "plan", events=events)
+    loop = root_loop(where, "planner", events=events)
     loop.rt.model = ScriptedModel(
         [calls(task("level one: delegate", "general")), reply("delegated")],
         tasks={"level one": [calls(task("level two: write", "general")), reply("one done")],
@@ -468,12 +488,12 @@ def test_a_grandchild_of_plan_is_still_bounded_by_plan(tmp_path):
     written = results_at(events, 2)
     assert set(written) == {"src/a.py", "notes.md"}
     for path, (is_error, output) in written.items():
-        assert is_error and "denied" in output and "builtin:plan" in output, output
+        assert is_error and "denied" in output and "planner.md" in output, output
         assert not (where.root / path).exists()
     world = where.world()
     requests = world.requests("edit", "src/a.py")
     assert [loop.gate().decide(requests).action
-            for loop in chain_of(world, ["plan", "general", "general"])] == ["deny"] * 3
+            for loop in chain_of(world, ["planner", "general", "general"])] == ["deny"] * 3
     assert [loop.gate().decide(requests).action
             for loop in chain_of(world, ["build", "general", "general"])] == ["allow"] * 3
 
@@ -494,7 +514,7 @@ def test_a_parent_deny_superseded_in_its_own_stack_does_not_constrain_the_child(
             rules: [{permission: edit, pattern: "src/**", action: allow}]
         """)
     events: list = []
-    loop = root_loop(where.world(), "build", events=events)
+    loop = root_loop(where, "build", events=events)
     loop.rt.model = ScriptedModel(
         [calls(task("child: write", "general")), reply("delegated")],
         tasks={"child: write": [writes("src/a.py", "docs/x.md"), reply("child done")]})
@@ -529,7 +549,7 @@ def test_a_subagent_meant_to_have_more_keeps_it_where_the_parent_allows(tmp_path
             rules: [{permission: edit, pattern: "src/**", action: allow}]
         """)
     events: list = []
-    loop = root_loop(where.world(), "build", events=events)
+    loop = root_loop(where, "build", events=events)
     loop.rt.model = ScriptedModel(
         [calls(task("writer: write", "writer"), task("general: write", "general")),
          reply("delegated")],
@@ -592,7 +612,7 @@ def test_todo_and_task_are_denied_in_a_child_unless_its_agent_rules_allow_them(t
     assert general.gate().judge(Request("task", "explore")).action == "deny"
     # a child is not offered the tools it may not use
     events: list = []
-    loop = root_loop(where.world(), "build", events=events)
+    loop = root_loop(where, "build", events=events)
     model = ScriptedModel([calls(task("child: look", "explore")), reply("done")],
                           tasks={"child: look": [reply("looked")]})
     loop.rt.model = model
@@ -621,13 +641,13 @@ Anything goes.
 def test_a_project_defined_subagent_is_still_bounded(tmp_path):
     where = Project(tmp_path)
     where.write(".dm_cc/agents/yolo.md", YOLO)
-    where.write(".dm_cc/policy.yaml", """
+    with_planner(where, """
         agents:
-          plan:
+          planner:
             rules: [{permission: task, pattern: "yolo", action: allow}]
         """)
     events: list = []
-    loop = root_loop(where.world(), "plan", events=events)
+    loop = root_loop(where, "planner", events=events)
     loop.rt.model = ScriptedModel(
         [calls(task("yolo: go", "yolo")), reply("delegated")],
         tasks={"yolo: go": [calls(("write", {"path": "src/a.py", "content": "x"}),
@@ -635,11 +655,11 @@ def test_a_project_defined_subagent_is_still_bounded(tmp_path):
                             reply("yolo done")]})
     run(loop, "plan it")
     outcome = {e.call.name: e.output for d, e in finished(events) if d == 1}
-    assert outcome["write"].is_error and "builtin:plan" in outcome["write"].output
-    assert outcome["bash"].is_error and "builtin:plan" in outcome["bash"].output
+    assert outcome["write"].is_error and "planner.md" in outcome["write"].output
+    assert outcome["bash"].is_error and "planner.md" in outcome["bash"].output
     assert not (where.root / "src/a.py").exists() and not (where.root / "pwned").exists()
     world = where.world()
-    for parent in ("plan", "build"):
+    for parent in ("planner", "build"):
         yolo = chain_of(world, [parent, "yolo"])[1]
         # untrusted: its own allows never count, under either parent
         assert yolo.gate().decide(world.requests("bash", "npm install x")).action != "allow"
@@ -651,7 +671,7 @@ def test_a_project_defined_subagent_is_still_bounded(tmp_path):
         assert yolo.gate().judge(Request("todo", "*")).action == "allow"
         assert yolo.gate().judge(Request("task", "explore")).action == "allow"
         assert yolo.gate().judge(Request("task", "general")).action == \
-            ("deny" if parent == "plan" else "allow")
+            ("deny" if parent == "planner" else "allow")
 
 
 def test_a_childs_approval_opens_only_what_its_ancestors_do_not_deny(tmp_path):
@@ -669,8 +689,8 @@ def test_a_childs_approval_opens_only_what_its_ancestors_do_not_deny(tmp_path):
                 Rule("bash", "npm install *", "allow", source="approval:session")]
     under_build = chain_of(world, ["build", "general"])
     under_plan = chain_of(world, ["plan", "general"])
-    under_build[0].rt.approvals.remember("general", approved, save=False, note="")
-    under_plan[0].rt.approvals.remember("general", approved, save=False, note="")
+    under_build[0].approvals.remember("general", approved, save=False, note="")
+    under_plan[0].approvals.remember("general", approved, save=False, note="")
     for tool, text in (("edit", "src/a.py"), ("bash", "npm install left-pad")):
         requests = world.requests(tool, text)
         assert under_build[1].gate().decide(requests).action == "allow"
@@ -716,7 +736,7 @@ def test_a_childs_approval_never_beats_an_ancestors_deny_through_a_symlink(tmp_p
     assert all(loop.gate().decide(requests).action == "deny"
                for loop in chain_of(world, ["build", "general", "general"]))
     events: list = []
-    loop = root_loop(world, "build", events=events)
+    loop = root_loop(where, "build", events=events)
     loop.rt.approvals.remember("general", [Rule("edit", "secret/**", "allow",
                                                 source="approval:session")],
                                save=False, note="")

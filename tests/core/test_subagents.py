@@ -10,14 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from dm_cc.compose import open_world
+from dm_cc.compose import Options, open_world
 from dm_cc.core.approval import HeadlessApprover, ScriptedApprover
 from dm_cc.core.events import InTask, TaskFinished, TaskStarted, ToolDecided
-from dm_cc.core.loop import Loop, Runtime
+from dm_cc.core.loop import Loop
 from dm_cc.llm.base import ModelError
 from dm_cc.llm.scripted import Delayed, ScriptedModel, call, calls, reply
 from dm_cc.session.messages import Message
-from dm_cc.tools.catalog import builtin_tools
 
 
 def task(prompt: str, agent: str = "explore", **extra) -> tuple[str, dict]:
@@ -28,16 +27,14 @@ def task(prompt: str, agent: str = "explore", **extra) -> tuple[str, dict]:
 def make_loop(project: Path, model, approver=None, *, agent: str = "build",
               events: list | None = None, policy: str | None = None, depth: int = 3,
               wait_background: bool = True) -> Loop:
+    (project / ".dm_cc").mkdir(exist_ok=True)
     if policy is not None:
-        (project / ".dm_cc").mkdir(exist_ok=True)
         (project / ".dm_cc" / "policy.yaml").write_text(policy)
-    world = open_world(cwd=project)
-    session = world.sessions.create(project, agent=agent)
-    runtime = Runtime(policy=world.policy, agents=world.agents, tools=builtin_tools(),
-                      model=model, approver=approver or HeadlessApprover("deny"),
-                      where=world.where, max_task_depth=depth,
-                      on_event=events.append if events is not None else lambda e: None)
-    return Loop(session, runtime, agent=agent, wait_background=wait_background)
+    (project / ".dm_cc" / "config.yaml").write_text(f"max_task_depth: {depth}\n")
+    world = open_world(Options(agent=agent), cwd=project)
+    return world.open_loop(approver or HeadlessApprover("deny"), model=model,
+                           on_event=events.append if events is not None else lambda e: None,
+                           wait_background=wait_background)
 
 
 def run(loop: Loop, prompt: str):
@@ -138,20 +135,38 @@ def test_a_subagent_the_caller_may_not_start_is_denied_by_its_rule(project):
     assert not children(loop)
 
 
-def test_a_general_child_of_a_plan_session_cannot_write(project):
+def test_a_plan_session_starts_no_agent_that_may_do_more_whatever_the_policy(project):
     policy = "rules:\n  - {permission: edit, pattern: '**', action: allow}\n" \
              "agents:\n  plan:\n    rules: [{permission: task, pattern: general, action: allow}]\n"
     events: list = []
     scripted = ScriptedModel([calls(task("write it", "general")), reply("ok")],
                              tasks={"write it": [call("write", path="x.txt", content="x"),
+                                                 reply("wrote")]})
+    loop = make_loop(project, scripted, agent="plan", policy=policy, events=events)
+    run(loop, "go")
+    assert not (project / "x.txt").exists()
+    assert scripted.remaining == 2   # the child's two replies: no child ran
+    [decided] = [e for e in events if isinstance(e, ToolDecided)]
+    assert decided.decision.action == "deny"
+    assert decided.decision.deciding[0].rule.source == "builtin:plan"
+
+
+def test_a_general_child_of_a_restricted_session_cannot_write(project):
+    policy = ("rules:\n  - {permission: edit, pattern: '**', action: allow}\n"
+              "agents:\n  build:\n    rules:\n"
+              "      - {permission: edit, pattern: '*', action: deny, reason: 'review only'}\n"
+              "      - {permission: bash, pattern: '*', action: deny, reason: 'review only'}\n")
+    events: list = []
+    scripted = ScriptedModel([calls(task("write it", "general")), reply("ok")],
+                             tasks={"write it": [call("write", path="x.txt", content="x"),
                                                  call("bash", command="touch y.txt"),
                                                  reply("could not")]})
-    loop = make_loop(project, scripted, agent="plan", policy=policy, events=events)
+    loop = make_loop(project, scripted, policy=policy, events=events)
     run(loop, "go")
     assert not (project / "x.txt").exists() and not (project / "y.txt").exists()
     inner = [e.event for e in events if isinstance(e, InTask) and isinstance(e.event, ToolDecided)]
     assert [e.decision.action for e in inner] == ["deny", "deny"]
-    assert "plan agent that started it" in (inner[0].decision.deciding[0].note or "")
+    assert "build agent that started it" in (inner[0].decision.deciding[0].note or "")
 
 
 def test_a_childs_ask_goes_to_the_same_approver_named_by_its_label(project):
@@ -353,18 +368,16 @@ def test_a_childs_tokens_count_in_the_parents_usage(project):
 
 
 def test_a_child_stays_bounded_by_the_agent_that_started_it_and_by_the_one_now(project):
-    from dm_cc.permissions import Request
-
     world = open_world(cwd=project)
     policy = "rules:\n  - {permission: edit, pattern: 'src/**', action: allow}\n"
     started_in_plan = make_loop(project, ScriptedModel([]), agent="plan", policy=policy)
     child_session = world.sessions.create(project, parent_id=started_in_plan.session.info.id,
                                           agent="general")
-    child = started_in_plan.child(child_session, world.agents["general"], "general #1")
-    edit = [Request("edit", "src/a.py")]
+    child = started_in_plan.rights.child(child_session)
+    edit = world.requests("edit", "src/a.py")
     assert child.gate().decide(edit).action == "deny"
     started_in_plan.switch_agent("build")          # plan_exit while the child works on
-    assert started_in_plan.gate().decide(edit).action == "allow"
+    assert started_in_plan.rights.gate().decide(edit).action == "allow"
     assert child.gate().decide(edit).action == "deny"
     note = child.gate().decide(edit).deciding[0].note or ""
     assert "plan agent that started it" in note
@@ -372,7 +385,7 @@ def test_a_child_stays_bounded_by_the_agent_that_started_it_and_by_the_one_now(p
     started_in_build = make_loop(project, ScriptedModel([]), agent="build")
     session = world.sessions.create(project, parent_id=started_in_build.session.info.id,
                                     agent="general")
-    other = started_in_build.child(session, world.agents["general"], "general #2")
+    other = started_in_build.rights.child(session)
     assert other.gate().decide(edit).action == "allow"
     started_in_build.switch_agent("plan")
     assert other.gate().decide(edit).action == "deny"

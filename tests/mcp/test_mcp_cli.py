@@ -10,11 +10,11 @@ import json
 import pytest
 from support.mcp_servers import gone, time_server, toolbox_for_the_user
 
-from dm_cc.agents.builtin import with_read_only_tools
 from dm_cc.cli import main
 from dm_cc.compose import open_world
 from dm_cc.permissions import Request
 from dm_cc.policy.layers import Link
+from dm_cc.tools.catalog import mcp_effects
 
 
 @pytest.fixture
@@ -119,15 +119,23 @@ def test_a_user_server_starts_without_asking_and_is_judged_as_the_agent(project,
     assert main(["mcp", "trust", "nope"]) == 2
 
 
-def test_read_only_tools_open_explore_only_as_far_as_its_parent_may(project):
-    world = open_world()
-    agents = with_read_only_tools(world.agents, ["mcp__box__echo"])
+# What the toolbox's tools say of themselves (tests/mcp/servers/toolbox.py): echo only
+# reads and stays in a closed world; crash says nothing, so it may do anything.
+BOX_EFFECTS = {"mcp__box__echo": mcp_effects(True, False), "mcp__box__crash": mcp_effects(None, None)}
 
+
+def gate_under_build(agent: str):
+    world = open_world()
+    agents = world.agents
+    return world.policy.lineage_gate([Link(agents["build"]), Link(agents[agent])],
+                                     world.capabilities().with_effects(BOX_EFFECTS))
+
+
+def test_read_only_tools_open_explore_only_as_far_as_its_parent_may(project):
     def explore(tool: str, parent_rules: str = "") -> str:
         policy(project, '{permission: "*", pattern: "*", action: ask}', *filter(None, [
             parent_rules]))
-        gate = open_world().policy.lineage_gate([Link(agents["build"]), Link(agents["explore"])])
-        return gate.decide([Request(tool, "{}")]).action
+        return gate_under_build("explore").decide([Request(tool, "{}")]).action
 
     assert explore("mcp__box__echo", '{permission: "mcp__box__*", pattern: "*", '
                                      'action: allow}') == "allow"
@@ -136,11 +144,23 @@ def test_read_only_tools_open_explore_only_as_far_as_its_parent_may(project):
     assert explore("mcp__box__echo") == "ask"                      # as build would
     assert explore("mcp__box__echo", '{permission: "mcp__box__echo", pattern: "*", '
                                      'action: deny}') == "deny"
-    assert agents["plan"] == world.agents["plan"]                  # only read-only subagents
     policy(project, '{permission: "*", pattern: "*", action: ask}')
-    gate = open_world().policy.lineage_gate([Link(agents["build"]), Link(agents["explore"])])
+    gate = gate_under_build("explore")
     assert not gate.denies_outright("mcp__box__echo")              # offered to explore
     assert gate.denies_outright("mcp__box__crash")                 # not offered
+
+
+def test_a_tool_that_says_nothing_of_itself_is_no_read_only_agents(project):
+    policy(project, '{permission: "*", pattern: "*", action: allow}')
+    world = open_world()
+    capabilities = world.capabilities().with_effects(BOX_EFFECTS)
+    plan = world.policy.gate(world.agents["plan"], capabilities=capabilities)
+    assert plan.decide([Request("mcp__box__crash", "{}")]).action == "deny"
+    assert plan.decide([Request("mcp__box__echo", "{}")]).action == "allow"
+    # a read-only tool of an open world reaches the network: not for a read-only agent
+    wide = capabilities.with_effects({"mcp__box__echo": mcp_effects(True, None)})
+    plan = world.policy.gate(world.agents["plan"], capabilities=wide)
+    assert plan.decide([Request("mcp__box__echo", "{}")]).action == "deny"
 
 
 def test_mcp_list_judges_a_subagent_as_builds_child_with_read_only_tools_open(project, capsys):

@@ -9,8 +9,9 @@ from __future__ import annotations
 import time
 
 import pytest
+from support.requests import Request, evaluate
 
-from dm_cc.permissions import PathContext, Request, Rule, Ruleset, decide, evaluate
+from dm_cc.permissions import PathContext, Rule, Ruleset, decide
 
 ROOT = "/work/project"
 HOME = "/home/alice"

@@ -6,8 +6,9 @@ import re
 
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
+from support.requests import Request, evaluate
 
-from dm_cc.permissions import PathContext, Request, Rule, Ruleset, decide, evaluate, stricter
+from dm_cc.permissions import PathContext, Rule, Ruleset, decide, stricter
 from dm_cc.permissions.patterns import spoofable
 
 CTX = PathContext(root="/proj", home="/home/u")

@@ -6,11 +6,12 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from support.requests import Request
 
 from dm_cc.agents.builtin import BUILTIN_AGENTS
 from dm_cc.compose import Options, open_world
 from dm_cc.errors import PolicyError, UsageError
-from dm_cc.permissions import Request, Rule
+from dm_cc.permissions import Rule
 from dm_cc.tools.catalog import entry
 
 
@@ -260,7 +261,7 @@ def test_global_edit_allow_does_not_open_the_plan_agent(world):
     assert world.decide(*edit("src/a.py")).action == "allow"
     decision = world.decide(*edit("src/a.py"), agent="plan")
     assert decision.action == "deny"
-    assert decision.verdicts[0].rule.source == "builtin:plan"
+    assert decision.verdicts[0].rule.source == "builtin:plan"   # what the plan agent may do at all
     # the plan agent may still write its plan file
     assert world.decide(*edit(".dm_cc/plans/p.md"), agent="plan").action == "allow"
 
@@ -273,39 +274,59 @@ def test_global_bash_allow_does_not_open_plan_or_explore(world):
     assert world.decide(*bash("git status"), agent="plan").action == "allow"
 
 
-def test_agents_override_opens_the_plan_agent(world):
+def test_agents_override_opens_an_agent(world):
     world.user_policy("""
-        permission:
-          edit: allow
         agents:
-          plan:
+          general:
             rules:
               - {permission: edit, pattern: "docs/**/*.md", action: allow}
     """)
-    decision = world.decide(*edit("docs/guide/a.md"), agent="plan")
+    decision = world.decide(*edit("docs/guide/a.md"), agent="general")
     assert decision.action == "allow"
-    assert decision.verdicts[0].rule.source.endswith("config/policy.yaml:6")
-    assert world.decide(*edit("src/a.py"), agent="plan").action == "deny"
+    assert decision.verdicts[0].rule.source.endswith("config/policy.yaml:4")
+    assert world.decide(*edit("src/a.py"), agent="general").action == "ask"
+
+
+def test_an_override_cannot_open_a_read_only_agent_beyond_reading(world):
+    world.user_policy("""
+        permission:
+          edit: allow
+          bash: allow
+          webfetch: allow
+        agents:
+          plan:
+            rules:
+              - {permission: "*", pattern: "*", action: allow}
+              - {permission: edit, pattern: "docs/**/*.md", action: allow}
+    """)
+    for call in (edit("docs/guide/a.md"), bash("npm test"), ("webfetch", {"url": "https://a.example/"})):
+        decision = world.decide(*call, agent="plan")
+        assert decision.action == "deny", call
+        assert decision.deciding[0].rule.source == "builtin:plan"
+    assert world.decide(*bash("git status"), agent="plan").action == "allow"
+    # its plan file is not denied (the override's catch-all asks for it: an edit in
+    # .dm_cc/ is allowed only by a rule that names it, as the plan agent's own does)
+    assert world.decide(*edit(".dm_cc/plans/p.md"), agent="plan").action == "ask"
 
 
 def test_agents_override_for_one_agent_does_not_leak_to_another(world):
     world.project_policy("""
         agents:
-          plan:
+          general:
             permission:
               bash: allow
     """)
-    assert world.decide(*bash("npm test"), agent="plan").action == "allow"
+    assert world.decide(*bash("npm test"), agent="general").action == "allow"
     assert world.decide(*bash("npm test"), agent="explore").action == "deny"
     assert world.decide(*bash("npm test"), agent="build").action == "ask"
 
 
 def test_agents_overrides_follow_file_order(world, tmp_path):
-    world.project_policy("agents: {plan: {permission: {bash: allow}}}\n")
-    world.user_policy("agents: {plan: {permission: {bash: deny}}}\n")
-    assert world.decide(*bash("npm test"), agent="plan").action == "deny"
-    extra = world.write(tmp_path / "x.yaml", "agents: {plan: {permission: {bash: allow}}}\n")
-    assert world.decide(*bash("npm test"), agent="plan", extra=[extra]).action == "allow"
+    world.project_policy("agents: {general: {permission: {bash: allow}}}\n")
+    world.user_policy("agents: {general: {permission: {bash: deny}}}\n")
+    assert world.decide(*bash("npm test"), agent="general").action == "deny"
+    extra = world.write(tmp_path / "x.yaml", "agents: {general: {permission: {bash: allow}}}\n")
+    assert world.decide(*bash("npm test"), agent="general", extra=[extra]).action == "allow"
 
 
 def test_enforced_beats_everything(world, tmp_path):

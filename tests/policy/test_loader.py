@@ -6,9 +6,10 @@ import textwrap
 import time
 
 import pytest
+from support.requests import evaluate
 
 from dm_cc.errors import ConfigError, PolicyError
-from dm_cc.permissions import Rule, evaluate
+from dm_cc.permissions import Rule
 from dm_cc.policy.loader import load_policy_file, parse_policy
 
 

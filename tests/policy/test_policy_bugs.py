@@ -129,7 +129,9 @@ def test_a_user_allow_for_a_build_directory_works(world):
 
 
 def test_an_escaped_star_is_a_literal_star_in_a_shell_rule():
-    from dm_cc.permissions import Ruleset, evaluate
+    from support.requests import evaluate
+
+    from dm_cc.permissions import Ruleset
 
     rules = Ruleset([Rule("bash", r"rm -rf /\*", "deny")])
     assert evaluate("bash", "rm -rf /*", rules).action == "deny"
@@ -269,7 +271,9 @@ def test_an_unknown_agent_name_is_a_lint_finding_with_a_suggestion():
 
 
 def test_backslashes_escape_only_in_shell_patterns():
-    from dm_cc.permissions import Ruleset, evaluate
+    from support.requests import evaluate
+
+    from dm_cc.permissions import Ruleset
 
     # JSON and URLs keep a backslash as plain text (JSON spells one as `\\`)
     rules = Ruleset([Rule("mcp__fs__read", '{"path": "C:\\\\*', "deny"),

@@ -7,18 +7,19 @@ from pathlib import Path
 import pytest
 
 from dm_cc.config.dirs import HostFilesystem
-from dm_cc.core.loop import tool_specs
+from dm_cc.core.prompts import tool_specs
 from dm_cc.permissions.paths import PathContextDirs
 from dm_cc.permissions.requests import KIND_LANGUAGE
-from dm_cc.permissions.rules import language_of
+from dm_cc.tools import catalog
+from dm_cc.tools.base import builtin_tools, load_tool
 from dm_cc.tools.catalog import (
     CATALOG,
     ToolEntry,
-    builtin_tools,
     entry,
     input_requests,
     is_known_permission,
     known_permissions,
+    language_of,
 )
 from dm_cc.tools.todo import TodoTool
 
@@ -34,7 +35,7 @@ def test_every_entry_is_unique_and_loads_a_tool_of_its_own_name():
     assert len(set(names)) == len(names)
     for e in CATALOG:
         if e.cls is not None:
-            assert e.load().name == e.name
+            assert load_tool(e).name == e.name
     assert [t.name for t in builtin_tools()] == [
         "read", "write", "edit", "glob", "grep", "list", "bash", "todo", "webfetch",
         "plan_enter", "plan_exit", "task"]
@@ -44,7 +45,9 @@ def test_every_kind_is_matched_in_its_permissions_pattern_language():
     for e in CATALOG:
         assert KIND_LANGUAGE[e.kind] == language_of(e.permission), e.name
     with pytest.raises(ValueError, match="matched as path"):
-        ToolEntry("oops", "bash", "file", "path")
+        catalog._checked([*CATALOG, ToolEntry("oops", "bash", "file", "path")])
+    with pytest.raises(ValueError, match="engine makes itself"):
+        catalog._checked([*CATALOG, ToolEntry("oops", "network", "url", "url")])
 
 
 def test_known_permissions_come_from_the_catalog_and_the_engine():
@@ -89,7 +92,7 @@ def test_bad_inputs_are_named(where):
     with pytest.raises(ValueError, match="JSON object"):
         input_requests("mcp__git__log", "[1]", where)
     with pytest.raises(LookupError, match="no implementation yet"):
-        entry("mcp__git__log").load()
+        load_tool(entry("mcp__git__log"))
 
 
 def test_duplicate_tool_names_are_refused():

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from dm_cc.core.loop import tool_specs
-from dm_cc.tools.catalog import builtin_tools
+from dm_cc.core.prompts import tool_specs
+from dm_cc.tools.base import builtin_tools
 
 GOLDEN = Path(__file__).parent / "golden"
 UPDATE = os.environ.get("DM_CC_UPDATE_GOLDEN") == "1"

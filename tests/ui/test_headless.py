@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import typing
 
+from support.requests import Request
+
 from dm_cc.core.events import (
     AgentSwitched,
     Compacted,
@@ -17,7 +19,7 @@ from dm_cc.core.events import (
     ToolFinished,
     TurnEnded,
 )
-from dm_cc.permissions import Decision, Request, Rule, Verdict
+from dm_cc.permissions import Decision, Rule, Verdict
 from dm_cc.session.messages import ToolCall
 from dm_cc.tools.base import ToolOutput
 from dm_cc.ui.headless import CallLines, call_input, decision_line, event_json

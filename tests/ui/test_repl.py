@@ -166,7 +166,7 @@ def test_plan_and_shift_tab_switch_agent_by_a_synthetic_message(project):
                  ("agent: build", "")])
     assert not run.errors
     assert not (project / "a.txt").exists()        # plan may not write: denied outright
-    assert "denied by deny edit" in run.screen
+    assert "denied by deny edit" in run.screen and "the plan agent may only read" in run.screen
     switches = [(m.agent, m.synthetic) for m in run.repl.loop.session.messages
                 if m.role == "user"]
     assert switches == [("plan", True), ("plan", False), ("build", True)]

@@ -123,16 +123,17 @@ def test_yes_runs_the_stopped_command_outside_the_sandbox(project, allowed_pytho
 
 
 @needs_bwrap
-def test_no_keeps_the_failed_result_and_the_turn_goes_on(project, allowed_python, tmp_path):
+def test_no_stops_the_turn_as_at_any_question_and_keeps_the_failed_result(
+        project, allowed_python, tmp_path):
     target = tmp_path / "outside.txt"
     run = drive(project, probe_call(target),
-                [(READY, "go" + ENTER), (LEGEND, "n"), ("the turn went on", "")])
+                [(READY, "go" + ENTER), (LEGEND, "n"), ("stopped: you said no", "")])
     assert not run.errors
     after = run.after(ESCAPE_QUESTION)
     assert "not run outside the sandbox" in after
     assert "Read-only file system" in after
     assert "The user did not let it run outside the sandbox." in after
-    assert "stopped: you said no" not in after
+    assert "the turn went on" not in after
     assert not target.exists()
 
 

@@ -23,7 +23,7 @@ from mcp_types import ToolAnnotations
 def build(clash: bool = False, long_name: bool = False) -> MCPServer:
     server = MCPServer("toolbox")
 
-    @server.tool(annotations=ToolAnnotations(read_only_hint=True))
+    @server.tool(annotations=ToolAnnotations(read_only_hint=True, open_world_hint=False))
     def echo(text: str) -> str:
         """Say the text back."""
         return f"echo: {text}"

@@ -10,10 +10,11 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.requests import evaluate
 
 from dm_cc.cli import main
 from dm_cc.compose import Options, open_world
-from dm_cc.permissions import PathContext, evaluate
+from dm_cc.permissions import PathContext
 from dm_cc.permissions.engine import Ruleset
 from dm_cc.policy.importers import render
 from dm_cc.policy.importers.claude import bash_pattern, claude_decision, claude_policy, path_pattern

@@ -8,9 +8,9 @@ from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.requests import evaluate
 
 from dm_cc.cli import main
-from dm_cc.permissions import evaluate
 from dm_cc.policy.importers import render
 from dm_cc.policy.importers.codex import codex_decision, import_codex, parse_rules
 from dm_cc.policy.loader import parse_policy

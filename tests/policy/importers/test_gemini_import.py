@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.requests import evaluate
 
 from dm_cc.cli import main
 from dm_cc.compose import Options, open_world
-from dm_cc.permissions import evaluate
 from dm_cc.policy.importers import render
 from dm_cc.policy.importers.gemini import gemini_decision, import_gemini, parse_rules
 from dm_cc.policy.loader import parse_policy

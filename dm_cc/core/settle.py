@@ -1,0 +1,222 @@
+"""THE settle path: every decision dm_cc enforces goes through here, once.
+
+    settle = Settle(rights, approver, hooks, where=…, on_event=…, audit_log=…)
+    settled = await settle(call, tool, params, requests, ctx)     # decide, then settle
+    if settled.runs: …                                            # the caller acts on it
+
+In order, for a call's requests:
+
+1. **decide**: the gate's decision (:class:`~dm_cc.core.rights.Rights`), the policy's
+   decision hooks combined into it (:mod:`dm_cc.core.hooks`), and a
+   :class:`ToolDecided` event;
+2. **settle**: an outright allow or deny is recorded in the audit log; an ``ask``
+   is put to the Approver with what "always" would remember, the answer recorded
+   and, for session/always, remembered. A cancel (Ctrl-C at the question) stops the
+   turn here (:class:`TurnStopped`); a rejection is returned for the caller to say.
+
+What the caller does with the outcome is its own: the loop runs an allowed call,
+or tells the model the denial (:func:`denial_message`) or the person's feedback,
+and ends the turn when the person said no without a word (:attr:`Settled.stops`).
+The first decision about a call and the sandbox escape (running a stopped command
+outside) are both calls of this path; a new kind of decision is another call of
+it, never a copy (docs/architecture.md, "One settle path").
+
+When every call of a reply is allowed the loop runs them at once, so it decides
+all of a reply's calls first (:meth:`Settle.decide`) and settles each after
+(:meth:`Settle.settle`); everything else calls the whole path.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from pydantic import BaseModel
+
+from dm_cc.core import audit
+from dm_cc.core.approval import (
+    REMEMBERING,
+    Approval,
+    ApprovalRequest,
+    Approver,
+    AskFailed,
+    suggested_rules,
+)
+from dm_cc.core.events import Event, ToolDecided
+from dm_cc.core.hooks import CallFacts, consult, failure_for
+from dm_cc.core.rights import Rights
+from dm_cc.permissions import Decision, Request, Rule
+from dm_cc.permissions.paths import PathContextDirs
+from dm_cc.policy.hooks import Hook
+from dm_cc.session.audit import AuditLog
+from dm_cc.session.messages import ToolCall
+from dm_cc.tools.base import Tool, ToolContext
+
+RUNS = frozenset({"once", "session", "always"})
+
+
+class TurnStopped(Exception):
+    """Ends the turn; ``reason`` (done, max_turns, rejected, cancelled) is reported
+    in :class:`~dm_cc.core.events.TurnEnded`."""
+
+    def __init__(self, reason: str, text: str = "") -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.text = text
+
+
+@dataclass(frozen=True, slots=True)
+class Judged:
+    """A call and what was decided about it (before the question, if any)."""
+
+    call: ToolCall
+    tool: Tool[Any]
+    params: BaseModel
+    decision: Decision
+
+
+@dataclass(frozen=True, slots=True)
+class Settled:
+    """What happens to a call: the decision, and the answer when it asked."""
+
+    decision: Decision
+    answer: Approval | None = None
+
+    @property
+    def runs(self) -> bool:
+        """Allowed by the rules, or by the person's (or a headless run's) answer."""
+        if self.answer is not None:
+            return self.answer.answer in RUNS
+        return self.decision.action == "allow"
+
+    @property
+    def feedback(self) -> str | None:
+        """What the person said when they rejected it."""
+        return self.answer.feedback if self.answer is not None else None
+
+    @property
+    def stops(self) -> bool:
+        """The person said no without a word: the turn ends after this call."""
+        return self.answer is not None and self.answer.answer == "reject" \
+            and not self.answer.feedback
+
+
+class Settle:
+    """The settle path of one session (see the module docstring). ``label`` names a
+    subagent where it asks (``explore #2``; "" for the session's own)."""
+
+    def __init__(self, rights: Rights, approver: Approver, hooks: Sequence[Hook], *,
+                 where: PathContextDirs, on_event: Callable[[Event], None],
+                 audit_log: AuditLog | None = None, label: str = "") -> None:
+        self.rights = rights
+        self.approver = approver
+        self.hooks = hooks
+        self.where = where
+        self.on_event = on_event
+        self.audit_log = audit_log
+        self.label = label
+
+    async def __call__(self, call: ToolCall, tool: Tool[Any], params: BaseModel,
+                       requests: Sequence[Request], ctx: ToolContext, *,
+                       stopped: str = "") -> Settled:
+        """Decide and settle ``requests`` of ``call`` (``stopped``: what a confined run
+        printed, shown with a sandbox escape's question)."""
+        decision = await self.decide(call, tool, requests)
+        return await self.settle(Judged(call, tool, params, decision), ctx, stopped=stopped)
+
+    async def decide(self, call: ToolCall, tool: Tool[Any],
+                     requests: Sequence[Request]) -> Decision:
+        """The gate's decision with the decision hooks' answers; told as an event."""
+        gate = self.rights.gate()
+        arguments = call.arguments or {}
+        facts = CallFacts(call.name, tool.entry.main_text(arguments), arguments,
+                          self.rights.agent.name, self.rights.session.info.id,
+                          str(self.where.cwd))
+        decision = await consult(gate.decide(requests), self.hooks, gate, facts,
+                                 failure=failure_for(self.approver))
+        self.on_event(ToolDecided(call, decision))
+        return decision
+
+    async def settle(self, judged: Judged, ctx: ToolContext, *, stopped: str = "") -> Settled:
+        """Record an outright decision, or put the question and handle the answer."""
+        if judged.decision.action != "ask":
+            self._audit(judged)
+            return Settled(judged.decision)
+        request = replace(self.question(judged, ctx), stopped=stopped)
+        try:
+            approval = await self.approver.approve(request)
+        except AskFailed:
+            self._audit(judged, by="headless_default", answer="fail")
+            raise
+        except asyncio.CancelledError:  # the turn ended while the question was open
+            self._audit(judged, by="cancelled", answer="cancel")
+            raise
+        self._audit(judged, approval)
+        if approval.answer == "cancel":
+            raise TurnStopped("cancelled", "")
+        if approval.answer in REMEMBERING:
+            self.rights.approvals.remember(
+                self.rights.agent.name, request.kept(approval), save=approval.answer == "always",
+                note=f"approved for {judged.call.name} in session {self.rights.session.info.id}")
+        return Settled(judged.decision, approval)
+
+    def question(self, judged: Judged, ctx: ToolContext) -> ApprovalRequest:
+        """What the person is shown: the call, why it asks, and what "always" would
+        remember -- only rules that would in fact allow the request next time."""
+        call, decision = judged.call, judged.decision
+        arguments = dict(call.arguments or {})
+        rights = self.rights
+        approvals = rights.approvals.rules(rights.agent.name)
+        requests = [v.request for v in decision.verdicts]
+        # a hook's ask comes back whatever was approved: nothing to remember for it
+        asking = [v.request for v in decision.verdicts
+                  if v.action == "ask" and v.layer != audit.HOOK_LAYER]
+        hooked = any(v.layer == audit.HOOK_LAYER and v.action != "allow"
+                     for v in decision.verdicts)
+
+        def covers(rule: Rule) -> bool:  # judged by the real gate: ceilings, managed rules
+            gate = rights.gate_with((*approvals, rule))
+            return any(gate.judge(request).action == "allow"
+                       for request in asking if request.permission == rule.permission)
+
+        suggestions = tuple(rule for rule in suggested_rules(asking, call.name) if covers(rule))
+        description = arguments.get("description")
+        return ApprovalRequest(
+            call.name, arguments, decision, judged.tool.preview(judged.params, ctx),
+            agent=rights.agent.name, asker=self.label,
+            description=description if isinstance(description, str) else "",
+            main_input=judged.tool.entry.main_text(arguments), suggestions=suggestions,
+            covers=covers, call_id=call.id,
+            settled=lambda: not hooked and rights.gate().decide(requests).action == "allow")
+
+    def _audit(self, judged: Judged, approval: Approval | None = None, *,
+               by: str | None = None, answer: str | None = None) -> None:
+        """Record a decision once its outcome is known (core/audit.py)."""
+        if self.audit_log is None:
+            return
+        decision = judged.decision
+        if approval is not None and approval.by == "approval":  # covered by an answer meanwhile
+            by = audit.decided_by(self.rights.gate().decide(v.request for v in decision.verdicts))
+        rights = self.rights
+        actor = audit.Actor(str(self.where.root), rights.session.info.id, rights.root_session,
+                            rights.agent.name, self.label)
+        main_input = judged.tool.entry.main_text(judged.call.arguments or {})
+        entry = audit.record(actor, judged.call, main_input, decision, approval, by=by,
+                             answer=answer)
+        audit.write(self.audit_log, entry, self.on_event)
+
+
+def denial_message(tool: str, decision: Decision) -> str:
+    """What the model is told of a denied call: each deciding rule, where it is
+    written and why, and not to retry."""
+    lines = [f"Permission denied: {tool} was not run."]
+    for verdict in decision.deciding:
+        rule = verdict.rule
+        lines.append(f"- {verdict.request.permission} {verdict.request.pattern!r} is denied by "
+                     f"rule `{rule.action} {rule.permission} {rule.pattern}` at {rule.source}"
+                     + (f": {rule.reason}" if rule.reason else "")
+                     + (f" ({verdict.note})" if verdict.note else ""))
+    lines.append("Do not retry this; find another way or explain to the user what is needed.")
+    return "\n".join(lines)
