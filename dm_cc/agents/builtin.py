@@ -11,13 +11,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
+from dm_cc.config.dirs import PLAN_FILE_PATTERN
 from dm_cc.errors import UsageError
 from dm_cc.permissions import Action, Rule
 from dm_cc.policy.defaults import READ_ONLY_COMMANDS
 
 Mode = Literal["primary", "subagent", "all"]
-
-PLAN_DIR = ".dm_cc/plans"
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,7 +52,7 @@ def _read_only(agent: str, why: str) -> tuple[Rule, ...]:
 
 PLAN_RULES = _read_only("plan", "the plan agent is read-only; plan_exit switches to build") + _rules(
     "plan",
-    ("edit", f"{PLAN_DIR}/{{session}}.md", "allow", "the plan agent writes its plan file"),
+    ("edit", PLAN_FILE_PATTERN, "allow", "the plan agent writes its plan file"),
     ("task", "*", "deny", "the plan agent only delegates to read-only subagents"),
     ("task", "explore", "allow", None),
     ("task", "reviewer", "allow", None),

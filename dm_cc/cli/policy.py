@@ -149,7 +149,7 @@ def _lint(args: argparse.Namespace) -> int:
     for finding in findings:
         print(finding)
     if not files:
-        print("no policy files found (project .dm_cc/, user config "
+        print(f"no policy files found (project {dirs.PROJECT_DIR}/, user config "
               f"{dirs.config_dir()}, managed {dirs.managed_dir()})")
     elif not findings:
         print(f"{len(files)} file(s), no findings")

@@ -210,7 +210,7 @@ def load_policy(root: Path, home: Path, env: Mapping[str, str] = os.environ,
     extras = tuple(load_policy_arg(spec) for spec in extra)
     enforced = managed_dir / "enforced.yaml"
     managed = tuple(load_policy_file(p) for p in _policy_files(managed_dir))
-    project = tuple(load_policy_file(p) for p in _policy_files(root / ".dm_cc"))
+    project = tuple(load_policy_file(p) for p in _policy_files(dirs.project_dir(root)))
     refuse_project_hooks(project)
     return Policy(
         root=root,
