@@ -45,6 +45,8 @@ def _check(args: argparse.Namespace) -> int:
     if hooks:
         decision = world.consult_hooks(gate, decision, args.tool, args.input, args.agent)
     if args.json:
+        from dm_cc.policy.layers import HOOK_LAYER
+
         _print_json({
             "decision": decision.action,
             "agent": args.agent,
@@ -54,7 +56,7 @@ def _check(args: argparse.Namespace) -> int:
                 "decision": v.action, "rule": _rule_json(v.rule),
                 **({"note": v.note} if v.note else {}),
                 **({"aliases": list(v.request.aliases)} if v.request.aliases else {}),
-                **({"decided_by": "hook"} if v.layer == "hook" else {}),
+                **({"decided_by": "hook"} if v.layer == HOOK_LAYER else {}),
             } for v in decision.verdicts],
             **({"hooks": [{"command": list(h.command), "source": h.source, "layer": h.layer}
                           for h in hooks]} if hooks else {}),
