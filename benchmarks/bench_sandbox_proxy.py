@@ -25,7 +25,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from dm_cc.config.dirs import HostFilesystem
+from dm_cc.config.dirs import PROTECTED_FOR_EDIT, HostFilesystem
 from dm_cc.permissions import Gate, Layer, PathContext, Rule
 from dm_cc.permissions.paths import PathContextDirs
 from dm_cc.sandbox.host import Plan, Sandbox, availability
@@ -55,7 +55,7 @@ def main() -> None:
         root, home = Path(tmp, "project"), Path(tmp, "home")
         (root / ".git").mkdir(parents=True)
         home.mkdir()
-        where = PathContextDirs(root, root, home, HostFilesystem())
+        where = PathContextDirs(root, root, home, HostFilesystem(), PROTECTED_FOR_EDIT)
         context = PathContext(root.as_posix(), home.as_posix())
         sandbox = Sandbox("auto", where, {"HOME": str(home), "PATH": "/usr/bin:/bin"})
         command = ["bash", "-c", "true"]

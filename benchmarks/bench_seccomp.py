@@ -23,7 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from dm_cc.config.dirs import HostFilesystem
+from dm_cc.config.dirs import PROTECTED_FOR_EDIT, HostFilesystem
 from dm_cc.permissions import Gate, PathContext
 from dm_cc.permissions.gate import Layer
 from dm_cc.permissions.paths import PathContextDirs
@@ -69,7 +69,7 @@ def main() -> None:
         project, home = Path(tmp) / "p", Path(tmp) / "h"
         project.mkdir()
         home.mkdir()
-        where = PathContextDirs(project, project, home, HostFilesystem())
+        where = PathContextDirs(project, project, home, HostFilesystem(), PROTECTED_FOR_EDIT)
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home),
                "DM_CC_HOME": str(home / "dm_cc")}
         sandbox = Sandbox("required", where, env)

@@ -53,7 +53,7 @@ NO_MODEL = (
     "no model is configured. Pass --model (any litellm model string, e.g. "
     "anthropic/claude-sonnet-4-5 or openai/gpt-4.1, with --api-base for an "
     "OpenAI-compatible server), set DM_CC_MODEL, or put `model:` in "
-    ".dm_cc/config.yaml. To try policies without an LLM, use --model offline.")
+    f"{dirs.PROJECT_DIR}/config.yaml. To try policies without an LLM, use --model offline.")
 
 DEFAULT_AGENT = "build"
 
@@ -83,7 +83,8 @@ class World:
         self.cwd = cwd.resolve()
         self.root = dirs.project_root(self.cwd)
         self.home = dirs.home_dir(env)
-        self.where = PathContextDirs(self.root, self.cwd, self.home, HostFilesystem())
+        self.where = PathContextDirs(self.root, self.cwd, self.home, HostFilesystem(),
+                                     dirs.PROTECTED_FOR_EDIT)
         self._gates: dict[str, Gate] = {}
         self._mcp: McpServers | None = None
         self._mcp_started = False

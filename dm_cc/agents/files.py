@@ -138,7 +138,7 @@ def load_agent_file(path: Path) -> Agent:
 def agent_files(root: Path, env: Mapping[str, str] = os.environ) -> list[Path]:
     """The agent files that :func:`load_agents` reads, in order (user, then project)."""
     found: list[Path] = []
-    for directory in (dirs.config_dir(env) / "agents", root / ".dm_cc" / "agents"):
+    for directory in (dirs.config_dir(env) / "agents", dirs.project_dir(root) / "agents"):
         if directory.is_dir():
             found.extend(sorted(p for p in directory.iterdir() if p.suffix == ".md"
                                 and p.is_file()))
@@ -149,10 +149,10 @@ def load_agents(root: Path, env: Mapping[str, str] = os.environ) -> dict[str, Ag
     """Built-in agents, then user agents, then project agents (a later file with the
     same name replaces an earlier one). The first bad file raises AgentFileError."""
     agents: dict[str, Agent] = dict(BUILTIN_AGENTS)
-    project_dir = root / ".dm_cc" / "agents"
+    project_agents = dirs.project_dir(root) / "agents"
     for path in agent_files(root, env):
         agent = load_agent_file(path)
-        if path.parent == project_dir:  # where it was found, not where a link points
+        if path.parent == project_agents:  # where it was found, not where a link points
             agent = replace(agent, trusted=False)
         agents[agent.name] = agent
     return agents

@@ -16,6 +16,7 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from dm_cc.config.dirs import PROJECT_DIR
 from dm_cc.errors import UsageError
 from dm_cc.ui.mcp_text import server_lines, server_rows
 
@@ -35,7 +36,7 @@ def _world() -> World:
 def _server(world: World, name: str) -> ServerDefinition:
     servers = world.settings.mcp
     if name not in servers:
-        known = ", ".join(servers) or "none is configured (mcp.servers in .dm_cc/config.yaml)"
+        known = ", ".join(servers) or f"none is configured (mcp.servers in {PROJECT_DIR}/config.yaml)"
         raise UsageError(f"no MCP server {name!r} (known: {known})")
     return servers[name]
 

@@ -45,6 +45,8 @@ def _check(args: argparse.Namespace) -> int:
     if hooks:
         decision = world.consult_hooks(gate, decision, args.tool, args.input, args.agent)
     if args.json:
+        from dm_cc.policy.layers import HOOK_LAYER
+
         _print_json({
             "decision": decision.action,
             "agent": args.agent,
@@ -54,7 +56,7 @@ def _check(args: argparse.Namespace) -> int:
                 "decision": v.action, "rule": _rule_json(v.rule),
                 **({"note": v.note} if v.note else {}),
                 **({"aliases": list(v.request.aliases)} if v.request.aliases else {}),
-                **({"decided_by": "hook"} if v.layer == "hook" else {}),
+                **({"decided_by": "hook"} if v.layer == HOOK_LAYER else {}),
             } for v in decision.verdicts],
             **({"hooks": [{"command": list(h.command), "source": h.source, "layer": h.layer}
                           for h in hooks]} if hooks else {}),
@@ -154,7 +156,7 @@ def _lint(args: argparse.Namespace) -> int:
     for finding in findings:
         print(finding)
     if not files:
-        print("no policy files found (project .dm_cc/, user config "
+        print(f"no policy files found (project {dirs.PROJECT_DIR}/, user config "
               f"{dirs.config_dir()}, managed {dirs.managed_dir()})")
     elif not findings:
         print(f"{len(files)} file(s), no findings")

@@ -1,5 +1,7 @@
-"""Where dm_cc keeps per-user and system files.
+"""Where dm_cc keeps per-user, system and project files.
 
+A project keeps dm_cc's files in :data:`PROJECT_DIR` (``.dm_cc``) at its root:
+policy, agents, settings, and the plan agent's plan files (:func:`plan_file`).
 Per-user directories come from platformdirs; ``DM_CC_HOME`` relocates all of them
 (``$DM_CC_HOME/config``, ``data``, ``state``, ``cache``) for tests and isolation.
 The managed (organisation) directory is ``/etc/dm_cc`` unless
@@ -16,6 +18,16 @@ from pathlib import Path
 
 APP = "dm_cc"
 MANAGED_DEFAULT = Path("/etc/dm_cc")
+
+PROJECT_DIR = ".dm_cc"        # at the project root: policy, agents, settings, plans
+GIT_DIR = ".git"
+PLANS_DIR = f"{PROJECT_DIR}/plans"              # relative to the project root
+#: The plan agent's plan file, as its rule's pattern (``{session}``: the session id).
+PLAN_FILE_PATTERN = f"{PLANS_DIR}/{{session}}.md"
+#: Directories whose files change what runs or what is allowed (git's hooks and
+#: config run commands; the project directory holds the policy itself): an edit
+#: inside one is allowed only by a rule that names it (``PathContextDirs.protected``).
+PROTECTED_FOR_EDIT = (GIT_DIR, PROJECT_DIR)
 
 
 def _user_dir(kind: str, env: Mapping[str, str]) -> Path:
@@ -73,15 +85,16 @@ def project_root(start: Path) -> Path:
     """The nearest ancestor of ``start`` holding ``.git`` or ``.dm_cc``, else ``start``."""
     start = start.resolve()
     for candidate in (start, *start.parents):
-        if (candidate / ".git").exists() or (candidate / ".dm_cc").is_dir():
+        if (candidate / GIT_DIR).exists() or project_dir(candidate).is_dir():
             return candidate
     return start
 
 
-# The plan agent's plan file, per session: the pattern its rules name ({session} is
-# the session id) and the file itself.
-PLAN_PATTERN = ".dm_cc/plans/{session}.md"
+def project_dir(root: Path) -> Path:
+    """The project's own dm_cc directory (``<root>/.dm_cc``)."""
+    return root / PROJECT_DIR
 
 
 def plan_file(root: Path, session_id: str) -> Path:
-    return root / PLAN_PATTERN.format(session=session_id)
+    """The plan agent's plan file in the session ``session_id``."""
+    return root / PLAN_FILE_PATTERN.replace("{session}", session_id)

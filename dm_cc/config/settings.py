@@ -124,7 +124,7 @@ def parse_settings(text: str, shown: str, *, origin: Origin = "user",
 
 def settings_files(root: Path, env: Mapping[str, str] = os.environ) -> list[Path]:
     """The settings files :func:`load_settings` reads, in order (user, then project)."""
-    return [dirs.config_dir(env) / "config.yaml", root / ".dm_cc" / "config.yaml"]
+    return [dirs.config_dir(env) / "config.yaml", dirs.project_dir(root) / "config.yaml"]
 
 
 def load_settings(root: Path, env: Mapping[str, str] = os.environ, *,

@@ -31,11 +31,10 @@ from dm_cc.core.events import Event, Notice
 from dm_cc.errors import DmccError
 from dm_cc.permissions import Decision
 from dm_cc.permissions.gate import Verdict
+from dm_cc.policy.layers import APPROVALS_LAYER, HOOK_LAYER
 from dm_cc.session.audit import AuditLog
 from dm_cc.session.messages import ToolCall
 
-HOOK_LAYER = "hook"          # the layer name a decision hook's verdicts carry
-APPROVALS_LAYER = "approvals"
 SAVED_SOURCE = "approval:apr_"
 
 

@@ -42,9 +42,8 @@ from dm_cc.permissions import Action, Decision, Gate, Request, Rule, Verdict, co
 from dm_cc.permissions.engine import Ruleset, subject
 from dm_cc.permissions.rules import STRICTNESS
 from dm_cc.policy.hooks import Hook
+from dm_cc.policy.layers import HOOK_LAYER, TRUSTED_HOOK_LAYERS
 
-#: Layers whose hooks may turn an ask into an allow: the person's and the organisation's.
-TRUSTED_LAYERS = frozenset({"user", "--policy", "managed", "enforced"})
 ANSWERS = ("allow", "deny", "ask", "abstain")
 MAX_ANSWER = 64 * 1024     # bytes of stdout read as the answer; more is garbage
 STDERR_SHOWN = 200         # characters of a failed hook's stderr shown with its reason
@@ -196,7 +195,7 @@ def combined(verdict: Verdict, answers: Sequence[HookAnswer],
         strictest = max(answered, key=lambda a: STRICTNESS[a.decision])
         if STRICTNESS[strictest.decision] > STRICTNESS[verdict.action]:
             return _decided(verdict, strictest)
-        trusted = [a for a in answered if a.hook.layer in TRUSTED_LAYERS]
+        trusted = [a for a in answered if a.hook.layer in TRUSTED_HOOK_LAYERS]
         if verdict.action == "ask" and strictest.decision == "allow" and trusted \
                 and loosenable(verdict, binding) is None:
             return _decided(verdict, trusted[0])
@@ -226,7 +225,7 @@ def _decided(verdict: Verdict, answer: HookAnswer) -> Verdict:
         said += f" ({verdict.note})"
     if answer.failed:
         said = f"a hook that fails counts as {action}; {said}"
-    return Verdict(verdict.request, rule, action, verdict.name, said, "hook")
+    return Verdict(verdict.request, rule, action, verdict.name, said, HOOK_LAYER)
 
 
 def _told(answer: HookAnswer, verdict: Verdict, binding: frozenset[str]) -> str:
@@ -234,7 +233,7 @@ def _told(answer: HookAnswer, verdict: Verdict, binding: frozenset[str]) -> str:
     if answer.reason:
         text += f" ({answer.reason})"
     if answer.decision == "allow" and verdict.action == "ask":
-        if answer.hook.layer not in TRUSTED_LAYERS:
+        if answer.hook.layer not in TRUSTED_HOOK_LAYERS:
             text += ": only a hook of your own or a managed policy may allow what asks"
         elif (why := loosenable(verdict, binding)) is not None:
             text += f": {why}"

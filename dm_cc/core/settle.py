@@ -50,6 +50,7 @@ from dm_cc.core.rights import Rights
 from dm_cc.permissions import Decision, Request, Rule
 from dm_cc.permissions.paths import PathContextDirs
 from dm_cc.policy.hooks import Hook
+from dm_cc.policy.layers import HOOK_LAYER
 from dm_cc.session.audit import AuditLog
 from dm_cc.session.messages import ToolCall
 from dm_cc.tools.base import Tool, ToolContext
@@ -172,8 +173,8 @@ class Settle:
         requests = [v.request for v in decision.verdicts]
         # a hook's ask comes back whatever was approved: nothing to remember for it
         asking = [v.request for v in decision.verdicts
-                  if v.action == "ask" and v.layer != audit.HOOK_LAYER]
-        hooked = any(v.layer == audit.HOOK_LAYER and v.action != "allow"
+                  if v.action == "ask" and v.layer != HOOK_LAYER]
+        hooked = any(v.layer == HOOK_LAYER and v.action != "allow"
                      for v in decision.verdicts)
 
         def covers(rule: Rule) -> bool:  # judged by the real gate: ceilings, managed rules

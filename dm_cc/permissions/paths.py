@@ -35,13 +35,16 @@ class Filesystem(Protocol):
 
 
 class PathContextDirs(NamedTuple):
-    """The directories a raw path is interpreted against, and the filesystem that
-    resolves it."""
+    """The directories a raw path is interpreted against, the filesystem that
+    resolves it, and the directory names an edit inside of which only a rule naming
+    them can allow (``protected``: ``.git`` and the project's own directory,
+    ``dm_cc.config.dirs.PROTECTED_FOR_EDIT``)."""
 
     root: Path
     cwd: Path
     home: Path
     fs: Filesystem
+    protected: tuple[str, ...]
 
 
 class CanonicalPath(NamedTuple):

@@ -10,6 +10,10 @@ Files: managed ``<managed>/policy.yaml`` + ``policies/*.yaml`` and
 ``<managed>/enforced.yaml``; project ``.dm_cc/policy.yaml`` +
 ``.dm_cc/policies/*.yaml``; user ``<config>/policy.yaml`` + ``policies/*.yaml``.
 
+Each layer's name (what ``policy show`` prints, what a verdict's ``layer`` and a
+hook's ``layer`` hold) is spelled once, below: ``*_LAYER`` constants, and
+:func:`agent_rules_layer` / :func:`agent_overrides_layer` for the per-agent two.
+
 This module only turns files into layers and says which stack bounds which
 (:meth:`Policy.gate`); deciding is :class:`dm_cc.permissions.Gate`'s.
 """
@@ -30,6 +34,38 @@ from dm_cc.policy.effects import Capabilities, limit_rules, limited
 from dm_cc.policy.hooks import Hook, refuse_project_hooks
 from dm_cc.policy.loader import PolicyFile, load_policy_file
 from dm_cc.policy.shipped import load_policy_arg
+
+BUILTIN_LAYER = "builtin"        # the built-in defaults
+MANAGED_LAYER = "managed"        # the organisation's base policy (binding)
+PROJECT_LAYER = "project"        # the project's .dm_cc/ files
+USER_LAYER = "user"              # the person's own config
+EXTRA_LAYER = "--policy"         # files named with --policy (Policy.extra)
+SUBAGENT_LAYER = "subagent"      # a child agent's: todo and task denied
+APPROVALS_LAYER = "approvals"    # the person's "always allow" answers
+GUARDRAILS_LAYER = "guardrails"  # built-in denies nothing before them can open
+ENFORCED_LAYER = "enforced"      # the organisation's last word (binding)
+HOOK_LAYER = "hook"              # no layer of the stack: a decision hook's verdicts carry it
+
+
+def agent_rules_layer(agent: str) -> str:
+    """The layer of ``agent``'s own rules (``agent:<name>``)."""
+    return f"agent:{agent}"
+
+
+def agent_overrides_layer(agent: str) -> str:
+    """The layer of the policy files' ``agents:`` overrides for ``agent`` (``agents.<name>``)."""
+    return f"agents.{agent}"
+
+
+def rights_layer(agent: str) -> str:
+    """The one layer of the ceiling derived from what ``agent`` may do (``may:<name>``)."""
+    return f"may:{agent}"
+
+
+#: The layers whose decision hooks may turn an ask into an allow: the person's own
+#: files and the organisation's (a project's files may name no hook at all).
+TRUSTED_HOOK_LAYERS = frozenset({USER_LAYER, EXTRA_LAYER, MANAGED_LAYER, ENFORCED_LAYER})
+
 
 UNTRUSTED_AGENT = ("this agent is defined by the project, so its rules may tighten the "
                    "policy, never loosen it: this is what the policy says without them")
@@ -94,8 +130,8 @@ class Policy:
         """Every file's hooks, each marked with its file's layer, in layer order (a
         project's files have none: :func:`load_policy` refuses them)."""
         return tuple(replace(hook, layer=layer)
-                     for layer, files in (("managed", self.managed), ("user", self.user),
-                                          ("--policy", self.extra), ("enforced", self.enforced))
+                     for layer, files in ((MANAGED_LAYER, self.managed), (USER_LAYER, self.user),
+                                          (EXTRA_LAYER, self.extra), (ENFORCED_LAYER, self.enforced))
                      for f in files for hook in f.hooks)
 
     @property
@@ -119,19 +155,19 @@ class Policy:
                 own_rules = ()
         agent_rules = _in_session(own_rules, session_id)
         return [
-            Layer("builtin", DEFAULT_RULES),
-            Layer("managed", _top(self.managed), binding=True),
-            Layer("project", _top(self.project)),
-            Layer("user", _top(self.user)),
-            Layer("--policy", _top(self.extra)),
+            Layer(BUILTIN_LAYER, DEFAULT_RULES),
+            Layer(MANAGED_LAYER, _top(self.managed), binding=True),
+            Layer(PROJECT_LAYER, _top(self.project)),
+            Layer(USER_LAYER, _top(self.user)),
+            Layer(EXTRA_LAYER, _top(self.extra)),
             # Keeping subagents focused is not a right an agent file could take: an
             # untrusted agent's rules may open todo and task for it like a trusted one's.
-            *([Layer("subagent", SUBAGENT_RULES)] if subagent and not trusted_only else []),
-            Layer(f"agent:{agent.name}", agent_rules),
-            Layer(f"agents.{agent.name}", _for_agent(configured, agent.name)),
-            Layer("approvals", tuple(approvals), approvals=True),
-            Layer("guardrails", guardrail_rules(self.home.as_posix())),
-            Layer("enforced", _top(self.enforced) + _for_agent(self.enforced, agent.name),
+            *([Layer(SUBAGENT_LAYER, SUBAGENT_RULES)] if subagent and not trusted_only else []),
+            Layer(agent_rules_layer(agent.name), agent_rules),
+            Layer(agent_overrides_layer(agent.name), _for_agent(configured, agent.name)),
+            Layer(APPROVALS_LAYER, tuple(approvals), approvals=True),
+            Layer(GUARDRAILS_LAYER, guardrail_rules(self.home.as_posix())),
+            Layer(ENFORCED_LAYER, _top(self.enforced) + _for_agent(self.enforced, agent.name),
                   binding=True),
         ]
 
@@ -161,13 +197,13 @@ class Policy:
         if limited(agent):
             may = Capabilities({}) if capabilities is None else capabilities
             rules = _in_session(limit_rules(agent, may), session_id)
-            gate = gate.within(Ceiling(Gate([Layer(f"may:{agent.name}", rules)], self.context),
+            gate = gate.within(Ceiling(Gate([Layer(rights_layer(agent.name), rules)], self.context),
                                        None, f"no rule can give the {agent.name} agent more"))
         trusted = self.layers(agent, approvals, session_id, trusted_only=True, subagent=subagent)
         if self.project or not agent.trusted:
             # The sandbox's openers (network, sandbox_escape) as if the project had
             # written no rule: a cloned repository may close them, never open them.
-            without = [layer._replace(rules=()) if layer.name == "project" else layer
+            without = [layer._replace(rules=()) if layer.name == PROJECT_LAYER else layer
                        for layer in trusted]
             gate = gate.within(Ceiling(Gate(without, self.context), None, PROJECT_SANDBOX,
                                        SANDBOX_OPENERS))
@@ -176,7 +212,7 @@ class Policy:
         ceiling = Gate(trusted, self.context)
         if not agent.trusted:
             return gate.within(Ceiling(ceiling, None, UNTRUSTED_AGENT))
-        return gate.within(Ceiling(ceiling, frozenset({"user", "--policy"}), PROJECT_OVERRIDES))
+        return gate.within(Ceiling(ceiling, frozenset({USER_LAYER, EXTRA_LAYER}), PROJECT_OVERRIDES))
 
 
     def lineage_gate(self, lineage: Sequence[Link],
@@ -240,7 +276,7 @@ def load_policy(root: Path, home: Path, env: Mapping[str, str] = os.environ,
     extras = tuple(load_policy_arg(spec) for spec in extra)
     enforced = managed_dir / "enforced.yaml"
     managed = tuple(load_policy_file(p) for p in _policy_files(managed_dir))
-    project = tuple(load_policy_file(p) for p in _policy_files(root / ".dm_cc"))
+    project = tuple(load_policy_file(p) for p in _policy_files(dirs.project_dir(root)))
     refuse_project_hooks(project)
     return Policy(
         root=root,

@@ -18,6 +18,7 @@ import subprocess
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from dm_cc.config.dirs import PROJECT_DIR
 from dm_cc.sandbox.spec import Mount
 from dm_cc.sandbox.tree import Tree, inside
 
@@ -89,7 +90,7 @@ def protected(root: str, tree: Tree, git_dirs: Sequence[str], hooks_paths: Seque
     A git directory without ``hooks/`` gets an empty read-only one (the second list,
     mounted as hidden), else a command could add a hook the person's next ``git
     commit`` runs outside the sandbox."""
-    found = [Mount(posixpath.join(root, ".dm_cc"), DM_CC_FILES)]
+    found = [Mount(posixpath.join(root, PROJECT_DIR), DM_CC_FILES)]
     found += [Mount(posixpath.join(root, path), GITLINK, False)
               for path in tree.by_last_segment().get(".git", ())
               if posixpath.basename(path) == ".git" and not tree.is_dir(path)]

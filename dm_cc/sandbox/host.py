@@ -106,7 +106,7 @@ def stopped_by_sandbox(output: str, spec: SandboxSpec) -> str | None:
     """Why a failed confined command looks stopped by the sandbox, or None."""
     if any(symptom in output for symptom in WRITE_SYMPTOMS):
         return ("it wrote outside the writable paths (the project and $TMPDIR) or to a "
-                "read-only one (.dm_cc/, git config and hooks, paths edit rules protect)")
+                f"read-only one ({dirs.PROJECT_DIR}/, git config and hooks, paths edit rules protect)")
     if spec.network == "proxy":
         return _stopped_by_proxy(output, spec)
     if spec.network != "on" and any(symptom in output
@@ -282,7 +282,7 @@ class Sandbox:
         # .dm_cc/ is a mount point, kept read-only; where it cannot be made, neither
         # can the command make it (it runs as the same user)
         with contextlib.suppress(OSError):
-            (self.where.root / ".dm_cc").mkdir(exist_ok=True)
+            dirs.project_dir(self.where.root).mkdir(exist_ok=True)
         spec = self.spec(gate, server=server)
         if cwd is not None:
             spec = replace(spec, cwd=cwd)

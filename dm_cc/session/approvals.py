@@ -53,17 +53,16 @@ import math
 import os
 import re
 import secrets
-import tempfile
 import time
 from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager, suppress
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from dm_cc.errors import ApprovalStoreError
 from dm_cc.permissions.rules import Rule
-from dm_cc.session.durable import locked, sync_directory
+from dm_cc.session.durable import locked, replace_file, set_aside
 
 VERSION = 1
 _FIELDS = ("id", "permission", "pattern", "agent", "created", "expires", "note")
@@ -358,15 +357,8 @@ class ApprovalStore:
             raise ApprovalStoreError(str(self.path), f"cannot read saved approvals: {exc}") from None
 
     def _set_aside(self, damage: _Damage) -> ApprovalStoreError:
-        stamp = time.strftime("%Y%m%dT%H%M%S")
-        aside = self.path.with_name(f"{self.path.name}.corrupt-{stamp}")
-        number = 1
-        while aside.exists():  # under the lock: no other dm_cc picks the same name
-            number += 1
-            aside = self.path.with_name(f"{self.path.name}.corrupt-{stamp}-{number}")
         try:
-            os.rename(self.path, aside)
-            sync_directory(self.path.parent)
+            aside = set_aside(self.path, "corrupt")
         except OSError as exc:
             return ApprovalStoreError(str(self.path), f"damaged saved approvals: {damage}; "
                                       f"could not move the file aside ({exc}): fix or remove it",
@@ -379,18 +371,6 @@ class ApprovalStore:
         data = _encode({"version": VERSION, "project": project,
                         "approvals": [approval.to_json() for approval in approvals]})
         try:
-            fd, temporary = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp",
-                                             dir=self.path.parent)  # mode 0600
-            try:
-                with os.fdopen(fd, "wb") as out:
-                    out.write(data)
-                    out.flush()
-                    os.fsync(out.fileno())
-                os.replace(temporary, self.path)
-            except BaseException:
-                with suppress(OSError):
-                    os.unlink(temporary)
-                raise
-            sync_directory(self.path.parent)
+            replace_file(self.path, data)
         except OSError as exc:
             raise ApprovalStoreError(str(self.path), f"cannot save approvals: {exc}") from None

@@ -31,18 +31,17 @@ import hashlib
 import json
 import os
 import re
-import tempfile
-import time
 from collections.abc import Iterator
-from contextlib import AbstractContextManager, suppress
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from dm_cc.errors import AuditLogError
-from dm_cc.session.durable import locked, shared, sync_directory
+from dm_cc.session.durable import locked, replace_file, set_aside, shared, sync_directory
 
 GENESIS = "0" * 64
 SUFFIX = ".jsonl"
+HEAD = ".head"   # the head file: the log's name and this
 _ASIDE = re.compile(r"\.set-aside-[0-9T-]+\.jsonl\Z")
 
 
@@ -163,7 +162,7 @@ class AuditLog:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self.head_path = path.with_name(path.name + ".head")
+        self.head_path = path.with_name(path.name + HEAD)
         self.lock_path = path.with_name(path.name + ".lock")
         self.failed = 0  # records this process could not write since the last it wrote
 
@@ -255,35 +254,12 @@ class AuditLog:
         return current, None
 
     def _move_aside(self, problem: str) -> str:
-        stamp = time.strftime("%Y%m%dT%H%M%S")
-        stem = self.path.name[: -len(SUFFIX)]
-        aside = self.path.with_name(f"{stem}.set-aside-{stamp}{SUFFIX}")
-        number = 1
-        while aside.exists() or aside.with_name(aside.name + ".head").exists():
-            number += 1
-            aside = self.path.with_name(f"{stem}.set-aside-{stamp}-{number}{SUFFIX}")
-        if self.path.exists():
-            os.rename(self.path, aside)
-        if self.head_path.exists():
-            os.rename(self.head_path, aside.with_name(aside.name + ".head"))
-        sync_directory(self.path.parent)
+        aside = set_aside(self.path, "set-aside", suffix=SUFFIX, companions=(HEAD,))
         return (f"audit log {self.path}: {problem}. It was moved aside unchanged to {aside} "
                 f"and a new log begins (`dm_cc audit verify {aside}` shows where it breaks)")
 
     def _write_head(self, head: Head) -> None:
-        fd, temporary = tempfile.mkstemp(prefix=f".{self.head_path.name}.", suffix=".tmp",
-                                         dir=self.path.parent)
-        try:
-            with os.fdopen(fd, "wb") as out:
-                out.write(head.to_bytes())
-                out.flush()
-                os.fsync(out.fileno())
-            os.replace(temporary, self.head_path)
-        except BaseException:
-            with suppress(OSError):
-                os.unlink(temporary)
-            raise
-        sync_directory(self.path.parent)
+        replace_file(self.head_path, head.to_bytes())
 
     def _locked(self) -> AbstractContextManager[None]:
         return locked(self.lock_path)

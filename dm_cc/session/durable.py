@@ -1,13 +1,17 @@
 """What the stores in the data dir share to survive crashes and other dm_cc
-processes: an exclusive lock on a lock file beside the store, and an fsync of the
-directory after a file in it was created or replaced (so the new name survives a
-crash, not only the bytes)."""
+processes: an exclusive lock on a lock file beside the store, a file replaced
+whole in one step (:func:`replace_file`), damage moved aside unchanged
+(:func:`set_aside`), and an fsync of the directory after a file in it was
+created, replaced or renamed (so the new name survives a crash, not only the
+bytes)."""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
-from contextlib import contextmanager
+import tempfile
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 try:
@@ -56,3 +60,46 @@ def sync_directory(directory: Path) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+def replace_file(path: Path, data: bytes) -> None:
+    """Make ``data`` the content of ``path`` in one step: written to a temporary file
+    in the same directory (0600), fsynced, ``os.replace``-d over ``path``, then the
+    directory fsynced. A reader sees the old file or the new one, whole. OSError
+    when it cannot be done (the temporary file is removed)."""
+    fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        with suppress(OSError):
+            os.unlink(temporary)
+        raise
+    sync_directory(path.parent)
+
+
+def set_aside(path: Path, label: str, *, suffix: str = "",
+              companions: Sequence[str] = ()) -> Path:
+    """Move the damaged file ``path`` aside, its bytes unchanged, to the first free
+    name ``<stem>.<label>-<time>[-<n>]<suffix>`` beside it (``stem``: its name without
+    ``suffix``; ``n`` counts from 2), and each companion (a file named ``path``'s name
+    plus a companion's ending, e.g. ``.head``) to that name plus the same ending; then
+    fsync the directory. Those of them that exist are moved (none: the OSError of
+    renaming ``path``). Call it under the store's lock, so no other dm_cc picks the
+    same name. The new path of ``path``; OSError when a move fails."""
+    stamp = time.strftime("%Y%m%dT%H%M%S")
+    stem = path.name[: len(path.name) - len(suffix)]
+    ends = ("", *companions)
+    aside = path.with_name(f"{stem}.{label}-{stamp}{suffix}")
+    number = 1
+    while any(aside.with_name(aside.name + end).exists() for end in ends):
+        number += 1
+        aside = path.with_name(f"{stem}.{label}-{stamp}-{number}{suffix}")
+    present = [end for end in ends if path.with_name(path.name + end).exists()]
+    for end in present or [""]:  # none there: renaming ``path`` says why
+        os.rename(path.with_name(path.name + end), aside.with_name(aside.name + end))
+    sync_directory(path.parent)
+    return aside

@@ -24,7 +24,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from support.bwrap import needs_bwrap
 
-from dm_cc.config.dirs import HostFilesystem
+from dm_cc.config.dirs import PROTECTED_FOR_EDIT, HostFilesystem
 from dm_cc.permissions import Gate, Layer, PathContext, Rule, Ruleset, Verdict
 from dm_cc.permissions.engine import subject
 from dm_cc.permissions.gate import Ceiling
@@ -65,7 +65,7 @@ def where(tmp_path_factory) -> PathContextDirs:
     for name, target in LINKS.items():
         os.symlink(target, root / name)
     home.mkdir()
-    return PathContextDirs(root, root, home, HostFilesystem())
+    return PathContextDirs(root, root, home, HostFilesystem(), PROTECTED_FOR_EDIT)
 
 
 def anchored(where: PathContextDirs, rules: list[Rule]) -> tuple[Rule, ...]:
@@ -229,7 +229,7 @@ def test_the_screen_never_rules_out_a_path_the_rule_matches(parts, anchor, trail
     """derive's cheap pre-test (``necessary``) is only an optimisation: a path it
     rules out is never one the rule's own matcher would match."""
     root, home = "/w/Proj", "/w/home"
-    where = PathContextDirs(Path(root), Path(root), Path(home), HostFilesystem())
+    where = PathContextDirs(Path(root), Path(root), Path(home), HostFilesystem(), PROTECTED_FOR_EDIT)
     pattern = anchor.replace("ROOT", root) + "/".join(parts) + ("/" if trailing else "")
     compiled = Ruleset([Rule("read", pattern, action)], PathContext(root, home))
     rule = next(iter(compiled.candidates("read")))

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from support.bwrap import needs_bwrap
 
-from dm_cc.config.dirs import HostFilesystem
+from dm_cc.config.dirs import PROTECTED_FOR_EDIT, HostFilesystem
 from dm_cc.permissions import Gate, Layer, PathContext, Rule
 from dm_cc.permissions.paths import PathContextDirs
 from dm_cc.permissions.rules import NETWORK
@@ -85,7 +85,7 @@ def where(tmp_path: Path) -> PathContextDirs:
     root, home = tmp_path / "p", tmp_path / "h"
     (root / ".git").mkdir(parents=True)
     home.mkdir()
-    return PathContextDirs(root, root, home, HostFilesystem())
+    return PathContextDirs(root, root, home, HostFilesystem(), PROTECTED_FOR_EDIT)
 
 
 @pytest.fixture

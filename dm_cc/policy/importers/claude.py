@@ -16,7 +16,7 @@ from typing import Any
 
 from dm_cc.errors import PolicyError
 from dm_cc.policy.importers.jsonfile import line_with, read_json
-from dm_cc.policy.importers.model import Entry, Imported, InlineTestEntry
+from dm_cc.policy.importers.model import Entry, Imported, InlineTestEntry, Unexpressible
 
 # Claude tool → (dm_cc permission, how its specifier is read)
 TOOLS: dict[str, tuple[str, str]] = {
@@ -47,10 +47,6 @@ DEFAULT_MODES: dict[str, list[tuple[str, str, str]]] = {
 
 _RULE = re.compile(r"^([A-Za-z][A-Za-z0-9_-]*)(?:\((.*)\))?$", re.S)
 LISTS = ("allow", "ask", "deny")   # written in this order: the last match wins
-
-
-class Unexpressible(Exception):
-    """A Claude rule dm_cc cannot say; the message says why."""
 
 
 # --------------------------------------------------------------------------- Bash

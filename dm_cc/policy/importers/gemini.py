@@ -19,7 +19,7 @@ from typing import Any
 
 from dm_cc.errors import PolicyError
 from dm_cc.policy.importers.jsonfile import read_source
-from dm_cc.policy.importers.model import Entry, Imported, InlineTestEntry
+from dm_cc.policy.importers.model import Entry, Imported, InlineTestEntry, Unexpressible
 
 DECISIONS = {"allow": "allow", "ask_user": "ask", "deny": "deny"}
 STRICTNESS = {"allow": 0, "ask": 1, "deny": 2}
@@ -42,10 +42,6 @@ TOOLS: dict[str, str] = {
 KNOWN_FIELDS = {"toolName", "mcpName", "subagent", "toolAnnotations", "argsPattern",
                 "commandPrefix", "commandRegex", "decision", "priority", "denyMessage",
                 "modes", "interactive", "allowRedirection"}
-
-
-class Unexpressible(Exception):
-    pass
 
 
 class GeminiRule:

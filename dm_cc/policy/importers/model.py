@@ -1,8 +1,14 @@
-"""What an importer produces: plain data, rendered by render.py."""
+"""What an importer produces: plain data, rendered by render.py; and what every
+importer raises for a source rule it cannot express (:class:`Unexpressible`)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+
+
+class Unexpressible(Exception):
+    """A source rule dm_cc cannot say; the message says why. Raised and caught
+    inside an importer, which reports the rule as not imported and goes on."""
 
 
 @dataclass(frozen=True, slots=True)

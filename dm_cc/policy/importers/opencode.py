@@ -42,10 +42,6 @@ KEYS: dict[str, tuple[str, bool]] = {
 }
 
 
-class Unexpressible(Exception):
-    pass
-
-
 def _segment(segment: str, action: str, notes: list[str]) -> list[str]:
     """The dm_cc segment sequences matching what an opencode segment matches when its
     ``*`` may also span ``/``."""
