@@ -3,7 +3,8 @@
 The parts, the forbidden arrows, the heavy libraries' homes and the light commands
 are data in ``architecture.yaml`` beside this file; this module only reads them
 and the code. Every import counts: at the top, inside functions, and under
-``TYPE_CHECKING``.
+``TYPE_CHECKING``. Within a part too, no two modules import each other, directly
+or round a loop.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import importlib.util
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Set
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -35,6 +36,11 @@ class Import:
 
 def module_files() -> list[str]:
     return sorted(p.relative_to(REPO).as_posix() for p in PACKAGE.rglob("*.py"))
+
+
+@cache
+def _repo_modules() -> frozenset[str]:
+    return frozenset(module_files())
 
 
 def part_of(path: str) -> list[str]:
@@ -95,18 +101,29 @@ def all_imports() -> tuple[Import, ...]:
     return tuple(i for path in module_files() for i in imports_of(path))
 
 
-def target_part(target: str) -> str | None:
-    """The part an imported dm_cc module belongs to (None for a library)."""
+def module_of(target: str, files: Set[str] | None = None) -> str | None:
+    """The file of dm_cc/ (one of ``files``, else of the repo) that importing
+    ``target`` loads: a module's own, a package's ``__init__.py``; None for a library."""
     if target != "dm_cc" and not target.startswith("dm_cc."):
         return None
+    known = _repo_modules() if files is None else files
     parts = target.split(".")
     while parts:  # `dm_cc.permissions.Rule`-style names fall back to their module
-        path = module_path(".".join(parts))
-        if path is not None:
-            found = part_of(path)
-            return found[0] if len(found) == 1 else None
+        relative = "/".join(parts)
+        for candidate in (f"{relative}.py", f"{relative}/__init__.py"):
+            if candidate in known:
+                return candidate
         parts.pop()
     return None
+
+
+def target_part(target: str) -> str | None:
+    """The part an imported dm_cc module belongs to (None for a library)."""
+    path = module_of(target)
+    if path is None:
+        return None
+    found = part_of(path)
+    return found[0] if len(found) == 1 else None
 
 
 def arrows() -> dict[tuple[str, str], list[Import]]:
@@ -120,8 +137,33 @@ def arrows() -> dict[tuple[str, str], list[Import]]:
     return found
 
 
-def _where(items: list[Import]) -> str:
-    return ", ".join(f"{i.source}:{i.line} imports {i.target}" for i in items[:3])
+def module_edges(imports: Iterable[Import], files: Set[str] | None = None
+                 ) -> dict[tuple[str, str], list[Import]]:
+    """(importing module, imported module), as files of dm_cc/ -> the imports that
+    make that edge (a module naming itself makes none)."""
+    found: dict[tuple[str, str], list[Import]] = {}
+    for item in imports:
+        target = module_of(item.target, files)
+        if target is not None and target != item.source:
+            found.setdefault((item.source, target), []).append(item)
+    return found
+
+
+def cycles(edges: dict[tuple[str, str], list[Import]], limit: int | None = None) -> list[str]:
+    """Each cycle among ``edges`` (nodes that reach each other, directly or round a
+    loop), with the imports that make its edges (at most ``limit`` per edge)."""
+    graph: dict[str, set[str]] = {}
+    for source, target in edges:
+        graph.setdefault(source, set()).add(target)
+    return sorted(" <-> ".join(sorted(c)) + ": " + "; ".join(
+        _where(edges[(a, b)], limit) for a in sorted(c) for b in sorted(c) if (a, b) in edges)
+        for c in _components(graph) if len(c) > 1)
+
+
+def _where(items: list[Import], limit: int | None = 3) -> str:
+    """The imports, each once (``from x import a, b`` is one line), at most ``limit``."""
+    unique = list(dict.fromkeys(items))[:limit]
+    return ", ".join(f"{i.source}:{i.line} imports {i.target}" for i in unique)
 
 
 # --------------------------------------------------------------------------- the checks
@@ -156,15 +198,13 @@ def test_no_forbidden_arrow():
 
 
 def test_no_cycle_between_parts():
-    graph: dict[str, set[str]] = {}
-    for source, target in arrows():
-        graph.setdefault(source, set()).add(target)
-    cycles = [component for component in _components(graph) if len(component) > 1]
-    found = arrows()
-    detail = [" <-> ".join(sorted(c)) + ": " + "; ".join(
-        _where(found[(a, b)]) for a in sorted(c) for b in sorted(c) if (a, b) in found)
-        for c in cycles]
-    assert detail == []
+    found = cycles(arrows(), limit=3)
+    assert found == [], "parts that import each other:\n" + "\n".join(found)
+
+
+def test_no_cycle_between_modules():
+    found = cycles(module_edges(all_imports()))
+    assert found == [], "modules that import each other:\n" + "\n".join(found)
 
 
 def test_heavy_libraries_stay_in_their_part():
@@ -259,6 +299,29 @@ def test_the_cycle_finder_finds_a_loop_and_only_a_loop():
     assert sorted(map(sorted, _components({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}))) \
         == [["a", "b", "c"], ["d"]]
     assert all(len(c) == 1 for c in _components({"a": {"b"}, "b": {"c"}}))
+
+
+def test_the_module_cycle_check_reports_each_loop_with_its_imports_and_only_loops():
+    modules = {
+        "dm_cc/a.py": "import dm_cc.b\n",
+        "dm_cc/b.py": "def f():\n    from dm_cc.c import C\n",     # a package: its __init__
+        "dm_cc/c/__init__.py": ("from typing import TYPE_CHECKING\n"
+                                "if TYPE_CHECKING:\n    from dm_cc.a import A\n"),
+        "dm_cc/c/d.py": "from dm_cc.a import A\nfrom dm_cc.c.d import D\n",  # into a loop; itself
+        "dm_cc/e.py": "from dm_cc.f import F, G\n",
+        "dm_cc/f.py": "import os\nimport dm_cc.e\n",
+    }
+
+    def found(texts: dict[str, str]) -> list[str]:
+        imports = [i for path, text in texts.items() for i in imports_of(path, text)]
+        return cycles(module_edges(imports, set(texts)))
+
+    assert found(modules) == [
+        "dm_cc/a.py <-> dm_cc/b.py <-> dm_cc/c/__init__.py: "
+        "dm_cc/a.py:1 imports dm_cc.b; dm_cc/b.py:2 imports dm_cc.c; "
+        "dm_cc/c/__init__.py:3 imports dm_cc.a",
+        "dm_cc/e.py <-> dm_cc/f.py: dm_cc/e.py:1 imports dm_cc.f; dm_cc/f.py:2 imports dm_cc.e"]
+    assert found({**modules, "dm_cc/a.py": "import os\n", "dm_cc/f.py": ""}) == []
 
 
 def test_every_kind_of_import_is_seen():

@@ -100,7 +100,7 @@ class McpServers:
         """Every tool of every running server, as dm_cc tools."""
         from dm_cc.mcp.tools import McpTool
 
-        return [McpTool(self, status.definition.name, name, tool)
+        return [McpTool(self.call, status.definition.name, name, tool)
                 for status in self.statuses() if status.state == "running"
                 for name, tool in _by_name(status)]
 

@@ -7,11 +7,16 @@ permission is its full name, and its one request is the call's arguments, kind
 it is; the arguments are checked only to be a JSON object (:class:`JsonArguments`)
 and the server judges the rest. What comes back is text for the model, cut at
 MAX_OUTPUT_CHARS like the bash tool's output.
+
+A tool reaches its server through the one callable it is given (:data:`Call`,
+``McpServers.call`` in a session): the servers build their tools, never the
+other way round.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from dm_cc.mcp.connection import CallRefused, CallTimedOut, ServerFailed
@@ -22,19 +27,22 @@ from dm_cc.tools.catalog import ToolEntry, mcp_effects
 if TYPE_CHECKING:
     import mcp_types as types
 
-    from dm_cc.mcp.manager import McpServers
-
 MAX_OUTPUT_CHARS = 30_000
 NO_SCHEMA: dict[str, Any] = {"type": "object", "properties": {}}
 
+Call = Callable[[str, str, dict[str, Any]], Awaitable["types.CallToolResult"]]
+"""Calls a server's tool: (server, the server's tool name, arguments) -> its result;
+ServerFailed, CallTimedOut or CallRefused when the call cannot be made."""
+
 
 class McpTool:
-    """Tool ``original`` of ``server``, named ``name`` (sanitised) in dm_cc."""
+    """Tool ``original`` of ``server``, named ``name`` (sanitised) in dm_cc, called
+    through ``call``."""
 
     Params = JsonArguments
 
-    def __init__(self, servers: McpServers, server: str, name: str, tool: types.Tool) -> None:
-        self.servers = servers
+    def __init__(self, call: Call, server: str, name: str, tool: types.Tool) -> None:
+        self._call = call
         self.server = server
         self.name = name
         self.original = tool.name
@@ -57,7 +65,7 @@ class McpTool:
 
     async def run(self, params: JsonArguments, ctx: ToolContext) -> ToolOutput:
         try:
-            result = await self.servers.call(self.server, self.original, params.root)
+            result = await self._call(self.server, self.original, params.root)
         except (ServerFailed, CallTimedOut, CallRefused) as exc:
             return ToolOutput(f"{self.name} failed: MCP server {self.server}: {exc}",
                               is_error=True)

@@ -169,14 +169,19 @@ class Gate:
                for ceiling in self.ceilings):
             return True
         denied = False
-        for ruleset in self._rulesets:
-            for candidate in ruleset.candidates(permission):
-                rule = candidate.rule
-                if rule.pattern == "*":
-                    denied = rule.action == "deny"
-                elif rule.action != "deny":
-                    denied = False
+        for rule in self.rules_for(permission):
+            if rule.pattern == "*":
+                denied = rule.action == "deny"
+            elif rule.action != "deny":
+                denied = False
         return denied
+
+    def rules_for(self, permission: str) -> tuple[Rule, ...]:
+        """Every rule of this gate's layers whose permission covers ``permission``,
+        layer by layer in order: the rules that could decide one of its requests, the
+        last match winning (the ceilings' rules are not among them)."""
+        return tuple(candidate.rule for ruleset in self._rulesets
+                     for candidate in ruleset.candidates(permission))
 
 
 class _Stack:

@@ -2,9 +2,14 @@
 completion of slash commands, history, and the bottom toolbar (the agent, running
 subagents, the model, the sandbox's state, the policy files, tokens and cost).
 
-    prompt = Prompt(repl, history_path)
+    prompt = Prompt(loaded, settled, agent_hint, history_path)
     text = await prompt.read(pre_run)      # KeyboardInterrupt / EOFError as typed
     await prompt.step_aside()              # a question needs the terminal now
+
+What it shows it reads, each time it draws, from ``loaded()``: the world and the
+loop in charge (:class:`Loaded`), None while the world loads (then the agent
+asked for, ``agent_hint``, names the prompt). ``settled()`` waits until no
+question is open or queued.
 
 Keys: Enter sends (or takes the highlighted completion); Alt-Enter, Esc-Enter or
 Ctrl-J insert a new line; Ctrl-C clears the line (at an empty one it raises
@@ -18,8 +23,8 @@ question is open or queued.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
-from typing import TYPE_CHECKING
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, NamedTuple
 
 from prompt_toolkit import PromptSession
 from prompt_toolkit.formatted_text import FormattedText
@@ -31,7 +36,15 @@ from dm_cc.ui import slash
 from dm_cc.ui.screen import STYLE
 
 if TYPE_CHECKING:
-    from dm_cc.ui.repl import Repl
+    from dm_cc.compose import World
+    from dm_cc.core.loop import Loop
+
+
+class Loaded(NamedTuple):
+    """The session the prompt reads for, once its world is loaded."""
+
+    world: World
+    loop: Loop                  # the loop in charge
 
 
 class _StepAside(Exception):
@@ -39,8 +52,13 @@ class _StepAside(Exception):
 
 
 class Prompt:
-    def __init__(self, repl: Repl, history_path: str | None = None) -> None:
-        self._repl = repl
+    """The REPL's input line (see the module docstring)."""
+
+    def __init__(self, loaded: Callable[[], Loaded | None], settled: Callable[[], Awaitable[None]],
+                 agent_hint: str | None = None, history_path: str | None = None) -> None:
+        self._loaded = loaded
+        self._settled = settled
+        self._agent_hint = agent_hint
         self._history_path = history_path
         self._session: PromptSession[str] | None = None
         self._kept = ""                      # what was typed when a question came
@@ -50,14 +68,14 @@ class Prompt:
         """The next line the person sends; ``pre_run`` runs once it is drawn."""
         session = self._session = self._session or self._new_session()
         while True:
-            await self._repl.approver.settled()   # never under an open question
+            await self._settled()   # never under an open question
             default, self._kept = self._kept, ""
             try:
                 return await session.prompt_async(self._message, default=default,
                                                    pre_run=pre_run)
             except _StepAside:
                 self._aside.set()
-                await self._repl.approver.settled()
+                await self._settled()
                 self._aside.clear()
                 pre_run = None
 
@@ -77,26 +95,27 @@ class Prompt:
         history = FileHistory(self._history_path) if self._history_path else InMemoryHistory()
         return PromptSession(
             history=history, multiline=True, key_bindings=self._keys(),
-            bottom_toolbar=self._toolbar, completer=slash.SlashCompleter(self._repl),
+            bottom_toolbar=self._toolbar, completer=slash.SlashCompleter(),
             complete_while_typing=True, style=STYLE, prompt_continuation="… ",
             enable_history_search=False)
 
     def _message(self) -> FormattedText:
-        repl = self._repl
-        name = repl.loaded.agent.name if repl.loaded is not None else repl.agent_hint or "dm_cc"
+        loaded = self._loaded()
+        name = loaded.loop.agent.name if loaded is not None else self._agent_hint or "dm_cc"
         return FormattedText([("class:agent", name), ("", "> ")])
 
     def _toolbar(self) -> FormattedText:
-        loop = self._repl.loaded
-        if loop is None:
+        loaded = self._loaded()
+        if loaded is None:
             return FormattedText([("", " loading policy and session…")])
-        files = [str(f.path) for f in self._repl.world.policy.files]
+        world, loop = loaded
+        files = [str(f.path) for f in world.policy.files]
         policy = ", ".join(files[:2]) + (f" +{len(files) - 2}" if len(files) > 2 else "") \
             if files else "built-in defaults"
         usage = loop.usage
         running = len(loop.subagents.running)
         tasks = f" · {running} task{'' if running == 1 else 's'} running (/tasks)" if running else ""
-        sandbox = self._repl.world.sandbox.state()   # bubblewrap was tried while loading
+        sandbox = world.sandbox.state()   # bubblewrap was tried while loading
         return FormattedText([("", f" {loop.agent.name}{tasks} · {loop.rt.model.name} · "
                                    f"sandbox: {sandbox} · policy: {policy} · "
                                    f"{usage.prompt_tokens + usage.completion_tokens} tokens · "
@@ -128,8 +147,9 @@ class Prompt:
 
         @keys.add("s-tab")
         def next_agent(event: KeyPressEvent) -> None:
-            if self._repl.loaded is not None:
-                slash.next_agent(self._repl)
+            loaded = self._loaded()
+            if loaded is not None:
+                slash.next_agent(loaded.world, loaded.loop)
                 event.app.invalidate()
 
         return keys

@@ -43,7 +43,7 @@ from dm_cc.errors import DmccError
 from dm_cc.llm.base import ModelError, StreamEvent, TextDelta, WarmsUp
 from dm_cc.ui import slash
 from dm_cc.ui.approval_prompt import ReplApprover
-from dm_cc.ui.prompt import Prompt
+from dm_cc.ui.prompt import Loaded, Prompt
 from dm_cc.ui.render import Shown, event_lines, progress_line
 from dm_cc.ui.screen import Screen
 from dm_cc.ui.transcript import replay, session_notice
@@ -66,10 +66,10 @@ class Repl:
     def __init__(self, load_world: Callable[[], World], agent_hint: str | None = None,
                  history_path: str | None = None) -> None:
         self._load_world = load_world
-        self.agent_hint = agent_hint
         self.screen = Screen()
         self.shown = Shown()
-        self.prompt = Prompt(self, history_path)
+        self.prompt = Prompt(loaded=lambda: self.loaded, settled=lambda: self.approver.settled(),
+                             agent_hint=agent_hint, history_path=history_path)
         self.approver = ReplApprover(self.screen, self.shown, make_room=self.prompt.step_aside)
         self._world: World | None = None
         self._loop: Loop | None = None
@@ -89,9 +89,11 @@ class Repl:
         return self._loop
 
     @property
-    def loaded(self) -> Loop | None:
-        """The loop, or None while the world is loading."""
-        return self._loop
+    def loaded(self) -> Loaded | None:
+        """The world and the loop in charge, or None while the world is loading."""
+        if self._world is None or self._loop is None:
+            return None
+        return Loaded(self._world, self._loop)
 
     def _start_loading(self) -> None:
         """Load the world in a thread; the prompt is already on screen."""
@@ -171,16 +173,18 @@ class Repl:
         assert self._ready is not None
         await asyncio.shield(self._ready)
 
-    async def new_session(self) -> None:
+    async def new_session(self) -> Loop:
         """A fresh session with the same model, agent and session approvals (the old
-        one's background subagents are cancelled: their results would reach no one)."""
+        one's background subagents are cancelled: their results would reach no one);
+        its loop is in charge from now on."""
         await self.cancel_background()
         old = self.loop
-        self._loop = self.world.open_loop(self.approver, on_event=self.on_event,
-                                          on_stream=self.on_stream, fresh=True,
-                                          wait_background=False)
-        self._loop.rt.model = old.rt.model   # the approvals are the World's, shared
-        self._loop.next_agent = old.agent.name
+        loop = self._loop = self.world.open_loop(self.approver, on_event=self.on_event,
+                                                 on_stream=self.on_stream, fresh=True,
+                                                 wait_background=False)
+        loop.rt.model = old.rt.model   # the approvals are the World's, shared
+        loop.next_agent = old.agent.name
+        return loop
 
     # ------------------------------------------------------------------ what the core tells us
 
@@ -257,7 +261,9 @@ class Repl:
     async def _command(self, line: str) -> None:
         try:
             command, args = slash.parse(line)
-            result = command.run(self, args)
+            context = slash.Context(self.screen, self.world, self.loop, self.last_decision,
+                                    self.new_session, self.cancel_background, self.busy)
+            result = command.run(context, args)
             if result is not None:
                 await result
         except DmccError as exc:

@@ -167,7 +167,7 @@ def test_a_call_the_server_refuses_is_a_tool_error_and_the_server_stays(servers)
     manager, root = servers
     [before] = [s.pid for s in manager.statuses() if s.definition.name == "box"]
     gone_tool = mcp_types.Tool(name="nothing", input_schema={"type": "object"})
-    refused = run(McpTool(manager, "box", "mcp__box__nothing", gone_tool), root)
+    refused = run(McpTool(manager.call, "box", "mcp__box__nothing", gone_tool), root)
     assert refused.is_error and "nothing" in refused.output
     [after] = [s.pid for s in manager.statuses() if s.definition.name == "box"]
     assert after == before

@@ -11,7 +11,7 @@ import time
 import pytest
 from support.requests import Request, evaluate
 
-from dm_cc.permissions import PathContext, Rule, Ruleset, decide
+from dm_cc.permissions import Ceiling, Gate, Layer, PathContext, Rule, Ruleset, decide
 
 ROOT = "/work/project"
 HOME = "/home/alice"
@@ -389,6 +389,17 @@ def test_decide_accepts_several_rulesets():
     assert decision.action == "deny"
     assert decision.verdicts[0].rule.source == "later"
 
+
+def test_a_gate_lists_the_rules_that_could_decide_a_permission_layer_by_layer():
+    first = rules(("bash", "*", "ask"), ("read", "*", "allow"), ("*", "*", "deny"))
+    second = [Rule("bash", "git *", "allow", source="later"), Rule("b?sh", "rm *", "deny")]
+    gate = Gate([Layer("policy", tuple(first)), Layer("approvals", tuple(second), approvals=True)])
+    assert gate.rules_for("bash") == (first[0], first[2], *second)
+    assert gate.rules_for("read") == (first[1], first[2])
+    assert gate.rules_for("edit") == (first[2],)
+    ceiling = Gate([Layer("parent", (Rule("edit", "*", "deny"),))])
+    assert gate.within(Ceiling(ceiling)).rules_for("edit") == (first[2],)  # its own layers'
+    assert Gate([]).rules_for("bash") == ()
 
 # --------------------------------------------------------------------------- aliases
 

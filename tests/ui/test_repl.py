@@ -7,6 +7,8 @@ from __future__ import annotations
 import re
 
 import pytest
+from prompt_toolkit.completion import CompleteEvent
+from prompt_toolkit.document import Document
 from support.repl_driver import (
     ALT_ENTER,
     CTRL_C,
@@ -19,6 +21,7 @@ from support.repl_driver import (
 )
 
 from dm_cc.compose import Options
+from dm_cc.ui import slash
 
 LEGEND = "y once"
 READY = "/help lists commands"   # the welcome line, once the session is loaded
@@ -158,6 +161,31 @@ def test_slash_commands_are_never_sent_to_the_model(project):
     assert "* build" in run.screen
     assert "unknown command /nope" in run.screen
     assert "model error" not in run.screen and user_messages(run) == []
+
+
+def test_agent_capabilities_counts_the_rules_that_decide_particular_inputs(project, policy):
+    policy("rules:\n  - {permission: webfetch, pattern: 'https://docs.python.org/*', "
+           "action: allow}\n")
+    run = drive(project, [], [(READY, "/agent capabilities" + ENTER), ("webfetch", "")])
+    assert not run.errors
+    shown = {line.split()[1]: line for line in run.after("agent build").splitlines()[1:]
+             if len(line.split()) > 2}
+    assert shown["webfetch"].split()[0] == "ask"
+    assert shown["webfetch"].endswith("; 1 more specific rules decide particular inputs "
+                                      "(/permissions)")
+    assert shown["todo"].split() == ["allow", "todo", "allow", "todo", "'*'", "(builtin:defaults)"]
+
+
+def test_tab_completes_command_names_and_a_commands_first_argument():
+    complete = slash.SlashCompleter()
+
+    def words(text: str) -> list[str]:
+        return [c.text for c in complete.get_completions(Document(text), CompleteEvent())]
+
+    assert words("/c") == ["/cost", "/context", "/compact", "/clear"]
+    assert words("/agent ") == ["list", "switch", "capabilities"]
+    assert words("/tasks c") == ["cancel"]
+    assert words("/model ") == words("/nope x") == words("hi") == words("/agent\n") == []
 
 
 def test_plan_and_shift_tab_switch_agent_by_a_synthetic_message(project):
