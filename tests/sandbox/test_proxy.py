@@ -20,9 +20,7 @@ import pytest
 from support.bwrap import needs_bwrap
 
 from dm_cc.config.dirs import HostFilesystem
-from dm_cc.permissions import Gate, Layer, PathContext, Rule
-from dm_cc.permissions.paths import PathContextDirs
-from dm_cc.permissions.rules import NETWORK
+from dm_cc.permissions import NETWORK, Gate, Layer, PathContext, PathContextDirs, Rule
 from dm_cc.sandbox.derive import Private, _network
 from dm_cc.sandbox.host import FORWARDER, Plan, Sandbox, stopped_by_sandbox
 from dm_cc.sandbox.proxy import MARK, REFUSED, Proxy, Refused, host_requests, judge, resolve
