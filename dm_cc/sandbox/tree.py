@@ -3,7 +3,7 @@ and which symbolic links, and indexes of them.
 
     tree = Tree.of((Entry("src", True), Entry("src/a.py", False)))
     tree.by_last_segment()["a.py"]      # ["src/a.py"]
-    tree.signature                      # equal while no directory's entries changed
+    tree.signature                      # set by its lister: equal while nothing changed
 
 A value: :class:`~dm_cc.sandbox.machine.TreeLister` lists it from the disk. Its
 indexes (by last segment; casefolded and sorted, for a directory's paths) let a
