@@ -11,19 +11,25 @@ requests, by kind; :mod:`shell` analyses command lines.
 """
 
 from dm_cc.permissions.engine import Ruleset, evaluate
-from dm_cc.permissions.gate import Ceiling, Decision, Gate, Layer, Verdict, combine, decide, stricter
+from dm_cc.permissions.gate import Candidate, Ceiling, Decision, Gate, Layer, Verdict, combine, decide, stricter
+from dm_cc.permissions.paths import PathContextDirs
 from dm_cc.permissions.patterns import PathContext
-from dm_cc.permissions.rules import ACTIONS, DEFAULT_RULE, Action, Request, Rule
+from dm_cc.permissions.requests import path_requests
+from dm_cc.permissions.rules import ACTIONS, DEFAULT_RULE, NETWORK, Action, Request, Rule
+from dm_cc.permissions.urls import url_names
 
 __all__ = [
     "ACTIONS",
     "DEFAULT_RULE",
+    "NETWORK",
     "Action",
+    "Candidate",
     "Ceiling",
     "Decision",
     "Gate",
     "Layer",
     "PathContext",
+    "PathContextDirs",
     "Request",
     "Rule",
     "Ruleset",
@@ -31,5 +37,7 @@ __all__ = [
     "combine",
     "decide",
     "evaluate",
+    "path_requests",
     "stricter",
+    "url_names",
 ]

@@ -34,9 +34,26 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
-from dm_cc.permissions.engine import NO_CONTEXT, Ruleset, RulesetLike, compiled, last_match, prepared
+from dm_cc.permissions.engine import (
+    NO_CONTEXT,
+    CompiledRule,
+    Ruleset,
+    RulesetLike,
+    compiled,
+    last_match,
+    prepared,
+    subject,
+)
 from dm_cc.permissions.patterns import PathContext, spoofable
-from dm_cc.permissions.rules import DEFAULT_RULE, STRICTNESS, Action, Request, Rule, is_mcp_permission
+from dm_cc.permissions.rules import (
+    DEFAULT_RULE,
+    STRICTNESS,
+    Action,
+    Language,
+    Request,
+    Rule,
+    is_mcp_permission,
+)
 
 
 class Layer(NamedTuple):
@@ -100,6 +117,29 @@ class Ceiling(NamedTuple):
         return replace(limit, note="; ".join(n for n in (self.why, limit.note) if n))
 
 
+@dataclass(frozen=True)
+class Candidate:
+    """A rule of one of a gate's layers that could decide a request of ``permission``,
+    with its layer and the path context its patterns are anchored at; :meth:`matches`
+    tests a request name against it as the gate does (a deny or ask path rule
+    ignoring case, ...)."""
+
+    permission: str
+    rule: Rule
+    layer: Layer
+    compiled: CompiledRule = field(repr=False, compare=False)
+
+    @property
+    def context(self) -> PathContext:
+        return self.compiled.context
+
+    def matches(self, name: str, language: Language = "path") -> bool:
+        """Whether the rule matches the request name ``name``, read in ``language`` (a
+        path: project-relative or absolute, as requests name them)."""
+        return self.compiled.matches(subject(self.permission, name, None, self.compiled.context,
+                                             language))
+
+
 class Gate:
     """The compiled layers for one agent: decides requests and request sets."""
 
@@ -135,6 +175,14 @@ class Gate:
     def rulesets(self) -> tuple[Ruleset, ...]:
         """Each layer compiled, in order (for ``dm_cc policy explain``)."""
         return tuple(self._rulesets)
+
+    def candidates(self, permission: str) -> tuple[Candidate, ...]:
+        """Every rule of this gate's layers (not its ceilings') whose permission covers
+        ``permission``, layer by layer in order: the rules that could decide one of its
+        requests, the last match winning."""
+        return tuple(Candidate(permission, layer.rules[rule.index], layer, rule)
+                     for layer, ruleset in zip(self.layers, self._rulesets, strict=True)
+                     for rule in ruleset.candidates(permission))
 
     def within(self, ceiling: Ceiling) -> Gate:
         """This gate bounded by ``ceiling`` too (the ceilings it had still hold)."""

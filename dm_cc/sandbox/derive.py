@@ -1,10 +1,15 @@
 """The sandbox spec from the policy in force: the same gate, held by the kernel.
 
-    spec = derive(gate, where, tree, Private(tmpdir="/tmp/dm_cc-1/tmp", hide=(...)))
+    spec = spec_for(gate, where, tree, Private(tmpdir="/tmp/dm_cc-1/tmp", own_dir=".dm_cc", hide=(...)),
+                    LocalMachine())
 
-A function of the gate, the project's file tree (:class:`~dm_cc.sandbox.tree.Tree`,
-listed by the caller) and a few facts about the machine (:class:`Private`): no
-bubblewrap involved, so every rule of DESIGN.md §8 is tested without it.
+A function of its arguments: the gate, the project's file tree
+(:class:`~dm_cc.sandbox.tree.Tree`), facts about the session and the machine found
+before (:class:`Private`), and what is at a path outside the tree and under a
+directory outside the project (a :class:`Machine`: the real one, or one described
+as data). Links are resolved only through ``where.fs``, as the gate resolves every
+path it judges. It reads nothing else and runs no bubblewrap, so every rule of
+DESIGN.md §8 is tested without it (:mod:`dm_cc.sandbox.machine` reads the machine).
 
 * **writable**: the project root (for an MCP server only when an edit rule allows
   editing all of it), the session's TMPDIR, the git directory of a
@@ -37,16 +42,13 @@ import posixpath
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
-from dm_cc.permissions import Gate, Request, Verdict
-from dm_cc.permissions.engine import CompiledRule, subject
-from dm_cc.permissions.paths import PathContextDirs
-from dm_cc.permissions.requests import path_requests
-from dm_cc.permissions.rules import NETWORK
+from dm_cc.permissions import NETWORK, Candidate, Gate, PathContextDirs, Request, Verdict, path_requests
 from dm_cc.sandbox.git import ALWAYS_PINNED, protected
 from dm_cc.sandbox.screen import necessary
 from dm_cc.sandbox.spec import Mount, Network, SandboxSpec
-from dm_cc.sandbox.tree import Tree, inside, list_under
+from dm_cc.sandbox.tree import Tree, inside
 
 # Patterns that match every path in the project: a rule with one of them names
 # nothing in particular.
@@ -60,33 +62,56 @@ UNSET_ALWAYS = ("SSH_AUTH_SOCK", "GPG_AGENT_INFO")
 OUTSIDE_LIMIT = 2_000     # entries listed under one rule's directory before hiding it whole
 
 
+class Machine(Protocol):
+    """What the spec asks of the machine beyond the project's tree: what is at a path
+    (a git directory's files outside the project, a path a rule names, a mount's
+    target) and what lies under a directory outside the project that a read rule
+    names. :mod:`dm_cc.sandbox.machine` has this machine and one described as data."""
+
+    def exists(self, path: str) -> bool:
+        """Whether anything is at ``path`` (absolute), a dangling symbolic link too."""
+        ...
+
+    def is_dir(self, path: str) -> bool:
+        """Whether ``path`` leads to a directory (symbolic links followed)."""
+        ...
+
+    def list_under(self, directory: str, limit: int) -> list[tuple[str, bool]] | None:
+        """Every path under ``directory`` (absolute, with whether it is a directory),
+        symbolic links not followed; None when there are more than ``limit``."""
+        ...
+
+
 @dataclass(frozen=True)
 class Private:
-    """Facts about the machine the spec needs: the session's TMPDIR; dm_cc's own
-    per-user directories and local sockets to hide (those that exist); the git
-    directories of the project (``.git`` or a worktree's); the environment."""
+    """Facts about the session and the machine the spec needs, found before: the
+    session's TMPDIR; dm_cc's own per-user directories and local sockets to hide
+    (those that exist); the git directories of the project (``.git`` or a
+    worktree's); the environment."""
 
     tmpdir: str
+    own_dir: str                                    # the project's own dm_cc dir (.dm_cc)
     hide: tuple[tuple[str, str], ...] = ()          # (path, why)
     git_dirs: tuple[str, ...] = ()                  # absolute git dirs (common dir first)
     environment: tuple[str, ...] = ()               # names of the variables set now
-    exists: Callable[[str], bool] = lambda path: False
-    is_dir: Callable[[str], bool] = lambda path: False
     network_proxy: bool = False                     # whether per-host filtering is available
     hooks_paths: tuple[str, ...] = ()               # absolute dirs git's core.hooksPath names
-    server: bool = False                            # for an MCP server (see derive)
+    server: bool = False                            # for an MCP server (see spec_for)
     forwarder: tuple[str, ...] = ()                 # what the proxy needs visible inside
 
 
-def derive(gate: Gate, where: PathContextDirs, tree: Tree, private: Private) -> SandboxSpec:
+def spec_for(gate: Gate, where: PathContextDirs, tree: Tree, private: Private,
+             machine: Machine) -> SandboxSpec:
+    """The spec for commands ``gate`` judges (see the module docstring)."""
     root = where.root.as_posix()
     notes: list[str] = []
     writable = [Mount(root, "the project"), Mount(private.tmpdir, "the session's TMPDIR")]
     writable += [Mount(d, "the project's git directory") for d in private.git_dirs
                  if not inside(d, root)]
-    writable += _opened_outside(gate, where, private)
-    read_only, no_hooks = protected(root, tree, private.git_dirs, private.hooks_paths,
-                                    private.exists)
+    writable += _opened_outside(gate, where, machine)
+    read_only, no_hooks = protected(root, private.own_dir, tree, private.git_dirs,
+                                    private.hooks_paths,
+                                    machine.exists)
     read_only += _marked(gate, where, tree, "edit", _edit_blocks)
     if any(mount.path == root for mount in read_only):  # no edit allowed anywhere in it
         writable = [mount for mount in writable if mount.path != root]
@@ -96,15 +121,15 @@ def derive(gate: Gate, where: PathContextDirs, tree: Tree, private: Private) -> 
     if not any(mount.path == root for mount in writable):  # nothing can be added in it,
         no_hooks = [m for m in no_hooks if not inside(m.path, root)]  # nor a mount point made
     hidden = _marked(gate, where, tree, "read", _read_blocks) + no_hooks
-    hidden += _hidden_outside(gate, where, private, [m.path for m in writable], notes)
+    hidden += _hidden_outside(gate, where, machine, [m.path for m in writable], notes)
     for path, why in private.hide:
         if inside(root, path) or inside(where.cwd.as_posix(), path):
             notes.append(f"{path} ({why}) holds the project, so it is not hidden")
-        elif private.exists(path):
-            hidden.append(Mount(path, why, private.is_dir(path)))
-    read_only = _landed(read_only, where, private, notes)
-    hidden = _landed(hidden, where, private, notes)
-    read_only, hidden = _reachable(read_only, hidden, private)
+        elif machine.exists(path):
+            hidden.append(Mount(path, why, machine.is_dir(path)))
+    read_only = _landed(read_only, where, machine, notes)
+    hidden = _landed(hidden, where, machine, notes)
+    read_only, hidden = _reachable(read_only, hidden, machine)
     writable += _pinned(read_only, writable, notes)
     network, network_why = _network(gate, private, hidden)
     unset = tuple(sorted(name for name in private.environment
@@ -154,22 +179,21 @@ def _gates(gate: Gate) -> Iterator[Gate]:
         yield from _gates(ceiling.gate)
 
 
-def _suspects(gate: Gate, permission: str) -> list[CompiledRule]:
+def _suspects(gate: Gate, permission: str) -> list[Candidate]:
     """The deny and ask rules for ``permission`` that could decide some project path:
     those after the last configured catch-all rule that does not block are skipped
     over by it... (a catch-all allow, or for edits a catch-all ask)."""
-    found: list[CompiledRule] = []
+    found: list[Candidate] = []
     for one in _gates(gate):
-        stack: list[CompiledRule] = []
-        for layer, ruleset in zip(one.layers, one.rulesets, strict=True):
-            for rule in ruleset.candidates(permission):
-                universal = rule.rule.pattern in UNIVERSAL
-                passes = rule.rule.action == "allow" or (
-                    permission == "edit" and rule.rule.action == "ask")
-                if universal and passes and not layer.approvals:
-                    stack.clear()
-                elif rule.rule.action != "allow":
-                    stack.append(rule)
+        stack: list[Candidate] = []
+        for rule in one.candidates(permission):
+            universal = rule.rule.pattern in UNIVERSAL
+            passes = rule.rule.action == "allow" or (
+                permission == "edit" and rule.rule.action == "ask")
+            if universal and passes and not rule.layer.approvals:
+                stack.clear()
+            elif rule.rule.action != "allow":
+                stack.append(rule)
         found += stack
     return found
 
@@ -188,16 +212,14 @@ def _marked(gate: Gate, where: PathContextDirs, tree: Tree, permission: str,
     if not suspects:
         return []
     root = where.root.as_posix()
-    context = gate.context
 
-    candidates: dict[str, list[CompiledRule]] = {}
+    candidates: dict[str, list[Candidate]] = {}
     for rule in suspects:
         for path in necessary(rule, where).paths(tree):
             candidates.setdefault(path, []).append(rule)
 
-    def suspected(relative: str, rules: list[CompiledRule]) -> bool:
-        prepared = subject(permission, relative, None, context, "path")
-        return any(rule.matches(prepared) for rule in rules)
+    def suspected(relative: str, rules: list[Candidate]) -> bool:
+        return any(rule.matches(relative) for rule in rules)
 
     def verdict(relative: str) -> Verdict | None:
         verdicts = [v for v in _judged(gate, permission, posixpath.join(root, relative), where)
@@ -277,15 +299,14 @@ def _literal_prefix(pattern: str, where: PathContextDirs) -> tuple[str, bool] | 
 
 
 def _outside_rules(gate: Gate, permission: str,
-                   actions: frozenset[str]) -> Iterator[CompiledRule]:
+                   actions: frozenset[str]) -> Iterator[Candidate]:
     for one in _gates(gate):
-        for ruleset in one.rulesets:
-            for rule in ruleset.candidates(permission):
-                if rule.rule.action in actions:
-                    yield rule
+        for rule in one.candidates(permission):
+            if rule.rule.action in actions:
+                yield rule
 
 
-def _hidden_outside(gate: Gate, where: PathContextDirs, private: Private,
+def _hidden_outside(gate: Gate, where: PathContextDirs, machine: Machine,
                     kept: list[str], notes: list[str]) -> list[Mount]:
     """Paths outside the project that read rules deny or ask about, by name."""
     root = where.root.as_posix()
@@ -300,10 +321,10 @@ def _hidden_outside(gate: Gate, where: PathContextDirs, private: Private,
             notes.append(f"{_why_rule(rule)}: a pattern with a wildcard right after / is "
                          "held by the gate only, not by the sandbox")
             continue
-        if prefix in seen or inside(prefix, root) or not private.exists(prefix):
+        if prefix in seen or inside(prefix, root) or not machine.exists(prefix):
             continue
         seen.add(prefix)
-        if not private.is_dir(prefix):
+        if not machine.is_dir(prefix):
             verdict = _first_block(_judged(gate, "read", prefix, where))
             if verdict is not None:
                 mounts.append(Mount(prefix, _why(verdict), False))
@@ -314,7 +335,7 @@ def _hidden_outside(gate: Gate, where: PathContextDirs, private: Private,
         # A directory holding the project (or TMPDIR, any writable path) is never
         # hidden whole: that path is mounted inside it.
         holds_project = any(inside(path, prefix) for path in kept)
-        listed = list_under(prefix, OUTSIDE_LIMIT)
+        listed = machine.list_under(prefix, OUTSIDE_LIMIT)
         if listed is None:
             if probe is not None and not holds_project:
                 mounts.append(Mount(prefix, _why(probe)))
@@ -362,7 +383,7 @@ def _ancestors(path: str) -> Iterator[str]:
         yield path
 
 
-def _why_rule(rule: CompiledRule) -> str:
+def _why_rule(rule: Candidate) -> str:
     return f"{rule.rule.action} {rule.rule.permission} {rule.rule.pattern} ({rule.rule.source})"
 
 
@@ -370,7 +391,7 @@ def _first_block(verdicts: Sequence[Verdict]) -> Verdict | None:
     return next((v for v in verdicts if v.action != "allow"), None)
 
 
-def _opened_outside(gate: Gate, where: PathContextDirs, private: Private) -> list[Mount]:
+def _opened_outside(gate: Gate, where: PathContextDirs, machine: Machine) -> list[Mount]:
     """Directories outside the project that edit rules open as a whole: ``PREFIX/**``
     allowed, with a new file in it allowed (external_directory too)."""
     root = where.root.as_posix()
@@ -383,7 +404,7 @@ def _opened_outside(gate: Gate, where: PathContextDirs, private: Private) -> lis
         rest = rule.rule.pattern.rstrip("/").rsplit("/", 1)[-1]
         if rest != "**" or _literal_prefix(rule.rule.pattern[:-3], where) != (prefix, True):
             continue
-        if prefix == "/" or inside(root, prefix) or not private.is_dir(prefix):
+        if prefix == "/" or inside(root, prefix) or not machine.is_dir(prefix):
             continue
         probe = path_requests("edit", posixpath.join(prefix, NEW_FILE), where)
         if gate.decide(probe).action == "allow":
@@ -460,7 +481,7 @@ def _pinned(read_only: list[Mount], writable: list[Mount], notes: list[str]) -> 
 
 
 def _reachable(read_only: list[Mount], hidden: list[Mount],
-               private: Private) -> tuple[list[Mount], list[Mount]]:
+               machine: Machine) -> tuple[list[Mount], list[Mount]]:
     """Without the mounts inside a hidden directory (empty, and read-only: bwrap
     could not make their mount points, and every command would fail), nor a mount
     on a missing path (no ``hooks/``) inside a read-only one."""
@@ -472,11 +493,11 @@ def _reachable(read_only: list[Mount], hidden: list[Mount],
 
     read_only = [m for m in read_only if not inside(m, empty)]
     hidden = [m for m in hidden if not inside(m, empty)
-              and (private.exists(m.path) or not inside(m, walls))]
+              and (machine.exists(m.path) or not inside(m, walls))]
     return read_only, hidden
 
 
-def _landed(mounts: list[Mount], where: PathContextDirs, private: Private,
+def _landed(mounts: list[Mount], where: PathContextDirs, machine: Machine,
             notes: list[str]) -> list[Mount]:
     """Each mount on the path it lands on: a symbolic link (``.env -> /srv/app/env``,
     a linked ``.dm_cc``) is replaced by what it points to, so the target is hidden
@@ -489,8 +510,8 @@ def _landed(mounts: list[Mount], where: PathContextDirs, private: Private,
         real = where.fs.realpath(mount.path)
         if real == mount.path:
             landed.append(mount)
-        elif private.exists(real):
-            landed.append(Mount(real, f"{mount.why}, through {mount.path}", private.is_dir(real)))
+        elif machine.exists(real):
+            landed.append(Mount(real, f"{mount.why}, through {mount.path}", machine.is_dir(real)))
         else:
             notes.append(f"{mount.path} ({mount.why}) leads to {real}, which does not "
                          "exist: nothing is mounted there")
@@ -505,4 +526,4 @@ def _unique(mounts: Iterable[Mount]) -> Iterator[Mount]:
             yield mount
 
 
-__all__ = ["Private", "derive"]
+__all__ = ["Machine", "Private", "spec_for"]

@@ -1,5 +1,7 @@
-"""What makes git run commands, kept read-only in the sandbox: found on the host
-(:func:`git_dirs`, :func:`hooks_paths`) and turned into mounts (:func:`protected`).
+"""What makes git run commands, kept read-only in the sandbox: the mounts
+(:func:`protected`) for the git directories and hooks directory found on the
+machine (:func:`~dm_cc.sandbox.machine.git_dirs`,
+:func:`~dm_cc.sandbox.machine.hooks_paths`) and in the project's tree.
 
 git runs what its config says (``core.fsmonitor``, ``core.pager``, aliases, filter
 drivers) and its hooks, at the person's next git command, outside any sandbox. So
@@ -12,60 +14,11 @@ an empty read-only one: else a command could add a hook.
 
 from __future__ import annotations
 
-import os
 import posixpath
-import subprocess
 from collections.abc import Callable, Sequence
-from pathlib import Path
 
-from dm_cc.config.dirs import PROJECT_DIR
 from dm_cc.sandbox.spec import Mount
 from dm_cc.sandbox.tree import Tree, inside
-
-
-def git_dirs(root: Path) -> tuple[str, ...]:
-    """The project's git directories: ``.git``, or for a worktree (``.git`` a file
-    saying ``gitdir: …``) the repository's common dir and its own; then the git
-    dirs of submodules under them (``modules/…``), whose config and hooks run
-    commands as the repository's do."""
-    dot = root / ".git"
-    if dot.is_dir():
-        found = [dot.resolve()]
-    else:
-        try:
-            text = dot.read_text()
-        except OSError:
-            return ()
-        if not text.startswith("gitdir:"):
-            return ()
-        own = (root / text[len("gitdir:"):].strip()).resolve()
-        try:
-            found = [(own / (own / "commondir").read_text().strip()).resolve(), own]
-        except OSError:
-            found = [own]
-    for git_dir in list(found):
-        modules = git_dir / "modules"
-        if modules.is_dir():
-            found += sorted(head.parent for head in modules.rglob("HEAD")
-                            if head.is_file() and (head.parent / "config").exists())
-    return tuple(str(path) for path in dict.fromkeys(found))
-
-
-def hooks_paths(root: Path) -> tuple[str, ...]:
-    """The directory git's ``core.hooksPath`` names for this project (husky's
-    ``.husky``), as git itself reads it: a command that may rewrite it would have its
-    hooks run at the person's next commit."""
-    try:
-        done = subprocess.run(["git", "config", "--get", "core.hooksPath"], cwd=root,
-                              capture_output=True, text=True, timeout=5,
-                              stdin=subprocess.DEVNULL)
-    except (OSError, subprocess.TimeoutExpired):
-        return ()
-    value = done.stdout.strip()
-    if done.returncode != 0 or not value:
-        return ()
-    return (os.path.realpath(root / os.path.expanduser(value)),)
-
 
 GIT_RUNS = (("config", "git config can run commands (core.fsmonitor, aliases)"),
             ("config.worktree", "git config can run commands"),
@@ -82,7 +35,8 @@ DM_CC_FILES = "dm_cc's project files (policy, agents)"
 ALWAYS_PINNED = (*(why for _, why in GIT_RUNS), GITLINK, DM_CC_FILES)
 
 
-def protected(root: str, tree: Tree, git_dirs: Sequence[str], hooks_paths: Sequence[str],
+def protected(root: str, own_dir: str, tree: Tree, git_dirs: Sequence[str],
+              hooks_paths: Sequence[str],
               exists: Callable[[str], bool]) -> tuple[list[Mount], list[Mount]]:
     """``.dm_cc/`` (the project's policy, agents and settings) and what makes git run
     commands: the config and hooks of every git directory -- the project's (a
@@ -90,7 +44,7 @@ def protected(root: str, tree: Tree, git_dirs: Sequence[str], hooks_paths: Seque
     A git directory without ``hooks/`` gets an empty read-only one (the second list,
     mounted as hidden), else a command could add a hook the person's next ``git
     commit`` runs outside the sandbox."""
-    found = [Mount(posixpath.join(root, PROJECT_DIR), DM_CC_FILES)]
+    found = [Mount(posixpath.join(root, own_dir), DM_CC_FILES)]
     found += [Mount(posixpath.join(root, path), GITLINK, False)
               for path in tree.by_last_segment().get(".git", ())
               if posixpath.basename(path) == ".git" and not tree.is_dir(path)]

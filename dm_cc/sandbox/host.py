@@ -35,13 +35,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO, Literal
 
 from dm_cc.config import dirs
-from dm_cc.permissions import Gate
-from dm_cc.permissions.paths import PathContextDirs
-from dm_cc.sandbox.derive import Private, derive
-from dm_cc.sandbox.git import git_dirs, hooks_paths
+from dm_cc.permissions import Gate, PathContextDirs
+from dm_cc.sandbox.derive import Private, spec_for
+from dm_cc.sandbox.machine import LocalMachine, TreeLister, git_dirs, hooks_paths
 from dm_cc.sandbox.seccomp import filter_file, unix_socket_filter, unsupported_note
 from dm_cc.sandbox.spec import SandboxSpec, bwrap_argv
-from dm_cc.sandbox.tree import TreeLister
 
 if TYPE_CHECKING:
     from dm_cc.sandbox.proxy import Proxy
@@ -257,12 +255,11 @@ class Sandbox:
             if known is gate and for_server == server and known_key == key:
                 return spec
         private = Private(
-            tmpdir=str(self.private_dir() / "tmp"), hide=hide,
+            tmpdir=str(self.private_dir() / "tmp"), own_dir=dirs.PROJECT_DIR, hide=hide,
             git_dirs=git_dirs(self.where.root), environment=tuple(self.env),
-            hooks_paths=hooks_paths(self.where.root),
-            exists=os.path.lexists, is_dir=os.path.isdir, network_proxy=self._proxy_possible(),
+            hooks_paths=hooks_paths(self.where.root), network_proxy=self._proxy_possible(),
             forwarder=self._forwarder_paths(), server=server)
-        spec = with_unix_socket_note(derive(gate, self.where, tree, private))
+        spec = with_unix_socket_note(spec_for(gate, self.where, tree, private, LocalMachine()))
         kept = [entry for entry in self._specs if not (entry[0] is gate and entry[1] == server)]
         self._specs = [*kept[-(KEPT_SPECS - 1):], (gate, server, key, spec)]
         return spec

@@ -59,9 +59,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from urllib.parse import urlsplit
 
-from dm_cc.permissions import Decision, Gate, Request, Verdict
-from dm_cc.permissions.rules import NETWORK
-from dm_cc.permissions.urls import url_names
+from dm_cc.permissions import NETWORK, Decision, Gate, Request, Verdict, url_names
 
 # The reason phrase of a refusal (clients show it: "Tunnel connection failed: 403
 # Forbidden by the dm_cc sandbox") and the start of its body.

@@ -9,8 +9,7 @@ from __future__ import annotations
 
 from typing import Literal, NamedTuple
 
-from dm_cc.permissions.engine import CompiledRule
-from dm_cc.permissions.paths import PathContextDirs
+from dm_cc.permissions import Candidate, PathContextDirs
 from dm_cc.sandbox.tree import Tree, inside
 
 
@@ -53,7 +52,7 @@ class Screen(NamedTuple):
         return found + list(tree.not_ascii())
 
 
-def necessary(rule: CompiledRule, where: PathContextDirs) -> Screen:
+def necessary(rule: Candidate, where: PathContextDirs) -> Screen:
     """The :class:`Screen` of ``rule``: a pattern without ``/`` matches the last
     segment (its literal start and end), one with ``/`` the paths under its literal
     leading directories; anything else passes."""

@@ -1,38 +1,22 @@
-"""The project's file tree as the spec needs it: every path, and which are
-directories, listed again only where a directory changed.
+"""The project's file tree as the spec needs it: every path, which are directories
+and which symbolic links, and indexes of them.
 
-    lister = TreeLister()
-    tree = lister.list(root)     # each directory stat'ed; changed ones listed anew
-    tree.signature               # equal while no directory's entries changed
+    tree = Tree.of((Entry("src", True), Entry("src/a.py", False)))
+    tree.by_last_segment()["a.py"]      # ["src/a.py"]
+    tree.signature                      # set by its lister: equal while nothing changed
 
-A directory's mtime changes when an entry is added, removed or renamed in it, so
-an unchanged mtime means an unchanged listing; the whole tree's signature (every
-directory and its mtime) tells a caller its spec still holds. Symbolic links are
-listed, never followed. Git's object stores are not walked. A tree also indexes
-its paths (by last segment; casefolded and sorted, for a directory's paths), so a
-rule's candidates are found without testing every path.
+A value: :class:`~dm_cc.sandbox.machine.TreeLister` lists it from the disk. Its
+indexes (by last segment; casefolded and sorted, for a directory's paths) let a
+rule's candidates be found without testing every path.
 """
 
 from __future__ import annotations
 
 import bisect
-import builtins
-import os
 import posixpath
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
-
-# Git's content-addressed stores, in any git directory (``.git``, a submodule's
-# ``.git/modules/x``, a nested repository's): listed, never walked.
-SKIPPED = frozenset({"objects", "lfs"})
-
-
-def _skipped(path: str) -> bool:
-    head, _, name = path.rpartition("/")
-    return name in SKIPPED and (head == ".git" or head.startswith(".git/") or "/.git/" in head
-                                or head.endswith("/.git"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,117 +105,6 @@ class Tree:
         for entry in self.entries:
             found.setdefault(posixpath.dirname(entry.path) or ".", []).append(entry.path)
         return found
-
-
-class TreeLister:
-    """Lists a project tree, keeping each directory's listing while its mtime holds,
-    and the whole tree while no directory's mtime changed.
-
-    A file system stamps mtimes with a coarse clock (a few milliseconds), so an
-    entry added just after a listing, in the same tick, can leave the mtime as it
-    was: a listing taken while its directory's mtime was that recent is not kept
-    (git's "racy" rule)."""
-
-    RACY_NS = 50_000_000       # 50 ms: well above any file system's timestamp tick
-
-    def __init__(self) -> None:
-        self._listings: dict[str, tuple[int, tuple[Entry, ...]]] = {}
-        self._trees: dict[str, tuple[tuple[tuple[str, int], ...], Tree]] = {}
-
-    def list(self, root: str) -> Tree:
-        known = self._trees.get(root)
-        if known is not None and self._unchanged(root, known[0]):
-            return known[1]
-        entries: list[Entry] = []
-        children: dict[str, list[str]] = {}
-        stamps: list[tuple[str, int]] = []
-        racy = False
-        pending = [""]
-        while pending:
-            relative = pending.pop()
-            listing, fresh = self._listing(posixpath.join(root, relative) if relative else root,
-                                           stamps, relative)
-            racy = racy or not fresh
-            entries += listing
-            children[relative or "."] = [entry.path for entry in listing]
-            pending += [entry.path for entry in listing
-                        if entry.is_dir and not _skipped(entry.path)]
-        for entry in entries:       # a directory not walked (.git/objects) has no entries
-            if entry.is_dir:
-                children.setdefault(entry.path, [])
-        tree = Tree.of(tuple(entries), hash(tuple(stamps)), children)
-        if racy:
-            self._trees.pop(root, None)
-        else:
-            self._trees[root] = (tuple(stamps), tree)
-        return tree
-
-    @staticmethod
-    def _unchanged(root: str, stamps: tuple[tuple[str, int], ...]) -> bool:
-        for relative, mtime in stamps:
-            try:
-                if os.stat(posixpath.join(root, relative) if relative else root).st_mtime_ns \
-                        != mtime:
-                    return False
-            except OSError:
-                return False
-        return True
-
-    def _listing(self, directory: str, stamps: builtins.list[tuple[str, int]],
-                 relative: str) -> tuple[tuple[Entry, ...], bool]:
-        """The directory's entries, and whether the listing may be kept."""
-        try:
-            mtime = os.stat(directory).st_mtime_ns
-        except OSError:
-            return (), True
-        stamps.append((relative, mtime))
-        known = self._listings.get(directory)
-        if known is not None and known[0] == mtime:
-            return known[1], True
-        listed_at = time.time_ns()
-        listing = []
-        try:
-            with os.scandir(directory) as found:
-                for item in found:
-                    try:
-                        is_link = item.is_symlink()
-                        is_dir = not is_link and item.is_dir(follow_symlinks=False)
-                    except OSError:
-                        is_link = is_dir = False
-                    listing.append((item.name, is_dir, is_link))
-        except OSError:
-            pass
-        result = tuple(Entry(f"{relative}/{name}" if relative else name, is_dir, is_link)
-                       for name, is_dir, is_link in sorted(listing))
-        if listed_at - mtime > self.RACY_NS:
-            self._listings[directory] = (mtime, result)
-            return result, True
-        self._listings.pop(directory, None)
-        return result, False
-
-
-def list_under(directory: str, limit: int) -> list[tuple[str, bool]] | None:
-    """Every path under ``directory`` (absolute, with whether it is a directory),
-    symlinks not followed; None when there are more than ``limit``."""
-    found: list[tuple[str, bool]] = []
-    pending = [directory]
-    while pending:
-        current = pending.pop()
-        try:
-            with os.scandir(current) as listing:
-                for item in listing:
-                    try:
-                        is_dir = item.is_dir(follow_symlinks=False)
-                    except OSError:
-                        is_dir = False
-                    found.append((item.path, is_dir))
-                    if len(found) > limit:
-                        return None
-                    if is_dir:
-                        pending.append(item.path)
-        except OSError:
-            continue
-    return found
 
 
 def inside(path: str, directory: str) -> bool:

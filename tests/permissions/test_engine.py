@@ -532,3 +532,22 @@ def test_a_rule_is_described_with_its_pattern_as_written():
     assert Rule("bash", "rm -r /\\* *", "deny", source="s").describe() == "deny bash 'rm -r /\\* *' (s)"
     assert Rule("bash", "echo 'x'", "ask", source="s").describe() == "ask bash \"echo 'x'\" (s)"
     assert Rule("bash", "a'b\"c", "ask", source="s").describe() == "ask bash 'a\\'b\"c' (s)"
+
+
+def test_a_gate_names_the_rules_that_could_decide_a_permission_and_matches_names_as_it_does():
+    from dm_cc.permissions import Ceiling, Gate, Layer
+
+    policy = (Rule("read", ".env*", "deny"), Rule("*", "*", "ask"), Rule("edit", "**", "allow"))
+    approved = (Rule("read", "src/**", "allow"),)
+    gate = Gate([Layer("policy", policy), Layer("approvals", approved, approvals=True)], CTX)
+    found = gate.candidates("read")
+    assert [(c.rule, c.layer.name) for c in found] == [
+        (policy[0], "policy"), (policy[1], "policy"), (approved[0], "approvals")]
+    assert found[0].context == CTX
+    assert found[0].matches("config/.ENV.local")         # a deny ignores case, at any depth
+    assert found[2].matches(f"{ROOT}/src/a.py")          # absolute names inside the project
+    assert not found[2].matches("SRC/a.py")              # an allow needs the exact case
+    assert not found[0].matches("src/a.py")
+    parent = Gate([Layer("parent", (Rule("read", "**", "deny"),))], CTX)
+    assert gate.within(Ceiling(parent)).candidates("read") == found   # its own layers only
+    assert [c.rule for c in gate.candidates("webfetch")] == [policy[1]]

@@ -10,12 +10,13 @@ import pytest
 from support.sandbox_projects import RULES, WORKS, Project, covered, paths, rule
 
 from dm_cc.compose import Options, open_world
+from dm_cc.config.dirs import PROJECT_DIR
 from dm_cc.permissions import Gate, Layer, PathContext, Rule
-from dm_cc.sandbox.derive import PIN_LIMIT, PINNED, Private, derive
+from dm_cc.sandbox.derive import PIN_LIMIT, PINNED, Private, spec_for
 from dm_cc.sandbox.git import GITLINK
 from dm_cc.sandbox.host import Sandbox
+from dm_cc.sandbox.machine import KnownMachine, LocalMachine, TreeLister
 from dm_cc.sandbox.spec import Mount
-from dm_cc.sandbox.tree import TreeLister
 
 
 @pytest.fixture
@@ -291,8 +292,9 @@ def test_network(project, rules, proxy, network):
                    if rules else "")
     world = project.world()
     tree = TreeLister().list(project.root.as_posix())
-    spec = derive(project.gate(), world.where, tree,
-                  Private(tmpdir=str(project.tmp), network_proxy=proxy))
+    spec = spec_for(project.gate(), world.where, tree,
+                    Private(tmpdir=str(project.tmp), own_dir=PROJECT_DIR, network_proxy=proxy),
+                    LocalMachine())
     assert spec.network == network, spec.network_why
 
 
@@ -308,15 +310,33 @@ def test_secret_variables_and_the_ssh_agent_are_unset(project):
 
 
 def test_the_spec_is_pure_given_the_tree(project):
-    """derive reads nothing but what it is given: the same inputs, the same spec."""
+    """spec_for reads nothing but what it is given: the same inputs, the same spec."""
     project.files(".env", "secrets/a")
     project.policy(RULES([rule("read", "secrets/**", "deny")]))
     world, gate = project.world(), project.gate()
     tree = TreeLister().list(project.root.as_posix())
-    private = Private(tmpdir="/t", exists=os.path.lexists, is_dir=os.path.isdir)
-    assert derive(gate, world.where, tree, private) == derive(gate, world.where, tree, private)
+    private, machine = Private(tmpdir="/t", own_dir=PROJECT_DIR), LocalMachine()
+    assert spec_for(gate, world.where, tree, private, machine) == \
+        spec_for(gate, world.where, tree, private, machine)
     bare = Gate([Layer("user", ())], PathContext(project.root.as_posix(), project.home.as_posix()))
-    assert derive(bare, world.where, tree, private).hidden == ()
+    assert spec_for(bare, world.where, tree, private, machine).hidden == ()
+
+
+def test_what_lies_outside_the_project_is_what_the_machine_given_says(project, tmp_path):
+    """Outside the tree the spec knows only what its machine answers: a directory a
+    rule names that exists only in the machine described is hidden, and is not
+    where the real machine has nothing."""
+    elsewhere = (tmp_path / "elsewhere").as_posix()          # never made on the disk
+    project.policy(RULES([rule("read", f"{elsewhere}/**", "deny")]))
+    world = project.world()
+    tree = TreeLister().list(project.root.as_posix())
+    private = Private(tmpdir=str(project.tmp), own_dir=PROJECT_DIR)
+    known = KnownMachine(files=frozenset({f"{elsewhere}/keys/id"}),
+                         directories=frozenset({elsewhere, f"{elsewhere}/keys"}))
+    described = spec_for(project.gate(), world.where, tree, private, known)
+    assert [(m.path, m.directory) for m in described.hidden] == [(elsewhere, True)]
+    real = spec_for(project.gate(), world.where, tree, private, LocalMachine())
+    assert not covered(elsewhere, real.hidden)
 
 
 def test_working_in_the_home_directory_still_hides_home_secrets(tmp_path):
@@ -389,9 +409,8 @@ def test_a_denied_directory_holding_tmpdir_is_not_hidden_whole(project):
     project.policy(RULES([rule("read", f"{scratch}/**", "deny")]))
     world = project.world()
     tree = TreeLister().list(project.root.as_posix())
-    private = Private(tmpdir=(scratch / "session").as_posix(), exists=os.path.lexists,
-                      is_dir=os.path.isdir)
-    spec = derive(project.gate(), world.where, tree, private)
+    private = Private(tmpdir=(scratch / "session").as_posix(), own_dir=PROJECT_DIR)
+    spec = spec_for(project.gate(), world.where, tree, private, LocalMachine())
     assert scratch.as_posix() not in paths(spec.hidden)
     assert covered((scratch / "other.log").as_posix(), spec.hidden)
     assert (scratch / "session").as_posix() in paths(spec.writable)

@@ -24,18 +24,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from support.bwrap import needs_bwrap
 
-from dm_cc.config.dirs import PROTECTED_FOR_EDIT, HostFilesystem
-from dm_cc.permissions import Gate, Layer, PathContext, Rule, Ruleset, Verdict
-from dm_cc.permissions.engine import subject
-from dm_cc.permissions.gate import Ceiling
-from dm_cc.permissions.paths import PathContextDirs
-from dm_cc.permissions.requests import path_requests
+from dm_cc.config.dirs import PROJECT_DIR, PROTECTED_FOR_EDIT, HostFilesystem
+from dm_cc.permissions import Ceiling, Gate, Layer, PathContext, PathContextDirs, Rule, Verdict, path_requests
 from dm_cc.policy.defaults import DEFAULT_RULES
-from dm_cc.sandbox.derive import NEW_FILE, UNIVERSAL, Private, derive
+from dm_cc.sandbox.derive import NEW_FILE, UNIVERSAL, Private, spec_for
 from dm_cc.sandbox.git import NO_HOOKS
+from dm_cc.sandbox.machine import LocalMachine, TreeLister
 from dm_cc.sandbox.screen import necessary
 from dm_cc.sandbox.spec import Mount, SandboxSpec, bwrap_argv
-from dm_cc.sandbox.tree import TreeLister
 
 FILES = ("a.txt", ".env", "x.lock", "src/main.py", "src/.env.local", "src/util/helpers.py",
          "src/util/.env", "secrets/k.pem", "secrets/sub/deep.key", "secrets/sub/more.txt",
@@ -90,8 +86,8 @@ def gate_of(where: PathContextDirs, configured: list[Rule], approved: list[Rule]
 def spec_of(gate: Gate, where: PathContextDirs, tmp: str) -> SandboxSpec:
     tree = TreeLister().list(where.root.as_posix())
     git = (where.root / ".git").as_posix()
-    return derive(gate, where, tree, Private(tmpdir=tmp, git_dirs=(git,), exists=os.path.lexists,
-                                             is_dir=os.path.isdir))
+    private = Private(tmpdir=tmp, own_dir=PROJECT_DIR, git_dirs=(git,))
+    return spec_for(gate, where, tree, private, LocalMachine())
 
 
 def verdicts(gate: Gate, permission: str, path: str, where: PathContextDirs) -> list[Verdict]:
@@ -226,24 +222,24 @@ PATH_SEGMENT = st.text(alphabet="aAb.-", min_size=1, max_size=4)
        path=st.lists(PATH_SEGMENT, min_size=1, max_size=4))
 def test_the_screen_never_rules_out_a_path_the_rule_matches(parts, anchor, trailing, action,
                                                             path):
-    """derive's cheap pre-test (``necessary``) is only an optimisation: a path it
+    """spec_for's cheap pre-test (``necessary``) is only an optimisation: a path it
     rules out is never one the rule's own matcher would match."""
     root, home = "/w/Proj", "/w/home"
     where = PathContextDirs(Path(root), Path(root), Path(home), HostFilesystem(), PROTECTED_FOR_EDIT)
     pattern = anchor.replace("ROOT", root) + "/".join(parts) + ("/" if trailing else "")
-    compiled = Ruleset([Rule("read", pattern, action)], PathContext(root, home))
-    rule = next(iter(compiled.candidates("read")))
+    gate = Gate([Layer("user", (Rule("read", pattern, action),))], PathContext(root, home))
+    [rule] = gate.candidates("read")
     relative = "/".join(p for p in path if p not in (".", "..")) or "a"
     folded = relative.casefold()
     if not necessary(rule, where).could(folded, folded.rsplit("/", 1)[-1]):
-        assert not rule.matches(subject("read", relative, None, PathContext(root, home))), pattern
+        assert not rule.matches(relative), pattern
 
 
 @needs_bwrap
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(configured=st.lists(rules, max_size=6), parent=st.none() | st.lists(rules, max_size=3))
 def test_bubblewrap_can_always_mount_the_spec(where, tmp_path, configured, parent):
-    """Whatever the rules, bwrap can set up what derive asks for: a mount it cannot
+    """Whatever the rules, bwrap can set up what spec_for asks for: a mount it cannot
     make (inside an empty hidden directory, on a link, over the wrong kind of file)
     makes every confined command fail."""
     gate = gate_of(where, configured, [], parent)

@@ -19,10 +19,8 @@ from pathlib import Path
 import pytest
 from support.bwrap import needs_bwrap
 
-from dm_cc.config.dirs import PROTECTED_FOR_EDIT, HostFilesystem
-from dm_cc.permissions import Gate, Layer, PathContext, Rule
-from dm_cc.permissions.paths import PathContextDirs
-from dm_cc.permissions.rules import NETWORK
+from dm_cc.config.dirs import PROJECT_DIR, PROTECTED_FOR_EDIT, HostFilesystem
+from dm_cc.permissions import NETWORK, Gate, Layer, PathContext, PathContextDirs, Rule
 from dm_cc.sandbox.derive import Private, _network
 from dm_cc.sandbox.host import FORWARDER, Plan, Sandbox, stopped_by_sandbox
 from dm_cc.sandbox.proxy import MARK, REFUSED, Proxy, Refused, host_requests, judge, resolve
@@ -487,12 +485,12 @@ def gate_of(*rules: tuple[str, str]) -> Gate:
     ((("*", "ask"), ("pypi.org", "ask")), True, "off"),
 ])
 def test_network_mode_from_the_rules(rules, proxy, expected):
-    mode, why = _network(gate_of(*rules), Private(tmpdir="/t", network_proxy=proxy))
+    mode, why = _network(gate_of(*rules), Private(tmpdir="/t", own_dir=PROJECT_DIR, network_proxy=proxy))
     assert mode == expected, why
 
 
 def test_no_proxy_when_the_sandbox_hides_its_python():
-    private = Private(tmpdir="/t", network_proxy=True, forwarder=("/opt/py/bin/python3",))
+    private = Private(tmpdir="/t", own_dir=PROJECT_DIR, network_proxy=True, forwarder=("/opt/py/bin/python3",))
     hidden = [Mount("/opt/py", "deny read /opt/py/** (policy.yaml:3)")]
     mode, why = _network(gate_of(("pypi.org", "allow")), private, hidden)
     assert mode == "off" and why.endswith("needs /opt/py/bin/python3, which the sandbox hides: "

@@ -1,0 +1,217 @@
+"""What a sandbox spec is derived from, read from this machine: the project's tree,
+what is at a path and under a directory outside the project, the project's git
+directories and the hooks directory git's config names. The derivation itself
+(:mod:`dm_cc.sandbox.derive`) reads nothing: it is given these.
+
+    tree = TreeLister().list(root)      # each directory stat'ed; changed ones listed anew
+    spec_for(gate, where, tree, Private(tmpdir, git_dirs=git_dirs(root), ...), LocalMachine())
+
+A directory's mtime changes when an entry is added, removed or renamed in it, so
+an unchanged mtime means an unchanged listing; the whole tree's signature (every
+directory and its mtime) tells a caller its spec still holds. Symbolic links are
+listed, never followed. Git's object stores are not walked.
+"""
+
+from __future__ import annotations
+
+import builtins
+import os
+import posixpath
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from dm_cc.sandbox.tree import Entry, Tree
+
+# Git's content-addressed stores, in any git directory (``.git``, a submodule's
+# ``.git/modules/x``, a nested repository's): listed, never walked.
+SKIPPED = frozenset({"objects", "lfs"})
+
+
+def _skipped(path: str) -> bool:
+    head, _, name = path.rpartition("/")
+    return name in SKIPPED and (head == ".git" or head.startswith(".git/") or "/.git/" in head
+                                or head.endswith("/.git"))
+
+
+class TreeLister:
+    """Lists a project tree, keeping each directory's listing while its mtime holds,
+    and the whole tree while no directory's mtime changed.
+
+    A file system stamps mtimes with a coarse clock (a few milliseconds), so an
+    entry added just after a listing, in the same tick, can leave the mtime as it
+    was: a listing taken while its directory's mtime was that recent is not kept
+    (git's "racy" rule)."""
+
+    RACY_NS = 50_000_000       # 50 ms: well above any file system's timestamp tick
+
+    def __init__(self) -> None:
+        self._listings: dict[str, tuple[int, tuple[Entry, ...]]] = {}
+        self._trees: dict[str, tuple[tuple[tuple[str, int], ...], Tree]] = {}
+
+    def list(self, root: str) -> Tree:
+        known = self._trees.get(root)
+        if known is not None and self._unchanged(root, known[0]):
+            return known[1]
+        entries: list[Entry] = []
+        children: dict[str, list[str]] = {}
+        stamps: list[tuple[str, int]] = []
+        racy = False
+        pending = [""]
+        while pending:
+            relative = pending.pop()
+            listing, fresh = self._listing(posixpath.join(root, relative) if relative else root,
+                                           stamps, relative)
+            racy = racy or not fresh
+            entries += listing
+            children[relative or "."] = [entry.path for entry in listing]
+            pending += [entry.path for entry in listing
+                        if entry.is_dir and not _skipped(entry.path)]
+        for entry in entries:       # a directory not walked (.git/objects) has no entries
+            if entry.is_dir:
+                children.setdefault(entry.path, [])
+        tree = Tree.of(tuple(entries), hash(tuple(stamps)), children)
+        if racy:
+            self._trees.pop(root, None)
+        else:
+            self._trees[root] = (tuple(stamps), tree)
+        return tree
+
+    @staticmethod
+    def _unchanged(root: str, stamps: tuple[tuple[str, int], ...]) -> bool:
+        for relative, mtime in stamps:
+            try:
+                if os.stat(posixpath.join(root, relative) if relative else root).st_mtime_ns \
+                        != mtime:
+                    return False
+            except OSError:
+                return False
+        return True
+
+    def _listing(self, directory: str, stamps: builtins.list[tuple[str, int]],
+                 relative: str) -> tuple[tuple[Entry, ...], bool]:
+        """The directory's entries, and whether the listing may be kept."""
+        try:
+            mtime = os.stat(directory).st_mtime_ns
+        except OSError:
+            return (), True
+        stamps.append((relative, mtime))
+        known = self._listings.get(directory)
+        if known is not None and known[0] == mtime:
+            return known[1], True
+        listed_at = time.time_ns()
+        listing = []
+        try:
+            with os.scandir(directory) as found:
+                for item in found:
+                    try:
+                        is_link = item.is_symlink()
+                        is_dir = not is_link and item.is_dir(follow_symlinks=False)
+                    except OSError:
+                        is_link = is_dir = False
+                    listing.append((item.name, is_dir, is_link))
+        except OSError:
+            pass
+        result = tuple(Entry(f"{relative}/{name}" if relative else name, is_dir, is_link)
+                       for name, is_dir, is_link in sorted(listing))
+        if listed_at - mtime > self.RACY_NS:
+            self._listings[directory] = (mtime, result)
+            return result, True
+        self._listings.pop(directory, None)
+        return result, False
+
+
+def git_dirs(root: Path) -> tuple[str, ...]:
+    """The project's git directories: ``.git``, or for a worktree (``.git`` a file
+    saying ``gitdir: …``) the repository's common dir and its own; then the git
+    dirs of submodules under them (``modules/…``), whose config and hooks run
+    commands as the repository's do."""
+    dot = root / ".git"
+    if dot.is_dir():
+        found = [dot.resolve()]
+    else:
+        try:
+            text = dot.read_text()
+        except OSError:
+            return ()
+        if not text.startswith("gitdir:"):
+            return ()
+        own = (root / text[len("gitdir:"):].strip()).resolve()
+        try:
+            found = [(own / (own / "commondir").read_text().strip()).resolve(), own]
+        except OSError:
+            found = [own]
+    for git_dir in list(found):
+        modules = git_dir / "modules"
+        if modules.is_dir():
+            found += sorted(head.parent for head in modules.rglob("HEAD")
+                            if head.is_file() and (head.parent / "config").exists())
+    return tuple(str(path) for path in dict.fromkeys(found))
+
+
+def hooks_paths(root: Path) -> tuple[str, ...]:
+    """The directory git's ``core.hooksPath`` names for this project (husky's
+    ``.husky``), as git itself reads it: a command that may rewrite it would have its
+    hooks run at the person's next commit."""
+    try:
+        done = subprocess.run(["git", "config", "--get", "core.hooksPath"], cwd=root,
+                              capture_output=True, text=True, timeout=5,
+                              stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.TimeoutExpired):
+        return ()
+    value = done.stdout.strip()
+    if done.returncode != 0 or not value:
+        return ()
+    return (os.path.realpath(root / os.path.expanduser(value)),)
+
+
+class LocalMachine:
+    """This machine, as :class:`~dm_cc.sandbox.derive.Machine` asks about it."""
+
+    def exists(self, path: str) -> bool:
+        return os.path.lexists(path)
+
+    def is_dir(self, path: str) -> bool:
+        return os.path.isdir(path)
+
+    def list_under(self, directory: str, limit: int) -> list[tuple[str, bool]] | None:
+        found: list[tuple[str, bool]] = []
+        pending = [directory]
+        while pending:
+            current = pending.pop()
+            try:
+                with os.scandir(current) as listing:
+                    for item in listing:
+                        try:
+                            is_dir = item.is_dir(follow_symlinks=False)
+                        except OSError:
+                            is_dir = False
+                        found.append((item.path, is_dir))
+                        if len(found) > limit:
+                            return None
+                        if is_dir:
+                            pending.append(item.path)
+            except OSError:
+                continue
+        return found
+
+
+@dataclass(frozen=True)
+class KnownMachine:
+    """A machine described as data, the fake of :class:`~dm_cc.sandbox.derive.Machine`:
+    its files (a dangling link is one) and its directories, as absolute paths."""
+
+    files: frozenset[str] = frozenset()
+    directories: frozenset[str] = frozenset()
+
+    def exists(self, path: str) -> bool:
+        return path in self.files or path in self.directories
+
+    def is_dir(self, path: str) -> bool:
+        return path in self.directories
+
+    def list_under(self, directory: str, limit: int) -> list[tuple[str, bool]] | None:
+        found = sorted((path, path in self.directories) for path in self.files | self.directories
+                       if path.startswith(directory.rstrip("/") + "/"))
+        return None if len(found) > limit else found

@@ -1,0 +1,140 @@
+"""What the spec is derived from, read from this machine: the project's tree
+(listed once, kept while unchanged), paths outside it, git's directories."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+
+import pytest
+
+from dm_cc.sandbox.machine import KnownMachine, LocalMachine, TreeLister, git_dirs, hooks_paths
+
+GIT = ["git", "-c", "user.email=t@t", "-c", "user.name=t"]
+
+
+def paths(tree) -> set[str]:
+    return {entry.path for entry in tree.entries}
+
+
+# --------------------------------------------------------------------------- the tree
+
+def test_unchanged_the_same_tree_comes_back(tmp_path):
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "a.py").touch()
+    old = time.time_ns() - 10**9          # mtimes long past: listings may be kept
+    for directory in (tmp_path / "src", tmp_path):
+        os.utime(directory, ns=(old, old))
+    lister = TreeLister()
+    first = lister.list(tmp_path.as_posix())
+    assert lister.list(tmp_path.as_posix()) is first
+    (tmp_path / "src" / "b.py").touch()
+    again = lister.list(tmp_path.as_posix())
+    assert paths(again) == {"src", "src/a.py", "src/b.py"}
+    assert again.signature != first.signature
+
+
+def test_a_listing_taken_in_the_same_clock_tick_as_a_change_is_not_kept(tmp_path):
+    """An entry added right after a listing can leave the directory's mtime as it
+    was (a coarse file system clock): such a listing is listed again next time."""
+    (tmp_path / "a").touch()
+    now = time.time_ns()
+    os.utime(tmp_path, ns=(now, now))
+    lister = TreeLister()
+    assert paths(lister.list(tmp_path.as_posix())) == {"a"}
+    (tmp_path / "b").touch()
+    os.utime(tmp_path, ns=(now, now))     # the same tick: the mtime did not move
+    assert paths(lister.list(tmp_path.as_posix())) == {"a", "b"}
+
+
+def test_symlinks_are_listed_not_followed_and_git_objects_are_skipped(tmp_path):
+    (tmp_path / ".git" / "objects" / "ab").mkdir(parents=True)
+    (tmp_path / ".git" / "objects" / "ab" / "cdef").touch()
+    (tmp_path / ".git" / "modules" / "lib" / "objects" / "ab").mkdir(parents=True)
+    (tmp_path / "real").mkdir()
+    (tmp_path / "real" / "x").touch()
+    os.symlink("real", tmp_path / "link")
+    tree = TreeLister().list(tmp_path.as_posix())
+    assert "link" in paths(tree) and "link/x" not in paths(tree)
+    assert not tree.is_dir("link") and tree.is_dir("real")
+    assert ".git/objects" in paths(tree) and ".git/objects/ab" not in paths(tree)
+    assert ".git/modules/lib/objects" in paths(tree)
+    assert ".git/modules/lib/objects/ab" not in paths(tree)
+    assert tree.children()[".git/objects"] == []
+
+
+# --------------------------------------------------------------------------- paths outside the tree
+
+@pytest.fixture
+def outside(tmp_path):
+    """A directory with a file, a subdirectory, a link to it and a dangling link."""
+    base = tmp_path / "outside"
+    (base / "sub").mkdir(parents=True)
+    (base / "sub" / "key").write_text("k")
+    (base / "file").write_text("f")
+    os.symlink("sub", base / "to-sub")
+    os.symlink("nowhere", base / "dangling")
+    return base
+
+
+def test_this_machine_says_what_is_at_a_path_as_a_mount_meets_it(outside):
+    machine = LocalMachine()
+    assert machine.exists(str(outside / "dangling"))         # a link, even dangling
+    assert not machine.exists(str(outside / "missing"))
+    assert machine.is_dir(str(outside / "to-sub"))            # followed
+    assert not machine.is_dir(str(outside / "dangling")) and not machine.is_dir(str(outside / "file"))
+
+
+def test_this_machine_lists_under_a_directory_without_following_links_up_to_a_limit(outside):
+    machine = LocalMachine()
+    listed = machine.list_under(str(outside), 10)
+    assert listed is not None
+    assert sorted(listed) == sorted([(str(outside / "sub"), True), (str(outside / "sub" / "key"), False),
+                                     (str(outside / "file"), False), (str(outside / "to-sub"), False),
+                                     (str(outside / "dangling"), False)])
+    assert machine.list_under(str(outside), 4) is None
+    assert machine.list_under(str(outside / "missing"), 10) == []
+
+
+def test_a_machine_described_as_data_answers_as_this_one_does(outside):
+    """The fake answers every question as the real machine does on the same files."""
+    real = LocalMachine()
+    listed = real.list_under(str(outside), 10) or []
+    known = KnownMachine(files=frozenset(p for p, is_dir in listed if not is_dir),
+                         directories=frozenset({str(outside), *(p for p, is_dir in listed if is_dir)}))
+    for path in (outside, outside / "sub", outside / "sub" / "key", outside / "file",
+                 outside / "dangling", outside / "missing"):
+        assert known.exists(str(path)) == real.exists(str(path)), path
+        assert known.is_dir(str(path)) == real.is_dir(str(path)), path
+    for limit in (4, 5, 10):
+        assert sorted(known.list_under(str(outside), limit) or ()) == \
+            sorted(real.list_under(str(outside), limit) or ()), limit
+
+
+# --------------------------------------------------------------------------- git
+
+def test_the_git_dirs_of_a_worktree_are_its_common_dir_then_its_own_then_submodules(tmp_path):
+    main = tmp_path / "main"
+    subprocess.run([*GIT, "init", "-q", str(main)], check=True)
+    (main / "f").write_text("x")
+    subprocess.run([*GIT, "-C", str(main), "add", "f"], check=True)
+    subprocess.run([*GIT, "-C", str(main), "commit", "-qm", "f"], check=True)
+    subprocess.run([*GIT, "-C", str(main), "worktree", "add", "-q", str(tmp_path / "tree")],
+                   check=True)
+    module = main / ".git" / "modules" / "lib"
+    module.mkdir(parents=True)
+    (module / "HEAD").write_text("ref: refs/heads/main\n")
+    (module / "config").write_text("")
+    common = (main / ".git").resolve()
+    assert git_dirs(main) == (str(common), str(common / "modules" / "lib"))
+    assert git_dirs(tmp_path / "tree") == (str(common), str(common / "worktrees" / "tree"),
+                                           str(common / "modules" / "lib"))
+    assert git_dirs(tmp_path / "none") == ()
+
+
+def test_the_hooks_directory_git_config_names_is_found_as_git_reads_it(tmp_path):
+    subprocess.run([*GIT, "init", "-q", str(tmp_path)], check=True)
+    assert hooks_paths(tmp_path) == ()
+    subprocess.run(["git", "-C", str(tmp_path), "config", "core.hooksPath", ".husky"], check=True)
+    assert hooks_paths(tmp_path) == (os.path.realpath(tmp_path / ".husky"),)
