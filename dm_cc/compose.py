@@ -98,9 +98,10 @@ class World:
         policy = load_policy(self.root, self.home, self.env,
                              self.options.policies)
         if any(f.agents for f in policy.files):
-            from dm_cc.policy.lint import unknown_agents
+            from dm_cc.policy.lint import beyond_rights, unknown_agents
 
-            for finding in unknown_agents(policy.files, self.agents):
+            for finding in [*unknown_agents(policy.files, self.agents),
+                            *beyond_rights(policy.files, self.agents)]:
                 print(f"dm_cc: warning: {finding.source}: {finding.message}", file=sys.stderr)
         return policy
 
@@ -241,7 +242,8 @@ class World:
         running = self._mcp.tools() if self._mcp is not None else []
         effects.update((tool.entry.permission, tool.entry.effects)
                        for tool in (*running, *tools))
-        return Capabilities(effects, {name: agent.may for name, agent in self.agents.items()})
+        return Capabilities(effects, {name: agent.may for name, agent in self.agents.items()
+                                      if agent.mode != "primary"})
 
     def agent(self, name: str) -> Agent:
         """The agent called ``name``; UsageError naming the known ones."""

@@ -6,7 +6,7 @@ None of these import litellm or mcp.
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -14,6 +14,7 @@ from dm_cc.permissions import Decision, Gate, Rule
 from dm_cc.permissions.engine import considered
 
 if TYPE_CHECKING:
+    from dm_cc.agents.builtin import Agent
     from dm_cc.compose import World
 
 
@@ -103,9 +104,12 @@ def _show(args: argparse.Namespace) -> int:
     world = _world(args)
     gate = world.gate(world.agent(args.agent), under=args.under)
     if args.json:
+        from dm_cc.ui.describe import bounds
+
+        layers = [*gate.layers, *(layer for layer, _why in bounds(gate))]
         _print_json({"agent": args.agent, "rules": [
             {"layer": layer.name, **_rule_json(rule)}
-            for layer in gate.layers for rule in layer.rules]})
+            for layer in layers for rule in layer.rules]})
         return 0
     from dm_cc.ui.describe import layer_lines
 
@@ -214,7 +218,7 @@ def _import(args: argparse.Namespace) -> int:
     return 0
 
 
-def _known_agents() -> Collection[str] | None:
+def _known_agents() -> Mapping[str, Agent] | None:
     """The agents dm_cc knows here, for lint; None when this project does not load
     (its own files are not what is being imported)."""
     from dm_cc.compose import open_world

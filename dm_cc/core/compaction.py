@@ -11,19 +11,21 @@ shown the last summary, the messages it kept (they come before it in the file)
 and everything after it. A failed summarisation raises :class:`ModelError` before
 anything is appended, so the history is unchanged.
 
-Sizes are estimated at CHARS_PER_TOKEN characters a token; the loop prefers the
-provider's own count for its last call when it has one (:class:`Measured`).
+Sizes are estimated at CHARS_PER_TOKEN characters a token; a session's
+:class:`Window` prefers the provider's own count for its last call when it has
+one (:class:`Measured`).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import NamedTuple
 
 from dm_cc.core.prompts import CHARS_PER_TOKEN
 from dm_cc.llm.base import ChatModel, ModelError, ToolSpec, Usage
 from dm_cc.session.messages import Message, ToolCall
+from dm_cc.session.store import Session
 
 COMPACT_AT = 0.8              # compact before a call whose prompt passes this share of the window
 KEEP_USER_TURNS = 2           # the last turns the user typed are kept whole …
@@ -191,3 +193,39 @@ def _arguments(call: ToolCall) -> str:
     if call.arguments is None:
         return call.raw_arguments
     return json.dumps(call.arguments, ensure_ascii=False)
+
+
+class Window:
+    """A session as the model is shown it (:func:`model_messages`), and about how
+    many tokens that is: the provider's count for the last call plus an estimate of
+    what came since, or an estimate of the whole prompt when there is no count."""
+
+    def __init__(self, session: Session) -> None:
+        self.session = session
+        self._measured: Measured | None = None
+
+    def messages(self) -> list[Message]:
+        return model_messages(self.session.messages)
+
+    def counted(self, usage: Usage) -> None:
+        """The provider's count for the call whose reply was just appended."""
+        self._measured = measured(usage, len(self.session.messages))
+
+    def tokens(self, prompt: Callable[[], tuple[str, Sequence[ToolSpec]]]) -> int:
+        """About how many tokens the next call's prompt holds; ``prompt`` gives its
+        system prompt and tools, asked only when there is no count to start from."""
+        messages = self.session.messages
+        if self._measured is not None:
+            return self._measured.tokens + message_tokens(messages[self._measured.messages:])
+        system, specs = prompt()
+        return request_tokens(system, specs, model_messages(messages))
+
+    async def compact(self, model: ChatModel, agent: str) -> Compaction | None:
+        """Summarise the older turns by one call to ``model`` and append the summary
+        (None: nothing older to summarise); ModelError leaves the session as it was."""
+        done = await compact(model, since_compaction(self.session.messages), agent=agent,
+                             keep_tokens=keep_budget(model.context_window))
+        if done is not None:
+            self.session.append(done.message)
+            self._measured = None
+        return done

@@ -18,26 +18,22 @@ would pass COMPACT_AT of the context window, older turns are summarised first
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
-
-from pydantic import ValidationError
 
 from dm_cc.agents.builtin import Agent, named_agent
 from dm_cc.config import dirs
 from dm_cc.core import compaction
 from dm_cc.core.approval import Approvals, Approver, AskFailed
+from dm_cc.core.calls import Calls, Done, all_or_none
 from dm_cc.core.events import AgentSwitched, Compacted, Event, Notice, ToolFinished, TurnEnded
 from dm_cc.core.prompts import system_prompt, tool_specs
 from dm_cc.core.rights import Rights
-from dm_cc.core.settle import Judged, Settle, TurnStopped, denial_message
+from dm_cc.core.settle import Judged, Settle, TurnStopped
 from dm_cc.core.subagents import Subagents
 from dm_cc.llm.base import ChatModel, ModelReply, OnStream, ToolSpec, Usage
-from dm_cc.permissions import Request
 from dm_cc.permissions.paths import PathContextDirs
-from dm_cc.permissions.rules import DOOM_LOOP
 from dm_cc.policy.effects import Capabilities
 from dm_cc.policy.layers import Policy
 from dm_cc.sandbox.host import Sandbox
@@ -46,11 +42,7 @@ from dm_cc.session.messages import Message, ToolCall
 from dm_cc.session.store import Session
 from dm_cc.tools.base import Tool, ToolContext, ToolOutput
 
-__all__ = ["Loop", "Runtime", "TurnResult", "TurnStopped"]
-
 DEFAULT_MAX_TURNS = 50
-DOOM_LOOP_REPEATS = 3
-STOPPED_SHOWN = 2_000   # characters of a stopped command's output shown with its escape question
 
 
 @dataclass
@@ -81,14 +73,6 @@ class TurnResult:
     text: str
 
 
-@dataclass(frozen=True, slots=True)
-class _Done:
-    """A call's result, and whether the person's answer to it ends the turn."""
-
-    output: ToolOutput
-    stops: bool = False
-
-
 class Loop:
     """One session's turns. A subagent's loop has its parent's ``rights`` as ``parent``
     (which bound its own), a ``depth`` (1 for a child) and a ``label`` (``explore
@@ -113,11 +97,10 @@ class Loop:
                                    on_event=runtime.on_event, depth=depth,
                                    max_depth=runtime.max_task_depth, numbers=numbers)
         tool_specs(runtime.tools)  # ValueError now, not at the first call, for a name twice
-        self._tools = {tool.name: tool for tool in runtime.tools}
-        self._recent: list[str] = []
+        self.calls = Calls({tool.name: tool for tool in runtime.tools}, self.settle)
+        self.window = compaction.Window(session)
         self._todos: list[dict[str, Any]] = []
         self._usage = Usage()  # of this loop's own model calls
-        self._measured: compaction.Measured | None = None  # the provider's count, last call
 
     @property
     def agent(self) -> Agent:
@@ -182,59 +165,48 @@ class Loop:
         if window and self.context_tokens() > compaction.COMPACT_AT * window:
             await self.compact(automatic=True)
         agent, system, specs = self._prompt()
-        reply = await self.rt.model.complete(system, compaction.model_messages(self.session.messages),
-                                             specs, temperature=agent.temperature,
+        reply = await self.rt.model.complete(system, self.window.messages(), specs,
+                                             temperature=agent.temperature,
                                              on_stream=self.rt.on_stream)
         self._usage = self._usage + reply.usage
         self.session.append(Message("assistant", reply.text, agent=agent.name,
                                     tool_calls=reply.tool_calls, reasoning=reply.reasoning))
-        self._measured = compaction.measured(reply.usage, len(self.session.messages))
+        self.window.counted(reply.usage)
         return reply
 
     async def compact(self, *, automatic: bool = False) -> Compacted | None:
-        """Summarise the older turns by one model call and append the summary (None:
-        nothing older to summarise). ModelError leaves the session as it was."""
+        """Summarise the older turns (core/compaction.py); None: nothing to summarise."""
         before = self.context_tokens()
-        done = await compaction.compact(
-            self.rt.model, compaction.since_compaction(self.session.messages), agent=self.agent.name,
-            keep_tokens=compaction.keep_budget(self.rt.model.context_window))
+        done = await self.window.compact(self.rt.model, self.agent.name)
         if done is None:
             return None
         self._usage = self._usage + done.usage
-        self.session.append(done.message)
-        self._measured = None
         event = Compacted(before, self.context_tokens(), done.summarised, automatic)
         self.rt.on_event(event)
         return event
 
     def context_tokens(self) -> int:
-        """About how many tokens the next model call's prompt holds: the provider's count
-        for the last call plus an estimate since; an estimate of the whole without one."""
-        messages = self.session.messages
-        if self._measured is not None:
-            return (self._measured.tokens
-                    + compaction.message_tokens(messages[self._measured.messages:]))
-        _agent, system, specs = self._prompt()
-        return compaction.request_tokens(system, specs, compaction.model_messages(messages))
+        """About how many tokens the next model call's prompt holds."""
+        return self.window.tokens(lambda: self._prompt()[1:])
 
     def _prompt(self) -> tuple[Agent, str, list[ToolSpec]]:
         """The agent in charge, its system prompt and the tools it is offered."""
         ctx = self.context()
         return self.agent, system_prompt(self.agent, ctx), tool_specs(
-            self.rights.offered(self._tools.values()), ctx)
+            self.rights.offered(self.calls.tools.values()), ctx)
 
     async def execute(self, calls: Sequence[ToolCall]) -> None:
         """Settle every call, run those allowed, record one result per call in order;
         then end the turn if the person said no without a word."""
         ctx = self.context()
-        judged = [await self._judge(call, ctx) for call in calls]
-        done: list[_Done | None] = [None] * len(judged)
+        judged = [await self.calls.judge(call, ctx) for call in calls]
+        done: list[Done | None] = [None] * len(judged)
         try:
             if all(isinstance(j, Judged) and j.decision.action == "allow" for j in judged):
-                await _all_or_none(done, [self._enforce(j, ctx) for j in judged])
+                await all_or_none(done, [self.calls.enforce(j, ctx) for j in judged])
             for index, item in enumerate(judged):
                 if done[index] is None and not any(d is not None and d.stops for d in done):
-                    done[index] = await self._enforce(item, ctx)
+                    done[index] = await self.calls.enforce(item, ctx)
         except TurnStopped as stop:
             self._results(calls, done, f"{stop.reason.capitalize()} by the user.")
             raise
@@ -249,73 +221,7 @@ class Loop:
         if any(d is not None and d.stops for d in done):
             raise TurnStopped("rejected", "")
 
-    async def _judge(self, call: ToolCall, ctx: ToolContext) -> Judged | ToolOutput:
-        """The call's tool, params and decision; a tool error when it names no tool or
-        its arguments do not fit. The same call three times running also asks doom_loop."""
-        tool = self._tools.get(call.name)
-        if tool is None:
-            return ToolOutput(f"Unknown tool {call.name!r}. Available: {', '.join(self._tools)}.",
-                              is_error=True)
-        if call.arguments is None:
-            return ToolOutput(f"The arguments of {call.name} were not a valid JSON object: "
-                              f"{call.raw_arguments[:500]!r}. Send them again as JSON.",
-                              is_error=True)
-        try:
-            params = tool.Params.model_validate(call.arguments)
-            requests = list(tool.requests(params, ctx))
-        except (ValidationError, ValueError, KeyError) as exc:
-            return ToolOutput(f"Invalid arguments for {call.name}: {exc}", is_error=True)
-        key = call.name + json.dumps(call.arguments, sort_keys=True, default=str)
-        self._recent = (self._recent + [key])[-DOOM_LOOP_REPEATS:]
-        if len(self._recent) == DOOM_LOOP_REPEATS and len(set(self._recent)) == 1:
-            requests.append(Request(DOOM_LOOP, call.name, note=f"{call.name} with the same "
-                                    f"arguments {DOOM_LOOP_REPEATS} times in a row"))
-        return Judged(call, tool, params, await self.settle.decide(call, tool, requests))
-
-    async def _enforce(self, item: Judged | ToolOutput, ctx: ToolContext) -> _Done:
-        """THE enforcement point: a call runs here only when it was settled as allowed."""
-        if isinstance(item, ToolOutput):
-            return _Done(item)
-        settled = await self.settle.settle(item, ctx)
-        if settled.decision.action == "deny":
-            return _Done(ToolOutput(denial_message(item.call.name, settled.decision), is_error=True))
-        if not settled.runs:
-            said = f"{item.call.name} was not run: {settled.feedback}" if settled.feedback \
-                else "Rejected by the user."
-            return _Done(ToolOutput(said, is_error=True), settled.stops)
-        output = await self._run(item, ctx)
-        if output.escape is not None and ctx.confine is not None:
-            return await self._escape(item, ctx, output)
-        return _Done(output)
-
-    async def _escape(self, item: Judged, ctx: ToolContext, confined: ToolOutput) -> _Done:
-        """The sandbox stopped the call: it runs again unconfined only if its
-        ``sandbox_escape`` request is settled as allowed; else the confined result stands."""
-        assert confined.escape is not None
-        settled = await self.settle(item.call, item.tool, item.params, [confined.escape], ctx,
-                                    stopped=confined.output[-STOPPED_SHOWN:])
-        if settled.decision.action == "deny":
-            said = (f"It may not run outside the sandbox: {settled.decision.deciding[0].rule.describe()}."
-                    " Do it inside the project or $TMPDIR, or tell the user what is needed.")
-        elif not settled.runs:
-            said = "The user did not let it run outside the sandbox" + (
-                f": {settled.feedback}" if settled.feedback else ".")
-        else:
-            unconfined = await self._run(item, replace(ctx, confine=None))
-            return _Done(replace(unconfined, output=unconfined.output + "\n(run outside the sandbox)"))
-        return _Done(replace(confined, escape=None, output=f"{confined.output}\n{said}"),
-                     settled.stops)
-
-    async def _run(self, item: Judged, ctx: ToolContext) -> ToolOutput:
-        try:
-            return await item.tool.run(item.params, replace(ctx, call_id=item.call.id))
-        except (asyncio.CancelledError, TurnStopped, AskFailed):  # a subagent's stop is ours
-            raise
-        except Exception as exc:  # a tool bug must not kill the session
-            return ToolOutput(f"{item.call.name} failed: {type(exc).__name__}: {exc}",
-                              is_error=True)
-
-    def _results(self, calls: Sequence[ToolCall], done: Sequence[_Done | None], missing: str) -> None:
+    def _results(self, calls: Sequence[ToolCall], done: Sequence[Done | None], missing: str) -> None:
         """Record one result per call, in call order (``missing`` for calls that did not
         run or finish); then apply an agent switch (plan_enter / plan_exit)."""
         switch: ToolOutput | None = None
@@ -343,22 +249,4 @@ class Loop:
         runtime = replace(self.rt, model=model, on_stream=None, on_event=on_event)
         return Loop(session, runtime, agent=agent.name, parent=self.rights, label=label,
                     depth=self.subagents.depth + 1, numbers=self.subagents.numbers)
-
-
-async def _all_or_none(done: list[_Done | None], jobs: Sequence[Any]) -> None:
-    """Run ``jobs`` at once, each result into its place in ``done``. When one stops the
-    turn (a subagent's rejection or failed ask) or the turn is cancelled, the others
-    are cancelled and awaited before it propagates."""
-    tasks = [asyncio.ensure_future(job) for job in jobs]
-    try:
-        for index, result in enumerate(await asyncio.gather(*tasks)):
-            done[index] = result
-    except BaseException:
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-        for index, task in enumerate(tasks):
-            if task.done() and not task.cancelled() and task.exception() is None:
-                done[index] = task.result()
-        raise
 

@@ -55,17 +55,25 @@ class Capabilities(NamedTuple):
     """What each permission does and what each agent may do."""
 
     effects: Mapping[str, frozenset[Effect]]       # permission → its effects
-    agents: Mapping[str, frozenset[Effect]] = {}   # agent name → what it may do
+    agents: Mapping[str, frozenset[Effect]] = {}   # subagent name → what it may do
 
     def with_effects(self, more: Mapping[str, frozenset[Effect]]) -> Capabilities:
         """These capabilities and ``more`` permissions' effects (a session's MCP tools)."""
         return self._replace(effects={**self.effects, **more})
 
 
-def describe(may: Iterable[Effect]) -> str:
-    """``read``, ``read and write`` …, in the order of :data:`EFFECTS`'s declaration."""
-    order = ("read", "write", "execute", "network", "delegate", "switch", "escape")
-    named = [effect for effect in order if effect in set(may)]
+# Each effect as what it does, in this order when several are named.
+DOES: dict[Effect, str] = {
+    "read": "read files", "write": "change files", "execute": "run programs",
+    "network": "reach the network", "delegate": "start other agents",
+    "switch": "switch the agent in charge", "escape": "leave the sandbox",
+}
+
+
+def describe(effects: Iterable[Effect]) -> str:
+    """What ``effects`` do, as words: ``read files``, ``run programs and leave the
+    sandbox`` …"""
+    named = [words for effect, words in DOES.items() if effect in set(effects)]
     if not named:
         return "do nothing but answer"
     return named[0] if len(named) == 1 else ", ".join(named[:-1]) + " and " + named[-1]
@@ -95,7 +103,11 @@ def limit_rules(agent: Limited, capabilities: Capabilities) -> tuple[Rule, ...]:
             rules.append(rule(permission, "*", "ask",
                               f"leaving the {agent.name} agent is the person's call"))
             continue
-        rules.append(rule(permission, "*", "deny", f"{why}; {permission} may {beyond}"))
+        if effects == {"delegate"}:
+            rules.append(rule(permission, "*", "deny",
+                              f"{why}: it starts only agents that may do no more"))
+        else:
+            rules.append(rule(permission, "*", "deny", f"{why}; {permission} may {beyond}"))
         if effects == {"execute"}:
             rules += [rule(permission, command, "allow",
                            "a read-only command: what the shell analysis finds it does")

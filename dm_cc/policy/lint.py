@@ -25,7 +25,7 @@ allow without letters, like ``**`` or ``**/*``, surely covers).
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 from dm_cc.permissions import PathContext, Rule
@@ -41,8 +41,9 @@ from dm_cc.permissions.patterns import (
 )
 from dm_cc.permissions.rules import MCP_PREFIX
 from dm_cc.permissions.shell.flags import compile_flag_rule
+from dm_cc.policy.effects import Limited, describe, limited
 from dm_cc.policy.loader import PolicyFile, suggestion
-from dm_cc.tools.catalog import is_known_permission, known_permissions, language_of
+from dm_cc.tools.catalog import effects_of, is_known_permission, known_permissions, language_of
 
 ROOT_LOOKING = {
     "etc", "usr", "home", "var", "tmp", "root", "opt", "bin", "sbin", "lib", "Users",
@@ -263,17 +264,23 @@ def _line(source: str) -> int:
     return int(tail) if tail.isdigit() else 0
 
 
-def lint_file(policy: PolicyFile, known_agents: Collection[str] | None = None) -> list[Finding]:
+def lint_file(policy: PolicyFile,
+              known_agents: Mapping[str, Limited] | Collection[str] | None = None) -> list[Finding]:
+    """``known_agents``: the agents there are (by name, or with what each may do, so an
+    override that can never apply to a read-only agent is found too)."""
     findings = lint_rules(policy.rules)
     for rules in policy.agents.values():
         findings += lint_rules(rules)
     if known_agents is not None:
         findings += unknown_agents([policy], known_agents)
+    if isinstance(known_agents, Mapping):
+        findings += beyond_rights([policy], known_agents)
     return findings
 
 
 def lint_files(files: Sequence[PolicyFile],
-               known_agents: Collection[str] | None = None) -> list[Finding]:
+               known_agents: Mapping[str, Limited] | Collection[str] | None = None
+               ) -> list[Finding]:
     """Every file's findings, then rules silenced by a rule of a later file (the files
     in layer order: their top-level rules are concatenated in this order)."""
     findings = [finding for f in files for finding in lint_file(f, known_agents)]
@@ -288,3 +295,26 @@ def unknown_agents(files: Sequence[PolicyFile], known: Collection[str]) -> list[
                     f"unknown agent {name!r} under agents:{suggestion(name, known)}; its rules "
                     f"apply to no agent (known: {', '.join(sorted(known))})")
             for policy in files for name in policy.agents if name not in known]
+
+
+def beyond_rights(files: Sequence[PolicyFile], agents: Mapping[str, Limited]) -> list[Finding]:
+    """``agents:`` allow rules that can never apply: they name a permission whose effects
+    go beyond what the agent may do at all (the plan agent only reads; a shell command
+    is judged by what it does, so ``bash`` rules are not among these)."""
+    found = []
+    for policy in files:
+        for name, rules in policy.agents.items():
+            agent = agents.get(name)
+            if agent is None or not limited(agent):
+                continue
+            for rule in rules:
+                effects = effects_of(rule.permission)
+                if rule.action != "allow" or _wild(rule.permission) or effects == {"execute"} \
+                        or effects <= agent.may or rule.pattern in agent.may_edit:
+                    continue
+                found.append(Finding(rule.source, "never-allows", (
+                    f"the {name} agent may only {describe(agent.may)}: this allow of "
+                    f"{rule.permission} (which may {describe(effects - agent.may)}) never "
+                    "applies to it, whatever the rules say (define an agent of your own "
+                    "with `may:` to give one more)")))
+    return found

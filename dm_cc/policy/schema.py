@@ -7,7 +7,7 @@ permission:                  # opencode-style shorthand, order kept, added befor
   bash: {"*": ask, "git status": allow}
   webfetch: deny
 agents:                      # appended after the agent's own rules
-  plan: {rules: [{permission: edit, pattern: "docs/**/*.md", action: allow}]}
+  general: {rules: [{permission: bash, pattern: "git push *", action: deny}]}
 tests:                       # checked by `dm_cc policy test`
   - {tool: bash, input: "git status && rm -rf /", expect: deny}
 hooks:                       # commands that see a matching request (not in a project's files)

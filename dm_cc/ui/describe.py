@@ -6,9 +6,9 @@ Plain text only (no prompt_toolkit): the light commands import this too.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 
-from dm_cc.permissions import Decision, Gate, Rule, Verdict
+from dm_cc.permissions import Decision, Gate, Layer, Rule, Verdict
 from dm_cc.policy.hooks import Hook
 
 
@@ -50,13 +50,30 @@ def tree_indent(depth: int) -> str:
     return "   " * (depth - 1) + " └ " if depth else ""
 
 
+def bounds(gate: Gate) -> list[tuple[Layer, str]]:
+    """The bounds of a gate that are rules of their own (what an agent may do at all,
+    its ``may``), each with why it bounds: a stricter verdict of theirs wins over
+    every layer. (A subagent's parent's gate, also a bound, is not one of these.)"""
+    return [(ceiling.gate.layers[0], ceiling.why) for ceiling in gate.ceilings
+            if ceiling.layers is None and ceiling.permissions is None
+            and len(ceiling.gate.layers) == 1 and not ceiling.gate.ceilings]
+
+
 def layer_lines(gate: Gate) -> Iterator[str]:
-    """The effective rules, layer by layer, in order (later wins)."""
+    """The effective rules, layer by layer, in order (later wins); then the bounds no
+    layer can overrule."""
     for layer in gate.layers:
         if not layer.rules:
             continue
         yield f"[{layer.name}]"
-        for rule in layer.rules:
-            reason = f"  # {rule.reason}" if rule.reason else ""
-            yield (f"  {rule.action:<5} {rule.permission:<12} {rule.pattern!r:<28} "
-                   f"{rule.source}{reason}")
+        yield from _rule_lines(layer.rules)
+    for layer, why in bounds(gate):
+        yield f"[{layer.name}] bounds every layer above: {why}"
+        yield from _rule_lines(layer.rules)
+
+
+def _rule_lines(rules: Iterable[Rule]) -> Iterator[str]:
+    for rule in rules:
+        reason = f"  # {rule.reason}" if rule.reason else ""
+        yield (f"  {rule.action:<5} {rule.permission:<12} {rule.pattern!r:<28} "
+               f"{rule.source}{reason}")

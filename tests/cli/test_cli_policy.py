@@ -342,7 +342,8 @@ def test_show_agent_plan_includes_builtin_plan_rules(cli):
     data = json.loads(out)
     assert data["agent"] == "plan"
     plan = [r for r in data["rules"] if r["source"] == "builtin:plan"]
-    assert plan and {r["layer"] for r in plan} == {"agent:plan"}
+    # its own rules, then what it may do at all: a bound of every layer
+    assert plan and {r["layer"] for r in plan} == {"agent:plan", "may:plan"}
     assert {"permission": "edit", "pattern": ".dm_cc/plans/*.md", "action": "allow"}.items() \
         <= plan[0].items()
     code, out, _ = cli.run("policy", "show", "--agent", "plan")
@@ -453,6 +454,9 @@ LINT_CASES = {
     "unknown-agent": ('agents:\n  paln:\n    rules:\n'
                       '      - {permission: edit, pattern: "*", action: allow}\n', 2,
                       "unknown-agent"),
+    "beyond-a-read-only-agent": ('agents:\n  plan:\n    rules:\n'
+                                 '      - {permission: edit, pattern: "docs/**", action: allow}\n',
+                                 4, "never-allows"),
 }
 
 
@@ -519,7 +523,7 @@ rules:
   - {permission: "mcp__git__*", pattern: "*", action: allow}
   - {permission: mcp__git__push, pattern: '{"force": true*', action: deny}
 agents:
-  plan:
+  general:
     rules: [{permission: edit, pattern: "docs/**/*.md", action: allow}]
 tests:
   - {tool: bash, input: "git status", expect: allow}

@@ -1,0 +1,135 @@
+"""A reply's tool calls, each from the model's arguments to its output: the loop's
+``execute`` half.
+
+    calls = Calls(tools, settle)
+    judged = await calls.judge(call, ctx)   # its tool, params, requests and decision (or an error)
+    done = await calls.enforce(judged, ctx) # settled; run only if allowed; its output
+
+Tools describe what a call touches (requests); :mod:`dm_cc.core.settle` decides
+and asks; this module runs what was allowed: confined when the session has a
+sandbox, and -- when the sandbox stopped it -- again outside only if its
+``sandbox_escape`` request is settled as allowed. Nothing here decides.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from pydantic import ValidationError
+
+from dm_cc.core.approval import AskFailed
+from dm_cc.core.settle import Judged, Settle, TurnStopped, denial_message
+from dm_cc.permissions import Request
+from dm_cc.permissions.rules import DOOM_LOOP
+from dm_cc.session.messages import ToolCall
+from dm_cc.tools.base import Tool, ToolContext, ToolOutput
+
+DOOM_LOOP_REPEATS = 3
+STOPPED_SHOWN = 2_000   # characters of a stopped command's output shown with its escape question
+
+
+@dataclass(frozen=True, slots=True)
+class Done:
+    """A call's output, and whether the person's answer to it ends the turn."""
+
+    output: ToolOutput
+    stops: bool = False
+
+
+class Calls:
+    """The tools of a session and its settle path; it remembers the last calls, so the
+    same call several times running is asked about (``doom_loop``)."""
+
+    def __init__(self, tools: Mapping[str, Tool[Any]], settle: Settle) -> None:
+        self.tools = tools
+        self.settle = settle
+        self._recent: list[str] = []
+
+    async def judge(self, call: ToolCall, ctx: ToolContext) -> Judged | ToolOutput:
+        """The call's tool, params and decision; a tool error when it names no tool or
+        its arguments do not fit."""
+        tool = self.tools.get(call.name)
+        if tool is None:
+            return ToolOutput(f"Unknown tool {call.name!r}. Available: {', '.join(self.tools)}.",
+                              is_error=True)
+        if call.arguments is None:
+            return ToolOutput(f"The arguments of {call.name} were not a valid JSON object: "
+                              f"{call.raw_arguments[:500]!r}. Send them again as JSON.",
+                              is_error=True)
+        try:
+            params = tool.Params.model_validate(call.arguments)
+            requests = list(tool.requests(params, ctx))
+        except (ValidationError, ValueError, KeyError) as exc:
+            return ToolOutput(f"Invalid arguments for {call.name}: {exc}", is_error=True)
+        key = call.name + json.dumps(call.arguments, sort_keys=True, default=str)
+        self._recent = (self._recent + [key])[-DOOM_LOOP_REPEATS:]
+        if len(self._recent) == DOOM_LOOP_REPEATS and len(set(self._recent)) == 1:
+            requests.append(Request(DOOM_LOOP, call.name, note=f"{call.name} with the same "
+                                    f"arguments {DOOM_LOOP_REPEATS} times in a row"))
+        return Judged(call, tool, params, await self.settle.decide(call, tool, requests))
+
+    async def enforce(self, item: Judged | ToolOutput, ctx: ToolContext) -> Done:
+        """THE enforcement point: a call runs here only when it was settled as allowed."""
+        if isinstance(item, ToolOutput):
+            return Done(item)
+        settled = await self.settle.settle(item, ctx)
+        if settled.decision.action == "deny":
+            return Done(ToolOutput(denial_message(item.call.name, settled.decision), is_error=True))
+        if not settled.runs:
+            said = f"{item.call.name} was not run: {settled.feedback}" if settled.feedback \
+                else "Rejected by the user."
+            return Done(ToolOutput(said, is_error=True), settled.stops)
+        output = await self._run(item, ctx)
+        if output.escape is not None and ctx.confine is not None:
+            return await self._escape(item, ctx, output)
+        return Done(output)
+
+    async def _escape(self, item: Judged, ctx: ToolContext, confined: ToolOutput) -> Done:
+        """The sandbox stopped the call: it runs again unconfined only if its
+        ``sandbox_escape`` request is settled as allowed; else the confined result stands."""
+        assert confined.escape is not None
+        settled = await self.settle(item.call, item.tool, item.params, [confined.escape], ctx,
+                                    stopped=confined.output[-STOPPED_SHOWN:])
+        if settled.decision.action == "deny":
+            rule = settled.decision.deciding[0].rule
+            said = (f"It may not run outside the sandbox: {rule.describe()}. Do it inside the "
+                    "project or $TMPDIR, or tell the user what is needed.")
+        elif not settled.runs:
+            said = "The user did not let it run outside the sandbox" + (
+                f": {settled.feedback}" if settled.feedback else ".")
+        else:
+            unconfined = await self._run(item, replace(ctx, confine=None))
+            return Done(replace(unconfined, output=unconfined.output + "\n(run outside the sandbox)"))
+        return Done(replace(confined, escape=None, output=f"{confined.output}\n{said}"),
+                    settled.stops)
+
+    async def _run(self, item: Judged, ctx: ToolContext) -> ToolOutput:
+        try:
+            return await item.tool.run(item.params, replace(ctx, call_id=item.call.id))
+        except (asyncio.CancelledError, TurnStopped, AskFailed):  # a subagent's stop is ours
+            raise
+        except Exception as exc:  # a tool bug must not kill the session
+            return ToolOutput(f"{item.call.name} failed: {type(exc).__name__}: {exc}",
+                              is_error=True)
+
+
+async def all_or_none(done: list[Done | None], jobs: Sequence[Any]) -> None:
+    """Run ``jobs`` at once, each result into its place in ``done``. When one stops the
+    turn (a subagent's rejection or failed ask) or the turn is cancelled, the others
+    are cancelled and awaited before it propagates."""
+    tasks = [asyncio.ensure_future(job) for job in jobs]
+    try:
+        for index, result in enumerate(await asyncio.gather(*tasks)):
+            done[index] = result
+    except BaseException:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        for index, task in enumerate(tasks):
+            if task.done() and not task.cancelled() and task.exception() is None:
+                done[index] = task.result()
+        raise
