@@ -21,7 +21,8 @@ wins within them; a ceiling only ever tightens):
   reads they are;
 * ``task NAME`` starts agent NAME: allowed when NAME may do no more than this one;
 * switching the session's agent (``plan_exit``) is left to the person: at most
-  asked, so a read-only agent is never left automatically;
+  asked, so no rule leaves a read-only agent for them (a decision hook of their
+  own may answer that question, as it may any other ask);
 * the agent's own files (``may_edit``: the plan agent's plan file) may be edited.
 """
 

@@ -91,8 +91,17 @@ class PolicyFileModel(_Strict):
 
 
 def policy_json_schema() -> dict:
+    """The JSON Schema of a policy file, for editors: every ``permission`` field offers
+    the permissions there are (the tool catalog's and the engine's) as examples."""
+    from dm_cc.tools.catalog import known_permissions
+
     schema = PolicyFileModel.model_json_schema()
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    known = sorted(known_permissions()) + ["mcp__<server>__<tool>", "*"]
+    for definition in schema.get("$defs", {}).values():
+        field = definition.get("properties", {}).get("permission")
+        if field is not None and field.get("type") == "string":
+            field["examples"] = known
     return schema
 
 

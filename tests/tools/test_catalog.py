@@ -2,16 +2,22 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
+from pydantic import BaseModel, Field
 
+from dm_cc.cli import main
 from dm_cc.config.dirs import PROTECTED_FOR_EDIT, HostFilesystem
 from dm_cc.core.prompts import tool_specs
 from dm_cc.permissions.paths import PathContextDirs
 from dm_cc.permissions.requests import KIND_LANGUAGE
+from dm_cc.permissions.rules import READS
+from dm_cc.policy.schema import policy_json_schema
 from dm_cc.tools import catalog
-from dm_cc.tools.base import builtin_tools, load_tool
+from dm_cc.tools.base import CatalogTool, ToolContext, ToolOutput, builtin_tools, load_tool
 from dm_cc.tools.catalog import (
     CATALOG,
     ToolEntry,
@@ -111,3 +117,48 @@ def test_every_parameter_is_described():
     for spec in tool_specs(builtin_tools()):
         assert spec.description and len(spec.description) < 1000, spec.name
         walk(spec.parameters, spec.name)
+
+
+# --------------------------------------------------------------------------- adding a tool
+
+
+class StatParams(BaseModel):
+    path: str = Field(description="The file to describe")
+
+
+class StatTool(CatalogTool[StatParams]):
+    """A throwaway tool with a permission of its own, as a new tool's file would be."""
+
+    name: ClassVar[str] = "stat"
+    description: ClassVar[str] = "Describe a file"
+    Params = StatParams
+
+    async def run(self, params: StatParams, ctx: ToolContext) -> ToolOutput:
+        return ToolOutput(params.path)
+
+
+def test_a_tool_with_a_permission_of_its_own_is_one_file_and_one_entry(monkeypatch, project,
+                                                                        capsys):
+    """Adding a tool is its file (here, the class above) and its catalog entry: the
+    catalog, the policy loader and lint, the schema, the engine and the rights of
+    read-only agents all read it from there."""
+    stat = ToolEntry("stat", "stat", "file", "path", f"{__name__}:StatTool", effects=READS)
+    monkeypatch.setattr(catalog, "_BY_NAME", catalog._checked([*CATALOG, stat]))
+    assert "stat" in known_permissions() and language_of("stat") == "path"
+    assert builtin_tools()[-1].name == "stat"
+    schema = policy_json_schema()["$defs"]["RuleSpec"]["properties"]["permission"]
+    assert "stat" in schema["examples"]
+    # a policy file names it, and lint reads its patterns as paths
+    policy = project / "stat.yaml"
+    policy.write_text("rules:\n  - {permission: stat, pattern: 'src/**', action: allow}\n"
+                      "  - {permission: stat, pattern: '../x', action: deny}\n")
+    assert main(["policy", "lint", str(policy)]) == 1
+    out = capsys.readouterr().out
+    assert "stat.yaml:3: never-matches" in out and "unknown" not in out
+    # its rules are matched as paths (`*` stays in a segment), for build and plan alike
+    for agent, expected in (("build", "allow"), ("plan", "allow")):
+        assert main(["policy", "check", "--policy", str(policy), "--agent", agent, "--json",
+                     "stat", "src/deep/a.py"]) == 0
+        assert json.loads(capsys.readouterr().out)["decision"] == expected
+    assert main(["policy", "check", "--policy", str(policy), "--json", "stat", "lib/a.py"]) == 0
+    assert json.loads(capsys.readouterr().out)["decision"] == "ask"
