@@ -22,6 +22,7 @@ import statistics
 import time
 
 from dm_cc.permissions import PathContext, Rule, Ruleset, evaluate
+from dm_cc.tools.catalog import known_permissions, language_of
 
 TOOLS = ["git", "npm", "cargo", "docker", "kubectl", "make", "python", "pip", "go", "rm",
          "curl", "ssh", "terraform", "gh", "yarn", "pnpm", "uv", "poetry", "helm", "aws"]
@@ -76,7 +77,9 @@ def make_inputs(rng: random.Random, count: int) -> list[tuple[str, str]]:
 
 # --------------------------------------------------------------------------- naive
 
-PATH_PERMISSIONS = {"read", "edit", "list", "glob", "grep", "external_directory"}
+# Each permission's pattern language, as the product reads it from the tool catalog.
+LANGUAGE = {permission: language_of(permission) for permission in known_permissions()}
+PATH_PERMISSIONS = {p for p, language in LANGUAGE.items() if language == "path"}
 
 
 def naive_wildcard_regex(pattern: str) -> str:
@@ -137,12 +140,14 @@ def main() -> None:
         ours_inputs = make_inputs(random.Random(1000 + round_), args.decisions)
         plain_inputs = make_inputs(random.Random(3000 + round_), args.decisions)
         naive_inputs = make_inputs(random.Random(2000 + round_), args.decisions)
-        agree = sum(naive_evaluate(p, s, rules) == evaluate(p, s, ruleset).action
+        agree = sum(naive_evaluate(p, s, rules)
+                    == evaluate(p, s, ruleset, language=LANGUAGE.get(p)).action
                     for p, s in naive_inputs[:300])
-        agree_plain = sum(naive_evaluate(p, s, rules) == evaluate(p, s, rules).action
+        agree_plain = sum(naive_evaluate(p, s, rules)
+                          == evaluate(p, s, rules, language=LANGUAGE.get(p)).action
                           for p, s in naive_inputs[300:600])
-        ours = rate(lambda p, s: evaluate(p, s, ruleset), ours_inputs)
-        plain = rate(lambda p, s: evaluate(p, s, rules), plain_inputs)
+        ours = rate(lambda p, s: evaluate(p, s, ruleset, language=LANGUAGE.get(p)), ours_inputs)
+        plain = rate(lambda p, s: evaluate(p, s, rules, language=LANGUAGE.get(p)), plain_inputs)
         naive = rate(lambda p, s: naive_evaluate(p, s, rules), naive_inputs)
         ours_rates.append(ours)
         plain_rates.append(plain)

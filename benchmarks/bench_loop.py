@@ -1,10 +1,12 @@
 """Loop overhead per tool call, excluding the model.
 
 The scripted model answers instantly, so what is timed is dm_cc's own work per
-call: derive requests, decide, run the tool, and append two messages (the
-assistant's call and the tool result) to the JSONL session, each fsynced. The
-reference in the same run is the bare minimum for the same calls: requests +
-decide + run, with no session and no loop.
+call, in the loop a user gets (``World.open_loop``: the sandbox where bubblewrap
+works, the audit log, the stores): derive requests, decide, record the decision,
+run the tool (a command confined), and append two messages (the assistant's call
+and the tool result) to the JSONL session, each fsynced. The reference in the same
+run is the bare minimum for the same calls: requests + decide + run, with no
+session, no sandbox, no audit and no loop.
 
     python benchmarks/bench_loop.py [--calls N]
 """
@@ -19,12 +21,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from dm_cc.compose import World, open_world
+from dm_cc.compose import Options, World, open_world
 from dm_cc.core.approval import HeadlessApprover
-from dm_cc.core.loop import Loop, Runtime
 from dm_cc.llm.scripted import ScriptedModel, call, reply
-from dm_cc.tools.base import ToolContext
-from dm_cc.tools.catalog import builtin_tools
+from dm_cc.tools.base import ToolContext, builtin_tools
 
 
 def scripted_calls(count: int) -> list:
@@ -35,18 +35,16 @@ def scripted_calls(count: int) -> list:
     return replies + [reply("done")]
 
 
-def isolated_world(root: Path) -> World:
-    return open_world(cwd=root, env={"HOME": str(root / "home"), "DM_CC_HOME": str(root / "dm"),
-                                     "DM_CC_MANAGED_DIR": str(root / "managed")})
+def isolated_world(root: Path, options: Options | None = None) -> World:
+    return open_world(options, cwd=root,
+                      env={**os.environ, "HOME": str(root / "home"),
+                           "DM_CC_HOME": str(root / "dm"),
+                           "DM_CC_MANAGED_DIR": str(root / "managed")})
 
 
 async def through_loop(root: Path, count: int) -> float:
-    world = isolated_world(root)
-    session = world.sessions.create(root)
-    runtime = Runtime(policy=world.policy, agents=world.agents, tools=builtin_tools(),
-                      model=ScriptedModel(scripted_calls(count)),
-                      approver=HeadlessApprover("deny"), where=world.where)
-    loop = Loop(session, runtime, max_turns=count + 1)
+    world = isolated_world(root, Options(max_turns=count + 1))
+    loop = world.open_loop(HeadlessApprover("deny"), model=ScriptedModel(scripted_calls(count)))
     start = time.perf_counter()
     result = await loop.run("go")
     elapsed = time.perf_counter() - start
@@ -89,7 +87,7 @@ def main() -> None:
     print(f"  through the loop:         {ours * 1000:7.2f} ms per call")
     print(f"  bare requests+decide+run: {bare * 1000:7.2f} ms per call")
     print(f"  loop overhead:            {(ours - bare) * 1000:7.2f} ms per call "
-          "(session appends with fsync, model plumbing, events)")
+          "(session appends with fsync, the audit log, the sandbox, model plumbing, events)")
 
 
 if __name__ == "__main__":

@@ -21,9 +21,7 @@ from pathlib import Path
 from dm_cc.compose import open_world
 from dm_cc.core.approval import HeadlessApprover
 from dm_cc.core.events import Event, TaskFinished, TaskStarted
-from dm_cc.core.loop import Loop, Runtime
 from dm_cc.llm.scripted import Delayed, ScriptedModel, calls, reply
-from dm_cc.tools.catalog import builtin_tools
 
 
 def task(prompt: str) -> tuple[str, dict]:
@@ -46,10 +44,7 @@ async def timed(root: Path, prompts: list[str], delay: float) -> tuple[float, li
         elif isinstance(event, TaskFinished):
             finished.append(event)
 
-    runtime = Runtime(policy=world.policy, agents=world.agents, tools=builtin_tools(),
-                      model=model, approver=HeadlessApprover("fail"), where=world.where,
-                      on_event=on_event)
-    loop = Loop(world.sessions.create(root, agent="build"), runtime, agent="build")
+    loop = world.open_loop(HeadlessApprover("fail"), model=model, on_event=on_event)
     start = time.perf_counter()
     result = await loop.run("go")
     elapsed = time.perf_counter() - start
