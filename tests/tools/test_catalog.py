@@ -14,7 +14,7 @@ from dm_cc.config.dirs import PROTECTED_FOR_EDIT, HostFilesystem
 from dm_cc.core.prompts import tool_specs
 from dm_cc.permissions.paths import PathContextDirs
 from dm_cc.permissions.requests import KIND_LANGUAGE
-from dm_cc.permissions.rules import READS
+from dm_cc.permissions.rules import EFFECTS, ENGINE_PERMISSIONS, READS
 from dm_cc.policy.schema import policy_json_schema
 from dm_cc.tools import catalog
 from dm_cc.tools.base import CatalogTool, ToolContext, ToolOutput, builtin_tools, load_tool
@@ -43,9 +43,9 @@ def test_every_entry_is_unique_and_loads_a_tool_of_its_own_name():
     for e in CATALOG:
         if e.cls is not None:
             assert load_tool(e).name == e.name
-    assert [t.name for t in builtin_tools()] == [
-        "read", "write", "edit", "glob", "grep", "list", "bash", "todo", "webfetch",
-        "plan_enter", "plan_exit", "task"]
+    # every implemented entry, in catalog order (a new tool joins by its entry alone)
+    assert [t.name for t in builtin_tools()] == [e.name for e in CATALOG if e.cls is not None]
+    assert {"read", "write", "edit", "bash", "task"} <= set(names)
 
 
 def test_every_kind_is_matched_in_its_permissions_pattern_language():
@@ -58,11 +58,20 @@ def test_every_kind_is_matched_in_its_permissions_pattern_language():
 
 
 def test_known_permissions_come_from_the_catalog_and_the_engine():
-    assert known_permissions() == {
-        "read", "edit", "glob", "grep", "list", "bash", "todo", "webfetch", "plan_enter",
-        "plan_exit", "task", "external_directory", "doom_loop", "network", "sandbox_escape"}
+    assert known_permissions() == {e.permission for e in CATALOG} | ENGINE_PERMISSIONS
+    assert {"read", "edit", "bash", "external_directory", "sandbox_escape"} <= known_permissions()
     assert is_known_permission("mcp__git__status")
     assert not is_known_permission("write")  # write asks for edit
+
+
+def test_every_tool_says_what_it_does():
+    """Read-only rights are derived from these (dm_cc.policy.effects): a tool that
+    only reads says so, one that writes, runs or reaches out says that."""
+    effects = {e.name: e.effects for e in CATALOG}
+    assert all(effects[name] == {"read"} for name in ("read", "glob", "grep", "list"))
+    assert effects["write"] == effects["edit"] == {"write"}
+    assert effects["bash"] == {"execute"} and effects["webfetch"] == {"network"}
+    assert entry("mcp__some__tool").effects == EFFECTS   # nothing known: everything
 
 
 @pytest.mark.parametrize("tool, text, expected", [
