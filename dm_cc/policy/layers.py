@@ -28,9 +28,9 @@ from typing import NamedTuple, Protocol
 
 from dm_cc.config import dirs
 from dm_cc.permissions import Ceiling, Gate, Layer, PathContext, Rule
-from dm_cc.permissions.rules import NETWORK, SANDBOX_ESCAPE, Effect
+from dm_cc.permissions.rules import NETWORK, SANDBOX_ESCAPE
 from dm_cc.policy.defaults import DEFAULT_RULES, SUBAGENT_RULES, guardrail_rules
-from dm_cc.policy.effects import Capabilities, limit_rules, limited
+from dm_cc.policy.effects import Capabilities, Limited, limit_rules, limited
 from dm_cc.policy.hooks import Hook, refuse_project_hooks
 from dm_cc.policy.loader import PolicyFile, load_policy_file
 from dm_cc.policy.shipped import load_policy_arg
@@ -77,26 +77,15 @@ PROJECT_OVERRIDES = ("the project's agents: overrides cannot overrule your own p
                      "(user config, --policy): their decision stands")
 
 
-class AgentRules(Protocol):
-    """What the policy needs of an agent (``dm_cc.agents.Agent`` is one)."""
-
-    @property
-    def name(self) -> str: ...
+class AgentRules(Limited, Protocol):
+    """What the policy needs of an agent (``dm_cc.agents.Agent`` is one): what its
+    rights are derived from, and its own rules."""
 
     @property
     def rules(self) -> tuple[Rule, ...]: ...
 
     @property
     def trusted(self) -> bool: ...
-
-    @property
-    def may(self) -> frozenset[Effect]: ...
-
-    @property
-    def may_edit(self) -> tuple[str, ...]: ...
-
-    @property
-    def source(self) -> str: ...
 
 
 def _policy_files(directory: Path, main: str = "policy.yaml") -> list[Path]:
