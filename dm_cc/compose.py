@@ -24,36 +24,29 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from dm_cc.agents.builtin import Agent, named_agent
-from dm_cc.agents.files import load_agents
-from dm_cc.config import dirs
-from dm_cc.config.dirs import HostFilesystem
+from dm_cc.agents import Agent, load_agents, named_agent
+from dm_cc.config import PROJECT_DIR, PROTECTED_FOR_EDIT, HostFilesystem, data_dir, home_dir, project_root
 from dm_cc.errors import DmccError, UsageError
-from dm_cc.permissions import Decision, Gate, Request, Rule
-from dm_cc.permissions.paths import PathContextDirs
-from dm_cc.policy.effects import Capabilities
-from dm_cc.policy.layers import Link, Policy, load_policy
-from dm_cc.tools.catalog import effects_of, input_requests, known_permissions
+from dm_cc.permissions import Decision, Gate, PathContextDirs, Request, Rule
+from dm_cc.policy import Capabilities, Link, Policy, load_policy
+from dm_cc.tools import effects_of, input_requests, known_permissions
 
 if TYPE_CHECKING:
-    from dm_cc.config.mcp_servers import ServerDefinition, Trust
-    from dm_cc.config.settings import Settings
-    from dm_cc.core.approval import Approvals, Approver
-    from dm_cc.core.events import Event
-    from dm_cc.core.loop import Loop
-    from dm_cc.llm.base import ChatModel, OnStream
-    from dm_cc.mcp.manager import McpServers
-    from dm_cc.sandbox.host import Plan, Sandbox
-    from dm_cc.session.approvals import ApprovalStore
-    from dm_cc.session.audit import AuditLog
-    from dm_cc.session.store import SessionStore
-    from dm_cc.tools.base import Tool
+    from dm_cc.config import ServerDefinition, Settings, Trust
+    from dm_cc.core import Approvals, Approver, Event, Loop
+    from dm_cc.llm import ChatModel, OnStream
+    from dm_cc.mcp import McpServers
+    from dm_cc.sandbox import Plan, Sandbox
+    from dm_cc.session import ApprovalStore, AuditLog, SessionStore
+    from dm_cc.tools import Tool
+
+__all__ = ["DEFAULT_AGENT", "Options", "World", "open_world"]
 
 NO_MODEL = (
     "no model is configured. Pass --model (any litellm model string, e.g. "
     "anthropic/claude-sonnet-4-5 or openai/gpt-4.1, with --api-base for an "
     "OpenAI-compatible server), set DM_CC_MODEL, or put `model:` in "
-    f"{dirs.PROJECT_DIR}/config.yaml. To try policies without an LLM, use --model offline.")
+    f"{PROJECT_DIR}/config.yaml. To try policies without an LLM, use --model offline.")
 
 DEFAULT_AGENT = "build"
 
@@ -81,10 +74,10 @@ class World:
         self.options = options
         self.env = env
         self.cwd = cwd.resolve()
-        self.root = dirs.project_root(self.cwd)
-        self.home = dirs.home_dir(env)
+        self.root = project_root(self.cwd)
+        self.home = home_dir(env)
         self.where = PathContextDirs(self.root, self.cwd, self.home, HostFilesystem(),
-                                     dirs.PROTECTED_FOR_EDIT)
+                                     PROTECTED_FOR_EDIT)
         self._gates: dict[str, Gate] = {}
         self._mcp: McpServers | None = None
         self._mcp_started = False
@@ -98,7 +91,7 @@ class World:
         policy = load_policy(self.root, self.home, self.env,
                              self.options.policies)
         if any(f.agents for f in policy.files):
-            from dm_cc.policy.lint import beyond_rights, unknown_agents
+            from dm_cc.policy import beyond_rights, unknown_agents
 
             for finding in [*unknown_agents(policy.files, self.agents),
                             *beyond_rights(policy.files, self.agents)]:
@@ -112,21 +105,21 @@ class World:
 
     @cached_property
     def settings(self) -> Settings:
-        from dm_cc.config.settings import load_settings
+        from dm_cc.config import load_settings
 
         return load_settings(self.root, self.env, model=self.options.model,
                              api_base=self.options.api_base)
 
     @cached_property
     def sessions(self) -> SessionStore:
-        from dm_cc.session.store import SessionStore
+        from dm_cc.session import SessionStore
 
-        return SessionStore(dirs.data_dir(self.env) / "sessions")
+        return SessionStore(data_dir(self.env) / "sessions")
 
     @cached_property
     def sandbox(self) -> Sandbox:
         """Where shell commands run: the mode from the user's or the managed config."""
-        from dm_cc.sandbox.host import Sandbox
+        from dm_cc.sandbox import Sandbox
 
         settings = self.settings
         return Sandbox(settings.sandbox, self.where, self.env,  # type: ignore[arg-type]
@@ -135,24 +128,24 @@ class World:
     @cached_property
     def approvals(self) -> ApprovalStore:
         """The project's saved "always allow" answers (a file in the data dir)."""
-        from dm_cc.session.approvals import ApprovalStore
+        from dm_cc.session import ApprovalStore
 
-        return ApprovalStore.for_project(dirs.data_dir(self.env), self.root)
+        return ApprovalStore.for_project(data_dir(self.env), self.root)
 
     @cached_property
     def answers(self) -> Approvals:
         """What the person has approved in this process (per agent), over the saved
         approvals: every session this World opens shares it (``/clear`` keeps it)."""
-        from dm_cc.core.approval import Approvals
+        from dm_cc.core import Approvals
 
         return Approvals(self.approvals)
 
     @cached_property
     def audit(self) -> AuditLog:
         """The project's audit log of decisions (a file in the data dir, docs/audit.md)."""
-        from dm_cc.session.audit import AuditLog
+        from dm_cc.session import AuditLog
 
-        return AuditLog.for_project(dirs.data_dir(self.env), self.root)
+        return AuditLog.for_project(data_dir(self.env), self.root)
 
     # ------------------------------------------------------------------ MCP servers
 
@@ -162,9 +155,7 @@ class World:
 
     def mcp_trust(self, server: ServerDefinition) -> Trust:
         """Whether ``server`` may start (a project's only once approved)."""
-        from dm_cc.config.mcp_servers import trust_of
-
-        return trust_of(server, self.approvals.trusted_servers())
+        return server.trust(self.approvals.trusted_servers())
 
     def start_mcp(self, ask: AskTrust | None = None,
                   notify: Callable[[str], None] = lambda text: None,
@@ -182,7 +173,7 @@ class World:
         if self._mcp_started:
             return self._mcp
         self._mcp_started = True
-        from dm_cc.config.mcp_servers import STARTS, refusal, trust_of
+        from dm_cc.config import STARTING_TRUST
 
         definitions = self.mcp_definitions()
         trusted: dict[str, str] = {}
@@ -193,10 +184,10 @@ class World:
                 notify(f"approved MCP servers unknown: {exc}")
         starting = []
         for server in definitions:
-            trust = trust_of(server, trusted)
-            if trust not in STARTS:
+            trust = server.trust(trusted)
+            if trust not in STARTING_TRUST:
                 if ask is None or not ask(server, trust):
-                    notify(refusal(server, trust))
+                    notify(server.refusal(trust))
                     continue
                 try:
                     self.approvals.trust_server(server.name, server.fingerprint,
@@ -206,7 +197,7 @@ class World:
             starting.append(server)
         if not starting:
             return None
-        from dm_cc.mcp.manager import McpServers
+        from dm_cc.mcp import McpServers
 
         gate = self.gate(self.agent(agent or self.settings.default_agent or DEFAULT_AGENT))
         sandbox = self.sandbox
@@ -290,21 +281,21 @@ class World:
             return decision
         import asyncio
 
-        from dm_cc.core.hooks import CallFacts, consult
-        from dm_cc.tools.catalog import entry
+        from dm_cc.core import CallFacts, consult_hooks
+        from dm_cc.tools import entry
 
         try:
             arguments = entry(tool).arguments(text)
         except (LookupError, ValueError):
             arguments = {}
         facts = CallFacts(tool, text, arguments, agent, None, str(self.cwd))
-        return asyncio.run(consult(decision, hooks, gate, facts))
+        return asyncio.run(consult_hooks(decision, hooks, gate, facts))
 
     # ------------------------------------------------------------------ sessions
 
     def make_model(self, name: str) -> ChatModel:
         """The model called ``name`` (UsageError for a script that cannot be read)."""
-        from dm_cc.llm.factory import make_model
+        from dm_cc.llm import make_model
 
         try:
             return make_model(name, self.settings.api_base)
@@ -326,10 +317,9 @@ class World:
         with no earlier session of this project (none with a message) opens a new
         one: its ``messages`` are empty, which is how a front end tells and says so.
         Raises UsageError for an unknown or subagent-only agent or no model."""
-        from dm_cc.core.events import Notice
-        from dm_cc.core.loop import Loop, Runtime
-        from dm_cc.session.messages import agent_in_charge
-        from dm_cc.tools.base import builtin_tools
+        from dm_cc.core import Loop, Notice, Runtime
+        from dm_cc.session import agent_in_charge
+        from dm_cc.tools import builtin_tools
 
         options, store = self.options, self.sessions
         if fresh:

@@ -16,6 +16,18 @@ refuses to start rather than run with half a policy.
 
 from __future__ import annotations
 
+__all__ = [
+    "AgentFileError",
+    "ApprovalStoreError",
+    "AuditLogError",
+    "ConfigError",
+    "DmccError",
+    "PolicyError",
+    "SessionError",
+    "SettingsError",
+    "UsageError",
+]
+
 
 class DmccError(Exception):
     """Base of all errors dm_cc reports as a message rather than a traceback."""

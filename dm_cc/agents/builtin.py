@@ -14,10 +14,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
-from dm_cc.config import dirs
+from dm_cc.config import PLAN_FILE_PATTERN
 from dm_cc.errors import UsageError
-from dm_cc.permissions import Action, Rule
-from dm_cc.permissions.rules import EFFECTS, READS, Effect
+from dm_cc.permissions import EFFECTS, READS, Action, Effect, Rule
 
 Mode = Literal["primary", "subagent", "all"]
 
@@ -55,7 +54,7 @@ def _rules(agent: str, *specs: tuple[str, str, Action, str | None]) -> tuple[Rul
 # rules let it write its own plan file without asking, and keep it from planning twice.
 PLAN_RULES = _rules(
     "plan",
-    ("edit", dirs.PLAN_FILE_PATTERN, "allow", "the plan agent writes its plan file"),
+    ("edit", PLAN_FILE_PATTERN, "allow", "the plan agent writes its plan file"),
     ("plan_enter", "*", "deny", "already planning"),
 )
 
@@ -88,7 +87,7 @@ BUILTIN_AGENTS: dict[str, Agent] = {
               prompt=BUILD_PROMPT),
         Agent("plan", "primary", "Read-only planning; may write only its plan file.",
               prompt=PLAN_PROMPT, rules=PLAN_RULES, may=READS,
-              may_edit=(dirs.PLAN_FILE_PATTERN,)),
+              may_edit=(PLAN_FILE_PATTERN,)),
         # as children, subagents keep no todo list and start no subagents of their own
         # unless their rules say so (dm_cc.policy.defaults.SUBAGENT_RULES)
         Agent("explore", "subagent", "Fast read-only exploration of the codebase.",

@@ -35,11 +35,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from dm_cc.agents.builtin import BUILTIN_AGENTS, Agent
-from dm_cc.config import dirs
-from dm_cc.config.yaml_lines import display_path, load_yaml, validation_error
+from dm_cc.config import config_dir, display_path, load_yaml, project_dir, validation_error
 from dm_cc.errors import AgentFileError, PolicyError
-from dm_cc.permissions.rules import EFFECTS, Effect
-from dm_cc.policy.loader import rules_from
+from dm_cc.permissions import EFFECTS, Effect
+from dm_cc.policy import rules_from
 
 if TYPE_CHECKING:  # pydantic is imported only when a file must be validated
     from pydantic import BaseModel
@@ -57,7 +56,7 @@ _HINTS = {
 def _model() -> type[BaseModel]:
     from pydantic import BaseModel, ConfigDict, Field
 
-    from dm_cc.policy.schema import ActionName, RuleSpec
+    from dm_cc.policy import ActionName, RuleSpec
 
     class AgentFrontMatter(BaseModel):
         model_config = ConfigDict(strict=True, extra="forbid")
@@ -138,7 +137,7 @@ def load_agent_file(path: Path) -> Agent:
 def agent_files(root: Path, env: Mapping[str, str] = os.environ) -> list[Path]:
     """The agent files that :func:`load_agents` reads, in order (user, then project)."""
     found: list[Path] = []
-    for directory in (dirs.config_dir(env) / "agents", dirs.project_dir(root) / "agents"):
+    for directory in (config_dir(env) / "agents", project_dir(root) / "agents"):
         if directory.is_dir():
             found.extend(sorted(p for p in directory.iterdir() if p.suffix == ".md"
                                 and p.is_file()))
@@ -149,7 +148,7 @@ def load_agents(root: Path, env: Mapping[str, str] = os.environ) -> dict[str, Ag
     """Built-in agents, then user agents, then project agents (a later file with the
     same name replaces an earlier one). The first bad file raises AgentFileError."""
     agents: dict[str, Agent] = dict(BUILTIN_AGENTS)
-    project_agents = dirs.project_dir(root) / "agents"
+    project_agents = project_dir(root) / "agents"
     for path in agent_files(root, env):
         agent = load_agent_file(path)
         if path.parent == project_agents:  # where it was found, not where a link points

@@ -23,6 +23,8 @@ from typing import Any, NoReturn
 from dm_cc import __version__
 from dm_cc.errors import DmccError
 
+__all__ = ["main"]
+
 
 @cache
 def _columns() -> int:

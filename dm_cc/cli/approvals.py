@@ -17,7 +17,7 @@ from dm_cc.errors import UsageError
 
 if TYPE_CHECKING:  # the world and the store are imported by the handlers only
     from dm_cc.compose import World
-    from dm_cc.session.approvals import ApprovalStore, SavedApproval
+    from dm_cc.session import ApprovalStore, SavedApproval
 
 ADDED_NOTE = "added with `dm_cc approvals add`"
 
@@ -66,23 +66,20 @@ def _list(args: argparse.Namespace) -> int:
 
 def _check(world: World, permission: str, pattern: str, agent: str) -> None:
     """UsageError unless an approval of ``permission`` ``pattern`` for ``agent`` makes sense."""
-    from dm_cc.permissions.patterns import PathContext, PathGlob
-    from dm_cc.tools.catalog import is_known_permission, known_permissions, language_of
+    from dm_cc.permissions import path_pattern_problem
+    from dm_cc.tools import is_known_permission, known_permissions, language_of
 
     if not is_known_permission(permission):
         known = ", ".join(sorted(known_permissions()))
         raise UsageError(f"unknown permission {permission!r} (known: {known}, "
                          "or mcp__<server>__<tool>)")
     world.agent(agent)  # UsageError naming the known agents
-    if language_of(permission) == "path":
-        try:
-            PathGlob(pattern, PathContext(root="/", home="/"))
-        except Exception as exc:  # bracex limits, malformed classes (as the policy loader)
-            raise UsageError(f"bad path pattern {pattern!r}: {exc}") from None
+    if language_of(permission) == "path" and (problem := path_pattern_problem(pattern)):
+        raise UsageError(f"bad path pattern {pattern!r}: {problem}")
 
 
 def _add(args: argparse.Namespace) -> int:
-    from dm_cc.session.approvals import parse_duration
+    from dm_cc.session import parse_duration
 
     world = _world()
     _check(world, args.permission, args.pattern, args.agent)

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from dm_cc.errors import UsageError
 
 if TYPE_CHECKING:
-    from dm_cc.session.audit import AuditLog, Verification
+    from dm_cc.session import AuditLog, Verification
 
 _DURATION = re.compile(r"(?:\d{1,9}[smhdw])+")
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
@@ -64,7 +64,7 @@ def _seconds(record: dict[str, Any]) -> float | None:
 def _records(log: AuditLog) -> Iterator[dict[str, Any]]:
     """Every record of the project's set-aside logs and its log, oldest first; a line
     that is not a record is reported on stderr."""
-    from dm_cc.session.audit import AuditLog
+    from dm_cc.session import AuditLog
 
     for path in [*log.set_aside(), log.path]:
         for number, record in AuditLog.at(path).records():
@@ -149,7 +149,7 @@ def _report(result: Verification) -> bool:
 
 
 def _verify(args: argparse.Namespace) -> int:
-    from dm_cc.session.audit import AuditLog
+    from dm_cc.session import AuditLog
 
     if args.files:
         logs = [AuditLog.at(Path(name)) for name in args.files]

@@ -16,10 +16,10 @@ if TYPE_CHECKING:
 
 
 def run_interactive(args: argparse.Namespace) -> int:
-    from dm_cc.ui.early import early_prompt
+    from dm_cc.ui import early_prompt
 
     drawn = early_prompt()
-    from dm_cc.ui.repl import run_repl
+    from dm_cc.ui import run_repl
 
     def load_world() -> World:
         from dm_cc.compose import open_world

@@ -16,15 +16,15 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from dm_cc.config.dirs import PROJECT_DIR
+from dm_cc.config import PROJECT_DIR
 from dm_cc.errors import UsageError
-from dm_cc.ui.mcp_text import server_lines, server_rows
+from dm_cc.ui import server_lines, server_rows
 
 DEFAULT_AGENT = "build"
 
 if TYPE_CHECKING:  # the world is imported by the handlers only
     from dm_cc.compose import World
-    from dm_cc.config.mcp_servers import ServerDefinition
+    from dm_cc.config import ServerDefinition
 
 
 def _world() -> World:

@@ -10,12 +10,10 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from dm_cc.permissions import Decision, Gate, Rule
-from dm_cc.permissions.engine import considered
-
-if TYPE_CHECKING:
-    from dm_cc.agents.builtin import Agent
+if TYPE_CHECKING:  # annotations only: `dm_cc --help` does not load the engine
+    from dm_cc.agents import Agent
     from dm_cc.compose import World
+    from dm_cc.permissions import Decision, Gate, Rule
 
 
 def _world(args: argparse.Namespace) -> World:
@@ -46,7 +44,7 @@ def _check(args: argparse.Namespace) -> int:
     if hooks:
         decision = world.consult_hooks(gate, decision, args.tool, args.input, args.agent)
     if args.json:
-        from dm_cc.policy.layers import HOOK_LAYER
+        from dm_cc.policy import HOOK_LAYER
 
         _print_json({
             "decision": decision.action,
@@ -63,7 +61,7 @@ def _check(args: argparse.Namespace) -> int:
                           for h in hooks]} if hooks else {}),
         })
         return 0
-    from dm_cc.ui.describe import hooks_lines, trace_lines
+    from dm_cc.ui import hooks_lines, trace_lines
 
     print(f"{decision.action}: {args.tool} {args.input!r} (agent {_who(args)})")
     for line in trace_lines(decision):
@@ -75,7 +73,6 @@ def _check(args: argparse.Namespace) -> int:
 
 def _explain(args: argparse.Namespace) -> int:
     gate, decision = _decide(args)
-    rulesets = gate.rulesets
     print(f"{args.tool} {args.input!r} under agent {_who(args)}: {decision.action}")
     for v in decision.verdicts:
         request = v.request
@@ -85,7 +82,7 @@ def _explain(args: argparse.Namespace) -> int:
             print(f"  {request.note}")
         print("  rules for this permission, in order (last match wins):")
         found = False
-        for rule, hits in considered(request, rulesets):
+        for rule, hits in gate.considered(request):
             mark = "match" if hits else "  -  "
             winner = "  <- decides" if rule is v.rule else ""
             found = found or rule is v.rule
@@ -104,14 +101,12 @@ def _show(args: argparse.Namespace) -> int:
     world = _world(args)
     gate = world.gate(world.agent(args.agent), under=args.under)
     if args.json:
-        from dm_cc.ui.describe import bounds
-
-        layers = [*gate.layers, *(layer for layer, _why in bounds(gate))]
+        layers = [*gate.layers, *(layer for layer, _why in gate.bounds())]
         _print_json({"agent": args.agent, "rules": [
             {"layer": layer.name, **_rule_json(rule)}
             for layer in layers for rule in layer.rules]})
         return 0
-    from dm_cc.ui.describe import layer_lines
+    from dm_cc.ui import layer_lines
 
     print(f"effective rules for agent {_who(args)} (last match wins; later layers win):")
     for line in layer_lines(gate):
@@ -129,7 +124,7 @@ def _who(args: argparse.Namespace) -> str:
 
 def _test(args: argparse.Namespace) -> int:
     from dm_cc.compose import DEFAULT_AGENT
-    from dm_cc.policy.inline_tests import run_inline_tests
+    from dm_cc.policy import run_inline_tests
 
     world = _world(args)
     results = run_inline_tests(world.policy.files, lambda test: world.decide(
@@ -149,9 +144,8 @@ def _test(args: argparse.Namespace) -> int:
 
 
 def _lint(args: argparse.Namespace) -> int:
-    from dm_cc.config import dirs
-    from dm_cc.policy.lint import lint_files
-    from dm_cc.policy.shipped import load_policy_arg
+    from dm_cc.config import PROJECT_DIR, config_dir, managed_dir
+    from dm_cc.policy import lint_files, load_policy_arg
 
     world = _world(args)
     files = [load_policy_arg(f) for f in args.files] if args.files \
@@ -160,8 +154,8 @@ def _lint(args: argparse.Namespace) -> int:
     for finding in findings:
         print(finding)
     if not files:
-        print(f"no policy files found (project {dirs.PROJECT_DIR}/, user config "
-              f"{dirs.config_dir()}, managed {dirs.managed_dir()})")
+        print(f"no policy files found (project {PROJECT_DIR}/, user config "
+              f"{config_dir()}, managed {managed_dir()})")
     elif not findings:
         print(f"{len(files)} file(s), no findings")
     return 1 if findings else 0
@@ -170,13 +164,13 @@ def _lint(args: argparse.Namespace) -> int:
 def _builtin(args: argparse.Namespace) -> int:
     """The shipped policies with what each is for; with a name, that file's text
     (to read, or to copy and adapt: ``dm_cc policy builtin team-strict > FILE``)."""
-    from dm_cc.policy import shipped
+    from dm_cc.policy import SHIPPED_PREFIX, shipped_names, shipped_summary, shipped_text
 
     if args.name is None:
-        for name in shipped.names():
-            print(f"{shipped.PREFIX}{name:<22} {shipped.summary(name)}")
+        for name in shipped_names():
+            print(f"{SHIPPED_PREFIX}{name:<22} {shipped_summary(name)}")
         return 0
-    print(shipped.text_of(args.name.removeprefix(shipped.PREFIX)), end="")
+    print(shipped_text(args.name.removeprefix(SHIPPED_PREFIX)), end="")
     return 0
 
 
@@ -185,7 +179,7 @@ def _policy_name(parser: argparse.ArgumentParser) -> None:
 
 
 def _schema(args: argparse.Namespace) -> int:
-    from dm_cc.policy.schema import policy_json_schema
+    from dm_cc.policy import policy_json_schema
 
     _print_json(policy_json_schema())
     return 0
@@ -195,12 +189,10 @@ def _import(args: argparse.Namespace) -> int:
     """Rewrite another assistant's permission settings as a dm_cc policy file."""
     import sys
 
-    from dm_cc.policy.importers import IMPORTERS, render
-    from dm_cc.policy.lint import lint_files
-    from dm_cc.policy.loader import parse_policy
+    from dm_cc.policy import IMPORTERS, lint_files, parse_policy, render_policy
 
     imported = IMPORTERS[args.source][1](Path(args.file))
-    text = render(imported)
+    text = render_policy(imported)
     shown = args.output or "<stdout>"
     policy = parse_policy(text, shown)   # the output must load; a failure here is a bug
     if args.output:
@@ -231,7 +223,7 @@ def _known_agents() -> Mapping[str, Agent] | None:
 
 
 def _import_args(parser: argparse.ArgumentParser) -> None:
-    from dm_cc.policy.importers import IMPORTERS
+    from dm_cc.policy import IMPORTERS
 
     parser.add_argument("source", choices=tuple(IMPORTERS), metavar="FORMAT",
                         help="; ".join(f"{name}: {text}" for name, (text, _) in IMPORTERS.items()))

@@ -22,8 +22,8 @@ if TYPE_CHECKING:  # annotations only: `dm_cc --help` stays fast
     from pathlib import Path
 
     from dm_cc.compose import World
-    from dm_cc.core.events import Event
-    from dm_cc.session.store import Session
+    from dm_cc.core import Event
+    from dm_cc.session import Session
 
 EXIT_ASK_FAILED = 3
 ASKED = {"deny": "refused by --on-ask deny", "fail": "run stopped by --on-ask fail"}
@@ -52,14 +52,14 @@ def read_prompt(argument: str) -> str:
 
 def _run(args: argparse.Namespace) -> int:
     from dm_cc.compose import open_world
-    from dm_cc.ui import headless
+    from dm_cc.ui import CallLines, event_json
 
     prompt = read_prompt(args.prompt)
-    lines = headless.CallLines(ASKED[args.on_ask])
+    lines = CallLines(ASKED[args.on_ask])
 
     def emit(event: Event) -> None:
         if args.json:
-            _record(headless.event_json(event))
+            _record(event_json(event))
         else:
             for line in lines.lines(event):
                 _say(line)
@@ -75,9 +75,9 @@ def _turn(args: argparse.Namespace, world: World, prompt: str,
           emit: Callable[[Event], None]) -> int:
     import asyncio
 
-    from dm_cc.core.approval import AskFailed, HeadlessApprover
-    from dm_cc.llm.base import ModelError
-    from dm_cc.ui import headless
+    from dm_cc.core import AskFailed, HeadlessApprover
+    from dm_cc.llm import ModelError
+    from dm_cc.ui import failure_json, result_json
 
     opening: list[Event] = []   # notices while it opens (MCP servers) follow the session record
 
@@ -100,7 +100,7 @@ def _turn(args: argparse.Namespace, world: World, prompt: str,
 
     def stopped(kind: str, message: str) -> None:
         if args.json:
-            _record(headless.failure_json(kind, session.info.id, message))
+            _record(failure_json(kind, session.info.id, message))
         _say(message)
 
     try:
@@ -112,7 +112,7 @@ def _turn(args: argparse.Namespace, world: World, prompt: str,
         stopped("model_error", f"model error: {exc}")
         return 1
     if args.json:
-        _record(headless.result_json(session.info.id, result.reason, result.text, loop.usage))
+        _record(result_json(session.info.id, result.reason, result.text, loop.usage))
     else:
         print(result.text)
     return 0 if result.reason == "done" else 1
@@ -121,8 +121,7 @@ def _turn(args: argparse.Namespace, world: World, prompt: str,
 def _opening(args: argparse.Namespace, session: Session, root: Path) -> None:
     """Say which session the run continues and replay its end (stderr), or that
     there was none to continue; with --json, the ``session`` record."""
-    from dm_cc.ui.headless import session_json
-    from dm_cc.ui.transcript import replay, session_notice
+    from dm_cc.ui import replay, session_json, session_notice
 
     for warning in session.warnings:
         _say(f"warning: {warning}")

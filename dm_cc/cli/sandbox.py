@@ -65,7 +65,7 @@ def _status(args: argparse.Namespace) -> int:
             "mode": sandbox.mode, "mode_source": sandbox.why_mode, "state": sandbox.state(),
             "confining": sandbox.confining, "agent": args.agent, **spec.as_json()}, indent=2))
         return 0
-    from dm_cc.ui.sandbox_text import status_lines
+    from dm_cc.ui import status_lines
 
     for line in status_lines(sandbox, spec, args.agent):
         print(line)
@@ -84,9 +84,9 @@ def _command_line(words: Sequence[str]) -> str:
 def _run(args: argparse.Namespace) -> int:
     import asyncio
 
-    from dm_cc.sandbox.host import stopped_by_sandbox
-    from dm_cc.tools.bash import DEFAULT_TIMEOUT, run_plan
-    from dm_cc.ui.sandbox_text import where_line
+    from dm_cc.sandbox import stopped_by_sandbox
+    from dm_cc.tools import DEFAULT_TIMEOUT, run_plan
+    from dm_cc.ui import where_line
 
     command = _command_line(args.command)
     world = _world(args)

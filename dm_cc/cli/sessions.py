@@ -16,8 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the store is imported by the handlers only: `dm_cc policy` stays fast
-    from dm_cc.session.messages import Message
-    from dm_cc.session.store import SessionInfo
+    from dm_cc.session import Message, SessionInfo
 
 RESULT_LINES = 6      # lines of a tool result shown by `show`
 LINE_CHARS = 200      # characters of one shown line (results, call arguments)
@@ -33,8 +32,8 @@ def _cut(text: str, limit: int = LINE_CHARS) -> str:
 
 def _list(args: argparse.Namespace) -> int:
     from dm_cc.compose import open_world
-    from dm_cc.config.dirs import project_root
-    from dm_cc.session.store import session_tree
+    from dm_cc.config import project_root
+    from dm_cc.session import session_tree
 
     store = open_world().sessions
     project = project_root(Path(args.project)) if args.project else None
@@ -53,7 +52,7 @@ def _list(args: argparse.Namespace) -> int:
 def _list_line(info: SessionInfo, depth: int) -> str:
     """One session; a subagent's session indented under its parent (``child of``
     named only when the parent is not listed)."""
-    from dm_cc.ui.describe import tree_indent
+    from dm_cc.ui import tree_indent
 
     orphan = info.parent_id is not None and depth == 0
     where = f"{info.project}" + (f"; child of {info.parent_id}" if orphan else "")

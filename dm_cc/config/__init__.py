@@ -1,1 +1,87 @@
-"""Where dm_cc keeps its files (per-user, system), settings, and YAML with line numbers."""
+"""Where dm_cc keeps its files (per-user, managed, project), its settings, and YAML
+that remembers line numbers. Imports nothing of dm_cc but ``dm_cc.errors``.
+
+    dirs.py         the per-user, managed and project directories; the host
+                    filesystem the engine resolves paths with
+    settings.py     ``config.yaml`` (user, then project): model, sandbox, MCP servers ...
+    mcp_servers.py  the ``mcp.servers`` section, and whether each server may start
+    yaml_lines.py   YAML with the line of each value; errors naming ``file:line``
+
+The front door is lazy: a name's module is imported on its first use, so
+``dm_cc --help`` loads ``dirs.py`` and no YAML.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from dm_cc.config.dirs import (
+        PLAN_FILE_PATTERN,
+        PROJECT_DIR,
+        PROTECTED_FOR_EDIT,
+        HostFilesystem,
+        cache_dir,
+        config_dir,
+        data_dir,
+        home_dir,
+        managed_dir,
+        plan_file,
+        project_dir,
+        project_root,
+        state_dir,
+    )
+    from dm_cc.config.mcp_servers import STARTING_TRUST, ServerDefinition, Trust
+    from dm_cc.config.settings import Settings, load_settings
+    from dm_cc.config.yaml_lines import LinePath, display_path, line_of, load_yaml, validation_error
+
+__all__ = [
+    "PLAN_FILE_PATTERN",
+    "PROJECT_DIR",
+    "PROTECTED_FOR_EDIT",
+    "STARTING_TRUST",
+    "HostFilesystem",
+    "LinePath",
+    "ServerDefinition",
+    "Settings",
+    "Trust",
+    "cache_dir",
+    "config_dir",
+    "data_dir",
+    "display_path",
+    "home_dir",
+    "line_of",
+    "load_settings",
+    "load_yaml",
+    "managed_dir",
+    "plan_file",
+    "project_dir",
+    "project_root",
+    "state_dir",
+    "validation_error",
+]
+
+# Each module of the part and the names of it re-exported here, imported on first
+# use (PEP 562): importing the package loads none of them.
+_LAZY: dict[str, tuple[str, ...]] = {
+    "dm_cc.config.dirs": ("PLAN_FILE_PATTERN", "PROJECT_DIR", "PROTECTED_FOR_EDIT",
+                          "HostFilesystem", "cache_dir", "config_dir", "data_dir", "home_dir",
+                          "managed_dir", "plan_file", "project_dir", "project_root", "state_dir"),
+    "dm_cc.config.mcp_servers": ("STARTING_TRUST", "ServerDefinition", "Trust"),
+    "dm_cc.config.settings": ("Settings", "load_settings"),
+    "dm_cc.config.yaml_lines": ("LinePath", "display_path", "line_of", "load_yaml",
+                                "validation_error"),
+}
+
+if not TYPE_CHECKING:  # for mypy, the imports above are the names
+    _OWNER = {name: module for module, names in _LAZY.items() for name in names}
+
+    def __getattr__(name: str) -> object:
+        """``name``, its module imported on first use."""
+        module = _OWNER.get(name)
+        if module is None:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        value = getattr(import_module(module), name)
+        globals()[name] = value  # found once: later lookups do not come here
+        return value

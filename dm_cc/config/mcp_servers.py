@@ -87,6 +87,24 @@ class ServerDefinition:
             return self.url
         return " ".join(self.argv)
 
+    def trust(self, trusted: Mapping[str, str]) -> Trust:
+        """Whether it may start: a user's server always; a project's only when
+        ``trusted`` (name → fingerprint, from the approval store) holds its definition."""
+        if self.origin == "user":
+            return "user config"
+        approved = trusted.get(self.name)
+        if approved is None:
+            return "not approved"
+        return "approved" if approved == self.fingerprint else "changed since approved"
+
+    def refusal(self, trust: Trust) -> str:
+        """Why this project's server was not started, and how to let it start."""
+        state = "has changed since it was approved" if trust == "changed since approved" \
+            else "is not approved"
+        return (f"MCP server {self.name} ({self.source}) is defined by this project and "
+                f"{state}, so it was not started: it would run `{self.where()}`. Review it, "
+                f"then approve it with `dm_cc mcp trust {self.name}`.")
+
 
 def parse_servers(section: Any, origin: Origin, shown: str,
                   lines: dict[LinePath, int], env: Mapping[str, str]) -> dict[str, ServerDefinition]:
@@ -186,24 +204,5 @@ def _interpolate(value: str, env: Mapping[str, str], missing: Any) -> str:
 
 
 Trust = Literal["user config", "approved", "not approved", "changed since approved"]
-STARTS: tuple[Trust, ...] = ("user config", "approved")
-
-
-def trust_of(server: ServerDefinition, trusted: Mapping[str, str]) -> Trust:
-    """Whether ``server`` may start: a user's server always; a project's only when
-    ``trusted`` (name → fingerprint, from the approval store) holds its definition."""
-    if server.origin == "user":
-        return "user config"
-    approved = trusted.get(server.name)
-    if approved is None:
-        return "not approved"
-    return "approved" if approved == server.fingerprint else "changed since approved"
-
-
-def refusal(server: ServerDefinition, trust: Trust) -> str:
-    """Why a project's server was not started, and how to let it start."""
-    state = "has changed since it was approved" if trust == "changed since approved" \
-        else "is not approved"
-    return (f"MCP server {server.name} ({server.source}) is defined by this project and "
-            f"{state}, so it was not started: it would run `{server.where()}`. Review it, "
-            f"then approve it with `dm_cc mcp trust {server.name}`.")
+#: The trust a server starts with (any other: it starts only once approved).
+STARTING_TRUST: tuple[Trust, ...] = ("user config", "approved")

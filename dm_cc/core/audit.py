@@ -29,11 +29,9 @@ from typing import Any, NamedTuple
 from dm_cc.core.approval import Approval
 from dm_cc.core.events import Event, Notice
 from dm_cc.errors import DmccError
-from dm_cc.permissions import Decision
-from dm_cc.permissions.gate import Verdict
-from dm_cc.policy.layers import APPROVALS_LAYER, HOOK_LAYER
-from dm_cc.session.audit import AuditLog
-from dm_cc.session.messages import ToolCall
+from dm_cc.permissions import Decision, Verdict
+from dm_cc.policy import APPROVALS_LAYER, HOOK_LAYER
+from dm_cc.session import AuditLog, ToolCall
 
 SAVED_SOURCE = "approval:apr_"
 

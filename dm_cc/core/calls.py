@@ -23,10 +23,9 @@ from pydantic import ValidationError
 
 from dm_cc.core.approval import AskFailed
 from dm_cc.core.settle import Judged, Settle, TurnStopped, denial_message
-from dm_cc.permissions import Request
-from dm_cc.permissions.rules import DOOM_LOOP
-from dm_cc.session.messages import ToolCall
-from dm_cc.tools.base import Tool, ToolContext, ToolOutput
+from dm_cc.permissions import DOOM_LOOP, Request
+from dm_cc.session import ToolCall
+from dm_cc.tools import Tool, ToolContext, ToolOutput
 
 DOOM_LOOP_REPEATS = 3
 STOPPED_SHOWN = 2_000   # characters of a stopped command's output shown with its escape question

@@ -23,9 +23,8 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import NamedTuple
 
 from dm_cc.core.prompts import CHARS_PER_TOKEN
-from dm_cc.llm.base import ChatModel, ModelError, ToolSpec, Usage
-from dm_cc.session.messages import Message, ToolCall
-from dm_cc.session.store import Session
+from dm_cc.llm import ChatModel, ModelError, ToolSpec, Usage
+from dm_cc.session import Message, Session, ToolCall
 
 COMPACT_AT = 0.8              # compact before a call whose prompt passes this share of the window
 KEEP_USER_TURNS = 2           # the last turns the user typed are kept whole …

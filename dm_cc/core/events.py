@@ -6,8 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from dm_cc.permissions import Decision
-from dm_cc.session.messages import ToolCall
-from dm_cc.tools.base import ToolOutput
+from dm_cc.session import ToolCall
+from dm_cc.tools import ToolOutput
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,7 +1,7 @@
 """Decision hooks: external commands that see a request before it is decided
 (docs/hooks.md; the ``hooks:`` of a user, ``--policy`` or managed policy file).
 
-    decision = await consult(gate.decide(requests), policy.hooks, gate, facts,
+    decision = await consult_hooks(gate.decide(requests), policy.hooks, gate, facts,
                              failure="ask")
 
 For each request of a call, every hook whose permission and pattern match it (the
@@ -38,11 +38,8 @@ from dataclasses import replace
 from typing import Any, NamedTuple
 
 from dm_cc.core.approval import Approver, HeadlessApprover
-from dm_cc.permissions import Action, Decision, Gate, Request, Rule, Verdict, combine
-from dm_cc.permissions.engine import Ruleset, subject
-from dm_cc.permissions.rules import STRICTNESS
-from dm_cc.policy.hooks import Hook
-from dm_cc.policy.layers import HOOK_LAYER, TRUSTED_HOOK_LAYERS
+from dm_cc.permissions import STRICTNESS, Action, Decision, Gate, Request, Rule, Ruleset, Verdict, combine
+from dm_cc.policy import HOOK_LAYER, TRUSTED_HOOK_LAYERS, Hook
 
 ANSWERS = ("allow", "deny", "ask", "abstain")
 MAX_ANSWER = 64 * 1024     # bytes of stdout read as the answer; more is garbage
@@ -77,15 +74,10 @@ def failure_for(approver: Approver) -> Action:
 def matching(hooks: Sequence[Hook], request: Request, ruleset: Ruleset) -> list[Hook]:
     """The hooks (in order) whose permission and pattern match any name of ``request``;
     ``ruleset`` holds each hook's :meth:`~Hook.as_rule`, in the same order."""
-    candidates = ruleset.candidates(request.permission)
-    if not candidates:
-        return []
-    subjects = [subject(request.permission, name, request.words, ruleset.context, request.language)
-                for name in request.names]
-    return [hooks[c.index] for c in candidates if any(c.matches(s) for s in subjects)]
+    return [hooks[index] for index, names in ruleset.considered(request) if names]
 
 
-async def consult(decision: Decision, hooks: Sequence[Hook], gate: Gate, facts: CallFacts,
+async def consult_hooks(decision: Decision, hooks: Sequence[Hook], gate: Gate, facts: CallFacts,
                   *, failure: Action = "ask") -> Decision:
     """``decision`` with the matching hooks' answers combined into its verdicts
     (the module docstring says how); the same object when no hook matches."""

@@ -22,8 +22,8 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from dm_cc.agents.builtin import Agent, named_agent
-from dm_cc.config import dirs
+from dm_cc.agents import Agent, named_agent
+from dm_cc.config import plan_file
 from dm_cc.core import compaction
 from dm_cc.core.approval import Approvals, Approver, AskFailed
 from dm_cc.core.calls import Calls, Done, all_or_none
@@ -32,15 +32,12 @@ from dm_cc.core.prompts import system_prompt, tool_specs
 from dm_cc.core.rights import Rights
 from dm_cc.core.settle import Judged, Settle, TurnStopped
 from dm_cc.core.subagents import Subagents
-from dm_cc.llm.base import ChatModel, ModelReply, OnStream, ToolSpec, Usage
-from dm_cc.permissions.paths import PathContextDirs
-from dm_cc.policy.effects import Capabilities
-from dm_cc.policy.layers import Policy
-from dm_cc.sandbox.host import Sandbox
-from dm_cc.session.audit import AuditLog
-from dm_cc.session.messages import Message, ToolCall
-from dm_cc.session.store import Session
-from dm_cc.tools.base import Tool, ToolContext, ToolOutput
+from dm_cc.llm import ChatModel, ModelReply, OnStream, ToolSpec, Usage
+from dm_cc.permissions import PathContextDirs
+from dm_cc.policy import Capabilities, Policy
+from dm_cc.sandbox import Sandbox
+from dm_cc.session import AuditLog, Message, Session, ToolCall
+from dm_cc.tools import Tool, ToolContext, ToolOutput
 
 DEFAULT_MAX_TURNS = 50
 
@@ -117,7 +114,7 @@ class Loop:
         where, gate = self.rt.where, self.rights.gate()
         sandbox = self.rt.sandbox
         return ToolContext(where=where, session_id=self.session.info.id, agent=self.agent.name,
-                           plan_file=dirs.plan_file(where.root, self.session.info.id),
+                           plan_file=plan_file(where.root, self.session.info.id),
                            todos=self._todos, subagents=self.subagents,
                            may_read=self.rights.may_read(where),
                            confine=(lambda argv: sandbox.confine(gate, argv))

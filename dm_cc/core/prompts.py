@@ -18,9 +18,9 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from dm_cc.agents.builtin import Agent
-from dm_cc.llm.base import ToolSpec
-from dm_cc.tools.base import Tool, ToolContext
+from dm_cc.agents import Agent
+from dm_cc.llm import ToolSpec
+from dm_cc.tools import Tool, ToolContext
 
 BASE = """You are dm_cc, a coding assistant working in the user's terminal. Every tool call \
 you make is checked against the user's permission policy before it runs: a denied call \

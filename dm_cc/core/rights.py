@@ -23,17 +23,13 @@ import functools
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from dm_cc.agents.builtin import Agent
+from dm_cc.agents import Agent
 from dm_cc.core.approval import Approvals
 from dm_cc.errors import UsageError
-from dm_cc.permissions import Gate, Request, Rule
-from dm_cc.permissions.paths import PathContextDirs
-from dm_cc.permissions.requests import path_requests
-from dm_cc.policy.effects import Capabilities
-from dm_cc.policy.layers import Link, Policy
-from dm_cc.session.messages import agent_in_charge
-from dm_cc.session.store import Session
-from dm_cc.tools.base import Tool
+from dm_cc.permissions import Gate, PathContextDirs, Request, Rule, path_requests
+from dm_cc.policy import Capabilities, Link, Policy
+from dm_cc.session import Session, agent_in_charge
+from dm_cc.tools import Tool
 
 MAY_READ_CACHE = 4096     # paths a session's gate is asked about before answers are dropped
 

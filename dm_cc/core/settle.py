@@ -45,15 +45,12 @@ from dm_cc.core.approval import (
     suggested_rules,
 )
 from dm_cc.core.events import Event, ToolDecided
-from dm_cc.core.hooks import CallFacts, consult, failure_for
+from dm_cc.core.hooks import CallFacts, consult_hooks, failure_for
 from dm_cc.core.rights import Rights
-from dm_cc.permissions import Decision, Request, Rule
-from dm_cc.permissions.paths import PathContextDirs
-from dm_cc.policy.hooks import Hook
-from dm_cc.policy.layers import HOOK_LAYER
-from dm_cc.session.audit import AuditLog
-from dm_cc.session.messages import ToolCall
-from dm_cc.tools.base import Tool, ToolContext
+from dm_cc.permissions import Decision, PathContextDirs, Request, Rule
+from dm_cc.policy import HOOK_LAYER, Hook
+from dm_cc.session import AuditLog, ToolCall
+from dm_cc.tools import Tool, ToolContext
 
 RUNS = frozenset({"once", "session", "always"})
 
@@ -135,7 +132,7 @@ class Settle:
         facts = CallFacts(call.name, tool.entry.main_text(arguments), arguments,
                           self.rights.agent.name, self.rights.session.info.id,
                           str(self.where.cwd))
-        decision = await consult(gate.decide(requests), self.hooks, gate, facts,
+        decision = await consult_hooks(gate.decide(requests), self.hooks, gate, facts,
                                  failure=failure_for(self.approver))
         self.on_event(ToolDecided(call, decision))
         return decision

@@ -29,15 +29,14 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from dm_cc.agents.builtin import Agent
+from dm_cc.agents import Agent
 from dm_cc.core.approval import AskFailed
 from dm_cc.core.events import Event, InTask, TaskFinished, TaskStarted, ToolFinished
 from dm_cc.core.settle import TurnStopped
 from dm_cc.errors import DmccError
-from dm_cc.llm.base import Usage
-from dm_cc.session.store import Session, SessionStore
-from dm_cc.tools.base import ToolOutput
-from dm_cc.tools.task import TaskParams
+from dm_cc.llm import Usage
+from dm_cc.session import Session, SessionStore
+from dm_cc.tools import TaskParams, ToolOutput
 
 RESUME_HINT = "(pass it as task_id to continue this task with its history)"
 

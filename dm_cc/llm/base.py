@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from dm_cc.session.messages import Message, ToolCall
+from dm_cc.session import Message, ToolCall
 
 
 @dataclass(frozen=True, slots=True)

@@ -40,7 +40,7 @@ from dm_cc.llm.base import (
     ToolSpec,
     Usage,
 )
-from dm_cc.session.messages import Message, ToolCall
+from dm_cc.session import Message, ToolCall
 
 Sleep = Callable[[float], Awaitable[None]]
 

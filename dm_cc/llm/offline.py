@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from dm_cc.llm.base import ModelReply, OnStream, TextDelta, ToolSpec
-from dm_cc.session.messages import Message, ToolCall, new_id
+from dm_cc.session import Message, ToolCall, new_id
 
 HELP = """\
 offline model (no LLM): type one of

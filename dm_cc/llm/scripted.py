@@ -34,7 +34,7 @@ from dm_cc.llm.base import (
     TextDelta,
     ToolSpec,
 )
-from dm_cc.session.messages import Message, ToolCall
+from dm_cc.session import Message, ToolCall
 
 ReplyFn = Callable[[str, list[Message], list[ToolSpec]], ModelReply]
 

@@ -29,9 +29,9 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.exceptions import MCPError
 from mcp_types import CONNECTION_CLOSED
 
-from dm_cc.config.mcp_servers import ServerDefinition
+from dm_cc.config import ServerDefinition
 from dm_cc.mcp.stdio import StdioProcess
-from dm_cc.sandbox.host import Plan
+from dm_cc.sandbox import Plan
 
 Status = Literal["stopped", "starting", "running", "failed"]
 # How a stdio server's argv runs in its working directory: confined by the sandbox

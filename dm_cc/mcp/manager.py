@@ -32,7 +32,7 @@ from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
-from dm_cc.config.mcp_servers import ServerDefinition
+from dm_cc.config import ServerDefinition
 from dm_cc.mcp.connection import (
     CallRefused,
     CallTimedOut,

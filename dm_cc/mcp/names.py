@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from dm_cc.permissions.rules import MCP_PREFIX
+from dm_cc.permissions import MCP_PREFIX
 
 _OUTSIDE = re.compile(r"[^A-Za-z0-9_-]")
 MAX_NAME = 64   # OpenAI's and Anthropic's limit for a tool (function) name

@@ -21,8 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from dm_cc.mcp.connection import CallRefused, CallTimedOut, ServerFailed
 from dm_cc.permissions import Request
-from dm_cc.tools.base import JsonArguments, ToolContext, ToolOutput
-from dm_cc.tools.catalog import ToolEntry, mcp_effects
+from dm_cc.tools import JsonArguments, ToolContext, ToolEntry, ToolOutput, mcp_effects
 
 if TYPE_CHECKING:
     import mcp_types as types

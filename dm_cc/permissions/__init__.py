@@ -4,39 +4,91 @@
     >>> evaluate("bash", "git push", [Rule("bash", "git *", "allow"), Rule("bash", "git push *", "ask")]).action
     'ask'
 
-``evaluate`` finds the deciding rule (:mod:`engine`); a :class:`Gate` over ordered
-layers decides request sets (:mod:`gate`), and ``decide(requests, *rulesets)`` is a
-gate over plain rulesets. :mod:`requests` turns what a tool call names into
-requests, by kind; :mod:`shell` analyses command lines.
+The front door of the part: every other part imports these names from here, never
+a module below. Importing it loads the whole engine (it is all needed to judge).
+
+    rules.py     the vocabulary: Rule, Request, actions, pattern languages, effects,
+                 the permissions the engine makes itself
+    engine.py    matching: ``evaluate`` finds the deciding rule of a Ruleset
+    gate.py      deciding: a Gate over ordered layers (and ceilings) decides request
+                 sets; ``decide(requests, *rulesets)`` is a gate over plain rulesets
+    requests.py  what a tool call names -> requests, by kind (``derive_requests``)
+    paths.py     canonical paths (the filesystem passed in); urls.py canonical URLs
+    patterns.py  the pattern languages (wildcards, path globs, MCP arguments)
+    coverage.py  what a pattern can match, read without a request (policy lint)
+    shell/       static analysis of command lines
 """
 
+from dm_cc.permissions.coverage import arguments_fault, covers, names_a_permission
 from dm_cc.permissions.engine import Ruleset, evaluate
 from dm_cc.permissions.gate import Candidate, Ceiling, Decision, Gate, Layer, Verdict, combine, decide, stricter
-from dm_cc.permissions.paths import PathContextDirs
-from dm_cc.permissions.patterns import PathContext
-from dm_cc.permissions.requests import path_requests
-from dm_cc.permissions.rules import ACTIONS, DEFAULT_RULE, NETWORK, Action, Request, Rule
-from dm_cc.permissions.urls import url_names
+from dm_cc.permissions.paths import PathContextDirs, expand_home
+from dm_cc.permissions.patterns import PathContext, load_arguments, path_pattern_problem
+from dm_cc.permissions.requests import KIND_LANGUAGE, Kind, Value, derive_requests, path_requests
+from dm_cc.permissions.rules import (
+    ACTIONS,
+    DEFAULT_RULE,
+    DOOM_LOOP,
+    EFFECTS,
+    ENGINE_EFFECTS,
+    ENGINE_LANGUAGES,
+    ENGINE_PERMISSIONS,
+    MCP_PREFIX,
+    NETWORK,
+    READS,
+    SANDBOX_ESCAPE,
+    STRICTNESS,
+    Action,
+    Effect,
+    Language,
+    Request,
+    Rule,
+    is_mcp_permission,
+)
+from dm_cc.permissions.urls import canonical_url, url_names
 
 __all__ = [
     "ACTIONS",
     "DEFAULT_RULE",
+    "DOOM_LOOP",
+    "EFFECTS",
+    "ENGINE_EFFECTS",
+    "ENGINE_LANGUAGES",
+    "ENGINE_PERMISSIONS",
+    "KIND_LANGUAGE",
+    "MCP_PREFIX",
     "NETWORK",
+    "READS",
+    "SANDBOX_ESCAPE",
+    "STRICTNESS",
     "Action",
     "Candidate",
     "Ceiling",
     "Decision",
+    "Effect",
     "Gate",
+    "Kind",
+    "Language",
     "Layer",
     "PathContext",
     "PathContextDirs",
     "Request",
     "Rule",
     "Ruleset",
+    "Value",
     "Verdict",
+    "arguments_fault",
+    "canonical_url",
     "combine",
+    "covers",
     "decide",
+    "derive_requests",
     "evaluate",
+    "expand_home",
+    "is_mcp_permission",
+    "load_arguments",
+    "names_a_permission",
+    "path_pattern_problem",
     "path_requests",
     "stricter",
     "url_names",

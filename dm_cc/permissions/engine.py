@@ -246,6 +246,19 @@ class Ruleset:
         hit = self.index(permission, subject.language).last_match(subject)
         return None if hit is None else hit.index
 
+    def considered(self, request: Request) -> list[tuple[int, tuple[str, ...]]]:
+        """Every rule whose permission covers the request's, in order: its position
+        and the request names it matches (``dm_cc policy explain``, decision hooks)."""
+        candidates = self.candidates(request.permission)
+        if not candidates:
+            return []
+        subjects = [(name, subject(request.permission, name, request.words, self.context,
+                                   request.language))
+                    for name in request.names]
+        return [(candidate.index, tuple(name for name, prepared in subjects
+                                        if candidate.matches(prepared)))
+                for candidate in candidates]
+
 
 NO_CONTEXT = PathContext(root=None, home=None)
 
@@ -337,18 +350,3 @@ def evaluate(permission: str, pattern: str, *rulesets: RulesetLike,
     given, sets = prepared(rulesets)
     hit = last_match(permission, pattern, None, sets, language)
     return DEFAULT_RULE if hit is None else given[hit[0]][hit[1]]
-
-
-def considered(request: Request, rulesets: Sequence[RulesetLike]
-               ) -> list[tuple[Rule, tuple[str, ...]]]:
-    """Every rule that could apply to the request's permission, in order, with the
-    request names it matches (for ``dm_cc policy explain``)."""
-    out: list[tuple[Rule, tuple[str, ...]]] = []
-    for ruleset in (compiled(r) for r in rulesets):
-        subjects = [(name, subject(request.permission, name, request.words, ruleset.context,
-                                   request.language))
-                    for name in request.names]
-        for candidate in ruleset.candidates(request.permission):
-            hits = tuple(name for name, prepared in subjects if candidate.matches(prepared))
-            out.append((candidate.rule, hits))
-    return out

@@ -171,11 +171,6 @@ class Gate:
         gate._build(layers, sets, NO_CONTEXT, ())
         return gate
 
-    @property
-    def rulesets(self) -> tuple[Ruleset, ...]:
-        """Each layer compiled, in order (for ``dm_cc policy explain``)."""
-        return tuple(self._rulesets)
-
     def candidates(self, permission: str) -> tuple[Candidate, ...]:
         """Every rule of this gate's layers (not its ceilings') whose permission covers
         ``permission``, layer by layer in order: the rules that could decide one of its
@@ -223,6 +218,22 @@ class Gate:
             elif rule.action != "deny":
                 denied = False
         return denied
+
+    def considered(self, request: Request) -> list[tuple[Rule, tuple[str, ...]]]:
+        """Every rule of this gate's layers (not its ceilings') whose permission covers
+        the request's, layer by layer in order, with the request names it matches:
+        what ``dm_cc policy explain`` shows, the last match winning."""
+        return [(layer.rules[index], hits)
+                for layer, ruleset in zip(self.layers, self._rulesets, strict=True)
+                for index, hits in ruleset.considered(request)]
+
+    def bounds(self) -> list[tuple[Layer, str]]:
+        """The bounds of this gate that are rules of their own (what an agent may do at
+        all, its ``may``), each with why it bounds: a stricter verdict of theirs wins
+        over every layer. (A subagent's parent's gate, also a bound, is not one of these.)"""
+        return [(ceiling.gate.layers[0], ceiling.why) for ceiling in self.ceilings
+                if ceiling.layers is None and ceiling.permissions is None
+                and len(ceiling.gate.layers) == 1 and not ceiling.gate.ceilings]
 
     def rules_for(self, permission: str) -> tuple[Rule, ...]:
         """Every rule of this gate's layers whose permission covers ``permission``,

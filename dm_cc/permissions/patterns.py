@@ -293,6 +293,17 @@ class PathGlob:
         return absolute is not None and any(p.match(absolute) for p in self._absolute)
 
 
+def path_pattern_problem(pattern: str) -> str | None:
+    """Why the path pattern ``pattern`` cannot be compiled (a brace expansion over
+    :data:`MAX_BRACE_EXPANSION`, a malformed class ...); None when it can. A loader
+    asks this, so that a bad pattern fails at load, not at use."""
+    try:
+        PathGlob(pattern, PathContext(root="/", home="/"))
+    except Exception as exc:  # bracex limits, malformed classes
+        return str(exc)
+    return None
+
+
 class PathSubject(NamedTuple):
     """A request path split once into segments, in both of its forms when known."""
 

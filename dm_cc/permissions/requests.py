@@ -2,7 +2,7 @@
 
 A tool never derives its own requests: the tool catalog (``dm_cc/tools/catalog.py``)
 says which permission a tool asks, which argument is its main one and what kind of
-value that is, and :func:`derive` turns the value into :class:`Request` objects:
+value that is, and :func:`derive_requests` turns the value into :class:`Request` objects:
 
     file       a path (or a list of paths): one request for each canonical path,
                plus ``external_directory`` for its directory when outside the project
@@ -27,7 +27,7 @@ from dm_cc.permissions.rules import EXTERNAL_DIRECTORY, Language, Request
 from dm_cc.permissions.shell import always_pattern, analyse
 from dm_cc.permissions.urls import canonical_url, url_names
 
-__all__ = ["KIND_LANGUAGE", "Kind", "canonical_url", "derive", "path_requests", "shell_requests",
+__all__ = ["KIND_LANGUAGE", "Kind", "canonical_url", "derive_requests", "path_requests", "shell_requests",
            "url_requests"]
 
 Kind = Literal["file", "directory", "search", "shell", "url", "name", "json"]
@@ -130,7 +130,7 @@ def url_requests(permission: str, raw: str) -> list[Request]:
     return requests
 
 
-def derive(kind: Kind, permission: str, value: Value, where: PathContextDirs) -> list[Request]:
+def derive_requests(kind: Kind, permission: str, value: Value, where: PathContextDirs) -> list[Request]:
     """The requests a tool call of ``kind`` makes for ``value``, its main argument
     (a list of paths for the path kinds; the arguments object for ``json``)."""
     if kind == "json":

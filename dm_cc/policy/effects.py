@@ -31,8 +31,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import NamedTuple, Protocol
 
-from dm_cc.permissions import Rule
-from dm_cc.permissions.rules import EFFECTS, Effect
+from dm_cc.permissions import EFFECTS, Effect, Rule
 from dm_cc.policy.defaults import READ_ONLY_COMMANDS
 
 

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from dm_cc.config.yaml_lines import LinePath, line_of
+from dm_cc.config import LinePath, line_of
 from dm_cc.errors import PolicyError
 from dm_cc.permissions import Rule
 

@@ -26,9 +26,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import NamedTuple, Protocol
 
-from dm_cc.config import dirs
-from dm_cc.permissions import Ceiling, Gate, Layer, PathContext, Rule
-from dm_cc.permissions.rules import NETWORK, SANDBOX_ESCAPE
+from dm_cc.config import config_dir, managed_dir, project_dir
+from dm_cc.permissions import NETWORK, SANDBOX_ESCAPE, Ceiling, Gate, Layer, PathContext, Rule
 from dm_cc.policy.defaults import DEFAULT_RULES, SUBAGENT_RULES, guardrail_rules
 from dm_cc.policy.effects import Capabilities, Limited, limit_rules, limited
 from dm_cc.policy.hooks import Hook, refuse_project_hooks
@@ -261,18 +260,18 @@ def load_policy(root: Path, home: Path, env: Mapping[str, str] = os.environ,
                 extra: Sequence[str | Path] = ()) -> Policy:
     """Discover and load every layer's files; the first malformed file raises.
     ``extra``: the ``--policy`` arguments, files or shipped ``builtin:NAME`` policies."""
-    managed_dir = dirs.managed_dir(env)
+    managed_at = managed_dir(env)
     extras = tuple(load_policy_arg(spec) for spec in extra)
-    enforced = managed_dir / "enforced.yaml"
-    managed = tuple(load_policy_file(p) for p in _policy_files(managed_dir))
-    project = tuple(load_policy_file(p) for p in _policy_files(dirs.project_dir(root)))
+    enforced = managed_at / "enforced.yaml"
+    managed = tuple(load_policy_file(p) for p in _policy_files(managed_at))
+    project = tuple(load_policy_file(p) for p in _policy_files(project_dir(root)))
     refuse_project_hooks(project)
     return Policy(
         root=root,
         home=home,
         managed=managed,
         project=project,
-        user=tuple(load_policy_file(p) for p in _policy_files(dirs.config_dir(env))),
+        user=tuple(load_policy_file(p) for p in _policy_files(config_dir(env))),
         extra=extras,
         enforced=(load_policy_file(enforced),) if enforced.is_file() else (),
     )

@@ -16,11 +16,10 @@
 * **never-allows** — an MCP allow written as a wildcard over the arguments' JSON
   text: a nested value could meet it, so it is withheld (asks) every time.
 
-Coverage is judged conservatively: a finding is only reported when the later
-rule certainly matches everything the earlier one does (a deny or ask shell rule
-also matches other flag spellings, which only ``*`` or ``<its command> *`` surely
-cover; a deny or ask path rule also matches other letter cases, which only an
-allow without letters, like ``**`` or ``**/*``, surely covers).
+What a pattern can match is the engine's to say (``dm_cc.permissions.covers``,
+``names_a_permission``, ``arguments_fault``): coverage is judged conservatively, a
+finding only reported when the later rule certainly matches everything the earlier
+one does; this module walks the files and words the findings.
 """
 
 from __future__ import annotations
@@ -28,22 +27,10 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
-from dm_cc.permissions import PathContext, Rule
-from dm_cc.permissions.patterns import (
-    PathGlob,
-    Wildcard,
-    is_literal,
-    parse_conditions,
-    path_subject,
-    split_wildcard,
-    spoofable,
-    unescaped_prefix,
-)
-from dm_cc.permissions.rules import MCP_PREFIX
-from dm_cc.permissions.shell.flags import compile_flag_rule
+from dm_cc.permissions import MCP_PREFIX, Rule, arguments_fault, covers, names_a_permission
 from dm_cc.policy.effects import Limited, describe, limited
 from dm_cc.policy.loader import PolicyFile, suggestion
-from dm_cc.tools.catalog import effects_of, is_known_permission, known_permissions, language_of
+from dm_cc.tools import effects_of, is_known_permission, known_permissions, language_of
 
 ROOT_LOOKING = {
     "etc", "usr", "home", "var", "tmp", "root", "opt", "bin", "sbin", "lib", "Users",
@@ -65,88 +52,6 @@ def _wild(text: str) -> bool:
     return any(ch in text for ch in "*?")
 
 
-def _literal_prefix(pattern: str) -> str:
-    cut = min((i for i in (pattern.find("*"), pattern.find("?")) if i >= 0), default=len(pattern))
-    return pattern[:cut]
-
-
-def _star_prefix(pattern: str) -> str | None:
-    """``P`` when the pattern is a literal ``P`` then one trailing ``*``, else None."""
-    pieces = split_wildcard(pattern)
-    if len(pieces) == 2 and not pieces[1] and None not in pieces[0]:
-        return "".join(ch for ch in pieces[0] if ch is not None)
-    return None
-
-
-def _text_covers(broad: str, narrow: str) -> bool:
-    """Does every text ``narrow`` matches also match ``broad``? (sound, not complete)"""
-    if broad == narrow or broad == "*":
-        return True
-    if is_literal(narrow):
-        return Wildcard(broad).match(unescaped_prefix(narrow))
-    prefix = _star_prefix(broad)
-    # every text narrow matches starts with its literal prefix (or is that prefix less a
-    # trailing space, when narrow's ` *` is optional; then broad's is optional too)
-    return prefix is not None and unescaped_prefix(narrow).startswith(prefix)
-
-
-def _flag_spellings_covered(broad: str, narrow: str) -> bool:
-    """A deny/ask shell rule ``narrow`` also matches its command under other flag
-    spellings (``git push *`` catches ``git -C x push``); all of them start with its
-    command's name, so only ``*`` or ``<name> *`` (or a star after a prefix of the
-    name) surely covers them."""
-    flags = compile_flag_rule(narrow)
-    if flags is None or broad == "*":
-        return True
-    name = flags.head[0]
-    prefix = _star_prefix(broad)
-    return "\\" not in name and prefix is not None and (
-        name.startswith(prefix) or prefix == name + " ")
-
-
-def _path_covers(broad: str, narrow: str) -> bool:
-    if broad == narrow or broad == "*":
-        return True
-    relative = "/" in narrow and not narrow.startswith(("/", "~"))
-    if broad == "**":
-        return relative and "{" not in narrow
-    if broad == "**/*":  # every project path but the root itself
-        return relative and "{" not in narrow and any(
-            segment not in ("**", "", ".") for segment in narrow.split("/"))
-    if not _wild(narrow) and "{" not in narrow and "[" not in narrow:
-        context = PathContext(root="/project", home="/home/user")
-        return PathGlob(broad, context).match(path_subject(narrow, context))
-    if broad.endswith("/**") and not _wild(broad[:-3]) and "{" not in broad:
-        return _literal_prefix(narrow).startswith(broad[:-2])
-    return False
-
-
-def _covers(later: Rule, earlier: Rule) -> bool:
-    if not _text_covers(later.permission, earlier.permission):
-        return False
-    permission = earlier.permission if not _wild(earlier.permission) else later.permission
-    if _wild(permission):  # patterns in different languages: only `*` surely covers
-        return later.pattern == "*"
-    language = language_of(permission)
-    if language == "path":
-        if earlier.action != "allow" and later.action == "allow" and _cased(later.pattern):
-            return False  # the deny/ask also decides other letter cases, the allow does not
-        return _path_covers(later.pattern, earlier.pattern)
-    if language != "shell" and "\\" in later.pattern + earlier.pattern:
-        # backslashes escape only in shell patterns: compare such others only plainly
-        return later.pattern in (earlier.pattern, "*")
-    if not _text_covers(later.pattern, earlier.pattern):
-        return False
-    if language == "shell" and earlier.action != "allow" and later.action == "allow":
-        return _flag_spellings_covered(later.pattern, earlier.pattern)
-    return True
-
-
-def _cased(pattern: str) -> bool:
-    """Could another letter case of a path escape this pattern? (``~`` is a home path)"""
-    return pattern.startswith("~") or any(ch.lower() != ch.upper() for ch in pattern)
-
-
 def _file_of(source: str) -> str:
     return source.rsplit(":", 1)[0]
 
@@ -157,7 +62,7 @@ def _shadowing(rules: Sequence[Rule], across: bool = False) -> list[Finding]:
     findings = []
     for i, earlier in enumerate(rules):
         for later in rules[i + 1:]:
-            if not _covers(later, earlier):
+            if not covers(later, earlier, language_of):
                 continue
             if across and _file_of(later.source) == _file_of(earlier.source):
                 break
@@ -180,10 +85,7 @@ def _shadowing(rules: Sequence[Rule], across: bool = False) -> list[Finding]:
 
 def _permission_findings(rule: Rule) -> list[Finding]:
     if _wild(rule.permission):
-        prefix = _literal_prefix(rule.permission)
-        matcher = Wildcard(rule.permission, escapes=False)
-        if any(matcher.match(p) for p in known_permissions()) or MCP_PREFIX.startswith(prefix) \
-                or prefix.startswith(MCP_PREFIX):
+        if names_a_permission(rule.permission, known_permissions()):
             return []
         return [Finding(rule.source, "unknown-permission",
                         f"{rule.permission!r} matches no permission dm_cc knows")]
@@ -217,29 +119,20 @@ def _path_findings(rule: Rule) -> list[Finding]:
     return out
 
 
-def _json_object(text: str) -> bool:
-    import json  # only MCP rules need it
-
-    try:
-        return isinstance(json.loads(text), dict)
-    except ValueError:
-        return False
-
-
 def _text_findings(rule: Rule, language: str) -> list[Finding]:
     pattern = rule.pattern
     if language == "shell" and (pattern != pattern.strip() or "  " in pattern):
         return [Finding(rule.source, "never-matches",
                         f"{pattern!r}: commands are matched with single spaces and no "
                         "leading or trailing space")]
-    if not rule.permission.startswith(MCP_PREFIX) or pattern == "*" \
-            or parse_conditions(pattern) is not None:
+    if not rule.permission.startswith(MCP_PREFIX):
         return []
-    if not pattern.startswith(("{", "*", "?")) or (is_literal(pattern) and not _json_object(pattern)):
+    fault = arguments_fault(pattern, rule.action)
+    if fault == "never-matches":
         return [Finding(rule.source, "never-matches",
                         f"{pattern!r}: neither conditions over top-level keys (repo=myorg/*) "
                         "nor a wildcard over the arguments' JSON text, which starts with '{'")]
-    if rule.action == "allow" and spoofable(pattern):
+    if fault == "never-allows":
         return [Finding(rule.source, "never-allows",
                         f"{pattern!r}: a wildcard over the arguments' JSON text can be met by a "
                         "nested value, so it never allows (dm_cc asks instead); write "

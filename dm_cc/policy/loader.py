@@ -14,14 +14,12 @@ from typing import NamedTuple
 
 from pydantic_core import SchemaValidator, ValidationError
 
-from dm_cc.config.yaml_lines import LinePath, display_path, line_of, load_yaml, validation_error
+from dm_cc.config import LinePath, display_path, line_of, load_yaml, validation_error
 from dm_cc.errors import PolicyError
-from dm_cc.permissions import PathContext, Rule
-from dm_cc.permissions.patterns import PathGlob
-from dm_cc.permissions.rules import MCP_PREFIX
+from dm_cc.permissions import MCP_PREFIX, Rule, path_pattern_problem
 from dm_cc.policy.hooks import Hook, hooks_from
 from dm_cc.policy.validator_schema import POLICY_CORE_SCHEMA
-from dm_cc.tools.catalog import entry, is_known_permission, known_permissions, language_of
+from dm_cc.tools import entry, is_known_permission, known_permissions, language_of
 
 # The format is defined by the pydantic models in schema.py; files are validated
 # with the core schema derived from them (see schema.py for why).
@@ -78,10 +76,9 @@ def unknown_permission(permission: str) -> str | None:
 def _check_pattern(rule: Rule, shown: str, line: int | None) -> None:
     """Compile a rule's path matcher now, so a bad pattern fails at load, not at use."""
     if any(c in rule.permission for c in "*?") or language_of(rule.permission) == "path":
-        try:
-            PathGlob(rule.pattern, PathContext(root="/", home="/"))
-        except Exception as exc:  # bracex limits, malformed classes
-            raise PolicyError(shown, line, f"bad path pattern {rule.pattern!r}: {exc}") from None
+        problem = path_pattern_problem(rule.pattern)
+        if problem is not None:
+            raise PolicyError(shown, line, f"bad path pattern {rule.pattern!r}: {problem}")
 
 
 def rules_from(specs: list[dict], shorthand: dict, here: LinePath, shown: str,

@@ -93,7 +93,7 @@ class PolicyFileModel(_Strict):
 def policy_json_schema() -> dict:
     """The JSON Schema of a policy file, for editors: every ``permission`` field offers
     the permissions there are (the tool catalog's and the engine's) as examples."""
-    from dm_cc.tools.catalog import known_permissions
+    from dm_cc.tools import known_permissions
 
     schema = PolicyFileModel.model_json_schema()
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"

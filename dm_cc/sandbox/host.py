@@ -34,7 +34,7 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO, Literal
 
-from dm_cc.config import dirs
+from dm_cc.config import PROJECT_DIR, cache_dir, config_dir, data_dir, project_dir, state_dir
 from dm_cc.permissions import Gate, PathContextDirs
 from dm_cc.sandbox.derive import Private, spec_for
 from dm_cc.sandbox.machine import LocalMachine, TreeLister, git_dirs, hooks_paths
@@ -104,7 +104,7 @@ def stopped_by_sandbox(output: str, spec: SandboxSpec) -> str | None:
     """Why a failed confined command looks stopped by the sandbox, or None."""
     if any(symptom in output for symptom in WRITE_SYMPTOMS):
         return ("it wrote outside the writable paths (the project and $TMPDIR) or to a "
-                f"read-only one ({dirs.PROJECT_DIR}/, git config and hooks, paths edit rules protect)")
+                f"read-only one ({PROJECT_DIR}/, git config and hooks, paths edit rules protect)")
     if spec.network == "proxy":
         return _stopped_by_proxy(output, spec)
     if spec.network != "on" and any(symptom in output
@@ -172,10 +172,10 @@ def private_paths(env: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
     approvals, sessions, audit, history, settings) and local sockets that act for
     the user (the session bus, keyrings and agents in /run/user, Docker's socket)."""
     own = "dm_cc's own per-user directory"
-    found = [(str(dirs.config_dir(env)), own + " (settings, policy)"),
-             (str(dirs.data_dir(env)), own + " (approvals, sessions, audit)"),
-             (str(dirs.state_dir(env)), own + " (history)"),
-             (str(dirs.cache_dir(env)), own + " (cache)"),
+    found = [(str(config_dir(env)), own + " (settings, policy)"),
+             (str(data_dir(env)), own + " (approvals, sessions, audit)"),
+             (str(state_dir(env)), own + " (history)"),
+             (str(cache_dir(env)), own + " (cache)"),
              (f"/run/user/{os.getuid()}", "the user's session sockets (dbus, agents, keyrings)"),
              ("/run/docker.sock", "Docker's socket (root on this machine)"),
              ("/var/run/docker.sock", "Docker's socket (root on this machine)")]
@@ -255,7 +255,7 @@ class Sandbox:
             if known is gate and for_server == server and known_key == key:
                 return spec
         private = Private(
-            tmpdir=str(self.private_dir() / "tmp"), own_dir=dirs.PROJECT_DIR, hide=hide,
+            tmpdir=str(self.private_dir() / "tmp"), own_dir=PROJECT_DIR, hide=hide,
             git_dirs=git_dirs(self.where.root), environment=tuple(self.env),
             hooks_paths=hooks_paths(self.where.root), network_proxy=self._proxy_possible(),
             forwarder=self._forwarder_paths(), server=server)
@@ -279,7 +279,7 @@ class Sandbox:
         # .dm_cc/ is a mount point, kept read-only; where it cannot be made, neither
         # can the command make it (it runs as the same user)
         with contextlib.suppress(OSError):
-            dirs.project_dir(self.where.root).mkdir(exist_ok=True)
+            project_dir(self.where.root).mkdir(exist_ok=True)
         spec = self.spec(gate, server=server)
         if cwd is not None:
             spec = replace(spec, cwd=cwd)

@@ -1,1 +1,59 @@
-"""Sessions: messages, the append-only JSONL store, approvals."""
+"""Sessions: messages, the append-only JSONL store, saved approvals, the audit log.
+
+    messages.py   messages and tool calls: frozen data that round-trips through JSON
+    store.py      sessions as append-only JSONL files (SessionStore, Session)
+    approvals.py  saved "always allow" answers and approved MCP servers, per project
+    audit.py      every decision, as hash-chained JSON Lines (AuditLog)
+    durable.py    what the stores share to survive crashes
+
+The front door is lazy: a name's module is imported on its first use, so a
+command loads only the stores it uses.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from dm_cc.session.approvals import ApprovalStore, SavedApproval, parse_duration
+    from dm_cc.session.audit import AuditLog, Verification
+    from dm_cc.session.messages import Message, ToolCall, agent_in_charge, new_id
+    from dm_cc.session.store import Session, SessionInfo, SessionStore, session_tree
+
+__all__ = [
+    "ApprovalStore",
+    "AuditLog",
+    "Message",
+    "SavedApproval",
+    "Session",
+    "SessionInfo",
+    "SessionStore",
+    "ToolCall",
+    "Verification",
+    "agent_in_charge",
+    "new_id",
+    "parse_duration",
+    "session_tree",
+]
+
+# Each module of the part and the names of it re-exported here, imported on first
+# use (PEP 562): importing the package loads none of them.
+_LAZY: dict[str, tuple[str, ...]] = {
+    "dm_cc.session.approvals": ("ApprovalStore", "SavedApproval", "parse_duration"),
+    "dm_cc.session.audit": ("AuditLog", "Verification"),
+    "dm_cc.session.messages": ("Message", "ToolCall", "agent_in_charge", "new_id"),
+    "dm_cc.session.store": ("Session", "SessionInfo", "SessionStore", "session_tree"),
+}
+
+if not TYPE_CHECKING:  # for mypy, the imports above are the names
+    _OWNER = {name: module for module, names in _LAZY.items() for name in names}
+
+    def __getattr__(name: str) -> object:
+        """``name``, its module imported on first use."""
+        module = _OWNER.get(name)
+        if module is None:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        value = getattr(import_module(module), name)
+        globals()[name] = value  # found once: later lookups do not come here
+        return value

@@ -61,7 +61,7 @@ from pathlib import Path
 from typing import Any
 
 from dm_cc.errors import ApprovalStoreError
-from dm_cc.permissions.rules import Rule
+from dm_cc.permissions import Rule
 from dm_cc.session.durable import locked, replace_file, set_aside
 
 VERSION = 1

@@ -26,9 +26,8 @@ from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 from pydantic import BaseModel, RootModel
 
-from dm_cc.permissions import Request
-from dm_cc.permissions.paths import PathContextDirs
-from dm_cc.sandbox.host import Plan
+from dm_cc.permissions import PathContextDirs, Request
+from dm_cc.sandbox import Plan
 from dm_cc.tools.catalog import ToolEntry, entries, entry
 
 ParamsT = TypeVar("ParamsT", bound=BaseModel)

@@ -25,9 +25,8 @@ from typing import BinaryIO, ClassVar, NamedTuple
 
 from pydantic import BaseModel, Field
 
-from dm_cc.permissions import Request
-from dm_cc.permissions.rules import SANDBOX_ESCAPE
-from dm_cc.sandbox.host import Plan, stopped_by_sandbox
+from dm_cc.permissions import SANDBOX_ESCAPE, Request
+from dm_cc.sandbox import Plan, stopped_by_sandbox
 from dm_cc.tools.base import CatalogTool, ToolContext, ToolOutput
 
 DEFAULT_TIMEOUT = 120

@@ -5,7 +5,7 @@
 * ``permission``: what the tool's main request is judged under (write and edit
   both ask for ``edit``);
 * ``kind``: what its main argument names, which decides how requests are derived
-  (``dm_cc.permissions.requests.derive``: file, directory, search, shell, url,
+  (``dm_cc.permissions.derive_requests``: file, directory, search, shell, url,
   name, json) and so the pattern language its permission's rules are written in
   (:func:`language_of`: a path, a shell command, a URL, a name);
 * ``effects``: what a call does to the machine (read, write, execute, network,
@@ -34,20 +34,23 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from dm_cc.permissions.paths import PathContextDirs
-from dm_cc.permissions.patterns import load_arguments
-from dm_cc.permissions.requests import KIND_LANGUAGE, Kind, Value, derive
-from dm_cc.permissions.rules import (
+from dm_cc.permissions import (
     EFFECTS,
     ENGINE_EFFECTS,
     ENGINE_LANGUAGES,
     ENGINE_PERMISSIONS,
+    KIND_LANGUAGE,
     MCP_PREFIX,
     READS,
     Effect,
+    Kind,
     Language,
+    PathContextDirs,
     Request,
+    Value,
+    derive_requests,
     is_mcp_permission,
+    load_arguments,
 )
 
 
@@ -102,7 +105,7 @@ class ToolEntry:
 
     def requests(self, args: Mapping[str, Any], where: PathContextDirs) -> list[Request]:
         """The permission requests a call with these arguments makes."""
-        return derive(self.kind, self.permission, self.main_value(args), where)
+        return derive_requests(self.kind, self.permission, self.main_value(args), where)
 
     def arguments(self, text: str) -> dict[str, Any]:
         """The arguments a call has when its main input is ``text`` (``dm_cc policy

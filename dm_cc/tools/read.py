@@ -9,7 +9,7 @@ from typing import ClassVar
 
 from pydantic import BaseModel, Field
 
-from dm_cc.permissions.paths import expand_home
+from dm_cc.permissions import expand_home
 from dm_cc.tools.base import CatalogTool, ToolContext, ToolOutput
 
 MAX_LINE_CHARS = 2000

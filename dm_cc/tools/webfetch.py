@@ -21,7 +21,7 @@ from urllib.parse import urljoin
 from pydantic import BaseModel, Field
 
 from dm_cc import __version__
-from dm_cc.permissions.requests import canonical_url
+from dm_cc.permissions import canonical_url
 from dm_cc.tools.base import CatalogTool, ToolContext, ToolOutput
 
 MAX_BYTES = 5 * 1024 * 1024

@@ -38,16 +38,15 @@ from prompt_toolkit.key_binding.key_processor import KeyPressEvent
 from prompt_toolkit.layout import Layout, Window
 from prompt_toolkit.layout.controls import FormattedTextControl
 
-from dm_cc.core.approval import Approval, ApprovalRequest
-from dm_cc.permissions import Rule
-from dm_cc.permissions.rules import SANDBOX_ESCAPE
+from dm_cc.core import Approval, ApprovalRequest
+from dm_cc.permissions import SANDBOX_ESCAPE, Rule
 from dm_cc.ui.describe import rule_text
 from dm_cc.ui.render import Line, Shown, diff_lines
 from dm_cc.ui.sandbox_text import ESCAPE_QUESTION, is_escape
 from dm_cc.ui.screen import STYLE, Screen
 
 if TYPE_CHECKING:
-    from dm_cc.config.mcp_servers import ServerDefinition
+    from dm_cc.config import ServerDefinition
 
 PREVIEW_LINES = 60
 STOPPED_LINES = 6   # lines of a stopped command's output shown with its escape question

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 
-from dm_cc.permissions import Decision, Gate, Layer, Rule, Verdict
-from dm_cc.policy.hooks import Hook
+from dm_cc.permissions import Decision, Gate, Rule, Verdict
+from dm_cc.policy import Hook
 
 
 def rule_text(rule: Rule) -> str:
@@ -50,15 +50,6 @@ def tree_indent(depth: int) -> str:
     return "   " * (depth - 1) + " └ " if depth else ""
 
 
-def bounds(gate: Gate) -> list[tuple[Layer, str]]:
-    """The bounds of a gate that are rules of their own (what an agent may do at all,
-    its ``may``), each with why it bounds: a stricter verdict of theirs wins over
-    every layer. (A subagent's parent's gate, also a bound, is not one of these.)"""
-    return [(ceiling.gate.layers[0], ceiling.why) for ceiling in gate.ceilings
-            if ceiling.layers is None and ceiling.permissions is None
-            and len(ceiling.gate.layers) == 1 and not ceiling.gate.ceilings]
-
-
 def layer_lines(gate: Gate) -> Iterator[str]:
     """The effective rules, layer by layer, in order (later wins); then the bounds no
     layer can overrule."""
@@ -67,7 +58,7 @@ def layer_lines(gate: Gate) -> Iterator[str]:
             continue
         yield f"[{layer.name}]"
         yield from _rule_lines(layer.rules)
-    for layer, why in bounds(gate):
+    for layer, why in gate.bounds():
         yield f"[{layer.name}] bounds every layer above: {why}"
         yield from _rule_lines(layer.rules)
 

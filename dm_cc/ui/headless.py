@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from dm_cc.core.events import (
+from dm_cc.core import (
     AgentSwitched,
     Compacted,
     Event,
@@ -30,10 +30,10 @@ from dm_cc.core.events import (
     ToolFinished,
     TurnEnded,
 )
-from dm_cc.llm.base import Usage
+from dm_cc.llm import Usage
 from dm_cc.permissions import Decision, Verdict
-from dm_cc.session.messages import ToolCall
-from dm_cc.tools.catalog import entry
+from dm_cc.session import ToolCall
+from dm_cc.tools import entry
 from dm_cc.ui.describe import rule_text
 from dm_cc.ui.sandbox_text import is_escape
 

@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from dm_cc.compose import World
-    from dm_cc.mcp.manager import McpServers
-    from dm_cc.permissions.gate import Gate
+    from dm_cc.mcp import McpServers
+    from dm_cc.permissions import Gate
 
 NONE_CONFIGURED = ("no MCP servers configured (mcp.servers in .dm_cc/config.yaml or your "
                    "config.yaml; docs/mcp.md)")
@@ -30,7 +30,7 @@ NONE_CONFIGURED = ("no MCP servers configured (mcp.servers in .dm_cc/config.yaml
 def server_rows(world: World, running: McpServers | None, gate: Gate) -> list[dict[str, Any]]:
     """Every server of ``world``'s settings (disabled ones too), as it stands in
     ``running`` (what :meth:`World.start_mcp` returned), its tools judged by ``gate``."""
-    from dm_cc.tools.catalog import entry
+    from dm_cc.tools import entry
 
     statuses = {s.definition.name: s for s in (running.statuses() if running else [])}
     rows = []

@@ -37,7 +37,7 @@ from dm_cc.ui.screen import STYLE
 
 if TYPE_CHECKING:
     from dm_cc.compose import World
-    from dm_cc.core.loop import Loop
+    from dm_cc.core import Loop
 
 
 class Loaded(NamedTuple):

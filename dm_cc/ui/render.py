@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from dm_cc.core.events import (
+from dm_cc.core import (
     AgentSwitched,
     Compacted,
     Event,
@@ -34,8 +34,8 @@ from dm_cc.core.events import (
     ToolFinished,
 )
 from dm_cc.permissions import Decision
-from dm_cc.session.messages import ToolCall
-from dm_cc.tools.base import ToolOutput
+from dm_cc.session import ToolCall
+from dm_cc.tools import ToolOutput
 from dm_cc.ui.describe import rule_text
 from dm_cc.ui.headless import (
     call_input,
@@ -47,7 +47,7 @@ from dm_cc.ui.headless import (
 from dm_cc.ui.sandbox_text import is_escape
 
 if TYPE_CHECKING:
-    from dm_cc.core.subagents import Running
+    from dm_cc.core import Running
 
 Line = list[tuple[str, str]]
 HEAD_LINES = 6

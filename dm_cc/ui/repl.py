@@ -37,10 +37,10 @@ from typing import TYPE_CHECKING, Any
 from prompt_toolkit.application import get_app_or_none
 
 from dm_cc import __version__
-from dm_cc.config import dirs
-from dm_cc.core.events import Event, TaskFinished, TaskStarted, ToolDecided, ToolFinished
+from dm_cc.config import state_dir
+from dm_cc.core import Event, TaskFinished, TaskStarted, ToolDecided, ToolFinished
 from dm_cc.errors import DmccError
-from dm_cc.llm.base import ModelError, StreamEvent, TextDelta, WarmsUp
+from dm_cc.llm import ModelError, StreamEvent, TextDelta, WarmsUp
 from dm_cc.ui import slash
 from dm_cc.ui.approval_prompt import ReplApprover
 from dm_cc.ui.prompt import Loaded, Prompt
@@ -50,10 +50,10 @@ from dm_cc.ui.transcript import replay, session_notice
 
 if TYPE_CHECKING:
     from dm_cc.compose import World
-    from dm_cc.config.mcp_servers import ServerDefinition
-    from dm_cc.core.loop import Loop
+    from dm_cc.config import ServerDefinition
+    from dm_cc.core import Loop
     from dm_cc.permissions import Decision
-    from dm_cc.session.messages import ToolCall
+    from dm_cc.session import ToolCall
 
 REPLAY_EXCHANGES = 3
 WELCOME = "/help lists commands · Shift+Tab switches agent · Ctrl-D exits"
@@ -357,7 +357,7 @@ def run_repl(load_world: Callable[[], World], agent_hint: str | None = None, *,
              handover: bool = False) -> int:
     """The interactive session until /exit, Ctrl-D or a second Ctrl-C. ``handover``:
     :func:`dm_cc.ui.early.early_prompt` drew the first prompt; draw over its line."""
-    history = dirs.state_dir() / "history"
+    history = state_dir() / "history"
     with contextlib.suppress(OSError):
         history.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     if handover:

@@ -19,13 +19,11 @@ import posixpath
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
-from dm_cc.permissions import Decision
-from dm_cc.permissions.rules import SANDBOX_ESCAPE
+from dm_cc.permissions import SANDBOX_ESCAPE, Decision
 
 if TYPE_CHECKING:
-    from dm_cc.permissions.paths import PathContextDirs
-    from dm_cc.sandbox.host import Plan, Sandbox
-    from dm_cc.sandbox.spec import Mount, SandboxSpec
+    from dm_cc.permissions import PathContextDirs
+    from dm_cc.sandbox import Mount, Plan, Sandbox, SandboxSpec
 
 PATH_COLUMN = 34        # the widest path column before reasons move to their own line
 GROUP_LIMIT = 12        # paths listed under one reason before "… and N more"

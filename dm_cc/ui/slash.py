@@ -25,19 +25,18 @@ from prompt_toolkit.completion import CompleteEvent, Completer, Completion
 from prompt_toolkit.document import Document
 
 from dm_cc.errors import DmccError
-from dm_cc.llm.base import ModelError
+from dm_cc.llm import ModelError
 from dm_cc.permissions import Request
-from dm_cc.session.store import session_tree
+from dm_cc.session import session_tree
 from dm_cc.ui.describe import layer_lines, trace_lines, tree_indent
 from dm_cc.ui.headless import one_line, tools_text
 from dm_cc.ui.mcp_text import server_lines, server_rows
 
 if TYPE_CHECKING:
     from dm_cc.compose import World
-    from dm_cc.core.loop import Loop
-    from dm_cc.core.subagents import Running
+    from dm_cc.core import Loop, Running
     from dm_cc.permissions import Decision
-    from dm_cc.session.messages import ToolCall
+    from dm_cc.session import ToolCall
     from dm_cc.ui.screen import Screen
 
 SESSIONS = 10       # top-level sessions /sessions lists (each with its subagents' below)
@@ -244,7 +243,7 @@ async def _compact(ctx: Context, args: list[str]) -> None:
 
 
 def _context(ctx: Context, args: list[str]) -> None:
-    from dm_cc.core.prompts import context_report
+    from dm_cc.core import context_report
 
     loop, screen = ctx.loop, ctx.screen
     window = loop.rt.model.context_window

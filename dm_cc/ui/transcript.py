@@ -23,11 +23,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from dm_cc.session.messages import Message
+from dm_cc.session import Message
 from dm_cc.ui.headless import call_input, one_line
 
 if TYPE_CHECKING:
-    from dm_cc.session.store import Session
+    from dm_cc.session import Session
 
 REPLAY_EXCHANGES = 3  # exchanges a continued session shows
 PROMPT_LINES = 4      # lines of a prompt shown

@@ -14,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from support.requests import Request
 
-from dm_cc.core.hooks import CallFacts, HookAnswer, combined, consult
+from dm_cc.core.hooks import CallFacts, HookAnswer, combined, consult_hooks
 from dm_cc.permissions import Gate, Layer, Rule, Verdict
 from dm_cc.permissions.rules import STRICTNESS
 from dm_cc.policy.hooks import Hook
@@ -45,7 +45,7 @@ def decide(command: str, rules: list[Rule], hooks: list[Hook], failure: str = "a
            layers: list[Layer] | None = None):
     gate = Gate(layers or [Layer("user", tuple(rules))])
     decision = gate.decide([Request("bash", command)])
-    return asyncio.run(consult(decision, hooks, gate, FACTS, failure=failure))  # type: ignore[arg-type]
+    return asyncio.run(consult_hooks(decision, hooks, gate, FACTS, failure=failure))  # type: ignore[arg-type]
 
 
 ALLOW_GIT = [Rule("bash", "git *", "allow", source="policy.yaml:2")]
@@ -130,7 +130,7 @@ def test_a_hook_never_beats_a_managed_ask(tmp_path):
 def test_a_hook_never_allows_what_cannot_be_judged_statically(tmp_path):
     gate = Gate([Layer("user", ())])
     request = Request("bash", "$CMD", allowable=False, note="built from a variable")
-    decision = asyncio.run(consult(gate.decide([request]), [hook(answering(tmp_path, "allow"))],
+    decision = asyncio.run(consult_hooks(gate.decide([request]), [hook(answering(tmp_path, "allow"))],
                                    gate, FACTS))
     assert decision.action == "ask"
 
@@ -209,7 +209,7 @@ def test_hooks_of_a_call_run_concurrently(tmp_path):
     gate = Gate([Layer("user", tuple(ALLOW_GIT))])
     requests = [Request("bash", f"git log -{n}") for n in range(4)]
     started = time.monotonic()
-    asyncio.run(consult(gate.decide(requests), [hook(command)], gate, FACTS))
+    asyncio.run(consult_hooks(gate.decide(requests), [hook(command)], gate, FACTS))
     assert time.monotonic() - started < 3
 
 

@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 
 from dm_cc.cli import main
 from dm_cc.compose import Options, World, open_world
-from dm_cc.core.hooks import CallFacts, consult
+from dm_cc.core.hooks import CallFacts, consult_hooks
 from dm_cc.permissions import Request, Rule
 from dm_cc.policy.hooks import Hook
 from dm_cc.tools.catalog import entries, mcp_effects
@@ -156,7 +156,7 @@ def test_a_hook_that_allows_everything_opens_nothing_for_a_read_only_agent(proje
                        ("task", "general")):
         decision = gate.decide(world.requests(tool, text))
         facts = CallFacts(tool, text, {}, "plan", None, str(project_dir))
-        consulted = asyncio.run(consult(decision, hooks, gate, facts))
+        consulted = asyncio.run(consult_hooks(decision, hooks, gate, facts))
         assert consulted.action != "allow", (tool, consulted.deciding)
 
 

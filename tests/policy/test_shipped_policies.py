@@ -17,7 +17,7 @@ from dm_cc.policy.defaults import DEFAULT_RULES
 from dm_cc.policy.loader import load_policy_file
 
 SHIPPED_DIR = Path(shipped.__file__).parent
-NAMES = shipped.names()
+NAMES = shipped.shipped_names()
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -29,7 +29,7 @@ def project(project, monkeypatch):
 
 def line_of(name: str, needle: str) -> int:
     """The 1-based line of ``name``'s file that holds ``needle`` (exactly once)."""
-    lines = [i for i, line in enumerate(shipped.text_of(name).splitlines(), 1) if needle in line]
+    lines = [i for i, line in enumerate(shipped.shipped_text(name).splitlines(), 1) if needle in line]
     assert len(lines) == 1, (needle, lines)
     return lines[0]
 
@@ -67,12 +67,12 @@ def test_default_yaml_is_the_builtin_defaults_rule_for_rule():
     rules = shipped.load_policy_arg("builtin:default").rules
     assert [(r.permission, r.pattern, r.action, r.reason) for r in rules] == \
         [(r.permission, r.pattern, r.action, r.reason) for r in DEFAULT_RULES]
-    data = yaml.safe_load(shipped.text_of("default"))
+    data = yaml.safe_load(shipped.shipped_text("default"))
     assert set(data) == {"rules", "tests"}  # no agents:, no shorthand: nothing more
 
 
 def test_default_yaml_says_the_guardrails_are_not_in_it_and_still_apply(project, capsys):
-    text = shipped.text_of("default")
+    text = shipped.shipped_text("default")
     assert "guardrails" in text and "always apply" in text
     assert main(["policy", "check", "--policy", "builtin:default", "bash", "rm -rf ~"]) == 0
     out = capsys.readouterr().out
@@ -123,9 +123,9 @@ def test_the_enforced_companion_holds_over_project_user_and_policy_files(project
                                                                          tmp_path):
     managed = tmp_path / "managed"
     managed.mkdir()
-    (managed / "enforced.yaml").write_text(shipped.text_of("team-strict.enforced"))
+    (managed / "enforced.yaml").write_text(shipped.shipped_text("team-strict.enforced"))
     (project / ".dm_cc").mkdir()
-    (project / ".dm_cc" / "policy.yaml").write_text(shipped.text_of("team-strict"))
+    (project / ".dm_cc" / "policy.yaml").write_text(shipped.shipped_text("team-strict"))
     loose = tmp_path / "loose.yaml"
     loose.write_text("rules:\n  - {permission: '*', pattern: '*', action: allow}\n")
     assert main(["policy", "check", "--policy", str(loose), "bash", "git push origin main"]) == 0

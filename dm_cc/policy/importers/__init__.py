@@ -3,7 +3,7 @@
 Each importer reads one file format and returns an :class:`Imported`: ordered
 entries (a rule, or a comment for what dm_cc cannot express), per-agent entries,
 inline tests that pin what the source tool would decide, and the list of what
-was not imported. :func:`render` writes it as a policy file (YAML with comments);
+was not imported. :func:`render_policy` writes it as a policy file (YAML with comments);
 the command ``dm_cc policy import`` checks the result loads before writing it.
 
     IMPORTERS["claude"]    Claude Code settings.json   (claude.py)
@@ -20,7 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from dm_cc.policy.importers.model import Entry, Imported, InlineTestEntry
-from dm_cc.policy.importers.render import render
+from dm_cc.policy.importers.render import render_policy
 
 Importer = Callable[[Path], Imported]
 
@@ -57,4 +57,4 @@ IMPORTERS: dict[str, tuple[str, Importer]] = {
     "gemini": ("Gemini CLI policy .toml ([[rule]] toolName, commandPrefix, priority)", _gemini),
 }
 
-__all__ = ["IMPORTERS", "Entry", "Imported", "InlineTestEntry", "render"]
+__all__ = ["IMPORTERS", "Entry", "Imported", "InlineTestEntry", "render_policy"]

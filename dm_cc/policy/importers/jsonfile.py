@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from dm_cc.config.yaml_lines import display_path
+from dm_cc.config import display_path
 from dm_cc.errors import PolicyError
 
 # a string, a // or /* */ comment, or a comma before a closing bracket

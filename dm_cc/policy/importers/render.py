@@ -28,7 +28,7 @@ def _entries(entries: list[Entry], indent: str) -> list[str]:
     return out
 
 
-def render(imported: Imported) -> str:
+def render_policy(imported: Imported) -> str:
     lines = _comment("\n".join(imported.header), "") if imported.header else []
     if imported.dropped:
         lines += ["#", "# Not imported, or imported only approximately (see the comments below):"]

@@ -16,7 +16,7 @@ from dm_cc.cli import main
 from dm_cc.compose import Options, open_world
 from dm_cc.permissions import PathContext
 from dm_cc.permissions.engine import Ruleset
-from dm_cc.policy.importers import render
+from dm_cc.policy.importers import render_policy
 from dm_cc.policy.importers.claude import bash_pattern, claude_decision, claude_policy, path_pattern
 from dm_cc.policy.loader import parse_policy
 
@@ -175,7 +175,7 @@ def test_any_allow_ask_deny_lists_import_to_the_same_decisions(allow, ask, deny,
     if bare is not None:
         lists[bare].insert(0, "Bash")
     imported = claude_policy({"permissions": lists}, "settings.json", None)
-    rules = parse_policy(render(imported), "imported.yaml").rules
+    rules = parse_policy(render_policy(imported), "imported.yaml").rules
     for command in commands:
         expected = claude_decision(lists, command) or "ask"
         assert evaluate("bash", command, rules).action == expected, (command, lists)
@@ -240,7 +240,7 @@ def test_read_rules_import_to_the_same_decisions(allow, ask, deny, paths):
     lists = {"allow": allow, "ask": ask, "deny": deny}
     imported = claude_policy({"permissions": {k: [f"Read({s})" for s in v]
                                               for k, v in lists.items()}}, "s.json", None)
-    rules = Ruleset(parse_policy(render(imported), "imported.yaml").rules, CONTEXT)
+    rules = Ruleset(parse_policy(render_policy(imported), "imported.yaml").rules, CONTEXT)
     for path in paths:
         expected = next((action for action in ("deny", "ask", "allow")
                          if any(gitignore_matches(s, path, action != "allow")

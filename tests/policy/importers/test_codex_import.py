@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from support.requests import evaluate
 
 from dm_cc.cli import main
-from dm_cc.policy.importers import render
+from dm_cc.policy.importers import render_policy
 from dm_cc.policy.importers.codex import codex_decision, import_codex, parse_rules
 from dm_cc.policy.loader import parse_policy
 
@@ -63,7 +63,7 @@ def test_random_prefix_rules_decide_as_codex(tmp_path_factory, rules, commands):
     source = tmp_path_factory.mktemp("codex") / "r.rules"
     source.write_text("".join(f"prefix_rule(pattern={p!r}, decision={d!r})\n" for p, d in rules))
     imported = import_codex(source)
-    policy_rules = parse_policy(render(imported), "imported.yaml").rules
+    policy_rules = parse_policy(render_policy(imported), "imported.yaml").rules
     parsed, _ = parse_rules(source.read_text(), "r.rules")
     for command in commands:
         expected = {"allow": "allow", "prompt": "ask", "forbidden": "deny", None: "ask"}[

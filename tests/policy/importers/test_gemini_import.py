@@ -13,7 +13,7 @@ from support.requests import evaluate
 
 from dm_cc.cli import main
 from dm_cc.compose import Options, open_world
-from dm_cc.policy.importers import render
+from dm_cc.policy.importers import render_policy
 from dm_cc.policy.importers.gemini import gemini_decision, import_gemini, parse_rules
 from dm_cc.policy.loader import parse_policy
 
@@ -84,7 +84,7 @@ def test_random_rules_decide_as_gemini(tmp_path_factory, rules, commands):
         for prefix, decision, priority in rules)
     source = tmp_path_factory.mktemp("gemini") / "p.toml"
     source.write_text(text)
-    policy_rules = parse_policy(render(import_gemini(source)), "imported.yaml").rules
+    policy_rules = parse_policy(render_policy(import_gemini(source)), "imported.yaml").rules
     parsed, _ = parse_rules(text, "p.toml")
     for command in commands:
         expected = gemini_decision(parsed, command) or "ask"
