@@ -3,8 +3,9 @@
 The parts, the forbidden arrows, the heavy libraries' homes, what is pure and the
 light commands are data in ``architecture.yaml`` beside this file; this module only reads them
 and the code. Every import counts: at the top, inside functions, and under
-``TYPE_CHECKING``. Within a part too, no two modules import each other, directly
-or round a loop.
+``TYPE_CHECKING``. Another part is imported only through its front door (its
+package; what each exports is pinned in test_front_doors.py). Within a part too, no
+two modules import each other, directly or round a loop.
 """
 
 from __future__ import annotations
@@ -117,6 +118,15 @@ def module_of(target: str, files: Set[str] | None = None) -> str | None:
     return None
 
 
+def door(part: str) -> str:
+    """The front door of ``part``, dotted: the package of its folder (``dm_cc.permissions``;
+    ``dm_cc.cli`` for cli, whose ``__main__.py`` no one imports), else its one module."""
+    places = DESIGN["parts"][part]
+    folders = [place for place in places if place.endswith("/")]
+    place = folders[0] if folders else places[0]
+    return _dotted(place.rstrip("/")) if folders else _dotted(place)
+
+
 def target_part(target: str) -> str | None:
     """The part an imported dm_cc module belongs to (None for a library)."""
     path = module_of(target)
@@ -177,6 +187,7 @@ def test_the_description_names_only_known_parts():
             assert set(targets) <= named, f"{section}.{part}: unknown parts {set(targets) - named}"
     for library, parts in DESIGN["libraries"].items():
         assert set(parts) <= named, f"libraries.{library}: unknown parts"
+    assert set(DESIGN["doors"]["lazy"]) <= named, "doors.lazy: unknown parts"
     for entry in DESIGN["pure"]:
         assert entry in named or (module_path(_dotted(entry)) == entry
                                   and len(part_of(entry)) == 1), f"pure: unknown {entry}"
@@ -197,6 +208,25 @@ def test_no_forbidden_arrow():
         if target in DESIGN["never"].get(source, ()):
             broken.append(f"{source} -> {target} is forbidden: " + _where(items))
     assert broken == []
+
+
+def behind_doors(imports: Iterable[Import]) -> list[str]:
+    """Each import of another part's module rather than its front door, as
+    ``file:line imports target (import it from door)``."""
+    broken = []
+    for item in imports:
+        source, target = part_of(item.source), target_part(item.target)
+        if len(source) == 1 and target is not None and target != source[0] \
+                and item.target != door(target):
+            broken.append(f"{item.source}:{item.line} imports {item.target} "
+                          f"(import it from {door(target)})")
+    return broken
+
+
+def test_other_parts_are_imported_only_through_their_front_door():
+    broken = behind_doors(all_imports())
+    assert broken == [], ("a part's modules are its own: import what it exports from its "
+                          "front door (tests/test_front_doors.py pins it):\n" + "\n".join(broken))
 
 
 def test_no_cycle_between_parts():
@@ -368,6 +398,22 @@ def test_every_kind_of_import_is_seen():
             "dm_cc.ui.console"} <= found
     assert target_part("dm_cc.permissions") == "permissions"
     assert target_part("dm_cc.core.loop") == "core"
+
+
+def test_an_import_behind_a_front_door_is_reported_with_its_line():
+    text = ("from dm_cc.permissions import Rule\n"                 # the front door
+            "from dm_cc.tools.base import ToolOutput\n"            # the tools part's own module
+            "from dm_cc.errors import UsageError\n"                # a part that is one file
+            "from dm_cc.sandbox.derive import spec_for\n"          # its own part: module to module
+            "def f():\n    from dm_cc.config import dirs\n"      # a module, named from the package
+            "if True:\n    import dm_cc.permissions.engine\n")
+    assert behind_doors(imports_of("dm_cc/sandbox/example.py", text)) == [
+        "dm_cc/sandbox/example.py:2 imports dm_cc.tools.base (import it from dm_cc.tools)",
+        "dm_cc/sandbox/example.py:6 imports dm_cc.config.dirs (import it from dm_cc.config)",
+        "dm_cc/sandbox/example.py:8 imports dm_cc.permissions.engine "
+        "(import it from dm_cc.permissions)"]
+    assert [door(part) for part in ("cli", "permissions", "errors", "compose", "package")] == [
+        "dm_cc.cli", "dm_cc.permissions", "dm_cc.errors", "dm_cc.compose", "dm_cc"]
 
 
 def test_io_sneaking_into_a_pure_module_is_seen():
