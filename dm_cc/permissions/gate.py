@@ -232,15 +232,24 @@ class Gate:
         all, its ``may``), each with why it bounds: a stricter verdict of theirs wins
         over every layer. (A subagent's parent's gate, also a bound, is not one of these.)"""
         return [(ceiling.gate.layers[0], ceiling.why) for ceiling in self.ceilings
-                if ceiling.layers is None and ceiling.permissions is None
-                and len(ceiling.gate.layers) == 1 and not ceiling.gate.ceilings]
+                if self._bounds_by(ceiling)]
 
-    def rules_for(self, permission: str) -> tuple[Rule, ...]:
+    @staticmethod
+    def _bounds_by(ceiling: Ceiling) -> bool:
+        return ceiling.layers is None and ceiling.permissions is None \
+            and len(ceiling.gate.layers) == 1 and not ceiling.gate.ceilings
+
+    def rules_for(self, permission: str, *, bounds: bool = False) -> tuple[Rule, ...]:
         """Every rule of this gate's layers whose permission covers ``permission``,
         layer by layer in order: the rules that could decide one of its requests, the
-        last match winning (the ceilings' rules are not among them)."""
-        return tuple(candidate.rule for ruleset in self._rulesets
-                     for candidate in ruleset.candidates(permission))
+        last match winning (the ceilings' rules are not among them); ``bounds``: then
+        those of its :meth:`bounds`."""
+        own = tuple(candidate.rule for ruleset in self._rulesets
+                    for candidate in ruleset.candidates(permission))
+        if not bounds:
+            return own
+        return own + tuple(rule for ceiling in self.ceilings if self._bounds_by(ceiling)
+                           for rule in ceiling.gate.rules_for(permission))
 
 
 class _Stack:

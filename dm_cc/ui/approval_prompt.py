@@ -124,9 +124,9 @@ def _legend(request: ApprovalRequest) -> Line:
         shown = ", ".join(f'{r.permission} "{r.pattern}"' for r in remember)
         parts += [("class:key", "s"), ("", " session  "), ("class:key", "a"),
                   ("", f" always ({shown})  ")]
-    if is_escape(request.decision):   # a no keeps the failed result: the turn goes on
+    if is_escape(request.decision):   # a no keeps the failed result and stops the turn
         parts[1] = ("", " run it outside once  ")
-        stop = " no, keep it in the sandbox  "
+        stop = " no, keep it in the sandbox and stop the turn  "
     else:
         stop = " no, stop this subagent  " if request.asker else " no, stop the turn  "
     parts += [("class:key", "n"), ("", stop), ("class:key", "f"),

@@ -121,7 +121,8 @@ def _capabilities(ctx: Context) -> None:
         else:
             verdict = gate.judge(Request(permission, "*"))
             action, how = verdict.action, verdict.rule.describe()
-            specific = sum(1 for rule in gate.rules_for(permission) if rule.pattern != "*")
+            specific = sum(1 for rule in gate.rules_for(permission, bounds=True)
+                           if rule.pattern != "*")
             if specific:
                 how = f"by default: {how}; {specific} more specific rules decide particular " \
                       "inputs (/permissions)"

@@ -187,7 +187,8 @@ def test_in_a_terminal_the_toolbar_and_the_escape_question_read_well(project, al
         assert "! sandbox" not in screen
         pane.type("go")
         pane.send("Enter")
-        screen = pane.wait_for(LEGEND)
+        pane.wait_for(LEGEND)
+        screen = pane.wait_for("cancel")   # the legend's last word: the question is whole
         lines = screen.splitlines()
         at = next(i for i, line in enumerate(lines) if line.startswith("? "))
         assert lines[at] == f"? {ESCAPE_QUESTION}"
@@ -199,7 +200,7 @@ def test_in_a_terminal_the_toolbar_and_the_escape_question_read_well(project, al
         assert lines[after].startswith("  the sandbox stopped it: it wrote outside")
         assert lines[after + 1].startswith('  asks: sandbox_escape  ← ask sandbox_escape "*"')
         legend = "".join(lines).replace(" ", "")          # it may wrap, at a space too
-        assert "nno,keepitinthesandbox" in legend
+        assert "nno,keepitinthesandboxandstoptheturn" in legend
         pane.send("y")
         screen = pane.wait_for("the turn went on")
         assert "(run outside the sandbox)" in screen
