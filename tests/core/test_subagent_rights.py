@@ -253,11 +253,11 @@ def requests_of(world: World, chain: Sequence[Rights],
             for request in world.requests(tool, plans.get(text, text))]
 
 
-def trace(loops: Sequence[Rights], request: Request) -> str:
+def trace(chain: Sequence[Rights], request: Request) -> str:
     lines = []
-    for depth, loop in enumerate(loops):
-        verdict = loop.gate().judge(request)
-        lines.append(f"  {loop.agent.name}@{depth}: {verdict.action} by "
+    for depth, rights in enumerate(chain):
+        verdict = rights.gate().judge(request)
+        lines.append(f"  {rights.agent.name}@{depth}: {verdict.action} by "
                      f"{verdict.rule.permission} {verdict.rule.pattern} {verdict.rule.action} "
                      f"({verdict.rule.source}, layer {verdict.layer}, note {verdict.note})")
     return f"{request.permission} {request.pattern}\n" + "\n".join(lines)
@@ -272,17 +272,17 @@ def test_no_descendant_decides_more_permissively_than_any_ancestor(scenario):
     with project() as where:
         scenario.write(where)
         world = where.world()
-        loops = chain_of(world, scenario.chain)
-        requests = requests_of(world, loops, scenario.requests)
-        decisions = [loop.gate().decide(requests).action for loop in loops]
-        for j, descendant in enumerate(loops):
+        chain = chain_of(world, scenario.chain)
+        requests = requests_of(world, chain, scenario.requests)
+        decisions = [rights.gate().decide(requests).action for rights in chain]
+        for j, descendant in enumerate(chain):
             for i in range(j):
                 assert strictness(decisions[j]) >= strictness(decisions[i]), \
                     f"{scenario.chain}: {decisions}"
             for request in requests:
                 verdict = descendant.gate().judge(request)
-                assert all(strictness(verdict.action) >= strictness(loops[i].gate().judge(
-                    request).action) for i in range(j)), trace(loops[:j + 1], request)
+                assert all(strictness(verdict.action) >= strictness(chain[i].gate().judge(
+                    request).action) for i in range(j)), trace(chain[:j + 1], request)
 
 
 def _may_speak_of(world: World, agent: Agent, permission: str) -> bool:
@@ -300,12 +300,12 @@ def test_todo_and_task_are_denied_in_a_child_unless_its_own_layers_speak_of_them
     with project() as where:
         scenario.write(where)
         world = where.world()
-        loops = chain_of(world, scenario.chain)
-        for child in loops[1:]:
+        chain = chain_of(world, scenario.chain)
+        for child in chain[1:]:
             for permission, name in (("todo", "*"), ("task", "explore"), ("task", "helper")):
                 if not _may_speak_of(world, child.agent, permission):
                     verdict = child.gate().judge(Request(permission, name))
-                    assert verdict.action == "deny", trace(loops, Request(permission, name))
+                    assert verdict.action == "deny", trace(chain, Request(permission, name))
                     assert child.gate().denies_outright(permission)
 
 
@@ -315,27 +315,27 @@ def test_approvals_given_to_a_child_never_beat_an_ancestors_configured_deny(scen
     with project() as where:
         scenario.write(where)
         world = where.world()
-        loops = chain_of(world, scenario.chain)
-        requests = requests_of(world, loops, scenario.requests)
+        chain = chain_of(world, scenario.chain)
+        requests = requests_of(world, chain, scenario.requests)
         if not requests:
             return
-        names = [loop.agent.name for loop in loops]
-        before = [loop.gate().decide(requests) for loop in loops]
+        names = [rights.agent.name for rights in chain]
+        before = [rights.gate().decide(requests) for rights in chain]
         approved: dict[str, list[Rule]] = {}
         for name in dict.fromkeys(names):
             if name == names[-1] or data.draw(st.booleans(), label=f"approve {name}"):
                 approved[name] = data.draw(approvals_for(requests), label=f"approvals of {name}")
-                loops[0].approvals.remember(name, approved[name], save=False, note="")
-        # each loop's own stack without any approval (its ceilings of untrusted
+                chain[0].approvals.remember(name, approved[name], save=False, note="")
+        # each rights's own stack without any approval (its ceilings of untrusted
         # agents and project overrides included): what is configured for it
-        configured = [world.policy.gate(loop.agent, (), session_id=loop.session.info.id,
-                                        subagent=loop.parent is not None,
-                                        capabilities=loop.capabilities) for loop in loops]
-        for j, descendant in enumerate(loops):
+        configured = [world.policy.gate(rights.agent, (), session_id=rights.session.info.id,
+                                        subagent=rights.parent is not None,
+                                        capabilities=rights.capabilities) for rights in chain]
+        for j, descendant in enumerate(chain):
             gate = descendant.gate()
             # as if every approval on the way down had been given to the ancestor (in
             # the order the chain passes them up: its own first, the child's last)
-            bounds = [loops[i].gate_with(tuple(rule for name in names[i:j + 1]
+            bounds = [chain[i].gate_with(tuple(rule for name in names[i:j + 1]
                                                for rule in approved.get(name, ())))
                       for i in range(j + 1)]
             for request in requests:
@@ -345,23 +345,23 @@ def test_approvals_given_to_a_child_never_beat_an_ancestors_configured_deny(scen
                     if configured_verdict.action == "deny":
                         assert verdict.action == "deny", \
                             f"{names[i]}@{i} denies; approvals {approved}\n" + \
-                            trace(loops[:j + 1], request)
+                            trace(chain[:j + 1], request)
                     if configured_verdict.layer in ("managed", "enforced"):  # binding
                         assert strictness(verdict.action) >= \
                             strictness(configured_verdict.action), \
                             f"{names[i]}@{i}: managed; approvals {approved}\n" + \
-                            trace(loops[:j + 1], request)
+                            trace(chain[:j + 1], request)
                     assert strictness(verdict.action) >= \
                         strictness(bounds[i].judge(request).action), \
-                        f"approvals {approved}\n" + trace(loops[:j + 1], request)
-        # An approval is its agent's. A loop's gate holds its own agent's approvals
+                        f"approvals {approved}\n" + trace(chain[:j + 1], request)
+        # An approval is its agent's. A rights's gate holds its own agent's approvals
         # and, through its ceilings, its ancestors' (and theirs count there): one
-        # given to a descendant's agent alone opens nothing for the loop itself.
-        for i, (loop, earlier) in enumerate(zip(loops, before, strict=True)):
+        # given to a descendant's agent alone opens nothing for the rights itself.
+        for i, (rights, earlier) in enumerate(zip(chain, before, strict=True)):
             if not approved.keys() & set(names[:i + 1]):
-                now = loop.gate().decide(requests)
+                now = rights.gate().decide(requests)
                 assert now.action == earlier.action, f"{names[i]}@{i}, approvals " \
-                    f"{approved}\n" + "\n".join(trace(loops, r) for r in requests)
+                    f"{approved}\n" + "\n".join(trace(chain, r) for r in requests)
 
 
 # --------------------------------------------------------------------------- through the loop
@@ -492,10 +492,10 @@ def test_a_grandchild_of_a_planner_is_still_bounded_by_it(tmp_path):
         assert not (where.root / path).exists()
     world = where.world()
     requests = world.requests("edit", "src/a.py")
-    assert [loop.gate().decide(requests).action
-            for loop in chain_of(world, ["planner", "general", "general"])] == ["deny"] * 3
-    assert [loop.gate().decide(requests).action
-            for loop in chain_of(world, ["build", "general", "general"])] == ["allow"] * 3
+    assert [rights.gate().decide(requests).action
+            for rights in chain_of(world, ["planner", "general", "general"])] == ["deny"] * 3
+    assert [rights.gate().decide(requests).action
+            for rights in chain_of(world, ["build", "general", "general"])] == ["allow"] * 3
 
 
 def test_a_parent_deny_superseded_in_its_own_stack_does_not_constrain_the_child(tmp_path):
@@ -733,8 +733,8 @@ def test_a_childs_approval_never_beats_an_ancestors_deny_through_a_symlink(tmp_p
     _symlinked_secret(where)
     world = where.world()
     requests = world.requests("edit", "docs/notes.md")
-    assert all(loop.gate().decide(requests).action == "deny"
-               for loop in chain_of(world, ["build", "general", "general"]))
+    assert all(rights.gate().decide(requests).action == "deny"
+               for rights in chain_of(world, ["build", "general", "general"]))
     events: list = []
     loop = root_loop(where, "build", events=events)
     loop.rt.approvals.remember("general", [Rule("edit", "secret/**", "allow",
