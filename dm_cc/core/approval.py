@@ -30,6 +30,7 @@ from dm_cc.permissions import Decision, Request, Rule
 
 Answer = Literal["once", "session", "always", "reject", "cancel"]
 REMEMBERING: frozenset[str] = frozenset({"session", "always"})
+RUNNING: frozenset[str] = frozenset({"once", *REMEMBERING})   # the answers that run the call
 
 
 def suggested_rules(requests: Iterable[Request], tool: str) -> tuple[Rule, ...]:

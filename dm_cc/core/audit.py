@@ -26,7 +26,7 @@ import time
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from dm_cc.core.approval import Approval
+from dm_cc.core.approval import RUNNING, Approval
 from dm_cc.core.events import Event, Notice
 from dm_cc.errors import DmccError
 from dm_cc.permissions import Decision, Verdict
@@ -89,7 +89,7 @@ def record(actor: Actor, call: ToolCall, main_input: str, decision: Decision,
     not (deny). ``by`` and ``answer``: who decided and what was answered, when there
     is no ``approval`` to tell (a failed or cancelled question)."""
     ran = decision.action == "allow" or (
-        approval is not None and approval.answer in ("once", "session", "always"))
+        approval is not None and approval.answer in RUNNING)
     return {
         "time": _now(),
         "project": actor.project,

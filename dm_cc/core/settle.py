@@ -38,6 +38,7 @@ from pydantic import BaseModel
 from dm_cc.core import audit
 from dm_cc.core.approval import (
     REMEMBERING,
+    RUNNING,
     Approval,
     ApprovalRequest,
     Approver,
@@ -51,8 +52,6 @@ from dm_cc.permissions import Decision, PathContextDirs, Request, Rule
 from dm_cc.policy import HOOK_LAYER, Hook
 from dm_cc.session import AuditLog, ToolCall
 from dm_cc.tools import Tool, ToolContext
-
-RUNS = frozenset({"once", "session", "always"})
 
 
 class TurnStopped(Exception):
@@ -86,7 +85,7 @@ class Settled:
     def runs(self) -> bool:
         """Allowed by the rules, or by the person's (or a headless run's) answer."""
         if self.answer is not None:
-            return self.answer.answer in RUNS
+            return self.answer.answer in RUNNING
         return self.decision.action == "allow"
 
     @property
