@@ -167,7 +167,9 @@ class Policy:
 
         * an agent that may do less than everything (``may``: the plan agent reads
           only) is bounded by rules derived from what each permission does
-          (``capabilities``; :mod:`dm_cc.policy.effects`), whatever its stack says;
+          (``capabilities``; :mod:`dm_cc.policy.effects`), whatever its stack says
+          (without ``capabilities`` no permission is known to be harmless: such an
+          agent is denied everything but its own files -- fail closed);
 
         and with a ceiling when a cloned repository supplies agent-layer rules,
         which sit after the user's policy:
