@@ -244,16 +244,17 @@ class World:
              session_id: str | None = None, under: Sequence[str] = ()) -> Gate:
         """The layers in force for ``agent`` (with these approvals, in this session);
         ``under``: as a subagent started by these agents, outermost first."""
-        capabilities = self.capabilities()
+        cacheable = not (under or approvals or session_id is not None)
+        if cacheable and agent.name in self._gates:
+            return self._gates[agent.name]
+        capabilities = self.capabilities()   # the MCP servers' tools, when started, too
         if under:
             lineage = [Link(self.agent(name)) for name in under]
             return self.policy.lineage_gate([*lineage, Link(agent, tuple(approvals), session_id)],
                                             capabilities)
-        if approvals or session_id is not None:
-            return self.policy.gate(agent, approvals, session_id, capabilities=capabilities)
-        gate = self._gates.get(agent.name)
-        if gate is None:
-            gate = self._gates[agent.name] = self.policy.gate(agent, capabilities=capabilities)
+        gate = self.policy.gate(agent, approvals, session_id, capabilities=capabilities)
+        if cacheable:
+            self._gates[agent.name] = gate
         return gate
 
     def requests(self, tool: str, text: str) -> list[Request]:
