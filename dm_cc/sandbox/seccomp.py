@@ -5,8 +5,11 @@ Why: ``--unshare-net`` takes the network away, but ``connect()`` to a Unix socke
 on the (read-only) file system still works: the X server (/tmp/.X11-unix), the
 system D-Bus, a database, an agent. A read-only mount does not stop ``connect()``,
 and not every socket can be known and hidden. So ``socket(AF_UNIX, …)`` fails with
-EPERM. ``socketpair()`` is left alone: it makes a connected pair inside the process
-(Python's asyncio, many programs' IPC) and reaches nothing outside.
+EPERM. So does a datagram ``socketpair()``: one end of it can ``sendto()`` (or
+``connect()`` to) any datagram socket on the file system, syslog's /dev/log say.
+A stream or seqpacket pair stays: it is connected for good (an address given to
+``sendto`` or ``connect`` fails with EISCONN, or is ignored), and Python's asyncio
+and many programs' IPC need it.
 
     program = unix_socket_filter()        # bytes, or None on an architecture we lack
     file = filter_file(program)            # a sealed memfd holding it, for --seccomp
@@ -22,10 +25,16 @@ What the filter does, per system call (``struct seccomp_data``: nr, arch, …, a
 - ``socket`` whose first argument (its low 32 bits: the kernel reads an ``int``) is
   AF_UNIX fails with EPERM; every other family is allowed (a TCP socket can still
   be made; with the network off it reaches nothing).
-- i386's ``socketcall(SYS_SOCKET, args)`` fails with EPERM whatever the family: its
-  arguments are in memory, which a filter cannot read. Old 32-bit programs make
-  sockets this way; with the network off they lose little. ``SYS_SOCKETPAIR`` and
-  the other sub-calls stay allowed.
+- ``socketpair`` is allowed only for AF_UNIX with the type (its low four bits: the
+  kernel masks SOCK_NONBLOCK and SOCK_CLOEXEC off) SOCK_STREAM or SOCK_SEQPACKET;
+  anything else fails with EPERM: SOCK_DGRAM, and SOCK_RAW, which AF_UNIX turns into
+  a datagram socket (net/unix/af_unix.c, ``unix_create``). Other families have no
+  socketpair anyway.
+- i386's ``socketcall(SYS_SOCKET, args)`` and ``socketcall(SYS_SOCKETPAIR, args)``
+  fail with EPERM whatever the family and type: the arguments are in memory, which
+  a filter cannot read. Old 32-bit programs make sockets this way; with the network
+  off they lose little. The other sub-calls stay allowed: without a socket of
+  their own to use them on they reach nothing.
 - ``io_uring_setup`` fails with EPERM: an io_uring's IORING_OP_SOCKET (Linux 5.19)
   makes a socket without the ``socket`` call. Programs fall back to plain calls.
 - everything else is allowed.
@@ -41,7 +50,8 @@ Facts come from the kernel's headers: <linux/audit.h> (AUDIT_ARCH_*),
 <linux/seccomp.h> (SECCOMP_RET_*, struct seccomp_data), <linux/filter.h> and
 <linux/bpf_common.h> (opcodes, struct sock_filter), arch/x86/entry/syscalls/
 syscall_64.tbl and syscall_32.tbl, include/uapi/asm-generic/unistd.h (aarch64),
-arch/arm/tools/syscall.tbl, <linux/net.h> (SYS_SOCKET).
+arch/arm/tools/syscall.tbl, <linux/net.h> (SYS_SOCKET, SYS_SOCKETPAIR, SOCK_TYPE_MASK),
+<linux/net.h> and <asm-generic/socket.h> (SOCK_STREAM 1, SOCK_DGRAM 2, SOCK_SEQPACKET 5).
 """
 
 from __future__ import annotations
@@ -55,7 +65,11 @@ from dataclasses import dataclass
 from typing import BinaryIO
 
 AF_UNIX = 1
+SOCK_STREAM = 1
+SOCK_SEQPACKET = 5
+SOCK_TYPE_MASK = 0xF              # the type's bits; the rest are SOCK_NONBLOCK, SOCK_CLOEXEC
 SYS_SOCKET = 1                    # socketcall's first argument for socket()
+SYS_SOCKETPAIR = 8                # ... and for socketpair()
 X32_SYSCALL_BIT = 0x4000_0000
 
 # <linux/audit.h>: EM_* | __AUDIT_ARCH_64BIT (0x80000000) | __AUDIT_ARCH_LE (0x40000000)
@@ -74,11 +88,13 @@ DENY = SECCOMP_RET_ERRNO | errno.EPERM
 OFFSET_NR = 0
 OFFSET_ARCH = 4
 OFFSET_ARG0_LOW = 16              # little-endian: the low half of args[0] comes first
+OFFSET_ARG1_LOW = 24
 
 # <linux/bpf_common.h>
 BPF_LD_W_ABS = 0x00 | 0x00 | 0x20     # BPF_LD | BPF_W | BPF_ABS
 BPF_JEQ_K = 0x05 | 0x10 | 0x00        # BPF_JMP | BPF_JEQ | BPF_K
 BPF_JGE_K = 0x05 | 0x30 | 0x00        # BPF_JMP | BPF_JGE | BPF_K
+BPF_AND_K = 0x04 | 0x50 | 0x00        # BPF_ALU | BPF_AND | BPF_K
 BPF_RET_K = 0x06 | 0x00               # BPF_RET | BPF_K
 
 
@@ -89,15 +105,18 @@ class Abi:
     name: str
     audit_arch: int
     socket: int
+    socketpair: int
     io_uring_setup: int
     socketcall: int | None = None     # the multiplexer, where the table has one
     x32_bit: bool = False             # numbers with __X32_SYSCALL_BIT share this arch
 
 
-X86_64 = Abi("x86_64", AUDIT_ARCH_X86_64, socket=41, io_uring_setup=425, x32_bit=True)
-I386 = Abi("i386", AUDIT_ARCH_I386, socket=359, io_uring_setup=425, socketcall=102)
-AARCH64 = Abi("aarch64", AUDIT_ARCH_AARCH64, socket=198, io_uring_setup=425)
-ARM = Abi("arm", AUDIT_ARCH_ARM, socket=281, io_uring_setup=425)
+X86_64 = Abi("x86_64", AUDIT_ARCH_X86_64, socket=41, socketpair=53, io_uring_setup=425,
+             x32_bit=True)
+I386 = Abi("i386", AUDIT_ARCH_I386, socket=359, socketpair=360, io_uring_setup=425,
+           socketcall=102)
+AARCH64 = Abi("aarch64", AUDIT_ARCH_AARCH64, socket=198, socketpair=199, io_uring_setup=425)
+ARM = Abi("arm", AUDIT_ARCH_ARM, socket=281, socketpair=288, io_uring_setup=425)
 
 # The host's machine name -> every table a process on it may call through.
 HOSTS: dict[str, tuple[Abi, ...]] = {
@@ -122,6 +141,9 @@ class _Assembler:
 
     def jump(self, op: int, k: int, true: int | str = 0, false: int | str = 0) -> None:
         self.code.append((op, true, false, k))
+
+    def mask(self, k: int) -> None:
+        self.code.append((BPF_AND_K, 0, 0, k))
 
     def ret(self, k: int) -> None:
         self.code.append((BPF_RET_K, 0, 0, k))
@@ -153,6 +175,7 @@ def build(abis: tuple[Abi, ...]) -> bytes:
         if abi.x32_bit:
             asm.jump(BPF_JGE_K, X32_SYSCALL_BIT, true="deny")
         asm.jump(BPF_JEQ_K, abi.socket, true="check-family")
+        asm.jump(BPF_JEQ_K, abi.socketpair, true="check-pair")
         asm.jump(BPF_JEQ_K, abi.io_uring_setup, true="deny")
         if abi.socketcall is not None:
             asm.jump(BPF_JEQ_K, abi.socketcall, true="check-socketcall")
@@ -161,11 +184,22 @@ def build(abis: tuple[Abi, ...]) -> bytes:
     asm.load(OFFSET_ARG0_LOW)
     asm.jump(BPF_JEQ_K, AF_UNIX, true="deny")
     asm.ret(SECCOMP_RET_ALLOW)
+    asm.label("check-pair")             # only AF_UNIX stream and seqpacket pairs
+    asm.load(OFFSET_ARG0_LOW)
+    asm.jump(BPF_JEQ_K, AF_UNIX, false="deny")
+    asm.load(OFFSET_ARG1_LOW)
+    asm.mask(SOCK_TYPE_MASK)
+    asm.jump(BPF_JEQ_K, SOCK_STREAM, true="allow")
+    asm.jump(BPF_JEQ_K, SOCK_SEQPACKET, true="allow")
+    asm.ret(DENY)
     if any(abi.socketcall is not None for abi in abis):
         asm.label("check-socketcall")
         asm.load(OFFSET_ARG0_LOW)
         asm.jump(BPF_JEQ_K, SYS_SOCKET, true="deny")
+        asm.jump(BPF_JEQ_K, SYS_SOCKETPAIR, true="deny")
         asm.ret(SECCOMP_RET_ALLOW)
+    asm.label("allow")
+    asm.ret(SECCOMP_RET_ALLOW)
     asm.label("deny")
     asm.ret(DENY)
     return asm.program()

@@ -23,6 +23,7 @@ from pathlib import Path
 
 import pytest
 from support import elf
+from support.as_user import USERS, as_user, python_for, remove, shared_dir
 from support.bwrap import needs_bwrap
 
 from dm_cc.config.dirs import PROTECTED_FOR_EDIT, HostFilesystem
@@ -54,6 +55,8 @@ def evaluate(program: bytes, arch: int, nr: int, *args: int) -> int:
             pc += true if acc == k else false
         elif op == seccomp.BPF_JGE_K:
             pc += true if acc >= k else false
+        elif op == seccomp.BPF_AND_K:
+            acc &= k
         elif op == seccomp.BPF_RET_K:
             return k
         else:
@@ -62,6 +65,7 @@ def evaluate(program: bytes, arch: int, nr: int, *args: int) -> int:
 
 
 X86 = seccomp.unix_socket_filter("x86_64")
+NONBLOCK, CLOEXEC = 0o4000, 0o2000000       # SOCK_NONBLOCK, SOCK_CLOEXEC (x86, ARM)
 ARM64 = seccomp.unix_socket_filter("aarch64")
 
 
@@ -71,7 +75,16 @@ ARM64 = seccomp.unix_socket_filter("aarch64")
     (X86, seccomp.AUDIT_ARCH_X86_64, 41, (2, 1, 0), ALLOW),
     (X86, seccomp.AUDIT_ARCH_X86_64, 41, (10, 2, 0), ALLOW),
     (X86, seccomp.AUDIT_ARCH_X86_64, 41, ((7 << 32) | 1, 1, 0), DENY),   # the kernel reads an int
-    (X86, seccomp.AUDIT_ARCH_X86_64, 53, (1, 1, 0), ALLOW),
+    (X86, seccomp.AUDIT_ARCH_X86_64, 53, (1, 1, 0), ALLOW),                # socketpair: stream
+    (X86, seccomp.AUDIT_ARCH_X86_64, 53, (1, 5, 0), ALLOW),                # seqpacket
+    (X86, seccomp.AUDIT_ARCH_X86_64, 53, (1, 1 | NONBLOCK | CLOEXEC, 0), ALLOW),
+    (X86, seccomp.AUDIT_ARCH_X86_64, 53, (1, 2, 0), DENY),                 # datagram
+    (X86, seccomp.AUDIT_ARCH_X86_64, 53, (1, 2 | NONBLOCK | CLOEXEC, 0), DENY),
+    (X86, seccomp.AUDIT_ARCH_X86_64, 53, (1, 3, 0), DENY),                 # raw: a datagram one
+    (X86, seccomp.AUDIT_ARCH_X86_64, 53, (1, 10, 0), DENY),                # packet, or unknown
+    (X86, seccomp.AUDIT_ARCH_X86_64, 53, ((7 << 32) | 1, (9 << 32) | 1, 0), ALLOW),  # ints
+    (X86, seccomp.AUDIT_ARCH_X86_64, 53, ((7 << 32) | 1, (9 << 32) | 2, 0), DENY),
+    (X86, seccomp.AUDIT_ARCH_X86_64, 53, (2, 1, 0), DENY),                 # not AF_UNIX
     (X86, seccomp.AUDIT_ARCH_X86_64, 425, (8, 0), DENY),
     (X86, seccomp.AUDIT_ARCH_X86_64, 42, (1,), ALLOW),                    # connect
     (X86, seccomp.AUDIT_ARCH_X86_64, 0, (1,), ALLOW),                     # read
@@ -81,8 +94,11 @@ ARM64 = seccomp.unix_socket_filter("aarch64")
     (X86, seccomp.AUDIT_ARCH_I386, 359, (1, 1, 0), DENY),
     (X86, seccomp.AUDIT_ARCH_I386, 359, (2, 1, 0), ALLOW),
     (X86, seccomp.AUDIT_ARCH_I386, 102, (1, 0xFFFF_0000), DENY),          # SYS_SOCKET
-    (X86, seccomp.AUDIT_ARCH_I386, 102, (8, 0xFFFF_0000), ALLOW),         # SYS_SOCKETPAIR
+    (X86, seccomp.AUDIT_ARCH_I386, 102, (8, 0xFFFF_0000), DENY),          # SYS_SOCKETPAIR
+    (X86, seccomp.AUDIT_ARCH_I386, 102, (3, 0xFFFF_0000), ALLOW),         # SYS_CONNECT
     (X86, seccomp.AUDIT_ARCH_I386, 360, (1, 1, 0), ALLOW),
+    (X86, seccomp.AUDIT_ARCH_I386, 360, (1, 2, 0), DENY),
+    (X86, seccomp.AUDIT_ARCH_I386, 360, (1, 3 | CLOEXEC, 0), DENY),
     (X86, seccomp.AUDIT_ARCH_I386, 425, (8, 0), DENY),
     (X86, seccomp.AUDIT_ARCH_I386, 41, (1, 1, 0), ALLOW),                 # 41 is dup on i386
     (X86, seccomp.AUDIT_ARCH_AARCH64, 198, (1, 1, 0), KILL),              # not this host's
@@ -90,6 +106,10 @@ ARM64 = seccomp.unix_socket_filter("aarch64")
     (ARM64, seccomp.AUDIT_ARCH_AARCH64, 198, (1, 1, 0), DENY),
     (ARM64, seccomp.AUDIT_ARCH_AARCH64, 198, (2, 1, 0), ALLOW),
     (ARM64, seccomp.AUDIT_ARCH_AARCH64, 199, (1, 1, 0), ALLOW),
+    (ARM64, seccomp.AUDIT_ARCH_AARCH64, 199, (1, 2, 0), DENY),
+    (ARM64, seccomp.AUDIT_ARCH_AARCH64, 199, (1, 2 | NONBLOCK, 0), DENY),
+    (ARM64, seccomp.AUDIT_ARCH_ARM, 288, (1, 1, 0), ALLOW),               # ARM socketpair
+    (ARM64, seccomp.AUDIT_ARCH_ARM, 288, (1, 2, 0), DENY),
     (ARM64, seccomp.AUDIT_ARCH_AARCH64, 425, (8, 0), DENY),
     (ARM64, seccomp.AUDIT_ARCH_AARCH64, 0x4000_0000 | 41, (1,), ALLOW),   # no x32 there
     (ARM64, seccomp.AUDIT_ARCH_ARM, 281, (1, 1, 0), DENY),
@@ -162,8 +182,8 @@ def run(sandbox: Sandbox, command: str, *rules: Rule) -> tuple[Ran, Plan]:
     return ran, plan
 
 
-def python(code: str) -> str:
-    return f"{sys.executable} -c '{textwrap.dedent(code)}'"
+def python(code: str, interpreter: str = sys.executable) -> str:
+    return f"{interpreter} -c '{textwrap.dedent(code)}'"
 
 
 @needs_bwrap
@@ -337,3 +357,134 @@ def test_git_status_and_pytest_still_work(sandbox: Sandbox) -> None:
                           f"{sys.executable} -m pytest -q -p no:cacheprovider test_tiny.py")
     assert ran.code == 0, ran.text
     assert "?? test_tiny.py" in ran.text and "1 passed" in ran.text
+
+
+# --------------------------------------------------------------- datagrams to host sockets
+
+@pytest.fixture(params=USERS, ids=("owner", "sbtest"))
+def user(request: pytest.FixtureRequest) -> str | None:
+    return request.param
+
+
+@pytest.fixture
+def shared() -> Iterator[Path]:
+    """A directory another user may enter (pytest's tmp_path is its owner's only)."""
+    base = shared_dir()
+    yield base
+    remove(base)
+
+
+@pytest.fixture
+def shared_sandbox(shared: Path) -> Sandbox:
+    project, home = shared / "p", shared / "h"
+    project.mkdir()
+    home.mkdir()
+    where = PathContextDirs(project, project, home, HostFilesystem(), PROTECTED_FOR_EDIT)
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home),
+           "DM_CC_HOME": str(home / "dm_cc")}
+    return Sandbox("required", where, env)
+
+
+@pytest.fixture
+def datagram_server(shared: Path) -> Iterator[tuple[str, socket.socket]]:
+    """A Unix datagram socket bound on the host (as syslog's /dev/log is), in a
+    directory the confined command sees, writable by anyone (so by sbtest too)."""
+    path = str(shared / "dgram.sock")
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    server.bind(path)
+    os.chmod(path, 0o777)
+    server.setblocking(False)
+    yield path, server
+    server.close()
+
+
+def received(server: socket.socket) -> list[bytes]:
+    found = []
+    while True:
+        try:
+            found.append(server.recv(100))
+        except BlockingIOError:
+            return found
+
+
+def run_as(sandbox: Sandbox, user: str | None, command: str, *rules: Rule) -> Ran:
+    plan = sandbox.confine(gate(sandbox.where, *rules), ["bash", "-c", command])
+    assert plan.confined and plan.refusal is None
+    plan = as_user(plan, user, sandbox.where.root.parent, sandbox.private_dir())
+    return asyncio.run(run_command(plan.argv, sandbox.where.root, 60,
+                                   pass_files=plan.pass_files))
+
+
+DATAGRAM = """
+import socket, sys
+kind, path, how = sys.argv[1:4]
+types = {"dgram": socket.SOCK_DGRAM, "raw": socket.SOCK_RAW,
+         "flags": socket.SOCK_DGRAM | socket.SOCK_NONBLOCK | socket.SOCK_CLOEXEC}
+try:
+    a, b = socket.socketpair(socket.AF_UNIX, types[kind])
+except OSError as exc:
+    print("socketpair refused:", exc.strerror)
+    sys.exit(3)
+if how == "sendto":
+    a.sendto(b"hello from inside", path)
+else:
+    a.connect(path)
+    a.send(b"hello from inside")
+print("sent")
+"""
+
+
+@needs_bwrap
+@pytest.mark.parametrize("how", ["sendto", "connect"])
+@pytest.mark.parametrize("kind", ["dgram", "raw", "flags"])
+def test_a_datagram_socketpair_cannot_reach_a_host_socket(
+        shared_sandbox: Sandbox, datagram_server: tuple[str, socket.socket], user: str | None,
+        kind: str, how: str) -> None:
+    """``socketpair(AF_UNIX, SOCK_DGRAM)`` then ``sendto(host path)`` (or ``connect``)
+    reached /dev/log or any datagram socket of the host with the network off. A raw
+    Unix socket is a datagram one (the kernel makes it so)."""
+    path, server = datagram_server
+    command = python(DATAGRAM, python_for(user)) + f" {kind} {path} {how}"
+    control = run_as(shared_sandbox, user, command, NETWORK_ON)        # no filter: it does
+    assert "sent" in control.text and received(server) == [b"hello from inside"], control.text
+    ran = run_as(shared_sandbox, user, command)
+    assert ran.code == 3 and "socketpair refused: Operation not permitted" in ran.text, ran.text
+    assert received(server) == []
+
+
+STREAM_PAIRS = """
+import asyncio, errno, socket, sys
+path = sys.argv[1]
+a, b = socket.socketpair()
+for attempt in (lambda: a.sendto(b"x", path), lambda: a.connect(path)):
+    try:
+        attempt()
+    except OSError as exc:
+        print("refused:", errno.errorcode[exc.errno])
+a.sendall(b"ping")
+assert b.recv(4) == b"ping"
+b.close()
+try:
+    a.connect(path)
+except OSError as exc:
+    print("after close:", errno.errorcode[exc.errno])
+c, d = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+c.sendto(b"to my peer", path)       # a connected seqpacket socket ignores the address
+assert d.recv(100) == b"to my peer"
+assert asyncio.run(asyncio.sleep(0, 42)) == 42
+print("ok")
+"""
+
+
+@needs_bwrap
+def test_stream_and_seqpacket_socketpairs_still_work_and_reach_nothing_outside(
+        shared_sandbox: Sandbox, datagram_server: tuple[str, socket.socket],
+        user: str | None) -> None:
+    """asyncio's self-pipe and many programs' IPC use stream pairs: they keep
+    working, and an address given to them goes nowhere (EISCONN)."""
+    path, server = datagram_server
+    ran = run_as(shared_sandbox, user, python(STREAM_PAIRS, python_for(user)) + f" {path}")
+    assert ran.code == 0 and "ok" in ran.text, ran.text
+    assert "refused: EISCONN" in ran.text and ran.text.count("refused:") == 2, ran.text
+    assert "after close:" in ran.text, ran.text     # EPROTOTYPE: a stream one, a datagram socket
+    assert received(server) == []
