@@ -4,9 +4,11 @@
     derive.py   the spec from a gate (``spec_for``: pure, tested without bubblewrap),
                 with screen.py (which project paths a rule could match, from the
                 indexes of the project's tree.py) and git.py (what makes git run commands)
-    machine.py  what it is derived from, read on this machine (the tree, git dirs)
+    machine.py  what it is derived from, read on this machine (the tree), with
+                repository.py (the project's git dirs, each verified, and core.hooksPath)
     host.py     a session's sandbox: its mode, whether bubblewrap works here, its
-                private TMPDIR, and a command's Plan
+                private TMPDIR, and a command's Plan, which aside.py settles after
+                the command (what no mount could hold and git would run, set aside)
     seccomp.py  keeps confined commands off Unix sockets; proxy.py and inside.py
                 hold per-host network rules
 

@@ -12,12 +12,18 @@ path it judges. It reads nothing else and runs no bubblewrap, so every rule of
 DESIGN.md §8 is tested without it (:mod:`dm_cc.sandbox.machine` reads the machine).
 
 * **writable**: the project root (for an MCP server only when an edit rule allows
-  editing all of it), the session's TMPDIR, the git directory of a
-  worktree, and directories outside the project that an edit rule opens as a whole
-  (``edit ~/.npm/** allow`` with ``external_directory`` allowed there too);
-* **read-only** inside them: ``.dm_cc/``, the ``config``, ``config.worktree`` and
-  ``hooks/`` of every git directory in the project (its own, a submodule's, a
-  nested repository's; a missing ``hooks/`` becomes an empty read-only one), and
+  editing all of it), the session's TMPDIR, the git directories of a linked
+  worktree or a submodule checkout outside the project -- only those verified
+  (:mod:`dm_cc.sandbox.repository`; the refused are in the notes), and only with
+  the project root: an agent that may edit nothing in the project writes nothing
+  of its repository --, and directories outside the project that an edit rule
+  opens as a whole (``edit ~/.npm/** allow`` with ``external_directory`` allowed
+  there too);
+* **read-only** inside them: ``.dm_cc/``, what makes git run commands
+  (:mod:`dm_cc.sandbox.git`: the ``config``, ``config.worktree`` and ``hooks/`` of
+  every git directory in the project -- its own, a submodule's, a nested
+  repository's; a missing ``hooks/`` becomes an empty read-only one --, the other
+  worktrees' git files, the top directory of ``core.hooksPath``), and
   every existing path whose edit a rule denies, or asks about by naming it (the
   catch-all "edits ask" is not such a rule: it is the person's question for the
   edit tool, not a wall for the commands they allowed);
@@ -45,7 +51,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from dm_cc.permissions import NETWORK, Candidate, Gate, PathContextDirs, Request, Verdict, path_requests
-from dm_cc.sandbox.git import ALWAYS_PINNED, protected
+from dm_cc.sandbox.git import ALWAYS_PINNED, GitDirs, hooks_path_notes, protected
 from dm_cc.sandbox.screen import necessary
 from dm_cc.sandbox.spec import Mount, Network, SandboxSpec
 from dm_cc.sandbox.tree import Tree, inside
@@ -86,13 +92,13 @@ class Machine(Protocol):
 class Private:
     """Facts about the session and the machine the spec needs, found before: the
     session's TMPDIR; dm_cc's own per-user directories and local sockets to hide
-    (those that exist); the git directories of the project (``.git`` or a
+    (those that exist); the git directories of the project, verified (``.git`` or a
     worktree's); the environment."""
 
     tmpdir: str
     own_dir: str                                    # the project's own dm_cc dir (.dm_cc)
     hide: tuple[tuple[str, str], ...] = ()          # (path, why)
-    git_dirs: tuple[str, ...] = ()                  # absolute git dirs (common dir first)
+    git: GitDirs = GitDirs()                        # the project's git dirs, verified
     environment: tuple[str, ...] = ()               # names of the variables set now
     network_proxy: bool = False                     # whether per-host filtering is available
     hooks_paths: tuple[str, ...] = ()               # absolute dirs git's core.hooksPath names
@@ -104,22 +110,21 @@ def spec_for(gate: Gate, where: PathContextDirs, tree: Tree, private: Private,
              machine: Machine) -> SandboxSpec:
     """The spec for commands ``gate`` judges (see the module docstring)."""
     root = where.root.as_posix()
-    notes: list[str] = []
+    notes = [*private.git.refused, *hooks_path_notes(root, private.hooks_paths)]
     writable = [Mount(root, "the project"), Mount(private.tmpdir, "the session's TMPDIR")]
-    writable += [Mount(d, "the project's git directory") for d in private.git_dirs
-                 if not inside(d, root)]
     writable += _opened_outside(gate, where, machine)
-    read_only, no_hooks = protected(root, private.own_dir, tree, private.git_dirs,
-                                    private.hooks_paths,
-                                    machine.exists)
+    read_only, no_hooks = protected(root, private.own_dir, tree, private.git,
+                                    private.hooks_paths, machine.exists)
     read_only += _marked(gate, where, tree, "edit", _edit_blocks)
     if any(mount.path == root for mount in read_only):  # no edit allowed anywhere in it
         writable = [mount for mount in writable if mount.path != root]
     elif private.server and not _edits_everywhere(gate, where):
         writable = [mount for mount in writable if mount.path != root]
         notes.append(SERVER_READ_ONLY)
-    if not any(mount.path == root for mount in writable):  # nothing can be added in it,
-        no_hooks = [m for m in no_hooks if not inside(m.path, root)]  # nor a mount point made
+    if any(mount.path == root for mount in writable):  # the repository goes with its project
+        writable += [Mount(d, GIT_DIR) for d in private.git.owned() if not inside(d, root)]
+    else:  # nothing can be added in it, nor a mount point made
+        no_hooks = [m for m in no_hooks if any(inside(m.path, w.path) for w in writable)]
     hidden = _marked(gate, where, tree, "read", _read_blocks) + no_hooks
     hidden += _hidden_outside(gate, where, machine, [m.path for m in writable], notes)
     for path, why in private.hide:
@@ -142,6 +147,7 @@ def spec_for(gate: Gate, where: PathContextDirs, tree: Tree, private: Private,
 
 # --------------------------------------------------------------------------- read-only
 
+GIT_DIR = "the project's git directory (verified: it names the project back)"
 SERVER_READ_ONLY = ("an MCP server's project is read-only: no edit rule allows editing all "
                     "of it (`edit ** allow` would)")
 

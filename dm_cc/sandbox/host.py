@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import posixpath
 import shutil
 import subprocess
 import sys
@@ -36,16 +37,24 @@ from typing import TYPE_CHECKING, BinaryIO, Literal
 
 from dm_cc.config import PROJECT_DIR, cache_dir, config_dir, data_dir, project_dir, state_dir
 from dm_cc.permissions import Gate, PathContextDirs
+from dm_cc.sandbox.aside import Watch, identity, places
 from dm_cc.sandbox.derive import Private, spec_for
-from dm_cc.sandbox.machine import LocalMachine, TreeLister, git_dirs, hooks_paths
+from dm_cc.sandbox.git import GIT_READS_IF_MADE, git_places, hooks_wall
+from dm_cc.sandbox.machine import LocalMachine, TreeLister
+from dm_cc.sandbox.repository import git_dirs, hooks_paths, module_dirs
 from dm_cc.sandbox.seccomp import filter_file, unix_socket_filter, unsupported_note
 from dm_cc.sandbox.spec import SandboxSpec, bwrap_argv
+from dm_cc.sandbox.tree import Tree, inside
 
 if TYPE_CHECKING:
     from dm_cc.sandbox.proxy import Proxy
 
 # The in-sandbox end of the network proxy (a script: it imports nothing of dm_cc).
 FORWARDER = Path(__file__).with_name("inside.py")
+
+MAKES_GIT_READ = "it makes git read another config, whose commands git runs outside the sandbox"
+HOOKS_DIRECTORY = ("the directory git's core.hooksPath names: git runs the hooks in it on "
+                   "commit, checkout and merge")
 
 Mode = Literal["auto", "required", "off"]
 KEPT_SPECS = 8
@@ -145,26 +154,13 @@ class Plan:
     spec: SandboxSpec | None = None
     pass_files: tuple[BinaryIO, ...] = ()
     escapable: bool = True
-    # Files no mount can hold because they do not exist yet, checked after the run.
-    watch: tuple[str, ...] = ()
+    # What no mount can hold (a new repository, a missing commondir), checked after.
+    after: Watch | None = None
 
     def settle(self) -> str | None:
-        """After the command: undo what it made that no mount could stop (a git dir's
-        missing ``commondir``, which would point git at another config whose
-        commands git runs outside the sandbox); say what was undone."""
-        undone = []
-        for path in self.watch:
-            if os.path.lexists(path):
-                with contextlib.suppress(OSError):
-                    if os.path.isdir(path) and not os.path.islink(path):
-                        shutil.rmtree(path)
-                    else:
-                        os.unlink(path)
-                    undone.append(path)
-        if not undone:
-            return None
-        return (f"(dm_cc removed {', '.join(undone)}, which the command created: it would "
-                "make git read another config, whose commands git runs outside the sandbox)")
+        """After the command: set aside what it made that no mount could stop and git
+        would run outside the sandbox (:mod:`dm_cc.sandbox.aside`); say so."""
+        return self.after.settle() if self.after is not None else None
 
 
 def private_paths(env: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
@@ -198,8 +194,8 @@ class Sandbox:
         self._lister = TreeLister()
         self._private: Path | None = None
         # The last specs, by gate (a parent and its subagents take turns) and whether
-        # for an MCP server: (gate, server, key, spec).
-        self._specs: list[tuple[Gate, bool, int, SandboxSpec]] = []
+        # for an MCP server: (gate, server, key, spec, what it was derived from).
+        self._specs: list[tuple[Gate, bool, int, SandboxSpec, Private]] = []
         self._proxy: Proxy | None = None
 
     @property
@@ -244,25 +240,50 @@ class Sandbox:
         return self._private
 
     def spec(self, gate: Gate, *, server: bool = False) -> SandboxSpec:
-        """The spec for ``gate``, derived again only when the gate or the project's
-        tree changed. ``server``: an MCP server's, where the project is writable only
-        if an edit rule allows editing all of it."""
+        """The spec for ``gate``, derived again only when the gate, the project's
+        tree or its git directories changed. ``server``: an MCP server's, where the
+        project is writable only if an edit rule allows editing all of it."""
+        return self._derived(gate, server)[0]
+
+    def _derived(self, gate: Gate, server: bool) -> tuple[SandboxSpec, Tree, Private]:
+        """The spec, and the tree and facts it was derived from."""
         root = self.where.root.as_posix()
         hide = private_paths(self.env)
         tree = self._lister.list(root)
-        key = hash((tree.signature, tuple(os.path.lexists(path) for path, _ in hide)))
-        for known, for_server, known_key, spec in self._specs:
+        git = git_dirs(self.where.root, self.where.home)
+        key = hash((tree.signature, tuple(os.path.lexists(path) for path, _ in hide), git))
+        for known, for_server, known_key, spec, private in self._specs:
             if known is gate and for_server == server and known_key == key:
-                return spec
+                return spec, tree, private
         private = Private(
             tmpdir=str(self.private_dir() / "tmp"), own_dir=PROJECT_DIR, hide=hide,
-            git_dirs=git_dirs(self.where.root), environment=tuple(self.env),
+            git=git, environment=tuple(self.env),
             hooks_paths=hooks_paths(self.where.root), network_proxy=self._proxy_possible(),
             forwarder=self._forwarder_paths(), server=server)
         spec = with_unix_socket_note(spec_for(gate, self.where, tree, private, LocalMachine()))
         kept = [entry for entry in self._specs if not (entry[0] is gate and entry[1] == server)]
-        self._specs = [*kept[-(KEPT_SPECS - 1):], (gate, server, key, spec)]
-        return spec
+        self._specs = [*kept[-(KEPT_SPECS - 1):], (gate, server, key, spec, private)]
+        return spec, tree, private
+
+    def _watch(self, tree: Tree, private: Private) -> Watch:
+        """What the command must not make, as it is before it runs (see Plan.after)."""
+        root = self.where.root.as_posix()
+        git = private.git
+        guarded: dict[str, tuple[tuple[int, int, int, str] | None, str]] = {}
+        in_tree = [posixpath.join(root, p) for p in git_places(tree) if tree.is_dir(p)]
+        for git_dir in dict.fromkeys((*git.dirs(), *in_tree)):
+            for name in GIT_READS_IF_MADE:
+                path = posixpath.join(git_dir, name)
+                if not os.path.lexists(path):
+                    guarded[path] = (None, f"a git directory's {name}: {MAKES_GIT_READ}")
+        for path in private.hooks_paths:
+            wall = hooks_wall(root, path, git)
+            if wall is not None:
+                guarded[wall] = (identity(wall), HOOKS_DIRECTORY)
+        common = git.common if git.common is not None and not inside(git.common, root) else None
+        modules = frozenset(sum(module_dirs(common), [])) if common is not None else frozenset()
+        return Watch(root, self._lister, tree, places(root, tree), guarded, common, modules,
+                     str(state_dir(self.env) / "set-aside"))
 
     def confine(self, gate: Gate, command: Sequence[str], *, cwd: str | None = None,
                 server: bool = False) -> Plan:
@@ -280,7 +301,7 @@ class Sandbox:
         # can the command make it (it runs as the same user)
         with contextlib.suppress(OSError):
             project_dir(self.where.root).mkdir(exist_ok=True)
-        spec = self.spec(gate, server=server)
+        spec, tree, private = self._derived(gate, server)
         if cwd is not None:
             spec = replace(spec, cwd=cwd)
         try:
@@ -299,10 +320,8 @@ class Sandbox:
         argv = bwrap_argv(spec, command, empty_file=str(self.private_dir() / "empty"),
                           bwrap=self.availability.bwrap or "bwrap",
                           seccomp_fd=guard.fileno() if guard is not None else None)
-        watch = tuple(path for git_dir in git_dirs(self.where.root)
-                      if not os.path.lexists(path := os.path.join(git_dir, "commondir")))
         return Plan(argv, confined=True, spec=spec, pass_files=tuple(passed),
-                    escapable=self.mode != "required", watch=watch)
+                    escapable=self.mode != "required", after=self._watch(tree, private))
 
     # ------------------------------------------------------------------ the network proxy
 

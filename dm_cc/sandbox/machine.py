@@ -1,10 +1,10 @@
 """What a sandbox spec is derived from, read from this machine: the project's tree,
-what is at a path and under a directory outside the project, the project's git
-directories and the hooks directory git's config names. The derivation itself
-(:mod:`dm_cc.sandbox.derive`) reads nothing: it is given these.
+and what is at a path and under a directory outside the project (the project's
+git directories are read, and verified, by :mod:`dm_cc.sandbox.repository`). The
+derivation itself (:mod:`dm_cc.sandbox.derive`) reads nothing: it is given these.
 
     tree = TreeLister().list(root)      # each directory stat'ed; changed ones listed anew
-    spec_for(gate, where, tree, Private(tmpdir, git_dirs=git_dirs(root), ...), LocalMachine())
+    spec_for(gate, where, tree, Private(tmpdir, git=git_dirs(root, home), ...), LocalMachine())
 
 A directory's mtime changes when an entry is added, removed or renamed in it, so
 an unchanged mtime means an unchanged listing; the whole tree's signature (every
@@ -17,10 +17,8 @@ from __future__ import annotations
 import builtins
 import os
 import posixpath
-import subprocess
 import time
 from dataclasses import dataclass
-from pathlib import Path
 
 from dm_cc.sandbox.tree import Entry, Tree
 
@@ -57,12 +55,16 @@ class TreeLister:
         entries: list[Entry] = []
         children: dict[str, list[str]] = {}
         stamps: list[tuple[str, int]] = []
+        unlisted: list[str] = []
         racy = False
         pending = [""]
         while pending:
             relative = pending.pop()
             listing, fresh = self._listing(posixpath.join(root, relative) if relative else root,
                                            stamps, relative)
+            if listing is None:
+                unlisted.append(relative or ".")
+                listing, fresh = (), False
             racy = racy or not fresh
             entries += listing
             children[relative or "."] = [entry.path for entry in listing]
@@ -71,7 +73,7 @@ class TreeLister:
         for entry in entries:       # a directory not walked (.git/objects) has no entries
             if entry.is_dir:
                 children.setdefault(entry.path, [])
-        tree = Tree.of(tuple(entries), hash(tuple(stamps)), children)
+        tree = Tree.of(tuple(entries), hash(tuple(stamps)), children, frozenset(unlisted))
         if racy:
             self._trees.pop(root, None)
         else:
@@ -90,8 +92,9 @@ class TreeLister:
         return True
 
     def _listing(self, directory: str, stamps: builtins.list[tuple[str, int]],
-                 relative: str) -> tuple[tuple[Entry, ...], bool]:
-        """The directory's entries, and whether the listing may be kept."""
+                 relative: str) -> tuple[tuple[Entry, ...] | None, bool]:
+        """The directory's entries (None when it cannot be listed: its mode, say, which
+        changes no mtime, so that is never kept), and whether the listing may be kept."""
         try:
             mtime = os.stat(directory).st_mtime_ns
         except OSError:
@@ -112,7 +115,8 @@ class TreeLister:
                         is_link = is_dir = False
                     listing.append((item.name, is_dir, is_link))
         except OSError:
-            pass
+            self._listings.pop(directory, None)
+            return None, False
         result = tuple(Entry(f"{relative}/{name}" if relative else name, is_dir, is_link)
                        for name, is_dir, is_link in sorted(listing))
         if listed_at - mtime > self.RACY_NS:
@@ -120,50 +124,6 @@ class TreeLister:
             return result, True
         self._listings.pop(directory, None)
         return result, False
-
-
-def git_dirs(root: Path) -> tuple[str, ...]:
-    """The project's git directories: ``.git``, or for a worktree (``.git`` a file
-    saying ``gitdir: …``) the repository's common dir and its own; then the git
-    dirs of submodules under them (``modules/…``), whose config and hooks run
-    commands as the repository's do."""
-    dot = root / ".git"
-    if dot.is_dir():
-        found = [dot.resolve()]
-    else:
-        try:
-            text = dot.read_text()
-        except OSError:
-            return ()
-        if not text.startswith("gitdir:"):
-            return ()
-        own = (root / text[len("gitdir:"):].strip()).resolve()
-        try:
-            found = [(own / (own / "commondir").read_text().strip()).resolve(), own]
-        except OSError:
-            found = [own]
-    for git_dir in list(found):
-        modules = git_dir / "modules"
-        if modules.is_dir():
-            found += sorted(head.parent for head in modules.rglob("HEAD")
-                            if head.is_file() and (head.parent / "config").exists())
-    return tuple(str(path) for path in dict.fromkeys(found))
-
-
-def hooks_paths(root: Path) -> tuple[str, ...]:
-    """The directory git's ``core.hooksPath`` names for this project (husky's
-    ``.husky``), as git itself reads it: a command that may rewrite it would have its
-    hooks run at the person's next commit."""
-    try:
-        done = subprocess.run(["git", "config", "--get", "core.hooksPath"], cwd=root,
-                              capture_output=True, text=True, timeout=5,
-                              stdin=subprocess.DEVNULL)
-    except (OSError, subprocess.TimeoutExpired):
-        return ()
-    value = done.stdout.strip()
-    if done.returncode != 0 or not value:
-        return ()
-    return (os.path.realpath(root / os.path.expanduser(value)),)
 
 
 class LocalMachine:

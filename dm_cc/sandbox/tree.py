@@ -32,13 +32,16 @@ class Tree:
     signature: int = 0
     _dirs: frozenset[str] = field(default=frozenset(), repr=False)
     _kids: Mapping[str, list[str]] | None = field(default=None, repr=False)
+    unlisted: frozenset[str] = frozenset()      # directories that could not be listed
 
     @classmethod
     def of(cls, entries: tuple[Entry, ...], signature: int = 0,
-           children: Mapping[str, list[str]] | None = None) -> Tree:
+           children: Mapping[str, list[str]] | None = None,
+           unlisted: frozenset[str] = frozenset()) -> Tree:
         """The tree of ``entries``; ``children`` (directory, ``.`` for the root → its
         entries' paths) when the lister already knows them."""
-        return cls(entries, signature, frozenset(e.path for e in entries if e.is_dir), children)
+        return cls(entries, signature, frozenset(e.path for e in entries if e.is_dir), children,
+                   unlisted)
 
     def is_dir(self, path: str) -> bool:
         return path in self._dirs

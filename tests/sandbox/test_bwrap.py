@@ -198,9 +198,11 @@ def test_a_command_cannot_point_git_at_another_config(project):
     subprocess.run(["git", "init", "-q", str(project.root)], check=True)
     ran = project.run("mkdir -p $TMPDIR/evil && cp -r .git/* $TMPDIR/evil/ && "
                       "echo $TMPDIR/evil > .git/commondir")
-    # No mount can hold a file that does not exist: it is undone after the command.
+    # No mount can hold a file that does not exist: it is set aside after the command.
     assert not (project.root / ".git" / "commondir").exists()
-    assert "dm_cc removed" in ran.text and "commondir" in ran.text
+    assert "dm_cc set aside" in ran.text and ".git/commondir" in ran.text
+    kept = list((project.dm_home / "state" / "set-aside").glob("*/.git/commondir"))
+    assert len(kept) == 1 and kept[0].read_text().endswith("/evil\n")
 
 
 def test_a_projects_own_pytest_run_works(project):

@@ -28,7 +28,7 @@ from dm_cc.config.dirs import PROJECT_DIR, PROTECTED_FOR_EDIT, HostFilesystem
 from dm_cc.permissions import Ceiling, Gate, Layer, PathContext, PathContextDirs, Rule, Verdict, path_requests
 from dm_cc.policy.defaults import DEFAULT_RULES
 from dm_cc.sandbox.derive import NEW_FILE, UNIVERSAL, Private, spec_for
-from dm_cc.sandbox.git import NO_HOOKS
+from dm_cc.sandbox.git import NO_HOOKS, GitDirs
 from dm_cc.sandbox.machine import LocalMachine, TreeLister
 from dm_cc.sandbox.screen import necessary
 from dm_cc.sandbox.spec import Mount, SandboxSpec, bwrap_argv
@@ -86,7 +86,7 @@ def gate_of(where: PathContextDirs, configured: list[Rule], approved: list[Rule]
 def spec_of(gate: Gate, where: PathContextDirs, tmp: str) -> SandboxSpec:
     tree = TreeLister().list(where.root.as_posix())
     git = (where.root / ".git").as_posix()
-    private = Private(tmpdir=tmp, own_dir=PROJECT_DIR, git_dirs=(git,))
+    private = Private(tmpdir=tmp, own_dir=PROJECT_DIR, git=GitDirs(git))
     return spec_for(gate, where, tree, private, LocalMachine())
 
 
@@ -174,6 +174,24 @@ def test_read_only_is_exactly_what_edit_rules_block(where, tmp_path, configured,
     for mount in chosen:
         if mount.directory:
             assert edit_blocked(gate, posixpath.join(mount.path, NEW_FILE), where), mount
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(configured=st.lists(rules, max_size=6), approved=st.lists(approvals, max_size=2),
+       parent=st.none() | st.lists(rules, max_size=3), server=st.booleans())
+def test_the_repository_outside_is_writable_exactly_when_the_project_is(
+        where, tmp_path, configured, approved, parent, server):
+    """A linked worktree's git dirs lie outside the project: an agent (or MCP server)
+    that may not write the project writes nothing of its repository either."""
+    gate = gate_of(where, configured, approved, parent)
+    common = (tmp_path / "repo.git").as_posix()
+    git = GitDirs(common, f"{common}/worktrees/p", others=(f"{common}/worktrees/q",))
+    private = Private(tmpdir=str(tmp_path / "tmp"), own_dir=PROJECT_DIR, git=git, server=server)
+    spec = spec_for(gate, where, TreeLister().list(where.root.as_posix()), private,
+                    LocalMachine())
+    project = any(m.path == where.root.as_posix() for m in spec.writable)
+    assert covered(f"{common}/objects/ab", spec.writable) == project, spec.writable
+    assert covered(f"{common}/worktrees/p/index", spec.writable) == project
 
 
 HOME_FILES = (".ssh/id_ed25519", ".ssh/known_hosts", ".ssh/keys/deploy", ".aws/credentials",

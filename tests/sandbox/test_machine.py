@@ -1,17 +1,15 @@
 """What the spec is derived from, read from this machine: the project's tree
-(listed once, kept while unchanged), paths outside it, git's directories."""
+(listed once, kept while unchanged), paths outside it (git's directories:
+test_git_dirs.py)."""
 
 from __future__ import annotations
 
 import os
-import subprocess
 import time
 
 import pytest
 
-from dm_cc.sandbox.machine import KnownMachine, LocalMachine, TreeLister, git_dirs, hooks_paths
-
-GIT = ["git", "-c", "user.email=t@t", "-c", "user.name=t"]
+from dm_cc.sandbox.machine import KnownMachine, LocalMachine, TreeLister
 
 
 def paths(tree) -> set[str]:
@@ -64,6 +62,30 @@ def test_symlinks_are_listed_not_followed_and_git_objects_are_skipped(tmp_path):
     assert tree.children()[".git/objects"] == []
 
 
+def test_a_directory_that_cannot_be_listed_is_said_and_its_failure_not_kept(tmp_path, monkeypatch):
+    """A mode change moves no mtime: a refused listing kept would hide the directory's
+    entries for good once it is readable again."""
+    (tmp_path / "x").mkdir()
+    (tmp_path / "x" / "a").touch()
+    old = time.time_ns() - 10**9
+    for directory in (tmp_path / "x", tmp_path):
+        os.utime(directory, ns=(old, old))
+    real = os.scandir
+
+    def refusing(path="."):
+        if str(path) == str(tmp_path / "x"):
+            raise PermissionError(13, "Permission denied", path)
+        return real(path)
+
+    lister = TreeLister()
+    monkeypatch.setattr("dm_cc.sandbox.machine.os.scandir", refusing)
+    tree = lister.list(tmp_path.as_posix())
+    assert tree.unlisted == {"x"} and paths(tree) == {"x"}
+    monkeypatch.setattr("dm_cc.sandbox.machine.os.scandir", real)
+    again = lister.list(tmp_path.as_posix())
+    assert again.unlisted == frozenset() and paths(again) == {"x", "x/a"}
+
+
 # --------------------------------------------------------------------------- paths outside the tree
 
 @pytest.fixture
@@ -110,31 +132,3 @@ def test_a_machine_described_as_data_answers_as_this_one_does(outside):
     for limit in (4, 5, 10):
         assert sorted(known.list_under(str(outside), limit) or ()) == \
             sorted(real.list_under(str(outside), limit) or ()), limit
-
-
-# --------------------------------------------------------------------------- git
-
-def test_the_git_dirs_of_a_worktree_are_its_common_dir_then_its_own_then_submodules(tmp_path):
-    main = tmp_path / "main"
-    subprocess.run([*GIT, "init", "-q", str(main)], check=True)
-    (main / "f").write_text("x")
-    subprocess.run([*GIT, "-C", str(main), "add", "f"], check=True)
-    subprocess.run([*GIT, "-C", str(main), "commit", "-qm", "f"], check=True)
-    subprocess.run([*GIT, "-C", str(main), "worktree", "add", "-q", str(tmp_path / "tree")],
-                   check=True)
-    module = main / ".git" / "modules" / "lib"
-    module.mkdir(parents=True)
-    (module / "HEAD").write_text("ref: refs/heads/main\n")
-    (module / "config").write_text("")
-    common = (main / ".git").resolve()
-    assert git_dirs(main) == (str(common), str(common / "modules" / "lib"))
-    assert git_dirs(tmp_path / "tree") == (str(common), str(common / "worktrees" / "tree"),
-                                           str(common / "modules" / "lib"))
-    assert git_dirs(tmp_path / "none") == ()
-
-
-def test_the_hooks_directory_git_config_names_is_found_as_git_reads_it(tmp_path):
-    subprocess.run([*GIT, "init", "-q", str(tmp_path)], check=True)
-    assert hooks_paths(tmp_path) == ()
-    subprocess.run(["git", "-C", str(tmp_path), "config", "core.hooksPath", ".husky"], check=True)
-    assert hooks_paths(tmp_path) == (os.path.realpath(tmp_path / ".husky"),)

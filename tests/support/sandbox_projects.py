@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import subprocess
 from pathlib import Path
 
 from dm_cc.compose import Options, World, open_world
@@ -12,6 +13,7 @@ from dm_cc.permissions import Gate, Rule
 from dm_cc.sandbox.host import Availability, Sandbox
 from dm_cc.sandbox.spec import Mount, SandboxSpec
 from dm_cc.tools.bash import Ran, run_plan
+from support.as_user import as_user
 
 WORKS = Availability(True, "bwrap (assumed: the spec is derived without running it)", "bwrap")
 
@@ -19,14 +21,18 @@ WORKS = Availability(True, "bwrap (assumed: the spec is derived without running 
 class Project:
     """A real project tree, its user's home and dm_cc's per-user directories."""
 
-    def __init__(self, tmp: Path) -> None:
+    def __init__(self, tmp: Path, root: Path | None = None) -> None:
+        """``tmp/project`` with a stand-in ``.git`` (config and hooks), or ``root`` as
+        it is (a worktree made by git, say)."""
         self.tmp = tmp
-        self.root = tmp / "project"
+        self.root = root or tmp / "project"
         self.home = tmp / "home"
         self.dm_home = tmp / "dmhome"
-        (self.root / ".git" / "hooks").mkdir(parents=True)
-        (self.root / ".git" / "config").write_text("[core]\n")
-        self.home.mkdir()
+        if root is None:
+            (self.root / ".git" / "hooks").mkdir(parents=True)
+            (self.root / ".git" / "config").write_text("[core]\n")
+        self.root.mkdir(parents=True, exist_ok=True)
+        self.home.mkdir(exist_ok=True)
         self.env = {"HOME": str(self.home), "DM_CC_HOME": str(self.dm_home),
                     "DM_CC_MANAGED_DIR": str(tmp / "managed"), "PATH": os.environ["PATH"]}
 
@@ -57,12 +63,21 @@ class Project:
         return sandbox.spec(gate or self.gate())
 
     def run(self, command: str, gate: Gate | None = None, *, timeout: float = 30,
-            sandbox: Sandbox | None = None) -> Ran:
-        """``command`` run as the bash tool runs it, confined by the real bubblewrap."""
+            sandbox: Sandbox | None = None, user: str | None = None) -> Ran:
+        """``command`` run as the bash tool runs it, confined by the real bubblewrap
+        (as ``user``, who is given the project's files first: see support.as_user)."""
         sandbox = sandbox or self.sandbox()
         plan = sandbox.confine(gate or self.gate(), ["bash", "-c", command])
         assert plan.confined, plan
+        plan = as_user(plan, user, self.tmp, sandbox.private_dir())
         return asyncio.run(run_plan(plan, self.root, timeout))
+
+    def git(self, *args: str, cwd: Path | None = None) -> str:
+        """git run on the host (as whoever runs the tests, whoever owns the files)."""
+        return subprocess.run(
+            ["git", "-c", "safe.directory=*", "-c", "user.name=t", "-c", "user.email=t@t",
+             "-c", "protocol.file.allow=always", *args], cwd=cwd or self.root,
+            capture_output=True, text=True, check=True).stdout
 
     def sandbox(self) -> Sandbox:
         return Sandbox("required", self.world().where, self.env)

@@ -1,0 +1,133 @@
+"""What no mount can hold, checked after a confined command: what it made that
+git would take for a repository, or read, at the person's next git command --
+outside the sandbox, running what its config (``core.fsmonitor``, aliases) and
+hooks say (DESIGN.md §10: git directories are protected paths).
+
+* a git directory new in the project: a nested repository (``git init sub``,
+  ``git clone``, one written by hand), ``git init`` at a root that had none, a
+  ``.git`` file or link, a ``.git`` put in place of another;
+* a submodule's git dir new under a shared git dir outside the project, or a link
+  made there;
+* a file git reads that did not exist (a git dir's ``commondir`` or
+  ``config.worktree``), the directory ``core.hooksPath`` names when it did not exist,
+  a link on the way to it changed;
+* a directory the command made unreadable (``chmod 311 x`` after ``git init
+  x/sub``): dm_cc cannot see into it, git can.
+
+Each is set aside -- moved into dm_cc's per-user state directory, which confined
+commands never see; never deleted -- and the command's output says what, why and
+where. A directory that was there before and only gained a ``HEAD`` loses just that.
+
+    watch = Watch(root, lister, tree, places(root, tree), guarded, modules, store)  # before
+    note = watch.settle()        # after the command: None, or what was set aside
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import posixpath
+import shutil
+import stat
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from dm_cc.sandbox.git import git_places
+from dm_cc.sandbox.machine import TreeLister
+from dm_cc.sandbox.repository import module_dirs
+from dm_cc.sandbox.tree import Tree, inside
+
+# What is at a path, to tell it was replaced: (device, inode, type, link target);
+# None when nothing is there.
+Identity = tuple[int, int, int, str] | None
+
+REPOSITORY = "a git directory: git runs what its config and hooks say, at the next git command there"
+SUBMODULE = "a submodule's git directory (or a link) in the shared git directory"
+UNLISTED = ("a directory the command made unreadable: what git would find in it cannot be "
+            "checked")
+_counter = itertools.count()
+
+
+def identity(path: str) -> Identity:
+    try:
+        found = os.lstat(path)
+    except OSError:
+        return None
+    target = os.readlink(path) if stat.S_ISLNK(found.st_mode) else ""
+    return found.st_dev, found.st_ino, stat.S_IFMT(found.st_mode), target
+
+
+def places(root: str, tree: Tree) -> dict[str, Identity]:
+    """The project's places git takes for a repository (relative), as they are now."""
+    return {place: identity(_absolute(root, place)) for place in git_places(tree)}
+
+
+@dataclass(frozen=True)
+class Watch:
+    """The project as it was before a command, in what the command must not make."""
+
+    root: str
+    lister: TreeLister
+    before: Tree
+    places: Mapping[str, Identity]
+    # absolute path -> (what was there, None for nothing; why it matters to git)
+    guarded: Mapping[str, tuple[Identity, str]] = field(default_factory=dict)
+    common: str | None = None           # a shared git dir outside the project
+    modules: frozenset[str] = frozenset()   # its submodules' git dirs and links, before
+    store: str = ""                     # where what is set aside goes
+
+    def settle(self) -> str | None:
+        """Set aside what the command made (see the module docstring); say so."""
+        made = self._made()
+        if not made:
+            return None
+        return self._set_aside(made)
+
+    def _made(self) -> dict[str, str]:
+        tree = self.lister.list(self.root)
+        made: dict[str, str] = {}
+        for place in git_places(tree):
+            if self.places.get(place) != identity(_absolute(self.root, place)):
+                made[self._culprit(place)] = REPOSITORY
+        for path, (was, why) in self.guarded.items():
+            if os.path.lexists(path) and identity(path) != was:
+                made[path] = why
+        for directory in tree.unlisted - self.before.unlisted:
+            made[_absolute(self.root, directory)] = UNLISTED
+        if self.common is not None:
+            dirs, links = module_dirs(self.common)
+            made.update((path, SUBMODULE) for path in (*dirs, *links) if path not in self.modules)
+        return {path: why for path, why in made.items()
+                if not any(other != path and inside(path, other) for other in made)}
+
+    def _culprit(self, place: str) -> str:
+        """What to set aside for a new place: a ``.git``, or a directory new with the
+        command, whole; a directory that was there (the project root too), its ``HEAD``."""
+        if place == "." or (posixpath.basename(place) != ".git" and self.before.is_dir(place)
+                            and place not in self.places):
+            return posixpath.join(_absolute(self.root, place), "HEAD")
+        return _absolute(self.root, place)
+
+    def _set_aside(self, made: dict[str, str]) -> str:
+        kept = posixpath.join(self.store, f"{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}-"
+                                          f"{next(_counter)}")
+        lines = []
+        for path, why in sorted(made.items()):
+            shown = path[len(self.root) + 1:] if inside(path, self.root) else path
+            target = posixpath.join(kept, shown if inside(path, self.root) else "outside" + path)
+            try:
+                os.makedirs(posixpath.dirname(target), mode=0o700, exist_ok=True)
+                shutil.move(path, target)
+            except OSError as exc:
+                lines.append(f"  {shown}: {why}; it could NOT be set aside ({exc}): remove it "
+                             "yourself before running git there")
+                continue
+            lines.append(f"  {shown}: {why}")
+        return ("(dm_cc set aside what the command made that git would run outside the "
+                "sandbox:\n" + "\n".join(lines) + f"\nkept in {kept}: look at it before moving "
+                "any of it back. A repository the work needs, the person makes outside dm_cc.)")
+
+
+def _absolute(root: str, place: str) -> str:
+    return root if place == "." else posixpath.join(root, place)
