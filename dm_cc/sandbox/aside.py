@@ -18,7 +18,8 @@ Each is set aside -- moved into dm_cc's per-user state directory, which confined
 commands never see; never deleted -- and the command's output says what, why and
 where. A directory that was there before and only gained a ``HEAD`` loses just that.
 
-    watch = Watch(root, lister, tree, places(root, tree), guarded, modules, store)  # before
+    watch = Watch(root, lister, tree, places(root, tree), guarded, outside,
+                  submodules(outside), store)                                    # before
     note = watch.settle()        # after the command: None, or what was set aside
 """
 
@@ -73,8 +74,8 @@ class Watch:
     places: Mapping[str, Identity]
     # absolute path -> (what was there, None for nothing; why it matters to git)
     guarded: Mapping[str, tuple[Identity, str]] = field(default_factory=dict)
-    common: str | None = None           # a shared git dir outside the project
-    modules: frozenset[str] = frozenset()   # its submodules' git dirs and links, before
+    outside: tuple[str, ...] = ()       # the project's git dirs outside it (a worktree's)
+    modules: frozenset[str] = frozenset()   # their submodules' git dirs and links, before
     store: str = ""                     # where what is set aside goes
 
     def settle(self) -> str | None:
@@ -95,9 +96,8 @@ class Watch:
                 made[path] = why
         for directory in tree.unlisted - self.before.unlisted:
             made[_absolute(self.root, directory)] = UNLISTED
-        if self.common is not None:
-            dirs, links = module_dirs(self.common)
-            made.update((path, SUBMODULE) for path in (*dirs, *links) if path not in self.modules)
+        made.update((path, SUBMODULE) for path in submodules(self.outside)
+                    if path not in self.modules)
         return {path: why for path, why in made.items()
                 if not any(other != path and inside(path, other) for other in made)}
 
@@ -127,6 +127,12 @@ class Watch:
         return ("(dm_cc set aside what the command made that git would run outside the "
                 "sandbox:\n" + "\n".join(lines) + f"\nkept in {kept}: look at it before moving "
                 "any of it back. A repository the work needs, the person makes outside dm_cc.)")
+
+
+def submodules(git_dirs: tuple[str, ...]) -> frozenset[str]:
+    """The submodules' git dirs, and the links met among them, of ``git_dirs``."""
+    return frozenset(path for git_dir in git_dirs for found in module_dirs(git_dir)
+                     for path in found)
 
 
 def _absolute(root: str, place: str) -> str:

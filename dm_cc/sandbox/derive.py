@@ -23,7 +23,8 @@ DESIGN.md §8 is tested without it (:mod:`dm_cc.sandbox.machine` reads the machi
   (:mod:`dm_cc.sandbox.git`: the ``config``, ``config.worktree`` and ``hooks/`` of
   every git directory in the project -- its own, a submodule's, a nested
   repository's; a missing ``hooks/`` becomes an empty read-only one --, the other
-  worktrees' git files, the top directory of ``core.hooksPath``), and
+  worktrees' git files, the top directory of ``core.hooksPath``, a config file the
+  repository's config includes from the tree), and
   every existing path whose edit a rule denies, or asks about by naming it (the
   catch-all "edits ask" is not such a rule: it is the person's question for the
   edit tool, not a wall for the commands they allowed);
@@ -102,6 +103,7 @@ class Private:
     environment: tuple[str, ...] = ()               # names of the variables set now
     network_proxy: bool = False                     # whether per-host filtering is available
     hooks_paths: tuple[str, ...] = ()               # absolute dirs git's core.hooksPath names
+    git_config_files: tuple[str, ...] = ()          # what git reads as config (includes)
     server: bool = False                            # for an MCP server (see spec_for)
     forwarder: tuple[str, ...] = ()                 # what the proxy needs visible inside
 
@@ -114,7 +116,8 @@ def spec_for(gate: Gate, where: PathContextDirs, tree: Tree, private: Private,
     writable = [Mount(root, "the project"), Mount(private.tmpdir, "the session's TMPDIR")]
     writable += _opened_outside(gate, where, machine)
     read_only, no_hooks = protected(root, private.own_dir, tree, private.git,
-                                    private.hooks_paths, machine.exists)
+                                    private.hooks_paths, private.git_config_files,
+                                    machine.exists)
     read_only += _marked(gate, where, tree, "edit", _edit_blocks)
     if any(mount.path == root for mount in read_only):  # no edit allowed anywhere in it
         writable = [mount for mount in writable if mount.path != root]

@@ -64,6 +64,7 @@ NO_HOOKS = "git hooks would run on commit, checkout and merge: none exist, so no
 HOOKS_PATH = ("git's core.hooksPath (with what lies beside it, which its hooks may run): the "
               "hooks git runs on commit, checkout and merge")
 GITLINK = "a .git file says where the repository is, and so which config git runs"
+CONFIG_FILE = "a file git reads as its config (an include): git config can run commands"
 OTHER_WORKTREE = "another worktree's git files (its HEAD, index, config): not this project's"
 MAIN_WORKTREE = "the main worktree's HEAD and index: not this worktree's"
 
@@ -71,16 +72,18 @@ MAIN_WORKTREE = "the main worktree's HEAD and index: not this worktree's"
 DM_CC_FILES = "dm_cc's project files (policy, agents)"
 # What git and dm_cc run: their mounts are always pinned (a mount on a link's target
 # has ", through LINK" after its why).
-ALWAYS_PINNED = (*(why for _, why in GIT_RUNS), GITLINK, HOOKS_PATH, OTHER_WORKTREE,
-                 MAIN_WORKTREE, DM_CC_FILES)
+ALWAYS_PINNED = (*(why for _, why in GIT_RUNS), GITLINK, HOOKS_PATH, CONFIG_FILE,
+                 OTHER_WORKTREE, MAIN_WORKTREE, DM_CC_FILES)
 
 
 def protected(root: str, own_dir: str, tree: Tree, git: GitDirs, hooks_paths: Sequence[str],
+              config_files: Sequence[str],
               exists: Callable[[str], bool]) -> tuple[list[Mount], list[Mount]]:
     """``.dm_cc/`` (the project's policy, agents and settings) and what makes git run
     commands: the config and hooks of every git directory -- the project's (a
     worktree's two), a submodule's under ``.git/modules``, a nested repository's --,
-    the other worktrees' files, and the hooks ``core.hooksPath`` names.
+    the other worktrees' files, the hooks ``core.hooksPath`` names, and the files
+    git reads as config where a command could write them (an include in the tree).
     A git directory without ``hooks/`` gets an empty read-only one (the second list,
     mounted as hidden), else a command could add a hook the person's next ``git
     commit`` runs outside the sandbox."""
@@ -107,7 +110,15 @@ def protected(root: str, own_dir: str, tree: Tree, git: GitDirs, hooks_paths: Se
                 missing.append(Mount(path, NO_HOOKS))
     found += [mount for path in hooks_paths
               if (mount := _hooks_path_mount(root, tree, git, path, exists)) is not None]
+    found += [Mount(path, CONFIG_FILE, False) for path in config_files
+              if writable_for_git(root, git, path) and there(path)]
     return found, missing
+
+
+def writable_for_git(root: str, git: GitDirs, path: str) -> bool:
+    """Whether ``path`` lies where the project's commands may write: the project, or
+    a git directory of it outside (elsewhere it is read-only anyway)."""
+    return inside(path, root) or any(inside(path, d) for d in git.owned())
 
 
 def hooks_wall(root: str, path: str, git: GitDirs) -> str | None:

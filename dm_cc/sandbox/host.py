@@ -37,11 +37,11 @@ from typing import TYPE_CHECKING, BinaryIO, Literal
 
 from dm_cc.config import PROJECT_DIR, cache_dir, config_dir, data_dir, project_dir, state_dir
 from dm_cc.permissions import Gate, PathContextDirs
-from dm_cc.sandbox.aside import Watch, identity, places
+from dm_cc.sandbox.aside import Watch, identity, places, submodules
 from dm_cc.sandbox.derive import Private, spec_for
-from dm_cc.sandbox.git import GIT_READS_IF_MADE, git_places, hooks_wall
+from dm_cc.sandbox.git import GIT_READS_IF_MADE, git_places, hooks_wall, writable_for_git
 from dm_cc.sandbox.machine import LocalMachine, TreeLister
-from dm_cc.sandbox.repository import git_dirs, hooks_paths, module_dirs
+from dm_cc.sandbox.repository import git_config, git_dirs
 from dm_cc.sandbox.seccomp import filter_file, unix_socket_filter, unsupported_note
 from dm_cc.sandbox.spec import SandboxSpec, bwrap_argv
 from dm_cc.sandbox.tree import Tree, inside
@@ -53,6 +53,8 @@ if TYPE_CHECKING:
 FORWARDER = Path(__file__).with_name("inside.py")
 
 MAKES_GIT_READ = "it makes git read another config, whose commands git runs outside the sandbox"
+INCLUDED_CONFIG = ("a file the repository's git config includes: git config can run "
+                   "commands (core.fsmonitor, aliases)")
 HOOKS_DIRECTORY = ("the directory git's core.hooksPath names: git runs the hooks in it on "
                    "commit, checkout and merge")
 
@@ -255,10 +257,11 @@ class Sandbox:
         for known, for_server, known_key, spec, private in self._specs:
             if known is gate and for_server == server and known_key == key:
                 return spec, tree, private
+        config = git_config(self.where.root, git)
         private = Private(
             tmpdir=str(self.private_dir() / "tmp"), own_dir=PROJECT_DIR, hide=hide,
-            git=git, environment=tuple(self.env),
-            hooks_paths=hooks_paths(self.where.root), network_proxy=self._proxy_possible(),
+            git=git, environment=tuple(self.env), hooks_paths=config.hooks_paths,
+            git_config_files=config.files, network_proxy=self._proxy_possible(),
             forwarder=self._forwarder_paths(), server=server)
         spec = with_unix_socket_note(spec_for(gate, self.where, tree, private, LocalMachine()))
         kept = [entry for entry in self._specs if not (entry[0] is gate and entry[1] == server)]
@@ -280,10 +283,12 @@ class Sandbox:
             wall = hooks_wall(root, path, git)
             if wall is not None:
                 guarded[wall] = (identity(wall), HOOKS_DIRECTORY)
-        common = git.common if git.common is not None and not inside(git.common, root) else None
-        modules = frozenset(sum(module_dirs(common), [])) if common is not None else frozenset()
-        return Watch(root, self._lister, tree, places(root, tree), guarded, common, modules,
-                     str(state_dir(self.env) / "set-aside"))
+        for path in private.git_config_files:
+            if writable_for_git(root, git, path) and not os.path.lexists(path):
+                guarded[path] = (None, INCLUDED_CONFIG)
+        outside = tuple(d for d in git.owned() if not inside(d, root))
+        return Watch(root, self._lister, tree, places(root, tree), guarded, outside,
+                     submodules(outside), str(state_dir(self.env) / "set-aside"))
 
     def confine(self, gate: Gate, command: Sequence[str], *, cwd: str | None = None,
                 server: bool = False) -> Plan:

@@ -6,10 +6,12 @@ derivation itself (:mod:`dm_cc.sandbox.derive`) reads nothing: it is given these
     tree = TreeLister().list(root)      # each directory stat'ed; changed ones listed anew
     spec_for(gate, where, tree, Private(tmpdir, git=git_dirs(root, home), ...), LocalMachine())
 
-A directory's mtime changes when an entry is added, removed or renamed in it, so
-an unchanged mtime means an unchanged listing; the whole tree's signature (every
-directory and its mtime) tells a caller its spec still holds. Symbolic links are
-listed, never followed. Git's object stores are not walked.
+A directory's ctime changes when an entry is added, removed or renamed in it, so
+an unchanged ctime means an unchanged listing; the whole tree's signature (every
+directory and its ctime) tells a caller its spec still holds. Not its mtime: the
+owner sets that back at will (``git init lib && touch -d @OLD lib`` would hide
+the new repository), and a ctime only the clock sets. Symbolic links are listed,
+never followed. Git's object stores are not walked.
 """
 
 from __future__ import annotations
@@ -34,12 +36,12 @@ def _skipped(path: str) -> bool:
 
 
 class TreeLister:
-    """Lists a project tree, keeping each directory's listing while its mtime holds,
-    and the whole tree while no directory's mtime changed.
+    """Lists a project tree, keeping each directory's listing while its ctime holds,
+    and the whole tree while no directory's ctime changed.
 
-    A file system stamps mtimes with a coarse clock (a few milliseconds), so an
-    entry added just after a listing, in the same tick, can leave the mtime as it
-    was: a listing taken while its directory's mtime was that recent is not kept
+    A file system stamps times with a coarse clock (a few milliseconds), so an
+    entry added just after a listing, in the same tick, can leave the ctime as it
+    was: a listing taken while its directory's ctime was that recent is not kept
     (git's "racy" rule)."""
 
     RACY_NS = 50_000_000       # 50 ms: well above any file system's timestamp tick
@@ -82,10 +84,10 @@ class TreeLister:
 
     @staticmethod
     def _unchanged(root: str, stamps: tuple[tuple[str, int], ...]) -> bool:
-        for relative, mtime in stamps:
+        for relative, ctime in stamps:
             try:
-                if os.stat(posixpath.join(root, relative) if relative else root).st_mtime_ns \
-                        != mtime:
+                if os.stat(posixpath.join(root, relative) if relative else root).st_ctime_ns \
+                        != ctime:
                     return False
             except OSError:
                 return False
@@ -94,14 +96,14 @@ class TreeLister:
     def _listing(self, directory: str, stamps: builtins.list[tuple[str, int]],
                  relative: str) -> tuple[tuple[Entry, ...] | None, bool]:
         """The directory's entries (None when it cannot be listed: its mode, say, which
-        changes no mtime, so that is never kept), and whether the listing may be kept."""
+        changes no listing, so that is never kept), and whether the listing may be kept."""
         try:
-            mtime = os.stat(directory).st_mtime_ns
+            ctime = os.stat(directory).st_ctime_ns
         except OSError:
             return (), True
-        stamps.append((relative, mtime))
+        stamps.append((relative, ctime))
         known = self._listings.get(directory)
-        if known is not None and known[0] == mtime:
+        if known is not None and known[0] == ctime:
             return known[1], True
         listed_at = time.time_ns()
         listing = []
@@ -119,8 +121,8 @@ class TreeLister:
             return None, False
         result = tuple(Entry(f"{relative}/{name}" if relative else name, is_dir, is_link)
                        for name, is_dir, is_link in sorted(listing))
-        if listed_at - mtime > self.RACY_NS:
-            self._listings[directory] = (mtime, result)
+        if listed_at - ctime > self.RACY_NS:
+            self._listings[directory] = (ctime, result)
             return result, True
         self._listings.pop(directory, None)
         return result, False

@@ -1,8 +1,10 @@
 """The project's git directories as read from this machine, each verified before it
-shapes the spec (:class:`~dm_cc.sandbox.git.GitDirs`), and the hooks directory
-git's config names.
+shapes the spec (:class:`~dm_cc.sandbox.git.GitDirs`), and what git's config says
+the sandbox must hold (:class:`GitConfig`: the hooks directory, the files git
+reads as config).
 
     git = git_dirs(root, home)     # GitDirs(common=…, worktree=…, modules=…, others=…, refused=…)
+    config = git_config(root)      # GitConfig(hooks_paths=…, files=…)
 
 A repository says where its git directory is (a ``.git`` file's ``gitdir:``, a
 ``.git`` link, a ``commondir`` file), and whatever it names the sandbox makes
@@ -20,7 +22,8 @@ it is verified both ways:
 and never when it is ``/``, the home directory, or holds either or the project.
 Anything else is refused: the command still runs, that directory is simply not
 writable, and the spec's notes say why. Submodules' git dirs are real directories
-under ``<common>/modules`` (links are not followed).
+under ``<common>/modules`` (a linked worktree's: under its own admin dir's
+``modules``); links are not followed.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ import os
 import posixpath
 import re
 import subprocess
+from dataclasses import dataclass
 from pathlib import Path
 
 from dm_cc.sandbox.git import GitDirs
@@ -56,8 +60,8 @@ def git_dirs(root: Path, home: Path) -> GitDirs:
     if isinstance(layout, str):
         return GitDirs(refused=(layout,))
     common, worktree, refused = layout
-    return GitDirs(common, worktree, tuple(module_dirs(common)[0]),
-                   _other_worktrees(common, worktree), refused)
+    modules = [d for owned in (common, worktree) if owned for d in module_dirs(owned)[0]]
+    return GitDirs(common, worktree, tuple(modules), _other_worktrees(common, worktree), refused)
 
 
 def _named_by(dot: str) -> str | None:
@@ -169,13 +173,13 @@ def _core_worktree(config: str) -> str | None:
     return None
 
 
-def module_dirs(common: str) -> tuple[list[str], list[str]]:
-    """The submodules' git dirs under ``<common>/modules`` (real directories that look
+def module_dirs(git_dir: str) -> tuple[list[str], list[str]]:
+    """The submodules' git dirs under ``<git_dir>/modules`` (real directories that look
     like git dirs; a nested name's directories walked, links never followed), and
     the links met there (a command may make one: :mod:`dm_cc.sandbox.aside`)."""
     found: list[str] = []
     links: list[str] = []
-    modules = posixpath.join(common, "modules")
+    modules = posixpath.join(git_dir, "modules")
     pending = [modules]
     walked = 0
     while pending and walked < MODULES_LIMIT:
@@ -207,19 +211,65 @@ def _other_worktrees(common: str, worktree: str | None) -> tuple[str, ...]:
         return ()
 
 
-def hooks_paths(root: Path) -> tuple[str, ...]:
-    """The directory git's ``core.hooksPath`` names for this project (husky's
-    ``.husky/_``), as git itself reads it: a command that may rewrite it would have its
-    hooks run at the person's next commit. As written (normalised) and, when a link
-    leads elsewhere, where it leads."""
+@dataclass(frozen=True)
+class GitConfig:
+    """What git's config says for the project that the sandbox must hold: the hooks
+    directory (``core.hooksPath``: as written, normalised, and where a link leads) and
+    every file git reads as config -- each file it read, and each one an
+    ``include.path`` or ``includeIf.*.path`` names, present or not (git skips a
+    missing one: a command could make it). Absolute paths."""
+
+    hooks_paths: tuple[str, ...] = ()
+    files: tuple[str, ...] = ()
+
+
+def git_config(root: Path, git: GitDirs) -> GitConfig:
+    """The project's git config as git itself reads it (``git config --list
+    --show-origin``, which runs nothing the config names). When a file does not
+    parse, git refuses all of it: then the repository's own config files are read
+    one by one, their includes listed unfollowed (an include that does not parse is
+    what must not become valid config)."""
+    top = os.path.realpath(root)
+    listed = _listed(["--list"], top)
+    if listed is None:
+        own = [posixpath.join(d, name) for d in git.owned() for name in ("config", "config.worktree")]
+        listed = "".join(_listed(["--file", path, "--list"], "/") or "" for path in own
+                         if os.path.isfile(path))
+    fields = listed.split("\0")
+    hooks: str | None = None
+    files: list[str] = []
+    for origin, entry in zip(fields[0::2], fields[1::2], strict=False):
+        if not origin.startswith("file:"):
+            continue
+        source = posixpath.normpath(posixpath.join(top, origin[5:]))
+        files.append(source)
+        key, _, value = entry.partition("\n")
+        if key == "core.hookspath":
+            hooks = value
+        elif key == "include.path" or (key.startswith("includeif.") and key.endswith(".path")):
+            files.append(_config_path(posixpath.dirname(source), value))
+    return GitConfig(_hooks_paths(top, hooks), tuple(dict.fromkeys(files)))
+
+
+def _listed(what: list[str], cwd: str) -> str | None:
+    """``git config WHAT --show-origin -z`` run in ``cwd`` (``/``, outside any
+    repository, for one file alone), or None when git refuses."""
     try:
-        done = subprocess.run(["git", "config", "--get", "core.hooksPath"], cwd=root,
+        done = subprocess.run(["git", "config", *what, "--show-origin", "-z"], cwd=cwd,
                               capture_output=True, text=True, timeout=5,
                               stdin=subprocess.DEVNULL)
     except (OSError, subprocess.TimeoutExpired):
+        return None
+    return done.stdout if done.returncode == 0 else None
+
+
+def _config_path(directory: str, value: str) -> str:
+    return posixpath.normpath(posixpath.join(directory, os.path.expanduser(value)))
+
+
+def _hooks_paths(top: str, value: str | None) -> tuple[str, ...]:
+    """``core.hooksPath`` (relative to the work tree) as written and where it leads."""
+    if not value:
         return ()
-    value = done.stdout.strip()
-    if done.returncode != 0 or not value:
-        return ()
-    written = posixpath.normpath(posixpath.join(os.path.realpath(root), os.path.expanduser(value)))
+    written = _config_path(top, value)
     return tuple(dict.fromkeys((written, os.path.realpath(written))))

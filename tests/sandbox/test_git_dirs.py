@@ -13,8 +13,8 @@ import pytest
 from support.sandbox_projects import Project, covered, paths
 
 from dm_cc.sandbox.derive import PINNED
-from dm_cc.sandbox.git import HOOKS_PATH, MAIN_WORKTREE, OTHER_WORKTREE, GitDirs
-from dm_cc.sandbox.repository import git_dirs, hooks_paths
+from dm_cc.sandbox.git import CONFIG_FILE, HOOKS_PATH, MAIN_WORKTREE, OTHER_WORKTREE, GitDirs
+from dm_cc.sandbox.repository import git_config, git_dirs
 
 GIT = ["git", "-c", "user.email=t@t", "-c", "user.name=t", "-c", "protocol.file.allow=always"]
 
@@ -260,9 +260,41 @@ def test_a_hooks_path_holding_the_project_is_said_in_the_notes(tmp_path):
 
 def test_the_hooks_path_git_names_is_found_as_written_and_where_it_leads(tmp_path):
     git("init", "-q", tmp_path)
-    assert hooks_paths(tmp_path) == ()
+    assert git_config(tmp_path, GitDirs(f"{tmp_path}/.git")).hooks_paths == ()
     git("-C", tmp_path, "config", "core.hooksPath", ".husky/_")
-    assert hooks_paths(tmp_path) == (f"{tmp_path}/.husky/_",)
+    assert git_config(tmp_path, GitDirs(f"{tmp_path}/.git")).hooks_paths == (f"{tmp_path}/.husky/_",)
     (tmp_path / "config" / "husky").mkdir(parents=True)
     os.symlink("config/husky", tmp_path / ".husky")
-    assert hooks_paths(tmp_path) == (f"{tmp_path}/.husky/_", f"{tmp_path}/config/husky/_")
+    assert git_config(tmp_path, GitDirs(f"{tmp_path}/.git")).hooks_paths == (f"{tmp_path}/.husky/_",
+                                                f"{tmp_path}/config/husky/_")
+
+
+def test_the_files_git_reads_as_config_are_found_included_or_not(tmp_path):
+    """An include names a file relative to the one including it; git skips a missing
+    one (a command could make it), and follows includes in includes."""
+    git("init", "-q", tmp_path)
+    git("-C", tmp_path, "config", "include.path", "../shared.gitconfig")
+    git("-C", tmp_path, "config", "includeIf.onbranch:main.path", "../.gitconfig-main")
+    (tmp_path / "shared.gitconfig").write_text("[core]\n\thooksPath = .husky/_\n"
+                                                "[include]\n\tpath = tools/more.cfg\n")
+    found = git_config(tmp_path, GitDirs(f"{tmp_path}/.git"))
+    assert {f"{tmp_path}/.git/config", f"{tmp_path}/shared.gitconfig",
+            f"{tmp_path}/.gitconfig-main", f"{tmp_path}/tools/more.cfg"} <= set(found.files)
+    assert found.hooks_paths == (f"{tmp_path}/.husky/_",)
+
+
+@pytest.mark.parametrize("text", ["[core]\n\tautocrlf = false\n", "not config at all"])
+def test_a_config_file_included_from_the_tree_is_read_only(tmp_path, text):
+    """Valid or not: git refuses all its config while an include does not parse, and
+    the file must not become valid config the person's git then runs."""
+    project = Project(tmp_path)
+    shutil.rmtree(project.root / ".git")
+    project.git("init", "-q")
+    project.git("config", "core.hooksPath", ".githooks")
+    project.git("config", "include.path", "../.gitconfig")
+    (project.root / ".gitconfig").write_text(text)
+    project.files(".githooks/pre-commit")
+    spec = project.spec()
+    read_only = {m.path: m.why for m in spec.read_only}
+    assert read_only[project.path(".gitconfig")] == CONFIG_FILE
+    assert read_only[project.path(".githooks")] == HOOKS_PATH

@@ -15,6 +15,7 @@ as the unprivileged user ``sbtest``. The files on disk are checked.
 from __future__ import annotations
 
 import shutil
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -170,10 +171,28 @@ def test_a_modules_link_in_the_shared_git_dir_opens_nothing(base, user):
     (victim / "HEAD").write_text("ref: refs/heads/main\n")
     (victim / "config").write_text("[core]\n")
     sandbox = project.sandbox()
-    project.run(f"ln -s '{base / 'victim'}' '{common / 'modules'}'", user=user, sandbox=sandbox)
+    made = project.run(f"ln -s '{base / 'victim'}' '{common / 'modules'}' && echo MADE",
+                       user=user, sandbox=sandbox)
+    assert "MADE" in made.text and "set aside" in made.text, made.text
+    assert not (common / "modules").is_symlink()
+    (common / "modules").symlink_to(base / "victim")       # as if it had stayed
     ran = project.run(tried(victim / "x", victim / "objects" / "x") + "; echo RAN", user=user,
                       sandbox=sandbox)
     assert "RAN" in ran.text and "WROTE" not in ran.text, ran.text
+
+
+@pytest.mark.parametrize("made", ["modules/evil", "worktrees/project/modules/a/evil"])
+def test_a_submodule_git_dir_a_command_makes_in_the_shared_git_dir_is_set_aside(base, user, made):
+    """Outside the project's tree: the main worktree's submodules (``<common>/modules``)
+    and this worktree's (in its own admin dir), which ``git status`` enters."""
+    project, common = worktrees(base)
+    path = common / made
+    ran = project.run(f"mkdir -p '{path}/objects' '{path}/refs' && "
+                      f"echo 'ref: refs/heads/main' > '{path}/HEAD' && "
+                      f"printf '[core]\\n\\tfsmonitor = touch /tmp/pwned\\n' > '{path}/config' "
+                      "&& echo MADE", user=user)
+    assert "MADE" in ran.text and "set aside" in ran.text and made in ran.text, ran.text
+    assert not path.exists()
 
 
 # --------------------------------------------------------------------------- class 2a: another worktree's files
@@ -245,6 +264,21 @@ def test_a_hooks_directory_a_command_makes_where_git_looks_is_set_aside(project,
     assert "set aside" in ran.text and ".githooks" in ran.text, ran.text
 
 
+def test_a_config_file_the_repository_includes_cannot_be_written_or_made(project, user):
+    """``git config include.path ../.gitconfig``: the included file is git config as
+    much as .git/config is; a missing one git skips, until a command makes it."""
+    repository(project)
+    project.git("config", "--add", "include.path", "../.gitconfig")
+    project.git("config", "--add", "include.path", "../.gitconfig.local")
+    (project.root / ".gitconfig").write_text("[core]\n")
+    ran = project.run(tried(project.root / ".gitconfig") + "; printf '[core]\\n\\tfsmonitor = "
+                      "touch /tmp/pwned\\n' > .gitconfig.local && echo MADE", user=user)
+    assert "MADE" in ran.text and "WROTE" not in ran.text, ran.text
+    assert (project.root / ".gitconfig").read_text() == "[core]\n"
+    assert not (project.root / ".gitconfig.local").exists()
+    assert "set aside" in ran.text and ".gitconfig.local" in ran.text, ran.text
+
+
 # --------------------------------------------------------------------------- class 2c: git dirs a command makes
 
 def set_aside(project: Project) -> list[Path]:
@@ -288,6 +322,19 @@ def test_git_init_at_a_root_without_git_is_set_aside(project, user, command):
     assert not (project.root / ".git").exists() and not (project.root / ".git").is_symlink()
     assert "set aside" in ran.text and ".git" in ran.text, ran.text
     assert set_aside(project)
+
+
+def test_a_repository_hidden_behind_an_mtime_set_back_is_set_aside(project, user):
+    """``touch -d @OLD`` puts a directory's mtime back after ``git init`` in it: the
+    listing dm_cc kept for it must not be taken as still true."""
+    repository(project)
+    project.files("lib/x.py")
+    time.sleep(0.1)                             # lib's listing is old enough to be kept
+    ran = project.run('m=$(stat -c %.9Y lib) && git init -q lib && '
+                      'git -C lib config core.fsmonitor "touch /tmp/pwned" && '
+                      'touch -m -d "@$m" lib && echo MADE', user=user)
+    assert "MADE" in ran.text and "lib/.git" in ran.text, ran.text
+    assert not (project.root / "lib" / ".git").exists()
 
 
 def test_repositories_that_were_there_before_are_left_alone(project, user):

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import time
+from types import SimpleNamespace
 
 import pytest
 
@@ -18,12 +19,15 @@ def paths(tree) -> set[str]:
 
 # --------------------------------------------------------------------------- the tree
 
+def settled() -> None:
+    """Wait until what was just made is older than a clock tick: its listing may be kept."""
+    time.sleep(TreeLister.RACY_NS / 1e9 + 0.01)
+
+
 def test_unchanged_the_same_tree_comes_back(tmp_path):
     (tmp_path / "src").mkdir()
     (tmp_path / "src" / "a.py").touch()
-    old = time.time_ns() - 10**9          # mtimes long past: listings may be kept
-    for directory in (tmp_path / "src", tmp_path):
-        os.utime(directory, ns=(old, old))
+    settled()
     lister = TreeLister()
     first = lister.list(tmp_path.as_posix())
     assert lister.list(tmp_path.as_posix()) is first
@@ -33,17 +37,33 @@ def test_unchanged_the_same_tree_comes_back(tmp_path):
     assert again.signature != first.signature
 
 
-def test_a_listing_taken_in_the_same_clock_tick_as_a_change_is_not_kept(tmp_path):
-    """An entry added right after a listing can leave the directory's mtime as it
-    was (a coarse file system clock): such a listing is listed again next time."""
+def test_a_listing_taken_in_the_same_clock_tick_as_a_change_is_not_kept(tmp_path, monkeypatch):
+    """An entry added right after a listing can leave the directory's ctime as it
+    was (a coarse file system clock): such a listing is listed again next time.
+    The clock is played: the directory's ctime stands still."""
     (tmp_path / "a").touch()
-    now = time.time_ns()
-    os.utime(tmp_path, ns=(now, now))
+    tick = time.time_ns()
+    real = os.stat
+    monkeypatch.setattr("dm_cc.sandbox.machine.os.stat", lambda path: SimpleNamespace(
+        st_ctime_ns=tick) if str(path) == str(tmp_path) else real(path))
     lister = TreeLister()
     assert paths(lister.list(tmp_path.as_posix())) == {"a"}
     (tmp_path / "b").touch()
-    os.utime(tmp_path, ns=(now, now))     # the same tick: the mtime did not move
     assert paths(lister.list(tmp_path.as_posix())) == {"a", "b"}
+
+
+def test_a_change_hidden_behind_an_mtime_set_back_is_seen(tmp_path):
+    """The owner sets a directory's mtime at will (``git init lib && touch -d @OLD
+    lib``), not its ctime."""
+    (tmp_path / "lib").mkdir()
+    settled()
+    lister = TreeLister()
+    assert paths(lister.list(tmp_path.as_posix())) == {"lib"}
+    before = os.stat(tmp_path / "lib")
+    (tmp_path / "lib" / ".git").mkdir()
+    os.utime(tmp_path / "lib", ns=(before.st_atime_ns, before.st_mtime_ns))
+    settled()
+    assert paths(lister.list(tmp_path.as_posix())) == {"lib", "lib/.git"}
 
 
 def test_symlinks_are_listed_not_followed_and_git_objects_are_skipped(tmp_path):
@@ -67,9 +87,7 @@ def test_a_directory_that_cannot_be_listed_is_said_and_its_failure_not_kept(tmp_
     entries for good once it is readable again."""
     (tmp_path / "x").mkdir()
     (tmp_path / "x" / "a").touch()
-    old = time.time_ns() - 10**9
-    for directory in (tmp_path / "x", tmp_path):
-        os.utime(directory, ns=(old, old))
+    settled()
     real = os.scandir
 
     def refusing(path="."):
