@@ -18,9 +18,8 @@ Each is set aside -- moved into dm_cc's per-user state directory, which confined
 commands never see; never deleted -- and the command's output says what, why and
 where. A directory that was there before and only gained a ``HEAD`` loses just that.
 
-    watch = Watch(root, lister, tree, places(root, tree), guarded, outside,
-                  submodules(outside), store)                                    # before
-    note = watch.settle()        # after the command: None, or what was set aside
+    after = watch(root, lister, tree, git, hooks_paths, config_files, store)   # before
+    note = after.settle()        # after the command: None, or what was set aside
 """
 
 from __future__ import annotations
@@ -31,10 +30,10 @@ import posixpath
 import shutil
 import stat
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from dm_cc.sandbox.git import git_places
+from dm_cc.sandbox.git import GIT_READS_IF_MADE, GitDirs, git_places, hooks_wall, writable_for_git
 from dm_cc.sandbox.machine import TreeLister
 from dm_cc.sandbox.repository import module_dirs
 from dm_cc.sandbox.tree import Tree, inside
@@ -45,6 +44,11 @@ Identity = tuple[int, int, int, str] | None
 
 REPOSITORY = "a git directory: git runs what its config and hooks say, at the next git command there"
 SUBMODULE = "a submodule's git directory (or a link) in the shared git directory"
+MAKES_GIT_READ = "it makes git read another config, whose commands git runs outside the sandbox"
+INCLUDED_CONFIG = ("a file the repository's git config includes: git config can run "
+                   "commands (core.fsmonitor, aliases)")
+HOOKS_DIRECTORY = ("the directory git's core.hooksPath names: git runs the hooks in it on "
+                   "commit, checkout and merge")
 UNLISTED = ("a directory the command made unreadable: what git would find in it cannot be "
             "checked")
 _counter = itertools.count()
@@ -59,9 +63,38 @@ def identity(path: str) -> Identity:
     return found.st_dev, found.st_ino, stat.S_IFMT(found.st_mode), target
 
 
-def places(root: str, tree: Tree) -> dict[str, Identity]:
+def watch(root: str, lister: TreeLister, tree: Tree, git: GitDirs, hooks_paths: Sequence[str],
+          config_files: Sequence[str], store: str) -> Watch:
+    """The project as it is before a command, in what the command must not make."""
+    return Watch(root, lister, tree, _places(root, tree),
+                 _guarded(root, tree, git, hooks_paths, config_files),
+                 outside := tuple(d for d in git.owned() if not inside(d, root)),
+                 submodules(outside), store)
+
+
+def _places(root: str, tree: Tree) -> dict[str, Identity]:
     """The project's places git takes for a repository (relative), as they are now."""
     return {place: identity(_absolute(root, place)) for place in git_places(tree)}
+
+
+def _guarded(root: str, tree: Tree, git: GitDirs, hooks_paths: Sequence[str],
+             config_files: Sequence[str]) -> dict[str, tuple[Identity, str]]:
+    """What git reads that must stay as it is (most often: missing), and why."""
+    guarded: dict[str, tuple[Identity, str]] = {}
+    in_tree = [posixpath.join(root, p) for p in git_places(tree) if tree.is_dir(p)]
+    for git_dir in dict.fromkeys((*git.dirs(), *in_tree)):
+        for name in GIT_READS_IF_MADE:
+            path = posixpath.join(git_dir, name)
+            if not os.path.lexists(path):
+                guarded[path] = (None, f"a git directory's {name}: {MAKES_GIT_READ}")
+    for path in hooks_paths:
+        wall = hooks_wall(root, path, git)
+        if wall is not None:
+            guarded[wall] = (identity(wall), HOOKS_DIRECTORY)
+    for path in config_files:
+        if writable_for_git(root, git, path) and not os.path.lexists(path):
+            guarded[path] = (None, INCLUDED_CONFIG)
+    return guarded
 
 
 @dataclass(frozen=True)

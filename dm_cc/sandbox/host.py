@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import posixpath
 import shutil
 import subprocess
 import sys
@@ -37,26 +36,19 @@ from typing import TYPE_CHECKING, BinaryIO, Literal
 
 from dm_cc.config import PROJECT_DIR, cache_dir, config_dir, data_dir, project_dir, state_dir
 from dm_cc.permissions import Gate, PathContextDirs
-from dm_cc.sandbox.aside import Watch, identity, places, submodules
+from dm_cc.sandbox.aside import Watch, watch
 from dm_cc.sandbox.derive import Private, spec_for
-from dm_cc.sandbox.git import GIT_READS_IF_MADE, git_places, hooks_wall, writable_for_git
 from dm_cc.sandbox.machine import LocalMachine, TreeLister
 from dm_cc.sandbox.repository import git_config, git_dirs
 from dm_cc.sandbox.seccomp import filter_file, unix_socket_filter, unsupported_note
 from dm_cc.sandbox.spec import SandboxSpec, bwrap_argv
-from dm_cc.sandbox.tree import Tree, inside
+from dm_cc.sandbox.tree import Tree
 
 if TYPE_CHECKING:
     from dm_cc.sandbox.proxy import Proxy
 
 # The in-sandbox end of the network proxy (a script: it imports nothing of dm_cc).
 FORWARDER = Path(__file__).with_name("inside.py")
-
-MAKES_GIT_READ = "it makes git read another config, whose commands git runs outside the sandbox"
-INCLUDED_CONFIG = ("a file the repository's git config includes: git config can run "
-                   "commands (core.fsmonitor, aliases)")
-HOOKS_DIRECTORY = ("the directory git's core.hooksPath names: git runs the hooks in it on "
-                   "commit, checkout and merge")
 
 Mode = Literal["auto", "required", "off"]
 KEPT_SPECS = 8
@@ -268,28 +260,6 @@ class Sandbox:
         self._specs = [*kept[-(KEPT_SPECS - 1):], (gate, server, key, spec, private)]
         return spec, tree, private
 
-    def _watch(self, tree: Tree, private: Private) -> Watch:
-        """What the command must not make, as it is before it runs (see Plan.after)."""
-        root = self.where.root.as_posix()
-        git = private.git
-        guarded: dict[str, tuple[tuple[int, int, int, str] | None, str]] = {}
-        in_tree = [posixpath.join(root, p) for p in git_places(tree) if tree.is_dir(p)]
-        for git_dir in dict.fromkeys((*git.dirs(), *in_tree)):
-            for name in GIT_READS_IF_MADE:
-                path = posixpath.join(git_dir, name)
-                if not os.path.lexists(path):
-                    guarded[path] = (None, f"a git directory's {name}: {MAKES_GIT_READ}")
-        for path in private.hooks_paths:
-            wall = hooks_wall(root, path, git)
-            if wall is not None:
-                guarded[wall] = (identity(wall), HOOKS_DIRECTORY)
-        for path in private.git_config_files:
-            if writable_for_git(root, git, path) and not os.path.lexists(path):
-                guarded[path] = (None, INCLUDED_CONFIG)
-        outside = tuple(d for d in git.owned() if not inside(d, root))
-        return Watch(root, self._lister, tree, places(root, tree), guarded, outside,
-                     submodules(outside), str(state_dir(self.env) / "set-aside"))
-
     def confine(self, gate: Gate, command: Sequence[str], *, cwd: str | None = None,
                 server: bool = False) -> Plan:
         """How to run ``command`` under ``gate`` in this mode (in ``cwd``, else the
@@ -326,7 +296,10 @@ class Sandbox:
                           bwrap=self.availability.bwrap or "bwrap",
                           seccomp_fd=guard.fileno() if guard is not None else None)
         return Plan(argv, confined=True, spec=spec, pass_files=tuple(passed),
-                    escapable=self.mode != "required", after=self._watch(tree, private))
+                    escapable=self.mode != "required", after=watch(
+                        self.where.root.as_posix(), self._lister, tree, private.git,
+                        private.hooks_paths, private.git_config_files,
+                        str(state_dir(self.env) / "set-aside")))
 
     # ------------------------------------------------------------------ the network proxy
 
