@@ -25,11 +25,20 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from dm_cc.agents import Agent, load_agents, named_agent
-from dm_cc.config import PROJECT_DIR, PROTECTED_FOR_EDIT, HostFilesystem, data_dir, home_dir, project_root
+from dm_cc.config import (
+    PROJECT_DIR,
+    HostFilesystem,
+    ProjectFile,
+    ProjectTrust,
+    data_dir,
+    home_dir,
+    project_files,
+    project_root,
+)
 from dm_cc.errors import DmccError, UsageError
-from dm_cc.permissions import Decision, Gate, PathContextDirs, Request, Rule
+from dm_cc.permissions import DEFAULT_PROTECTED, Decision, Gate, PathContextDirs, Request, Rule
 from dm_cc.policy import Capabilities, Link, Policy, load_policy
-from dm_cc.tools import effects_of, input_requests, known_permissions
+from dm_cc.tools import effects_of, input_requests, known_permissions, language_of
 
 if TYPE_CHECKING:
     from dm_cc.config import ServerDefinition, Settings, Trust
@@ -65,6 +74,7 @@ class Options(NamedTuple):
     continue_last: bool = False
     resume: str | None = None
     max_turns: int | None = None
+    trust_project: bool = False     # --trust-project: the project's files, as they are, this run
 
 
 class World:
@@ -76,8 +86,7 @@ class World:
         self.cwd = cwd.resolve()
         self.root = project_root(self.cwd)
         self.home = home_dir(env)
-        self.where = PathContextDirs(self.root, self.cwd, self.home, HostFilesystem(),
-                                     PROTECTED_FOR_EDIT)
+        self.where = PathContextDirs(self.root, self.cwd, self.home, HostFilesystem())
         self._gates: dict[str, Gate] = {}
         self._mcp: McpServers | None = None
         self._mcp_started = False
@@ -85,11 +94,97 @@ class World:
     # ------------------------------------------------------------------ loaded on first use
 
     @cached_property
+    def where(self) -> PathContextDirs:
+        """Where paths are read from, and which are protected: the built-in table, what
+        the policy files add, and the project's git directories wherever they are."""
+        from dm_cc.sandbox import git_dirs
+
+        outside = [d for d in git_dirs(self.root) if not Path(d).is_relative_to(self.root)]
+        return PathContextDirs(self.root, self.cwd, self.home, HostFilesystem(),
+                               DEFAULT_PROTECTED.with_extra(self.policy.protected, outside))
+
+    @cached_property
+    def trusted(self) -> Mapping[str, str]:
+        """The project's own files the person trusts (path from the root → digest); a
+        damaged store trusts nothing, and says so."""
+        if not project_files(self.root):
+            return {}
+        try:
+            return self.approvals.trusted_files()
+        except DmccError as exc:
+            print(f"dm_cc: warning: trusted project files unknown: {exc}", file=sys.stderr)
+            return {}
+
+    def trust_notice(self) -> str | None:
+        """One line when the project's own files are not all trusted, else None."""
+        trust = self.trust
+        if not trust.pending:
+            return None
+        files = ", ".join(file.relative for file, _ in trust.pending)
+        if trust.forbidden is not None:
+            return (f"the project's own files ({files}) are never trusted here "
+                    f"({trust.forbidden}): only their deny and ask rules apply")
+        return (f"the project's own files are not trusted ({files}): only their deny and ask "
+                "rules apply; `dm_cc trust --show` shows what they would open")
+
+    def asks_trust(self) -> bool:
+        """Whether to ask the person to trust the project's own files: something there
+        is not trusted, trusting it would open something, and they have not been asked
+        about it as it is now (the question comes once per change)."""
+        trust = self.trust
+        if not trust.asks:
+            return False
+        try:
+            asked = self.approvals.asked_files()
+        except DmccError:
+            asked = {}
+        return any(file.digest is not None and asked.get(file.relative) != file.digest
+                   and self.opens(file) for file, _ in trust.pending)
+
+    def opens(self, file: ProjectFile) -> list[str]:
+        """What the project file ``file`` would open once trusted, a line each: a policy
+        file's allow rules, an agent file's agent and its allow rules, a config file's
+        keys (nothing: trusting it changes nothing)."""
+        path = self.root / file.relative
+        for policy_file in self.policy.project:
+            if Path(policy_file.location) == path:
+                return [*(_said(rule) for rule in policy_file.rules if rule.action == "allow"),
+                        *(f"for agent {agent}: {_said(rule)}"
+                          for agent, rules in policy_file.agents.items()
+                          for rule in rules if rule.action == "allow")]
+        for agent in self.agents.values():
+            if agent.source.rsplit(":", 1)[0].endswith(file.relative):
+                allows = [_said(rule) for rule in agent.rules if rule.action == "allow"]
+                return [f"agent {agent.name}: {agent.description}", *allows] if allows else []
+        if path.name == "config.yaml":
+            # (its MCP servers are asked about one by one, as they start)
+            return [f"config: {key}" for key in _top_keys(path) if key != "mcp"]
+        return []
+
+    def answer_trust(self, trusted: bool) -> None:
+        """Save the person's answer: trust the files as they are, or remember they were
+        asked about this content (the question comes back once it changes)."""
+        if trusted:
+            self.approvals.trust_files(self.trust.to_save(), note="trusted when starting dm_cc")
+        else:
+            self.approvals.asked_about_files(self.trust.to_save(), note="asked at start: not now")
+
+    @cached_property
+    def _policy(self) -> Policy:
+        return load_policy(self.root, self.home, self.env, self.options.policies,
+                           trusted=self.trusted, granted=self.options.trust_project)
+
+    @property
+    def trust(self) -> ProjectTrust:
+        """Whether the person trusts what the project's own files say (DESIGN.md §10)."""
+        assert self._policy.trust is not None, "load_policy always says"
+        return self._policy.trust
+
+    @cached_property
     def policy(self) -> Policy:
         """Every policy file of every layer (PolicyError names the first bad line). An
         ``agents:`` entry naming no known agent is a warning on stderr, not an error."""
-        policy = load_policy(self.root, self.home, self.env,
-                             self.options.policies)
+        policy = self._policy
         if any(f.agents for f in policy.files):
             from dm_cc.policy import beyond_rights, unknown_agents
 
@@ -101,14 +196,14 @@ class World:
     @cached_property
     def agents(self) -> Mapping[str, Agent]:
         """Built-in, user and project agents (AgentFileError names the bad line)."""
-        return load_agents(self.root, self.env)
+        return load_agents(self.root, self.env, self.trust.trusts)
 
     @cached_property
     def settings(self) -> Settings:
         from dm_cc.config import load_settings
 
         return load_settings(self.root, self.env, model=self.options.model,
-                             api_base=self.options.api_base)
+                             api_base=self.options.api_base, trusts=self.trust.trusts)
 
     @cached_property
     def sessions(self) -> SessionStore:
@@ -233,6 +328,12 @@ class World:
         running = self._mcp.tools() if self._mcp is not None else []
         effects.update((tool.entry.permission, tool.entry.effects)
                        for tool in (*running, *tools))
+        if self.trust.trusted and not self.sandbox.confining:
+            # unconfined, a command reaches whatever the person can: a trusted
+            # project's allow of one counts for nothing (the gate's "reaching")
+            effects.update((permission, done | {"network", "escape"})
+                           for permission, done in effects.items()
+                           if language_of(permission) == "shell")
         return Capabilities(effects, {name: agent.may for name, agent in self.agents.items()
                                       if agent.mode != "primary"})
 
@@ -356,6 +457,21 @@ class World:
         requested = agent.name if (options.agent or not session.messages) else None
         return Loop(session, runtime, max_turns=options.max_turns, agent=requested,
                     wait_background=wait_background)
+
+
+def _said(rule: Rule) -> str:
+    """A rule as the trust question shows it: what it does, not where it is."""
+    return rule.describe().rsplit(" (", 1)[0]
+
+
+def _top_keys(path: Path) -> list[str]:
+    """The keys a YAML file sets at its top level, as written (unparsed: it may not load)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return []
+    return [line.split(":", 1)[0].strip() for line in text.splitlines()
+            if line.strip() and not line.startswith((" ", "\t", "#", "-"))]
 
 
 def open_world(options: Options | None = None, *, cwd: Path | None = None,

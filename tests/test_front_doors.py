@@ -30,10 +30,12 @@ EXPORTS: dict[str, list[str]] = {
     "cli": ["main"],
     "compose": ["DEFAULT_AGENT", "Options", "World", "open_world"],
     "config": [
-        "HostFilesystem", "LinePath", "PLAN_FILE_PATTERN", "PROJECT_DIR", "PROTECTED_FOR_EDIT",
-        "STARTING_TRUST", "ServerDefinition", "Settings", "Trust", "cache_dir", "config_dir",
-        "data_dir", "display_path", "home_dir", "line_of", "load_settings", "load_yaml",
-        "managed_dir", "plan_file", "project_dir", "project_root", "state_dir", "validation_error",
+        "HostFilesystem", "LinePath", "PLAN_FILE_PATTERN", "PROJECT_DIR", "ProjectFile",
+        "ProjectTrust", "STARTING_TRUST", "ServerDefinition", "Settings", "Trust",
+        "agent_files_in", "cache_dir", "config_dir", "data_dir", "digest", "display_path",
+        "home_dir", "line_of", "load_settings", "load_yaml", "managed_dir", "plan_file",
+        "policy_files", "project_dir", "project_files", "project_root", "state_dir",
+        "validation_error",
     ],
     "core": [
         "AgentSwitched", "Approval", "ApprovalRequest", "Approvals", "Approver", "AskFailed",
@@ -52,13 +54,15 @@ EXPORTS: dict[str, list[str]] = {
     "mcp": ["McpServers"],
     "package": ["__version__"],
     "permissions": [
-        "ACTIONS", "Action", "Candidate", "Ceiling", "DEFAULT_RULE", "DOOM_LOOP", "Decision",
-        "EFFECTS", "ENGINE_EFFECTS", "ENGINE_LANGUAGES", "ENGINE_PERMISSIONS", "Effect", "Gate",
-        "KIND_LANGUAGE", "Kind", "Language", "Layer", "MCP_PREFIX", "NETWORK", "PathContext",
-        "PathContextDirs", "READS", "Request", "Rule", "Ruleset", "SANDBOX_ESCAPE", "STRICTNESS",
-        "Value", "Verdict", "arguments_fault", "canonical_url", "combine", "covers", "decide",
-        "derive_requests", "evaluate", "expand_home", "is_mcp_permission", "load_arguments",
-        "names_a_permission", "path_pattern_problem", "path_requests", "stricter", "url_names",
+        "ACTIONS", "Action", "Candidate", "Ceiling", "DEFAULT_PROTECTED", "DEFAULT_RULE",
+        "DOOM_LOOP", "Decision", "EFFECTS", "ENGINE_EFFECTS", "ENGINE_LANGUAGES",
+        "ENGINE_PERMISSIONS", "Effect", "Gate", "KIND_LANGUAGE", "Kind", "Language", "Layer",
+        "MCP_PREFIX", "NETWORK", "Origin", "PROTECTED_PATHS", "PathContext", "PathContextDirs",
+        "Protected", "ProtectedPaths", "REACHING", "READS", "REPOSITORY", "Request", "Rule",
+        "Ruleset", "SANDBOX_ESCAPE", "STRICTNESS", "Value", "Verdict", "arguments_fault",
+        "canonical_url", "combine", "covers", "decide", "derive_requests", "evaluate",
+        "expand_home", "is_mcp_permission", "load_arguments", "names_a_permission",
+        "path_pattern_problem", "path_requests", "stricter", "url_names",
     ],
     "policy": [
         "APPROVALS_LAYER", "ActionName", "Capabilities", "HOOK_LAYER", "Hook", "IMPORTERS", "Link",
@@ -67,7 +71,9 @@ EXPORTS: dict[str, list[str]] = {
         "render_policy", "rules_from", "run_inline_tests", "shipped_names", "shipped_summary",
         "shipped_text", "unknown_agents",
     ],
-    "sandbox": ["Mount", "Plan", "Sandbox", "SandboxSpec", "stopped_by_sandbox"],
+    "sandbox": [
+        "Mount", "Plan", "Sandbox", "SandboxSpec", "git_dirs", "stopped_by_sandbox",
+    ],
     "session": [
         "ApprovalStore", "AuditLog", "Message", "SavedApproval", "Session", "SessionInfo",
         "SessionStore", "ToolCall", "Verification", "agent_in_charge", "new_id", "parse_duration",
@@ -81,7 +87,8 @@ EXPORTS: dict[str, list[str]] = {
     "ui": [
         "CallLines", "early_prompt", "event_json", "failure_json", "hooks_lines", "layer_lines",
         "replay", "result_json", "run_repl", "server_lines", "server_rows", "session_json",
-        "session_notice", "status_lines", "trace_lines", "tree_indent", "where_line",
+        "session_notice", "status_lines", "trace_lines", "tree_indent", "trust_lines",
+        "trusted_lines", "where_line",
     ],
 }
 

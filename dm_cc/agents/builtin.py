@@ -16,7 +16,7 @@ from typing import Literal
 
 from dm_cc.config import PLAN_FILE_PATTERN
 from dm_cc.errors import UsageError
-from dm_cc.permissions import EFFECTS, READS, Action, Effect, Rule
+from dm_cc.permissions import EFFECTS, READS, Action, Effect, Origin, Rule
 
 Mode = Literal["primary", "subagent", "all"]
 
@@ -31,9 +31,11 @@ class Agent:
     model: str | None = None
     temperature: float | None = None
     max_turns: int | None = None
-    # False for agents defined by the project (.dm_cc/agents/*.md): a cloned
-    # repository's agent rules may tighten the user's policy, never loosen it.
-    trusted: bool = True
+    # Who wrote the agent: dm_cc ("builtin"), the person ("person": <config>/agents),
+    # or the project (.dm_cc/agents/*.md: "repository" once the person trusts the
+    # file, "untrusted" before): a repository's agent rules may tighten the person's
+    # policy, loosen it only once trusted, and never beyond the project.
+    origin: Origin = "builtin"
     # What the agent may do at all (dm_cc.permissions.rules.Effect): an agent that
     # may only read is denied whatever does more, under any rules
     # (dm_cc.policy.effects), except the files it names in ``may_edit``.
@@ -44,6 +46,11 @@ class Agent:
     def __post_init__(self) -> None:
         if not self.source:
             object.__setattr__(self, "source", f"builtin:{self.name}")
+
+    @property
+    def trusted(self) -> bool:
+        """False for a project's agent whose file the person has not trusted."""
+        return self.origin != "untrusted"
 
 
 def _rules(agent: str, *specs: tuple[str, str, Action, str | None]) -> tuple[Rule, ...]:

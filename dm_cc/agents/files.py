@@ -28,14 +28,14 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from dm_cc.agents.builtin import BUILTIN_AGENTS, Agent
-from dm_cc.config import config_dir, display_path, load_yaml, project_dir, validation_error
+from dm_cc.config import agent_files_in, config_dir, display_path, load_yaml, project_dir, validation_error
 from dm_cc.errors import AgentFileError, PolicyError
 from dm_cc.permissions import EFFECTS, Effect
 from dm_cc.policy import rules_from
@@ -136,23 +136,22 @@ def load_agent_file(path: Path) -> Agent:
 
 def agent_files(root: Path, env: Mapping[str, str] = os.environ) -> list[Path]:
     """The agent files that :func:`load_agents` reads, in order (user, then project)."""
-    found: list[Path] = []
-    for directory in (config_dir(env) / "agents", project_dir(root) / "agents"):
-        if directory.is_dir():
-            found.extend(sorted(p for p in directory.iterdir() if p.suffix == ".md"
-                                and p.is_file()))
-    return found
+    return [*agent_files_in(config_dir(env) / "agents"), *agent_files_in(project_dir(root) / "agents")]
 
 
-def load_agents(root: Path, env: Mapping[str, str] = os.environ) -> dict[str, Agent]:
+def load_agents(root: Path, env: Mapping[str, str] = os.environ,
+                trusts: Callable[[Path], bool] = lambda path: False) -> dict[str, Agent]:
     """Built-in agents, then user agents, then project agents (a later file with the
-    same name replaces an earlier one). The first bad file raises AgentFileError."""
+    same name replaces an earlier one). The first bad file raises AgentFileError.
+    ``trusts``: whether the person trusts a project agent file's content (else its
+    agent is ``untrusted``: its rules may only tighten)."""
     agents: dict[str, Agent] = dict(BUILTIN_AGENTS)
     project_agents = project_dir(root) / "agents"
     for path in agent_files(root, env):
         agent = load_agent_file(path)
         if path.parent == project_agents:  # where it was found, not where a link points
-            agent = replace(agent, trusted=False)
+            agent = replace(agent, origin="repository" if trusts(path) else "untrusted")
+        else:
+            agent = replace(agent, origin="person")
         agents[agent.name] = agent
     return agents
-

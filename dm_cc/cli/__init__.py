@@ -1,5 +1,5 @@
 """The command line: ``main(argv=None) -> int``. One module per command group
-(``run``, ``sessions``, ``approvals``, ``policy``, ``sandbox``, ``mcp``, ``audit``; ``interactive``
+(``run``, ``sessions``, ``approvals``, ``policy``, ``sandbox``, ``trust``, ``mcp``, ``audit``; ``interactive``
 when no command is named), each thin: parse, ask the world (:mod:`dm_cc.compose`), print.
 
 Exit status: 0 success (whatever a ``policy check`` decides), 1 a failed
@@ -66,7 +66,8 @@ class _Parser(argparse.ArgumentParser):
 # subcommand named next, when one is): `dm_cc policy …` stays fast.
 COMMANDS = {"run": "dm_cc.cli.run", "sessions": "dm_cc.cli.sessions",
             "approvals": "dm_cc.cli.approvals", "policy": "dm_cc.cli.policy",
-            "sandbox": "dm_cc.cli.sandbox",
+            "sandbox": "dm_cc.cli.sandbox", "trust": "dm_cc.cli.trust",
+            "untrust": "dm_cc.cli.trust",
             "mcp": "dm_cc.cli.mcp_servers", "audit": "dm_cc.cli.audit"}
 
 
@@ -86,9 +87,9 @@ def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
     add_session_options(parser)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     wanted = _wanted(argv)
-    for name, module in COMMANDS.items():
-        if wanted is None or name == wanted:
-            importlib.import_module(module).register(commands, argv[1:] if wanted else ())
+    for module in dict.fromkeys(module for name, module in COMMANDS.items()
+                                if wanted is None or name == wanted):
+        importlib.import_module(module).register(commands, argv[1:] if wanted else ())
     parser.set_defaults(handler=_interactive)
     return parser
 

@@ -19,6 +19,9 @@ def add_session_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--continue", dest="continue_last", action="store_true",
                         help="continue the latest session of this project")
     parser.add_argument("--resume", metavar="ID", help="resume the session with this id")
+    parser.add_argument("--trust-project", action="store_true",
+                        help="trust the project's own .dm_cc/ files as they are, for this run "
+                             "only (dm_cc trust saves it)")
 
 
 def options_from(args: argparse.Namespace) -> Options:
@@ -26,4 +29,5 @@ def options_from(args: argparse.Namespace) -> Options:
 
     return Options(agent=args.agent, model=args.model, api_base=args.api_base,
                    policies=tuple(args.policy), continue_last=args.continue_last,
-                   resume=args.resume, max_turns=getattr(args, "max_turns", None))
+                   resume=args.resume, max_turns=getattr(args, "max_turns", None),
+                   trust_project=args.trust_project)

@@ -90,9 +90,9 @@ def _turn(args: argparse.Namespace, world: World, prompt: str,
     started = False
     loop = world.open_loop(HeadlessApprover(args.on_ask), on_event=on_event)
     session = loop.session
-    warning = world.sandbox.warning()
-    if warning is not None:
-        _say(warning)
+    for warning in (world.sandbox.warning(), world.trust_notice()):
+        if warning is not None:
+            _say(warning)
     _opening(args, session, world.root)
     started = True
     for event in opening:

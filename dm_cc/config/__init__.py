@@ -5,6 +5,7 @@ that remembers line numbers. Imports nothing of dm_cc but ``dm_cc.errors``.
                     filesystem the engine resolves paths with
     settings.py     ``config.yaml`` (user, then project): model, sandbox, MCP servers ...
     mcp_servers.py  the ``mcp.servers`` section, and whether each server may start
+    trust.py        whether the person trusts what the project's own files say
     yaml_lines.py   YAML with the line of each value; errors naming ``file:line``
 
 The front door is lazy: a name's module is imported on its first use, so
@@ -20,35 +21,41 @@ if TYPE_CHECKING:
     from dm_cc.config.dirs import (
         PLAN_FILE_PATTERN,
         PROJECT_DIR,
-        PROTECTED_FOR_EDIT,
         HostFilesystem,
+        agent_files_in,
         cache_dir,
         config_dir,
         data_dir,
         home_dir,
         managed_dir,
         plan_file,
+        policy_files,
         project_dir,
+        project_files,
         project_root,
         state_dir,
     )
     from dm_cc.config.mcp_servers import STARTING_TRUST, ServerDefinition, Trust
     from dm_cc.config.settings import Settings, load_settings
+    from dm_cc.config.trust import ProjectFile, ProjectTrust, digest
     from dm_cc.config.yaml_lines import LinePath, display_path, line_of, load_yaml, validation_error
 
 __all__ = [
     "PLAN_FILE_PATTERN",
     "PROJECT_DIR",
-    "PROTECTED_FOR_EDIT",
     "STARTING_TRUST",
     "HostFilesystem",
     "LinePath",
+    "ProjectFile",
+    "ProjectTrust",
     "ServerDefinition",
     "Settings",
     "Trust",
+    "agent_files_in",
     "cache_dir",
     "config_dir",
     "data_dir",
+    "digest",
     "display_path",
     "home_dir",
     "line_of",
@@ -56,7 +63,9 @@ __all__ = [
     "load_yaml",
     "managed_dir",
     "plan_file",
+    "policy_files",
     "project_dir",
+    "project_files",
     "project_root",
     "state_dir",
     "validation_error",
@@ -65,11 +74,13 @@ __all__ = [
 # Each module of the part and the names of it re-exported here, imported on first
 # use (PEP 562): importing the package loads none of them.
 _LAZY: dict[str, tuple[str, ...]] = {
-    "dm_cc.config.dirs": ("PLAN_FILE_PATTERN", "PROJECT_DIR", "PROTECTED_FOR_EDIT",
-                          "HostFilesystem", "cache_dir", "config_dir", "data_dir", "home_dir",
-                          "managed_dir", "plan_file", "project_dir", "project_root", "state_dir"),
+    "dm_cc.config.dirs": ("PLAN_FILE_PATTERN", "PROJECT_DIR", "HostFilesystem",
+                          "agent_files_in", "cache_dir", "config_dir", "data_dir", "home_dir",
+                          "managed_dir", "plan_file", "policy_files", "project_dir",
+                          "project_files", "project_root", "state_dir"),
     "dm_cc.config.mcp_servers": ("STARTING_TRUST", "ServerDefinition", "Trust"),
     "dm_cc.config.settings": ("Settings", "load_settings"),
+    "dm_cc.config.trust": ("ProjectFile", "ProjectTrust", "digest"),
     "dm_cc.config.yaml_lines": ("LinePath", "display_path", "line_of", "load_yaml",
                                 "validation_error"),
 }

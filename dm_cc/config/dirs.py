@@ -24,10 +24,6 @@ GIT_DIR = ".git"
 PLANS_DIR = f"{PROJECT_DIR}/plans"              # relative to the project root
 #: The plan agent's plan file, as its rule's pattern (``{session}``: the session id).
 PLAN_FILE_PATTERN = f"{PLANS_DIR}/{{session}}.md"
-#: Directories whose files change what runs or what is allowed (git's hooks and
-#: config run commands; the project directory holds the policy itself): an edit
-#: inside one is allowed only by a rule that names it (``PathContextDirs.protected``).
-PROTECTED_FOR_EDIT = (GIT_DIR, PROJECT_DIR)
 
 
 def _user_dir(kind: str, env: Mapping[str, str]) -> Path:
@@ -93,6 +89,35 @@ def project_root(start: Path) -> Path:
 def project_dir(root: Path) -> Path:
     """The project's own dm_cc directory (``<root>/.dm_cc``)."""
     return root / PROJECT_DIR
+
+
+def policy_files(directory: Path) -> list[Path]:
+    """The policy files of a layer's directory (managed, user, a project's
+    ``.dm_cc``): ``policy.yaml``, then ``policies/*.yaml`` (and ``.yml``) sorted."""
+    found = []
+    if (directory / "policy.yaml").is_file():
+        found.append(directory / "policy.yaml")
+    extra = directory / "policies"
+    if extra.is_dir():
+        found.extend(sorted(p for p in extra.iterdir() if p.suffix in (".yaml", ".yml")))
+    return found
+
+
+def agent_files_in(directory: Path) -> list[Path]:
+    """The agent files of a directory (``<config>/agents``, ``.dm_cc/agents``), sorted."""
+    if not directory.is_dir():
+        return []
+    return sorted(p for p in directory.iterdir() if p.suffix == ".md" and p.is_file())
+
+
+def project_files(root: Path) -> list[Path]:
+    """What a project says to dm_cc in its own files, each trusted or not by the
+    person (``dm_cc.config.trust``): its policy files, agent files and config."""
+    own = project_dir(root)
+    found = [*policy_files(own), *agent_files_in(own / "agents")]
+    if (own / "config.yaml").is_file():
+        found.append(own / "config.yaml")
+    return found
 
 
 def plan_file(root: Path, session_id: str) -> Path:

@@ -1,5 +1,6 @@
-"""Settings: user ``config.yaml``, then project ``.dm_cc/config.yaml``, then the
-environment, then command-line flags — later wins, key by key.
+"""Settings: user ``config.yaml``, then project ``.dm_cc/config.yaml`` (once the
+person trusts it), then the environment, then command-line flags — later wins, key
+by key.
 
 ```yaml
 model: openai/gpt-4o-mini        # env DM_CC_MODEL, flag --model
@@ -37,7 +38,7 @@ imports this module.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -128,7 +129,11 @@ def settings_files(root: Path, env: Mapping[str, str] = os.environ) -> list[Path
 
 
 def load_settings(root: Path, env: Mapping[str, str] = os.environ, *,
-                  model: str | None = None, api_base: str | None = None) -> Settings:
+                  model: str | None = None, api_base: str | None = None,
+                  trusts: Callable[[Path], bool] = lambda path: False) -> Settings:
+    """The settings in force. ``trusts``: whether the person trusts the project's
+    config file as it is (``dm_cc.config.trust``); untrusted, its values are not
+    used (its MCP servers still are: each starts only once the person approves it)."""
     values: dict[str, Any] = {}
     sources: dict[str, str] = {}
     servers: dict[str, ServerDefinition] = {}
@@ -148,6 +153,8 @@ def load_settings(root: Path, env: Mapping[str, str] = os.environ, *,
                 if key in file_values:
                     raise SettingsError(shown, _line(file_sources[key]), why.format(
                         user=display_path(dirs.config_dir(env) / "config.yaml")))
+            if not trusts(path):
+                file_values, file_sources = {}, {}
         values.update(file_values)
         sources.update(file_sources)
         servers.update(file_servers)

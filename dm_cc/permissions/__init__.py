@@ -15,15 +15,30 @@ a module below. Importing it loads the whole engine (it is all needed to judge).
     requests.py  what a tool call names -> requests, by kind (``derive_requests``)
     paths.py     canonical paths (the filesystem passed in); urls.py canonical URLs
     patterns.py  the pattern languages (wildcards, path globs, MCP arguments)
+    protected.py the files that make code run later (an edit asks unless named exactly)
     coverage.py  what a pattern can match, read without a request (policy lint)
     shell/       static analysis of command lines
 """
 
 from dm_cc.permissions.coverage import arguments_fault, covers, names_a_permission
 from dm_cc.permissions.engine import Ruleset, evaluate
-from dm_cc.permissions.gate import Candidate, Ceiling, Decision, Gate, Layer, Verdict, combine, decide, stricter
+from dm_cc.permissions.gate import (
+    REACHING,
+    REPOSITORY,
+    Candidate,
+    Ceiling,
+    Decision,
+    Gate,
+    Layer,
+    Origin,
+    Verdict,
+    combine,
+    decide,
+    stricter,
+)
 from dm_cc.permissions.paths import PathContextDirs, expand_home
 from dm_cc.permissions.patterns import PathContext, load_arguments, path_pattern_problem
+from dm_cc.permissions.protected import DEFAULT_PROTECTED, PROTECTED_PATHS, Protected, ProtectedPaths
 from dm_cc.permissions.requests import KIND_LANGUAGE, Kind, Value, derive_requests, path_requests
 from dm_cc.permissions.rules import (
     ACTIONS,
@@ -48,6 +63,13 @@ from dm_cc.permissions.rules import (
 from dm_cc.permissions.urls import canonical_url, url_names
 
 __all__ = [
+    "DEFAULT_PROTECTED",
+    "PROTECTED_PATHS",
+    "REACHING",
+    "REPOSITORY",
+    "Origin",
+    "Protected",
+    "ProtectedPaths",
     "ACTIONS",
     "DEFAULT_RULE",
     "DOOM_LOOP",

@@ -23,6 +23,16 @@ the product and the public ``decide()`` both go through it:
   is its parent's gate (bounded in turn by the grandparent's, so every ancestor
   bounds it); an agent a cloned repository defines gets the stack without its
   own rules;
+* a **repository's** rules (a layer whose ``origin`` is ``repository``: project
+  files the person trusts; ``untrusted``: those they do not, which hold no allow)
+  may always tighten, never loosen beyond what they may: where a verdict decided by
+  one is looser than the verdict without the repository's layers, the latter stands
+  when the files are untrusted, when it was decided by a rule of the person's own
+  (or the organisation's), or when the request reaches beyond the project (a path
+  outside it, a permission in ``reaching``: the network, running unconfined);
+* an allow of a **protected** path's edit (``Request.protected``: a file that makes
+  code run later) is withheld unless its rule names the path exactly (no wildcard)
+  and is not a repository's;
 * a request **set** is decided as: any deny → deny, else any ask → ask, else allow.
 
 Pure: no I/O; everything it needs is passed in.
@@ -32,7 +42,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import NamedTuple
+from typing import Literal, NamedTuple
 
 from dm_cc.permissions.engine import (
     NO_CONTEXT,
@@ -44,9 +54,12 @@ from dm_cc.permissions.engine import (
     prepared,
     subject,
 )
-from dm_cc.permissions.patterns import PathContext, spoofable
+from dm_cc.permissions.patterns import PathContext, is_literal, spoofable
 from dm_cc.permissions.rules import (
     DEFAULT_RULE,
+    EXTERNAL_DIRECTORY,
+    NETWORK,
+    SANDBOX_ESCAPE,
     STRICTNESS,
     Action,
     Language,
@@ -55,16 +68,33 @@ from dm_cc.permissions.rules import (
     is_mcp_permission,
 )
 
+#: Who wrote a layer's rules: dm_cc itself, the person (their files, answers, the
+#: organisation's managed files), a repository's files the person trusts, or ones
+#: they do not (which may only tighten).
+Origin = Literal["builtin", "person", "repository", "untrusted"]
+REPOSITORY: frozenset[Origin] = frozenset({"repository", "untrusted"})
+#: The permissions whose every request reaches beyond the project (a repository's
+#: allow never opens them); a policy adds those of tools with such effects.
+REACHING = frozenset({NETWORK, SANDBOX_ESCAPE, EXTERNAL_DIRECTORY})
+
+UNTRUSTED = ("the project's files are not trusted, so they may tighten, never loosen: "
+             "`dm_cc trust` after reading them")
+OVERRULED = "a project's rules cannot overrule your own files or the managed policy"
+BEYOND = ("a project's rules never open anything beyond the project (a path outside it, "
+          "the network, running unconfined)")
+
 
 class Layer(NamedTuple):
     """A named, ordered slice of the stack. ``approvals``: rules the user approved,
     which may turn an ask into an allow but never a configured deny. ``binding``: an
-    approval never overrides a verdict this layer's rules decide (a managed rule)."""
+    approval never overrides a verdict this layer's rules decide (a managed rule).
+    ``origin``: who wrote its rules (a repository's only tighten, see the module)."""
 
     name: str
     rules: tuple[Rule, ...]
     approvals: bool = False
     binding: bool = False
+    origin: Origin = "person"
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,6 +113,7 @@ class Verdict:
     name: str
     note: str | None = None
     layer: str | None = field(default=None, compare=False)
+    origin: Origin | None = field(default=None, compare=False)
 
 
 class Decision(NamedTuple):
@@ -110,7 +141,9 @@ class Ceiling(NamedTuple):
     def limits(self, verdict: Verdict) -> Verdict:
         if self.permissions is not None and verdict.request.permission not in self.permissions:
             return verdict
-        limit = self.gate.judge(verdict.request)
+        # whether a protected path's allow names it exactly is the bounded stack's
+        # business: a ceiling says what may be opened at all
+        limit = self.gate.judge(replace(verdict.request, protected=None))
         counts = self.layers is None or limit.layer in self.layers
         if not counts or STRICTNESS[limit.action] <= STRICTNESS[verdict.action]:
             return verdict
@@ -144,16 +177,17 @@ class Gate:
     """The compiled layers for one agent: decides requests and request sets."""
 
     def __init__(self, layers: Sequence[Layer], context: PathContext | None = None,
-                 ceilings: Sequence[Ceiling] = ()) -> None:
+                 ceilings: Sequence[Ceiling] = (), reaching: frozenset[str] = REACHING) -> None:
         context = context if context is not None else NO_CONTEXT
         self._build(tuple(layers), [compiled(layer.rules, context) for layer in layers],
-                    context, tuple(ceilings))
+                    context, tuple(ceilings), reaching)
 
     def _build(self, layers: tuple[Layer, ...], rulesets: list[Ruleset], context: PathContext,
-               ceilings: tuple[Ceiling, ...]) -> None:
+               ceilings: tuple[Ceiling, ...], reaching: frozenset[str] = REACHING) -> None:
         self.layers = layers
         self.context = context
         self.ceilings = ceilings
+        self.reaching = reaching
         self._rulesets = rulesets
         self._all = _Stack(rulesets, layers)
         self._approvals = {layer.name for layer in layers if layer.approvals}
@@ -182,7 +216,8 @@ class Gate:
     def within(self, ceiling: Ceiling) -> Gate:
         """This gate bounded by ``ceiling`` too (the ceilings it had still hold)."""
         gate = Gate.__new__(Gate)
-        gate._build(self.layers, self._rulesets, self.context, (*self.ceilings, ceiling))
+        gate._build(self.layers, self._rulesets, self.context, (*self.ceilings, ceiling),
+                    self.reaching)
         return gate
 
     def judge(self, request: Request) -> Verdict:
@@ -194,9 +229,9 @@ class Gate:
         return verdict
 
     def _judge_name(self, request: Request, name: str) -> Verdict:
-        verdict = self._all.judge_name(request, name)
+        verdict = self._all.judge(request, name, self.reaching)
         if verdict.layer in self._approvals and verdict.action != "deny":
-            configured = self._configured.judge_name(request, name)
+            configured = self._configured.judge(request, name, self.reaching)
             if configured.action == "deny" or configured.layer in self._binding:
                 verdict = configured
         return verdict
@@ -258,13 +293,38 @@ class _Stack:
     def __init__(self, rulesets: Sequence[Ruleset], layers: Sequence[Layer]) -> None:
         self.rulesets = rulesets
         self.layers = layers
+        ours = [i for i, layer in enumerate(layers) if layer.origin not in REPOSITORY]
+        # the same stack without a repository's layers: what it may not loosen
+        self.ours = None if len(ours) == len(layers) else \
+            _Stack([rulesets[i] for i in ours], [layers[i] for i in ours])
+
+    def judge(self, request: Request, name: str, reaching: frozenset[str]) -> Verdict:
+        """One request under one of its names, a repository's verdict held within
+        what it may decide (see the module docstring)."""
+        verdict = self.judge_name(request, name)
+        if verdict.origin not in REPOSITORY or self.ours is None:
+            return verdict
+        without = self.ours.judge_name(request, name)
+        if STRICTNESS[without.action] <= STRICTNESS[verdict.action]:
+            return verdict
+        if verdict.origin == "untrusted":
+            why = UNTRUSTED
+        elif without.origin == "person":
+            why = OVERRULED
+        elif request.permission in reaching or (request.reading == "path" and name.startswith("/")):
+            why = BEYOND
+        else:
+            return verdict
+        return replace(without, note="; ".join(n for n in (why, without.note) if n))
 
     def judge_name(self, request: Request, name: str) -> Verdict:
         """One request under one of its names."""
         hit = last_match(request.permission, name, request.words, self.rulesets, request.language)
         rule, layer = DEFAULT_RULE, None
+        origin: Origin = "builtin"
         if hit is not None:
-            rule, layer = self.layers[hit[0]].rules[hit[1]], self.layers[hit[0]].name
+            found = self.layers[hit[0]]
+            rule, layer, origin = found.rules[hit[1]], found.name, found.origin
         action: Action = rule.action
         note = None
         # A guessed command is decided only by a deny that names what it denies: the
@@ -275,10 +335,10 @@ class _Stack:
             note = (f"{request.note or 'a guessed inner command'}: only a deny rule that "
                     "names it decides it")
         elif action == "allow":
-            note = _withheld(request, rule)
+            note = _withheld(request, rule) or _protected(request, rule, origin)
             if note is not None:
                 action = "ask"
-        return Verdict(request, rule, action, name, note, layer)
+        return Verdict(request, rule, action, name, note, layer, origin)
 
 
 def _strictest(verdicts: Iterable[Verdict]) -> Verdict:
@@ -318,6 +378,16 @@ def _withheld(request: Request, rule: Rule) -> str | None:
         return (f"{', '.join(missing)} can run, write or reveal more than the rule says: "
                 "only an allow rule that names it explicitly can allow this")
     return None
+
+
+def _protected(request: Request, rule: Rule, origin: Origin) -> str | None:
+    """Why an allow of a protected path's edit is withheld: only an exact rule that is
+    not a repository's opens one."""
+    exact = is_literal(rule.pattern) and not any(c in rule.pattern for c in "[{")
+    if request.protected is None or (origin not in REPOSITORY and exact):
+        return None
+    return (f"{request.pattern} is protected ({request.protected}): only a rule of your own "
+            "naming it exactly allows editing it")
 
 
 def combine(verdicts: Iterable[Verdict]) -> Decision:

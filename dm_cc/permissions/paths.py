@@ -18,6 +18,8 @@ import posixpath
 from pathlib import Path
 from typing import NamedTuple, Protocol
 
+from dm_cc.permissions.protected import DEFAULT_PROTECTED, ProtectedPaths
+
 # Pseudo-filesystems no broad rule may open: an allow rule must name them.
 SPECIAL_ROOTS = ("/proc", "/dev", "/sys")
 
@@ -36,15 +38,15 @@ class Filesystem(Protocol):
 
 class PathContextDirs(NamedTuple):
     """The directories a raw path is interpreted against, the filesystem that
-    resolves it, and the directory names an edit inside of which only a rule naming
-    them can allow (``protected``: ``.git`` and the project's own directory,
-    ``dm_cc.config.dirs.PROTECTED_FOR_EDIT``)."""
+    resolves it, and the paths whose edit only an exact rule of the person's own can
+    allow (``protected``: the built-in table and a policy's additions, with the
+    project's git directories wherever they are)."""
 
     root: Path
     cwd: Path
     home: Path
     fs: Filesystem
-    protected: tuple[str, ...]
+    protected: ProtectedPaths = DEFAULT_PROTECTED
 
 
 class CanonicalPath(NamedTuple):

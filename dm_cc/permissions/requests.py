@@ -42,25 +42,9 @@ KIND_LANGUAGE: Mapping[Kind, Language] = {
 Value = str | Sequence[str] | Mapping[str, Any]
 
 
-# An edit inside a protected directory (``where.protected``: writing there changes
-# what runs or what is allowed) is allowed only by a rule that names the directory
-# (`edit .git/** allow`), never by `**` or `*`. Compared without case, as deny/ask
-# rules are: on a case-insensitive filesystem (macOS, Windows) `.GIT/config` is
-# `.git/config`.
-# A file named HEAD makes its directory a git directory (git's discovery and
-# `git -C DIR` read DIR/config, whose core.fsmonitor or core.pager runs commands),
-# so writing one anywhere is protected the same way.
-PROTECTED_FILES_FOR_EDIT = ("head",)
-
-
-def _protected(permission: str, names: tuple[str, ...], directories: Sequence[str]) -> set[str]:
-    if permission != "edit":
-        return set()
-    protected = {directory.lower() for directory in directories}
-    found = {part for name in names for part in name.split("/") if part.lower() in protected}
-    found |= {base for name in names
-              if (base := name.rsplit("/", 1)[-1]).lower() in PROTECTED_FILES_FOR_EDIT}
-    return found
+#: The permissions whose requests write the path they name: a protected path's
+#: request carries why (``Request.protected``).
+WRITES_PATH = frozenset({"edit"})
 
 
 def path_requests(permission: str, raw: str, where: PathContextDirs, *,
@@ -68,10 +52,11 @@ def path_requests(permission: str, raw: str, where: PathContextDirs, *,
                   note: str | None = None) -> list[Request]:
     """A request for the canonical path, plus ``external_directory`` when outside."""
     path = canonical_path(raw, where)
-    sensitive = tuple(sorted({s for p in path.absolute if (s := special_root(p))}
-                             | _protected(permission, path.names, where.protected)))
+    sensitive = tuple(sorted({s for p in path.absolute if (s := special_root(p))}))
+    protected = where.protected.why(path.names) if permission in WRITES_PATH else None
     requests = [Request(permission, path.names[0], aliases=path.names[1:], allowable=allowable,
-                        sensitive=sensitive, note=note, language="path")]
+                        sensitive=sensitive, note=note, language="path",
+                        protected=protected.why if protected else None)]
     directories = [p if is_directory else posixpath.dirname(p) for p in path.outside]
     if directories:
         requests.append(Request(EXTERNAL_DIRECTORY, directories[0],

@@ -118,7 +118,9 @@ class Request:
     words of a shell command (for flag-spelling-insensitive deny rules).
     ``allowable=False`` marks a request no rule can allow (a shell command the
     parser could not resolve statically); ``sensitive`` lists tokens an allow
-    rule must spell out literally (``-exec``, ``NODE_OPTIONS``) to allow it.
+    rule must spell out literally (``-exec``, ``NODE_OPTIONS``) to allow it;
+    ``protected`` says why an edit of this path is only allowed by an exact rule of
+    the person's own (a file that makes code run later).
     """
 
     permission: str
@@ -132,6 +134,9 @@ class Request:
     speculative: bool = False  # only a deny counts (a guessed inner command)
     # How ``pattern`` is read; None: the engine's own permissions' language, else a name.
     language: Language | None = None
+    #: Why writing this path makes code run later (``dm_cc.permissions.protected``):
+    #: only an exact rule of the person's own opens it. None: not a protected path.
+    protected: str | None = None
 
     @property
     def reading(self) -> Language:

@@ -21,18 +21,29 @@ This module only turns files into layers and says which stack bounds which
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import NamedTuple, Protocol
 
-from dm_cc.config import config_dir, managed_dir, project_dir
-from dm_cc.permissions import NETWORK, SANDBOX_ESCAPE, Ceiling, Gate, Layer, PathContext, Rule
+from dm_cc.config import (
+    ProjectTrust,
+    cache_dir,
+    config_dir,
+    data_dir,
+    managed_dir,
+    policy_files,
+    project_dir,
+    state_dir,
+)
+from dm_cc.errors import PolicyError
+from dm_cc.permissions import REACHING, Ceiling, Gate, Layer, Origin, PathContext, Protected, Rule
 from dm_cc.policy.defaults import DEFAULT_RULES, SUBAGENT_RULES, guardrail_rules
 from dm_cc.policy.effects import Capabilities, Limited, limit_rules, limited
 from dm_cc.policy.hooks import Hook, refuse_project_hooks
 from dm_cc.policy.loader import PolicyFile, load_policy_file
 from dm_cc.policy.shipped import load_policy_arg
+from dm_cc.tools import known_permissions, language_of
 
 BUILTIN_LAYER = "builtin"        # the built-in defaults
 MANAGED_LAYER = "managed"        # the organisation's base policy (binding)
@@ -44,6 +55,10 @@ APPROVALS_LAYER = "approvals"    # the person's "always allow" answers
 GUARDRAILS_LAYER = "guardrails"  # built-in denies nothing before them can open
 ENFORCED_LAYER = "enforced"      # the organisation's last word (binding)
 HOOK_LAYER = "hook"              # no layer of the stack: a decision hook's verdicts carry it
+OWN_LAYER = "dm_cc"              # a bound, no layer of the stack: dm_cc's own files
+OWN_SOURCE = "builtin:own-files"
+OWN_FILES = ("dm_cc's own files (your policy, approvals, audit log, sessions) are out of "
+             "every tool's reach, whatever the rules say")
 
 
 def agent_rules_layer(agent: str) -> str:
@@ -66,35 +81,23 @@ def rights_layer(agent: str) -> str:
 TRUSTED_HOOK_LAYERS = frozenset({USER_LAYER, EXTRA_LAYER, MANAGED_LAYER, ENFORCED_LAYER})
 
 
-UNTRUSTED_AGENT = ("this agent is defined by the project, so its rules may tighten the "
-                   "policy, never loosen it: this is what the policy says without them")
-SANDBOX_OPENERS = frozenset({NETWORK, SANDBOX_ESCAPE})
-PROJECT_SANDBOX = ("a project's policy cannot open the sandbox (the network, or running a "
-                   "command outside it): only your own files, the managed policy and your "
-                   "answers can")
-PROJECT_OVERRIDES = ("the project's agents: overrides cannot overrule your own policy files "
-                     "(user config, --policy): their decision stands")
+PROJECT_HOOKS_ONLY = "a project's policy may name no hooks"
+TRUST_FROM_PROJECT = ("trust_projects is not accepted from a project's policy: only the "
+                      "managed policy and your own files decide whether projects are trusted")
+#: The effects a permission reaches beyond the project with: a repository's allow
+#: never opens it, trusted or not.
+BEYOND_EFFECTS = frozenset({"network", "escape"})
 
 
 class AgentRules(Limited, Protocol):
     """What the policy needs of an agent (``dm_cc.agents.Agent`` is one): what its
-    rights are derived from, and its own rules."""
+    rights are derived from, its own rules and who wrote them."""
 
     @property
     def rules(self) -> tuple[Rule, ...]: ...
 
     @property
-    def trusted(self) -> bool: ...
-
-
-def _policy_files(directory: Path, main: str = "policy.yaml") -> list[Path]:
-    found = []
-    if (directory / main).is_file():
-        found.append(directory / main)
-    extra = directory / "policies"
-    if extra.is_dir():
-        found.extend(sorted(p for p in extra.iterdir() if p.suffix in (".yaml", ".yml")))
-    return found
+    def origin(self) -> Origin: ...
 
 
 @dataclass(frozen=True)
@@ -108,10 +111,24 @@ class Policy:
     user: tuple[PolicyFile, ...] = ()
     extra: tuple[PolicyFile, ...] = ()
     enforced: tuple[PolicyFile, ...] = ()
+    #: whether the person trusts each project file (the project's files untrusted
+    #: when not given: a repository's word counts only once the person says so)
+    trust: ProjectTrust | None = None
+    #: dm_cc's own per-user directories (config, data, state, cache): out of reach
+    own_dirs: tuple[str, ...] = ()
 
     @property
     def files(self) -> tuple[PolicyFile, ...]:
         return self.managed + self.project + self.user + self.extra + self.enforced
+
+    def trusted(self, file: PolicyFile) -> bool:
+        """Whether the person trusts the project file ``file`` as it is now."""
+        return self.trust is not None and self.trust.trusts(Path(file.location))
+
+    @property
+    def protected(self) -> tuple[Protected, ...]:
+        """What every file adds to the protected paths (any may add, none remove)."""
+        return tuple(entry for f in self.files for entry in f.protected)
 
     @property
     def hooks(self) -> tuple[Hook, ...]:
@@ -127,83 +144,76 @@ class Policy:
         return PathContext(root=self.root.as_posix(), home=self.home.as_posix())
 
     def layers(self, agent: AgentRules, approvals: Sequence[Rule] = (),
-               session_id: str | None = None, *, trusted_only: bool = False,
-               subagent: bool = False) -> list[Layer]:
+               session_id: str | None = None, *, subagent: bool = False) -> list[Layer]:
         """The stack for ``agent``. ``{session}`` in an agent rule's pattern (the plan
         agent's own plan file) becomes the session id, or ``*`` outside a session.
-        ``trusted_only`` leaves out what a cloned repository supplies to the agent
-        layers: an untrusted agent's own rules and the project files' overrides.
         ``subagent``: the agent runs as a child (the task tool), where ``todo`` and
-        ``task`` are denied unless its own rules or overrides allow them."""
-        configured = self.managed + self.project + self.user + self.extra
-        own_rules = agent.rules
-        if trusted_only:
-            configured = self.managed + self.user + self.extra
-            if not agent.trusted:
-                own_rules = ()
-        agent_rules = _in_session(own_rules, session_id)
+        ``task`` are denied unless its own rules or overrides allow them. What a
+        repository's files say is in layers of their ``origin`` (``repository`` when
+        the person trusts the file; ``untrusted``, without its allow rules, when not),
+        which the gate lets tighten only, or loosen within the project once trusted."""
         return [
-            Layer(BUILTIN_LAYER, DEFAULT_RULES),
+            Layer(BUILTIN_LAYER, DEFAULT_RULES, origin="builtin"),
             Layer(MANAGED_LAYER, _top(self.managed), binding=True),
-            Layer(PROJECT_LAYER, _top(self.project)),
+            *self._project(PROJECT_LAYER, lambda f: f.rules),
             Layer(USER_LAYER, _top(self.user)),
             Layer(EXTRA_LAYER, _top(self.extra)),
-            # Keeping subagents focused is not a right an agent file could take: an
-            # untrusted agent's rules may open todo and task for it like a trusted one's.
-            *([Layer(SUBAGENT_LAYER, SUBAGENT_RULES)] if subagent and not trusted_only else []),
-            Layer(agent_rules_layer(agent.name), agent_rules),
-            Layer(agent_overrides_layer(agent.name), _for_agent(configured, agent.name)),
+            *([Layer(SUBAGENT_LAYER, SUBAGENT_RULES, origin="builtin")] if subagent else []),
+            Layer(agent_rules_layer(agent.name), _spoken(_in_session(agent.rules, session_id),
+                                                         agent.origin), origin=agent.origin),
+            *self._overrides(agent.name),
             Layer(APPROVALS_LAYER, tuple(approvals), approvals=True),
-            Layer(GUARDRAILS_LAYER, guardrail_rules(self.home.as_posix())),
+            Layer(GUARDRAILS_LAYER, guardrail_rules(self.home.as_posix()), origin="builtin"),
             Layer(ENFORCED_LAYER, _top(self.enforced) + _for_agent(self.enforced, agent.name),
                   binding=True),
         ]
 
+    def _project(self, name: str, rules: Callable[[PolicyFile], tuple[Rule, ...]]) -> list[Layer]:
+        """One layer per project file, of the origin the person's trust gives it."""
+        layers = [Layer(name, (), origin="repository")] if not self.project else []
+        for f in self.project:
+            origin: Origin = "repository" if self.trusted(f) else "untrusted"
+            layers.append(Layer(name, _spoken(rules(f), origin), origin=origin))
+        return layers
+
+    def _overrides(self, agent: str) -> list[Layer]:
+        """The files' ``agents:`` overrides for ``agent``, layer by layer in order."""
+        name = agent_overrides_layer(agent)
+        return [Layer(name, _for_agent(self.managed, agent)),
+                *self._project(name, lambda f: f.agents.get(agent, ())),
+                Layer(name, _for_agent(self.user + self.extra, agent))]
+
+    def reaching(self, capabilities: Capabilities | None) -> frozenset[str]:
+        """The permissions no repository's allow opens: the engine's that reach
+        beyond the project, and every one whose effects do (the network, escaping)."""
+        if capabilities is None:
+            return REACHING
+        return REACHING | {permission for permission, effects in capabilities.effects.items()
+                           if effects & BEYOND_EFFECTS}
+
     def gate(self, agent: AgentRules, approvals: Sequence[Rule] = (),
              session_id: str | None = None, *, subagent: bool = False,
              capabilities: Capabilities | None = None) -> Gate:
-        """The gate for ``agent``: its stack, bounded by what it may do at all and
-        by what a cloned repository may not open.
-
-        * an agent that may do less than everything (``may``: the plan agent reads
-          only) is bounded by rules derived from what each permission does
-          (``capabilities``; :mod:`dm_cc.policy.effects`), whatever its stack says
-          (without ``capabilities`` no permission is known to be harmless: such an
-          agent is denied everything but its own files -- fail closed);
-
-        and with a ceiling when a cloned repository supplies agent-layer rules,
-        which sit after the user's policy:
-
-        * an untrusted (project-defined) agent's own rules can only tighten: every
-          decision is the stricter of the stack with and without them;
-        * the project files' ``agents:`` overrides may open what built-in agent rules
-          close (`docs/**` for plan) but cannot overrule a decision made by the
-          user's own files (user config, ``--policy``);
-        * nothing a cloned repository supplies (project files, an untrusted agent's
-          rules) opens the sandbox: ``network`` and ``sandbox_escape`` are decided
-          as if it had written nothing, or stricter.
-        """
-        gate = Gate(self.layers(agent, approvals, session_id, subagent=subagent), self.context)
+        """The gate for ``agent``: its stack (what a repository says only tightens, or
+        loosens within the project once trusted: see :meth:`layers`), bounded by what
+        it may do at all: an agent that may do less than everything (``may``: the plan
+        agent reads only) is bounded by rules derived from what each permission does
+        (``capabilities``; :mod:`dm_cc.policy.effects`), whatever its stack says
+        (without ``capabilities`` no permission is known to be harmless: such an
+        agent is denied everything but its own files -- fail closed)."""
+        gate = Gate(self.layers(agent, approvals, session_id, subagent=subagent), self.context,
+                    reaching=self.reaching(capabilities))
         if limited(agent):
             may = Capabilities({}) if capabilities is None else capabilities
             rules = _in_session(limit_rules(agent, may), session_id)
             gate = gate.within(Ceiling(Gate([Layer(rights_layer(agent.name), rules)], self.context),
                                        None, f"no rule can give the {agent.name} agent more"))
-        trusted = self.layers(agent, approvals, session_id, trusted_only=True, subagent=subagent)
-        if self.project or not agent.trusted:
-            # The sandbox's openers (network, sandbox_escape) as if the project had
-            # written no rule: a cloned repository may close them, never open them.
-            without = [layer._replace(rules=()) if layer.name == PROJECT_LAYER else layer
-                       for layer in trusted]
-            gate = gate.within(Ceiling(Gate(without, self.context), None, PROJECT_SANDBOX,
-                                       SANDBOX_OPENERS))
-        if agent.trusted and not _for_agent(self.project, agent.name):
-            return gate
-        ceiling = Gate(trusted, self.context)
-        if not agent.trusted:
-            return gate.within(Ceiling(ceiling, None, UNTRUSTED_AGENT))
-        return gate.within(Ceiling(ceiling, frozenset({USER_LAYER, EXTRA_LAYER}), PROJECT_OVERRIDES))
-
+        if self.own_dirs:
+            paths = frozenset(p for p in known_permissions() if language_of(p) == "path")
+            gate = gate.within(Ceiling(Gate([Layer(OWN_LAYER, _out_of_reach(self.own_dirs, paths),
+                                                   origin="builtin")], self.context),
+                                       None, "no rule opens dm_cc's own files", paths))
+        return gate
 
     def lineage_gate(self, lineage: Sequence[Link],
                      capabilities: Capabilities | None = None) -> Gate:
@@ -250,6 +260,22 @@ def _in_session(rules: Sequence[Rule], session_id: str | None) -> tuple[Rule, ..
                  for rule in rules)
 
 
+def _out_of_reach(directories: Sequence[str], permissions: Iterable[str]) -> tuple[Rule, ...]:
+    """Everything allowed, but what lies in ``directories`` for ``permissions`` (those
+    naming a path: a shell command's paths are such requests too)."""
+    return (Rule("*", "*", "allow", source=OWN_SOURCE),
+            *(Rule(permission, pattern, "deny", OWN_FILES, OWN_SOURCE)
+              for permission in sorted(permissions)
+              for directory in directories for pattern in (directory, f"{directory}/**")))
+
+
+def _spoken(rules: tuple[Rule, ...], origin: Origin) -> tuple[Rule, ...]:
+    """What rules of ``origin`` say: an untrusted repository's allow rules say nothing."""
+    if origin != "untrusted":
+        return rules
+    return tuple(rule for rule in rules if rule.action != "allow")
+
+
 def _top(files: Sequence[PolicyFile]) -> tuple[Rule, ...]:
     return tuple(rule for f in files for rule in f.rules)
 
@@ -259,21 +285,41 @@ def _for_agent(files: Sequence[PolicyFile], agent: str) -> tuple[Rule, ...]:
 
 
 def load_policy(root: Path, home: Path, env: Mapping[str, str] = os.environ,
-                extra: Sequence[str | Path] = ()) -> Policy:
+                extra: Sequence[str | Path] = (), *, trusted: Mapping[str, str] = {},
+                granted: bool = False) -> Policy:
     """Discover and load every layer's files; the first malformed file raises.
-    ``extra``: the ``--policy`` arguments, files or shipped ``builtin:NAME`` policies."""
+    ``extra``: the ``--policy`` arguments, files or shipped ``builtin:NAME`` policies.
+    ``trusted``: the project files the person trusts (path from the root → digest,
+    saved by ``dm_cc trust``); ``granted``: ``--trust-project``, this run trusts them
+    as they are. Unless the managed policy or the person's own says
+    ``trust_projects: false``, which no project file may say."""
     managed_at = managed_dir(env)
     extras = tuple(load_policy_arg(spec) for spec in extra)
-    enforced = managed_at / "enforced.yaml"
-    managed = tuple(load_policy_file(p) for p in _policy_files(managed_at))
-    project = tuple(load_policy_file(p) for p in _policy_files(project_dir(root)))
+    enforced_at = managed_at / "enforced.yaml"
+    managed = tuple(load_policy_file(p) for p in policy_files(managed_at))
+    enforced = (load_policy_file(enforced_at),) if enforced_at.is_file() else ()
+    user = tuple(load_policy_file(p) for p in policy_files(config_dir(env)))
+    project = tuple(load_policy_file(p) for p in policy_files(project_dir(root)))
     refuse_project_hooks(project)
+    for f in project:
+        if f.trust_projects is not None:
+            raise PolicyError(f.trust_projects_source.rsplit(":", 1)[0],
+                              _line(f.trust_projects_source), TRUST_FROM_PROJECT)
+    forbidden = next((f.trust_projects_source for f in (*managed, *enforced, *user, *extras)
+                      if f.trust_projects is False), None)
     return Policy(
         root=root,
         home=home,
         managed=managed,
         project=project,
-        user=tuple(load_policy_file(p) for p in _policy_files(config_dir(env))),
+        user=user,
         extra=extras,
-        enforced=(load_policy_file(enforced),) if enforced.is_file() else (),
+        enforced=enforced,
+        trust=ProjectTrust.of(root, trusted, forbidden=forbidden, granted=granted),
+        own_dirs=tuple(str(where(env)) for where in (config_dir, data_dir, state_dir, cache_dir)),
     )
+
+
+def _line(source: str) -> int | None:
+    line = source.rsplit(":", 1)[-1]
+    return int(line) if line.isdigit() else None

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import NamedTuple
 
@@ -16,7 +16,7 @@ from pydantic_core import SchemaValidator, ValidationError
 
 from dm_cc.config import LinePath, display_path, line_of, load_yaml, validation_error
 from dm_cc.errors import PolicyError
-from dm_cc.permissions import MCP_PREFIX, Rule, path_pattern_problem
+from dm_cc.permissions import MCP_PREFIX, Protected, Rule, path_pattern_problem
 from dm_cc.policy.hooks import Hook, hooks_from
 from dm_cc.policy.validator_schema import POLICY_CORE_SCHEMA
 from dm_cc.tools import entry, is_known_permission, known_permissions, language_of
@@ -46,6 +46,13 @@ class PolicyFile:
     agent_sources: dict[str, str] = field(default_factory=dict)
     #: ``hooks:``: commands that see matching requests (refused in a project's files)
     hooks: tuple[Hook, ...] = ()
+    #: ``protected:``: paths added to the built-in protected paths
+    protected: tuple[Protected, ...] = ()
+    #: ``trust_projects:`` (False: no project is ever trusted); where it is said
+    trust_projects: bool | None = None
+    trust_projects_source: str = ""
+    #: where the file is (absolute; "" for text not read from a file)
+    location: str = ""
 
 
 def suggestion(name: str, known: Iterable[str]) -> str:
@@ -147,7 +154,17 @@ def parse_policy(text: str, shown: str, directory: Path | None = None) -> Policy
     hooks = hooks_from(model.get("hooks", []), shown, lines, directory)
     for hook in hooks:
         _check_rule(hook.as_rule(), shown)
-    return PolicyFile(shown, rules, agents, tuple(tests), agent_sources, hooks)
+    protected = []
+    for index, spec in enumerate(model.get("protected", [])):
+        problem = path_pattern_problem(spec["pattern"])
+        if problem is not None:
+            raise PolicyError(shown, line_of(lines, ("protected", index)),
+                              f"bad path pattern {spec['pattern']!r}: {problem}")
+        protected.append(Protected(spec["pattern"], spec.get("why") or "protected by " + shown))
+    trust = model.get("trust_projects")
+    return PolicyFile(shown, rules, agents, tuple(tests), agent_sources, hooks, tuple(protected),
+                      trust, f"{shown}:{line_of(lines, ('trust_projects',))}"
+                      if trust is not None else "")
 
 
 def load_policy_file(path: Path) -> PolicyFile:
@@ -158,4 +175,4 @@ def load_policy_file(path: Path) -> PolicyFile:
         raise PolicyError(shown, None, "no such policy file") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise PolicyError(shown, None, f"cannot read policy file: {exc}") from None
-    return parse_policy(text, shown, path.resolve().parent)
+    return replace(parse_policy(text, shown, path.resolve().parent), location=str(path.absolute()))

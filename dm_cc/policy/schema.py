@@ -70,6 +70,16 @@ class HookSpec(_Strict):
     timeout: float = Field(default=5, gt=0, le=60, description="Seconds before it is killed")
 
 
+class ProtectedSpec(_Strict):
+    """A path that makes code run later, added to the built-in protected paths
+    (docs/security.md): every edit of it asks unless a rule of the person's own or
+    the managed files names it exactly; read-only in the sandbox."""
+
+    pattern: str = Field(min_length=1, description="Path glob; without / it matches at any depth")
+    why: str = Field(default="protected by a policy file",
+                     description="Shown with the question")
+
+
 class PolicyFileModel(_Strict):
     """A dm_cc policy file."""
 
@@ -88,6 +98,12 @@ class PolicyFileModel(_Strict):
     hooks: list[HookSpec] = Field(
         default_factory=list, description="Commands that see a request before it is decided "
         "(refused in a project's own files)")
+    protected: list[ProtectedSpec] = Field(
+        default_factory=list, description="Paths added to the protected paths (any file may "
+        "add; none can remove)")
+    trust_projects: bool | None = Field(
+        default=None, description="false: no project's files are ever trusted (their allow "
+        "rules never count); only the managed policy and your own files may say it")
 
 
 def policy_json_schema() -> dict:
@@ -202,7 +218,7 @@ def _table(model: type[BaseModel]) -> list[str]:
 def reference_markdown() -> str:
     """docs/policy-file.md: every key of a policy file, from the models."""
     parts = [REFERENCE_HEAD, "## Top level", "", *_table(PolicyFileModel)]
-    for model in (RuleSpec, AgentOverride, InlineTestSpec, HookSpec):
+    for model in (RuleSpec, AgentOverride, InlineTestSpec, HookSpec, ProtectedSpec):
         parts += ["", f"## {model.__name__}", "", inspect.cleandoc(model.__doc__ or ""), "",
                   *_table(model)]
     return "\n".join(parts) + "\n"

@@ -20,9 +20,12 @@ gate's business (``dm_cc.permissions.gate``), not this store's.
 The same file keeps which project-defined MCP servers the person trusts: an entry
 whose permission is :data:`SERVER_TRUST` (``mcp_server``), agent ``*`` (the whole
 project) and pattern ``<server> sha256:<hex>`` (the definition's fingerprint, see
-``dm_cc.config.mcp_servers``). It is no rule: :meth:`ApprovalStore.rules_for`
-never returns it; ``dm_cc mcp trust|untrust`` change it, ``dm_cc approvals list``
-shows it and ``revoke`` removes it like any entry.
+``dm_cc.config.mcp_servers``); and which of the project's own files (policy,
+agents, config) the person trusts, each an entry of :data:`FILE_TRUST`
+(``project_file``) whose pattern is ``<path from the root> sha256:<hex>`` of the
+content trusted (``dm_cc.config.trust``). They are no rules: :meth:`ApprovalStore.rules_for`
+never returns them; ``dm_cc mcp trust|untrust`` and ``dm_cc trust|untrust`` change
+them, ``dm_cc approvals list`` shows them and ``revoke`` removes them like any entry.
 
 Durability: every change is a read-modify-write under an exclusive ``flock`` on the
 sibling ``<name>.lock`` (never deleted: removing a lock file races its next
@@ -54,7 +57,7 @@ import os
 import re
 import secrets
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -71,7 +74,10 @@ _DURATION = re.compile(r"(?:\d{1,9}[smhdw])+")
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 MAX_DURATION = 3650 * 86400  # ten years: longer is "until revoked" (no --for)
 SERVER_TRUST = "mcp_server"  # the permission of a trusted MCP server's entry (no rule)
-WHOLE_PROJECT = "*"          # its agent: trust is the project's, not one agent's
+FILE_TRUST = "project_file"  # the permission of a trusted project file's entry (no rule)
+FILE_ASKED = "project_file_asked"  # a project file's content the person was asked to trust
+TRUST_KINDS = frozenset({SERVER_TRUST, FILE_TRUST, FILE_ASKED})
+WHOLE_PROJECT = "*"          # their agent: trust is the project's, not one agent's
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,9 +134,17 @@ class SavedApproval:
         return cls(**entry)
 
 
-def _trusts(approval: SavedApproval, server: str) -> bool:
-    return (approval.permission == SERVER_TRUST and approval.agent == WHOLE_PROJECT
-            and approval.pattern.partition(" ")[0] == server)
+def _trusted(approval: SavedApproval, kind: str) -> tuple[str, str] | None:
+    """(name, fingerprint) of a trust entry of ``kind``; None for any other entry."""
+    if approval.permission != kind or approval.agent != WHOLE_PROJECT:
+        return None
+    name, _, fingerprint = approval.pattern.rpartition(" ")
+    return name, fingerprint
+
+
+def _trusts(approval: SavedApproval, kind: str, name: str) -> bool:
+    found = _trusted(approval, kind)
+    return found is not None and found[0] == name
 
 
 def parse_duration(text: str) -> int:
@@ -202,6 +216,21 @@ def _encode(document: dict[str, Any]) -> bytes:
         return (json.dumps(document, indent=2) + "\n").encode("ascii")
 
 
+def _trust(approvals: builtins.list[SavedApproval], kind: str, name: str, fingerprint: str,
+           note: str, now: float) -> SavedApproval:
+    """Trust ``name`` (of ``kind``) as ``fingerprint`` says, replacing another
+    fingerprint of it; the entry."""
+    pattern = f"{name} {fingerprint}"
+    approvals[:] = [a for a in approvals if not _trusts(a, kind, name) or a.pattern == pattern]
+    for old in approvals:
+        if _trusts(old, kind, name):
+            return old
+    new = SavedApproval(_new_id({a.id for a in approvals}), kind, pattern, WHOLE_PROJECT, now,
+                        None, note)
+    approvals.append(new)
+    return new
+
+
 class ApprovalStore:
     """The saved approvals of one project, in the file ``path`` (see the module doc)."""
 
@@ -231,16 +260,24 @@ class ApprovalStore:
     def rules_for(self, agent: str, now: float | None = None) -> tuple[Rule, ...]:
         """The allow rules ``agent``'s live approvals give."""
         return tuple(approval.rule() for approval in self.list(now, agent)
-                     if approval.permission != SERVER_TRUST)
+                     if approval.permission not in TRUST_KINDS)
 
     def trusted_servers(self, now: float | None = None) -> dict[str, str]:
         """The project's trusted MCP servers: name → fingerprint of the definition."""
-        trusted = {}
-        for approval in self.list(now, WHOLE_PROJECT):
-            if approval.permission == SERVER_TRUST:
-                name, _, fingerprint = approval.pattern.partition(" ")
-                trusted[name] = fingerprint
-        return trusted
+        return self._trusted(SERVER_TRUST, now)
+
+    def trusted_files(self, now: float | None = None) -> dict[str, str]:
+        """The project's own files the person trusts: path from the root → digest."""
+        return self._trusted(FILE_TRUST, now)
+
+    def asked_files(self, now: float | None = None) -> dict[str, str]:
+        """The project's own files the person was asked to trust and did not: path from
+        the root → digest of the content shown (not asked again until it changes)."""
+        return self._trusted(FILE_ASKED, now)
+
+    def _trusted(self, kind: str, now: float | None) -> dict[str, str]:
+        return dict(found for approval in self.list(now, WHOLE_PROJECT)
+                    if (found := _trusted(approval, kind)) is not None)
 
     # ------------------------------------------------------------------ changing
 
@@ -267,22 +304,43 @@ class ApprovalStore:
         """Trust the MCP server ``name`` as defined now (``fingerprint``); an earlier
         trust of another definition of it is replaced."""
         now = time.time() if now is None else now
-        pattern = f"{name} {fingerprint}"
         with self._changing(now) as approvals:
-            approvals[:] = [a for a in approvals if not _trusts(a, name) or a.pattern == pattern]
-            for old in approvals:
-                if _trusts(old, name):
-                    return old
-            new = SavedApproval(_new_id({a.id for a in approvals}), SERVER_TRUST, pattern,
-                                WHOLE_PROJECT, now, None, note)
-            approvals.append(new)
-            return new
+            return _trust(approvals, SERVER_TRUST, name, fingerprint, note, now)
 
     def untrust_server(self, name: str, now: float | None = None) -> bool:
         """Forget that the MCP server ``name`` is trusted; whether it was."""
         with self._changing(now) as approvals:
-            kept = [a for a in approvals if not _trusts(a, name)]
+            kept = [a for a in approvals if not _trusts(a, SERVER_TRUST, name)]
             removed = len(kept) != len(approvals)
+            approvals[:] = kept
+            return removed
+
+    def trust_files(self, files: Mapping[str, str], *, note: str = "",
+                    now: float | None = None) -> None:
+        """Trust the project's own ``files`` (path from the root → digest of the content
+        trusted), in one change: what was trusted of other files is forgotten."""
+        self._mark_files(FILE_TRUST, files, note, now)
+
+    def asked_about_files(self, files: Mapping[str, str], *, note: str = "",
+                          now: float | None = None) -> None:
+        """Remember that the person was asked to trust ``files`` as they are (path →
+        digest) and said no: the question comes back when one changes."""
+        self._mark_files(FILE_ASKED, files, note, now)
+
+    def _mark_files(self, kind: str, files: Mapping[str, str], note: str,
+                    now: float | None) -> None:
+        now = time.time() if now is None else now
+        with self._changing(now) as approvals:
+            approvals[:] = [a for a in approvals
+                            if (found := _trusted(a, kind)) is None or found[0] in files]
+            for relative, content in files.items():
+                _trust(approvals, kind, relative, content, note, now)
+
+    def untrust_files(self, now: float | None = None) -> int:
+        """Forget every trusted project file; how many there were."""
+        with self._changing(now) as approvals:
+            kept = [a for a in approvals if _trusted(a, FILE_TRUST) is None]
+            removed = len(approvals) - len(kept)
             approvals[:] = kept
             return removed
 

@@ -193,6 +193,32 @@ class ReplApprover:
             self.screen.line([said], now=True)
             return choice == "yes"
 
+    async def trust_project(self, lines: list[str]) -> bool:
+        """Ask whether the project's own files (``lines`` say what they would open) are
+        trusted as they are (y: yes, saved by the caller; n: not now)."""
+        async with self._lock:
+            if self.make_room is not None:
+                await self.make_room()
+            self.screen.hold()
+            self.screen.paused = True
+            try:
+                for line in lines:
+                    self.screen.line(line, now=True)
+                legend: Line = [("class:key", "y"), ("", " trust them as they are  "),
+                                ("class:key", "n"), ("", " not now (their allow rules do not "
+                                                         "apply)  "),
+                                ("class:dim", "Esc/Ctrl-D/Ctrl-C = n")]
+                choice = await _choose(legend, {"y": "yes", "n": "no", "escape": "no",
+                                                "c-d": "no", "c-c": "no"})
+            finally:
+                self.screen.paused = False
+                self.screen.release()
+            said = ("class:allow", "  trusted (dm_cc untrust forgets it)") if choice == "yes" \
+                else ("class:deny", "  not trusted: only their deny and ask rules apply "
+                                    "(dm_cc trust when you have read them)")
+            self.screen.line([said], now=True)
+            return choice == "yes"
+
     async def _question(self, request: ApprovalRequest) -> Approval:
         self.screen.hold()   # others' lines wait: nothing comes between question and keys
         try:

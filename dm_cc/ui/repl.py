@@ -31,7 +31,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from prompt_toolkit.application import get_app_or_none
@@ -102,16 +102,8 @@ class Repl:
         here = contextvars.copy_context()   # the app session: where to print, what to redraw
 
         def ask_trust(server: ServerDefinition, trust: str) -> bool:
-            """The trust question, asked on the REPL's loop; this thread waits."""
-            answer: concurrent.futures.Future[bool] = concurrent.futures.Future()
-
-            def begin() -> None:
-                task = asyncio.ensure_future(self.approver.trust_server(server, trust))
-                task.add_done_callback(lambda done: answer.set_result(
-                    not done.cancelled() and done.exception() is None and done.result()))
-
-            aio.call_soon_threadsafe(begin, context=here)
-            return answer.result()
+            """The MCP server's trust question, asked on the REPL's loop."""
+            return ask(lambda: self.approver.trust_server(server, trust))
 
         main = threading.get_ident()
 
@@ -123,9 +115,21 @@ class Repl:
             else:
                 aio.call_soon_threadsafe(self.on_event, event, context=here)
 
+        def ask(question: Callable[[], Awaitable[bool]]) -> bool:
+            """A question asked on the REPL's loop; this thread waits for the answer."""
+            answer: concurrent.futures.Future[bool] = concurrent.futures.Future()
+
+            def begin() -> None:
+                task = asyncio.ensure_future(question())
+                task.add_done_callback(lambda done: answer.set_result(
+                    not done.cancelled() and done.exception() is None and done.result()))
+
+            aio.call_soon_threadsafe(begin, context=here)
+            return answer.result()
+
         def load() -> None:
             try:
-                world = self._load_world()
+                world = self._trusted_world(ask)
                 loop = world.open_loop(self.approver, on_event=on_event,
                                        on_stream=self.on_stream, wait_background=False,
                                        ask_trust=ask_trust)
@@ -136,6 +140,22 @@ class Repl:
             aio.call_soon_threadsafe(self._loaded, world, loop, warning, context=here)
 
         threading.Thread(target=load, name="dm_cc-load", daemon=True).start()
+
+    def _trusted_world(self, ask: Callable[[Callable[[], Awaitable[bool]]], bool]) -> World:
+        """The world, once the person has said whether they trust what the project's own
+        files say now (asked only when there is something new or changed to trust)."""
+        world = self._load_world()
+        if not world.asks_trust():
+            return world
+        from dm_cc.ui.trust_text import trust_lines
+
+        lines = trust_lines(world)
+        trusted = ask(lambda: self.approver.trust_project(lines))
+        try:
+            world.answer_trust(trusted)
+        except DmccError as exc:
+            self.screen.line(f"! the answer was not saved: {exc}", "class:notice")
+        return self._load_world() if trusted else world   # read again: now they count
 
     def _loaded(self, world: World, loop: Loop, warning: str | None = None) -> None:
         """The world is here: say where the session is, and, once, that shell
@@ -151,7 +171,8 @@ class Repl:
             self.screen.line(notice, "class:notice")
         if session.messages:
             self.screen.lines(replay(session.messages, last=REPLAY_EXCHANGES), "class:dim")
-        for said in (*session.warnings, *([warning] if warning else [])):
+        trust = world.trust_notice()
+        for said in (*session.warnings, *(w for w in (warning, trust) if w)):
             self.screen.line(f"! {said}", "class:notice")
         loop.rights.gate()  # compile the rules now, and report saved approvals that cannot be read
         model = loop.rt.model

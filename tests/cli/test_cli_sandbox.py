@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from support.trust import trust_project
 
 from dm_cc.sandbox.host import availability
 
@@ -39,6 +40,7 @@ def project(project: Path, tmp_path: Path) -> Path:
     (project / "vendor" / "lib.py").write_text("x = 1\n")
     (project / ".dm_cc").mkdir()
     (project / ".dm_cc" / "policy.yaml").write_text(POLICY)
+    trust_project(project)
     return project
 
 

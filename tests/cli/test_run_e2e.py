@@ -11,6 +11,7 @@ import sys
 
 import pytest
 from support.openai_server import serve, text, tool_call, tool_calls
+from support.trust import trust_project
 
 from dm_cc.cli import main
 from dm_cc.llm.litellm_model import _import_litellm
@@ -33,6 +34,7 @@ def project(project, monkeypatch):
 def write_policy(project, text_: str) -> None:
     (project / ".dm_cc").mkdir(exist_ok=True)
     (project / ".dm_cc" / "policy.yaml").write_text(text_)
+    trust_project(project)
 
 
 def run_json(server, *args: str) -> tuple[int, list[dict]]:

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from support.bwrap import needs_bwrap
+from support.trust import trust_project
 
 WORKTREE = Path(__file__).resolve().parents[2]
 
@@ -214,4 +215,8 @@ def test_a_project_policy_cannot_let_commands_out_of_the_sandbox(setup):
     setup.user_config("sandbox: auto\n")   # where an escape could be offered at all
     done = setup.run(_write_outside(setup))
     assert not (setup.outside / "escaped.txt").exists()
-    assert "a project's policy cannot open the sandbox" in done.stdout + done.stderr
+    assert "not trusted" in done.stdout + done.stderr
+    trust_project(setup.root, {"DM_CC_HOME": str(setup.dm_home)})    # trusted, it still cannot
+    done = setup.run(_write_outside(setup))
+    assert not (setup.outside / "escaped.txt").exists()
+    assert "a project's rules never open anything beyond the project" in done.stdout + done.stderr

@@ -48,7 +48,9 @@ def test_precedence_user_then_project_then_env_then_flags(layout):
           servers:
             git: {command: git-mcp}
     """))
-    settings = load_settings(project, env)
+    settings = load_settings(project, env)   # the project's file not trusted: not used
+    assert (settings.model, settings.api_base) == ("user/model", "http://user")
+    settings = load_settings(project, env, trusts=lambda path: True)
     assert (settings.model, settings.api_base, settings.default_agent) == (
         "project/model", "http://user", "plan")  # a null value does not override
     assert settings.mcp["git"].argv == ["git-mcp"]

@@ -6,6 +6,7 @@ import asyncio
 from pathlib import Path
 
 import pytest
+from support.trust import trust_project
 
 from dm_cc.compose import Options, open_world
 from dm_cc.core.approval import Approval, HeadlessApprover, ScriptedApprover
@@ -23,6 +24,7 @@ def make_loop(project: Path, model, approver=None, *, policy: str | None = None,
     if policy is not None:
         (project / ".dm_cc").mkdir(exist_ok=True)
         (project / ".dm_cc" / "policy.yaml").write_text(policy)
+        trust_project(project)
     world = open_world(Options(agent=agent), cwd=project)
     return world.open_loop(approver or HeadlessApprover("deny"), model=model, tools=tools,
                            on_event=events.append if events is not None else lambda e: None)
@@ -372,10 +374,12 @@ def test_grep_outside_the_project_shows_files_once_the_directory_is_approved(pro
     outside = tmp_path / "outside"
     outside.mkdir()
     (outside / "notes.txt").write_text("token = 3\n")
-    policy = "rules:\n  - {permission: read, pattern: '*', action: allow}\n"
+    mine = tmp_path / "dmhome" / "config" / "policy.yaml"    # the person's own: a
+    mine.parent.mkdir(parents=True)                        # project's never opens outside
+    mine.write_text("rules:\n  - {permission: read, pattern: '*', action: allow}\n")
     approver = ScriptedApprover(["once"])
     model = ScriptedModel([call("grep", pattern="token", path=str(outside)), reply("ok")])
-    loop = make_loop(project, model, approver, policy=policy)
+    loop = make_loop(project, model, approver)
     run(loop, "grep outside")
     assert len(approver.asked) == 1
     assert "token = 3" in tool_messages(loop)[0].content

@@ -9,6 +9,7 @@ import shlex
 from pathlib import Path
 
 import pytest
+from support.trust import trust_project
 
 from dm_cc.compose import open_world
 from dm_cc.core.approval import Approval, HeadlessApprover, ScriptedApprover
@@ -32,6 +33,7 @@ def writer(target: Path) -> str:
 def make_loop(project: Path, model, approver, policy: str = POLICY) -> Loop:
     (project / ".dm_cc").mkdir(exist_ok=True)
     (project / ".dm_cc" / "policy.yaml").write_text(policy)
+    trust_project(project)
     return open_world(cwd=project).open_loop(approver, model=model)
 
 

@@ -43,6 +43,7 @@ from support.requests import Request
 
 from dm_cc.agents.builtin import Agent
 from dm_cc.compose import Options, World, open_world
+from dm_cc.config import ProjectTrust, data_dir
 from dm_cc.core.approval import Approvals, HeadlessApprover
 from dm_cc.core.events import InTask, ToolFinished
 from dm_cc.core.loop import Loop
@@ -51,6 +52,7 @@ from dm_cc.llm.base import ModelReply
 from dm_cc.llm.scripted import ScriptedModel, calls, reply
 from dm_cc.permissions import Rule
 from dm_cc.permissions.rules import STRICTNESS
+from dm_cc.session import ApprovalStore
 from dm_cc.session.messages import Message
 from dm_cc.session.store import Session
 
@@ -83,6 +85,11 @@ class Project:
         return path
 
     def world(self, agent: str | None = None) -> World:
+        """The world, the project's policy trusted (its agent files are not: a custom
+        agent written there stays the repository's, bounded by the person's policy)."""
+        trusted = {f.relative: f.digest for f in ProjectTrust.of(self.root).files
+                   if f.relative.startswith(".dm_cc/polic") and f.digest}
+        ApprovalStore.for_project(data_dir(self.env), self.root).trust_files(trusted)
         return open_world(Options(agent=agent), cwd=self.root, env=self.env)
 
 
@@ -427,8 +434,10 @@ agents:
 
 
 def with_planner(where: Project, policy: str) -> None:
+    """The person's own planner agent, and their policy (a project's overrides could
+    not overrule their agent file's rules)."""
     where.write("user:agents/planner.md", PLANNER)
-    where.write(".dm_cc/policy.yaml", policy)
+    where.write("user:policy.yaml", policy)
 
 
 def test_a_general_child_of_a_planner_writes_no_file_the_planner_may_not(tmp_path):
@@ -438,9 +447,9 @@ def test_a_general_child_of_a_planner_writes_no_file_the_planner_may_not(tmp_pat
     The plan file is the exception, and what happens is this: the plan file of the
     *parent's* session is the one file the planner may write, so there the
     child's own decision stands -- an ask, because ``.dm_cc`` is protected and
-    ``edit **`` does not name it (a headless run refuses it). A rule naming the plan
-    directory for the child lets it write the parent's plan file; the plan file of
-    the child's own session is never the planner's, so it stays denied."""
+    ``edit **`` does not name it (a headless run refuses it); a rule naming the plan
+    directory does not name it either. The plan file of the child's own session is
+    never the planner's, so it stays denied."""
     where = Project(tmp_path)
     with_planner(where, PLANNER_MAY_DELEGATE)
     events: list = []
@@ -459,13 +468,15 @@ def test_a_general_child_of_a_planner_writes_no_file_the_planner_may_not(tmp_pat
     is_error, output = written[parent_plan]
     assert is_error and "headless" in output and not (where.root / parent_plan).exists()
 
-    where.write(".dm_cc/policy.yaml", PLANNER_MAY_DELEGATE
+    where.write("user:policy.yaml", PLANNER_MAY_DELEGATE
                 + '      - {permission: edit, pattern: ".dm_cc/plans/**", action: allow}\n')
     world = where.world()
     plan, general = chain_of(world, ["planner", "general"])
     parent_plan = f".dm_cc/plans/{plan.session.info.id}.md"
     own_plan = f".dm_cc/plans/{general.session.info.id}.md"
-    assert general.gate().decide(world.requests("edit", parent_plan)).action == "allow"
+    # .dm_cc/ is protected: a rule naming the plan directory is not exact, so it asks
+    mine = general.gate().decide(world.requests("edit", parent_plan))
+    assert mine.action == "ask" and "protected" in (mine.deciding[0].note or "")
     own = general.gate().decide(world.requests("edit", own_plan))
     assert own.action == "deny" and "planner.md" in own.deciding[0].rule.source
     assert "never gets more than the planner agent" in (own.deciding[0].note or "")
@@ -666,12 +677,9 @@ def test_a_project_defined_subagent_is_still_bounded(tmp_path):
         assert yolo.gate().decide(world.requests("edit", "src/a.py")).action != "allow"
         assert yolo.gate().decide(world.requests("webfetch", "https://a.example/")).action \
             == "ask"
-        # keeping children focused is not a right: its own rules may open todo and task
-        # (what it then starts is bounded by this whole lineage all the same)
-        assert yolo.gate().judge(Request("todo", "*")).action == "allow"
-        assert yolo.gate().judge(Request("task", "explore")).action == "allow"
-        assert yolo.gate().judge(Request("task", "general")).action == \
-            ("deny" if parent == "planner" else "allow")
+        # untrusted, its allow rules say nothing at all: not even todo and task
+        assert yolo.gate().judge(Request("todo", "*")).action == "deny"
+        assert yolo.gate().judge(Request("task", "explore")).action == "deny"
 
 
 def test_a_childs_approval_opens_only_what_its_ancestors_do_not_deny(tmp_path):

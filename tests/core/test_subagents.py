@@ -9,6 +9,7 @@ import re
 from pathlib import Path
 
 import pytest
+from support.trust import trust_project
 
 from dm_cc.compose import Options, open_world
 from dm_cc.core.approval import HeadlessApprover, ScriptedApprover
@@ -31,6 +32,7 @@ def make_loop(project: Path, model, approver=None, *, agent: str = "build",
     if policy is not None:
         (project / ".dm_cc" / "policy.yaml").write_text(policy)
     (project / ".dm_cc" / "config.yaml").write_text(f"max_task_depth: {depth}\n")
+    trust_project(project)
     world = open_world(Options(agent=agent), cwd=project)
     return world.open_loop(approver or HeadlessApprover("deny"), model=model,
                            on_event=events.append if events is not None else lambda e: None,

@@ -9,9 +9,11 @@ import json
 
 import pytest
 from support.mcp_servers import gone, time_server, toolbox_for_the_user
+from support.trust import trust_project
 
 from dm_cc.cli import main
 from dm_cc.compose import open_world
+from dm_cc.config import config_dir
 from dm_cc.permissions import Request
 from dm_cc.policy.layers import Link
 from dm_cc.tools.catalog import mcp_effects
@@ -26,11 +28,13 @@ def project(project, monkeypatch):
 
 def configure(project, text: str) -> None:
     (project / ".dm_cc" / "config.yaml").write_text(text)
+    trust_project(project)
 
 
 def policy(project, *rules: str) -> None:
     (project / ".dm_cc" / "policy.yaml").write_text("rules:\n" + "".join(
         f"  - {rule}\n" for rule in rules))
+    trust_project(project)
 
 
 def listed(capsys) -> dict:
@@ -177,7 +181,9 @@ def test_a_run_leaves_no_server_process_behind(project, capsys):
     # unconfined, so the pids the server reports are the host's (confined, the
     # sandbox's PID namespace takes them all: tests/mcp/test_mcp_sandbox.py)
     toolbox_for_the_user(settings="sandbox: off\n")
-    policy(project, '{permission: "mcp__box__*", pattern: "*", action: allow}')
+    mine = config_dir() / "policy.yaml"    # the person's own: a project's allow never
+    mine.write_text('rules: [{permission: "mcp__box__*", pattern: "*", action: allow}]\n')
+    # opens a tool that may reach the network (these say nothing of themselves)
     results = finished(run_json(project, capsys, "{tool: mcp__box__pid, args: {}}",
                                 "{tool: mcp__box__spawn, args: {}}", "{text: done}"))
     server, child = (int(result["output"]) for result in results)

@@ -8,6 +8,7 @@ import sys
 
 from support.mcp_servers import TOOLBOX
 from support.repl_driver import drive
+from support.trust import trust_project
 
 from dm_cc.compose import open_world
 from dm_cc.config import dirs
@@ -24,6 +25,7 @@ def configure(project) -> None:
         f"mcp:\n  servers:\n    box: {{command: {sys.executable}, args: [{TOOLBOX}, stdio]}}\n")
     (project / ".dm_cc" / "policy.yaml").write_text(
         "rules:\n  - {permission: 'mcp__box__*', pattern: '*', action: allow}\n")
+    trust_project(project)
 
 
 def tool_results(run) -> list[str]:
@@ -73,6 +75,7 @@ def test_slash_mcp_lists_a_running_server_its_tools_and_the_agents_decisions(pro
     (project / ".dm_cc" / "policy.yaml").write_text(
         "rules:\n  - {permission: mcp__box__echo, pattern: '*', action: allow}\n"
         "  - {permission: mcp__box__crash, pattern: '*', action: deny}\n")
+    trust_project(project)
     run = drive(project, [], [(READY, "/help" + ENTER), ("/mcp", "/mcp" + ENTER),
                               ("mcp__box__pid", "")], timeout=20)
     assert not run.errors and run.code == 0, run.errors

@@ -15,7 +15,7 @@ import mcp_types
 import pytest
 from support.mcp_servers import gone, start_http_toolbox, stdio, time_server
 
-from dm_cc.config.dirs import PROTECTED_FOR_EDIT, HostFilesystem
+from dm_cc.config.dirs import HostFilesystem
 from dm_cc.config.mcp_servers import ServerDefinition
 from dm_cc.mcp.manager import McpServers
 from dm_cc.mcp.tools import MAX_OUTPUT_CHARS, McpTool
@@ -25,7 +25,7 @@ from dm_cc.tools.base import JsonArguments, ToolContext, ToolOutput
 
 
 def context(root: Path) -> ToolContext:
-    return ToolContext(PathContextDirs(root, root, root, HostFilesystem(), PROTECTED_FOR_EDIT), "ses", "build")
+    return ToolContext(PathContextDirs(root, root, root, HostFilesystem()), "ses", "build")
 
 
 def run(tool: McpTool, root: Path, **arguments: object) -> ToolOutput:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from dm_cc.config.dirs import PROTECTED_FOR_EDIT, HostFilesystem
+from dm_cc.config.dirs import HostFilesystem
 from dm_cc.permissions import Decision, PathContext, Rule, Ruleset, decide
 from dm_cc.permissions.paths import PathContextDirs
 from dm_cc.tools.catalog import input_requests
@@ -47,4 +47,4 @@ def project_in(tmp: Path) -> PathContextDirs:
     project, home = tmp / "p", tmp / "h"
     (project / ".git").mkdir(parents=True)
     home.mkdir()
-    return PathContextDirs(project, project, home, HostFilesystem(), PROTECTED_FOR_EDIT)
+    return PathContextDirs(project, project, home, HostFilesystem())

@@ -16,7 +16,7 @@ import yaml
 from judging import assert_meets, meets
 
 from dm_cc.cli import main
-from dm_cc.config.dirs import PROTECTED_FOR_EDIT, HostFilesystem
+from dm_cc.config.dirs import HostFilesystem
 from dm_cc.permissions import Rule
 from dm_cc.permissions.paths import PathContextDirs
 
@@ -57,8 +57,7 @@ def test_engine_withstands(case, tmp_path):
     project, home = _build(case, tmp_path)
     rules = [Rule(r["permission"], r["pattern"], r["action"], source=f"case:{i}")
              for i, r in enumerate(case["rules"])]
-    where = PathContextDirs(root=project, cwd=project, home=home, fs=HostFilesystem(),
-                            protected=PROTECTED_FOR_EDIT)
+    where = PathContextDirs(root=project, cwd=project, home=home, fs=HostFilesystem())
     assert_meets(rules, case["tool"], case["input"], case["expect"], where)
 
 

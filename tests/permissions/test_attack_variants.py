@@ -112,7 +112,9 @@ CASES = [
  ([R("edit", "**", "allow")], "write", "sub/.git/hooks/pre-commit", "not-allow"),
  ([R("edit", "**", "allow")], "write", ".dm_cc/policy.yaml", "not-allow"),
  ([R("edit", "*", "allow")], "bash", "echo x >> .git/config", "not-allow"),
- ([R("edit", "**", "allow"), R("edit", ".git/**", "allow")], "write", ".git/config", "allow"),
+ # a protected path opens only to a rule naming it exactly, not to its directory's glob
+ ([R("edit", "**", "allow"), R("edit", ".git/**", "allow")], "write", ".git/config", "not-allow"),
+ ([R("edit", "**", "allow"), R("edit", ".git/config", "allow")], "write", ".git/config", "allow"),
  ([R("webfetch", "*", "allow"), R("webfetch", "http://localhost:8765/*", "deny")],
   "webfetch", "http://localhos%74:8765/secret.txt", "deny"),
  ([R("webfetch", "http://127.0.0.1:8765/public/*", "allow")],

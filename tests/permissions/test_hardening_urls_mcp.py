@@ -252,8 +252,9 @@ def check(tmp_path, capsys, monkeypatch):
 
     project = tmp_path / "project"
     (project / ".git").mkdir(parents=True)
-    (project / ".dm_cc").mkdir()
-    (project / ".dm_cc" / "policy.yaml").write_text(POLICY)
+    mine = tmp_path / "home" / "config" / "policy.yaml"    # the person's own policy: a
+    mine.parent.mkdir(parents=True)                       # project's never opens the network
+    mine.write_text(POLICY)
     for name, value in (("DM_CC_HOME", tmp_path / "home"), ("DM_CC_MANAGED_DIR", tmp_path / "m"),
                         ("HOME", tmp_path / "home")):
         monkeypatch.setenv(name, str(value))

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from judging import assert_meets
 
-from dm_cc.config.dirs import PROTECTED_FOR_EDIT, HostFilesystem
+from dm_cc.config.dirs import HostFilesystem
 from dm_cc.permissions import Rule
 from dm_cc.permissions.paths import PathContextDirs
 
@@ -101,5 +101,5 @@ def test_redteam_case(case, tmp_path):
     rules, tool, text, expect, setup, _category = case
     project, home, sub = _build(setup, tmp_path)
     rules = [Rule(p, pattern, action, source=f"case:{i}") for i, (p, pattern, action) in enumerate(rules)]
-    where = PathContextDirs(root=project, cwd=project, home=home, fs=HostFilesystem(), protected=PROTECTED_FOR_EDIT)
+    where = PathContextDirs(root=project, cwd=project, home=home, fs=HostFilesystem())
     assert_meets(rules, tool, sub(text), expect, where)

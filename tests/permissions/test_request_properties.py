@@ -12,14 +12,13 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dm_cc.config.dirs import PROTECTED_FOR_EDIT, HostFilesystem
+from dm_cc.config.dirs import HostFilesystem
 from dm_cc.permissions import PathContext, Rule, Ruleset, decide
 from dm_cc.permissions.paths import PathContextDirs
 from dm_cc.tools.catalog import input_requests
 
 ROOT = Path("/nonexistent-project")
-WHERE = PathContextDirs(root=ROOT, cwd=ROOT, home=Path("/nonexistent-home"), fs=HostFilesystem(),
-                        protected=PROTECTED_FOR_EDIT)
+WHERE = PathContextDirs(root=ROOT, cwd=ROOT, home=Path("/nonexistent-home"), fs=HostFilesystem())
 CONTEXT = PathContext(root=ROOT.as_posix(), home="/nonexistent-home")
 
 COMMANDS = ["rm", "curl", "git", "npm", "docker", "shred", "dd", "chmod"]

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from support.requests import Request
+from support.trust import trust_project
 
 from dm_cc.agents.builtin import BUILTIN_AGENTS
 from dm_cc.compose import Options, open_world
@@ -43,6 +44,10 @@ class World:
 
     def user_policy(self, text: str) -> Path:
         return self.write(self.user / "policy.yaml", text)
+
+    def trust(self) -> None:
+        """Trust the project's own files as they are now (``dm_cc trust``)."""
+        trust_project(self.project, self.env)
 
     def open(self, extra=(), cwd: Path | None = None):
         """The composition root, as dm_cc builds it in ``cwd``."""
@@ -220,11 +225,15 @@ def test_user_policy_beats_project_policy(world):
     assert "config/policy.yaml" in decision.verdicts[0].rule.source
 
 
-def test_project_policy_beats_managed_base(world):
+def test_a_trusted_project_policy_opens_the_builtin_floor_never_the_managed_base(world):
     world.write(world.managed / "policy.yaml",
                 "rules: [{permission: bash, pattern: 'make *', action: deny}]\n")
-    world.project_policy("rules: [{permission: bash, pattern: 'make *', action: allow}]\n")
-    assert world.decide(*bash("make test")).action == "allow"
+    world.project_policy("rules: [{permission: bash, pattern: '*', action: allow}]\n")
+    world.trust()
+    assert world.decide(*bash("npm test")).action == "allow"
+    decision = world.decide(*bash("make test"))
+    assert decision.action == "deny"
+    assert "cannot overrule your own files or the managed policy" in decision.verdicts[0].note
 
 
 def test_extra_policy_beats_user_policy_and_later_extras_win(world, tmp_path):
@@ -250,6 +259,7 @@ def test_builtin_defaults_can_be_changed_by_any_layer(world):
           bash:
             "git status *": deny
     """)
+    world.trust()
     assert world.decide(*read(".env")).action == "deny"
     assert world.decide(*edit("src/a.py")).action == "allow"
     assert world.decide(*edit("docs/a.md")).action == "ask"
@@ -262,8 +272,11 @@ def test_global_edit_allow_does_not_open_the_plan_agent(world):
     decision = world.decide(*edit("src/a.py"), agent="plan")
     assert decision.action == "deny"
     assert decision.verdicts[0].rule.source == "builtin:plan"   # what the plan agent may do at all
-    # the plan agent may still write its plan file
-    assert world.decide(*edit(".dm_cc/plans/p.md"), agent="plan").action == "allow"
+    # the plan agent may still write its plan file (named exactly in a session: a
+    # protected path, .dm_cc/, opens only to a rule naming it)
+    gate = world.open().gate(BUILTIN_AGENTS["plan"], session_id="p")
+    assert gate.decide(entry("edit").requests({"path": ".dm_cc/plans/p.md", "old": "",
+                                                "new": "x"}, world.open().where)).action == "allow"
 
 
 def test_global_bash_allow_does_not_open_plan_or_explore(world):
@@ -316,6 +329,7 @@ def test_agents_override_for_one_agent_does_not_leak_to_another(world):
             permission:
               bash: allow
     """)
+    world.trust()
     assert world.decide(*bash("npm test"), agent="general").action == "allow"
     assert world.decide(*bash("npm test"), agent="explore").action == "deny"
     assert world.decide(*bash("npm test"), agent="build").action == "ask"
@@ -363,7 +377,7 @@ def test_layers_are_in_the_documented_order(world):
     assert names[0] == "builtin" and names[-1] == "enforced"
     order = ["builtin", "managed", "project", "user", "--policy", "agent:plan", "agents.plan",
              "approvals", "enforced"]
-    assert [n for n in names if n in order] == order
+    assert list(dict.fromkeys(n for n in names if n in order)) == order
 
 
 # --------------------------------------------------------------------------- approvals
@@ -448,12 +462,16 @@ def judge_openers(world: World, agent: str = "build", extra=(), approvals=()) ->
                                         ("sandbox_escape", "make test"))}
 
 
-def test_a_projects_policy_cannot_open_the_sandbox(world):
+@pytest.mark.parametrize("trusted", [False, True])
+def test_a_projects_policy_cannot_open_the_sandbox(world, trusted):
     world.project_policy(OPENERS)
+    if trusted:
+        world.trust()
     assert set(judge_openers(world).values()) == {"ask"}
     gate = world.open().gate(BUILTIN_AGENTS["build"])
     verdict = gate.judge(Request("network", "*"))
-    assert "a project's policy cannot open the sandbox" in (verdict.note or "")
+    if trusted:   # (untrusted, its allow rules say nothing at all)
+        assert "never open anything beyond the project" in (verdict.note or "")
 
 
 def test_the_users_own_files_and_answers_open_it(world, tmp_path):
@@ -491,6 +509,8 @@ def test_other_permissions_keep_the_projects_rules(world):
         rules:
           - {permission: bash, pattern: "make *", action: allow}
         """)
+    assert world_decides(world, bash("make test")) == "ask"    # until the person trusts it
+    world.trust()
     assert world_decides(world, bash("make test")) == "allow"
 
 

@@ -24,7 +24,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from support.bwrap import needs_bwrap
 
-from dm_cc.config.dirs import PROJECT_DIR, PROTECTED_FOR_EDIT, HostFilesystem
+from dm_cc.config.dirs import PROJECT_DIR, HostFilesystem
 from dm_cc.permissions import Ceiling, Gate, Layer, PathContext, PathContextDirs, Rule, Verdict, path_requests
 from dm_cc.policy.defaults import DEFAULT_RULES
 from dm_cc.sandbox.derive import NEW_FILE, UNIVERSAL, Private, spec_for
@@ -61,7 +61,7 @@ def where(tmp_path_factory) -> PathContextDirs:
     for name, target in LINKS.items():
         os.symlink(target, root / name)
     home.mkdir()
-    return PathContextDirs(root, root, home, HostFilesystem(), PROTECTED_FOR_EDIT)
+    return PathContextDirs(root, root, home, HostFilesystem())
 
 
 def anchored(where: PathContextDirs, rules: list[Rule]) -> tuple[Rule, ...]:
@@ -243,7 +243,7 @@ def test_the_screen_never_rules_out_a_path_the_rule_matches(parts, anchor, trail
     """spec_for's cheap pre-test (``necessary``) is only an optimisation: a path it
     rules out is never one the rule's own matcher would match."""
     root, home = "/w/Proj", "/w/home"
-    where = PathContextDirs(Path(root), Path(root), Path(home), HostFilesystem(), PROTECTED_FOR_EDIT)
+    where = PathContextDirs(Path(root), Path(root), Path(home), HostFilesystem())
     pattern = anchor.replace("ROOT", root) + "/".join(parts) + ("/" if trailing else "")
     gate = Gate([Layer("user", (Rule("read", pattern, action),))], PathContext(root, home))
     [rule] = gate.candidates("read")

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from support.bwrap import needs_bwrap
 
-from dm_cc.config.dirs import PROJECT_DIR, PROTECTED_FOR_EDIT, HostFilesystem
+from dm_cc.config.dirs import PROJECT_DIR, HostFilesystem
 from dm_cc.permissions import NETWORK, Gate, Layer, PathContext, PathContextDirs, Rule
 from dm_cc.sandbox.derive import Private, _network
 from dm_cc.sandbox.host import FORWARDER, Plan, Sandbox, stopped_by_sandbox
@@ -83,7 +83,7 @@ def where(tmp_path: Path) -> PathContextDirs:
     root, home = tmp_path / "p", tmp_path / "h"
     (root / ".git").mkdir(parents=True)
     home.mkdir()
-    return PathContextDirs(root, root, home, HostFilesystem(), PROTECTED_FOR_EDIT)
+    return PathContextDirs(root, root, home, HostFilesystem())
 
 
 @pytest.fixture

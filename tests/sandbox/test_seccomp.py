@@ -26,7 +26,7 @@ from support import elf
 from support.as_user import USERS, as_user, python_for, remove, shared_dir
 from support.bwrap import needs_bwrap
 
-from dm_cc.config.dirs import PROTECTED_FOR_EDIT, HostFilesystem
+from dm_cc.config.dirs import HostFilesystem
 from dm_cc.permissions import Gate, PathContext, Rule
 from dm_cc.permissions.gate import Layer
 from dm_cc.permissions.paths import PathContextDirs
@@ -155,7 +155,7 @@ def where(tmp_path: Path) -> PathContextDirs:
     project, home = tmp_path / "p", tmp_path / "h"
     project.mkdir()
     home.mkdir()
-    return PathContextDirs(project, project, home, HostFilesystem(), PROTECTED_FOR_EDIT)
+    return PathContextDirs(project, project, home, HostFilesystem())
 
 
 @pytest.fixture

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from dm_cc.config.dirs import PROTECTED_FOR_EDIT, HostFilesystem
+from dm_cc.config.dirs import HostFilesystem
 from dm_cc.permissions.paths import PathContextDirs
 from dm_cc.tools.base import ToolContext
 
@@ -20,5 +20,5 @@ def project(tmp_path: Path) -> Path:
 def ctx(project: Path) -> ToolContext:
     home = project.parent / "home"
     home.mkdir()
-    return ToolContext(PathContextDirs(project, project, home, HostFilesystem(), PROTECTED_FOR_EDIT),
+    return ToolContext(PathContextDirs(project, project, home, HostFilesystem()),
                        session_id="s1", agent="build")

@@ -10,7 +10,7 @@ import pytest
 from pydantic import BaseModel, Field
 
 from dm_cc.cli import main
-from dm_cc.config.dirs import PROTECTED_FOR_EDIT, HostFilesystem
+from dm_cc.config.dirs import HostFilesystem
 from dm_cc.core.prompts import tool_specs
 from dm_cc.permissions.paths import PathContextDirs
 from dm_cc.permissions.requests import KIND_LANGUAGE
@@ -33,8 +33,7 @@ from dm_cc.tools.todo import TodoTool
 @pytest.fixture
 def where(tmp_path: Path) -> PathContextDirs:
     (tmp_path / "p").mkdir()
-    return PathContextDirs(tmp_path / "p", tmp_path / "p", tmp_path / "home", HostFilesystem(),
-                           PROTECTED_FOR_EDIT)
+    return PathContextDirs(tmp_path / "p", tmp_path / "p", tmp_path / "home", HostFilesystem())
 
 
 def test_every_entry_is_unique_and_loads_a_tool_of_its_own_name():

@@ -19,6 +19,7 @@ from support.repl_driver import (
     SIGINT,
     drive,
 )
+from support.trust import trust_project
 
 from dm_cc.compose import Options
 from dm_cc.ui import slash
@@ -35,6 +36,7 @@ def policy(project):
     def write(text: str) -> None:
         (project / ".dm_cc").mkdir(exist_ok=True)
         (project / ".dm_cc" / "policy.yaml").write_text(text)
+        trust_project(project)
     return write
 
 

@@ -12,6 +12,7 @@ import pytest
 import yaml
 from support.repl_driver import ENTER, drive
 from support.tmux import TMUX, Pane
+from support.trust import trust_project
 
 from dm_cc.sandbox.host import availability
 from dm_cc.ui.sandbox_text import ESCAPE_QUESTION
@@ -100,6 +101,7 @@ def allowed_python(project):
         (project / ".dm_cc").mkdir(exist_ok=True)
         rules = ["  - {permission: bash, pattern: 'python3 *', action: allow}", *more]
         (project / ".dm_cc" / "policy.yaml").write_text("rules:\n" + "\n".join(rules) + "\n")
+        trust_project(project)
     write()
     return write
 

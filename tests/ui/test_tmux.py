@@ -45,6 +45,7 @@ def pane(project):
 
 
 def test_a_person_approves_a_write_for_good_and_denies_a_push(pane, project):
+    # the project's policy only asks: trusting it would open nothing, so no question
     pane.wait_for("/help lists commands")
     pane.type("write some notes")
     pane.send("Enter")

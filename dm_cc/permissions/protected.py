@@ -1,0 +1,118 @@
+"""Protected paths: files that make code run later, outside any question.
+
+A file here is read by a program the person runs next -- git, their shell, their
+editor, a package manager, a CI runner, another assistant -- and what it says runs
+as them, unconfined. Writing one is an edit like any other to the rules, but:
+
+* an ``allow`` of the edit is withheld (it asks) unless the deciding rule names the
+  path exactly (no wildcard) and comes from the person's own files, the managed
+  policy or their answers -- never from the repository's files, never from
+  ``edit ** allow`` (:class:`dm_cc.permissions.gate.Gate`);
+* in the sandbox every existing one is read-only (``dm_cc.sandbox.derive``).
+
+The table is the one place these are listed (docs/security.md shows it); a policy
+file's ``protected:`` adds to it. Patterns are path globs (DESIGN.md §1) matched
+ignoring case (on a case-insensitive filesystem ``.GIT/config`` is ``.git/config``);
+a pattern without ``/`` matches the name at any depth.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import NamedTuple
+
+from dm_cc.permissions.patterns import PathContext, PathGlob, path_subject
+
+
+class Protected(NamedTuple):
+    """A path glob and why writing what it matches makes code run later."""
+
+    pattern: str
+    why: str
+
+
+GIT = "git runs what its directory says (config, hooks) at your next git command"
+DM_CC = "dm_cc's own project files: the policy, agents and settings of later sessions"
+SHELL = "your shell runs it when it starts"
+DIRENV = "direnv runs it when you enter the directory"
+EDITOR = "your editor runs the tasks, launchers and terminals it names"
+CI = "the CI runner runs it, with the repository's secrets"
+GIT_HOOKS = "a git hook manager runs it at your next commit"
+PACKAGES = "the package manager reads it: registries, scripts and hooks it runs"
+PYTHON = "Python runs it at every start of the environment's interpreter"
+ASSISTANT = "another coding assistant reads it: its permissions, hooks and servers"
+
+PROTECTED_PATHS: tuple[Protected, ...] = (
+    Protected(".git", GIT),
+    Protected(".git/**", GIT),
+    Protected("HEAD", "a file named HEAD makes its directory a git directory, whose config runs"),
+    Protected(".dm_cc", DM_CC),
+    Protected(".dm_cc/**", DM_CC),
+    Protected(".envrc", DIRENV),
+    Protected(".bashrc", SHELL), Protected(".bash_profile", SHELL),
+    Protected(".bash_login", SHELL), Protected(".profile", SHELL),
+    Protected(".zshrc", SHELL), Protected(".zshenv", SHELL), Protected(".zprofile", SHELL),
+    Protected(".vscode/tasks.json", EDITOR), Protected(".vscode/launch.json", EDITOR),
+    Protected(".vscode/settings.json", EDITOR), Protected("*.code-workspace", EDITOR),
+    Protected(".idea/**", EDITOR),
+    Protected(".github/workflows/**", CI), Protected(".github/actions/**", CI),
+    Protected(".gitlab-ci.yml", CI), Protected(".circleci/**", CI),
+    Protected(".buildkite/**", CI), Protected("azure-pipelines.yml", CI),
+    Protected(".pre-commit-config.yaml", GIT_HOOKS), Protected(".husky", GIT_HOOKS),
+    Protected(".husky/**", GIT_HOOKS), Protected("lefthook.yml", GIT_HOOKS),
+    Protected("lefthook.yaml", GIT_HOOKS), Protected(".lefthook.yml", GIT_HOOKS),
+    Protected("lefthook-local.yml", GIT_HOOKS), Protected(".lefthook/**", GIT_HOOKS),
+    Protected(".npmrc", PACKAGES), Protected(".yarnrc", PACKAGES),
+    Protected(".yarnrc.yml", PACKAGES), Protected(".pnpmfile.cjs", PACKAGES),
+    Protected("bunfig.toml", PACKAGES), Protected(".cargo/config", PACKAGES),
+    Protected(".cargo/config.toml", PACKAGES), Protected("pip.conf", PACKAGES),
+    Protected(".gemrc", PACKAGES),
+    Protected("site-packages/*.pth", PYTHON), Protected("sitecustomize.py", PYTHON),
+    Protected("usercustomize.py", PYTHON), Protected("pyvenv.cfg", PYTHON),
+    Protected("bin/activate", PYTHON), Protected("bin/activate.*", PYTHON),
+    Protected(".claude/**", ASSISTANT), Protected(".codex/**", ASSISTANT),
+    Protected(".gemini/**", ASSISTANT), Protected(".cursor/**", ASSISTANT),
+    Protected(".opencode/**", ASSISTANT), Protected("opencode.json", ASSISTANT),
+    Protected("opencode.jsonc", ASSISTANT), Protected(".mcp.json", ASSISTANT),
+)
+
+
+class ProtectedPaths:
+    """The table (and a policy's additions) compiled: :meth:`why` a request name is
+    protected, or None. Names are canonical request names: project-relative inside
+    the project, absolute outside (where a pattern without ``/`` still matches the
+    name at any depth, and one with ``/`` matches the tail of the path)."""
+
+    def __init__(self, entries: Iterable[Protected] = PROTECTED_PATHS,
+                 context: PathContext | None = None) -> None:
+        self.entries = tuple(entries)
+        self._context = context or PathContext()
+        self._globs = [(glob, entry) for entry in self.entries
+                       for glob in self._globs_of(entry.pattern)]
+
+    def _globs_of(self, pattern: str) -> list[PathGlob]:
+        """A relative pattern with ``/`` at any depth, inside the project and out."""
+        if "/" in pattern and not pattern.startswith(("/", "~")):
+            tail = pattern.removeprefix("**/")
+            return [PathGlob(f"**/{tail}", self._context, ignore_case=True),
+                    PathGlob(f"/**/{tail}", self._context, ignore_case=True)]
+        return [PathGlob(pattern, self._context, ignore_case=True)]
+
+    def with_extra(self, entries: Sequence[Protected] = (),
+                   git_dirs: Sequence[str] = ()) -> ProtectedPaths:
+        """These paths, ``entries`` and the git directories ``git_dirs`` (absolute: a
+        worktree's, wherever its ``.git`` file says) and all they hold."""
+        more = [*entries, *(Protected(p, GIT) for d in git_dirs for p in (d, f"{d}/**"))]
+        return ProtectedPaths((*self.entries, *more), self._context) if more else self
+
+    def why(self, names: Iterable[str]) -> Protected | None:
+        """The first entry matching any of ``names`` (a request's names), or None."""
+        for name in names:
+            subject = path_subject(name, self._context)
+            for glob, entry in self._globs:
+                if glob.match(subject):
+                    return entry
+        return None
+
+
+DEFAULT_PROTECTED = ProtectedPaths()
