@@ -16,7 +16,7 @@ The front door imports host.py (and so the rest): whoever needs a Plan needs it 
 """
 
 from dm_cc.sandbox.host import Plan, Sandbox, stopped_by_sandbox
-from dm_cc.sandbox.machine import git_dirs
+from dm_cc.sandbox.repository import git_dirs
 from dm_cc.sandbox.spec import Mount, SandboxSpec
 
 __all__ = ["Mount", "Plan", "Sandbox", "SandboxSpec", "git_dirs", "stopped_by_sandbox"]

@@ -112,7 +112,7 @@ def spec_for(gate: Gate, where: PathContextDirs, tree: Tree, private: Private,
              machine: Machine) -> SandboxSpec:
     """The spec for commands ``gate`` judges (see the module docstring)."""
     root = where.root.as_posix()
-    notes = [*private.git.refused, *hooks_path_notes(root, private.hooks_paths)]
+    notes = [*private.git.notes(), *hooks_path_notes(root, private.hooks_paths)]
     writable = [Mount(root, "the project"), Mount(private.tmpdir, "the session's TMPDIR")]
     writable += _opened_outside(gate, where, machine)
     read_only, no_hooks = protected(root, private.own_dir, tree, private.git,

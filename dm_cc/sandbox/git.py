@@ -41,7 +41,7 @@ class GitDirs:
     worktree: str | None = None         # a linked worktree's own: <common>/worktrees/<name>
     modules: tuple[str, ...] = ()       # submodules' git dirs, under <common>/modules
     others: tuple[str, ...] = ()        # the other worktrees' admin dirs: none is ours
-    refused: tuple[str, ...] = ()       # what a .git file, link or commondir named, and why not
+    refused: tuple[tuple[str, str], ...] = ()   # (what .git or commondir named, why not)
 
     def dirs(self) -> tuple[str, ...]:
         """Every git directory: the common one first, then the worktree's, then submodules'."""
@@ -50,6 +50,15 @@ class GitDirs:
     def owned(self) -> tuple[str, ...]:
         """Where git writes for this project (objects, refs, its index): writable with it."""
         return tuple(d for d in (self.common, self.worktree) if d)
+
+    def named(self) -> tuple[str, ...]:
+        """Every git directory the project names, verified or refused: git reads the
+        config of each wherever it is, so the edit tools protect them all."""
+        return (*self.dirs(), *(path for path, _ in self.refused))
+
+    def notes(self) -> list[str]:
+        return [f"{path}, named as the project's git directory, is not writable in the "
+                f"sandbox: {why}" for path, why in self.refused]
 
 
 GIT_RUNS = (("config", "git config can run commands (core.fsmonitor, aliases)"),

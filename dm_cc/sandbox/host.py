@@ -39,7 +39,7 @@ from dm_cc.permissions import Gate, PathContextDirs
 from dm_cc.sandbox.aside import Watch, watch
 from dm_cc.sandbox.derive import Private, spec_for
 from dm_cc.sandbox.machine import LocalMachine, TreeLister
-from dm_cc.sandbox.repository import git_config, git_dirs
+from dm_cc.sandbox.repository import git_config, verified_git_dirs
 from dm_cc.sandbox.seccomp import filter_file, unix_socket_filter, unsupported_note
 from dm_cc.sandbox.spec import SandboxSpec, bwrap_argv
 from dm_cc.sandbox.tree import Tree
@@ -244,7 +244,7 @@ class Sandbox:
         root = self.where.root.as_posix()
         hide = private_paths(self.env)
         tree = self._lister.list(root)
-        git = git_dirs(self.where.root, self.where.home)
+        git = verified_git_dirs(self.where.root, self.where.home)
         key = hash((tree.signature, tuple(os.path.lexists(path) for path, _ in hide), git))
         for known, for_server, known_key, spec, private in self._specs:
             if known is gate and for_server == server and known_key == key:

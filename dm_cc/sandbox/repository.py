@@ -3,7 +3,8 @@ shapes the spec (:class:`~dm_cc.sandbox.git.GitDirs`), and what git's config say
 the sandbox must hold (:class:`GitConfig`: the hooks directory, the files git
 reads as config).
 
-    git = git_dirs(root, home)     # GitDirs(common=…, worktree=…, modules=…, others=…, refused=…)
+    git = verified_git_dirs(root, home)     # GitDirs(common=…, worktree=…, modules=…, …)
+    git_dirs(root)                          # every git dir the project names: the gate's
     config = git_config(root)      # GitConfig(hooks_paths=…, files=…)
 
 A repository says where its git directory is (a ``.git`` file's ``gitdir:``, a
@@ -45,7 +46,13 @@ GIT_DIR_DIRS = ("objects", "refs")
 MODULES_LIMIT = 200          # directories walked under <common>/modules
 
 
-def git_dirs(root: Path, home: Path) -> GitDirs:
+def git_dirs(root: Path) -> tuple[str, ...]:
+    """Every git directory the project names, verified or not (``GitDirs.named``):
+    what the edit tools protect, wherever it is."""
+    return verified_git_dirs(root, Path.home()).named()
+
+
+def verified_git_dirs(root: Path, home: Path) -> GitDirs:
     """The project's git directories, verified (see the module docstring)."""
     top = os.path.realpath(root)
     dot = posixpath.join(top, ".git")
@@ -56,10 +63,9 @@ def git_dirs(root: Path, home: Path) -> GitDirs:
         if found is None:
             return GitDirs()
         named = found
-    layout = _layout(top, named, os.path.realpath(home))
-    if isinstance(layout, str):
-        return GitDirs(refused=(layout,))
-    common, worktree, refused = layout
+    common, worktree, refused = _layout(top, named, os.path.realpath(home))
+    if common is None:
+        return GitDirs(refused=refused)
     modules = [d for owned in (common, worktree) if owned for d in module_dirs(owned)[0]]
     return GitDirs(common, worktree, tuple(modules), _other_worktrees(common, worktree), refused)
 
@@ -78,16 +84,19 @@ def _named_by(dot: str) -> str | None:
     return os.path.realpath(posixpath.join(posixpath.dirname(dot), text[7:].strip()))
 
 
+Refusal = tuple[str, str]       # (a git dir named, why it is not taken)
+
+
 def _layout(root: str, named: str,
-            home: str) -> tuple[str, str | None, tuple[str, ...]] | str:
-    """(the common dir, this worktree's admin dir, what was refused), or why ``named``
-    is refused as the project's git directory."""
+            home: str) -> tuple[str | None, str | None, tuple[Refusal, ...]]:
+    """The common dir (None: ``named`` is refused), this worktree's admin dir, and
+    what was refused with why."""
     pointer = _read_line(posixpath.join(named, "commondir"))
     if pointer is None:
         if inside(named, root):
             return named, None, ()
         refusal = _submodule_refusal(root, named) or _forbidden(named, root, home)
-        return _refused(named, refusal) if refusal else (named, None, ())
+        return (None, None, ((named, refusal),)) if refusal else (named, None, ())
     common = os.path.realpath(posixpath.join(named, pointer))
     if inside(named, root) and inside(common, root):
         return common, named, ()
@@ -95,13 +104,8 @@ def _layout(root: str, named: str,
     if refusal is None:
         return common, named, ()
     if inside(named, root):     # the project's .git, naming a common dir it cannot have
-        return named, None, (_refused(common, refusal),)
-    return _refused(named, refusal)
-
-
-def _refused(path: str, why: str) -> str:
-    return (f"{path}, named as the project's git directory, is not writable in the sandbox: "
-            f"{why}")
+        return named, None, ((common, refusal),)
+    return None, None, ((named, refusal),)
 
 
 def _forbidden(path: str, root: str, home: str) -> str | None:

@@ -12,9 +12,10 @@ from pathlib import Path
 import pytest
 from support.sandbox_projects import Project, covered, paths
 
+from dm_cc.sandbox import git_dirs
 from dm_cc.sandbox.derive import PINNED
 from dm_cc.sandbox.git import CONFIG_FILE, HOOKS_PATH, MAIN_WORKTREE, OTHER_WORKTREE, GitDirs
-from dm_cc.sandbox.repository import git_config, git_dirs
+from dm_cc.sandbox.repository import git_config, verified_git_dirs
 
 GIT = ["git", "-c", "user.email=t@t", "-c", "user.name=t", "-c", "protocol.file.allow=always"]
 
@@ -44,7 +45,7 @@ def linked(tmp_path) -> tuple[Path, Path]:
 
 def refused(found: GitDirs) -> str:
     assert len(found.refused) == 1, found
-    return found.refused[0]
+    return found.notes()[0]
 
 
 # --------------------------------------------------------------------------- verified
@@ -57,20 +58,20 @@ def test_a_repository_and_its_linked_worktree_are_verified(tmp_path, linked):
     (module / "HEAD").write_text("ref: refs/heads/main\n")
     (module / "config").write_text("")
     home = tmp_path / "home"
-    assert git_dirs(tree, home) == GitDirs(
+    assert verified_git_dirs(tree, home) == GitDirs(
         str(common), str(common / "worktrees" / "tree"), (str(module),),
         (str(common / "worktrees" / "other"),))
-    assert git_dirs(tmp_path / "main", home) == GitDirs(
+    assert verified_git_dirs(tmp_path / "main", home) == GitDirs(
         str(common), None, (str(module),),
         (str(common / "worktrees" / "other"), str(common / "worktrees" / "tree")))
-    assert git_dirs(tmp_path / "none", home) == GitDirs()
+    assert verified_git_dirs(tmp_path / "none", home) == GitDirs()
 
 
 def test_a_submodule_checkout_is_verified_by_its_core_worktree(tmp_path):
     library = repository(tmp_path / "library")
     top = repository(tmp_path / "top")
     git("-C", top, "submodule", "add", "-q", library, "sub")
-    found = git_dirs(top / "sub", tmp_path / "home")
+    found = verified_git_dirs(top / "sub", tmp_path / "home")
     assert found.common == str((top / ".git" / "modules" / "sub").resolve()), found
     assert found.refused == ()
 
@@ -82,7 +83,7 @@ def test_a_git_file_naming_a_place_out_of_the_project_is_refused(tmp_path, named
     root, home = tmp_path / "home" / "project", tmp_path / "home"
     root.mkdir(parents=True)
     (root / ".git").write_text(f"gitdir: {home if named == 'HOME' else named}\n")
-    found = git_dirs(root, home)
+    found = verified_git_dirs(root, home)
     assert found.dirs() == () and found.owned() == ()
     assert "not writable in the sandbox" in refused(found)
 
@@ -92,7 +93,7 @@ def test_a_git_link_out_of_the_project_is_refused(tmp_path):
     root.mkdir()
     elsewhere = repository(tmp_path / "elsewhere") / ".git"
     (root / ".git").symlink_to(elsewhere)
-    found = git_dirs(root, tmp_path / "home")
+    found = verified_git_dirs(root, tmp_path / "home")
     assert found.dirs() == ()
     assert str(elsewhere) in refused(found)
 
@@ -101,7 +102,7 @@ def test_a_git_link_inside_the_project_is_the_project_git_dir(tmp_path):
     root = repository(tmp_path / "project")
     (root / ".git").rename(root / ".git-real")
     (root / ".git").symlink_to(".git-real")
-    assert git_dirs(root, tmp_path / "home").common == str(root / ".git-real")
+    assert verified_git_dirs(root, tmp_path / "home").common == str(root / ".git-real")
 
 
 @pytest.mark.parametrize("common", ["/", "HOME", "PARENT", "ELSEWHERE"])
@@ -111,7 +112,7 @@ def test_a_commondir_naming_a_place_it_cannot_be_is_refused(tmp_path, linked, co
     named = {"/": "/", "HOME": str(tmp_path), "PARENT": str(tmp_path),
              "ELSEWHERE": str(repository(tmp_path / "else") / ".git")}[common]
     (admin / "commondir").write_text(named + "\n")
-    found = git_dirs(tree, tmp_path if common == "HOME" else tmp_path / "home")
+    found = verified_git_dirs(tree, tmp_path if common == "HOME" else tmp_path / "home")
     assert found.owned() == (), found
     assert "not writable in the sandbox" in refused(found)
 
@@ -119,7 +120,7 @@ def test_a_commondir_naming_a_place_it_cannot_be_is_refused(tmp_path, linked, co
 def test_an_admin_dir_must_name_the_project_back(tmp_path, linked):
     tree, common = linked
     (tree / ".git").write_text(f"gitdir: {common}/worktrees/other\n")
-    found = git_dirs(tree, tmp_path / "home")
+    found = verified_git_dirs(tree, tmp_path / "home")
     assert found.owned() == ()
     assert "does not name this project's .git back" in refused(found)
 
@@ -130,7 +131,7 @@ def test_an_admin_dir_must_sit_directly_under_worktrees(tmp_path, linked):
     shutil.copytree(common / "worktrees" / "tree", deeper)
     (deeper / "commondir").write_text("../../..\n")
     (tree / ".git").write_text(f"gitdir: {deeper}\n")
-    assert "directly under" in refused(git_dirs(tree, tmp_path / "home"))
+    assert "directly under" in refused(verified_git_dirs(tree, tmp_path / "home"))
 
 
 def test_a_common_dir_must_look_like_a_git_dir(tmp_path):
@@ -141,7 +142,7 @@ def test_a_common_dir_must_look_like_a_git_dir(tmp_path):
     (admin / "commondir").write_text("../..\n")
     (admin / "gitdir").write_text(f"{root}/.git\n")
     (root / ".git").write_text(f"gitdir: {admin}\n")
-    assert "is not a git directory" in refused(git_dirs(root, tmp_path / "home"))
+    assert "is not a git directory" in refused(verified_git_dirs(root, tmp_path / "home"))
 
 
 def test_a_common_dir_holding_the_project_is_refused(tmp_path):
@@ -159,7 +160,7 @@ def test_a_common_dir_holding_the_project_is_refused(tmp_path):
     (admin / "commondir").write_text("../..\n")
     (admin / "gitdir").write_text(f"{root}/.git\n")
     (root / ".git").write_text(f"gitdir: {admin}\n")
-    assert "holds the project" in refused(git_dirs(root, tmp_path / "home"))
+    assert "holds the project" in refused(verified_git_dirs(root, tmp_path / "home"))
 
 
 def test_a_submodule_git_dir_that_does_not_name_the_project_back_is_refused(tmp_path):
@@ -169,7 +170,7 @@ def test_a_submodule_git_dir_that_does_not_name_the_project_back_is_refused(tmp_
     other = tmp_path / "other"
     other.mkdir()
     (other / ".git").write_text(f"gitdir: {top}/.git/modules/sub\n")
-    assert "core.worktree" in refused(git_dirs(other, tmp_path / "home"))
+    assert "core.worktree" in refused(verified_git_dirs(other, tmp_path / "home"))
 
 
 def test_modules_reached_through_a_link_are_not_submodules(tmp_path, linked):
@@ -177,12 +178,21 @@ def test_modules_reached_through_a_link_are_not_submodules(tmp_path, linked):
     victim = repository(tmp_path / "victim") / ".git"
     (common / "modules").mkdir()
     (common / "modules" / "evil").symlink_to(victim)
-    assert git_dirs(tree, tmp_path / "home").modules == ()
+    assert verified_git_dirs(tree, tmp_path / "home").modules == ()
     (common / "modules").rmdir() if not any((common / "modules").iterdir()) else None
     (common / "modules" / "evil").unlink()
     (common / "modules").rmdir()
     (common / "modules").symlink_to(tmp_path / "victim" / ".git")
-    assert git_dirs(tree, tmp_path / "home").modules == ()
+    assert verified_git_dirs(tree, tmp_path / "home").modules == ()
+
+
+def test_the_edit_tools_protect_every_git_dir_the_project_names_verified_or_not(tmp_path, linked):
+    """git reads a git dir's config wherever the project's .git says it is: the gate
+    protects what the sandbox refuses to open (the front door's ``git_dirs``)."""
+    tree, common = linked
+    assert git_dirs(tree) == (str(common), str(common / "worktrees" / "tree"))
+    (tree / ".git").write_text(f"gitdir: {tmp_path}\n")
+    assert git_dirs(tree) == (str(tmp_path),)
 
 
 # --------------------------------------------------------------------------- the spec

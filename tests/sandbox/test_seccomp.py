@@ -379,7 +379,7 @@ def shared_sandbox(shared: Path) -> Sandbox:
     project, home = shared / "p", shared / "h"
     project.mkdir()
     home.mkdir()
-    where = PathContextDirs(project, project, home, HostFilesystem(), PROTECTED_FOR_EDIT)
+    where = PathContextDirs(project, project, home, HostFilesystem())
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home),
            "DM_CC_HOME": str(home / "dm_cc")}
     return Sandbox("required", where, env)
