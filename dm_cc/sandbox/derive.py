@@ -24,7 +24,9 @@ DESIGN.md §8 is tested without it (:mod:`dm_cc.sandbox.machine` reads the machi
   every git directory in the project -- its own, a submodule's, a nested
   repository's; a missing ``hooks/`` becomes an empty read-only one --, the other
   worktrees' git files, the top directory of ``core.hooksPath``, a config file the
-  repository's config includes from the tree), and
+  repository's config includes from the tree), every existing protected path
+  (:mod:`dm_cc.sandbox.protect`: files that make code run later) the gate does not
+  let be edited, and
   every existing path whose edit a rule denies, or asks about by naming it (the
   catch-all "edits ask" is not such a rule: it is the person's question for the
   edit tool, not a wall for the commands they allowed);
@@ -53,15 +55,14 @@ from typing import Protocol
 
 from dm_cc.permissions import NETWORK, Candidate, Gate, PathContextDirs, Request, Verdict, path_requests
 from dm_cc.sandbox.git import ALWAYS_PINNED, GitDirs, hooks_path_notes, protected
-from dm_cc.sandbox.screen import necessary
+from dm_cc.sandbox.protect import RUNS_LATER, protected_paths
+from dm_cc.sandbox.screen import NEW_FILE, necessary
 from dm_cc.sandbox.spec import Mount, Network, SandboxSpec
 from dm_cc.sandbox.tree import Tree, inside
 
 # Patterns that match every path in the project: a rule with one of them names
 # nothing in particular.
 UNIVERSAL = frozenset({"*", "**", "**/*", "./**"})
-# A name no rule is likely to single out: "a new file in this directory".
-NEW_FILE = "dm_cc-new-file-probe"
 # Variables a confined command does not see (Codex's default exclusions): keys and
 # tokens for the model provider and other services, and the SSH agent.
 SECRET_VARIABLE = re.compile(r"KEY|SECRET|TOKEN|PASSWORD|PASSWD|CREDENTIAL", re.IGNORECASE)
@@ -119,6 +120,7 @@ def spec_for(gate: Gate, where: PathContextDirs, tree: Tree, private: Private,
                                     private.hooks_paths, private.git_config_files,
                                     machine.exists)
     read_only += _marked(gate, where, tree, "edit", _edit_blocks)
+    read_only += protected_paths(gate, where, tree, private.own_dir)
     if any(mount.path == root for mount in read_only):  # no edit allowed anywhere in it
         writable = [mount for mount in writable if mount.path != root]
     elif private.server and not _edits_everywhere(gate, where):
@@ -462,8 +464,8 @@ def _pinned(read_only: list[Mount], writable: list[Mount], notes: list[str]) -> 
     point, so ``mv .git .git2 && mkdir -p .git/hooks`` can no longer move the
     protected hooks aside with their directory and put new ones in their place.
     Each mount slows every command's start (bwrap's cost grows faster than their
-    number): those for what git and dm_cc run come first, then the paths rules
-    protect, up to :data:`PIN_LIMIT` more."""
+    number): those for what git and dm_cc run, and for protected paths, come first,
+    then the paths rules protect, up to :data:`PIN_LIMIT` more."""
     roots = [m.path for m in writable]
     walls = [m.path for m in read_only if m.directory]
     pins: dict[str, Mount] = {}
@@ -477,7 +479,7 @@ def _pinned(read_only: list[Mount], writable: list[Mount], notes: list[str]) -> 
                 break       # in a read-only directory (or one): renaming it fails anyway
             if directory not in pins:
                 wanted.append(directory)
-        if not mount.why.startswith(ALWAYS_PINNED):
+        if not mount.why.startswith((*ALWAYS_PINNED, RUNS_LATER)):
             if for_rules + len(wanted) > PIN_LIMIT:
                 left_out += 1
                 continue

@@ -12,6 +12,9 @@ from typing import Literal, NamedTuple
 from dm_cc.permissions import Candidate, PathContextDirs
 from dm_cc.sandbox.tree import Tree, inside
 
+# A name no rule is likely to single out: "a new file in this directory".
+NEW_FILE = "dm_cc-new-file-probe"
+
 
 class Screen(NamedTuple):
     """A cheap test a project path must pass for a deny or ask rule to match it (a
@@ -21,9 +24,10 @@ class Screen(NamedTuple):
 
     ``kind``: ``any`` (every path may match), ``none``, ``under`` (the path is
     ``text`` or inside it), ``named`` (its last segment is ``text``), ``shaped`` (its
-    last segment starts with ``text`` and ends with ``end``)."""
+    last segment starts with ``text`` and ends with ``end``), ``beneath`` (one of its
+    segments is ``text``: it is, or is inside, a directory so named)."""
 
-    kind: Literal["any", "none", "under", "named", "shaped"]
+    kind: Literal["any", "none", "under", "named", "shaped", "beneath"]
     text: str = ""
     end: str = ""
 
@@ -36,6 +40,8 @@ class Screen(NamedTuple):
         if self.kind == "shaped":
             return (len(last) >= len(self.text) + len(self.end) and last.startswith(self.text)
                     and last.endswith(self.end))
+        if self.kind == "beneath":
+            return self.text in folded.split("/")
         return self.kind == "any"
 
     def paths(self, tree: Tree) -> list[str]:
@@ -46,6 +52,9 @@ class Screen(NamedTuple):
             return []
         if self.kind == "under":
             found = tree.folded_under(self.text)
+        elif self.kind == "beneath":
+            found = [path for named in tree.by_last_segment().get(self.text, ())
+                     for path in tree.folded_under(named.casefold())]
         else:
             found = [path for last, paths in tree.by_last_segment().items()
                      if self.could("", last) for path in paths]
@@ -56,11 +65,36 @@ def necessary(rule: Candidate, where: PathContextDirs) -> Screen:
     """The :class:`Screen` of ``rule``: a pattern without ``/`` matches the last
     segment (its literal start and end), one with ``/`` the paths under its literal
     leading directories; anything else passes."""
-    pattern = rule.rule.pattern
+    return screen_of(rule.rule.pattern, rule.context.root or where.root.as_posix(),
+                     rule.context.home or where.home.as_posix())
+
+
+def anywhere(pattern: str, root: str, home: str) -> Screen:
+    """The :class:`Screen` of a pattern that, relative and with ``/``, matches at any
+    depth (a protected path's: ``.vscode/tasks.json`` wherever it is): its last
+    segment, or for ``DIR/**`` the paths beneath a directory named as DIR's last."""
+    if pattern.startswith(("/", "~")) or "/" not in pattern.strip("/"):
+        return screen_of(pattern, root, home)
     if not pattern.isascii() or any(ch in pattern for ch in "{[\\"):
         return Screen("any")
-    home = rule.context.home or where.home.as_posix()
-    root = (rule.context.root or where.root.as_posix()).casefold()
+    folded = pattern.casefold().rstrip("/")
+    beneath = folded.endswith("/**")
+    last = folded.removesuffix("/**").rsplit("/", 1)[-1]
+    cuts = [i for i, ch in enumerate(last) if ch in "*?"]
+    if last in ("", ".", "..") or (cuts and (beneath or last == "**")):
+        return Screen("any")
+    if beneath:
+        return Screen("beneath", last)
+    if not cuts:
+        return Screen("named", last)
+    return Screen("shaped", last[:cuts[0]], last[cuts[-1] + 1:])
+
+
+def screen_of(pattern: str, root: str, home: str) -> Screen:
+    """The :class:`Screen` of a path pattern as a rule has it (see :func:`necessary`)."""
+    if not pattern.isascii() or any(ch in pattern for ch in "{[\\"):
+        return Screen("any")
+    root = root.casefold()
     if pattern == "~" or pattern.startswith("~/"):
         pattern = home.rstrip("/") + pattern[1:]
     pattern = (pattern.rstrip("/") or pattern).casefold()

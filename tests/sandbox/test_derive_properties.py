@@ -194,6 +194,47 @@ def test_the_repository_outside_is_writable_exactly_when_the_project_is(
     assert covered(f"{common}/worktrees/p/index", spec.writable) == project
 
 
+PROTECTED_FILES = (".envrc", ".vscode/tasks.json", ".vscode/extensions.json", "web/.envrc",
+                   ".github/workflows/ci.yml", ".github/workflows/lint.yml", ".husky/pre-commit",
+                   ".venv/bin/activate", "src/app.py", ".git/HEAD", ".git/config")
+PROTECTED_PATTERNS = (".envrc", "web/.envrc", ".vscode/tasks.json", ".vscode/*", "**", "*",
+                      ".github/workflows/ci.yml", ".github/**", ".husky/pre-commit", "src/**",
+                      ".venv/bin/activate", "ROOT/.envrc", "*.json", ".github/workflows/*")
+protected_rules = st.builds(Rule, st.just("edit"), st.sampled_from(PROTECTED_PATTERNS),
+                            st.sampled_from(("allow", "deny", "ask")))
+
+
+@pytest.fixture(scope="module")
+def protected_where(tmp_path_factory) -> PathContextDirs:
+    base = tmp_path_factory.mktemp("protected")
+    root, home = base / "p", base / "h"
+    for name in PROTECTED_FILES:
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(name)
+    home.mkdir()
+    return PathContextDirs(root, root, home, HostFilesystem())
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(configured=st.lists(protected_rules, max_size=5),
+       approved=st.lists(protected_rules.filter(lambda r: r.action == "allow"), max_size=2),
+       parent=st.none() | st.lists(protected_rules, max_size=3))
+def test_a_protected_path_is_unwritable_exactly_when_the_gate_does_not_allow_its_edit(
+        protected_where, tmp_path, configured, approved, parent):
+    """As the gate has it: a protected path's edit is allowed only by a rule of the
+    person's own naming it exactly; the sandbox holds every other one (git's own are
+    left to git's rules)."""
+    where = protected_where
+    gate = gate_of(where, configured, approved, parent)
+    spec = spec_of(gate, where, str(tmp_path))
+    for name in PROTECTED_FILES:        # (.envrc is hidden too: read .env* ask)
+        path = posixpath.join(where.root.as_posix(), name)
+        if name.startswith(".git/") or where.protected.why([name]) is None:
+            continue
+        allowed = gate.decide(path_requests("edit", path, where)).action == "allow"
+        assert covered(path, spec.read_only) == (not allowed), (name, allowed, spec.read_only)
+
+
 HOME_FILES = (".ssh/id_ed25519", ".ssh/known_hosts", ".ssh/keys/deploy", ".aws/credentials",
               ".aws/config", ".bashrc")
 HOME_PATTERNS = ("~/.ssh/**", "~/.ssh/id*", "~/.ssh", "~/.aws/credentials", "~/.aws/**",
