@@ -101,12 +101,12 @@ class Repl:
         self._ready = aio.create_future()
         here = contextvars.copy_context()   # the app session: where to print, what to redraw
 
-        def ask_trust(server: ServerDefinition, trust: str) -> bool:
+        def ask_trust(server: ServerDefinition, trust: str, changes: list[str]) -> bool:
             """The trust question, asked on the REPL's loop; this thread waits."""
             answer: concurrent.futures.Future[bool] = concurrent.futures.Future()
 
             def begin() -> None:
-                task = asyncio.ensure_future(self.approver.trust_server(server, trust))
+                task = asyncio.ensure_future(self.approver.trust_server(server, trust, changes))
                 task.add_done_callback(lambda done: answer.set_result(
                     not done.cancelled() and done.exception() is None and done.result()))
 
