@@ -10,7 +10,8 @@ word (``sh -c "python x.py"``), the value of ``--opt=value``, and the files of a
 module after ``-m`` (``a.b`` → ``a/b.py``, ``a/b/__main__.py``, ``a/b/__init__.py``).
 Each is resolved against the directory the server runs in, and against every
 directory inside the project the command line names (``uv --directory srv run
-server.py``); what exists is named:
+server.py``), whose DIRECTORY_ENTRIES are named too (``node ./srv``); what exists
+is named:
 
 * a regular file inside the project, every symlink resolved: ``sha256:<hex>`` of
   its content (one over MAX_HASHED_BYTES: its size and change time, ``large:…``);
@@ -38,6 +39,10 @@ from typing import NamedTuple
 from urllib.parse import quote
 
 MAX_HASHED_BYTES = 16 * 1024 * 1024   # a larger file is known by its size and change time
+# What an interpreter runs when named a directory: `python srv` its __main__.py,
+# `node srv` its index.js or the package.json "main" (Python docs "__main__";
+# Node.js docs "Folders as modules")
+DIRECTORY_ENTRIES = ("__main__.py", "index.js", "package.json")
 _CHUNK = 1024 * 1024
 
 
@@ -80,6 +85,7 @@ def named_files(argv: Sequence[str], directory: Path, root: Path,
                           if (path := _resolved(directory, word)) is not None
                           and path.is_relative_to(root) and path.is_dir()
                           and path != directory)]
+    words += [str(base / entry) for base in bases[1:] for entry in DIRECTORY_ENTRIES]
     found: dict[str, NamedFile] = {}
     for word in words:
         for base in bases:

@@ -16,7 +16,8 @@ said: the loop tells the person once, ``/context`` shows it):
   its target's, see ``Rights.may_read``) allows reading it outright. A rule that
   asks leaves it out: nobody is asked for a file dm_cc reads on its own;
 * it is a regular file (a FIFO, a device or a directory is never opened for
-  reading in a way that could block);
+  reading in a way that could block) with no other name (a hard link may be
+  another name of a file outside the project);
 * only its first MAX_INSTRUCTION_BYTES are read; the rest is left out, and said so.
 
 CLAUDE.md is left out silently when it is the same file as AGENTS.md (a link).
@@ -95,6 +96,8 @@ def _read(path: Path, root: Path, may_read: Callable[[str], bool],
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             raise _Skip("it is not a regular file")
+        if info.st_nlink > 1:   # a hard link: its other names may lie outside the project
+            raise _Skip("it has other names (hard links), which may lie outside the project")
         if not _opened(fd, target).is_relative_to(root):  # a directory swapped for a link since
             raise _Skip("it moved outside the project while it was being read")
         if any(os.path.samestat(info, other) for other in seen):

@@ -192,3 +192,11 @@ def test_a_huge_file_behind_a_link_is_capped(project):
     (project / "CLAUDE.md").symlink_to("big.md")
     system, _ = told(project)
     assert "start" in system and "END" not in system and len(system) < 2 * MAX_INSTRUCTION_BYTES
+
+
+def test_a_hard_link_is_not_loaded(project, tmp_path):
+    secret = project.parent / "elsewhere.txt"   # the same filesystem: a hard link is possible
+    secret.write_text("HARDLINK-CANARY\n")
+    os.link(secret, project / "AGENTS.md")
+    system, notices = told(project)
+    assert "HARDLINK-CANARY" not in system and "hard links" in notices[0]

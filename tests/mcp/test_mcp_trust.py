@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from support.mcp_servers import TOOLBOX
+from support.repl_driver import ENTER, drive
 
 from dm_cc.cli import main
 from dm_cc.compose import open_world
@@ -148,6 +149,7 @@ def run(project: Path, capsys) -> list[dict]:
     ("{command: sh, args: [-c, 'exec python3 tools/server.py --stdio']}", "tools/server.py"),
     ("{command: python3, args: ['--script=srv/index.js']}", "srv/index.js"),
     ("{command: uv, args: [--directory, tools, run, server.py]}", "tools/server.py"),
+    ("{command: node, args: [./srv]}", "srv/index.js"),            # a directory's entry point
 ])
 def test_each_way_of_naming_a_script_puts_its_content_in_the_fingerprint(project, definition,
                                                                          named):
@@ -237,3 +239,18 @@ def test_a_program_named_outside_is_shown_but_its_target_is_not_fingerprinted(pr
     definition = server(project)
     assert [(f.path, f.digest) for f in definition.files] == [
         (sys.executable, "outside:"), (TOOLBOX, "outside:")]
+
+
+def test_the_repl_question_names_the_changed_file_and_the_variables(project):
+    script = a_script(project, "tools/server.py")
+    configure(project, f"    box:\n      command: {sys.executable}\n      args: [tools/server.py]\n"
+                       "      env: {API_KEY: '${DMCC_TOKEN}'}\n")
+    assert main(["mcp", "trust", "box"]) == 0
+    script.write_text(script.read_text() + "# rewritten\n")
+    run = drive(project, [{"text": "done"}],
+                [("start it and remember", "n"), ("/help lists commands", "hi" + ENTER)],
+                timeout=20)
+    assert not run.errors and run.code == 0, run.errors
+    assert "(changed since you approved it)" in run.screen
+    assert "changed: tools/server.py (its content)" in run.screen
+    assert "${DMCC_TOKEN} (env.API_KEY)" in run.screen and SECRET not in run.screen
