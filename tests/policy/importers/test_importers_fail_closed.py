@@ -73,6 +73,7 @@ def test_a_claude_deny_it_cannot_say_is_written_wider(project, capsys, rule, too
     ("Bash(/usr/bin/curl:*)", "bash", "curl https://x.test", "deny"),    # judged as curl
     ("Bash(/usr/bin/curl:*)", "bash", "/usr/bin/curl https://x.test", "deny"),
     ('Bash(git commit -m "wip")', "bash", 'git commit -m "wip"', "deny"),  # quotes removed
+    ("Bash(rm  -rf:*)", "bash", "rm  -rf build", "deny"),         # spaces judged as one
     ("Task(Explore)", "task", "explore", "deny"),                # Claude's name, dm_cc's agent
     ("mcp__git*", "mcp__github__push", "{}", "deny"),
     ("mcp__git*(x)", "mcp__github__push", "{}", "deny"),          # widened: every git* server
