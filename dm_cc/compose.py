@@ -61,7 +61,8 @@ DEFAULT_AGENT = "build"
 
 # Asked before a project's MCP server that is not approved starts (the REPL asks the
 # person); True approves it (saved). None: nobody to ask, it does not start.
-AskTrust = Callable[["ServerDefinition", "Trust"], bool]
+# the trust question: a project's server, its trust, what changed since approved
+AskTrust = Callable[["ServerDefinition", "Trust", list[str]], bool]
 
 
 class Options(NamedTuple):
@@ -281,8 +282,9 @@ class World:
         for server in definitions:
             trust = server.trust(trusted)
             if trust not in STARTING_TRUST:
-                if ask is None or not ask(server, trust):
-                    notify(server.refusal(trust))
+                changes = server.changes(trusted)
+                if ask is None or not ask(server, trust, changes):
+                    notify(server.refusal(trust, changes))
                     continue
                 try:
                     self.approvals.trust_server(server.name, server.fingerprint,

@@ -75,6 +75,9 @@ def _trust(args: argparse.Namespace) -> int:
                                  note=f"approved with `dm_cc mcp trust` ({server.source})")
     print(f"trusted {server.name} as defined at {server.source}: {server.transport} "
           f"{server.where()}")
+    for fact in server.facts():
+        print(f"  {fact}")
+    print("  (a change to its definition or to these files makes it unapproved again)")
     return 0
 
 

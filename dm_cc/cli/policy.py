@@ -192,6 +192,14 @@ def _import(args: argparse.Namespace) -> int:
     from dm_cc.policy import IMPORTERS, lint_files, parse_policy, render_policy
 
     imported = IMPORTERS[args.source][1](Path(args.file))
+    if imported.refused and not args.lossy:
+        for line in imported.refused:
+            print(f"dm_cc: import: {imported.source}: cannot import without loosening the "
+                  f"policy: {line}", file=sys.stderr)
+        print("dm_cc: import: nothing written: an importer may be stricter than its source, "
+              "never looser. Rewrite these rules, or pass --lossy to import the rest "
+              "without them", file=sys.stderr)
+        return 1
     text = render_policy(imported)
     shown = args.output or "<stdout>"
     policy = parse_policy(text, shown)   # the output must load; a failure here is a bug
@@ -201,12 +209,15 @@ def _import(args: argparse.Namespace) -> int:
         sys.stdout.write(text)
     for line in imported.dropped:
         print(f"dm_cc: import: {imported.source}: {line}", file=sys.stderr)
+    for line in imported.refused:
+        print(f"dm_cc: import: {imported.source}: left out (--lossy), a loosening: {line}",
+              file=sys.stderr)
     for finding in lint_files([policy], known_agents=_known_agents()):
         print(f"dm_cc: lint: {finding}", file=sys.stderr)
     if args.output:
         print(f"wrote {args.output}: {len(policy.rules)} rule(s), "
               f"{len(policy.agents)} agent override(s), {len(policy.tests)} test(s); "
-              f"{len(imported.dropped)} not imported", file=sys.stderr)
+              f"{len(imported.dropped) + len(imported.refused)} not imported", file=sys.stderr)
     return 0
 
 
@@ -230,6 +241,9 @@ def _import_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", metavar="FILE", help="the file to import")
     parser.add_argument("-o", "--output", metavar="FILE",
                         help="the dm_cc policy file to write (default: standard output)")
+    parser.add_argument("--lossy", action="store_true",
+                        help="import even when a deny or ask rule can be neither expressed nor "
+                             "widened: leave it out (a loosening, reported) instead of failing")
 
 
 def _common(parser: argparse.ArgumentParser, *, agent: bool = True, json_: bool = True) -> None:

@@ -5,6 +5,7 @@ that remembers line numbers. Imports nothing of dm_cc but ``dm_cc.errors``.
                     filesystem the engine resolves paths with
     settings.py     ``config.yaml`` (user, then project): model, sandbox, MCP servers ...
     mcp_servers.py  the ``mcp.servers`` section, and whether each server may start
+    server_files.py the files inside the project a server's command line names
     trust.py        whether the person trusts what the project's own files say
     yaml_lines.py   YAML with the line of each value; errors naming ``file:line``
 

@@ -23,7 +23,16 @@ Each definition remembers its ``origin`` (``user`` or ``project``) and ``source`
 (``file:line``). A project's server is code a cloned repository would run, so it
 starts only once the person approved its :attr:`ServerDefinition.fingerprint`: a
 hash of the definition *as written* (before ``${VAR}`` is replaced, so a rotated
-token does not ask again, while any change to the text does).
+token does not ask again, while any change to the text -- a reference to another
+variable included -- does), followed by the content of every file inside the
+project its command line names (``config/server_files.py``: a script a confined
+command rewrites after the approval makes the server unapproved again).
+
+What a person approves is shown as written, never expanded: :meth:`where` (the
+command or URL with its ``${VAR}`` references), :meth:`facts` (every variable it
+reads from the environment, by name, and the field it goes to; the files checked,
+and those outside the project that are not) and, once it changed,
+:meth:`changes` (the definition, or which file).
 """
 
 from __future__ import annotations
@@ -31,11 +40,14 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Literal
+from urllib.parse import unquote
 
+from dm_cc.config.server_files import NamedFile, named_files
 from dm_cc.config.yaml_lines import LinePath, line_of
 from dm_cc.errors import SettingsError
 
@@ -66,6 +78,7 @@ class ServerDefinition:
     headers: Mapping[str, str] = field(default_factory=_frozen)
     disabled: bool = False
     written: str = "{}"                      # the definition as written, canonical JSON
+    files: tuple[NamedFile, ...] = ()        # what its command line names (a project's)
 
     @property
     def transport(self) -> Literal["stdio", "http"]:
@@ -76,16 +89,79 @@ class ServerDefinition:
         """The program and its arguments (stdio servers; [] for HTTP)."""
         return [self.command, *self.args] if self.command is not None else []
 
+    def directory(self, root: Path) -> Path:
+        """Where it runs: its ``cwd:`` under the project root, else the root."""
+        return root / self.cwd if self.cwd else root
+
     @property
     def fingerprint(self) -> str:
-        """``sha256:<hex>`` of the definition as written: what a trust approval names."""
-        return "sha256:" + hashlib.sha256(self.written.encode("utf-8")).hexdigest()
+        """What a trust approval names: ``sha256:<hex>`` of the definition as written,
+        then ``<path>=<digest>`` for each file it names (none: the hash alone)."""
+        definition = "sha256:" + hashlib.sha256(self.written.encode("utf-8")).hexdigest()
+        return " ".join([definition, *(named.token() for named in self.files)])
 
     def where(self) -> str:
-        """What it runs or where it connects, for people (``mcp-server-time --x``, a URL)."""
+        """What it runs or where it connects, for people, as written (``${VAR}``
+        references are shown, never their values)."""
+        spec = self._as_written()
         if self.url is not None:
-            return self.url
+            return str(spec.get("url", self.url))
+        if "command" in spec:
+            return " ".join(map(str, [spec["command"], *spec.get("args", [])]))
         return " ".join(self.argv)
+
+    def references(self) -> dict[str, list[str]]:
+        """Each environment variable the definition reads (``${VAR}``), by name, with
+        the fields it goes to (``env.TOKEN``, ``args[1]``, ``headers.Authorization``)."""
+        found: dict[str, list[str]] = {}
+        for where, value in _written_fields(self._as_written()):
+            for match in _VARIABLE.finditer(value):
+                found.setdefault(match.group(1), []).append(where)
+        return found
+
+    def facts(self) -> list[str]:
+        """What a person approves beyond :meth:`where`, one line each: the variables
+        it reads from the environment (by name), the names it is given, the files
+        whose content is checked, those outside the project that are not."""
+        lines = []
+        if reads := self.references():
+            lines.append("reads from your environment: " + ", ".join(
+                f"${{{name}}} ({', '.join(fields)})" for name, fields in reads.items()))
+        given = [*(f"env {name}" for name in self.env), *(f"header {h}" for h in self.headers)]
+        if given:
+            lines.append(f"with {', '.join(given)}")
+        if checked := [f.path for f in self.files if f.checked]:
+            lines.append(f"runs files of this project (their content is checked): "
+                         f"{', '.join(checked)}")
+        if outside := [f"{f.path} -> {f.target}" if f.target else f.path
+                       for f in self.files if f.outside]:
+            lines.append(f"names files outside the project (not checked): {', '.join(outside)}")
+        return lines
+
+    def changes(self, trusted: Mapping[str, str]) -> list[str]:
+        """What differs from the definition and files ``trusted`` approved ([] when
+        nothing does or it was never approved)."""
+        approved = trusted.get(self.name)
+        if approved is None or approved == self.fingerprint:
+            return []
+        old_definition, old = _fingerprint_parts(approved)
+        new_definition, new = _fingerprint_parts(self.fingerprint)
+        found = ["its definition"] if old_definition != new_definition else []
+        for path in [*new, *(path for path in old if path not in new)]:
+            before, now = old.get(path), new.get(path)
+            if before == now:
+                continue
+            if now is None:
+                found.append(f"{path} (no longer there)")
+            elif now.startswith("outside:"):
+                found.append(f"{path} (now leads outside the project: {now[8:]})")
+            else:
+                found.append(f"{path} ({'new' if before is None else 'its content'})")
+        return found or ["its fingerprint"]
+
+    def _as_written(self) -> dict[str, Any]:
+        written = json.loads(self.written)
+        return written if isinstance(written, dict) else {}
 
     def trust(self, trusted: Mapping[str, str]) -> Trust:
         """Whether it may start: a user's server always; a project's only when
@@ -97,18 +173,46 @@ class ServerDefinition:
             return "not approved"
         return "approved" if approved == self.fingerprint else "changed since approved"
 
-    def refusal(self, trust: Trust) -> str:
-        """Why this project's server was not started, and how to let it start."""
+    def refusal(self, trust: Trust, changes: list[str] | tuple[str, ...] = ()) -> str:
+        """Why this project's server was not started (what changed, when that is
+        why), and how to let it start."""
         state = "has changed since it was approved" if trust == "changed since approved" \
             else "is not approved"
+        if changes:
+            state += f" (changed: {', '.join(changes)})"
         return (f"MCP server {self.name} ({self.source}) is defined by this project and "
                 f"{state}, so it was not started: it would run `{self.where()}`. Review it, "
                 f"then approve it with `dm_cc mcp trust {self.name}`.")
 
 
+def _written_fields(spec: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
+    """(field, text) of every string a definition holds, as written."""
+    for key in ("command", "cwd", "url"):
+        if isinstance(spec.get(key), str):
+            yield key, spec[key]
+    args = spec.get("args")
+    for index, arg in enumerate(args if isinstance(args, list) else []):
+        if isinstance(arg, str):
+            yield f"args[{index}]", arg
+    for key in ("env", "headers"):
+        table = spec.get(key)
+        for name, value in (table.items() if isinstance(table, dict) else ()):
+            if isinstance(value, str):
+                yield f"{key}.{name}", value
+
+
+def _fingerprint_parts(fingerprint: str) -> tuple[str, dict[str, str]]:
+    """A fingerprint's definition hash and its files (path → digest)."""
+    definition, *files = fingerprint.split(" ")
+    pairs = (token.partition("=") for token in files)
+    return definition, {unquote(path): unquote(digest) for path, _, digest in pairs}
+
+
 def parse_servers(section: Any, origin: Origin, shown: str,
-                  lines: dict[LinePath, int], env: Mapping[str, str]) -> dict[str, ServerDefinition]:
-    """The ``mcp:`` section of one settings file → its servers by name.
+                  lines: dict[LinePath, int], env: Mapping[str, str],
+                  root: Path | None = None) -> dict[str, ServerDefinition]:
+    """The ``mcp:`` section of one settings file → its servers by name; with the
+    project ``root`` (a project's file), each stdio server's named files too.
     SettingsError naming ``file:line`` for a bad entry or a missing variable."""
     if section is None:
         return {}
@@ -128,7 +232,11 @@ def parse_servers(section: Any, origin: Origin, shown: str,
         if not isinstance(name, str) or not SERVER_NAME.fullmatch(name):
             raise fail(loc, f"mcp.servers: bad server name {name!r} (letters, digits, '-', "
                             "and single '_' between them)")
-        found[name] = _definition(name, spec, origin, shown, lines, env, fail)
+        server = _definition(name, spec, origin, shown, lines, env, fail)
+        if root is not None and server.command is not None:
+            server = replace(server, files=named_files(server.argv, server.directory(root),
+                                                       root, env.get("PATH")))
+        found[name] = server
     return found
 
 

@@ -102,10 +102,11 @@ def _model() -> type[BaseModel]:
 
 
 def parse_settings(text: str, shown: str, *, origin: Origin = "user",
-                   env: Mapping[str, str] = os.environ
+                   env: Mapping[str, str] = os.environ, root: Path | None = None
                    ) -> tuple[dict[str, Any], dict[str, str], dict[str, ServerDefinition]]:
     """One settings file → (values set, their sources, MCP servers); ``${VAR}`` in a
-    server's strings is read from ``env``."""
+    server's strings is read from ``env``; ``root``: the project whose file it is
+    (its servers' named files are fingerprinted)."""
     data, lines = load_yaml(text, shown, SettingsError)
     if data is None:
         return {}, {}, {}
@@ -120,7 +121,7 @@ def parse_settings(text: str, shown: str, *, origin: Origin = "user",
         raise validation_error(exc, shown, lines, SettingsError) from None
     values = {key: getattr(spec, key) for key in SCALARS if getattr(spec, key) is not None}
     sources = {key: f"{shown}:{line_of(lines, (key,))}" for key in values}
-    return values, sources, parse_servers(spec.mcp, origin, shown, lines, env)
+    return values, sources, parse_servers(spec.mcp, origin, shown, lines, env, root)
 
 
 def settings_files(root: Path, env: Mapping[str, str] = os.environ) -> list[Path]:
@@ -147,7 +148,8 @@ def load_settings(root: Path, env: Mapping[str, str] = os.environ, *,
             raise SettingsError(shown, None, f"cannot read settings file: {exc}") from None
         project = path.is_relative_to(root)
         file_values, file_sources, file_servers = parse_settings(
-            text, shown, origin="project" if project else "user", env=env)
+            text, shown, origin="project" if project else "user", env=env,
+            root=root if project else None)
         if project:
             for key, why in NOT_FROM_PROJECT.items():
                 if key in file_values:

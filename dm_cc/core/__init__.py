@@ -9,6 +9,7 @@ Approver seam and the system prompts. It never prints: the UI consumes its event
     hooks.py       decision hooks run on a decision's requests (``consult_hooks``)
     events.py      the typed events; subagents.py the task tool's child sessions
     prompts.py     system prompts; compaction.py older turns summarised for the model
+    instructions.py  AGENTS.md / CLAUDE.md, read as a read call would be (or left out)
 
 The front door is lazy: a name's module is imported on its first use (the loop
 brings the tools' pydantic models; an event type alone does not).

@@ -28,7 +28,8 @@ from dm_cc.core import compaction
 from dm_cc.core.approval import Approvals, Approver, AskFailed
 from dm_cc.core.calls import Calls, Done, all_or_none
 from dm_cc.core.events import AgentSwitched, Compacted, Event, Notice, ToolFinished, TurnEnded
-from dm_cc.core.prompts import system_prompt, tool_specs
+from dm_cc.core.instructions import LeftOut
+from dm_cc.core.prompts import build_prompt, tool_specs
 from dm_cc.core.rights import Rights
 from dm_cc.core.settle import Judged, Settle, TurnStopped
 from dm_cc.core.subagents import Subagents
@@ -98,6 +99,7 @@ class Loop:
         self.window = compaction.Window(session)
         self._todos: list[dict[str, Any]] = []
         self._usage = Usage()  # of this loop's own model calls
+        self._told: set[LeftOut] = set()  # instruction files left out, said once each
 
     @property
     def agent(self) -> Agent:
@@ -187,9 +189,15 @@ class Loop:
         return self.window.tokens(lambda: self._prompt()[1:])
 
     def _prompt(self) -> tuple[Agent, str, list[ToolSpec]]:
-        """The agent in charge, its system prompt and the tools it is offered."""
+        """The agent in charge, its system prompt and the tools it is offered; an
+        instruction file left out of the prompt is told once (a notice, not a question)."""
         ctx = self.context()
-        return self.agent, system_prompt(self.agent, ctx), tool_specs(
+        prompt = build_prompt(self.agent, ctx)
+        for left_out in prompt.left_out:
+            if left_out not in self._told:
+                self._told.add(left_out)
+                self.rt.on_event(Notice(left_out.notice()))
+        return self.agent, prompt.text, tool_specs(
             self.rights.offered(self.calls.tools.values()), ctx)
 
     async def execute(self, calls: Sequence[ToolCall]) -> None:

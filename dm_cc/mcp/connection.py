@@ -164,7 +164,7 @@ class Connection:
             self._session = None
 
     def _stdio(self) -> StdioProcess:
-        cwd = self.root / self.definition.cwd if self.definition.cwd else self.root
+        cwd = self.definition.directory(self.root)
         inherited = {key: self.env[key] for key in DEFAULT_INHERITED_ENV_VARS
                      if key in self.env and not self.env[key].startswith("()")}
         env = {**inherited, **self.definition.env}

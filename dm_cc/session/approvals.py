@@ -138,7 +138,11 @@ def _trusted(approval: SavedApproval, kind: str) -> tuple[str, str] | None:
     """(name, fingerprint) of a trust entry of ``kind``; None for any other entry."""
     if approval.permission != kind or approval.agent != WHOLE_PROJECT:
         return None
-    name, _, fingerprint = approval.pattern.rpartition(" ")
+    # a server's name has no space (its fingerprint may); a file's path may (its digest not)
+    if kind == SERVER_TRUST:
+        name, _, fingerprint = approval.pattern.partition(" ")
+    else:
+        name, _, fingerprint = approval.pattern.rpartition(" ")
     return name, fingerprint
 
 

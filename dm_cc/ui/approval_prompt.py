@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
 from prompt_toolkit import PromptSession
@@ -101,16 +101,20 @@ def question_lines(request: ApprovalRequest) -> Iterator[Line]:
         yield from diff_lines(request.preview, PREVIEW_LINES)
 
 
-def server_lines(server: ServerDefinition, trust: str) -> Iterator[Line]:
+def server_lines(server: ServerDefinition, trust: str,
+                 changes: Sequence[str] = ()) -> Iterator[Line]:
     """A project's MCP server as the trust question shows it: where it is defined,
-    what it runs (or where it connects), the names of what it is given."""
+    what changed since it was approved, what it runs (or where it connects) as
+    written, the variables it reads from the environment (by name), the names of
+    what it is given and the files it runs (``ServerDefinition.facts``)."""
     changed = " (changed since you approved it)" if trust == "changed since approved" else ""
     yield [("class:ask", "? "), ("", "this project defines an MCP server "),
            ("class:tool", server.name), ("", f"{changed} at {server.source}")]
+    if changes:
+        yield [("class:ask", f"  changed: {', '.join(changes)}")]
     yield [("class:tool", f"  {server.transport}: {server.where()}")]
-    given = [*(f"env {name}" for name in server.env), *(f"header {h}" for h in server.headers)]
-    if given:
-        yield [("class:dim", f"  with {', '.join(given)}")]
+    for fact in server.facts():
+        yield [("class:dim", f"  {fact}")]
     if server.transport == "stdio":
         yield [("class:dim", "  it runs as you, in the sandbox where bubblewrap works (by "
                              "default: the project read-only, no network): start it only "
@@ -169,16 +173,17 @@ class ReplApprover:
             if not self._waiting:
                 self._settled.set()
 
-    async def trust_server(self, server: ServerDefinition, trust: str) -> bool:
+    async def trust_server(self, server: ServerDefinition, trust: str,
+                           changes: Sequence[str] = ()) -> bool:
         """Ask whether the project's MCP server ``server`` may start (y: yes, and
-        the approval is saved by the caller)."""
+        the approval is saved by the caller); ``changes``: since it was approved."""
         async with self._lock:
             if self.make_room is not None:
                 await self.make_room()
             self.screen.hold()
             self.screen.paused = True
             try:
-                for line in server_lines(server, trust):
+                for line in server_lines(server, trust, changes):
                     self.screen.line(line, now=True)
                 legend: Line = [("class:key", "y"), ("", " start it and remember  "),
                                 ("class:key", "n"), ("", " not now  "),

@@ -2,9 +2,12 @@
 and what the REPL's ``/mcp`` shows.
 
     server_rows(world, running, gate)   every configured server as a JSON-ready
-                                        record: origin, trust, status, error, pid,
-                                        its tools with the gate's decision for a
-                                        call with no arguments, the tools left out
+                                        record: origin, trust (and what changed
+                                        since approved), status, error, pid, what
+                                        it runs as written, the variables it reads
+                                        and the files it names, its tools with the
+                                        gate's decision for a call with no
+                                        arguments, the tools left out
     server_lines(rows)                  those records as text, a few lines each
 
 The caller chooses the gate: ``dm_cc mcp list`` builds the one of ``--agent``
@@ -49,9 +52,17 @@ def server_rows(world: World, running: McpServers | None, gate: Gate) -> list[di
             tools.append({"name": name, "tool": original, "decision": action, "rule": source,
                           "read_only": bool(tool and tool.annotations
                                             and tool.annotations.read_only_hint)})
+        trust = world.mcp_trust(server)
+        changes = server.changes(world.approvals.trusted_servers()) \
+            if trust == "changed since approved" else []
         rows.append({"name": server.name, "origin": server.origin, "source": server.source,
                      "transport": server.transport, "runs": server.where(),
-                     "trust": world.mcp_trust(server), "status": state,
+                     "reads": server.references(),
+                     "files": [{"path": f.path, "checked": f.checked, "outside": f.outside,
+                                "target": f.target}
+                               for f in server.files],
+                     "facts": server.facts(), "changes": changes,
+                     "trust": trust, "status": state,
                      "error": status.error if status else "",
                      "pid": status.pid if status else None, "tools": tools,
                      "left_out": list(status.left_out) if status else [],
@@ -79,16 +90,21 @@ def _confinement(world: World, transport: str, confined: bool | None) -> str:
 
 
 def server_lines(rows: Iterable[dict[str, Any]]) -> Iterator[str]:
-    """Each server: its name, status, trust and where it is defined; what it runs
-    and where (the sandbox); its error; the tools left out; each tool with its decision; how to approve it
-    when it was not started for want of trust. :data:`NONE_CONFIGURED` for none."""
+    """Each server: its name, status, trust and where it is defined; what changed
+    since it was approved; what it runs, the variables it reads and the files it
+    names, and where (the sandbox); its error; the tools left out; each tool with
+    its decision; how to approve it when it was not started for want of trust.
+    :data:`NONE_CONFIGURED` for none."""
     empty = True
     for row in rows:
         empty = False
         pid = f", pid {row['pid']}" if row["pid"] else ""
         yield (f"{row['name']}  {row['status']}{pid}  trust: {row['trust']}  "
                f"({row['origin']}, {row['source']})")
+        if row["changes"]:
+            yield f"  changed since approved: {', '.join(row['changes'])}"
         yield f"  {row['transport']}: {row['runs']}"
+        yield from (f"  {fact}" for fact in row["facts"])
         yield f"  sandbox: {row['sandbox']}"
         if row["error"]:
             yield "  error: " + row["error"].replace("\n", "\n    ")

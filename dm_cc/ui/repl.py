@@ -101,9 +101,9 @@ class Repl:
         self._ready = aio.create_future()
         here = contextvars.copy_context()   # the app session: where to print, what to redraw
 
-        def ask_trust(server: ServerDefinition, trust: str) -> bool:
+        def ask_trust(server: ServerDefinition, trust: str, changes: list[str]) -> bool:
             """The MCP server's trust question, asked on the REPL's loop."""
-            return ask(lambda: self.approver.trust_server(server, trust))
+            return ask(lambda: self.approver.trust_server(server, trust, changes))
 
         main = threading.get_ident()
 

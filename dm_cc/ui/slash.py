@@ -251,7 +251,10 @@ def _context(ctx: Context, args: list[str]) -> None:
     screen.line(f"context for {loop.agent.name}: about {loop.context_tokens()} tokens"
                 + (f" of {window}" if window else "") + " in the next call", "class:tool")
     for section in context_report(loop.agent, loop.context()):
-        screen.line(f"  {section.name:<16} {section.chars:>7} chars  ~{section.tokens} tokens")
+        if section.left_out:
+            screen.line(f"  {section.name:<16} not loaded: {section.left_out}", "class:dim")
+        else:
+            screen.line(f"  {section.name:<16} {section.chars:>7} chars  ~{section.tokens} tokens")
     screen.line("  (the conversation itself: /compact summarises older turns)", "class:dim")
 
 

@@ -16,7 +16,16 @@ from typing import Any
 
 from dm_cc.errors import PolicyError
 from dm_cc.policy.importers.jsonfile import line_with, read_json
-from dm_cc.policy.importers.model import Entry, Imported, InlineTestEntry, Unexpressible
+from dm_cc.policy.importers.model import (
+    Entry,
+    Imported,
+    InlineTestEntry,
+    SaysNothing,
+    Unexpressible,
+    denial_pattern,
+    literal_command,
+    program_pattern,
+)
 
 # Claude tool → (dm_cc permission, how its specifier is read)
 TOOLS: dict[str, tuple[str, str]] = {
@@ -45,16 +54,27 @@ DEFAULT_MODES: dict[str, list[tuple[str, str, str]]] = {
     "dontAsk": [("*", "*", "deny")],
 }
 
-_RULE = re.compile(r"^([A-Za-z][A-Za-z0-9_-]*)(?:\((.*)\))?$", re.S)
+# Claude Code's documented tools dm_cc has no tool like: a rule about one decides
+# nothing in dm_cc, whatever its action (docs.anthropic.com, "Tools available to Claude")
+ABSENT = frozenset({"WebSearch", "Skill", "SlashCommand", "KillShell", "BashOutput",
+                    "KillBash", "ListMcpResourcesTool", "ReadMcpResourceTool"})
+# Claude Code's built-in subagents → dm_cc's like them (a deny or ask of one covers both)
+SUBAGENTS = {"Explore": "explore", "general-purpose": "general", "Plan": "plan"}
+# The parameters of Claude Code's tools: `Bash(run_in_background:true)` is a rule on
+# a call's argument, which dm_cc's patterns cannot say
+PARAMETERS = frozenset({"command", "timeout", "description", "run_in_background",
+                        "dangerouslyDisableSandbox", "file_path", "offset", "limit",
+                        "old_string", "new_string", "replace_all", "content", "pattern",
+                        "path", "glob", "type", "output_mode", "url", "prompt",
+                        "subagent_type", "notebook_path", "edit_mode", "cell_id"})
+
+_RULE = re.compile(r"^([A-Za-z][A-Za-z0-9_*-]*)(?:\((.*)\))?$", re.S)
+_TOOL = re.compile(r"^\s*([^\s(]+)")     # the whole name, whatever it holds
+_PARAMETER = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*:(?!\*\s*$)")
 LISTS = ("allow", "ask", "deny")   # written in this order: the last match wins
 
 
 # --------------------------------------------------------------------------- Bash
-
-
-def _literal(text: str) -> str:
-    """Text matched literally by a dm_cc shell pattern (``?`` and ``\\`` escaped)."""
-    return re.sub(r"([\\?*])", r"\\\1", text)
 
 
 def bash_pattern(spec: str, action: str = "deny", notes: list[str] | None = None) -> str:
@@ -73,12 +93,12 @@ def bash_pattern(spec: str, action: str = "deny", notes: list[str] | None = None
             if notes is not None:
                 notes.append("':*' after a wildcard: read as the wildcard (wider)")
             return _wildcard(prefix or "*") + " *"
-        return _literal(prefix) + " *"
+        return literal_command(prefix) + " *"
     if ":*" in spec:
         raise Unexpressible("':*' works only at the end of a Bash rule")
     if "*" in spec:
         return _wildcard(spec)
-    return _literal(spec)
+    return literal_command(spec)
 
 
 def _wildcard(spec: str) -> str:
@@ -202,10 +222,14 @@ def _domain_patterns(spec: str, action: str) -> list[str]:
 # --------------------------------------------------------------------------- rules
 
 
-def _mcp(name: str, spec: str | None) -> str:
+def _mcp(name: str, spec: str | None, action: str) -> str:
     if spec is not None:
         raise Unexpressible("MCP rules take no specifier")
     parts = name.split("__")
+    whole_server = len(parts) == 2 or (len(parts) == 3 and parts[2] == "*")
+    if action == "allow" and "*" in name and not (whole_server and "*" not in parts[1]):
+        raise Unexpressible("a '*' in an MCP rule, but for mcp__<server>__*, has no "
+                            "documented meaning")
     if len(parts) == 2 and parts[1]:
         return f"{name}__*"             # a whole server
     if len(parts) >= 3 and all(parts[1:]):
@@ -213,9 +237,17 @@ def _mcp(name: str, spec: str | None) -> str:
     raise Unexpressible("not mcp__<server> or mcp__<server>__<tool>")
 
 
+def _every_tool_of(name: str) -> str:
+    """The MCP permission wildcard for the server an MCP rule names (every MCP tool
+    when it names none)."""
+    parts = name.split("__")
+    return f"mcp__{parts[1]}__*" if len(parts) > 1 and parts[1] else "mcp__*"
+
+
 def convert(text: str, action: str, root: Path | None,
             notes: list[str] | None = None) -> list[tuple[str, str]]:
-    """One Claude rule as (permission, pattern) pairs; Unexpressible when it cannot be."""
+    """One Claude rule as (permission, pattern) pairs; Unexpressible when it cannot be
+    (SaysNothing when it is about a tool dm_cc does not have)."""
     match = _RULE.match(text.strip())
     if match is None:
         raise Unexpressible("not Tool or Tool(specifier)")
@@ -223,30 +255,62 @@ def convert(text: str, action: str, root: Path | None,
     if spec is not None and spec.strip() in ("", "*"):
         spec = None                     # Tool() and Tool(*) are the tool itself
     if tool.startswith("mcp__"):
-        return [(_mcp(tool, spec), "*")]
+        return [(_mcp(tool, spec, action), "*")]
+    if tool in ABSENT:
+        raise SaysNothing(f"dm_cc has no tool like Claude Code's {tool}")
     if tool not in TOOLS:
         raise Unexpressible(f"dm_cc has no tool like Claude Code's {tool}")
     permission, kind = TOOLS[tool]
     if spec is None:
         return [(permission, "*")]
+    if (parameter := _PARAMETER.match(spec)) and parameter.group(1) in PARAMETERS:
+        raise Unexpressible(f"a rule on the {parameter.group(1)} parameter of a {tool} call, "
+                            "which dm_cc's patterns cannot say")
     if kind == "command":
-        return [(permission, bash_pattern(spec, action, notes))]
+        pattern = bash_pattern(spec, action, notes)
+        return [(permission, pattern if action == "allow" else denial_pattern(pattern))]
     if kind == "path":
-        pattern = path_pattern(spec, root)
-        if action != "allow":
-            # gitignore: a pattern naming a directory covers what is inside it
-            pattern = _with_contents(pattern)
-        pairs = [(permission, pattern)]
-        if action == "allow" and pattern.startswith(("/", "~")):
-            # Claude's allow reaches outside the project; dm_cc also asks about
-            # leaving it (external_directory, judged on the file's directory)
-            pairs.append(("external_directory", _directory_of(pattern)))
-        return pairs
+        return _path_pairs(permission, spec, action, root)
     if kind == "domain":
         return [(permission, p) for p in _domain_patterns(spec, action)]
     if kind == "name":
-        return [(permission, spec)]
+        names = [spec] if action == "allow" else [spec, spec.lower(), SUBAGENTS.get(spec, spec)]
+        return [(permission, name) for name in dict.fromkeys(names)]
     raise Unexpressible(f"Claude Code's {tool} takes no specifier")
+
+
+def _path_pairs(permission: str, spec: str, action: str,
+                root: Path | None) -> list[tuple[str, str]]:
+    pattern = path_pattern(spec, root)
+    if action != "allow":
+        # gitignore: a pattern naming a directory covers what is inside it
+        pattern = _with_contents(pattern)
+    pairs = [(permission, pattern)]
+    if action == "allow" and pattern.startswith(("/", "~")):
+        # Claude's allow reaches outside the project; dm_cc also asks about
+        # leaving it (external_directory, judged on the file's directory)
+        pairs.append(("external_directory", _directory_of(pattern)))
+    return pairs
+
+
+def wider(text: str) -> list[tuple[str, str]] | None:
+    """The reading of a Claude deny or ask rule that :func:`convert` cannot say,
+    widened until dm_cc can: its tool as a whole (an MCP rule: every tool of its
+    server; a Bash rule that starts with a program: that program with any
+    arguments). None when it names no tool dm_cc knows."""
+    tool = _TOOL.match(text)
+    if tool is None:
+        return None
+    name = tool.group(1)
+    if name.startswith("mcp__"):
+        return [(_every_tool_of(name), "*")]
+    if name not in TOOLS:
+        return None
+    permission, kind = TOOLS[name]
+    spec = text.strip()[len(name):].strip().removeprefix("(").removesuffix(")")
+    if kind == "command" and not _PARAMETER.match(spec):
+        return [(permission, program_pattern(spec))]
+    return [(permission, "*")]
 
 
 def _project_root(path: Path) -> Path | None:
@@ -295,8 +359,9 @@ def claude_policy(data: Any, shown: str, root: Path | None) -> Imported:
             for permission, pattern, action in DEFAULT_MODES[mode]:
                 out.rules.append(Entry(permission, pattern, action,
                                        comment=f"defaultMode: {mode}"))
-        else:
-            out.drop(out.rules, f"defaultMode: {mode!r} (use `dm_cc --agent plan` for plan mode)")
+        else:   # plan mode keeps Claude from editing: leaving it out would loosen
+            out.unsaid(out.rules, None, f"defaultMode: {mode!r}: no dm_cc rules say it "
+                                        "(for plan mode, run `dm_cc --agent plan`)")
     for action in LISTS:
         for text in lists[action]:
             _add(out, text, action, root)
@@ -311,14 +376,24 @@ def claude_policy(data: Any, shown: str, root: Path | None) -> Imported:
 
 def _add(out: Imported, text: str, action: str, root: Path | None) -> None:
     notes: list[str] = []
+    what = f"{action} {text}"
     try:
         pairs = convert(text, action, root, notes)
-    except Unexpressible as exc:
-        out.drop(out.rules, f"{action} {text}: {exc}")
+    except SaysNothing as exc:
+        out.drop(out.rules, f"{what}: {exc}")
         return
+    except Unexpressible as exc:
+        widened = None if action == "allow" else wider(text)
+        if widened is None:
+            out.unsaid(out.rules, action, f"{what}: {exc}")
+            return
+        pairs = widened
+        out.widen(f"{what}: {exc}", ", ".join(f"{p} {q!r}" for p, q in pairs))
+        notes.append(f"{exc}; written wider")
     comment = f"{action}: {text}"
     for note in notes:
-        out.approximate(f"{action} {text}: {note}")
+        if not note.endswith("written wider"):
+            out.approximate(f"{what}: {note}")
         comment += f"  (approximate: {note})"
     for index, (permission, pattern) in enumerate(pairs):
         out.rules.append(Entry(permission, pattern, action,

@@ -14,18 +14,33 @@ from __future__ import annotations
 
 import ast
 import itertools
-import re
 import shlex
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from dm_cc.errors import PolicyError
 from dm_cc.policy.importers.jsonfile import read_source
-from dm_cc.policy.importers.model import Entry, Imported, InlineTestEntry
+from dm_cc.policy.importers.model import (
+    Entry,
+    Imported,
+    InlineTestEntry,
+    denial_pattern,
+    literal_command,
+)
 
 DECISIONS = {"allow": "allow", "prompt": "ask", "forbidden": "deny"}
 ORDER = ("allow", "prompt", "forbidden")       # written in this order: last match wins
 FIELDS = {"pattern", "decision", "justification", "match", "not_match"}
+# calls of a rules file that make no rule (Codex's execpolicy: a program's paths)
+NOT_RULES = frozenset({"host_executable"})
+
+
+class Other(NamedTuple):
+    """A statement that is not a prefix_rule: said as not imported; ``may_deny``:
+    it may make rules, so leaving it out may loosen the policy (refused)."""
+
+    message: str
+    may_deny: bool = False
 
 
 class PrefixRule:
@@ -48,10 +63,6 @@ def codex_decision(rules: list[PrefixRule], tokens: list[str]) -> str | None:
         if decision in hits:
             return decision
     return None
-
-
-def _literal_command(text: str) -> str:
-    return re.sub(r"([\\?*])", r"\\\1", text)
 
 
 def _example(value: Any, shown: str, line: int) -> list[str]:
@@ -99,23 +110,29 @@ def _rule(call: ast.Call, shown: str) -> PrefixRule:
                  [_example(v, shown, line) for v in values.get("not_match", [])])
 
 
-def parse_rules(text: str, shown: str) -> tuple[list[PrefixRule], list[str]]:
+def parse_rules(text: str, shown: str) -> tuple[list[PrefixRule], list[Other]]:
     """The prefix rules of a rules file, and a line for each other statement."""
     try:
         tree = ast.parse(text, shown)
     except SyntaxError as exc:
         raise PolicyError(shown, exc.lineno, f"not a rules file: {exc.msg}") from None
     rules: list[PrefixRule] = []
-    others: list[str] = []
+    others: list[Other] = []
     for node in tree.body:
         call = node.value if isinstance(node, ast.Expr) else None
-        if isinstance(call, ast.Call) and isinstance(call.func, ast.Name) \
-                and call.func.id == "prefix_rule":
+        name = call.func.id if isinstance(call, ast.Call) and isinstance(call.func, ast.Name) \
+            else None
+        if isinstance(call, ast.Call) and name == "prefix_rule":
             rules.append(_rule(call, shown))
-        else:
-            what = ast.get_source_segment(text, node) or type(node).__name__
-            first = what.splitlines()[0][:60]
-            others.append(f"line {node.lineno}: {first!r}: only prefix_rule is imported")
+            continue
+        what = ast.get_source_segment(text, node) or type(node).__name__
+        first = what.splitlines()[0][:60]
+        if name in NOT_RULES or isinstance(call, ast.Constant):
+            others.append(Other(f"line {node.lineno}: {first!r}: only prefix_rule is imported"))
+        else:   # a loop, a variable, load(), an unknown call: it may make rules we never see
+            others.append(Other(f"line {node.lineno}: {first!r}: only prefix_rule calls are "
+                                "read, and this may make rules (a forbidden one among them)",
+                                may_deny=True))
     return rules, others
 
 
@@ -129,7 +146,8 @@ def import_codex(path: Path) -> Imported:
     ])
     rules, others = parse_rules(text, shown)
     for other in others:
-        out.drop(out.rules, other)
+        out.unsaid(out.rules, "deny" if other.may_deny else None, other.message,
+                   says_nothing=not other.may_deny)
     for decision in ORDER:
         for rule in (r for r in rules if r.decision == decision):
             _add(out, rule)
@@ -138,15 +156,25 @@ def import_codex(path: Path) -> Imported:
 
 
 def _add(out: Imported, rule: PrefixRule) -> None:
+    """One rule per alternative. A token holding a space (Codex matches it as one
+    argument) is read as words: wider, so a prompt or forbidden keeps it (said), an
+    allow leaves that alternative out."""
     comment = f"line {rule.line}: {rule.decision} {[list(a) for a in rule.alternatives]}"
     if rule.justification:
         comment += f": {rule.justification}"
-    if any(any(c.isspace() for c in token) for a in rule.alternatives for token in a):
-        out.approximate(f"line {rule.line}: a token with a space is matched as words")
-    for index, alternative in enumerate(rule.alternatives):
-        pattern = _literal_command(" ".join(alternative)) + " *"
-        out.rules.append(Entry("bash", pattern, DECISIONS[rule.decision],
-                               comment=comment if index == 0 else None))
+    action = DECISIONS[rule.decision]
+    alternatives = rule.alternatives
+    spaced = [a for a in alternatives if any(any(c.isspace() for c in t) for t in a)]
+    if spaced and action == "allow":
+        out.drop(out.rules, f"line {rule.line}: allow {[list(a) for a in spaced]}: a token "
+                            "with a space is one argument in Codex; dm_cc judges words")
+        alternatives = [a for a in alternatives if a not in spaced]
+    elif spaced:
+        out.approximate(f"line {rule.line}: a token with a space is matched as words (wider)")
+    for index, alternative in enumerate(alternatives):
+        pattern = literal_command(" ".join(alternative)) + " *"
+        out.rules.append(Entry("bash", pattern if action == "allow" else denial_pattern(pattern),
+                               action, comment=comment if index == 0 else None))
 
 
 def _tests(out: Imported, rules: list[PrefixRule]) -> None:

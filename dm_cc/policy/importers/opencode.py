@@ -7,18 +7,33 @@ rules keep their order. What changes is the pattern language of paths: opencode'
 matched against the path relative to the project, while dm_cc's path globs keep
 ``*`` inside one segment. Each path pattern is rewritten into the dm_cc globs
 that together match the same paths (docs/importers.md).
+
+A key dm_cc has no permission for is never dropped from a deny or ask (model.py):
+an MCP tool (``<server>_<tool>``, opencode's flat name) becomes every
+``mcp__<server>__<tool>`` split of it, a wildcard key every dm_cc permission
+whose opencode name it matches and every MCP tool it may match; a documented
+opencode tool dm_cc does not have decides nothing; any other name is refused.
 """
 
 from __future__ import annotations
 
 import itertools
 import re
+from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any
 
 from dm_cc.errors import PolicyError
 from dm_cc.policy.importers.jsonfile import line_with, read_json
-from dm_cc.policy.importers.model import Entry, Imported
+from dm_cc.policy.importers.model import (
+    Entry,
+    Imported,
+    SaysNothing,
+    Unexpressible,
+    denial_pattern,
+    mcp_permission,
+    mcp_wildcard,
+)
 
 ACTIONS = ("allow", "ask", "deny")
 
@@ -40,6 +55,9 @@ KEYS: dict[str, tuple[str, bool]] = {
     "todowrite": ("todo", False),
     "todoread": ("todo", False),
 }
+# opencode's documented tools dm_cc has no tool like: a rule about one decides
+# nothing in dm_cc, whatever its action (opencode.ai/docs/tools, /docs/permissions)
+ABSENT = frozenset({"websearch", "codesearch", "lsp", "skill", "question", "invalid"})
 
 
 def _segment(segment: str, action: str, notes: list[str]) -> list[str]:
@@ -69,9 +87,7 @@ def path_patterns(pattern: str, action: str, notes: list[str], *,
     text = re.sub(r"\*+", "*", pattern)
     if text == "*":
         return ["*"]
-    if any(c in text for c in "[]{}"):
-        notes.append(f"{pattern!r}: '[', ']', '{{', '}}' are literal in opencode, "
-                     "classes and braces in dm_cc")
+    text = re.sub(r"([\[\]{}])", r"\\\1", text)   # literal in opencode: escaped for dm_cc
     for home in ("$HOME", "${HOME}"):
         if text == home or text.startswith(home + "/"):
             text = "~" + text[len(home):]
@@ -102,8 +118,30 @@ def _patterns(key: str, pattern: str, action: str, notes: list[str]) -> list[str
         return path_patterns(pattern, action, notes,
                              directory=permission == "external_directory")
     if permission == "bash":
-        return [pattern.replace("\\", "\\\\")]   # opencode's backslash is plain text
+        literal = pattern.replace("\\", "\\\\")   # opencode's backslash is plain text
+        return [literal if action == "allow" else denial_pattern(literal)]
     return [pattern]
+
+
+def permissions_of(key: str, action: str) -> list[str]:
+    """The dm_cc permissions an opencode key that is not in KEYS names: an MCP tool
+    (``<server>_<tool>``: each split), or for a deny or ask a wildcard's every
+    match; SaysNothing for a tool dm_cc does not have, Unexpressible otherwise."""
+    if "*" in key or "?" in key:
+        if action == "allow":
+            server, _, tool = key.partition("_")
+            if tool != "*" or not server or any(c in server for c in "*?"):
+                raise Unexpressible("a wildcard dm_cc's permission names cannot say exactly")
+            return [mcp_permission(server, "*")]   # the server up to the first '_': narrower
+        builtin = [KEYS[name][0] for name in KEYS if name != "*" and fnmatchcase(name, key)]
+        return list(dict.fromkeys([*builtin, mcp_wildcard(key.replace("?", "*"))]))
+    if key in ABSENT:
+        raise SaysNothing(f"dm_cc has no permission like opencode's {key!r}")
+    splits = [mcp_permission(key[:i], key[i + 1:]) for i, c in enumerate(key)
+              if c == "_" and key[:i] and key[i + 1:]]
+    if not splits:
+        raise Unexpressible(f"dm_cc has no permission like opencode's {key!r}")
+    return list(dict.fromkeys(splits))
 
 
 def _block(out: Imported, entries: list[Entry], value: Any, where: str, path: Path) -> None:
@@ -121,32 +159,48 @@ def _block(out: Imported, entries: list[Entry], value: Any, where: str, path: Pa
                 line = line_with(path, pattern if isinstance(rule, dict) else key, str(action))
                 raise PolicyError(out.source, line,
                                   f"{label}: {action!r} is not allow, ask or deny")
-            if key not in KEYS:
-                out.drop(entries, f"{label}: {action}: dm_cc has no permission like "
-                                  f"opencode's {key!r}")
-                continue
-            notes: list[str] = []
-            converted = _patterns(key, pattern, action, notes)
-            comment = f"{label}: {action}"
-            for note in notes:
-                out.approximate(f"{label}: {note}")
-                comment += f"  (approximate: {note})"
-            for index, dm_pattern in enumerate(converted):
-                entries.append(Entry(KEYS[key][0], dm_pattern, action,
-                                     comment=comment if index == 0 else None))
+            _rule(out, entries, key, pattern, action, label)
+
+
+def _rule(out: Imported, entries: list[Entry], key: str, pattern: str, action: str,
+          label: str) -> None:
+    """One opencode rule: key, pattern, action."""
+    notes: list[str] = []
+    if key in KEYS:
+        pairs = [(KEYS[key][0], p) for p in _patterns(key, pattern, action, notes)]
+    else:
+        try:
+            permissions = permissions_of(key, action)
+        except Unexpressible as exc:
+            out.unsaid(entries, action, f"{label}: {action}: {exc}",
+                       says_nothing=isinstance(exc, SaysNothing))
+            return
+        # an MCP tool's pattern is over its arguments: a deny or ask of some of them
+        # is read as the whole tool (wider); an allow of some, not imported
+        if pattern != "*" and action == "allow":
+            out.drop(entries, f"{label}: allow: a pattern over an MCP tool's input")
+            return
+        if pattern != "*":
+            notes.append("a pattern over an MCP tool's input: the whole tool (wider)")
+        pairs = [(permission, "*") for permission in permissions]
+    comment = f"{label}: {action}"
+    for note in notes:
+        out.approximate(f"{label}: {note}")
+        comment += f"  (approximate: {note})"
+    for index, (permission, dm_pattern) in enumerate(pairs):
+        entries.append(Entry(permission, dm_pattern, action,
+                             comment=comment if index == 0 else None))
 
 
 def _legacy_tools(out: Imported, entries: list[Entry], tools: Any, where: str) -> None:
-    """The deprecated ``tools: {name: false}``: a disabled tool is denied."""
+    """The deprecated ``tools: {name: false}``: a disabled tool is denied, after
+    the permission rules (it is off whatever they allow)."""
     if not isinstance(tools, dict):
         return
     for name, enabled in tools.items():
         if enabled is not False:
             continue
-        if name in KEYS and name != "*":
-            entries.append(Entry(KEYS[name][0], "*", "deny", comment=f"{where}.{name}: false"))
-        else:
-            out.drop(entries, f"{where}.{name}: false: dm_cc has no tool like {name!r}")
+        _rule(out, entries, name, "*", "deny", f"{where}.{name}: false")
 
 
 def import_opencode(path: Path) -> Imported:
@@ -160,19 +214,22 @@ def import_opencode(path: Path) -> Imported:
         "that match the same paths (docs/importers.md). opencode's own defaults are not",
         "imported: what nothing here decides follows dm_cc's defaults.",
     ])
-    _legacy_tools(out, out.rules, data.get("tools"), "tools")
     if "permission" in data:
         _block(out, out.rules, data["permission"], "permission", path)
-    agents = data.get("agent") or {}
-    if not isinstance(agents, dict):
-        raise PolicyError(shown, line_with(path, "agent"), "agent must be an object")
+    _legacy_tools(out, out.rules, data.get("tools"), "tools")   # off, whatever is allowed
+    agents: dict[str, Any] = {}
+    for key in ("mode", "agent"):   # `mode` is opencode's former name of `agent`
+        block = data.get(key) or {}
+        if not isinstance(block, dict):
+            raise PolicyError(shown, line_with(path, key), f"{key} must be an object")
+        agents.update(block)
     for name, config in agents.items():
         if not isinstance(config, dict):
             continue
         entries: list[Entry] = []
-        _legacy_tools(out, entries, config.get("tools"), f"agent.{name}.tools")
         if "permission" in config:
             _block(out, entries, config["permission"], f"agent.{name}.permission", path)
+        _legacy_tools(out, entries, config.get("tools"), f"agent.{name}.tools")
         if entries:
             out.agents[name] = entries
     return out

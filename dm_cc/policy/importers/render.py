@@ -33,6 +33,10 @@ def render_policy(imported: Imported) -> str:
     if imported.dropped:
         lines += ["#", "# Not imported, or imported only approximately (see the comments below):"]
         lines += [f"#   - {line}" for line in imported.dropped]
+    if imported.refused:
+        lines += ["#", "# Deny or ask rules left out with --lossy: this policy is looser than "
+                       "its source here:"]
+        lines += [f"#   - {line}" for line in imported.refused]
     rules = [entry for entry in imported.rules if entry.permission is not None]
     lines.append("rules:" if rules else "rules: []")
     lines += _entries(imported.rules, "  ")

@@ -102,13 +102,22 @@ def test_unexpressible_rules_stay_as_comments(imported):
 
 def test_odd_rules_are_reported_and_a_wide_deny_is_kept(tmp_path, capsys):
     source = FIXTURES / "claude-odd" / ".claude" / "settings.local.json"
-    assert main(["policy", "import", "claude", str(source), "-o", str(tmp_path / "o.yaml")]) == 0
+    output = tmp_path / "o.yaml"
+    # a deny of a tool dm_cc does not know, and plan mode, cannot be kept: no import
+    assert main(["policy", "import", "claude", str(source), "-o", str(output)]) == 1
+    err = capsys.readouterr().err
+    assert "cannot import without loosening the policy: deny NotAToolAtAll" in err
+    assert "cannot import without loosening the policy: defaultMode: 'plan'" in err
+    assert "--lossy" in err and not output.exists()
+
+    assert main(["policy", "import", "claude", str(source), "-o", str(output), "--lossy"]) == 0
     err = capsys.readouterr().err
     for what in ("allow Bash(*:*)", "Skill(deploy)", "Read(~bob/x)", "Bash(git:* push)",
-                 "NotAToolAtAll", "defaultMode: 'plan'", "hooks"):
+                 "NotAToolAtAll", "defaultMode: 'plan'", "hooks", "WebFetch(https://example.com)"):
         assert what in err
-    policy = parse_policy((tmp_path / "o.yaml").read_text(), "o.yaml")
-    assert [(r.permission, r.pattern, r.action) for r in policy.rules] == [("bash", "* *", "ask")]
+    policy = parse_policy(output.read_text(), "o.yaml")
+    assert [(r.permission, r.pattern, r.action) for r in policy.rules] == [
+        ("bash", "* *", "ask"), ("webfetch", "*", "deny"), ("bash", "x *", "deny")]
 
 
 def test_bad_json_names_the_line(tmp_path, capsys):
