@@ -12,13 +12,15 @@ hooks say (DESIGN.md §10: git directories are protected paths).
   ``config.worktree``), the directory ``core.hooksPath`` names when it did not exist,
   a link on the way to it changed;
 * a directory the command made unreadable (``chmod 311 x`` after ``git init
-  x/sub``): dm_cc cannot see into it, git can.
+  x/sub``): dm_cc cannot see into it, git can;
+* a protected path (:mod:`dm_cc.sandbox.protect`) that is a link, replaced: its
+  mount holds what it leads to, not the link itself.
 
 Each is set aside -- moved into dm_cc's per-user state directory, which confined
 commands never see; never deleted -- and the command's output says what, why and
 where. A directory that was there before and only gained a ``HEAD`` loses just that.
 
-    after = watch(root, lister, tree, git, hooks_paths, config_files, store)   # before
+    after = watch(root, lister, tree, git, hooks_paths, config_files, protected, store)
     note = after.settle()        # after the command: None, or what was set aside
 """
 
@@ -33,6 +35,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from dm_cc.permissions import ProtectedPaths
 from dm_cc.sandbox.git import GIT_READS_IF_MADE, GitDirs, git_places, hooks_wall, writable_for_git
 from dm_cc.sandbox.machine import TreeLister
 from dm_cc.sandbox.repository import module_dirs
@@ -49,6 +52,8 @@ INCLUDED_CONFIG = ("a file the repository's git config includes: git config can 
                    "commands (core.fsmonitor, aliases)")
 HOOKS_DIRECTORY = ("the directory git's core.hooksPath names: git runs the hooks in it on "
                    "commit, checkout and merge")
+PROTECTED_LINK = ("a protected path, put in place of the link it was (a mount holds what a "
+                  "link leads to, not the link)")
 UNLISTED = ("a directory the command made unreadable: what git would find in it cannot be "
             "checked")
 _counter = itertools.count()
@@ -64,10 +69,13 @@ def identity(path: str) -> Identity:
 
 
 def watch(root: str, lister: TreeLister, tree: Tree, git: GitDirs, hooks_paths: Sequence[str],
-          config_files: Sequence[str], store: str) -> Watch:
+          config_files: Sequence[str], protected: ProtectedPaths, store: str) -> Watch:
     """The project as it is before a command, in what the command must not make."""
-    return Watch(root, lister, tree, _places(root, tree),
-                 _guarded(root, tree, git, hooks_paths, config_files),
+    guarded = _guarded(root, tree, git, hooks_paths, config_files)
+    guarded.update((posixpath.join(root, link), (identity(posixpath.join(root, link)),
+                                                 f"{PROTECTED_LINK} ({found.why})"))
+                   for link in tree.links() if (found := protected.why([link])) is not None)
+    return Watch(root, lister, tree, _places(root, tree), guarded,
                  outside := tuple(d for d in git.owned() if not inside(d, root)),
                  submodules(outside), store)
 
@@ -157,8 +165,8 @@ class Watch:
                              "yourself before running git there")
                 continue
             lines.append(f"  {shown}: {why}")
-        return ("(dm_cc set aside what the command made that git would run outside the "
-                "sandbox:\n" + "\n".join(lines) + f"\nkept in {kept}: look at it before moving "
+        return ("(dm_cc set aside what the command made that would run code outside the "
+                "sandbox later:\n" + "\n".join(lines) + f"\nkept in {kept}: look at it before moving "
                 "any of it back. A repository the work needs, the person makes outside dm_cc.)")
 
 

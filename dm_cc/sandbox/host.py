@@ -298,7 +298,7 @@ class Sandbox:
         return Plan(argv, confined=True, spec=spec, pass_files=tuple(passed),
                     escapable=self.mode != "required", after=watch(
                         self.where.root.as_posix(), self._lister, tree, private.git,
-                        private.hooks_paths, private.git_config_files,
+                        private.hooks_paths, private.git_config_files, self.where.protected,
                         str(state_dir(self.env) / "set-aside")))
 
     # ------------------------------------------------------------------ the network proxy

