@@ -9,8 +9,9 @@ hooks say (DESIGN.md §10: git directories are protected paths).
 * a submodule's git dir new under a shared git dir outside the project, or a link
   made there;
 * a file git reads that did not exist (a git dir's ``commondir`` or
-  ``config.worktree``), the directory ``core.hooksPath`` names when it did not exist,
-  a link on the way to it changed;
+  ``config.worktree``, an included config file), or was a link and was replaced
+  (a mount holds what a link leads to, not the link); the directory
+  ``core.hooksPath`` names when it did not exist, a link on the way to it changed;
 * a directory the command made unreadable (``chmod 311 x`` after ``git init
   x/sub``): dm_cc cannot see into it, git can;
 * a protected path (:mod:`dm_cc.sandbox.protect`) that is a link, replaced: its
@@ -36,7 +37,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from dm_cc.permissions import ProtectedPaths
-from dm_cc.sandbox.git import GIT_READS_IF_MADE, GitDirs, git_places, hooks_wall, writable_for_git
+from dm_cc.sandbox.git import GIT_RUNS, GitDirs, git_places, hooks_wall, writable_for_git
 from dm_cc.sandbox.machine import TreeLister
 from dm_cc.sandbox.repository import module_dirs
 from dm_cc.sandbox.tree import Tree, inside
@@ -47,7 +48,8 @@ Identity = tuple[int, int, int, str] | None
 
 REPOSITORY = "a git directory: git runs what its config and hooks say, at the next git command there"
 SUBMODULE = "a submodule's git directory (or a link) in the shared git directory"
-MAKES_GIT_READ = "it makes git read another config, whose commands git runs outside the sandbox"
+GIT_RUNS_IT = ("git runs what it says, or the config it leads to, outside the sandbox (made, "
+               "or put in place of a link, which a mount cannot hold)")
 INCLUDED_CONFIG = ("a file the repository's git config includes: git config can run "
                    "commands (core.fsmonitor, aliases)")
 HOOKS_DIRECTORY = ("the directory git's core.hooksPath names: git runs the hooks in it on "
@@ -71,10 +73,10 @@ def identity(path: str) -> Identity:
 def watch(root: str, lister: TreeLister, tree: Tree, git: GitDirs, hooks_paths: Sequence[str],
           config_files: Sequence[str], protected: ProtectedPaths, store: str) -> Watch:
     """The project as it is before a command, in what the command must not make."""
-    guarded = _guarded(root, tree, git, hooks_paths, config_files)
-    guarded.update((posixpath.join(root, link), (identity(posixpath.join(root, link)),
-                                                 f"{PROTECTED_LINK} ({found.why})"))
-                   for link in tree.links() if (found := protected.why([link])) is not None)
+    links = {posixpath.join(root, link): (identity(posixpath.join(root, link)),
+                                         f"{PROTECTED_LINK} ({found.why})")
+             for link in tree.links() if (found := protected.why([link])) is not None}
+    guarded = {**links, **_guarded(root, tree, git, hooks_paths, config_files)}  # git's say why
     return Watch(root, lister, tree, _places(root, tree), guarded,
                  outside := tuple(d for d in git.owned() if not inside(d, root)),
                  submodules(outside), store)
@@ -91,17 +93,18 @@ def _guarded(root: str, tree: Tree, git: GitDirs, hooks_paths: Sequence[str],
     guarded: dict[str, tuple[Identity, str]] = {}
     in_tree = [posixpath.join(root, p) for p in git_places(tree) if tree.is_dir(p)]
     for git_dir in dict.fromkeys((*git.dirs(), *in_tree)):
-        for name in GIT_READS_IF_MADE:
+        for name, _ in GIT_RUNS:
             path = posixpath.join(git_dir, name)
-            if not os.path.lexists(path):
-                guarded[path] = (None, f"a git directory's {name}: {MAKES_GIT_READ}")
+            was = identity(path)
+            if name != "hooks" or was is not None:  # a missing one: bwrap's empty mount point
+                guarded[path] = (was, f"a git directory's {name}: {GIT_RUNS_IT}")
     for path in hooks_paths:
         wall = hooks_wall(root, path, git)
         if wall is not None:
             guarded[wall] = (identity(wall), HOOKS_DIRECTORY)
-    for path in config_files:
-        if writable_for_git(root, git, path) and not os.path.lexists(path):
-            guarded[path] = (None, INCLUDED_CONFIG)
+    for path in config_files:     # .git/config among them: said above
+        if writable_for_git(root, git, path):
+            guarded.setdefault(path, (identity(path), INCLUDED_CONFIG))
     return guarded
 
 

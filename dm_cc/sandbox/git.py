@@ -66,9 +66,6 @@ GIT_RUNS = (("config", "git config can run commands (core.fsmonitor, aliases)"),
             ("commondir", "says where git reads its config from"),
             ("gitdir", "says which work tree a worktree's git directory belongs to"),
             ("hooks", "git hooks run on commit, checkout and merge"))
-# Files no mount can hold while they do not exist: made by a command, they are set
-# aside after it (dm_cc.sandbox.aside).
-GIT_READS_IF_MADE = ("commondir", "config.worktree")
 NO_HOOKS = "git hooks would run on commit, checkout and merge: none exist, so none can be added"
 HOOKS_PATH = ("git's core.hooksPath (with what lies beside it, which its hooks may run): the "
               "hooks git runs on commit, checkout and merge")

@@ -126,3 +126,24 @@ def test_what_cannot_be_set_aside_is_said_loudly(project):
     (project.dm_home / "state" / "set-aside").write_text("not a directory")
     note = plan.settle() or ""
     assert "could NOT be set aside" in note and "remove it yourself" in note, note
+
+
+def test_a_git_config_link_replaced_is_set_aside(project):
+    """A mount holds what a link leads to: ``.git/config -> ../shared.cfg`` could be
+    removed and written anew inside the writable .git/."""
+    config = project.root / ".git" / "config"
+    config.rename(project.root / "shared.cfg")
+    config.symlink_to("../shared.cfg")
+    plan = planned(project)
+    config.unlink()
+    config.write_text("[core]\n\tfsmonitor = touch /tmp/pwned\n")
+    assert ".git/config: a git directory's config" in (plan.settle() or "")
+    assert not config.exists()
+
+
+def test_an_unchanged_git_config_link_is_left_alone(project):
+    config = project.root / ".git" / "config"
+    config.rename(project.root / "shared.cfg")
+    config.symlink_to("../shared.cfg")
+    plan = planned(project)
+    assert plan.settle() is None and config.is_symlink()
