@@ -57,7 +57,7 @@ EXPORTS: dict[str, list[str]] = {
         "KIND_LANGUAGE", "Kind", "Language", "Layer", "MCP_PREFIX", "NETWORK", "PathContext",
         "PathContextDirs", "READS", "Request", "Rule", "Ruleset", "SANDBOX_ESCAPE", "STRICTNESS",
         "Value", "Verdict", "arguments_fault", "canonical_url", "combine", "covers", "decide",
-        "derive_requests", "evaluate", "expand_home", "is_mcp_permission", "load_arguments",
+        "derive_requests", "escape_requests", "evaluate", "expand_home", "is_mcp_permission", "load_arguments",
         "names_a_permission", "path_pattern_problem", "path_requests", "stricter", "url_names",
     ],
     "policy": [
@@ -75,7 +75,7 @@ EXPORTS: dict[str, list[str]] = {
     ],
     "tools": [
         "DEFAULT_TIMEOUT", "JsonArguments", "TaskParams", "Tool", "ToolContext", "ToolEntry",
-        "ToolOutput", "builtin_tools", "effects_of", "entry", "input_requests",
+        "ToolOutput", "builtin_tools", "check_input_tool", "effects_of", "entry", "input_requests",
         "is_known_permission", "known_permissions", "language_of", "mcp_effects", "run_plan",
     ],
     "ui": [
