@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from dm_cc.agents import Agent, load_agents, named_agent
-from dm_cc.config import PROJECT_DIR, PROTECTED_FOR_EDIT, HostFilesystem, data_dir, home_dir, project_root
+from dm_cc.config import PROJECT_DIR, PROTECTED_FOR_EDIT, HostFilesystem, data_dir, find_project, home_dir
 from dm_cc.errors import DmccError, UsageError
 from dm_cc.permissions import Decision, Gate, PathContextDirs, Request, Rule
 from dm_cc.policy import Capabilities, Link, Policy, load_policy
@@ -74,13 +74,20 @@ class World:
         self.options = options
         self.env = env
         self.cwd = cwd.resolve()
-        self.root = project_root(self.cwd)
         self.home = home_dir(env)
+        self.project = find_project(self.cwd, self.home)
+        self.root = self.project.root
         self.where = PathContextDirs(self.root, self.cwd, self.home, HostFilesystem(),
                                      PROTECTED_FOR_EDIT)
         self._gates: dict[str, Gate] = {}
         self._mcp: McpServers | None = None
         self._mcp_started = False
+
+    @property
+    def root_warnings(self) -> tuple[str, ...]:
+        """A ``.dm_cc/`` that is not this project's (below its root, or an enclosing
+        repository's): ignored, and said once by every front end that judges."""
+        return self.project.warnings()
 
     # ------------------------------------------------------------------ loaded on first use
 

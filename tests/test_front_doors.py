@@ -31,8 +31,9 @@ EXPORTS: dict[str, list[str]] = {
     "compose": ["DEFAULT_AGENT", "Options", "World", "open_world"],
     "config": [
         "HostFilesystem", "LinePath", "PLAN_FILE_PATTERN", "PROJECT_DIR", "PROTECTED_FOR_EDIT",
-        "STARTING_TRUST", "ServerDefinition", "Settings", "Trust", "cache_dir", "config_dir",
-        "data_dir", "display_path", "home_dir", "line_of", "load_settings", "load_yaml",
+        "ProjectRoot", "STARTING_TRUST", "ServerDefinition", "Settings", "Trust", "cache_dir",
+        "config_dir", "data_dir", "display_path", "find_project", "home_dir", "line_of",
+        "load_settings", "load_yaml",
         "managed_dir", "plan_file", "project_dir", "project_root", "state_dir", "validation_error",
     ],
     "core": [

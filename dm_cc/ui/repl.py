@@ -151,7 +151,7 @@ class Repl:
             self.screen.line(notice, "class:notice")
         if session.messages:
             self.screen.lines(replay(session.messages, last=REPLAY_EXCHANGES), "class:dim")
-        for said in (*session.warnings, *([warning] if warning else [])):
+        for said in (*world.root_warnings, *session.warnings, *([warning] if warning else [])):
             self.screen.line(f"! {said}", "class:notice")
         loop.rights.gate()  # compile the rules now, and report saved approvals that cannot be read
         model = loop.rt.model
