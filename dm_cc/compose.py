@@ -31,9 +31,9 @@ from dm_cc.config import (
     ProjectFile,
     ProjectTrust,
     data_dir,
+    find_project,
     home_dir,
     project_files,
-    project_root,
 )
 from dm_cc.errors import DmccError, UsageError
 from dm_cc.permissions import DEFAULT_PROTECTED, Decision, Gate, PathContextDirs, Request, Rule
@@ -85,12 +85,18 @@ class World:
         self.options = options
         self.env = env
         self.cwd = cwd.resolve()
-        self.root = project_root(self.cwd)
         self.home = home_dir(env)
-        self.where = PathContextDirs(self.root, self.cwd, self.home, HostFilesystem())
+        self.project = find_project(self.cwd, self.home)
+        self.root = self.project.root
         self._gates: dict[str, Gate] = {}
         self._mcp: McpServers | None = None
         self._mcp_started = False
+
+    @property
+    def root_warnings(self) -> tuple[str, ...]:
+        """A ``.dm_cc/`` that is not this project's (below its root, or an enclosing
+        repository's): ignored, and said once by every front end that judges."""
+        return self.project.warnings()
 
     # ------------------------------------------------------------------ loaded on first use
 
