@@ -127,7 +127,8 @@ class World:
         trust = self.trust
         if not trust.pending:
             return None
-        files = ", ".join(file.relative for file, _ in trust.pending)
+        files = ", ".join(repr(f.relative) if not f.relative.isprintable() else f.relative
+                          for f, _ in trust.pending)
         if trust.forbidden is not None:
             return (f"the project's own files ({files}) are never trusted here "
                     f"({trust.forbidden}): only their deny and ask rules apply")
