@@ -31,9 +31,9 @@ from dm_cc.config import (
     ProjectFile,
     ProjectTrust,
     data_dir,
+    find_project,
     home_dir,
     project_files,
-    project_root,
 )
 from dm_cc.errors import DmccError, UsageError
 from dm_cc.permissions import DEFAULT_PROTECTED, Decision, Gate, PathContextDirs, Request, Rule
@@ -85,12 +85,18 @@ class World:
         self.options = options
         self.env = env
         self.cwd = cwd.resolve()
-        self.root = project_root(self.cwd)
         self.home = home_dir(env)
-        self.where = PathContextDirs(self.root, self.cwd, self.home, HostFilesystem())
+        self.project = find_project(self.cwd, self.home)
+        self.root = self.project.root
         self._gates: dict[str, Gate] = {}
         self._mcp: McpServers | None = None
         self._mcp_started = False
+
+    @property
+    def root_warnings(self) -> tuple[str, ...]:
+        """A ``.dm_cc/`` that is not this project's (below its root, or an enclosing
+        repository's): ignored, and said once by every front end that judges."""
+        return self.project.warnings()
 
     # ------------------------------------------------------------------ loaded on first use
 
@@ -121,7 +127,8 @@ class World:
         trust = self.trust
         if not trust.pending:
             return None
-        files = ", ".join(file.relative for file, _ in trust.pending)
+        files = ", ".join(repr(f.relative) if not f.relative.isprintable() else f.relative
+                          for f, _ in trust.pending)
         if trust.forbidden is not None:
             return (f"the project's own files ({files}) are never trusted here "
                     f"({trust.forbidden}): only their deny and ask rules apply")

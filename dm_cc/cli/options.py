@@ -1,12 +1,14 @@
-"""The options every session command shares (the interactive session and ``run``)."""
+"""The options every session command shares (the interactive session and ``run``),
+and what every command that judges says first about where it runs."""
 
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from dm_cc.compose import Options
+    from dm_cc.compose import Options, World
 
 
 def add_session_options(parser: argparse.ArgumentParser) -> None:
@@ -31,3 +33,12 @@ def options_from(args: argparse.Namespace) -> Options:
                    policies=tuple(args.policy), continue_last=args.continue_last,
                    resume=args.resume, max_turns=getattr(args, "max_turns", None),
                    trust_project=args.trust_project)
+
+
+def with_root_warnings(world: World) -> World:
+    """``world``, once each ``.dm_cc/`` that is not its project's was named on stderr
+    (``dm_cc: warning: …``): every command that judges opens its world through here
+    (the REPL shows them as notices)."""
+    for warning in world.root_warnings:
+        print(f"dm_cc: warning: {warning}", file=sys.stderr)
+    return world

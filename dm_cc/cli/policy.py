@@ -17,9 +17,10 @@ if TYPE_CHECKING:  # annotations only: `dm_cc --help` does not load the engine
 
 
 def _world(args: argparse.Namespace) -> World:
+    from dm_cc.cli.options import with_root_warnings
     from dm_cc.compose import Options, open_world
 
-    return open_world(Options(policies=tuple(args.policy)))
+    return with_root_warnings(open_world(Options(policies=tuple(args.policy))))
 
 
 def _print_json(value: object) -> None:

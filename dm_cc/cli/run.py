@@ -14,7 +14,7 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from dm_cc.cli.options import add_session_options, options_from
+from dm_cc.cli.options import add_session_options, options_from, with_root_warnings
 from dm_cc.errors import UsageError
 
 if TYPE_CHECKING:  # annotations only: `dm_cc --help` stays fast
@@ -64,7 +64,7 @@ def _run(args: argparse.Namespace) -> int:
             for line in lines.lines(event):
                 _say(line)
 
-    world = open_world(options_from(args))
+    world = with_root_warnings(open_world(options_from(args)))
     try:
         return _turn(args, world, prompt, emit)
     finally:

@@ -35,9 +35,10 @@ when the sandbox is required and cannot confine it here, 124 on a timeout."""
 
 
 def _world(args: argparse.Namespace) -> World:
+    from dm_cc.cli.options import with_root_warnings
     from dm_cc.compose import Options, open_world
 
-    return open_world(Options(policies=tuple(args.policy)))
+    return with_root_warnings(open_world(Options(policies=tuple(args.policy))))
 
 
 def _gate(world: World, agent_name: str) -> Gate:

@@ -2,6 +2,8 @@
 
 A project keeps dm_cc's files in :data:`PROJECT_DIR` (``.dm_cc``) at its root:
 policy, agents, settings, and the plan agent's plan files (:func:`plan_file`).
+Which directory is the root is :func:`find_project`'s to say (the repository; a
+``.dm_cc/`` further down is not the project's).
 Per-user directories come from platformdirs; ``DM_CC_HOME`` relocates all of them
 (``$DM_CC_HOME/config``, ``data``, ``state``, ``cache``) for tests and isolation.
 The managed (organisation) directory is ``/etc/dm_cc`` unless
@@ -15,6 +17,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
+from typing import NamedTuple
 
 APP = "dm_cc"
 MANAGED_DEFAULT = Path("/etc/dm_cc")
@@ -77,13 +80,79 @@ class HostFilesystem:
         return None if expanded.startswith("~") else expanded
 
 
-def project_root(start: Path) -> Path:
-    """The nearest ancestor of ``start`` holding ``.git`` or ``.dm_cc``, else ``start``."""
+class ProjectRoot(NamedTuple):
+    """The project of a session started in some directory (:func:`find_project`):
+    its ``root``; whether a repository made it so; the ``.dm_cc/`` directories
+    between the root and the working directory, innermost first, which are not the
+    project's; and, for a repository nested in another, the enclosing one's
+    ``.dm_cc/``, whose rules do not apply here either."""
+
+    root: Path
+    repository: bool = False
+    ignored: tuple[Path, ...] = ()
+    enclosing: Path | None = None
+
+    def warnings(self) -> tuple[str, ...]:
+        """What is ignored, one line each, naming the directory and the root."""
+        how = "the repository" if self.repository else f"the outermost directory with a {PROJECT_DIR}/"
+        said = tuple(f"{path}/ is ignored: the project root is {self.root} ({how}), and only "
+                     f"its {PROJECT_DIR}/ is the project's" for path in self.ignored)
+        if self.enclosing is not None:
+            said += (f"{self.enclosing}/ is not used: it belongs to the enclosing repository "
+                     f"{self.enclosing.parent}, and this session's project is the repository "
+                     f"at {self.root}",)
+        return said
+
+
+def find_project(start: Path, home: Path | None = None) -> ProjectRoot:
+    """The project of a session started in ``start`` (``home``: the home directory,
+    by default the environment's):
+
+    1. the nearest directory up from ``start`` (itself included) holding ``.git`` (a
+       directory, or the file of a worktree or a submodule): the repository, as git
+       itself finds it;
+    2. without one, the OUTERMOST directory up from ``start`` holding a ``.dm_cc/``
+       directory, so one made (or shipped) further down cannot stand in for it; from
+       below the home directory, only directories below it (``~/.dm_cc`` would make
+       the whole home the project, writable in the sandbox);
+    3. else ``start`` itself.
+
+    The filesystem root is never taken. A ``.dm_cc/`` between the root and ``start``
+    is not the project's: its files are never read, and :meth:`ProjectRoot.warnings`
+    names it. docs/policy.md ("The project root") says why."""
     start = start.resolve()
-    for candidate in (start, *start.parents):
-        if (candidate / GIT_DIR).exists() or project_dir(candidate).is_dir():
-            return candidate
-    return start
+    above = [d for d in (start, *start.parents) if d != d.parent]
+    repository = next((d for d in above if (d / GIT_DIR).exists()), None)
+    root = repository or next(
+        (d for d in reversed(_below_home(above, (home or home_dir()).resolve()))
+         if _has_project_dir(d)), start)
+    below = above[:above.index(root)] if root in above else []
+    return ProjectRoot(root, repository is not None,
+                       tuple(project_dir(d) for d in below if _has_project_dir(d)),
+                       _enclosing(above, root) if repository is not None else None)
+
+
+def _below_home(above: list[Path], home: Path) -> list[Path]:
+    """Of a start directory and those above it, the ones a ``.dm_cc/`` may make the
+    root: those below the home directory when the start is in it, else all."""
+    if above and above[0].is_relative_to(home):
+        return [d for d in above if d != home and d.is_relative_to(home)]
+    return above
+
+
+def _enclosing(above: list[Path], root: Path) -> Path | None:
+    """The ``.dm_cc/`` of the repository enclosing the one at ``root``, if it has one."""
+    outer = next((d for d in above[above.index(root) + 1:] if (d / GIT_DIR).exists()), None)
+    return project_dir(outer) if outer is not None and _has_project_dir(outer) else None
+
+
+def _has_project_dir(directory: Path) -> bool:
+    return project_dir(directory).is_dir()
+
+
+def project_root(start: Path, home: Path | None = None) -> Path:
+    """The project root of a session started in ``start`` (see :func:`find_project`)."""
+    return find_project(start, home).root
 
 
 def project_dir(root: Path) -> Path:

@@ -8,7 +8,8 @@
 Tools describe what a call touches (requests); :mod:`dm_cc.core.settle` decides
 and asks; this module runs what was allowed: confined when the session has a
 sandbox, and -- when the sandbox stopped it -- again outside only if its
-``sandbox_escape`` request is settled as allowed. Nothing here decides.
+``sandbox_escape`` requests (one per simple command) are settled as allowed.
+Nothing here decides.
 """
 
 from __future__ import annotations
@@ -83,19 +84,20 @@ class Calls:
                 else "Rejected by the user."
             return Done(ToolOutput(said, is_error=True), settled.stops)
         output = await self._run(item, ctx)
-        if output.escape is not None and ctx.confine is not None:
+        if output.escape and ctx.confine is not None:
             return await self._escape(item, ctx, output)
         return Done(output)
 
     async def _escape(self, item: Judged, ctx: ToolContext, confined: ToolOutput) -> Done:
         """The sandbox stopped the call: it runs again unconfined only if its
-        ``sandbox_escape`` request is settled as allowed; else the confined result stands."""
-        assert confined.escape is not None
-        settled = await self.settle(item.call, item.tool, item.params, [confined.escape], ctx,
+        ``sandbox_escape`` requests (one per simple command) are settled as allowed;
+        else the confined result stands."""
+        settled = await self.settle(item.call, item.tool, item.params, confined.escape, ctx,
                                     stopped=confined.output[-STOPPED_SHOWN:])
         if settled.decision.action == "deny":
-            rule = settled.decision.deciding[0].rule
-            said = (f"It may not run outside the sandbox: {rule.describe()}. Do it inside the "
+            denied = "; ".join(f"{v.request.pattern!r} by {v.rule.describe()}"
+                               for v in settled.decision.deciding)
+            said = (f"It may not run outside the sandbox: {denied}. Do it inside the "
                     "project or $TMPDIR, or tell the user what is needed.")
         elif not settled.runs:
             said = "The user did not let it run outside the sandbox" + (
@@ -103,7 +105,7 @@ class Calls:
         else:
             unconfined = await self._run(item, replace(ctx, confine=None))
             return Done(replace(unconfined, output=unconfined.output + "\n(run outside the sandbox)"))
-        return Done(replace(confined, escape=None, output=f"{confined.output}\n{said}"),
+        return Done(replace(confined, escape=(), output=f"{confined.output}\n{said}"),
                     settled.stops)
 
     async def _run(self, item: Judged, ctx: ToolContext) -> ToolOutput:

@@ -12,7 +12,8 @@ a module below. Importing it loads the whole engine (it is all needed to judge).
     engine.py    matching: ``evaluate`` finds the deciding rule of a Ruleset
     gate.py      deciding: a Gate over ordered layers (and ceilings) decides request
                  sets; ``decide(requests, *rulesets)`` is a gate over plain rulesets
-    requests.py  what a tool call names -> requests, by kind (``derive_requests``)
+    requests.py  what a tool call names -> requests, by kind (``derive_requests``);
+                 a stopped command run again unconfined (``escape_requests``)
     paths.py     canonical paths (the filesystem passed in); urls.py canonical URLs
     patterns.py  the pattern languages (wildcards, path globs, MCP arguments)
     protected.py the files that make code run later (an edit asks unless named exactly)
@@ -39,7 +40,14 @@ from dm_cc.permissions.gate import (
 from dm_cc.permissions.paths import PathContextDirs, expand_home
 from dm_cc.permissions.patterns import PathContext, load_arguments, path_pattern_problem
 from dm_cc.permissions.protected import DEFAULT_PROTECTED, PROTECTED_PATHS, Protected, ProtectedPaths
-from dm_cc.permissions.requests import KIND_LANGUAGE, Kind, Value, derive_requests, path_requests
+from dm_cc.permissions.requests import (
+    KIND_LANGUAGE,
+    Kind,
+    Value,
+    derive_requests,
+    escape_requests,
+    path_requests,
+)
 from dm_cc.permissions.rules import (
     ACTIONS,
     DEFAULT_RULE,
@@ -105,6 +113,7 @@ __all__ = [
     "covers",
     "decide",
     "derive_requests",
+    "escape_requests",
     "evaluate",
     "expand_home",
     "is_mcp_permission",

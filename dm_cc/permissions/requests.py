@@ -23,12 +23,12 @@ from typing import Any, Literal
 
 from dm_cc.permissions.paths import PathContextDirs, canonical_path, special_root
 from dm_cc.permissions.patterns import canonical_arguments
-from dm_cc.permissions.rules import EXTERNAL_DIRECTORY, Language, Request
-from dm_cc.permissions.shell import always_pattern, analyse
+from dm_cc.permissions.rules import EXTERNAL_DIRECTORY, SANDBOX_ESCAPE, Language, Request
+from dm_cc.permissions.shell import ShellAnalysis, always_pattern, analyse
 from dm_cc.permissions.urls import canonical_url, url_names
 
-__all__ = ["KIND_LANGUAGE", "Kind", "canonical_url", "derive_requests", "path_requests", "shell_requests",
-           "url_requests"]
+__all__ = ["KIND_LANGUAGE", "Kind", "canonical_url", "derive_requests", "escape_requests",
+           "path_requests", "shell_requests", "url_requests"]
 
 Kind = Literal["file", "directory", "search", "shell", "url", "name", "json"]
 
@@ -66,26 +66,50 @@ def path_requests(permission: str, raw: str, where: PathContextDirs, *,
     return requests
 
 
-def shell_requests(permission: str, command: str, where: PathContextDirs) -> list[Request]:
-    """Every simple command, redirect target and file argument of a shell command."""
-    analysis = analyse(command)
-    requests = [
+def _command_requests(permission: str, analysis: ShellAnalysis, *, suggest: bool = True,
+                      note: str | None = None) -> list[Request]:
+    """One request per simple command (and guessed inner command) of ``analysis``.
+    ``suggest``: "always" is the arity-table prefix, else the command as read;
+    ``note`` leads each command's own note."""
+    return [
         Request(permission, cmd.text, words=cmd.words, allowable=not cmd.dynamic,
-                sensitive=cmd.sensitive, note=cmd.note, speculative=cmd.speculative,
-                always=None if cmd.dynamic or cmd.speculative
+                sensitive=cmd.sensitive, note="; ".join(filter(None, (note, cmd.note))) or None,
+                speculative=cmd.speculative,
+                always=None if cmd.dynamic or cmd.speculative or not suggest
                 else (always_pattern(cmd.words) or None), language="shell")
         for cmd in (*analysis.commands, *analysis.speculative)
     ]
+
+
+def _whole_line(permission: str, command: str, note: str | None = None) -> Request:
+    """A line in which the analysis found nothing to judge, as it is written."""
+    return Request(permission, command.strip(), words=tuple(command.split()), note=note,
+                   language="shell")
+
+
+def shell_requests(permission: str, command: str, where: PathContextDirs) -> list[Request]:
+    """Every simple command, redirect target and file argument of a shell command."""
+    analysis = analyse(command)
+    requests = _command_requests(permission, analysis)
     for ref in analysis.files:
         note = f"{'written' if ref.access == 'edit' else 'read'} by the shell command"
         if ref.dynamic:
             note += "; the path is not static, so it cannot be allowed by a rule"
         requests.extend(path_requests(ref.access, ref.path, where, allowable=not ref.dynamic,
                                       note=note))
-    if not requests:
-        requests.append(Request(permission, command.strip(), words=tuple(command.split()),
-                                always=None, language="shell"))
-    return requests
+    return requests or [_whole_line(permission, command)]
+
+
+def escape_requests(command: str, note: str | None = None) -> list[Request]:
+    """Running ``command`` again outside the sandbox: one ``sandbox_escape`` request per
+    simple command, read as bash rules read it, so an allow lets the line out only when
+    it covers every command, a deny of any one keeps it in, and a command that cannot
+    be read is never let out by a rule. (Its redirect targets and file operands were
+    judged by the edit and read rules when it first ran.) "Always" remembers each
+    command as it was read, not a prefix, which would let any arguments out.
+    ``note``: why the sandbox stopped it."""
+    return _command_requests(SANDBOX_ESCAPE, analyse(command), suggest=False, note=note) \
+        or [_whole_line(SANDBOX_ESCAPE, command, note)]
 
 
 def _path_requests(permission: str, raws: Sequence[str], where: PathContextDirs, *,

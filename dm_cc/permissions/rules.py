@@ -40,7 +40,9 @@ MCP_PREFIX = "mcp__"
 Language = Literal["path", "shell", "url", "name"]
 #: The languages of the permissions the engine, the loop and the sandbox own; a
 #: tool's permission has the language of its argument's kind (the tool catalog).
-ENGINE_LANGUAGES: dict[str, Language] = {EXTERNAL_DIRECTORY: "path", NETWORK: "url"}
+#: A ``sandbox_escape`` names a command, read as bash rules read it (each simple command).
+ENGINE_LANGUAGES: dict[str, Language] = {EXTERNAL_DIRECTORY: "path", NETWORK: "url",
+                                         SANDBOX_ESCAPE: "shell"}
 
 #: What a tool (or a request) may do to the machine, beyond answering the model:
 #: ``read`` files, ``write`` them, ``execute`` programs, reach the ``network``,

@@ -170,11 +170,12 @@ class Policy:
 
     def _project(self, name: str, rules: Callable[[PolicyFile], tuple[Rule, ...]]) -> list[Layer]:
         """One layer per project file, of the origin the person's trust gives it."""
-        layers = [Layer(name, (), origin="repository")] if not self.project else []
+        layers = []
         for f in self.project:
             origin: Origin = "repository" if self.trusted(f) else "untrusted"
-            layers.append(Layer(name, _spoken(rules(f), origin), origin=origin))
-        return layers
+            if rules(f):
+                layers.append(Layer(name, _spoken(rules(f), origin), origin=origin))
+        return layers or [Layer(name, (), origin="repository")]   # (the stack's shape)
 
     def _overrides(self, agent: str) -> list[Layer]:
         """The files' ``agents:`` overrides for ``agent``, layer by layer in order."""

@@ -13,6 +13,9 @@
 * **never-matches** — a pattern that canonical requests can never take
   (``..`` segments, doubled slashes, stray spaces in a command, an MCP pattern
   that is neither ``key=value`` conditions nor JSON).
+* **joined-commands** — a shell pattern (``bash``, ``sandbox_escape``) that joins
+  commands with ``&&``, ``||``, ``;`` or ``|``: rules are matched against each simple
+  command, so it matches only a command that holds that text as its own words.
 * **never-allows** — an MCP allow written as a wildcard over the arguments' JSON
   text: a nested value could meet it, so it is withheld (asks) every time.
 
@@ -119,12 +122,31 @@ def _path_findings(rule: Rule) -> list[Finding]:
     return out
 
 
+def _joiner(pattern: str) -> str | None:
+    """The list or pipeline operator a shell pattern joins commands with, if any
+    (``;`` ending the pattern is a word of its own: ``find -exec … ;``)."""
+    words = pattern.split()
+    for index, word in enumerate(words):
+        for operator in ("&&", "||"):
+            if operator in word:
+                return operator
+        if word == "|" or (word.endswith(";") and index < len(words) - 1):
+            return word[-1]
+    return None
+
+
 def _text_findings(rule: Rule, language: str) -> list[Finding]:
     pattern = rule.pattern
     if language == "shell" and (pattern != pattern.strip() or "  " in pattern):
         return [Finding(rule.source, "never-matches",
                         f"{pattern!r}: commands are matched with single spaces and no "
                         "leading or trailing space")]
+    if language == "shell" and (joiner := _joiner(pattern)):
+        return [Finding(rule.source, "joined-commands",
+                        f"{pattern!r} joins commands with {joiner!r}: {rule.permission} rules "
+                        "are matched against each simple command of a line, never the whole "
+                        "line, so this matches only a command whose own words hold it (bash "
+                        "-c '…'); write a rule for each command")]
     if not rule.permission.startswith(MCP_PREFIX):
         return []
     fault = arguments_fault(pattern, rule.action)

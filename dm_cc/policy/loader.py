@@ -19,7 +19,7 @@ from dm_cc.errors import PolicyError
 from dm_cc.permissions import MCP_PREFIX, Protected, Rule, path_pattern_problem
 from dm_cc.policy.hooks import Hook, hooks_from
 from dm_cc.policy.validator_schema import POLICY_CORE_SCHEMA
-from dm_cc.tools import entry, is_known_permission, known_permissions, language_of
+from dm_cc.tools import check_input_tool, is_known_permission, known_permissions, language_of
 
 # The format is defined by the pydantic models in schema.py; files are validated
 # with the core schema derived from them (see schema.py for why).
@@ -144,7 +144,7 @@ def parse_policy(text: str, shown: str, directory: Path | None = None) -> Policy
         line = line_of(lines, ("tests", index))
         tool = spec["tool"]
         try:
-            entry(tool)
+            check_input_tool(tool)
         except LookupError as exc:
             raise PolicyError(shown, line_of(lines, ("tests", index, "tool")),
                               f"tests[{index}].tool: {exc.args[0]}") from None

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from dm_cc.tools.bash import DEFAULT_TIMEOUT, run_plan
     from dm_cc.tools.catalog import (
         ToolEntry,
+        check_input_tool,
         effects_of,
         entry,
         input_requests,
@@ -39,6 +40,7 @@ __all__ = [
     "ToolEntry",
     "ToolOutput",
     "builtin_tools",
+    "check_input_tool",
     "effects_of",
     "entry",
     "input_requests",
@@ -54,7 +56,7 @@ __all__ = [
 _LAZY: dict[str, tuple[str, ...]] = {
     "dm_cc.tools.base": ("JsonArguments", "Tool", "ToolContext", "ToolOutput", "builtin_tools"),
     "dm_cc.tools.bash": ("DEFAULT_TIMEOUT", "run_plan"),
-    "dm_cc.tools.catalog": ("ToolEntry", "effects_of", "entry", "input_requests",
+    "dm_cc.tools.catalog": ("ToolEntry", "check_input_tool", "effects_of", "entry", "input_requests",
                             "is_known_permission", "known_permissions", "language_of",
                             "mcp_effects"),
     "dm_cc.tools.task": ("TaskParams",),

@@ -50,8 +50,9 @@ class ToolOutput:
     is_error: bool = False
     switch_agent: str | None = None
     switch_message: str | None = None
-    # The sandbox stopped the call: the loop may ask to run it again unconfined.
-    escape: Request | None = None
+    # The sandbox stopped the call: the requests to run it again unconfined (one
+    # sandbox_escape per simple command), which the loop settles; () when not stopped.
+    escape: tuple[Request, ...] = ()
 
 
 class Subagents(Protocol):

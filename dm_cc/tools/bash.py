@@ -9,8 +9,9 @@ output is returned after a short grace and the job is left running.
 The command runs confined when the loop hands the call a sandbox
 (``ToolContext.confine``): inside ``bwrap``, with what the policy allows it to
 write, read and reach. When it fails in a way the sandbox causes (a read-only file
-system, no network), the result says so and carries a ``sandbox_escape`` request:
-the loop may ask the person to run that exact command unconfined.
+system, no network), the result says so and carries its ``sandbox_escape``
+requests, one per simple command (as bash rules read it): the loop may run that exact
+command line again unconfined when they are settled as allowed.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from typing import BinaryIO, ClassVar, NamedTuple
 
 from pydantic import BaseModel, Field
 
-from dm_cc.permissions import SANDBOX_ESCAPE, Request
+from dm_cc.permissions import escape_requests
 from dm_cc.sandbox import Plan, stopped_by_sandbox
 from dm_cc.tools.base import CatalogTool, ToolContext, ToolOutput
 
@@ -73,8 +74,8 @@ class BashTool(CatalogTool[BashParams]):
                 "$TMPDIR, or tell the user what is needed.)", output.display, output.is_error)
         return ToolOutput(
             f"{output.output}\n(the sandbox may have stopped this: {why})", output.display,
-            output.is_error, escape=Request(SANDBOX_ESCAPE, params.command,
-                                            note=f"the sandbox stopped it: {why}"))
+            output.is_error, escape=tuple(escape_requests(params.command,
+                                                          f"the sandbox stopped it: {why}")))
 
 
 class _Capture:

@@ -42,6 +42,7 @@ from dm_cc.permissions import (
     KIND_LANGUAGE,
     MCP_PREFIX,
     READS,
+    SANDBOX_ESCAPE,
     Effect,
     Kind,
     Language,
@@ -49,6 +50,7 @@ from dm_cc.permissions import (
     Request,
     Value,
     derive_requests,
+    escape_requests,
     is_mcp_permission,
     load_arguments,
 )
@@ -206,10 +208,28 @@ def mcp_effects(read_only: bool | None, open_world: bool | None) -> frozenset[Ef
 
 def input_requests(tool: str, text: str, where: PathContextDirs) -> list[Request]:
     """The requests of a ``tool`` call whose main input is ``text`` (``dm_cc policy
-    check TOOL INPUT``, a policy file's tests). LookupError for an unknown tool,
-    ValueError for an input it cannot take."""
-    found = entry(tool)
+    check TOOL INPUT``, a policy file's tests); ``sandbox_escape``, not a tool: the
+    requests to run the command line ``text`` again outside the sandbox, as the loop
+    asks them when the sandbox stopped it. LookupError for an unknown tool, ValueError
+    for an input it cannot take."""
+    if tool == SANDBOX_ESCAPE:
+        return escape_requests(text)
+    found = _input_entry(tool)
     return found.requests(found.arguments(text), where)
+
+
+def check_input_tool(tool: str) -> None:
+    """LookupError (naming what there is) unless :func:`input_requests` judges ``tool``."""
+    if tool != SANDBOX_ESCAPE:
+        _input_entry(tool)
+
+
+def _input_entry(tool: str) -> ToolEntry:
+    try:
+        return entry(tool)
+    except LookupError as exc:
+        raise LookupError(f"{exc.args[0]}; or {SANDBOX_ESCAPE} (a command the sandbox "
+                          "stopped, run again outside it)") from None
 
 
 def known_permissions() -> frozenset[str]:

@@ -15,7 +15,8 @@ asks) first makes the prompt step aside (``make_room``).
 
 A ``sandbox_escape`` question (a confined command failed because of the sandbox)
 is headed "The sandbox stopped this command. Run it again outside the sandbox?",
-says why it looks stopped, and its "no" keeps the failed result (the turn goes on).
+says why it looks stopped, lists each command of the line that asks (one request
+per simple command), and its "no" keeps the failed result.
 This prompt also asks, once, before a project's MCP server that is not approved
 starts (:meth:`ReplApprover.trust_server`): y starts it and saves the approval,
 n (Esc, Ctrl-D, Ctrl-C) leaves it stopped for this session.
@@ -81,21 +82,20 @@ def question_lines(request: ApprovalRequest) -> Iterator[Line]:
             yield [("class:dim", f"  │ … {len(lines) - STOPPED_LINES} lines above")]
         for text in lines[-STOPPED_LINES:]:
             yield [("class:dim", f"  │ {text}")]
+    said = None   # an escape's requests share why the sandbox stopped it: said once
     for verdict in request.decision.verdicts:
         if verdict.action != "ask":
             continue
-        if verdict.request.permission == SANDBOX_ESCAPE:  # its pattern is the command above
-            if verdict.request.note:
-                yield [("class:ask", f"  {verdict.request.note}")]
-            yield [("class:ask", "  asks: "), ("", verdict.request.permission),
-                   ("class:dim", f"  ← {rule_text(verdict.rule)}")]
-        else:
-            yield [("class:ask", "  asks: "), ("", f"{verdict.request.permission} "
-                                                   f'"{verdict.request.pattern}"'),
-                   ("class:dim", f"  ← {rule_text(verdict.rule)}")]
+        note = verdict.request.note
+        if verdict.request.permission == SANDBOX_ESCAPE and note and note != said:
+            yield [("class:ask", f"  {note}")]
+            said = note
+        yield [("class:ask", "  asks: "), ("", f"{verdict.request.permission} "
+                                               f'"{verdict.request.pattern}"'),
+               ("class:dim", f"  ← {rule_text(verdict.rule)}")]
         if verdict.rule.reason:
             yield [("class:ask", f"        reason: {verdict.rule.reason}")]
-        if verdict.note:
+        if verdict.note and verdict.note != said:
             yield [("class:dim", f"        note: {verdict.note}")]
     if request.preview:
         yield from diff_lines(request.preview, PREVIEW_LINES)

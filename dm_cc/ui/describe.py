@@ -54,9 +54,14 @@ def layer_lines(gate: Gate) -> Iterator[str]:
     """The effective rules, layer by layer, in order (later wins); then the bounds no
     layer can overrule."""
     for layer in gate.layers:
-        if not layer.rules:
+        if layer.origin == "untrusted":
+            yield f"[{layer.name}] (not trusted: its allow rules are left out; dm_cc trust --show)"
+        elif not layer.rules:
             continue
-        yield f"[{layer.name}]"
+        elif layer.origin == "repository":
+            yield f"[{layer.name}] (trusted: opens nothing beyond the project)"
+        else:
+            yield f"[{layer.name}]"
         yield from _rule_lines(layer.rules)
     for layer, why in gate.bounds():
         yield f"[{layer.name}] bounds every layer above: {why}"

@@ -91,15 +91,26 @@ def decision_line(call: ToolCall, decision: Decision, asked: str | None = None) 
 
 
 def escape_line(call: ToolCall, decision: Decision, asked: str | None = None) -> str:
-    """'bash make → stopped by the sandbox (…); run outside it → deny (deny
-    sandbox_escape "*" at f:3)': a confined command that failed, run again or not."""
-    verdict = decision.deciding[0]
-    why = verdict.request.note or "the sandbox stopped it"
+    """'bash make → the sandbox stopped it: …; run outside the sandbox → deny (deny
+    sandbox_escape "*" at f:3)': a confined command that failed, run again or not.
+    When the line holds several commands, each that decided is named
+    ('sandbox_escape curl x: ask sandbox_escape "*" at builtin:defaults')."""
+    first = decision.deciding[0]
+    why = first.request.note or "the sandbox stopped it"
     line = f"{_call(call)} → {why}; run outside the sandbox → {decision.action}"
     if decision.action == "ask" and asked:
         line += f" → {asked}"
-    text = rule_text(verdict.rule) + (f": {verdict.rule.reason}" if verdict.rule.reason else "")
-    return f"{line} ({text})"
+    several = len(decision.verdicts) > 1
+    return f"{line} (" + "; ".join(_escape_verdict(v, several) for v in decision.deciding) + ")"
+
+
+def _escape_verdict(verdict: Verdict, named: bool) -> str:
+    rule = verdict.rule
+    text = rule_text(rule) + (f": {rule.reason}" if rule.reason else "")
+    if verdict.note and verdict.note != verdict.request.note:
+        text += f" [{verdict.note}]"
+    return f"{verdict.request.permission} {one_line(verdict.request.pattern)}: {text}" \
+        if named else text
 
 
 def finished_line(call: ToolCall, text: str) -> str:

@@ -74,18 +74,24 @@ def decided_lines(call: ToolCall, decision: Decision) -> Iterator[Line]:
 
 
 def escape_lines(decision: Decision) -> Iterator[Line]:
-    """A stopped command run again outside the sandbox, or not, by a rule (an ask
-    is the approval question's)."""
-    verdict = decision.deciding[0]
-    reason = f": {verdict.rule.reason}" if verdict.rule.reason else ""
-    if decision.action == "allow":
-        yield [("class:ask", "  ↳ run again outside the sandbox"),
-               ("class:dim", f", allowed by {rule_text(verdict.rule)}")]
+    """A stopped command run again outside the sandbox, or not, by the rules (an ask
+    is the approval question's): the deciding rule, or each, with the command it
+    judged, when several commands of the line decided."""
+    allowed = decision.action == "allow"
+    head = [("class:ask", "  ↳ run again outside the sandbox")] if allowed \
+        else [("class:deny", "  ↳ not run outside the sandbox")]
+    verb = "allowed" if allowed else "denied"
+    deciding = decision.deciding
+    texts = [f"{verb} by {rule_text(v.rule)}" + (f": {v.rule.reason}" if v.rule.reason else "")
+             for v in deciding]
+    if len(deciding) == 1:
+        yield [*head, ("class:dim", (", " if allowed else ": ") + texts[0])]
     else:
-        yield [("class:deny", "  ↳ not run outside the sandbox"),
-               ("class:dim", f": denied by {rule_text(verdict.rule)}{reason}")]
-    if verdict.request.note:
-        yield [("class:dim", f"    ({verdict.request.note})")]
+        yield head
+        for verdict, text in zip(deciding, texts, strict=True):
+            yield [("class:dim", f"    {one_line(verdict.request.pattern)}: {text}")]
+    if deciding[0].request.note:
+        yield [("class:dim", f"    ({deciding[0].request.note})")]
 
 
 def finished_lines(call: ToolCall, output: ToolOutput) -> Iterator[Line]:

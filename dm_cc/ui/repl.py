@@ -172,7 +172,8 @@ class Repl:
         if session.messages:
             self.screen.lines(replay(session.messages, last=REPLAY_EXCHANGES), "class:dim")
         trust = world.trust_notice()
-        for said in (*session.warnings, *(w for w in (warning, trust) if w)):
+        for said in (*world.root_warnings, *session.warnings,
+                     *(w for w in (warning, trust) if w)):
             self.screen.line(f"! {said}", "class:notice")
         loop.rights.gate()  # compile the rules now, and report saved approvals that cannot be read
         model = loop.rt.model

@@ -11,6 +11,7 @@ Plain text (no prompt_toolkit): ``dm_cc trust`` imports it.
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -34,11 +35,11 @@ def trust_lines(world: World) -> list[str]:
                 "deny and ask rules apply, nothing it allows does."]
     lines = [HEAD]
     for file, change in trust.pending:
-        lines.append(f"  {file.relative}  ({CHANGE[change]})")
+        lines.append(f"  {_shown(file.relative)}  ({CHANGE[change]})")
         said = world.opens(file) or ["(opens nothing: no allow rule)"]
         if len(said) > SHOWN_RULES:
             said = [*said[:SHOWN_RULES], f"… and {len(said) - SHOWN_RULES} more"]
-        lines += [f"      {line}" for line in said]
+        lines += [f"      {_shown(line)}" for line in said]
     lines.append(LIMITS)
     return lines
 
@@ -49,7 +50,11 @@ def trusted_lines(world: World) -> list[str]:
     pending = dict(trust.pending)
     if not trust.files:
         return ["This project has no dm_cc files of its own (.dm_cc/): nothing to trust."]
-    return [f"  {file.relative}  "
+    return [f"  {_shown(file.relative)}  "
             f"{CHANGE[pending[file]] if file in pending else 'trusted'}" for file in trust.files]
 
 
+def _shown(text: str) -> str:
+    """``text`` as it may reach a terminal: what a repository wrote (an agent's
+    description, a config key) cannot move the cursor or colour the question."""
+    return text if text.isprintable() else json.dumps(text, ensure_ascii=False)[1:-1]

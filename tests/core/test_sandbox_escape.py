@@ -30,6 +30,11 @@ def writer(target: Path) -> str:
     return f"python3 -c {shlex.quote(code)}"
 
 
+def read(target: Path) -> str:
+    """The writer's command as the shell analysis reads it: its words, quotes removed."""
+    return f"python3 -c open({str(target)!r}, 'w').write('escaped')"
+
+
 def make_loop(project: Path, model, approver, policy: str = POLICY) -> Loop:
     (project / ".dm_cc").mkdir(exist_ok=True)
     (project / ".dm_cc" / "policy.yaml").write_text(policy)
@@ -54,7 +59,7 @@ def test_the_person_lets_a_stopped_command_run_outside(project, tmp_path):
     assert target.read_text() == "escaped"
     (asked,) = approver.asked
     (escape,) = [v.request for v in asked.decision.verdicts]
-    assert (escape.permission, escape.pattern) == ("sandbox_escape", writer(target))
+    assert (escape.permission, escape.pattern) == ("sandbox_escape", read(target))
     assert "sandbox" in escape.note
     assert "Read-only file system" in asked.stopped  # the person sees what it printed
     assert result_of(loop).endswith("(run outside the sandbox)")
@@ -106,7 +111,7 @@ def test_a_deny_rule_refuses_the_escape_without_asking(project, tmp_path):
     assert "may not run outside the sandbox" in result_of(loop)
 
 
-def test_always_remembers_that_exact_command(project, tmp_path):
+def test_always_remembers_that_exact_command_as_read(project, tmp_path):
     target = tmp_path / "outside.txt"
     command = writer(target)
     approver = ScriptedApprover(["always"])
@@ -116,7 +121,7 @@ def test_always_remembers_that_exact_command(project, tmp_path):
     run(loop)
     assert len(approver.asked) == 1  # the second time the saved answer decides
     saved = [r for r in loop.rt.approvals.rules("build") if r.permission == "sandbox_escape"]
-    assert [r.pattern for r in saved] == [command]
+    assert [r.pattern for r in saved] == [read(target)]
 
 
 def test_a_command_that_works_inside_is_never_asked_about(project):
@@ -139,3 +144,53 @@ def test_in_required_mode_no_escape_is_offered(project, tmp_path):
     run(loop)
     assert not target.exists() and not approver.asked
     assert "The sandbox is required here, so it cannot run outside it" in result_of(loop)
+
+
+# ------------------------------------------------------- judged per simple command
+
+
+def escaping(project: Path, rules: str) -> None:
+    """The person's own policy file (a project's may not open the sandbox)."""
+    mine = Path(os.environ["DM_CC_HOME"]) / "config" / "policy.yaml"
+    mine.parent.mkdir(parents=True, exist_ok=True)
+    mine.write_text("rules:\n" + rules)
+
+
+def test_a_command_that_cannot_be_known_statically_is_never_let_out_by_a_rule(project, tmp_path):
+    """`sandbox_escape "*" allow` allows every command it can read; a script piped into
+    a shell cannot be read, so its escape asks (here: no, with feedback)."""
+    target, evil = tmp_path / "outside.txt", tmp_path / "evil.txt"
+    escaping(project, '  - {permission: sandbox_escape, pattern: "*", action: allow}\n')
+    command = f"{writer(target)}; echo {shlex.quote(f'touch {evil}')} | sh"
+    approver = ScriptedApprover(["once", Approval("reject", "not that")])
+    loop = make_loop(project, ScriptedModel([call("bash", command=command), reply("ok")]),
+                     approver)
+    run(loop)
+    assert not target.exists() and not evil.exists()
+    first, escape = approver.asked
+    asking = [v for v in escape.decision.verdicts if v.action == "ask"]
+    assert [(v.request.permission, v.request.pattern) for v in asking] == [("sandbox_escape", "sh")]
+    assert "read from a pipe" in (asking[0].note or "")
+    assert {v.request.pattern for v in escape.decision.verdicts if v.action == "allow"} == {
+        f"echo touch {evil}", read(target)}
+    assert escape.suggestions == ()       # nothing "always" could remember for `sh`
+    assert "did not let it run outside the sandbox: not that" in result_of(loop)
+
+
+def test_always_remembers_each_command_that_asked_exactly(project, tmp_path):
+    """Not the arity prefix bash suggests (`python3 *` would let any Python out), and
+    not the whole line: each simple command that asked, as it was read."""
+    target = tmp_path / "outside.txt"
+    command = f"true && {writer(target)}"
+    approver = ScriptedApprover(["always"])
+    loop = make_loop(project, ScriptedModel([call("bash", command=command),
+                                             call("bash", command=f"{writer(target)} || true"),
+                                             reply("ok")]),
+                     approver, POLICY + '  - {permission: bash, pattern: "true", action: allow}\n')
+    run(loop)
+    (asked,) = approver.asked          # the second line's commands were each remembered
+    assert {(r.permission, r.pattern) for r in asked.suggestions} == {
+        ("sandbox_escape", "true"), ("sandbox_escape", read(target))}
+    saved = {r.pattern for r in loop.rt.approvals.rules("build")
+             if r.permission == "sandbox_escape"}
+    assert saved == {"true", read(target)}

@@ -119,7 +119,8 @@ def test_yes_runs_the_stopped_command_outside_the_sandbox(project, allowed_pytho
     assert "│ PermissionError" in question or "│ OSError" in question  # what it printed
     assert "Read-only file system" in question.split("the sandbox stopped it")[0]
     assert "the sandbox stopped it: it wrote outside the writable paths" in question
-    assert 'asks: sandbox_escape  ← ask sandbox_escape "*" at builtin:defaults' in question
+    assert f'asks: sandbox_escape "python3 -c open({str(target)!r}, ' in question
+    assert '← ask sandbox_escape "*" at builtin:defaults' in question
     assert "(run outside the sandbox)" in question
     assert target.read_text() == "escaped"
 
@@ -200,7 +201,7 @@ def test_in_a_terminal_the_toolbar_and_the_escape_question_read_well(project, al
         assert any("Read-only file system" in line for line in printed)
         after = at + 3 + len(printed)
         assert lines[after].startswith("  the sandbox stopped it: it wrote outside")
-        assert lines[after + 1].startswith('  asks: sandbox_escape  ← ask sandbox_escape "*"')
+        assert lines[after + 1].startswith('  asks: sandbox_escape "python3 -c open(')
         legend = "".join(lines).replace(" ", "")          # it may wrap, at a space too
         assert "nno,keepitinthesandboxandstoptheturn" in legend
         pane.send("y")
