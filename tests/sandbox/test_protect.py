@@ -13,10 +13,8 @@ from pathlib import Path
 import pytest
 from support.as_user import USERS, remove, shared_dir
 from support.bwrap import needs_bwrap
-from support.sandbox_projects import RULES, WORKS, Project, covered, rule
+from support.sandbox_projects import RULES, Project, covered, rule
 
-from dm_cc.permissions import DEFAULT_PROTECTED, Protected
-from dm_cc.sandbox import Sandbox
 from dm_cc.sandbox.derive import PINNED
 from dm_cc.sandbox.protect import RUNS_LATER
 
@@ -91,14 +89,10 @@ def test_the_repositorys_own_rule_opens_nothing(project):
 
 
 def test_what_a_policy_adds_to_the_table_is_held_too(project):
-    """The table comes with ``where`` (World.where: the built-in table with what the
-    policy files add): passed here as the world passes it."""
     project.files("Makefile", "tools/deploy.sh")
-    world = project.world()
-    added = (Protected("Makefile", "make runs it"), Protected("tools/**", "a policy says so"))
-    where = world.where._replace(protected=DEFAULT_PROTECTED.with_extra(added))
-    sandbox = Sandbox("auto", where, project.env, probe=WORKS)
-    mounts = held(sandbox.spec(world.gate(world.agent("build"))), project)
+    project.policy("protected:\n  - {pattern: Makefile, why: make runs it}\n"
+                   "  - {pattern: 'tools/**'}\n")
+    mounts = held(project.spec(), project)
     assert mounts["Makefile"] == f"{RUNS_LATER}make runs it (Makefile)"
     assert "tools" in mounts
 
