@@ -20,7 +20,7 @@ import yaml
 from support.bwrap import needs_bwrap
 
 from dm_cc.cli import main
-from dm_cc.config import data_dir
+from dm_cc.config import config_dir, data_dir
 
 EVERYTHING = """\
 rules:
@@ -197,3 +197,23 @@ def test_a_project_cannot_say_trust_projects(cloned, capsys):
     capsys.readouterr()
     assert main(["policy", "check", "read", "a"]) == 2
     assert "only the managed policy and your own files" in capsys.readouterr().err
+
+
+@needs_bwrap
+def test_unconfined_a_trusted_repositorys_command_allow_counts_for_nothing(cloned, capsys):
+    """With the sandbox off, a command reaches whatever you can: the repository's
+    allow of it no longer counts (the person's own still does)."""
+    assert main(["trust"]) == 0
+    capsys.readouterr()
+    assert main(["policy", "check", "bash", "npm test"]) == 0
+    assert capsys.readouterr().out.startswith("allow")          # confined here: it counts
+    mine = config_dir()
+    mine.mkdir(parents=True, exist_ok=True)
+    (mine / "config.yaml").write_text("sandbox: off\n")
+    assert main(["policy", "check", "bash", "npm test"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("ask") and "beyond the project" in out, out
+    (mine / "policy.yaml").write_text("rules: [{permission: bash, pattern: 'npm test', "
+                                      "action: allow}]\n")
+    assert main(["policy", "check", "bash", "npm test"]) == 0
+    assert capsys.readouterr().out.startswith("allow")
