@@ -340,9 +340,9 @@ class World:
         if self.trust.trusted and not self.sandbox.confining:
             # unconfined, a command reaches whatever the person can: a trusted
             # project's allow of one counts for nothing (the gate's "reaching")
-            effects.update((permission, done | {"network", "escape"})
-                           for permission, done in effects.items()
-                           if language_of(permission) == "shell")
+            effects.update([(permission, done | {"network", "escape"})
+                            for permission, done in effects.items()
+                            if language_of(permission) == "shell"])
         return Capabilities(effects, {name: agent.may for name, agent in self.agents.items()
                                       if agent.mode != "primary"})
 

@@ -81,7 +81,6 @@ def rights_layer(agent: str) -> str:
 TRUSTED_HOOK_LAYERS = frozenset({USER_LAYER, EXTRA_LAYER, MANAGED_LAYER, ENFORCED_LAYER})
 
 
-PROJECT_HOOKS_ONLY = "a project's policy may name no hooks"
 TRUST_FROM_PROJECT = ("trust_projects is not accepted from a project's policy: only the "
                       "managed policy and your own files decide whether projects are trusted")
 #: The effects a permission reaches beyond the project with: a repository's allow
@@ -173,8 +172,8 @@ class Policy:
         layers = []
         for f in self.project:
             origin: Origin = "repository" if self.trusted(f) else "untrusted"
-            if rules(f):
-                layers.append(Layer(name, _spoken(rules(f), origin), origin=origin))
+            if said := rules(f):
+                layers.append(Layer(name, _spoken(said, origin), origin=origin))
         return layers or [Layer(name, (), origin="repository")]   # (the stack's shape)
 
     def _overrides(self, agent: str) -> list[Layer]:
