@@ -166,7 +166,7 @@ class World:
                 return [f"agent {agent.name}: {agent.description}", *allows] if allows else []
         if path.name == "config.yaml":
             # (its MCP servers are asked about one by one, as they start)
-            return [f"config: {key}" for key in _top_keys(path) if key != "mcp"]
+            return [f"config: {line}" for key, line in _top_keys(path) if key != "mcp"]
         return []
 
     def answer_trust(self, trusted: bool) -> None:
@@ -473,13 +473,14 @@ def _said(rule: Rule) -> str:
     return rule.describe().rsplit(" (", 1)[0]
 
 
-def _top_keys(path: Path) -> list[str]:
-    """The keys a YAML file sets at its top level, as written (unparsed: it may not load)."""
+def _top_keys(path: Path) -> list[tuple[str, str]]:
+    """The keys a YAML file sets at its top level with their lines, as written (unparsed:
+    it may not load), each line cut at 100 characters."""
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         return []
-    return [line.split(":", 1)[0].strip() for line in text.splitlines()
+    return [(line.split(":", 1)[0].strip(), line.strip()[:100]) for line in text.splitlines()
             if line.strip() and not line.startswith((" ", "\t", "#", "-"))]
 
 

@@ -341,12 +341,13 @@ class ApprovalStore:
                 _trust(approvals, kind, relative, content, note, now)
 
     def untrust_files(self, now: float | None = None) -> int:
-        """Forget every trusted project file; how many there were."""
+        """Forget every trusted project file, and every "not now" said about one (so
+        the next start asks again); how many files were trusted."""
         with self._changing(now) as approvals:
-            kept = [a for a in approvals if _trusted(a, FILE_TRUST) is None]
-            removed = len(approvals) - len(kept)
-            approvals[:] = kept
-            return removed
+            trusted = sum(_trusted(a, FILE_TRUST) is not None for a in approvals)
+            approvals[:] = [a for a in approvals
+                            if _trusted(a, FILE_TRUST) is None and _trusted(a, FILE_ASKED) is None]
+            return trusted
 
     def revoke(self, approval_id: str, now: float | None = None) -> SavedApproval:
         """Remove the live approval ``approval_id``; ApprovalStoreError if there is none."""

@@ -19,13 +19,22 @@ says why it looks stopped, lists each command of the line that asks (one request
 per simple command), and its "no" keeps the failed result.
 This prompt also asks, once, before a project's MCP server that is not approved
 starts (:meth:`ReplApprover.trust_server`): y starts it and saves the approval,
-n (Esc, Ctrl-D, Ctrl-C) leaves it stopped for this session.
+n (Esc, Ctrl-D, Ctrl-C) leaves it stopped for this session; and whether the
+project's own files are trusted (:meth:`ReplApprover.trust_project`): y trusts
+them as they are, n (Esc, Ctrl-D, Ctrl-C) says no to this content.
+
+Those two come while the world loads, when the person may be typing their first
+message: keys typed before or as the question appears are kept for the prompt,
+and while keys keep coming (until :data:`QUIET` seconds pass without one) not
+even y or n answers, so a word being typed ("every", "any") never does; the
+legend then says that what was typed is kept.
 """
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
+import time
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
@@ -36,6 +45,7 @@ from prompt_toolkit.formatted_text import FormattedText
 from prompt_toolkit.input.typeahead import get_typeahead, store_typeahead
 from prompt_toolkit.key_binding import KeyBindings, KeyPress
 from prompt_toolkit.key_binding.key_processor import KeyPressEvent
+from prompt_toolkit.keys import Keys
 from prompt_toolkit.layout import Layout, Window
 from prompt_toolkit.layout.controls import FormattedTextControl
 
@@ -45,11 +55,15 @@ from dm_cc.ui.describe import rule_text
 from dm_cc.ui.render import Line, Shown, diff_lines
 from dm_cc.ui.sandbox_text import ESCAPE_QUESTION, is_escape
 from dm_cc.ui.screen import STYLE, Screen
+from dm_cc.ui.trust_text import MAX_WIDTH
 
 if TYPE_CHECKING:
     from dm_cc.config import ServerDefinition
 
 PREVIEW_LINES = 60
+QUIET = 1.0         # seconds without a key before y or n answers a question that came
+                    # while the person was typing (their keys are kept for the prompt)
+TYPING = "what you were typing is kept for the prompt: read this, then press y or n"
 STOPPED_LINES = 6   # lines of a stopped command's output shown with its escape question
 SAID = {"once": ("class:allow", "allowed once"),
         "session": ("class:allow", "allowed for this session"),
@@ -142,7 +156,7 @@ class ReplApprover:
     """The REPL's Approver: shows the question on ``screen``, reads one key."""
 
     def __init__(self, screen: Screen, shown: Shown,
-                 make_room: Callable[[], Awaitable[None]] | None = None) -> None:
+                 make_room: Callable[[], Awaitable[str]] | None = None) -> None:
         self.screen = screen
         self.shown = shown
         self.make_room = make_room
@@ -177,52 +191,58 @@ class ReplApprover:
                            changes: Sequence[str] = ()) -> bool:
         """Ask whether the project's MCP server ``server`` may start (y: yes, and
         the approval is saved by the caller); ``changes``: since it was approved."""
-        async with self._lock:
-            if self.make_room is not None:
-                await self.make_room()
-            self.screen.hold()
-            self.screen.paused = True
-            try:
-                for line in server_lines(server, trust, changes):
-                    self.screen.line(line, now=True)
-                legend: Line = [("class:key", "y"), ("", " start it and remember  "),
-                                ("class:key", "n"), ("", " not now  "),
-                                ("class:dim", "Esc/Ctrl-D/Ctrl-C = n")]
-                choice = await _choose(legend, {"y": "yes", "n": "no", "escape": "no",
-                                                "c-d": "no", "c-c": "no"})
-            finally:
-                self.screen.paused = False
-                self.screen.release()
-            said = ("class:allow", "  started and approved") if choice == "yes" else \
-                ("class:deny", f"  not started (dm_cc mcp trust {server.name} approves it)")
-            self.screen.line([said], now=True)
-            return choice == "yes"
+        legend: Line = [("class:key", "y"), ("", " start it and remember  "),
+                        ("class:key", "n"), ("", " not now  "),
+                        ("class:dim", "Esc/Ctrl-D/Ctrl-C = n")]
+        said = {"yes": ("class:allow", "  started and approved"),
+                "no": ("class:deny", f"  not started (dm_cc mcp trust {server.name} approves it)")}
+        return await self._yes_or_no(list(server_lines(server, trust, changes)), legend,
+                                     said) == "yes"
 
-    async def trust_project(self, lines: list[str]) -> bool:
-        """Ask whether the project's own files (``lines`` say what they would open) are
-        trusted as they are (y: yes, saved by the caller; n: not now)."""
-        async with self._lock:
-            if self.make_room is not None:
-                await self.make_room()
-            self.screen.hold()
-            self.screen.paused = True
-            try:
-                for line in lines:
-                    self.screen.line(line, now=True)
-                legend: Line = [("class:key", "y"), ("", " trust them as they are  "),
-                                ("class:key", "n"), ("", " not now (their allow rules do not "
-                                                         "apply)  "),
-                                ("class:dim", "Esc/Ctrl-D/Ctrl-C = n")]
-                choice = await _choose(legend, {"y": "yes", "n": "no", "escape": "no",
-                                                "c-d": "no", "c-c": "no"})
-            finally:
-                self.screen.paused = False
-                self.screen.release()
-            said = ("class:allow", "  trusted (dm_cc untrust forgets it)") if choice == "yes" \
-                else ("class:deny", "  not trusted: only their deny and ask rules apply "
-                                    "(dm_cc trust when you have read them)")
-            self.screen.line([said], now=True)
-            return choice == "yes"
+    async def trust_project(self, lines: Callable[[int], Sequence[str]]) -> bool:
+        """Ask whether the project's own files are trusted as they are (y: yes, saved
+        by the caller; n: no, remembered for this content). ``lines(width)``: the
+        question, its first line the ``?`` line (``trust_text.question_lines``)."""
+        width = self.screen.output.get_size().columns
+        first, *rest = lines(min(width, MAX_WIDTH))
+        legend: Line = [("class:key", "y"), ("", " trust them  "), ("class:key", "n"),
+                        ("", " no (asked again only if they change)  "),
+                        ("class:dim", "Esc/Ctrl-C = n")]
+        said = {"yes": ("class:allow", "  trusted as they are now (dm_cc untrust forgets it)"),
+                "no": ("class:deny", "  not trusted: only their deny and ask rules apply "
+                                     "(later: dm_cc trust)")}
+        question: list[Line] = [[("class:ask", first)], *([("", line)] for line in rest)]
+        return await self._yes_or_no(question, legend, said) == "yes"
+
+    async def _yes_or_no(self, question: Sequence[Line], legend: Line,
+                         said: dict[str, tuple[str, str]]) -> str:
+        """A yes/no question that may come while the person is typing (the REPL asks
+        them while the world loads, the prompt already on screen): it waits its turn
+        and makes room as :meth:`approve` does, and keys typed as it appears are kept
+        for the prompt, never taken as the answer (:func:`_answer`)."""
+        self._waiting += 1     # the prompt is not drawn again while this is open
+        try:
+            async with self._lock:
+                typed = await self.make_room() if self.make_room is not None else ""
+                self.screen.hold()
+                self.screen.paused = True
+                held = _set_aside_typeahead()
+                try:
+                    for line in question:
+                        self.screen.line(line, now=True)
+                    choice = await _answer(legend, {"y": "yes", "n": "no", "escape": "no",
+                                                    "c-d": "no", "c-c": "no"},
+                                           held, typing=bool(typed or held))
+                    self.screen.line([said[choice]], now=True)
+                    return choice
+                finally:
+                    self.screen.paused = False
+                    _give_back(held)
+                    self.screen.release()
+        finally:
+            self._waiting -= 1
+            if not self._waiting:
+                self._settled.set()
 
     async def _question(self, request: ApprovalRequest) -> Approval:
         self.screen.hold()   # others' lines wait: nothing comes between question and keys
@@ -239,8 +259,7 @@ class ReplApprover:
             approval = await self._ask(request)
         finally:
             self.screen.paused = False
-            if held:
-                store_typeahead(get_app_session().input, held)
+            _give_back(held)
         if approval.answer in ("reject", "cancel") and not is_escape(request.decision):
             self.shown.refused.add(request.call_id)   # an escape's result is still shown
         else:
@@ -313,6 +332,42 @@ async def _choose(legend: Line, keys: dict[str, str]) -> str:
     return await app.run_async(handle_sigint=False)
 
 
+async def _answer(legend: Line, keys: dict[str, str], held: list[KeyPress],
+                  typing: bool) -> str:
+    """:func:`_choose` for a question that may come while the person is typing: every
+    other key is kept in ``held`` (for the prompt), and so is an answer key pressed
+    less than :data:`QUIET` seconds after the last key typed (``typing``: keys were
+    typed as the question appeared). Nothing typed in a flow of keys answers it."""
+    last = time.monotonic() if typing else None
+    bindings = KeyBindings()
+
+    def keep(event: KeyPressEvent) -> None:
+        nonlocal last
+        held.extend(event.key_sequence)
+        last = time.monotonic()
+        event.app.invalidate()
+
+    for key, answer in keys.items():
+        def pick(event: KeyPressEvent, answer: str = answer) -> None:
+            if last is not None and time.monotonic() - last < QUIET:
+                keep(event)
+            else:
+                event.app.exit(result=answer)
+        bindings.add(key, eager=True)(pick)
+    bindings.add(Keys.Any)(keep)
+
+    def shown() -> FormattedText:
+        if last is None:
+            return FormattedText(legend)
+        return FormattedText([*legend, ("", "\n"), ("class:notice", TYPING)])
+
+    app: Application[str] = Application(
+        layout=Layout(Window(FormattedTextControl(shown), wrap_lines=True)),
+        key_bindings=bindings, style=STYLE, full_screen=False, erase_when_done=True)
+    app.ttimeoutlen = 0.05   # a lone Esc answers at once
+    return await app.run_async(handle_sigint=False)
+
+
 async def _line(message: str, default: str) -> str | None:
     """One editable line; None on Esc, Ctrl-C or Ctrl-D."""
     bindings = KeyBindings()
@@ -326,6 +381,15 @@ async def _line(message: str, default: str) -> str | None:
     session: PromptSession[str | None] = PromptSession(key_bindings=bindings, style=STYLE)
     session.app.ttimeoutlen = 0.05
     return await session.prompt_async(message, default=default, handle_sigint=False)
+
+
+def _give_back(held: list[KeyPress]) -> None:
+    """The keys set aside while a question was open go to the next prompt, before
+    any typed after the answer (the question's application kept those)."""
+    input_ = get_app_session().input
+    after = get_typeahead(input_)
+    if held or after:
+        store_typeahead(input_, [*held, *after])
 
 
 def _set_aside_typeahead() -> list[KeyPress]:

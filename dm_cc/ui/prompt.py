@@ -1,10 +1,12 @@
 """The REPL's input line: the prompt (the agent in charge), its keys, Tab
 completion of slash commands, history, and the bottom toolbar (the agent, running
-subagents, the model, the sandbox's state, the policy files, tokens and cost).
+subagents, the model, the sandbox's state, the policy files -- a project's file
+that is not trusted, and would open something if it were, says so --, tokens and
+cost).
 
     prompt = Prompt(loaded, settled, agent_hint, history_path)
     text = await prompt.read(pre_run)      # KeyboardInterrupt / EOFError as typed
-    await prompt.step_aside()              # a question needs the terminal now
+    typed = await prompt.step_aside()      # a question needs the terminal now
 
 What it shows it reads, each time it draws, from ``loaded()``: the world and the
 loop in charge (:class:`Loaded`), None while the world loads (then the agent
@@ -45,6 +47,7 @@ class Loaded(NamedTuple):
 
     world: World
     loop: Loop                  # the loop in charge
+    untrusted: frozenset[str] = frozenset()   # project files trusting would open something by
 
 
 class _StepAside(Exception):
@@ -79,17 +82,19 @@ class Prompt:
                 self._aside.clear()
                 pre_run = None
 
-    async def step_aside(self) -> None:
-        """Make room for a question: a prompt on screen is erased, keeping its text,
-        and drawn again when no question is left (``read``)."""
+    async def step_aside(self) -> str:
+        """Make room for a question: a prompt on screen is erased, keeping its text
+        (returned: what the person was typing), and drawn again when no question is
+        left (``read``)."""
         app = self._session.app if self._session is not None else None
         if app is None or not app.is_running or app.future is None or app.future.done():
-            return
-        self._kept = app.current_buffer.text
+            return ""
+        kept = self._kept = app.current_buffer.text
         app.erase_when_done = True     # the question takes its place on screen
         app.exit(exception=_StepAside())
         await self._aside.wait()
         app.erase_when_done = False
+        return kept
 
     def _new_session(self) -> PromptSession[str]:
         history = FileHistory(self._history_path) if self._history_path else InMemoryHistory()
@@ -108,8 +113,9 @@ class Prompt:
         loaded = self._loaded()
         if loaded is None:
             return FormattedText([("", " loading policy and session…")])
-        world, loop = loaded
-        files = [str(f.path) for f in world.policy.files]
+        world, loop, untrusted = loaded
+        files = [str(f.path) + (" (not trusted: /trust)" if f.location in untrusted else "")
+                 for f in world.policy.files]
         policy = ", ".join(files[:2]) + (f" +{len(files) - 2}" if len(files) > 2 else "") \
             if files else "built-in defaults"
         usage = loop.usage

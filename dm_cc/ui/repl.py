@@ -5,7 +5,12 @@
 The prompt is drawn first; the world (policy files, agents, the session, the
 tools) is loaded in a thread right after, and litellm is imported in the
 background once it is: the person can type at once. A policy that fails to load
-ends the session with its ``file:line`` error before any turn runs.
+ends the session with its ``file:line`` error before any turn runs. When the
+project's own files (.dm_cc/) are not trusted and trusting them would open
+something, the person is asked once, as the world loads, whether to trust them
+(``ui/trust_text.py`` says what they would open): a message sent before the
+question waits for the answer, and keys typed as it appears are kept for the
+prompt, never taken as the answer (``ReplApprover.trust_project``).
 
 Input: Enter sends; Alt-Enter, Esc-Enter or Ctrl-J insert a new line (a paste
 stays one message); Up/Down and Ctrl-R search the history (kept in the state
@@ -47,6 +52,7 @@ from dm_cc.ui.prompt import Loaded, Prompt
 from dm_cc.ui.render import Shown, event_lines, progress_line
 from dm_cc.ui.screen import Screen
 from dm_cc.ui.transcript import replay, session_notice
+from dm_cc.ui.trust_text import MAX_WIDTH, notice_lines, question_lines, untrusted
 
 if TYPE_CHECKING:
     from dm_cc.compose import World
@@ -72,6 +78,7 @@ class Repl:
                              agent_hint=agent_hint, history_path=history_path)
         self.approver = ReplApprover(self.screen, self.shown, make_room=self.prompt.step_aside)
         self._world: World | None = None
+        self._untrusted: frozenset[str] = frozenset()   # the project's files the toolbar marks
         self._loop: Loop | None = None
         self._ready: asyncio.Future[None] | None = None
         self.last_decision: tuple[ToolCall, Decision] | None = None
@@ -93,7 +100,7 @@ class Repl:
         """The world and the loop in charge, or None while the world is loading."""
         if self._world is None or self._loop is None:
             return None
-        return Loaded(self._world, self._loop)
+        return Loaded(self._world, self._loop, self._untrusted)
 
     def _start_loading(self) -> None:
         """Load the world in a thread; the prompt is already on screen."""
@@ -147,10 +154,8 @@ class Repl:
         world = self._load_world()
         if not world.asks_trust():
             return world
-        from dm_cc.ui.trust_text import trust_lines
-
-        lines = trust_lines(world)
-        trusted = ask(lambda: self.approver.trust_project(lines))
+        trusted = ask(lambda: self.approver.trust_project(
+            lambda width: question_lines(world, width)))
         try:
             world.answer_trust(trusted)
         except DmccError as exc:
@@ -171,10 +176,11 @@ class Repl:
             self.screen.line(notice, "class:notice")
         if session.messages:
             self.screen.lines(replay(session.messages, last=REPLAY_EXCHANGES), "class:dim")
-        trust = world.trust_notice()
-        for said in (*world.root_warnings, *session.warnings,
-                     *(w for w in (warning, trust) if w)):
+        for said in (*world.root_warnings, *session.warnings, *(w for w in (warning,) if w)):
             self.screen.line(f"! {said}", "class:notice")
+        self._untrusted = untrusted(world)   # none: trusting would change nothing, not a word
+        width = min(self.screen.output.get_size().columns, MAX_WIDTH)
+        self.screen.lines(notice_lines(world, width), "class:notice")
         loop.rights.gate()  # compile the rules now, and report saved approvals that cannot be read
         model = loop.rt.model
         if isinstance(model, WarmsUp):

@@ -31,6 +31,7 @@ from dm_cc.session import session_tree
 from dm_cc.ui.describe import layer_lines, trace_lines, tree_indent
 from dm_cc.ui.headless import one_line, tools_text
 from dm_cc.ui.mcp_text import server_lines, server_rows
+from dm_cc.ui.trust_text import MAX_WIDTH, session_lines
 
 if TYPE_CHECKING:
     from dm_cc.compose import World
@@ -212,6 +213,14 @@ def _mcp(ctx: Context, args: list[str]) -> None:
     ctx.screen.lines(list(server_lines(rows)))
 
 
+def _trust(ctx: Context, args: list[str]) -> None:
+    if args:
+        raise DmccError("usage: /trust (it only shows: `dm_cc trust` and `dm_cc untrust` "
+                        "change it, for the next session)")
+    width = min(ctx.screen.output.get_size().columns, MAX_WIDTH)
+    ctx.screen.lines(session_lines(ctx.world, width))
+
+
 def _model(ctx: Context, args: list[str]) -> None:
     if len(args) != 1:
         ctx.screen.line(f"model: {ctx.loop.rt.model.name}  (/model NAME to change)")
@@ -313,6 +322,7 @@ COMMANDS: dict[str, Command] = {command.name: command for command in (
             "[cancel ID|LABEL]", ("cancel",)),
     Command("sessions", "this project's recent sessions, subagents' under them", _sessions),
     Command("mcp", "MCP servers: trust, status, tools and their decision", _mcp),
+    Command("trust", "whether this project's own dm_cc files are trusted", _trust),
     Command("model", "show or change the model", _model, "[NAME]"),
     Command("cost", "tokens and cost so far", _cost),
     Command("context", "what the system prompt holds (AGENTS.md …)", _context),

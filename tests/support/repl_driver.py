@@ -22,7 +22,7 @@ from prompt_toolkit.application import create_app_session
 from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output.plain_text import PlainTextOutput
 
-from dm_cc.compose import Options, open_world
+from dm_cc.compose import Options, World, open_world
 from dm_cc.ui.repl import Repl
 
 ESC = "\x1b"
@@ -70,17 +70,23 @@ def write_script(project: Path, replies: list[dict] | dict) -> str:
 
 
 def drive(project: Path, replies: list[dict] | dict, steps: Sequence[tuple[str, object]], *,
-          options: Options | None = None, timeout: float = 15) -> Run:
+          options: Options | None = None, timeout: float = 15, loading: float = 0) -> Run:
     """Start the REPL in ``project`` with a scripted model; for each step wait until
     its text is on screen (counting from where the previous step's text was found),
-    then send its keys. Ends with Ctrl-D (twice, in case a question is open)."""
+    then send its keys. Ends with Ctrl-D (twice, in case a question is open).
+    ``loading``: seconds the world takes to load (a slow disk), so that keys can be
+    typed at the first prompt before anything is asked."""
     model = write_script(project, replies)
     options = (options or Options())._replace(model=model)
     screen = Screen()
     errors: list[str] = []
     with create_pipe_input() as pipe, create_app_session(input=pipe,
                                                          output=PlainTextOutput(screen)):
-        repl = Repl(lambda: open_world(options, cwd=project), None)
+        def load() -> World:
+            time.sleep(loading)
+            return open_world(options, cwd=project)
+
+        repl = Repl(load, None)
         ended = threading.Event()   # the REPL returned: nothing more will show
 
         def feed() -> None:

@@ -1,9 +1,21 @@
 """A real terminal for end-to-end tests: dm_cc in a tmux pane, driven with
 send-keys and read with capture-pane, as a person would. Each test gets its own
-tmux server (``-L``), killed afterwards."""
+tmux server (``-L``), killed afterwards.
+
+    pane = dm_cc_pane(project, script, width=80, starts=2)
+    pane.wait_for("/help lists commands")     # in what this start of dm_cc drew
+    pane.send("C-d")
+    pane.again()                              # dm_cc exited: start it once more
+
+``starts``: dm_cc runs that many times in the pane, one after the other, each
+started by :meth:`Pane.again` once the one before has exited (so a test can change
+the project between two starts); :meth:`Pane.wait_for` reads only what the current
+start drew.
+"""
 
 from __future__ import annotations
 
+import os
 import shlex
 import shutil
 import subprocess
@@ -13,17 +25,24 @@ import uuid
 from collections.abc import Mapping
 from pathlib import Path
 
+import yaml
+
 TMUX = shutil.which("tmux")
+EXITED = "[dm_cc exited "
 
 
 class Pane:
-    def __init__(self, cwd: Path, env: Mapping[str, str], *args: str) -> None:
+    def __init__(self, cwd: Path, env: Mapping[str, str], *args: str, width: int = 140,
+                 starts: int = 1) -> None:
         self.socket = f"dmcc-{uuid.uuid4().hex[:8]}"
+        self.width = width
+        self._ended = 0     # starts of dm_cc that ended before the current one
         exports = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
-        command = (f"cd {shlex.quote(str(cwd))} && env {exports} "
-                   f"{shlex.quote(sys.executable)} -m dm_cc {' '.join(map(shlex.quote, args))}"
-                   "; echo '[dm_cc exited '$?']'; sleep 60")
-        self._tmux("new-session", "-d", "-x", "140", "-y", "45", command)
+        run = (f"env {exports} {shlex.quote(sys.executable)} -m dm_cc "
+               f"{' '.join(map(shlex.quote, args))}; echo '{EXITED}'$?']'")
+        command = (f"cd {shlex.quote(str(cwd))} && " + "; read -r _; ".join([run] * starts)
+                   + "; sleep 60")
+        self._tmux("new-session", "-d", "-x", str(width), "-y", "45", command)
 
     def _tmux(self, *args: str) -> str:
         assert TMUX is not None
@@ -31,7 +50,13 @@ class Pane:
                               capture_output=True, text=True).stdout
 
     def screen(self) -> str:
-        return self._tmux("capture-pane", "-p", "-J", "-S", "-500")
+        """What this start of dm_cc drew (wrapped lines joined)."""
+        whole = self._tmux("capture-pane", "-p", "-J", "-S", "-2000")
+        return EXITED.join(whole.split(EXITED)[self._ended:])
+
+    def lines(self) -> list[str]:
+        """The screen's rows as drawn (not joined): none is wider than the pane."""
+        return self._tmux("capture-pane", "-p", "-S", "-2000").splitlines()
 
     def wait_for(self, text: str, timeout: float = 20) -> str:
         deadline = time.monotonic() + timeout
@@ -43,11 +68,35 @@ class Pane:
                 raise AssertionError(f"{text!r} never appeared; the screen:\n{screen}")
             time.sleep(0.1)
 
+    def again(self) -> None:
+        """Once dm_cc has exited, start it again (Enter, as a person re-runs it)."""
+        self.wait_for(EXITED)
+        self._ended += 1
+        self.send("Enter")
+
     def send(self, *keys: str) -> None:
         self._tmux("send-keys", *keys)
 
-    def type(self, text: str) -> None:
-        self._tmux("send-keys", "-l", text)
+    def type(self, text: str, pause: float = 0) -> None:
+        """Type ``text`` at once, or a key every ``pause`` seconds, as a person does."""
+        if not pause:
+            self._tmux("send-keys", "-l", text)
+            return
+        for char in text:
+            self._tmux("send-keys", "-l", char)
+            time.sleep(pause)
 
     def close(self) -> None:
         subprocess.run([TMUX or "tmux", "-L", self.socket, "kill-server"], capture_output=True)
+
+
+def dm_cc_pane(project: Path, script: list | dict, *, width: int = 140,
+               starts: int = 1) -> Pane:
+    """dm_cc in a tmux pane in ``project``, playing ``script`` (a scripted model); the
+    code under test (PYTHONPATH, when set) rather than whatever dm_cc is installed."""
+    path = project / ".script.yaml"
+    path.write_text(yaml.safe_dump(script))
+    env = {k: os.environ[k] for k in ("HOME", "DM_CC_HOME", "DM_CC_MANAGED_DIR", "PATH",
+                                      "PYTHONPATH") if k in os.environ}
+    return Pane(project, {**env, "TERM": "xterm-256color"}, "--model", f"scripted:{path}",
+                width=width, starts=starts)

@@ -3,11 +3,8 @@ tmux is not installed (.ci/run installs it where apt is available)."""
 
 from __future__ import annotations
 
-import os
-
 import pytest
-import yaml
-from support.tmux import TMUX, Pane
+from support.tmux import TMUX, dm_cc_pane
 
 from dm_cc.compose import open_world
 
@@ -19,21 +16,11 @@ rules:
 """
 
 
-def open_pane(project, script: list | dict) -> Pane:
-    """dm_cc in a tmux pane in ``project``, playing ``script``; the code under test
-    (PYTHONPATH, when set) rather than whatever dm_cc is installed."""
-    path = project / ".script.yaml"
-    path.write_text(yaml.safe_dump(script))
-    env = {k: os.environ[k] for k in ("HOME", "DM_CC_HOME", "DM_CC_MANAGED_DIR", "PATH",
-                                      "PYTHONPATH") if k in os.environ}
-    return Pane(project, {**env, "TERM": "xterm-256color"}, "--model", f"scripted:{path}")
-
-
 @pytest.fixture
 def pane(project):
     (project / ".dm_cc").mkdir()
     (project / ".dm_cc" / "policy.yaml").write_text(POLICY)
-    opened = open_pane(project, [
+    opened = dm_cc_pane(project, [
         {"text": "Writing it.", "tool": "write", "args": {"path": "notes.txt", "content": "hi\n"}},
         {"text": "notes.txt is written."},
         {"tool": "bash", "args": {"command": "git push origin main --force-with-lease",
@@ -45,8 +32,10 @@ def pane(project):
 
 
 def test_a_person_approves_a_write_for_good_and_denies_a_push(pane, project):
-    # the project's policy only asks: trusting it would open nothing, so no question
-    pane.wait_for("/help lists commands")
+    # the project's policy only asks: trusting it would open nothing, so no question,
+    # and no word about trust (its ask rule applies all the same)
+    screen = pane.wait_for("/help lists commands")
+    assert "Trust this project" not in screen and "not trusted" not in screen
     pane.type("write some notes")
     pane.send("Enter")
     screen = pane.wait_for("a always")
@@ -84,14 +73,16 @@ def test_a_person_approves_a_write_for_good_and_denies_a_push(pane, project):
 
 def test_a_running_subagent_has_a_live_progress_line(project):
     (project / "app.py").write_text("print('hi')\n")
-    pane = open_pane(project, {
+    pane = dm_cc_pane(project, {
         "replies": [{"tool": "task", "args": {"description": "scan the tree", "prompt": "scan it all",
                                               "subagent_type": "explore"}},
                     {"text": "Scanned."}],
         "tasks": {"scan it all": [{"tool": "glob", "args": {"pattern": "*.py"}},
                                   {"text": "found app.py", "delay": 1.5}]}})
     try:
-        pane.wait_for("/help lists commands")
+        screen = pane.wait_for("/help lists commands")
+        # a repository without .dm_cc/: nothing to trust, nothing said about it
+        assert "Trust this project" not in screen and "trust" not in screen.lower()
         pane.type("scan")
         pane.send("Enter")
         screen = pane.wait_for("[explore #1] scan the tree … 1 tool, ", timeout=5)
