@@ -16,11 +16,9 @@ from __future__ import annotations
 
 import shutil
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from support.as_user import USERS, remove, shared_dir
 from support.bwrap import needs_bwrap
 from support.sandbox_projects import Project
 
@@ -29,16 +27,10 @@ pytestmark = needs_bwrap
 GIT = "git -c user.name=t -c user.email=t@example.com"
 
 
-@pytest.fixture(params=USERS, ids=("owner", "sbtest"))
-def user(request: pytest.FixtureRequest) -> str | None:
-    return request.param
-
 
 @pytest.fixture
-def base() -> Iterator[Path]:
-    found = shared_dir()
-    yield found
-    remove(found)
+def base(shared: Path) -> Path:
+    return shared
 
 
 @pytest.fixture

@@ -7,11 +7,8 @@ as sbtest."""
 from __future__ import annotations
 
 import shutil
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
-from support.as_user import USERS, remove, shared_dir
 from support.bwrap import needs_bwrap
 from support.sandbox_projects import RULES, Project, covered, rule
 
@@ -111,16 +108,6 @@ def test_the_plan_agent_is_unchanged_read_only_whole(project):
 
 # --------------------------------------------------------------------------- real bwrap
 
-@pytest.fixture(params=USERS, ids=("owner", "sbtest"))
-def user(request: pytest.FixtureRequest) -> str | None:
-    return request.param
-
-
-@pytest.fixture
-def shared() -> Iterator[Path]:
-    base = shared_dir()
-    yield base
-    remove(base)
 
 
 @needs_bwrap

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 from support import elf
-from support.as_user import USERS, as_user, python_for, remove, shared_dir
+from support.as_user import as_user, python_for
 from support.bwrap import needs_bwrap
 
 from dm_cc.config.dirs import HostFilesystem
@@ -361,17 +361,6 @@ def test_git_status_and_pytest_still_work(sandbox: Sandbox) -> None:
 
 # --------------------------------------------------------------- datagrams to host sockets
 
-@pytest.fixture(params=USERS, ids=("owner", "sbtest"))
-def user(request: pytest.FixtureRequest) -> str | None:
-    return request.param
-
-
-@pytest.fixture
-def shared() -> Iterator[Path]:
-    """A directory another user may enter (pytest's tmp_path is its owner's only)."""
-    base = shared_dir()
-    yield base
-    remove(base)
 
 
 @pytest.fixture
