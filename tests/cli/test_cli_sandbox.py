@@ -253,3 +253,25 @@ def test_run_refuses_an_escape_headless_and_says_why_on_one_line(project, tmp_pa
     assert second.endswith("; run outside the sandbox → ask → refused by --on-ask deny "
                            '(ask sandbox_escape "*" at builtin:defaults: run again outside the '
                            "sandbox: only the rules hold it there, not the kernel)")
+
+
+@needs_bwrap
+def test_run_holds_what_a_hostile_repository_says_of_its_git_dir(project, tmp_path):
+    """``dm_cc sandbox run`` in a repository whose ``.git`` file names its parent as
+    the git directory, with a protected file and a hooks manager: the parent is not
+    made writable, the protected files stay as they were, and a repository the
+    command makes is set aside."""
+    shutil.rmtree(project / ".git")
+    (project / ".git").write_text("gitdir: ..\n")
+    (project / ".envrc").write_text("export A=1\n")
+    (project / ".husky").mkdir()
+    (project / ".husky" / "pre-commit").write_text("npm test\n")
+    done = dm_cc(project, "sandbox", "run", "--", "sh", "-c",
+                 "touch ../escaped; echo x >> .envrc; echo x >> .husky/pre-commit; "
+                 "git init -q sub; echo finished")
+    assert "finished" in done.stdout, done.stdout + done.stderr
+    assert not (project.parent / "escaped").exists()
+    assert (project / ".envrc").read_text() == "export A=1\n"
+    assert (project / ".husky" / "pre-commit").read_text() == "npm test\n"
+    assert not (project / "sub" / ".git").exists()
+    assert "set aside" in done.stdout + done.stderr
