@@ -17,6 +17,7 @@ tools are imported by :meth:`World.open_loop` only.
 
 from __future__ import annotations
 
+import difflib
 import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
@@ -31,6 +32,7 @@ from dm_cc.config import (
     ProjectFile,
     ProjectTrust,
     data_dir,
+    digest,
     find_project,
     home_dir,
     project_files,
@@ -169,13 +171,42 @@ class World:
             return [f"config: {line}" for key, line in _top_keys(path) if key != "mcp"]
         return []
 
-    def answer_trust(self, trusted: bool) -> None:
-        """Save the person's answer: trust the files as they are, or remember they were
-        asked about this content (the question comes back once it changes)."""
-        if trusted:
-            self.approvals.trust_files(self.trust.to_save(), note="trusted when starting dm_cc")
-        else:
-            self.approvals.asked_about_files(self.trust.to_save(), note="asked at start: not now")
+    def answer_trust(self, trusted: bool, note: str = "trusted when starting dm_cc") -> None:
+        """Save the person's answer: trust the files as they are (a copy of each kept,
+        to show what changes later), or remember they were asked about this content
+        (the question comes back once it changes)."""
+        saved = self.trust.to_save()
+        if not trusted:
+            self.approvals.asked_about_files(saved, note="asked at start: not now")
+            return
+        for relative, expected in saved.items():
+            try:
+                content = (self.root / relative).read_bytes()
+            except OSError:
+                continue
+            if digest(content) == expected:
+                self.approvals.keep_copy(expected, content)
+        self.approvals.trust_files(saved, note=note)
+
+    def changes(self, file: ProjectFile, most: int = 20) -> list[str]:
+        """What changed in ``file`` since the person trusted it, as diff lines (+/-),
+        at most ``most``; none when it was never trusted or no copy was kept."""
+        trusted = self.trust.saved.get(file.relative)
+        if trusted is None or trusted == file.digest:
+            return []
+        before = self.approvals.copy_of(trusted)
+        try:
+            now = (self.root / file.relative).read_bytes()
+        except OSError:
+            return []
+        if before is None:
+            return []
+        diff = [line for line in difflib.unified_diff(
+            before.decode("utf-8", "replace").splitlines(),
+            now.decode("utf-8", "replace").splitlines(), lineterm="", n=0)
+            if line[:1] in "+-" and not line.startswith(("+++", "---"))]
+        return diff[:most] + ([f"… and {len(diff) - most} more changed lines"]
+                              if len(diff) > most else [])
 
     @cached_property
     def _policy(self) -> Policy:

@@ -48,7 +48,7 @@ def _trust(args: argparse.Namespace) -> int:
         raise UsageError(f"trusting projects is turned off ({trust.forbidden})")
     for line in trust_lines(world):
         print(line)
-    world.approvals.trust_files(trust.to_save(), note="trusted with `dm_cc trust`")
+    world.answer_trust(True, note="trusted with `dm_cc trust`")
     print(f"trusted {len(trust.files)} file(s) of {world.root} as they are now")
     return 0
 

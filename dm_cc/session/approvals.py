@@ -340,6 +340,35 @@ class ApprovalStore:
             for relative, content in files.items():
                 _trust(approvals, kind, relative, content, note, now)
 
+    @property
+    def _copies(self) -> Path:
+        """Where the content of trusted project files is kept, by digest: what the
+        question shows a change against (``<name>.trusted/<hex>``)."""
+        return self.path.with_name(self.path.stem + ".trusted")
+
+    def keep_copy(self, digest: str, content: bytes) -> None:
+        """Keep ``content`` (whose digest is ``digest``, ``sha256:<hex>``) to show what
+        changed in a trusted file later; not kept when it cannot be written."""
+        name = digest.removeprefix("sha256:")
+        if not re.fullmatch(r"[0-9a-f]{64}", name):
+            return
+        try:
+            self._copies.mkdir(mode=0o700, parents=True, exist_ok=True)
+            if not (self._copies / name).exists():
+                replace_file(self._copies / name, content)
+        except OSError:
+            pass
+
+    def copy_of(self, digest: str) -> bytes | None:
+        """The content kept for ``digest``, or None."""
+        name = digest.removeprefix("sha256:")
+        if not re.fullmatch(r"[0-9a-f]{64}", name):
+            return None
+        try:
+            return (self._copies / name).read_bytes()
+        except OSError:
+            return None
+
     def untrust_files(self, now: float | None = None) -> int:
         """Forget every trusted project file, and every "not now" said about one (so
         the next start asks again); how many files were trusted."""

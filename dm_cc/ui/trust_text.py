@@ -91,10 +91,15 @@ def trust_lines(world: World, width: int = WIDTH) -> list[str]:
     lines = _wrap(HEAD.format(root=world.root), width)
     for file, _change in trust.pending:
         lines.append(f"  {_shown(file.relative)}  ({STATE[_state(world, file, asked)]})")
+        changed = world.changes(file)
+        if changed:
+            lines += ["      what changed:", *(f"        {_shown(line)}" for line in changed),
+                      "      what it would open now:"]
         said = world.opens(file) or ["(opens nothing: no allow rule)"]
         if len(said) > SHOWN_RULES:
             said = [*said[:SHOWN_RULES], f"… and {len(said) - SHOWN_RULES} more"]
-        lines += [f"      {_shown(line)}" for line in said]
+        indent = " " * (8 if changed else 6)
+        lines += [f"{indent}{_shown(line)}" for line in said]
     return [*lines, *_wrap(LIMITS, width)]
 
 

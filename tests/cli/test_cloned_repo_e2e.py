@@ -217,3 +217,16 @@ def test_unconfined_a_trusted_repositorys_command_allow_counts_for_nothing(clone
                                       "action: allow}]\n")
     assert main(["policy", "check", "bash", "npm test"]) == 0
     assert capsys.readouterr().out.startswith("allow")
+
+
+def test_the_question_says_what_changed_since_trusted(cloned, capsys):
+    assert main(["trust"]) == 0
+    (cloned / ".dm_cc" / "policy.yaml").write_text(EVERYTHING.replace(
+        "rules:\n", "rules:\n  - {permission: bash, pattern: 'curl *', action: allow}\n", 1))
+    capsys.readouterr()
+    assert main(["trust", "--show"]) == 0
+    out = capsys.readouterr().out
+    assert "CHANGED since you trusted it" in out and "what changed:" in out
+    assert "+  - {permission: bash, pattern: 'curl *', action: allow}" in out
+    changed = out.split("what changed:")[1].split("what it would open now:")[0].split("\n")
+    assert not any(line.strip().startswith("-") for line in changed)   # nothing was removed
