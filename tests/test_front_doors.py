@@ -39,7 +39,7 @@ EXPORTS: dict[str, list[str]] = {
     ],
     "core": [
         "AgentSwitched", "Approval", "ApprovalRequest", "Approvals", "Approver", "AskFailed",
-        "CallFacts", "Compacted", "Event", "HeadlessApprover", "InTask", "Loop", "Notice",
+        "CallFacts", "ChangesLanded", "Compacted", "Event", "HeadlessApprover", "InTask", "Loop", "Notice",
         "Running", "Runtime", "TaskFinished", "TaskStarted", "ToolDecided", "ToolFinished",
         "TurnEnded", "consult_hooks", "context_report",
     ],
@@ -55,13 +55,13 @@ EXPORTS: dict[str, list[str]] = {
     "package": ["__version__"],
     "permissions": [
         "ACTIONS", "Action", "Candidate", "Ceiling", "DEFAULT_PROTECTED", "DEFAULT_RULE",
-        "DOOM_LOOP", "Decision", "EFFECTS", "ENGINE_EFFECTS", "ENGINE_LANGUAGES",
+        "DELETE", "DOOM_LOOP", "Decision", "EFFECTS", "ENGINE_EFFECTS", "ENGINE_LANGUAGES",
         "ENGINE_PERMISSIONS", "Effect", "Gate", "KIND_LANGUAGE", "Kind", "Language", "Layer",
         "MCP_PREFIX", "NETWORK", "Origin", "PROTECTED_PATHS", "PathContext", "PathContextDirs",
         "Protected", "ProtectedPaths", "REACHING", "READS", "REPOSITORY", "Request", "Rule",
-        "Ruleset", "SANDBOX_ESCAPE", "STRICTNESS", "Value", "Verdict", "arguments_fault",
+        "Ruleset", "SANDBOX_ESCAPE", "STRICTNESS", "UNIVERSAL_PATHS", "Value", "Verdict", "arguments_fault",
         "canonical_url", "combine", "covers", "decide", "derive_requests", "escape_requests",
-        "evaluate", "expand_home", "is_mcp_permission", "load_arguments", "names_a_permission",
+        "evaluate", "expand_home", "git_data", "is_mcp_permission", "load_arguments", "names_a_permission",
         "path_pattern_problem", "path_requests", "stricter", "url_names",
     ],
     "policy": [
@@ -72,7 +72,8 @@ EXPORTS: dict[str, list[str]] = {
         "shipped_text", "unknown_agents",
     ],
     "sandbox": [
-        "Mount", "Plan", "Sandbox", "SandboxSpec", "git_dirs", "stopped_by_sandbox",
+        "Change", "Conflict", "Mount", "Plan", "Sandbox", "SandboxSpec", "Support",
+        "Transaction", "git_dirs", "stopped_by_sandbox",
     ],
     "session": [
         "ApprovalStore", "AuditLog", "Message", "SavedApproval", "Session", "SessionInfo",

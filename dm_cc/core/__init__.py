@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     )
     from dm_cc.core.events import (
         AgentSwitched,
+        ChangesLanded,
         Compacted,
         Event,
         InTask,
@@ -66,6 +67,7 @@ __all__ = [
     "TaskStarted",
     "ToolDecided",
     "ToolFinished",
+    "ChangesLanded",
     "TurnEnded",
     "consult_hooks",
     "context_report",
@@ -77,7 +79,7 @@ _LAZY: dict[str, tuple[str, ...]] = {
     "dm_cc.core.approval": ("Approval", "ApprovalRequest", "Approvals", "Approver", "AskFailed",
                             "HeadlessApprover"),
     "dm_cc.core.events": ("AgentSwitched", "Compacted", "Event", "InTask", "Notice",
-                          "TaskFinished", "TaskStarted", "ToolDecided", "ToolFinished",
+                          "TaskFinished", "TaskStarted", "ToolDecided", "ToolFinished", "ChangesLanded",
                           "TurnEnded"),
     "dm_cc.core.hooks": ("CallFacts", "consult_hooks"),
     "dm_cc.core.loop": ("Loop", "Runtime"),

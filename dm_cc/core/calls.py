@@ -22,6 +22,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from dm_cc.core import effects
 from dm_cc.core.approval import AskFailed
 from dm_cc.core.settle import Judged, Settle, TurnStopped, denial_message
 from dm_cc.permissions import DOOM_LOOP, Request
@@ -85,15 +86,30 @@ class Calls:
             return Done(ToolOutput(said, is_error=True), settled.stops)
         output = await self._run(item, ctx)
         if output.escape and ctx.confine is not None:
-            return await self._escape(item, ctx, output)
-        return Done(output)
+            return await self._escape(item, ctx, output, settled.answer is not None)
+        return Done(await self._land(item, ctx, output, settled.answer is not None))
 
-    async def _escape(self, item: Judged, ctx: ToolContext, confined: ToolOutput) -> Done:
+    async def _land(self, item: Judged, ctx: ToolContext, output: ToolOutput,
+                    approved: bool) -> ToolOutput:
+        """A command run as a transaction: its changes judged, asked about, applied
+        (:mod:`dm_cc.core.effects`); ``approved``: the person said yes to its text."""
+        if output.landing is None:
+            return output
+        return await effects.land(self.settle, item, ctx, output, approved=approved)
+
+    async def _escape(self, item: Judged, ctx: ToolContext, confined: ToolOutput,
+                      approved: bool) -> Done:
         """The sandbox stopped the call: it runs again unconfined only if its
-        ``sandbox_escape`` requests (one per simple command) are settled as allowed;
-        else the confined result stands."""
-        settled = await self.settle(item.call, item.tool, item.params, confined.escape, ctx,
-                                    stopped=confined.output[-STOPPED_SHOWN:])
+        ``sandbox_escape`` requests (one per simple command) are settled as allowed
+        (what the confined run changed is then dropped: the command does it again);
+        else the confined result stands, and its changes are judged."""
+        try:
+            settled = await self.settle(item.call, item.tool, item.params, confined.escape,
+                                        ctx, stopped=confined.output[-STOPPED_SHOWN:])
+        except BaseException:
+            if confined.landing is not None:
+                confined.landing.finish()
+            raise
         if settled.decision.action == "deny":
             denied = "; ".join(f"{v.request.pattern!r} by {v.rule.describe()}"
                                for v in settled.decision.deciding)
@@ -103,9 +119,12 @@ class Calls:
             said = "The user did not let it run outside the sandbox" + (
                 f": {settled.feedback}" if settled.feedback else ".")
         else:
+            if confined.landing is not None:
+                confined.landing.finish()
             unconfined = await self._run(item, replace(ctx, confine=None))
             return Done(replace(unconfined, output=unconfined.output + "\n(run outside the sandbox)"))
-        return Done(replace(confined, escape=(), output=f"{confined.output}\n{said}"),
+        landed = await self._land(item, ctx, confined, approved)
+        return Done(replace(landed, escape=(), output=f"{landed.output}\n{said}"),
                     settled.stops)
 
     async def _run(self, item: Judged, ctx: ToolContext) -> ToolOutput:

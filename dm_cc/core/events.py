@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from dm_cc.permissions import Decision
+from dm_cc.sandbox import Change
 from dm_cc.session import ToolCall
 from dm_cc.tools import ToolOutput
 
@@ -20,6 +21,16 @@ class ToolDecided:
 class ToolFinished:
     call: ToolCall
     output: ToolOutput
+
+
+@dataclass(frozen=True, slots=True)
+class ChangesLanded:
+    """What a command run as a transaction changed in the project: the changes
+    applied, and those that were not, each with why (:mod:`dm_cc.core.effects`)."""
+
+    call: ToolCall
+    applied: tuple[Change, ...]
+    refused: tuple[tuple[Change, str], ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,5 +102,5 @@ class InTask:
     event: Event
 
 
-Event = (ToolDecided | ToolFinished | AgentSwitched | TurnEnded | Compacted | Notice
+Event = (ToolDecided | ToolFinished | ChangesLanded | AgentSwitched | TurnEnded | Compacted | Notice
          | TaskStarted | TaskFinished | InTask)

@@ -119,7 +119,7 @@ class Loop:
                            plan_file=plan_file(where.root, self.session.info.id),
                            todos=self._todos, subagents=self.subagents,
                            may_read=self.rights.may_read(where),
-                           confine=(lambda argv: sandbox.confine(gate, argv))
+                           confine=(lambda argv: sandbox.confine(gate, argv, transaction=True))
                            if sandbox is not None else None)
 
     def switch_agent(self, name: str) -> None:

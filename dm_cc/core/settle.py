@@ -136,12 +136,14 @@ class Settle:
         self.on_event(ToolDecided(call, decision))
         return decision
 
-    async def settle(self, judged: Judged, ctx: ToolContext, *, stopped: str = "") -> Settled:
-        """Record an outright decision, or put the question and handle the answer."""
+    async def settle(self, judged: Judged, ctx: ToolContext, *, stopped: str = "",
+                     changes: str = "") -> Settled:
+        """Record an outright decision, or put the question and handle the answer
+        (``changes``: a command's changes the question is about, :mod:`dm_cc.core.effects`)."""
         if judged.decision.action != "ask":
             self._audit(judged)
             return Settled(judged.decision)
-        request = replace(self.question(judged, ctx), stopped=stopped)
+        request = replace(self.question(judged, ctx), stopped=stopped, changes=changes)
         try:
             approval = await self.approver.approve(request)
         except AskFailed:

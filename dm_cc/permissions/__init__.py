@@ -38,8 +38,14 @@ from dm_cc.permissions.gate import (
     stricter,
 )
 from dm_cc.permissions.paths import PathContextDirs, expand_home
-from dm_cc.permissions.patterns import PathContext, load_arguments, path_pattern_problem
-from dm_cc.permissions.protected import DEFAULT_PROTECTED, PROTECTED_PATHS, Protected, ProtectedPaths
+from dm_cc.permissions.patterns import UNIVERSAL_PATHS, PathContext, load_arguments, path_pattern_problem
+from dm_cc.permissions.protected import (
+    DEFAULT_PROTECTED,
+    PROTECTED_PATHS,
+    Protected,
+    ProtectedPaths,
+    git_data,
+)
 from dm_cc.permissions.requests import (
     KIND_LANGUAGE,
     Kind,
@@ -51,6 +57,7 @@ from dm_cc.permissions.requests import (
 from dm_cc.permissions.rules import (
     ACTIONS,
     DEFAULT_RULE,
+    DELETE,
     DOOM_LOOP,
     EFFECTS,
     ENGINE_EFFECTS,
@@ -72,6 +79,8 @@ from dm_cc.permissions.urls import canonical_url, url_names
 
 __all__ = [
     "DEFAULT_PROTECTED",
+    "UNIVERSAL_PATHS",
+    "git_data",
     "PROTECTED_PATHS",
     "REACHING",
     "REPOSITORY",
@@ -90,6 +99,7 @@ __all__ = [
     "NETWORK",
     "READS",
     "SANDBOX_ESCAPE",
+    "DELETE",
     "STRICTNESS",
     "Action",
     "Candidate",

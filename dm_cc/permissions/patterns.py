@@ -31,6 +31,9 @@ from functools import lru_cache
 from typing import Any, NamedTuple
 
 MAX_BRACE_EXPANSION = 256
+#: Path patterns that match every path in the project: a rule with one names
+#: nothing in particular (the sandbox and a command's effects read it so).
+UNIVERSAL_PATHS = frozenset({"*", "**", "**/*", "./**"})
 
 # --------------------------------------------------------------------------- wildcard
 

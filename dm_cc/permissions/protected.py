@@ -18,6 +18,7 @@ a pattern without ``/`` matches the name at any depth.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
@@ -116,3 +117,20 @@ class ProtectedPaths:
 
 
 DEFAULT_PROTECTED = ProtectedPaths()
+
+# What git writes as it works, under a git directory (``.git/`` at any depth, a
+# submodule's or a worktree's inside it): objects, refs, logs, the index, HEAD and
+# the state of a merge or rebase. None of it makes code run, so a command's change
+# to it is no protected change (the config, hooks, info/attributes and the files
+# that say where a git directory is stay protected).
+_GIT_DATA = re.compile(
+    r"(?:^|/)\.git/(?:(?:modules|worktrees)/[^/]+/)*"
+    r"(?:(?:objects|refs|logs|rr-cache|lfs|rebase-merge|rebase-apply|sequencer)(?:/.*)?"
+    r"|index|index\.lock|HEAD|ORIG_HEAD|FETCH_HEAD|MERGE_HEAD|MERGE_MSG|MERGE_MODE|MERGE_RR"
+    r"|AUTO_MERGE|REBASE_HEAD|CHERRY_PICK_HEAD|REVERT_HEAD|BISECT_[A-Z_]+|COMMIT_EDITMSG"
+    r"|TAG_EDITMSG|packed-refs|packed-refs\.lock|shallow|description|gc\.log|[^/]+\.lock)$")
+
+
+def git_data(relative: str) -> bool:
+    """Whether the project path ``relative`` is data git itself writes (see above)."""
+    return _GIT_DATA.search(relative) is not None

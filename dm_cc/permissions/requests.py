@@ -23,7 +23,7 @@ from typing import Any, Literal
 
 from dm_cc.permissions.paths import PathContextDirs, canonical_path, special_root
 from dm_cc.permissions.patterns import canonical_arguments
-from dm_cc.permissions.rules import EXTERNAL_DIRECTORY, SANDBOX_ESCAPE, Language, Request
+from dm_cc.permissions.rules import DELETE, EXTERNAL_DIRECTORY, SANDBOX_ESCAPE, Language, Request
 from dm_cc.permissions.shell import ShellAnalysis, always_pattern, analyse
 from dm_cc.permissions.urls import canonical_url, url_names
 
@@ -44,7 +44,7 @@ Value = str | Sequence[str] | Mapping[str, Any]
 
 #: The permissions whose requests write the path they name: a protected path's
 #: request carries why (``Request.protected``).
-WRITES_PATH = frozenset({"edit"})
+WRITES_PATH = frozenset({"edit", DELETE})
 
 
 def path_requests(permission: str, raw: str, where: PathContextDirs, *,

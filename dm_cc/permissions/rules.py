@@ -29,8 +29,11 @@ DOOM_LOOP = "doom_loop"
 NETWORK = "network"
 #: Running a command the sandbox stopped again, unconfined (the loop asks this).
 SANDBOX_ESCAPE = "sandbox_escape"
+#: A file or directory a command removed (a transaction's effect; a changed or
+#: created one is an ``edit``), judged before the removal lands (docs/sandbox.md).
+DELETE = "delete"
 #: Permissions no tool owns: the engine, the loop and the sandbox make these requests.
-ENGINE_PERMISSIONS = frozenset({EXTERNAL_DIRECTORY, DOOM_LOOP, NETWORK, SANDBOX_ESCAPE})
+ENGINE_PERMISSIONS = frozenset({EXTERNAL_DIRECTORY, DOOM_LOOP, NETWORK, SANDBOX_ESCAPE, DELETE})
 
 MCP_PREFIX = "mcp__"
 
@@ -42,7 +45,7 @@ Language = Literal["path", "shell", "url", "name"]
 #: tool's permission has the language of its argument's kind (the tool catalog).
 #: A ``sandbox_escape`` names a command, read as bash rules read it (each simple command).
 ENGINE_LANGUAGES: dict[str, Language] = {EXTERNAL_DIRECTORY: "path", NETWORK: "url",
-                                         SANDBOX_ESCAPE: "shell"}
+                                         SANDBOX_ESCAPE: "shell", DELETE: "path"}
 
 #: What a tool (or a request) may do to the machine, beyond answering the model:
 #: ``read`` files, ``write`` them, ``execute`` programs, reach the ``network``,
@@ -59,6 +62,7 @@ ENGINE_EFFECTS: dict[str, frozenset[Effect]] = {
     DOOM_LOOP: frozenset(),             # a repetition, asked about, not an action
     NETWORK: frozenset({"network"}),
     SANDBOX_ESCAPE: frozenset({"escape", "execute"}),
+    DELETE: frozenset({"write"}),
 }
 
 

@@ -33,7 +33,7 @@ import posixpath
 import shutil
 import stat
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from dm_cc.permissions import ProtectedPaths
@@ -122,9 +122,12 @@ class Watch:
     modules: frozenset[str] = frozenset()   # their submodules' git dirs and links, before
     store: str = ""                     # where what is set aside goes
 
-    def settle(self) -> str | None:
-        """Set aside what the command made (see the module docstring); say so."""
-        made = self._made()
+    def settle(self, answered: Collection[str] = ()) -> str | None:
+        """Set aside what the command made (see the module docstring); say so.
+        ``answered``: absolute paths the person saw and let land (a transaction's
+        changes they said yes to), which stay."""
+        made = {path: why for path, why in self._made().items()
+                if not any(path == kept or inside(path, kept) for kept in answered)}
         if not made:
             return None
         return self._set_aside(made)

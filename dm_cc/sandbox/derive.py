@@ -53,16 +53,22 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from dm_cc.permissions import NETWORK, Candidate, Gate, PathContextDirs, Request, Verdict, path_requests
+from dm_cc.permissions import (
+    NETWORK,
+    UNIVERSAL_PATHS,
+    Candidate,
+    Gate,
+    PathContextDirs,
+    Request,
+    Verdict,
+    path_requests,
+)
 from dm_cc.sandbox.git import ALWAYS_PINNED, GitDirs, hooks_path_notes, protected
 from dm_cc.sandbox.protect import RUNS_LATER, protected_paths
 from dm_cc.sandbox.screen import NEW_FILE, necessary
 from dm_cc.sandbox.spec import Mount, Network, SandboxSpec
 from dm_cc.sandbox.tree import Tree, inside
 
-# Patterns that match every path in the project: a rule with one of them names
-# nothing in particular.
-UNIVERSAL = frozenset({"*", "**", "**/*", "./**"})
 # Variables a confined command does not see (Codex's default exclusions): keys and
 # tokens for the model provider and other services, and the SSH agent.
 SECRET_VARIABLE = re.compile(r"KEY|SECRET|TOKEN|PASSWORD|PASSWD|CREDENTIAL", re.IGNORECASE)
@@ -107,6 +113,10 @@ class Private:
     git_config_files: tuple[str, ...] = ()          # what git reads as config (includes)
     server: bool = False                            # for an MCP server (see spec_for)
     forwarder: tuple[str, ...] = ()                 # what the proxy needs visible inside
+    # The command runs as a transaction (dm_cc.sandbox.transaction): its writes to the
+    # project land in a copy-on-write view and are judged after, so a project no edit
+    # rule opens is writable there too (what it writes is discarded); nothing outside.
+    transaction: bool = False
 
 
 def spec_for(gate: Gate, where: PathContextDirs, tree: Tree, private: Private,
@@ -121,12 +131,16 @@ def spec_for(gate: Gate, where: PathContextDirs, tree: Tree, private: Private,
                                     machine.exists)
     read_only += _marked(gate, where, tree, "edit", _edit_blocks)
     read_only += protected_paths(gate, where, tree, private.own_dir)
-    if any(mount.path == root for mount in read_only):  # no edit allowed anywhere in it
+    edits_nowhere = any(mount.path == root for mount in read_only)
+    if edits_nowhere and private.transaction:   # its writes are judged, and discarded
+        read_only = [mount for mount in read_only if mount.path != root]
+    elif edits_nowhere:                         # no edit allowed anywhere in it
         writable = [mount for mount in writable if mount.path != root]
     elif private.server and not _edits_everywhere(gate, where):
         writable = [mount for mount in writable if mount.path != root]
         notes.append(SERVER_READ_ONLY)
-    if any(mount.path == root for mount in writable):  # the repository goes with its project
+    if any(mount.path == root for mount in writable) and not edits_nowhere:
+        # the repository goes with its project
         writable += [Mount(d, GIT_DIR) for d in private.git.owned() if not inside(d, root)]
     else:  # nothing can be added in it, nor a mount point made
         no_hooks = [m for m in no_hooks if any(inside(m.path, w.path) for w in writable)]
@@ -176,7 +190,7 @@ def _edit_blocks(verdict: Verdict) -> bool:
     if verdict.action == "deny":
         return True
     return (verdict.action == "ask" and verdict.rule.action == "ask"
-            and verdict.rule.pattern not in UNIVERSAL)
+            and verdict.rule.pattern not in UNIVERSAL_PATHS)
 
 
 def _read_blocks(verdict: Verdict) -> bool:
@@ -198,7 +212,7 @@ def _suspects(gate: Gate, permission: str) -> list[Candidate]:
     for one in _gates(gate):
         stack: list[Candidate] = []
         for rule in one.candidates(permission):
-            universal = rule.rule.pattern in UNIVERSAL
+            universal = rule.rule.pattern in UNIVERSAL_PATHS
             passes = rule.rule.action == "allow" or (
                 permission == "edit" and rule.rule.action == "ask")
             if universal and passes and not rule.layer.approvals:

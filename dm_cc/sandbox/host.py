@@ -28,7 +28,7 @@ import subprocess
 import sys
 import tempfile
 import weakref
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
@@ -42,6 +42,7 @@ from dm_cc.sandbox.machine import LocalMachine, TreeLister
 from dm_cc.sandbox.repository import git_config, verified_git_dirs
 from dm_cc.sandbox.seccomp import filter_file, unix_socket_filter, unsupported_note
 from dm_cc.sandbox.spec import SandboxSpec, bwrap_argv
+from dm_cc.sandbox.transaction import Support, Transaction, support
 from dm_cc.sandbox.tree import Tree
 
 if TYPE_CHECKING:
@@ -150,11 +151,34 @@ class Plan:
     escapable: bool = True
     # What no mount can hold (a new repository, a missing commondir), checked after.
     after: Watch | None = None
+    # The command's copy-on-write view of the project, when it runs as a transaction:
+    # its changes land only when the caller applies them (then it settles ``after``).
+    transaction: Transaction | None = None
 
     def settle(self) -> str | None:
         """After the command: set aside what it made that no mount could stop and git
-        would run outside the sandbox (:mod:`dm_cc.sandbox.aside`); say so."""
+        would run outside the sandbox (:mod:`dm_cc.sandbox.aside`); say so. A
+        transaction's plan settles after its changes landed (:meth:`finish`)."""
+        if self.transaction is not None:
+            return None
         return self.after.settle() if self.after is not None else None
+
+    def finish(self, answered: Collection[str] = ()) -> str | None:
+        """After a transaction's changes were applied (or not): remove what is left of
+        it, then settle as :meth:`settle` would have -- but for the paths the person
+        saw and let land (``answered``, absolute)."""
+        if self.transaction is not None:
+            self.transaction.close()
+        return self.after.settle(answered) if self.after is not None else None
+
+    def mount_points(self) -> frozenset[str]:
+        """The project-relative paths the spec mounts on (bubblewrap may make an empty
+        one in the command's view: no change of the command's)."""
+        if self.spec is None or self.transaction is None:
+            return frozenset()
+        root = self.transaction.root.rstrip("/") + "/"
+        return frozenset(m.path[len(root):] for _, m in self.spec.mounts()
+                         if m.path.startswith(root))
 
 
 def private_paths(env: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
@@ -187,9 +211,10 @@ class Sandbox:
         self._probe = probe
         self._lister = TreeLister()
         self._private: Path | None = None
-        # The last specs, by gate (a parent and its subagents take turns) and whether
-        # for an MCP server: (gate, server, key, spec, what it was derived from).
-        self._specs: list[tuple[Gate, bool, int, SandboxSpec, Private]] = []
+        # The last specs, by gate (a parent and its subagents take turns), whether for
+        # an MCP server and whether for a transaction: (gate, (server, transaction),
+        # key, spec, what it was derived from).
+        self._specs: list[tuple[Gate, tuple[bool, bool], int, SandboxSpec, Private]] = []
         self._proxy: Proxy | None = None
 
     @property
@@ -201,6 +226,29 @@ class Sandbox:
     @property
     def confining(self) -> bool:
         return self.mode != "off" and self.availability.usable
+
+    def transactions(self) -> Support:
+        """Whether confined commands run as transactions here (:mod:`dm_cc.sandbox.
+        transaction`): confining, and an overlay works in a user namespace with its
+        upper directory in dm_cc's state directory. Tried once per directory."""
+        if not self.confining:
+            return Support(False, "commands are not confined (" + self.state() + ")")
+        if self.transactions_dir.is_relative_to(self.where.root):
+            return Support(False, "dm_cc's state directory is inside the project")
+        found = support(str(self.transactions_dir))
+        if found.usable and os.stat(self.transactions_dir).st_dev != _device(self.where.root):
+            return Support(True, found.reason + "; on another file system than the project, "
+                           "so applying a change copies it")
+        return found
+
+    @property
+    def transactional(self) -> bool:
+        return self.transactions().usable
+
+    @property
+    def transactions_dir(self) -> Path:
+        """Where each command's upper directory lives (hidden from commands)."""
+        return state_dir(self.env) / "transactions"
 
     def state(self) -> str:
         """One word or two for the toolbar and ``sandbox status``."""
@@ -233,37 +281,44 @@ class Sandbox:
             weakref.finalize(self, shutil.rmtree, base, True)
         return self._private
 
-    def spec(self, gate: Gate, *, server: bool = False) -> SandboxSpec:
+    def spec(self, gate: Gate, *, server: bool = False,
+             transaction: bool = False) -> SandboxSpec:
         """The spec for ``gate``, derived again only when the gate, the project's
         tree or its git directories changed. ``server``: an MCP server's, where the
-        project is writable only if an edit rule allows editing all of it."""
-        return self._derived(gate, server)[0]
+        project is writable only if an edit rule allows editing all of it;
+        ``transaction``: a command run as a transaction's (the project writable in its
+        view even where no edit is allowed: what it writes there is judged)."""
+        return self._derived(gate, server, transaction)[0]
 
-    def _derived(self, gate: Gate, server: bool) -> tuple[SandboxSpec, Tree, Private]:
+    def _derived(self, gate: Gate, server: bool,
+                 transaction: bool = False) -> tuple[SandboxSpec, Tree, Private]:
         """The spec, and the tree and facts it was derived from."""
         root = self.where.root.as_posix()
         hide = private_paths(self.env)
         tree = self._lister.list(root)
         git = verified_git_dirs(self.where.root, self.where.home)
         key = hash((tree.signature, tuple(os.path.lexists(path) for path, _ in hide), git))
-        for known, for_server, known_key, spec, private in self._specs:
-            if known is gate and for_server == server and known_key == key:
+        kind = (server, transaction)
+        for known, known_kind, known_key, spec, private in self._specs:
+            if known is gate and known_kind == kind and known_key == key:
                 return spec, tree, private
         config = git_config(self.where.root, git)
         private = Private(
             tmpdir=str(self.private_dir() / "tmp"), own_dir=PROJECT_DIR, hide=hide,
             git=git, environment=tuple(self.env), hooks_paths=config.hooks_paths,
             git_config_files=config.files, network_proxy=self._proxy_possible(),
-            forwarder=self._forwarder_paths(), server=server)
+            forwarder=self._forwarder_paths(), server=server, transaction=transaction)
         spec = with_unix_socket_note(spec_for(gate, self.where, tree, private, LocalMachine()))
-        kept = [entry for entry in self._specs if not (entry[0] is gate and entry[1] == server)]
-        self._specs = [*kept[-(KEPT_SPECS - 1):], (gate, server, key, spec, private)]
+        kept = [entry for entry in self._specs if not (entry[0] is gate and entry[1] == kind)]
+        self._specs = [*kept[-(KEPT_SPECS - 1):], (gate, kind, key, spec, private)]
         return spec, tree, private
 
     def confine(self, gate: Gate, command: Sequence[str], *, cwd: str | None = None,
-                server: bool = False) -> Plan:
+                server: bool = False, transaction: bool = False) -> Plan:
         """How to run ``command`` under ``gate`` in this mode (in ``cwd``, else the
-        working directory; ``server``: an MCP server, see :meth:`spec`)."""
+        working directory; ``server``: an MCP server, see :meth:`spec`).
+        ``transaction``: run it against a copy-on-write view of the project, where
+        transactions work here (the plan's ``transaction``; else as before)."""
         if self.mode == "off":
             return Plan(list(command), confined=False)
         if not self.availability.usable:
@@ -276,7 +331,8 @@ class Sandbox:
         # can the command make it (it runs as the same user)
         with contextlib.suppress(OSError):
             project_dir(self.where.root).mkdir(exist_ok=True)
-        spec, tree, private = self._derived(gate, server)
+        transaction = transaction and not server and self.transactional
+        spec, tree, private = self._derived(gate, server, transaction)
         if cwd is not None:
             spec = replace(spec, cwd=cwd)
         try:
@@ -292,11 +348,24 @@ class Sandbox:
             # user's packages (-I -S)
             command = [sys.executable, "-I", "-S", str(FORWARDER), str(channel.fileno()),
                        "--", *command]
+        began: Transaction | None = None
+        if transaction:
+            try:
+                began = Transaction.begin(self.where.root.as_posix(), self.transactions_dir)
+            except OSError as exc:
+                return Plan(list(command), confined=False, refusal=(
+                    f"Not run: the command's copy-on-write view could not be prepared: {exc}"))
+        # in a transaction bubblewrap runs as root of the unshared namespace: a user
+        # namespace of its own gives the command back the person's ids
+        ids = ("--unshare-user", "--uid", str(os.getuid()), "--gid", str(os.getgid())) \
+            if began is not None else ()
         argv = bwrap_argv(spec, command, empty_file=str(self.private_dir() / "empty"),
                           bwrap=self.availability.bwrap or "bwrap",
-                          seccomp_fd=guard.fileno() if guard is not None else None)
+                          seccomp_fd=guard.fileno() if guard is not None else None, extra=ids)
+        if began is not None:
+            argv = began.wrap(argv)
         return Plan(argv, confined=True, spec=spec, pass_files=tuple(passed),
-                    escapable=self.mode != "required", after=watch(
+                    escapable=self.mode != "required", transaction=began, after=watch(
                         self.where.root.as_posix(), self._lister, tree, private.git,
                         private.hooks_paths, private.git_config_files, self.where.protected,
                         str(state_dir(self.env) / "set-aside")))
@@ -336,6 +405,10 @@ class Sandbox:
         if self._proxy is not None:
             self._proxy.close()
             self._proxy = None
+
+
+def _device(path: Path) -> int:
+    return os.stat(path).st_dev
 
 
 # ------------------------------------------------------------------ Unix sockets

@@ -53,6 +53,19 @@ class ToolOutput:
     # The sandbox stopped the call: the requests to run it again unconfined (one
     # sandbox_escape per simple command), which the loop settles; () when not stopped.
     escape: tuple[Request, ...] = ()
+    # The command ran as a transaction (its plan): what it changed has not landed
+    # yet; the loop judges the changes, applies those allowed and says the rest.
+    landing: Plan | None = None
+
+
+class UndoRecorder(Protocol):
+    """One undo step being recorded (:mod:`dm_cc.session.undo`): told each path before
+    it changes (``moving``: it will be replaced or removed, never written into),
+    closed after."""
+
+    def keep(self, relative: str, *, moving: bool = False) -> None: ...
+
+    def close(self) -> object: ...
 
 
 class Subagents(Protocol):
@@ -82,9 +95,12 @@ class ToolContext:
     # The subagents this agent may start, and how (the task tool); None: none.
     subagents: Subagents | None = None
     call_id: str = ""             # the call being run (set by the loop for each call)
-    # How to run a command under this agent's policy (the sandbox, DESIGN.md §8);
-    # None: unconfined (no sandbox in this runtime, or an approved escape).
+    # How to run a command under this agent's policy (the sandbox, DESIGN.md §8), as
+    # a transaction where they work; None: unconfined (no sandbox in this runtime,
+    # or an approved escape).
     confine: Callable[[Sequence[str]], Plan] | None = None
+    # A new undo step, by label (None: changes are not kept for undo).
+    undo: Callable[[str], UndoRecorder] | None = None
 
     @property
     def root(self) -> Path:

@@ -21,6 +21,7 @@ import contextlib
 import os
 import signal
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import BinaryIO, ClassVar, NamedTuple
 
@@ -63,19 +64,18 @@ class BashTool(CatalogTool[BashParams]):
         if plan.refusal is not None:
             return ToolOutput(plan.refusal, is_error=True)
         ran = await run_plan(plan, ctx.cwd, params.timeout or DEFAULT_TIMEOUT)
-        output = ran.output()
+        output = replace(ran.output(), landing=plan if plan.transaction else None)
         why = stopped_by_sandbox(ran.text, plan.spec) if ran.code and plan.spec else None
         if why is None:
             return output
         if not plan.escapable:
-            return ToolOutput(
+            return replace(output, output=(
                 f"{output.output}\n(the sandbox may have stopped this: {why}. The sandbox is "
                 "required here, so it cannot run outside it: do it inside the project or "
-                "$TMPDIR, or tell the user what is needed.)", output.display, output.is_error)
-        return ToolOutput(
-            f"{output.output}\n(the sandbox may have stopped this: {why})", output.display,
-            output.is_error, escape=tuple(escape_requests(params.command,
-                                                          f"the sandbox stopped it: {why}")))
+                "$TMPDIR, or tell the user what is needed.)"))
+        return replace(output, output=f"{output.output}\n(the sandbox may have stopped this: {why})",
+                       escape=tuple(escape_requests(params.command,
+                                                    f"the sandbox stopped it: {why}")))
 
 
 class _Capture:

@@ -20,6 +20,7 @@ from typing import Any
 
 from dm_cc.core import (
     AgentSwitched,
+    ChangesLanded,
     Compacted,
     Event,
     InTask,
@@ -32,6 +33,7 @@ from dm_cc.core import (
 )
 from dm_cc.llm import Usage
 from dm_cc.permissions import Decision, Verdict
+from dm_cc.sandbox import Change
 from dm_cc.session import ToolCall
 from dm_cc.tools import entry
 from dm_cc.ui.describe import rule_text
@@ -137,6 +139,18 @@ def task_finished_line(event: TaskFinished) -> str:
     return line
 
 
+def changes_lines(event: ChangesLanded, most: int = 5) -> list[str]:
+    """A command's changes as they landed: how many, then each that did not (with
+    why), up to ``most``."""
+    landed = len(event.applied)
+    lines = [f"changes: {landed} landed" + (f", {len(event.refused)} did not:"
+                                            if event.refused else "")]
+    lines += [f"  ✗ {change.describe()}: {why}" for change, why in event.refused[:most]]
+    if len(event.refused) > most:
+        lines.append(f"  … and {len(event.refused) - most} more")
+    return lines
+
+
 class CallLines:
     """The human lines of a run's events: one per tool call when it is decided, one
     when a call fails that was allowed (or never reached a decision: an unknown tool,
@@ -157,6 +171,8 @@ class CallLines:
             if event.output.is_error and event.call.id not in self._explained:
                 return [finished_line(event.call, event.output.output)]
             return []
+        if isinstance(event, ChangesLanded):
+            return ["  " + line for line in changes_lines(event)] if event.refused else []
         if isinstance(event, AgentSwitched):
             return [f"agent → {event.agent}"]
         if isinstance(event, Notice):
@@ -184,6 +200,10 @@ def event_json(event: Event) -> dict[str, Any]:
         return {"type": "tool_finished", "tool": event.call.name, "call_id": event.call.id,
                 "is_error": event.output.is_error, "output": event.output.output,
                 "display": event.output.display}
+    if isinstance(event, ChangesLanded):
+        return {"type": "changes_landed", "tool": event.call.name, "call_id": event.call.id,
+                "applied": [_change_json(c) for c in event.applied],
+                "refused": [{**_change_json(c), "why": why} for c, why in event.refused]}
     if isinstance(event, AgentSwitched):
         return {"type": "agent_switched", "agent": event.agent}
     if isinstance(event, Compacted):
@@ -209,6 +229,10 @@ def event_json(event: Event) -> dict[str, Any]:
         record.setdefault("task_label", event.label)
         return record
     raise TypeError(f"not an event: {event!r}")
+
+
+def _change_json(change: Change) -> dict[str, Any]:
+    return {"path": change.path, "kind": change.kind, "what": change.what}
 
 
 def _verdict_json(verdict: Verdict) -> dict[str, Any]:

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 
 from dm_cc.core import (
     AgentSwitched,
+    ChangesLanded,
     Compacted,
     Event,
     InTask,
@@ -39,6 +40,7 @@ from dm_cc.tools import ToolOutput
 from dm_cc.ui.describe import rule_text
 from dm_cc.ui.headless import (
     call_input,
+    changes_lines,
     one_line,
     task_finished_line,
     task_started_line,
@@ -152,6 +154,11 @@ def event_lines(event: Event, shown: Shown) -> Iterator[Line]:
             yield [("class:dim", f"  {event.output.output.splitlines()[0]}")]
             return
         yield from finished_lines(event.call, event.output)
+    elif isinstance(event, ChangesLanded):
+        lines = changes_lines(event)
+        yield [("class:dim" if not event.refused else "class:notice", "  " + lines[0])]
+        for line in lines[1:]:
+            yield [("class:notice", "  " + line)]
     elif isinstance(event, AgentSwitched):
         yield [("class:agent", f"→ agent: {event.agent}")]
     elif isinstance(event, Compacted):

@@ -25,9 +25,10 @@ from hypothesis import strategies as st
 from support.bwrap import needs_bwrap
 
 from dm_cc.config.dirs import PROJECT_DIR, HostFilesystem
+from dm_cc.permissions import UNIVERSAL_PATHS as UNIVERSAL
 from dm_cc.permissions import Ceiling, Gate, Layer, PathContext, PathContextDirs, Rule, Verdict, path_requests
 from dm_cc.policy.defaults import DEFAULT_RULES
-from dm_cc.sandbox.derive import NEW_FILE, UNIVERSAL, Private, spec_for
+from dm_cc.sandbox.derive import NEW_FILE, Private, spec_for
 from dm_cc.sandbox.git import NO_HOOKS, GitDirs
 from dm_cc.sandbox.machine import LocalMachine, TreeLister
 from dm_cc.sandbox.screen import necessary

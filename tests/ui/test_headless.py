@@ -9,6 +9,7 @@ from support.requests import Request
 
 from dm_cc.core.events import (
     AgentSwitched,
+    ChangesLanded,
     Compacted,
     Event,
     InTask,
@@ -20,6 +21,7 @@ from dm_cc.core.events import (
     TurnEnded,
 )
 from dm_cc.permissions import Decision, Rule, Verdict
+from dm_cc.sandbox import Change
 from dm_cc.session.messages import ToolCall
 from dm_cc.tools.base import ToolOutput
 from dm_cc.ui.headless import CallLines, call_input, decision_line, event_json
@@ -91,6 +93,8 @@ def test_every_event_type_has_a_json_record():
     decided = Decision("deny", (verdict("rm -rf build", NO_DELETES),))
     samples = {ToolDecided: ToolDecided(RM, decided),
                ToolFinished: ToolFinished(RM, ToolOutput("out", display="shown")),
+               ChangesLanded: ChangesLanded(RM, (Change("a.txt", "modified", "file", 3),),
+                                            ((Change("build/x", "deleted", "file"), "kept"),)),
                AgentSwitched: AgentSwitched("plan"), TurnEnded: TurnEnded("done", "ok"),
                Compacted: Compacted(9000, 2000, 14, True), Notice: Notice("store damaged"),
                TaskStarted: TaskStarted("ses_1", "explore #1", "explore", "find auth"),
@@ -102,8 +106,8 @@ def test_every_event_type_has_a_json_record():
     for record in records.values():
         json.dumps(record)
     assert [r["type"] for r in records.values()] == [
-        "tool_decided", "tool_finished", "agent_switched", "turn_ended", "compacted", "notice",
-        "task_started", "task_finished", "agent_switched"]
+        "tool_decided", "tool_finished", "changes_landed", "agent_switched", "turn_ended",
+        "compacted", "notice", "task_started", "task_finished", "agent_switched"]
     nested = records[InTask]
     assert nested["task_path"] == ["ses_1", "ses_2"] and nested["task_label"] == "explore #2"
     request = records[ToolDecided]["requests"][0]
@@ -113,3 +117,9 @@ def test_every_event_type_has_a_json_record():
                        "rule": {"action": "deny", "permission": "bash", "pattern": "rm *"},
                        "note": None}
     assert records[ToolFinished]["display"] == "shown"
+    assert records[ChangesLanded]["applied"] == [
+        {"path": "a.txt", "kind": "modified", "what": "file"}]
+    assert records[ChangesLanded]["refused"] == [
+        {"path": "build/x", "kind": "deleted", "what": "file", "why": "kept"}]
+    assert CallLines().lines(samples[ChangesLanded]) == [
+        "  changes: 1 landed, 1 did not:", "    ✗ deleted build/x: kept"]

@@ -78,11 +78,10 @@ def test_the_question_shows_the_whole_command_its_rule_and_reason(project, polic
 
 
 def test_s_allows_for_the_session_without_saving(project):
-    run = drive(project, [{"tool": "bash", "args": {"command": "git init -q one"}},
-                          {"tool": "bash", "args": {"command": "git init -q two"}}, {"text": "ok"}],
+    made = ["python3 -c \"import os; os.mkdir('one')\"", "python3 -c \"import os; os.mkdir('two')\""]
+    run = drive(project, [*({"tool": "bash", "args": {"command": c}} for c in made), {"text": "ok"}],
                 [(READY, "go" + ENTER), (LEGEND, "s"), ("allow bash ", ENTER)])
     assert not run.errors
-    # both ran (a repository a confined command makes is set aside: docs/sandbox.md)
     assert (project / "one").is_dir() and (project / "two").is_dir()
     assert run.screen.count(LEGEND) == 1
     assert run.repl.world.approvals.list() == []
@@ -227,16 +226,20 @@ def test_continue_replays_the_last_exchange(project):
     assert "continuing session" in run.screen and "first question" in run.screen
 
 
+MKDIR = "python3 make_sub.py"
+
+
 def test_a_saves_the_edited_rule_and_a_later_session_does_not_ask(project):
-    git_status = {"tool": "bash", "args": {"command": "git init -q sub"}}
+    (project / "make_sub.py").write_text("import os\nos.makedirs('sub', exist_ok=True)\n")
+    git_status = {"tool": "bash", "args": {"command": MKDIR}}
     run = drive(project, [git_status, {"text": "first"}],
                 [(READY, "status" + ENTER), (LEGEND, "a"),
-                 ("allow bash ", "\x7f" * len("git init *") + "git init -q sub" + ENTER),
+                 ("allow bash ", "\x7f" * len("python3 *") + MKDIR + ENTER),
                  ("first", "")])
     assert not run.errors
     saved = run.repl.world.approvals.list()
     assert [(a.permission, a.pattern, a.agent) for a in saved] == [
-        ("bash", "git init -q sub", "build")]
+        ("bash", MKDIR, "build")]
     # a new process: the saved approval answers; the plan agent gets nothing from it
     again = drive(project, [git_status, {"text": "second"}],
                   [(READY, "status again" + ENTER), ("second", "")])
@@ -250,9 +253,9 @@ def test_a_saves_the_edited_rule_and_a_later_session_does_not_ask(project):
 
 
 def test_an_edit_that_no_longer_covers_the_call_is_refused(project):
-    run = drive(project, [{"tool": "bash", "args": {"command": "git init -q sub"}}, {"text": "ok"}],
+    run = drive(project, [{"tool": "bash", "args": {"command": MKDIR}}, {"text": "ok"}],
                 [(READY, "go" + ENTER), (LEGEND, "a"),
-                 ("allow bash ", "\x7f" * len("git init *") + "git log *" + ENTER),
+                 ("allow bash ", "\x7f" * len("python3 *") + "git log *" + ENTER),
                  ("would not allow this call", ESC), (LEGEND, "y")])
     assert not run.errors
     assert run.repl.world.approvals.list() == []

@@ -1,0 +1,278 @@
+"""What a command did, judged before it lands: the changes of a transaction.
+
+    landed = await land(settle, judged, ctx, output, approved=True)
+
+A confined command ran against a copy-on-write view of the project
+(:mod:`dm_cc.sandbox.transaction`). Its changes become requests of the same gate:
+``edit PATH`` for a file or directory created or changed (a mode too), ``delete
+PATH`` for one removed; a protected path's request says why it is protected --
+but the data git writes as it works (objects, refs, the index) is not a protected
+change. Each change is then:
+
+* **applied** when its requests are allowed; when an ``edit`` asks only because of
+  a rule that names nothing in particular (``* *``, ``edit **``: the person's
+  question for the edit tool, not a wall for the commands they allowed), and the
+  same for ``delete`` under a catch-all; and when an ``edit`` asks under any rule
+  but the person approved the command's text (they saw it);
+* **discarded** when a rule denies it (a plan agent's commands change nothing:
+  its ceiling denies every edit), and always a FIFO, socket or device;
+* **asked** otherwise -- a protected path, a ``delete`` rule, an edit rule that
+  names the path (the command was allowed by a rule, not by the person), a change
+  to a file that changed since the command started (a *conflict*): ONE question
+  for them all, listing every change with a diff of each text file asked about.
+  Headless, the question's answer is no: they are discarded.
+
+What is applied is kept first for undo (``ctx.undo``). The model is told what did
+not land and why; the person sees a :class:`~dm_cc.core.events.ChangesLanded`.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from dm_cc.core.approval import RUNNING
+from dm_cc.core.events import ChangesLanded
+from dm_cc.core.settle import Judged, Settle
+from dm_cc.permissions import (
+    DELETE,
+    UNIVERSAL_PATHS,
+    Verdict,
+    combine,
+    git_data,
+    path_requests,
+)
+from dm_cc.policy import HOOK_LAYER
+from dm_cc.sandbox import Change, Conflict, Plan
+from dm_cc.tools import ToolContext, ToolOutput
+
+EDIT = "edit"
+SHOWN_CHANGES = 40         # changes listed by name in the question and to the model
+DIFF_LINES = 80            # lines of one file's diff in the question
+DIFF_BYTES = 256 * 1024    # a file larger than this is not diffed
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """What happens to one change: ``apply``, ``ask`` or ``discard``, and why."""
+
+    change: Change
+    action: str
+    why: str = ""
+    verdicts: tuple[Verdict, ...] = ()
+
+
+async def land(settle: Settle, judged: Judged, ctx: ToolContext, output: ToolOutput, *,
+               approved: bool) -> ToolOutput:
+    """Judge, ask about and apply the changes of ``output``'s transaction; the output
+    the model gets says what did not land. The transaction is gone afterwards."""
+    plan = output.landing
+    if plan is None or plan.transaction is None:
+        return output
+    told: list[str] = []
+    answered: list[str] = []
+    try:
+        changes = plan.transaction.changes(ignore=plan.mount_points().__contains__)
+        if changes:
+            told = await _land(settle, judged, ctx, plan, changes, approved, answered)
+    finally:
+        aside = plan.finish(answered)
+    text = "\n".join(filter(None, (output.output, *told, aside)))
+    return replace(output, output=text, landing=None)
+
+
+async def _land(settle: Settle, judged: Judged, ctx: ToolContext, plan: Plan,
+                changes: Sequence[Change], approved: bool, answered: list[str]) -> list[str]:
+    """Judge, ask, apply; ``answered`` gets the paths the person said yes to."""
+    transaction = plan.transaction
+    assert transaction is not None
+    outcomes = _judge(settle, ctx, changes, approved)
+    outcomes = [_with_conflict(o, transaction.conflict(o.change)) for o in outcomes]
+    asked = [o for o in outcomes if o.action == "ask"]
+    if asked:
+        verdicts = tuple(v for o in asked for v in o.verdicts if v.action != "allow") or \
+            tuple(v for o in asked for v in o.verdicts)
+        question = Judged(judged.call, judged.tool, judged.params, combine(verdicts)._replace(
+            action="ask"))
+        settled = await settle.settle(question, ctx, changes=_question_text(
+            outcomes, transaction.root, transaction.upper.as_posix()))
+        yes = settled.answer is not None and settled.answer.answer in RUNNING
+        said = settled.feedback or ("you said no" if settled.answer is not None
+                                    and settled.answer.by == "person" else "no one to answer")
+        outcomes = [replace(o, action="apply" if yes else "discard",
+                            why=o.why if yes else f"{o.why}; {said}")
+                    if o.action == "ask" else o for o in outcomes]
+        if yes:
+            answered += [f"{transaction.root}/{o.change.path}" for o in asked]
+    applied, failed = _apply(plan, outcomes, ctx, judged)
+    refused = [o for o in outcomes if o.action == "discard"] + failed
+    settle.on_event(ChangesLanded(judged.call, tuple(o.change for o in applied),
+                                  tuple((o.change, o.why) for o in refused)))
+    return _told(applied, refused)
+
+
+def _judge(settle: Settle, ctx: ToolContext, changes: Sequence[Change],
+           approved: bool) -> list[Outcome]:
+    gate = settle.rights.gate()
+    root = ctx.root.as_posix()
+    outcomes = []
+    for change in changes:
+        if change.kind == "special":
+            outcomes.append(Outcome(change, "discard", "a FIFO, socket or device is never "
+                                                       "applied"))
+            continue
+        permission = DELETE if change.kind == "deleted" else EDIT
+        requests = [r if r.protected is None or not git_data(change.path)
+                    else replace(r, protected=None)
+                    for r in path_requests(permission, f"{root}/{change.path}", ctx.where,
+                                           is_directory=change.what == "directory")]
+        verdicts = tuple(gate.judge(r) for r in requests)
+        outcomes.append(_outcome(change, verdicts, approved))
+    return outcomes
+
+
+def _outcome(change: Change, verdicts: tuple[Verdict, ...], approved: bool) -> Outcome:
+    decision = combine(verdicts)
+    if decision.action == "deny":
+        return Outcome(change, "discard", _because(decision.deciding), verdicts)
+    asking = [v for v in verdicts if v.action == "ask"]
+    if not asking or all(_lifted(v, approved) for v in asking):
+        return Outcome(change, "apply", "", verdicts)
+    return Outcome(change, "ask", _because(tuple(v for v in asking if not _lifted(v, approved))),
+                   verdicts)
+
+
+def _lifted(verdict: Verdict, approved: bool) -> bool:
+    """Whether an ask is no question for a change of a command that was allowed to
+    run: it asks only because of a catch-all rule (for an edit, or the person
+    approved the command's text); never for a protected path, a withheld allow, a
+    hook's ask, or a path outside the project."""
+    request, rule = verdict.request, verdict.rule
+    if request.protected or rule.action != "ask" or verdict.layer == HOOK_LAYER:
+        return False
+    catch_all = rule.permission != request.permission or (
+        request.permission == EDIT and rule.pattern in UNIVERSAL_PATHS)
+    if request.permission == DELETE:
+        return catch_all
+    return request.permission == EDIT and (catch_all or approved)
+
+
+def _because(verdicts: Sequence[Verdict]) -> str:
+    first = verdicts[0]
+    if first.request.protected and first.action != "deny":
+        return f"protected: {first.request.protected}"
+    rule = first.rule
+    what = f"{first.action}ed" if first.action == "deny" else "asks"
+    return (f"{'denied' if first.action == 'deny' else what} by rule `{rule.action} "
+            f"{rule.permission} {rule.pattern}` at {rule.source}"
+            + (f": {rule.reason}" if rule.reason else ""))
+
+
+def _with_conflict(outcome: Outcome, conflict: str | None) -> Outcome:
+    if conflict is None or outcome.action == "discard":
+        return outcome
+    return replace(outcome, action="ask", why="; ".join(filter(None, (
+        outcome.why, f"conflict: {conflict}"))))
+
+
+def _apply(plan: Plan, outcomes: Sequence[Outcome], ctx: ToolContext,
+           judged: Judged) -> tuple[list[Outcome], list[Outcome]]:
+    """Apply what is to be applied, in order (parents first); a change under a
+    directory that did not land does not land either."""
+    transaction = plan.transaction
+    assert transaction is not None
+    recorder = ctx.undo(_label(judged)) if ctx.undo is not None else None
+    applied: list[Outcome] = []
+    failed: list[Outcome] = []
+    missing: list[str] = [o.change.path + "/" for o in outcomes
+                          if o.action != "apply" and o.change.kind == "created"
+                          and o.change.what == "directory"]
+    try:
+        for outcome in outcomes:
+            if outcome.action != "apply":
+                continue
+            change = outcome.change
+            if any(change.path.startswith(prefix) for prefix in missing):
+                failed.append(replace(outcome, action="discard",
+                                      why="its directory did not land"))
+                continue
+            try:
+                transaction.apply(change, keep=(lambda path: recorder.keep(path, moving=True))
+                                  if recorder is not None else (lambda path: None))
+            except (Conflict, OSError) as exc:
+                why = str(exc) if isinstance(exc, Conflict) else (exc.strerror or str(exc))
+                if change.kind == "deleted" and change.what == "directory":
+                    why = "it still holds what did not land"
+                failed.append(replace(outcome, action="discard", why=why))
+                if change.what == "directory" and change.kind == "created":
+                    missing.append(change.path + "/")
+                continue
+            applied.append(outcome)
+    finally:
+        if recorder is not None:
+            recorder.close()
+    return applied, failed
+
+
+def _label(judged: Judged) -> str:
+    text = judged.tool.entry.main_text(judged.call.arguments or {})
+    return f"{judged.call.name}: {text}" if text else judged.call.name
+
+
+def _told(applied: Sequence[Outcome], refused: Sequence[Outcome]) -> list[str]:
+    """What the model is told: how many changes landed, and each that did not."""
+    if not refused:
+        return []
+    lines = [f"(of this command's {len(applied) + len(refused)} changes to the project, "
+             f"{len(applied)} landed; these did not, and are as before:"]
+    lines += [f"- {o.change.describe()}: {o.why}" for o in refused[:SHOWN_CHANGES]]
+    if len(refused) > SHOWN_CHANGES:
+        lines.append(f"- … and {len(refused) - SHOWN_CHANGES} more")
+    lines[-1] += ")"
+    return ["\n".join(lines)]
+
+
+def _question_text(outcomes: Sequence[Outcome], root: str, upper: str) -> str:
+    """Every change, marked, then a diff of each text file asked about."""
+    mark = {"apply": "  ", "ask": "? ", "discard": "✗ "}
+    lines = ["The command changed the project; the changes marked ? need your answer "
+             "(✗: not applied whatever you answer):"]
+    for outcome in outcomes[:SHOWN_CHANGES]:
+        lines.append(f"{mark[outcome.action]}{outcome.change.describe()}"
+                     + (f"  ({outcome.why})" if outcome.why else ""))
+    if len(outcomes) > SHOWN_CHANGES:
+        lines.append(f"  … and {len(outcomes) - SHOWN_CHANGES} more changes")
+    for outcome in outcomes:
+        if outcome.action == "ask" and outcome.change.what == "file" \
+                and outcome.change.kind in ("created", "modified", "deleted"):
+            lines += _diff(outcome.change, root, upper)
+    return "\n".join(lines)
+
+
+def _diff(change: Change, root: str, upper: str) -> list[str]:
+    before = _text(os.path.join(root, change.path)) if change.kind != "created" else ""
+    after = _text(os.path.join(upper, change.path)) if change.kind != "deleted" else ""
+    if before is None or after is None:
+        return [f"(not shown: {change.path} is binary or larger than {DIFF_BYTES:,} bytes)"]
+    diff = list(difflib.unified_diff(before.splitlines(), after.splitlines(),
+                                     f"a/{change.path}" if change.kind != "created" else "/dev/null",
+                                     f"b/{change.path}" if change.kind != "deleted" else "/dev/null",
+                                     lineterm=""))
+    if len(diff) > DIFF_LINES:
+        diff = [*diff[:DIFF_LINES], f"… {len(diff) - DIFF_LINES} more diff lines"]
+    return diff
+
+
+def _text(path: str) -> str | None:
+    try:
+        if os.path.getsize(path) > DIFF_BYTES:
+            return None
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except OSError:
+        return ""
+    if b"\0" in data:
+        return None
+    return data.decode("utf-8", errors="replace")
