@@ -33,7 +33,7 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from dm_cc.core.approval import RUNNING
+from dm_cc.core.approval import RUNNING, Approval
 from dm_cc.core.events import ChangesLanded
 from dm_cc.core.settle import Judged, Settle
 from dm_cc.permissions import (
@@ -99,8 +99,7 @@ async def _land(settle: Settle, judged: Judged, ctx: ToolContext, plan: Plan,
         settled = await settle.settle(question, ctx, changes=_question_text(
             outcomes, transaction.root, transaction.upper.as_posix()))
         yes = settled.answer is not None and settled.answer.answer in RUNNING
-        said = settled.feedback or ("you said no" if settled.answer is not None
-                                    and settled.answer.by == "person" else "no one to answer")
+        said = _said(settled.answer)
         outcomes = [replace(o, action="apply" if yes else "discard",
                             why=o.why if yes else f"{o.why}; {said}")
                     if o.action == "ask" else o for o in outcomes]
@@ -111,6 +110,13 @@ async def _land(settle: Settle, judged: Judged, ctx: ToolContext, plan: Plan,
     settle.on_event(ChangesLanded(judged.call, tuple(o.change for o in applied),
                                   tuple((o.change, o.why) for o in refused)))
     return _told(applied, refused)
+
+
+def _said(answer: Approval | None) -> str:
+    """Why asked changes were discarded, as the model is told."""
+    if answer is None or answer.by != "person":
+        return "nobody could be asked (a headless run), so it was discarded"
+    return f"the user said no: {answer.feedback}" if answer.feedback else "the user said no"
 
 
 def _judge(settle: Settle, ctx: ToolContext, changes: Sequence[Change],

@@ -96,3 +96,34 @@ def test_a_plan_agent_commands_writes_are_discarded(here, capsys):
     finished = run(here, capsys, ["git status"], "--agent", "plan")
     assert (here / ".git" / "index").read_bytes() == index
     assert "modified .git/index" in finished[0]["output"], finished[0]["output"]
+
+
+def test_two_parallel_children_changing_one_file_conflict_instead_of_overwriting(here, capsys):
+    my_policy("  - {permission: task, pattern: '*', action: allow}\n")
+    (here / "shared.txt").write_text("base\n")
+
+    def child(word: str) -> dict:
+        return {"description": f"write {word}", "prompt": f"child {word}: write shared.txt",
+                "subagent_type": "general"}
+
+    def writes(word: str) -> list[dict]:
+        return [{"tool": "bash", "args": {"command": f"sleep 0.4; echo {word} > shared.txt"}},
+                {"text": f"{word} done"}]
+
+    script = {"replies": [{"calls": [{"tool": "task", "args": child("one")},
+                                     {"tool": "task", "args": child("two")}]},
+                          {"text": "done"}],
+              "tasks": {"child one": writes("one"), "child two": writes("two")}}
+    path = here.parent / "script.yaml"
+    path.write_text(yaml.safe_dump(script))
+    capsys.readouterr()
+    assert main(["run", "--json", "--model", f"scripted:{path}", "go"]) == 0
+    events = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.strip()]
+    landed = [e for e in events if e["type"] == "changes_landed"]
+    assert len(landed) == 2
+    refused = [r for e in landed for r in e["refused"]]
+    assert [(r["path"], "conflict" in r["why"]) for r in refused] == [("shared.txt", True)]
+    first = next(e for e in landed if e["applied"])
+    winner = first["task_label"]
+    assert (here / "shared.txt").read_text() in ("one\n", "two\n")
+    assert winner and len({e["task_label"] for e in landed}) == 2

@@ -1,0 +1,135 @@
+"""A command against a copy-on-write view of the project (dm_cc/sandbox/transaction.py):
+run for real in ``unshare -Urm`` with an overlay, as root and as the unprivileged
+``sbtest``; what it changed is listed, nothing lands until applied, applying is a
+rename that never follows a link, and a change to a path that changed since is a
+conflict."""
+
+from __future__ import annotations
+
+import os
+import stat
+import subprocess
+from pathlib import Path
+
+import pytest
+from support.as_user import give
+
+from dm_cc.sandbox import Change, Conflict, Transaction
+from dm_cc.sandbox.transaction import support
+
+
+@pytest.fixture
+def project(shared: Path) -> Path:
+    root = shared / "project"
+    root.mkdir()
+    (root / "kept.txt").write_text("kept\n")
+    (root / "changed.txt").write_text("before\n")
+    (root / "gone.txt").write_text("gone\n")
+    (root / "touched.txt").write_text("same\n")
+    (root / "script.sh").write_text("echo hi\n")
+    (root / "old").mkdir()
+    (root / "old" / "a.txt").write_text("a\n")
+    (root / "old" / "deep").mkdir()
+    (root / "old" / "deep" / "b.txt").write_text("b\n")
+    (root / "redone").mkdir()
+    (root / "redone" / "was.txt").write_text("was\n")
+    (root / "file_then_dir").write_text("f\n")
+    return root
+
+
+def run(tx: Transaction, script: str, user: str | None, *owned: Path) -> None:
+    argv = tx.wrap(["sh", "-c", script])
+    if user is not None:
+        give(user, *owned)
+        argv = ["runuser", "-u", user, "--", *argv]
+    done = subprocess.run(argv, cwd=tx.root, capture_output=True, text=True, timeout=30)
+    assert done.returncode == 0, done.stderr
+
+
+COMMAND = ("cd \"$PWD\" && echo new > new.txt && echo after > changed.txt && rm gone.txt && "
+           "touch touched.txt && chmod +x script.sh && rm -rf old && mkdir -p made/inner && "
+           "echo m > made/inner/m.txt && ln -s kept.txt link && rm -rf redone && mkdir redone "
+           "&& echo now > redone/now.txt && rm file_then_dir && mkdir file_then_dir && "
+           "mkfifo pipe")
+
+
+def test_what_a_command_changed_is_listed_and_nothing_lands_before_it_is_applied(
+        project, shared, user):
+    assert support(str(shared / "tx")).usable
+    tx = Transaction.begin(project.as_posix(), shared / "tx")
+    run(tx, f"cd {project} && {COMMAND}", user, project, shared / "tx")
+    changes = {(c.path, c.kind, c.what) for c in tx.changes()}
+    assert changes == {
+        ("new.txt", "created", "file"), ("changed.txt", "modified", "file"),
+        ("gone.txt", "deleted", "file"), ("script.sh", "mode", "file"),
+        ("old/a.txt", "deleted", "file"), ("old/deep/b.txt", "deleted", "file"),
+        ("old/deep", "deleted", "directory"), ("old", "deleted", "directory"),
+        ("made", "created", "directory"), ("made/inner", "created", "directory"),
+        ("made/inner/m.txt", "created", "file"), ("link", "created", "link"),
+        ("redone/was.txt", "deleted", "file"), ("redone/now.txt", "created", "file"),
+        ("file_then_dir", "deleted", "file"), ("file_then_dir", "created", "directory"),
+        ("pipe", "special", "other")}
+    order = [c.path for c in tx.changes()]
+    assert order.index("old/deep/b.txt") < order.index("old/deep") < order.index("old")
+    assert order.index("made") < order.index("made/inner") < order.index("made/inner/m.txt")
+    # the real project is as it was
+    assert (project / "changed.txt").read_text() == "before\n"
+    assert (project / "gone.txt").exists() and (project / "old" / "deep" / "b.txt").exists()
+    assert not (project / "new.txt").exists() and not (project / "made").exists()
+    tx.close()
+    assert not tx.base.exists()
+
+
+def test_applying_makes_each_change_and_keeps_what_was_there_first(project, shared, user):
+    tx = Transaction.begin(project.as_posix(), shared / "tx")
+    run(tx, f"cd {project} && {COMMAND}", user, project, shared / "tx")
+    kept: list[str] = []
+    for change in tx.changes():
+        if change.kind != "special":
+            tx.apply(change, keep=kept.append)
+    tx.close()
+    assert (project / "new.txt").read_text() == "new\n"
+    assert (project / "changed.txt").read_text() == "after\n"
+    assert not (project / "gone.txt").exists() and not (project / "old").exists()
+    assert os.stat(project / "script.sh").st_mode & stat.S_IXUSR
+    assert (project / "made" / "inner" / "m.txt").read_text() == "m\n"
+    assert os.readlink(project / "link") == "kept.txt"
+    assert sorted(os.listdir(project / "redone")) == ["now.txt"]
+    assert (project / "file_then_dir").is_dir() and not (project / "pipe").exists()
+    assert "changed.txt" in kept and "old/deep/b.txt" in kept
+    assert not any(name.startswith("user.overlay.")
+                   for name in os.listxattr(project / "changed.txt"))
+
+
+def test_a_change_to_a_path_that_changed_since_the_command_started_is_a_conflict(
+        project, shared):
+    tx = Transaction.begin(project.as_posix(), shared / "tx")
+    run(tx, f"cd {project} && echo mine > changed.txt && echo mine > new.txt && "
+            "echo mine > kept.txt", None)
+    (project / "changed.txt").write_text("theirs\n")       # another writer, meanwhile
+    (project / "new.txt").write_text("theirs\n")
+    found = {c.path: tx.conflict(c) for c in tx.changes()}
+    assert found["changed.txt"] == "it changed after the command started"
+    assert found["new.txt"] is not None
+    assert found["kept.txt"] is None
+    tx.close()
+
+
+def test_applying_never_follows_a_link_put_in_place_of_a_directory(project, shared, tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    tx = Transaction.begin(project.as_posix(), shared / "tx")
+    run(tx, f"cd {project} && echo x > old/planted.txt", None)
+    (change,) = tx.changes()
+    os.rename(project / "old", project / "old.real")
+    os.symlink(outside, project / "old")                    # swapped in before applying
+    with pytest.raises(Conflict):
+        tx.apply(change)
+    assert list(outside.iterdir()) == []
+    tx.close()
+
+
+def test_a_change_names_what_it_is():
+    assert Change("a", "created", "link", target="b").describe() == "created link a -> b"
+    assert Change("d", "deleted", "directory").describe() == "deleted directory d"
+    assert Change("p", "special", "other").describe().startswith("made p (a FIFO")
