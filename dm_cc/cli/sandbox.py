@@ -64,7 +64,9 @@ def _status(args: argparse.Namespace) -> int:
         print(json.dumps({
             "bubblewrap": {"usable": found.usable, "path": found.bwrap, "reason": found.reason},
             "mode": sandbox.mode, "mode_source": sandbox.why_mode, "state": sandbox.state(),
-            "confining": sandbox.confining, "agent": args.agent, **spec.as_json()}, indent=2))
+            "confining": sandbox.confining, "transactions": {
+                "usable": sandbox.transactional, "reason": sandbox.transactions().reason},
+            "agent": args.agent, **spec.as_json()}, indent=2))
         return 0
     from dm_cc.ui import status_lines
 

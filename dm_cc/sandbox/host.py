@@ -251,17 +251,25 @@ class Sandbox:
         return state_dir(self.env) / "transactions"
 
     def state(self) -> str:
-        """One word or two for the toolbar and ``sandbox status``."""
+        """One word or two for the toolbar and ``sandbox status`` (and when commands
+        do not run as transactions, that their effects are not judged)."""
         if self.mode == "off":
             return "off"
         if self.availability.usable:
-            return "bwrap" if self.mode == "auto" else "bwrap (required)"
+            state = "bwrap" if self.mode == "auto" else "bwrap (required)"
+            return state if self.transactional else f"{state}, effects not judged"
         return "none (bubblewrap missing)" if self.mode == "auto" else "required: unavailable"
 
     def warning(self) -> str | None:
-        """What to say once at start when commands will not be confined."""
-        if self.mode == "off" or self.availability.usable:
+        """What to say once at start when commands will not be confined, or their
+        effects not judged (tries bubblewrap and the overlay: at start, not later)."""
+        if self.mode == "off":
             return None
+        if self.availability.usable:
+            found = self.transactions()
+            return None if found.usable else (
+                f"sandbox: commands run confined, but what they change is not judged before "
+                f"it lands (no transactions here: {found.reason})")
         if self.mode == "required":
             return ("sandbox: required, but bubblewrap cannot confine commands here, so the "
                     f"bash tool will refuse to run: {self.availability.reason}")

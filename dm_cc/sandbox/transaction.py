@@ -98,7 +98,7 @@ def support(directory: str) -> Support:
                                + (error[0] if error else f"exit {done.returncode}"))
     except (OSError, subprocess.TimeoutExpired) as exc:
         return Support(False, f"commands cannot run as transactions here: {exc}")
-    return Support(True, "effects judged (copy-on-write overlay)")
+    return Support(True, "an overlay in a user namespace")
 
 
 @dataclass(frozen=True, slots=True)

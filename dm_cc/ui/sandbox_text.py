@@ -71,6 +71,15 @@ def effect_line(sandbox: Sandbox) -> str:
             "below is what would hold them")
 
 
+def transactions_line(sandbox: Sandbox) -> str:
+    """Whether what a command changes is judged before it lands (docs/sandbox.md)."""
+    found = sandbox.transactions()
+    if found.usable:
+        return ("transactions: each command runs against a copy-on-write view of the "
+                f"project, and what it changed is judged before it lands ({found.reason})")
+    return f"transactions: no, commands' effects are not judged: {found.reason}"
+
+
 def bubblewrap_line(sandbox: Sandbox) -> str:
     found = sandbox.availability
     if found.usable:
@@ -84,6 +93,7 @@ def status_lines(sandbox: Sandbox, spec: SandboxSpec, agent: str) -> Iterator[st
     tmpdir = spec.env.get("TMPDIR")
     yield bubblewrap_line(sandbox)
     yield mode_line(sandbox) + ": " + effect_line(sandbox)
+    yield transactions_line(sandbox)
     yield f"project: {where.root.as_posix()} · agent: {agent}"
     sections: Sequence[tuple[str, tuple[Mount, ...]]] = (
         ("writable:", spec.writable),
