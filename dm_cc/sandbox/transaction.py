@@ -46,7 +46,7 @@ import shutil
 import stat
 import subprocess
 import tempfile
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -135,6 +135,7 @@ class Transaction:
         self.started = started
         self.same_fs = os.stat(base).st_dev == os.stat(root).st_dev
         self._changes: list[Change] | None = None
+        self._opened: dict[str, int] = {}     # project directories reached, by path ("": root)
 
     @classmethod
     def begin(cls, root: str, directory: Path) -> Transaction:
@@ -247,36 +248,64 @@ class Transaction:
         undo). Conflict when a parent directory is no longer one (a link, a file);
         OSError when the file system refuses."""
         parent, name = _split(change.path)
-        with _directory(self.root, parent) as fd:
-            if change.kind == "deleted":
-                keep(change.path)
-                if change.what == "directory":
-                    with contextlib.suppress(FileNotFoundError):
-                        os.rmdir(name, dir_fd=fd)
-                else:
-                    with contextlib.suppress(FileNotFoundError):
-                        os.unlink(name, dir_fd=fd)
-                return
-            source = self.upper / change.path
-            if change.kind == "mode":
-                keep(change.path)
-                os.chmod(name, stat.S_IMODE(os.lstat(source).st_mode), dir_fd=fd,
-                         follow_symlinks=False)
-                return
-            if change.what == "directory":
-                keep(change.path)
-                with contextlib.suppress(FileExistsError):
-                    os.mkdir(name, stat.S_IMODE(os.lstat(source).st_mode), dir_fd=fd)
-                return
+        fd = self._directory(parent)
+        if change.kind == "deleted":
             keep(change.path)
-            _clean_xattrs(source)
-            if self.same_fs:
-                os.replace(source, name, dst_dir_fd=fd)
+            if change.what == "directory":
+                self._forget(change.path)
+                with contextlib.suppress(FileNotFoundError):
+                    os.rmdir(name, dir_fd=fd)
             else:
-                _copy_into(source, name, fd)
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(name, dir_fd=fd)
+            return
+        source = self.upper / change.path
+        if change.kind == "mode":
+            keep(change.path)
+            os.chmod(name, stat.S_IMODE(os.lstat(source).st_mode), dir_fd=fd,
+                     follow_symlinks=False)
+            return
+        if change.what == "directory":
+            keep(change.path)
+            with contextlib.suppress(FileExistsError):
+                os.mkdir(name, stat.S_IMODE(os.lstat(source).st_mode), dir_fd=fd)
+            return
+        keep(change.path)
+        _clean_xattrs(source)
+        if self.same_fs:
+            os.replace(source, name, dst_dir_fd=fd)
+        else:
+            _copy_into(source, name, fd)
+
+    def _directory(self, relative: str) -> int:
+        """An open descriptor of the project directory ``relative``, reached from the
+        root (or the nearest directory reached before) without following a link;
+        kept open until :meth:`close`."""
+        if relative in self._opened:
+            return self._opened[relative]
+        if not relative:
+            fd = os.open(self.root, os.O_RDONLY | os.O_DIRECTORY)
+        else:
+            parent, _, name = relative.rpartition("/")
+            try:
+                fd = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW,
+                             dir_fd=self._directory(parent))
+            except OSError as exc:
+                raise Conflict(f"{relative} is no longer a directory of the project "
+                               f"({exc.strerror or exc})") from None
+        self._opened[relative] = fd
+        return fd
+
+    def _forget(self, relative: str) -> None:
+        """A directory about to be removed: close it and what was reached through it."""
+        for path in [p for p in self._opened if p == relative or p.startswith(relative + "/")]:
+            os.close(self._opened.pop(path))
 
     def close(self) -> None:
         """Remove the transaction's directory: what was not applied is gone."""
+        for fd in self._opened.values():
+            os.close(fd)
+        self._opened.clear()
         shutil.rmtree(self.base, ignore_errors=True)
 
 
@@ -330,24 +359,6 @@ def _split(path: str) -> tuple[str, str]:
                                               if parent):
         raise Conflict(f"{path!r} is not a plain project path")
     return parent, name
-
-
-@contextlib.contextmanager
-def _directory(root: str, relative: str) -> Iterator[int]:
-    """An open descriptor of ``root/relative``, reached without following a link."""
-    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        for part in relative.split("/") if relative else ():
-            try:
-                inner = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
-            except (NotADirectoryError, FileNotFoundError, OSError) as exc:
-                raise Conflict(f"{relative} is no longer a directory of the project "
-                               f"({exc.strerror or exc})") from None
-            os.close(fd)
-            fd = inner
-        yield fd
-    finally:
-        os.close(fd)
 
 
 def _copy_into(source: Path, name: str, fd: int) -> None:
