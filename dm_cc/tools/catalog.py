@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dm_cc.permissions import (
+    DELETE,
     EFFECTS,
     ENGINE_EFFECTS,
     ENGINE_LANGUAGES,
@@ -53,6 +54,7 @@ from dm_cc.permissions import (
     escape_requests,
     is_mcp_permission,
     load_arguments,
+    path_requests,
 )
 
 
@@ -210,17 +212,20 @@ def input_requests(tool: str, text: str, where: PathContextDirs) -> list[Request
     """The requests of a ``tool`` call whose main input is ``text`` (``dm_cc policy
     check TOOL INPUT``, a policy file's tests); ``sandbox_escape``, not a tool: the
     requests to run the command line ``text`` again outside the sandbox, as the loop
-    asks them when the sandbox stopped it. LookupError for an unknown tool, ValueError
-    for an input it cannot take."""
+    asks them when the sandbox stopped it; ``delete``, not a tool either: a command's
+    removal of the path ``text`` (docs/sandbox.md, "Transactions"). LookupError for an
+    unknown tool, ValueError for an input it cannot take."""
     if tool == SANDBOX_ESCAPE:
         return escape_requests(text)
+    if tool == DELETE:
+        return path_requests(DELETE, text, where)
     found = _input_entry(tool)
     return found.requests(found.arguments(text), where)
 
 
 def check_input_tool(tool: str) -> None:
     """LookupError (naming what there is) unless :func:`input_requests` judges ``tool``."""
-    if tool != SANDBOX_ESCAPE:
+    if tool not in (SANDBOX_ESCAPE, DELETE):
         _input_entry(tool)
 
 
@@ -229,7 +234,8 @@ def _input_entry(tool: str) -> ToolEntry:
         return entry(tool)
     except LookupError as exc:
         raise LookupError(f"{exc.args[0]}; or {SANDBOX_ESCAPE} (a command the sandbox "
-                          "stopped, run again outside it)") from None
+                          f"stopped, run again outside it), or {DELETE} (a path a command "
+                          "removed)") from None
 
 
 def known_permissions() -> frozenset[str]:
