@@ -262,8 +262,11 @@ class Transaction:
         source = self.upper / change.path
         if change.kind == "mode":
             keep(change.path)
-            os.chmod(name, stat.S_IMODE(os.lstat(source).st_mode), dir_fd=fd,
-                     follow_symlinks=False)
+            try:
+                os.chmod(name, stat.S_IMODE(os.lstat(source).st_mode), dir_fd=fd,
+                         follow_symlinks=False)
+            except NotImplementedError:     # a link was put in its place meanwhile
+                raise Conflict(f"{change.path} is a link now") from None
             return
         if change.what == "directory":
             keep(change.path)
