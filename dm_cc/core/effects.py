@@ -39,6 +39,8 @@ from dm_cc.core.settle import Judged, Settle
 from dm_cc.permissions import (
     DELETE,
     UNIVERSAL_PATHS,
+    PathContextDirs,
+    Request,
     Verdict,
     combine,
     git_data,
@@ -122,21 +124,24 @@ def _said(answer: Approval | None) -> str:
 def _judge(settle: Settle, ctx: ToolContext, changes: Sequence[Change],
            approved: bool) -> list[Outcome]:
     gate = settle.rights.gate()
-    root = ctx.root.as_posix()
     outcomes = []
     for change in changes:
         if change.kind == "special":
             outcomes.append(Outcome(change, "discard", "a FIFO, socket or device is never "
                                                        "applied"))
             continue
-        permission = DELETE if change.kind == "deleted" else EDIT
-        requests = [r if r.protected is None or not git_data(change.path)
-                    else replace(r, protected=None)
-                    for r in path_requests(permission, f"{root}/{change.path}", ctx.where,
-                                           is_directory=change.what == "directory")]
-        verdicts = tuple(gate.judge(r) for r in requests)
+        verdicts = tuple(gate.judge(r) for r in _requests(change, ctx.where))
         outcomes.append(_outcome(change, verdicts, approved))
     return outcomes
+
+
+def _requests(change: Change, where: PathContextDirs) -> list[Request]:
+    """The requests a change makes: ``edit`` or ``delete`` of its path; protected as
+    for the edit tool, but for the data git itself writes (objects, refs, the index)."""
+    permission = DELETE if change.kind == "deleted" else EDIT
+    return [r if r.protected is None or not git_data(change.path) else replace(r, protected=None)
+            for r in path_requests(permission, f"{where.root.as_posix()}/{change.path}", where,
+                                   is_directory=change.what == "directory")]
 
 
 def _outcome(change: Change, verdicts: tuple[Verdict, ...], approved: bool) -> Outcome:
