@@ -36,6 +36,7 @@ from dm_cc.config import (
     find_project,
     home_dir,
     project_files,
+    state_dir,
 )
 from dm_cc.errors import DmccError, UsageError
 from dm_cc.permissions import DEFAULT_PROTECTED, Decision, Gate, PathContextDirs, Request, Rule
@@ -48,7 +49,7 @@ if TYPE_CHECKING:
     from dm_cc.llm import ChatModel, OnStream
     from dm_cc.mcp import McpServers
     from dm_cc.sandbox import Plan, Sandbox
-    from dm_cc.session import ApprovalStore, AuditLog, SessionStore
+    from dm_cc.session import ApprovalStore, AuditLog, SessionStore, UndoStore
     from dm_cc.tools import Tool
 
 __all__ = ["DEFAULT_AGENT", "Options", "World", "open_world"]
@@ -281,6 +282,14 @@ class World:
 
         return AuditLog.for_project(data_dir(self.env), self.root)
 
+    @cached_property
+    def undo(self) -> UndoStore:
+        """What each step of every session changed, kept to undo it (the state dir,
+        bounded in size; docs/undo.md)."""
+        from dm_cc.session import UndoStore
+
+        return UndoStore(state_dir(self.env) / "undo")
+
     # ------------------------------------------------------------------ MCP servers
 
     def mcp_definitions(self) -> list[ServerDefinition]:
@@ -454,7 +463,7 @@ class World:
         options and settings name (or ``model``: a test's), the built-in tools and
         those of the MCP servers it may start (:meth:`start_mcp`, asking
         ``ask_trust``; :meth:`close` stops them) -- or ``tools`` --, the approvals
-        saved and given in this process, the sandbox, the audit log.
+        saved and given in this process, the sandbox, the audit log, the undo store.
         ``wait_background``: see :class:`~dm_cc.core.loop.Loop`. ``continue_last``
         with no earlier session of this project (none with a message) opens a new
         one: its ``messages`` are empty, which is how a front end tells and says so.
@@ -493,7 +502,7 @@ class World:
                           capabilities=self.capabilities(tools), on_event=on_event,
                           on_stream=on_stream, approvals=self.answers, models=self.make_model,
                           max_task_depth=self.settings.max_task_depth, sandbox=self.sandbox,
-                          audit=self.audit)
+                          audit=self.audit, undo=self.undo)
         requested = agent.name if (options.agent or not session.messages) else None
         return Loop(session, runtime, max_turns=options.max_turns, agent=requested,
                     wait_background=wait_background)

@@ -8,6 +8,7 @@
      ├── SessionError             a session cannot be found or read
      ├── ApprovalStoreError       the saved approvals cannot be read or changed; names the file
      ├── AuditLogError            the audit log cannot be read or written; names the file
+     ├── UndoError                the previous state of a path cannot be kept for undo
      └── UsageError               the command line asks for something impossible
 
 The CLI turns any of these into a message on stderr and exit status 2: dm_cc
@@ -25,6 +26,7 @@ __all__ = [
     "PolicyError",
     "SessionError",
     "SettingsError",
+    "UndoError",
     "UsageError",
 ]
 
@@ -80,6 +82,12 @@ class AuditLogError(DmccError):
         self.path = path
         self.message = message
         super().__init__(f"{path}: {message}")
+
+
+class UndoError(DmccError):
+    """The undo store cannot keep a path's previous state (a path outside the project,
+    a parent that is a symlink, a kind of file it cannot keep, the store's size bound,
+    a disk error), or cannot save a step; the message names the path or the file."""
 
 
 class UsageError(DmccError):

@@ -45,7 +45,7 @@ EXPORTS: dict[str, list[str]] = {
     ],
     "errors": [
         "AgentFileError", "ApprovalStoreError", "AuditLogError", "ConfigError", "DmccError",
-        "PolicyError", "SessionError", "SettingsError", "UsageError",
+        "PolicyError", "SessionError", "SettingsError", "UndoError", "UsageError",
     ],
     "llm": [
         "ChatModel", "ModelError", "ModelReply", "OnStream", "StreamEvent", "TextDelta", "ToolSpec",
@@ -76,9 +76,9 @@ EXPORTS: dict[str, list[str]] = {
         "Transaction", "git_dirs", "stopped_by_sandbox",
     ],
     "session": [
-        "ApprovalStore", "AuditLog", "Message", "SavedApproval", "Session", "SessionInfo",
-        "SessionStore", "ToolCall", "Verification", "agent_in_charge", "new_id", "parse_duration",
-        "session_tree",
+        "ApprovalStore", "AuditLog", "Message", "Recorder", "SavedApproval", "Session",
+        "SessionInfo", "SessionStore", "Step", "ToolCall", "UndoResult", "UndoStore",
+        "Verification", "agent_in_charge", "new_id", "parse_duration", "session_tree",
     ],
     "tools": [
         "DEFAULT_TIMEOUT", "JsonArguments", "TaskParams", "Tool", "ToolContext", "ToolEntry",
@@ -88,9 +88,9 @@ EXPORTS: dict[str, list[str]] = {
     ],
     "ui": [
         "CallLines", "early_prompt", "event_json", "failure_json", "hooks_lines", "layer_lines",
-        "replay", "result_json", "run_repl", "server_lines", "server_rows", "session_json",
-        "session_notice", "status_lines", "trace_lines", "tree_indent", "trust_lines",
-        "trusted_lines", "where_line",
+        "replay", "result_json", "result_lines", "run_repl", "server_lines", "server_rows",
+        "session_json", "session_notice", "status_lines", "step_lines", "trace_lines",
+        "tree_indent", "trust_lines", "trusted_lines", "where_line",
     ],
 }
 

@@ -1,10 +1,12 @@
 """The command line: ``main(argv=None) -> int``. One module per command group
-(``run``, ``sessions``, ``approvals``, ``policy``, ``sandbox``, ``trust``, ``mcp``, ``audit``; ``interactive``
-when no command is named), each thin: parse, ask the world (:mod:`dm_cc.compose`), print.
+(``run``, ``sessions``, ``approvals``, ``policy``, ``sandbox``, ``trust``, ``mcp``, ``audit``,
+``undo``; ``interactive`` when no command is named), each thin: parse, ask the world
+(:mod:`dm_cc.compose`), print.
 
 Exit status: 0 success (whatever a ``policy check`` decides), 1 a failed
-``policy test``, ``policy lint`` findings or a broken ``audit verify``, 2 a policy,
-configuration, saved-approvals or usage error (reported as ``file:line: message``; never a traceback).
+``policy test``, ``policy lint`` findings, a broken ``audit verify`` or an ``undo``
+refused, 2 a policy, configuration, saved-approvals or usage error (reported as
+``file:line: message``; never a traceback).
 
 Heavy modules (litellm, mcp) are imported only by the commands that need them,
 never by ``--help`` or ``policy …``.
@@ -68,7 +70,7 @@ COMMANDS = {"run": "dm_cc.cli.run", "sessions": "dm_cc.cli.sessions",
             "approvals": "dm_cc.cli.approvals", "policy": "dm_cc.cli.policy",
             "sandbox": "dm_cc.cli.sandbox", "trust": "dm_cc.cli.trust",
             "untrust": "dm_cc.cli.trust",
-            "mcp": "dm_cc.cli.mcp_servers", "audit": "dm_cc.cli.audit"}
+            "mcp": "dm_cc.cli.mcp_servers", "audit": "dm_cc.cli.audit", "undo": "dm_cc.cli.undo"}
 
 
 def _wanted(argv: Sequence[str]) -> str | None:

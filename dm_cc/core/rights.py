@@ -65,10 +65,15 @@ class Rights:
     @property
     def root_session(self) -> str:
         """The id of the session at the top of this one's lineage."""
+        return self.top_session.info.id
+
+    @property
+    def top_session(self) -> Session:
+        """The session at the top of this one's lineage (the one the person talks to)."""
         node = self
         while node.parent is not None:
             node = node.parent
-        return node.session.info.id
+        return node.session
 
     def child(self, session: Session, notify: Callable[[str], None] | None = None) -> Rights:
         """The rights of a subagent working in ``session``, started by this agent."""

@@ -183,12 +183,13 @@ class Plan:
 
 def private_paths(env: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
     """What a confined command never sees: dm_cc's per-user directories (saved
-    approvals, sessions, audit, history, settings) and local sockets that act for
-    the user (the session bus, keyrings and agents in /run/user, Docker's socket)."""
+    approvals, sessions, audit, history, undo store, settings) and local sockets that
+    act for the user (the session bus, keyrings and agents in /run/user, Docker's
+    socket)."""
     own = "dm_cc's own per-user directory"
     found = [(str(config_dir(env)), own + " (settings, policy)"),
              (str(data_dir(env)), own + " (approvals, sessions, audit)"),
-             (str(state_dir(env)), own + " (history)"),
+             (str(state_dir(env)), own + " (history, undo store)"),
              (str(cache_dir(env)), own + " (cache)"),
              (f"/run/user/{os.getuid()}", "the user's session sockets (dbus, agents, keyrings)"),
              ("/run/docker.sock", "Docker's socket (root on this machine)"),

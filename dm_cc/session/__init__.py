@@ -4,6 +4,10 @@
     store.py      sessions as append-only JSONL files (SessionStore, Session)
     approvals.py  saved "always allow" answers and approved MCP servers, per project
     audit.py      every decision, as hash-chained JSON Lines (AuditLog)
+    undo.py       the previous state of what each step changed, to undo it (UndoStore),
+                  with undo_recorder.py (a step being recorded), undo_records.py (its
+                  data and JSON), undo_restore.py (undoing on the files) and
+                  file_states.py (a path's state, looked at without following links)
     durable.py    what the stores share to survive crashes
 
 The front door is lazy: a name's module is imported on its first use, so a
@@ -20,16 +24,23 @@ if TYPE_CHECKING:
     from dm_cc.session.audit import AuditLog, Verification
     from dm_cc.session.messages import Message, ToolCall, agent_in_charge, new_id
     from dm_cc.session.store import Session, SessionInfo, SessionStore, session_tree
+    from dm_cc.session.undo import UndoStore
+    from dm_cc.session.undo_recorder import Recorder
+    from dm_cc.session.undo_records import Step, UndoResult
 
 __all__ = [
     "ApprovalStore",
     "AuditLog",
     "Message",
+    "Recorder",
     "SavedApproval",
     "Session",
     "SessionInfo",
     "SessionStore",
+    "Step",
     "ToolCall",
+    "UndoResult",
+    "UndoStore",
     "Verification",
     "agent_in_charge",
     "new_id",
@@ -44,6 +55,9 @@ _LAZY: dict[str, tuple[str, ...]] = {
     "dm_cc.session.audit": ("AuditLog", "Verification"),
     "dm_cc.session.messages": ("Message", "ToolCall", "agent_in_charge", "new_id"),
     "dm_cc.session.store": ("Session", "SessionInfo", "SessionStore", "session_tree"),
+    "dm_cc.session.undo": ("UndoStore",),
+    "dm_cc.session.undo_recorder": ("Recorder",),
+    "dm_cc.session.undo_records": ("Step", "UndoResult"),
 }
 
 if not TYPE_CHECKING:  # for mypy, the imports above are the names

@@ -15,6 +15,9 @@ newline so the torn line stays alone and the new one stays whole; writers hold a
 advisory ``flock`` from that check to the end of their write so the check is
 exact (readers take no lock).
 
+One change is not an append: ``/rewind`` cuts a session's history
+(:meth:`Session.truncate`), rewriting the file whole in one step under the same lock.
+
 Damage is never fatal and never repaired behind the user's back: loading skips a
 torn last line or a corrupt line anywhere else, names it ``file:line`` in
 ``Session.warnings`` (the UI shows them) and logs it on the ``dm_cc.session.store``
@@ -40,6 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from dm_cc.errors import SessionError
+from dm_cc.session.durable import replace_file
 from dm_cc.session.messages import Message, agent_in_charge, title_of
 
 try:
@@ -203,6 +207,67 @@ class Session:
     def set_title(self, title: str) -> None:
         _write_line(self.path, _encode({"type": "title", "title": title}))
         self.info = replace(self.info, title=title)
+
+    def truncate(self, count: int) -> None:
+        """Keep only the first ``count`` messages, for good (``/rewind``): the file is
+        rewritten whole in one step (``durable.replace_file``: a reader sees the old
+        file or the new one), holding the writers' lock meanwhile. Its lines up to the
+        cut stay as they were (a damaged one too); the title stays."""
+        if not 0 <= count <= len(self.messages):
+            raise ValueError(f"a session of {len(self.messages)} messages cannot keep {count}")
+        if count == len(self.messages):
+            return
+        try:
+            fd = os.open(self.path, os.O_RDWR | _BINARY)
+        except OSError as exc:
+            raise SessionError(f"{self.path}: cannot open session file: {exc}") from None
+        try:
+            if fcntl is not None:
+                fcntl.flock(fd, fcntl.LOCK_EX)
+            with os.fdopen(os.dup(fd), "rb") as handle:
+                lines = handle.read().split(b"\n")
+            header = _header(lines[0], self.path)
+            kept, title, seen = [lines[0]], header["title"], 0
+            for raw in lines[1:]:
+                record = _record_of(raw)
+                if record is not None and record.get("type") == "message" and _valid(record):
+                    if seen == count:
+                        break
+                    seen += 1
+                elif record is not None and record.get("type") == "title":
+                    title = record.get("title", title)
+                if raw.strip():
+                    kept.append(raw)
+            data = b"\n".join(kept) + b"\n"
+            if title != self.info.title:
+                data += _encode({"type": "title", "title": self.info.title})
+            replace_file(self.path, data)
+        except OSError as exc:
+            raise SessionError(f"{self.path}: cannot rewrite session file: {exc}") from None
+        finally:
+            os.close(fd)
+        del self.messages[count:]
+        self.info = replace(self.info, messages=count,
+                            agent=agent_in_charge(self.messages, header["agent"]),
+                            updated=max([self.info.created, *(m.time for m in self.messages)]))
+
+
+def _valid(record: dict[str, Any]) -> bool:
+    """Whether a message record loads (a damaged one is no message of the session)."""
+    try:
+        _message(record)
+    except ValueError:
+        return False
+    return True
+
+
+def _record_of(raw: bytes) -> dict[str, Any] | None:
+    """A line's record, or None when it is damaged."""
+    try:
+        record = json.loads(raw)
+    except ValueError:
+        return None
+    return record if isinstance(record, dict) else None
 
 
 def _header(raw: bytes, path: Path) -> dict[str, Any]:

@@ -61,7 +61,7 @@ class ToolOutput:
 class UndoRecorder(Protocol):
     """One undo step being recorded (:mod:`dm_cc.session.undo`): told each path before
     it changes (``moving``: it will be replaced or removed, never written into),
-    closed after."""
+    closed after. ``keep`` raises a DmccError (UndoError) when it cannot keep a path."""
 
     def keep(self, relative: str, *, moving: bool = False) -> None: ...
 
@@ -99,7 +99,8 @@ class ToolContext:
     # a transaction where they work; None: unconfined (no sandbox in this runtime,
     # or an approved escape).
     confine: Callable[[Sequence[str]], Plan] | None = None
-    # A new undo step, by label (None: changes are not kept for undo).
+    # A new undo step, given its label ("edit src/a.py"): the edit and write tools keep
+    # what they change in it (docs/undo.md); None: nothing is kept.
     undo: Callable[[str], UndoRecorder] | None = None
 
     @property

@@ -1,4 +1,5 @@
-"""edit: replace an exact, unique piece of a text file; the user sees a diff."""
+"""edit: replace an exact, unique piece of a text file; the user sees a diff. The
+file's previous content is kept as an undo step (``ctx.undo``, docs/undo.md)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from pydantic import BaseModel, Field
 
 from dm_cc.tools.base import CatalogTool, ToolContext, ToolOutput
 from dm_cc.tools.read import resolve
+from dm_cc.tools.undo_step import undo_step
 from dm_cc.tools.write import unified_diff
 
 
@@ -39,13 +41,18 @@ class EditTool(CatalogTool[EditParams]):
         change = plan_edit(params, ctx)
         if isinstance(change, str):
             return ToolOutput(change, is_error=True)
-        try:
-            with change.path.open("w", encoding="utf-8", newline="") as handle:
-                handle.write(change.after)
-        except OSError as exc:
-            return ToolOutput(f"Cannot write {params.path}: {exc.strerror or exc}", is_error=True)
+        error: str | None = None
+        with undo_step(ctx, f"edit {params.path}", [change.path]) as notes:
+            try:
+                with change.path.open("w", encoding="utf-8", newline="") as handle:
+                    handle.write(change.after)
+            except OSError as exc:
+                error = f"Cannot write {params.path}: {exc.strerror or exc}"
+        if error is not None:
+            return ToolOutput(error, is_error=True)
+        diff = unified_diff(change.before, change.after, params.path)
         return ToolOutput(f"Edited {params.path}: {change.summary}.",
-                          display=unified_diff(change.before, change.after, params.path))
+                          display="\n".join([diff, *notes]))
 
     def preview(self, params: EditParams, ctx: ToolContext) -> str | None:
         """The diff the edit would make, for the approval prompt."""

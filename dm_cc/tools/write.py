@@ -1,4 +1,6 @@
-"""write: create or overwrite a UTF-8 text file; the user sees a diff."""
+"""write: create or overwrite a UTF-8 text file; the user sees a diff. What it
+replaces (or that the file and its directories did not exist) is kept as an undo
+step (``ctx.undo``, docs/undo.md)."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ from pydantic import BaseModel, Field
 
 from dm_cc.tools.base import CatalogTool, ToolContext, ToolOutput
 from dm_cc.tools.read import resolve
+from dm_cc.tools.undo_step import undo_step
 
 MAX_DIFF_LINES = 400
 
@@ -39,22 +42,30 @@ class WriteTool(CatalogTool[WriteParams]):
             if path.exists() and not path.is_file():
                 return ToolOutput(f"{params.path} is not a regular file.", is_error=True)
             old = _old_content(path)
-            path.parent.mkdir(parents=True, exist_ok=True)
-            with path.open("w", encoding="utf-8", newline="") as handle:
-                handle.write(params.content)
         except OSError as exc:
             return ToolOutput(f"Cannot write {params.path}: {exc.strerror or exc}", is_error=True)
+        error: str | None = None
+        with undo_step(ctx, f"write {params.path}", [path]) as notes:
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                with path.open("w", encoding="utf-8", newline="") as handle:
+                    handle.write(params.content)
+            except OSError as exc:
+                error = f"Cannot write {params.path}: {exc.strerror or exc}"
+        if error is not None:
+            return ToolOutput(error, is_error=True)
         lines = len(params.content.splitlines())
         size = len(params.content.encode("utf-8"))
         if old is None:
             display = f"new file: {params.path}\n" + unified_diff("", params.content, params.path)
             return ToolOutput(f"Created {params.path} ({lines} lines, {size} bytes).",
-                              display=display)
+                              display="\n".join([display, *notes]))
         if old == params.content:
             return ToolOutput(f"{params.path} already had this content; nothing changed.",
                               display=f"{params.path}: unchanged")
         return ToolOutput(f"Wrote {params.path} ({lines} lines, {size} bytes).",
-                          display=unified_diff(old, params.content, params.path))
+                          display="\n".join([unified_diff(old, params.content, params.path),
+                                              *notes]))
 
     def preview(self, params: WriteParams, ctx: ToolContext) -> str | None:
         """What the write would change, for the approval prompt."""

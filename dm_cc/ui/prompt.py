@@ -82,6 +82,10 @@ class Prompt:
                 self._aside.clear()
                 pre_run = None
 
+    def prefill(self, text: str) -> None:
+        """Start the next prompt with ``text`` (``/rewind`` gives the message back)."""
+        self._kept = text
+
     async def step_aside(self) -> str:
         """Make room for a question: a prompt on screen is erased, keeping its text
         (returned: what the person was typing), and drawn again when no question is

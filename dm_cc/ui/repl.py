@@ -290,7 +290,8 @@ class Repl:
         try:
             command, args = slash.parse(line)
             context = slash.Context(self.screen, self.world, self.loop, self.last_decision,
-                                    self.new_session, self.cancel_background, self.busy)
+                                    self.new_session, self.cancel_background, self.busy,
+                                    self.prompt.prefill)
             result = command.run(context, args)
             if result is not None:
                 await result

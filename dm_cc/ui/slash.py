@@ -9,7 +9,7 @@ A line starting with ``/`` is a command, never a message to the model: an unknow
 A command sees the session through the :class:`Context` the REPL hands it: the
 screen, the world, the loop in charge, the last decision, and the few things it
 may ask the REPL to do (start a new session, cancel a background subagent, show
-the spinner). Shift+Tab calls :func:`next_agent`; :class:`SlashCompleter` needs
+the spinner, put text at the next prompt). Shift+Tab calls :func:`next_agent`; :class:`SlashCompleter` needs
 nothing but this registry.
 """
 
@@ -32,6 +32,7 @@ from dm_cc.ui.describe import layer_lines, trace_lines, tree_indent
 from dm_cc.ui.headless import one_line, tools_text
 from dm_cc.ui.mcp_text import server_lines, server_rows
 from dm_cc.ui.trust_text import MAX_WIDTH, session_lines
+from dm_cc.ui.undo_text import result_lines, rewind_lines, step_lines
 
 if TYPE_CHECKING:
     from dm_cc.compose import World
@@ -55,6 +56,7 @@ class Context:
     new_session: Callable[[], Awaitable[Loop]]           # /clear: the fresh session's loop
     cancel_background: Callable[[str], Awaitable[None]]  # one background subagent, by task id
     busy: Callable[[str], AbstractContextManager[None]]  # the spinner, doing this activity
+    prefill: Callable[[str], None] = lambda text: None   # text for the next prompt (/rewind)
 
 
 Handler = Callable[[Context, list[str]], Awaitable[None] | None]
@@ -305,6 +307,46 @@ def _running_task(ctx: Context, wanted: str) -> Running:
     raise DmccError(f"no running subagent {wanted!r} (/tasks lists them)")
 
 
+def _undo(ctx: Context, args: list[str]) -> None:
+    store = ctx.loop.rt.undo
+    if store is None:
+        raise DmccError("this session keeps no undo steps")
+    for problem in store.problems(ctx.loop.session.info.id):
+        ctx.screen.line(f"! {problem}", "class:notice")
+    if args == ["list"]:
+        ctx.screen.lines(step_lines(store.steps(ctx.loop.session.info.id)))
+        return
+    if len(args) > 1 or (args and not args[0].isdigit()):
+        raise DmccError("usage: /undo [list|STEP]")
+    result = ctx.loop.undo(int(args[0]) if args else None)
+    ctx.screen.lines(result_lines(result), "" if result.ok else "class:error")
+
+
+def _rewind(ctx: Context, args: list[str]) -> None:
+    loop = ctx.loop
+    typed = [(index, message) for index, message in enumerate(loop.session.messages)
+             if message.role == "user" and not message.synthetic]
+    if not args:
+        steps = loop.rt.undo.steps(loop.session.info.id) if loop.rt.undo is not None else []
+        ctx.screen.lines(rewind_lines(typed, steps))
+        return
+    if len(args) != 1 or not args[0].isdigit() or not 1 <= int(args[0]) <= len(typed):
+        raise DmccError("usage: /rewind [N] (N: one of the messages /rewind lists)")
+    if loop.subagents.running:
+        raise DmccError("subagents are running: wait for them or cancel them (/tasks) first")
+    index, message = typed[int(args[0]) - 1]
+    removed = len(loop.session.messages) - index
+    result = loop.rewind(index)
+    if result is not None:
+        ctx.screen.lines(result_lines(result), "" if result.ok else "class:error")
+        if not result.ok:
+            ctx.screen.line("nothing was rewound", "class:error")
+            return
+    ctx.screen.line(f"rewound to before your message {args[0]}: {removed} messages removed; "
+                    "the message is back at the prompt")
+    ctx.prefill(message.content)
+
+
 def _exit(ctx: Context, args: list[str]) -> None:
     raise Exit
 
@@ -327,6 +369,10 @@ COMMANDS: dict[str, Command] = {command.name: command for command in (
     Command("cost", "tokens and cost so far", _cost),
     Command("context", "what the system prompt holds (AGENTS.md …)", _context),
     Command("compact", "summarise older turns to free context", _compact),
+    Command("undo", "undo the last file step of this session, or back to before STEP",
+            _undo, "[list|STEP]", ("list",)),
+    Command("rewind", "go back to before one of your messages: conversation and files",
+            _rewind, "[N]"),
     Command("clear", "start a new session (the old one is kept)", _clear),
     Command("exit", "leave dm_cc (also Ctrl-D)", _exit),
 )}

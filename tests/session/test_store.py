@@ -247,3 +247,36 @@ def test_session_tree_puts_children_under_their_parent(store, project):
     # a (damaged) cycle of parent ids still lists each session once
     a, b = replace(root, parent_id=other.id), replace(other, parent_id=root.id)
     assert sorted(i.id for _, i in session_tree([a, b])) == sorted([root.id, other.id])
+
+
+def test_truncate_cuts_the_history_for_good_and_keeps_the_title(store, project):
+    session = store.create(project)
+    for message in CONVERSATION:
+        session.append(message)
+    assert session.info.title == "please fix the tests"
+    with session.path.open("ab") as handle:      # a damaged line before the cut stays
+        handle.write(b"{damaged\n")
+    session.append(Message("user", "later", agent="build"))
+    session.truncate(3)
+    assert session.messages == CONVERSATION[:3]
+    assert session.info.messages == 3 and session.info.agent == "build"
+    loaded = store.load(session.id)
+    assert loaded.messages == CONVERSATION[:3] and loaded.info.title == "please fix the tests"
+    assert loaded.warnings == []                  # the damaged line came after the cut
+    session.append(Message("user", "again", agent="build"))
+    assert [m.content for m in store.load(session.id).messages][-1] == "again"
+    with pytest.raises(ValueError):
+        session.truncate(9)
+
+
+def test_truncate_keeps_damage_before_the_cut_as_it_was(store, project):
+    session = store.create(project, title="t")
+    session.append(CONVERSATION[0])
+    with session.path.open("ab") as handle:
+        handle.write(b"{damaged\n")
+    session.append(CONVERSATION[1])
+    session.append(CONVERSATION[2])
+    session.truncate(2)
+    assert b"{damaged" in session.path.read_bytes()
+    loaded = store.load(session.id)
+    assert loaded.messages == CONVERSATION[:2] and len(loaded.warnings) == 1
