@@ -82,7 +82,7 @@ EXPORTS: dict[str, list[str]] = {
     ],
     "tools": [
         "DEFAULT_TIMEOUT", "JsonArguments", "TaskParams", "Tool", "ToolContext", "ToolEntry",
-        "ToolOutput", "builtin_tools", "check_input_tool", "effects_of", "entry",
+        "ToolOutput", "UndoRecorder", "builtin_tools", "check_input_tool", "effects_of", "entry",
         "input_requests", "is_known_permission", "known_permissions", "language_of",
         "mcp_effects", "run_plan",
     ],

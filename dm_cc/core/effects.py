@@ -34,8 +34,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from dm_cc.core.approval import RUNNING, Approval
-from dm_cc.core.events import ChangesLanded
+from dm_cc.core.events import ChangesLanded, Notice
 from dm_cc.core.settle import Judged, Settle
+from dm_cc.errors import DmccError
 from dm_cc.permissions import (
     DELETE,
     UNIVERSAL_PATHS,
@@ -48,7 +49,7 @@ from dm_cc.permissions import (
 )
 from dm_cc.policy import HOOK_LAYER
 from dm_cc.sandbox import Change, Conflict, Plan
-from dm_cc.tools import ToolContext, ToolOutput
+from dm_cc.tools import ToolContext, ToolOutput, UndoRecorder
 
 EDIT = "edit"
 SHOWN_CHANGES = 40         # changes listed by name in the question and to the model
@@ -107,11 +108,15 @@ async def _land(settle: Settle, judged: Judged, ctx: ToolContext, plan: Plan,
                     if o.action == "ask" else o for o in outcomes]
         if yes:
             answered += [f"{transaction.root}/{o.change.path}" for o in asked]
-    applied, failed = _apply(plan, outcomes, ctx, judged)
+    applied, failed, lost = _apply(plan, outcomes, ctx, judged)
     refused = [o for o in outcomes if o.action == "discard"] + failed
     settle.on_event(ChangesLanded(judged.call, tuple(o.change for o in applied),
                                   tuple((o.change, o.why) for o in refused)))
-    return _told(applied, refused)
+    told = _told(applied, refused)
+    if lost is not None and applied:
+        told.append(f"(these changes cannot be undone: {lost})")
+        settle.on_event(Notice(f"the changes of {_label(judged)} cannot be undone: {lost}"))
+    return told
 
 
 def _said(answer: Approval | None) -> str:
@@ -189,12 +194,14 @@ def _with_conflict(outcome: Outcome, conflict: str | None) -> Outcome:
 
 
 def _apply(plan: Plan, outcomes: Sequence[Outcome], ctx: ToolContext,
-           judged: Judged) -> tuple[list[Outcome], list[Outcome]]:
+           judged: Judged) -> tuple[list[Outcome], list[Outcome], str | None]:
     """Apply what is to be applied, in order (parents first); a change under a
-    directory that did not land does not land either."""
+    directory that did not land does not land either. Each path is kept for undo
+    first; when that fails (the step would pass the undo store's bound, a path it
+    cannot keep), the rest lands without it and the third value says why."""
     transaction = plan.transaction
     assert transaction is not None
-    recorder = ctx.undo(_label(judged)) if ctx.undo is not None else None
+    undo = _Undo(ctx.undo(_label(judged)) if ctx.undo is not None else None)
     applied: list[Outcome] = []
     failed: list[Outcome] = []
     missing: list[str] = [o.change.path + "/" for o in outcomes
@@ -210,8 +217,7 @@ def _apply(plan: Plan, outcomes: Sequence[Outcome], ctx: ToolContext,
                                       why="its directory did not land"))
                 continue
             try:
-                transaction.apply(change, keep=(lambda path: recorder.keep(path, moving=True))
-                                  if recorder is not None else (lambda path: None))
+                transaction.apply(change, keep=undo.keep)
             except (Conflict, OSError) as exc:
                 why = str(exc) if isinstance(exc, Conflict) else (exc.strerror or str(exc))
                 if change.kind == "deleted" and change.what == "directory":
@@ -222,9 +228,33 @@ def _apply(plan: Plan, outcomes: Sequence[Outcome], ctx: ToolContext,
                 continue
             applied.append(outcome)
     finally:
-        if recorder is not None:
-            recorder.close()
-    return applied, failed
+        undo.close()
+    return applied, failed, undo.lost
+
+
+class _Undo:
+    """The undo step of one command's changes; when keeping fails, what follows
+    lands without it (``lost`` says why): undo is a convenience, never a gate."""
+
+    def __init__(self, recorder: UndoRecorder | None) -> None:
+        self.recorder = recorder
+        self.lost: str | None = None
+
+    def keep(self, path: str) -> None:
+        if self.recorder is None or self.lost is not None:
+            return
+        try:
+            self.recorder.keep(path, moving=True)
+        except DmccError as exc:
+            self.lost = str(exc)
+
+    def close(self) -> None:
+        if self.recorder is None:
+            return
+        try:
+            self.recorder.close()
+        except DmccError as exc:
+            self.lost = self.lost or str(exc)
 
 
 def _label(judged: Judged) -> str:

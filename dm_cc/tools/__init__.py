@@ -16,7 +16,14 @@ from importlib import import_module
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from dm_cc.tools.base import JsonArguments, Tool, ToolContext, ToolOutput, builtin_tools
+    from dm_cc.tools.base import (
+        JsonArguments,
+        Tool,
+        ToolContext,
+        ToolOutput,
+        UndoRecorder,
+        builtin_tools,
+    )
     from dm_cc.tools.bash import DEFAULT_TIMEOUT, run_plan
     from dm_cc.tools.catalog import (
         ToolEntry,
@@ -39,6 +46,7 @@ __all__ = [
     "ToolContext",
     "ToolEntry",
     "ToolOutput",
+    "UndoRecorder",
     "builtin_tools",
     "check_input_tool",
     "effects_of",
@@ -54,7 +62,8 @@ __all__ = [
 # Each module of the part and the names of it re-exported here, imported on first
 # use (PEP 562): importing the package loads none of them.
 _LAZY: dict[str, tuple[str, ...]] = {
-    "dm_cc.tools.base": ("JsonArguments", "Tool", "ToolContext", "ToolOutput", "builtin_tools"),
+    "dm_cc.tools.base": ("JsonArguments", "Tool", "ToolContext", "ToolOutput", "UndoRecorder",
+                         "builtin_tools"),
     "dm_cc.tools.bash": ("DEFAULT_TIMEOUT", "run_plan"),
     "dm_cc.tools.catalog": ("ToolEntry", "check_input_tool", "effects_of", "entry", "input_requests",
                             "is_known_permission", "known_permissions", "language_of",

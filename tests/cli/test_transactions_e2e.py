@@ -127,3 +127,20 @@ def test_two_parallel_children_changing_one_file_conflict_instead_of_overwriting
     winner = first["task_label"]
     assert (here / "shared.txt").read_text() in ("one\n", "two\n")
     assert winner and len({e["task_label"] for e in landed}) == 2
+
+
+def test_dm_cc_undo_restores_what_a_command_changed_and_deleted(here, capsys):
+    my_policy("")
+    (here / "changed.txt").write_text("before\n")
+    (here / "deleted.txt").write_text("still here\n")
+    run(here, capsys, ["python3 -c \"import os; open('changed.txt', 'w').write('after'); "
+                       "os.remove('deleted.txt'); open('made.txt', 'w').write('m')\""])
+    assert (here / "changed.txt").read_text() == "after" and not (here / "deleted.txt").exists()
+    capsys.readouterr()
+    assert main(["undo", "--list"]) == 0
+    listed = capsys.readouterr().out
+    assert "bash: python3 -c" in listed, listed
+    assert main(["undo"]) == 0
+    assert (here / "changed.txt").read_text() == "before\n"
+    assert (here / "deleted.txt").read_text() == "still here\n"
+    assert not (here / "made.txt").exists()
