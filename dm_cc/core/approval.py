@@ -88,8 +88,9 @@ class ApprovalRequest:
     # A sandbox_escape question: what the confined run printed (its end) and why the
     # sandbox looks to have stopped it. "" for every other question.
     stopped: str = ""
-    # A command's changes (it ran as a transaction): every change, marked, and a diff
-    # of each text file asked about. "" for every other question.
+    # A command's changes (it ran as a transaction): a header line, every change
+    # marked ("? " asked, "✗ " not applied, "  " applied), then the diffs (each line
+    # from the first that is not a change's). "" for every other question.
     changes: str = ""
 
     @property

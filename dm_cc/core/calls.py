@@ -87,15 +87,16 @@ class Calls:
         output = await self._run(item, ctx)
         if output.escape and ctx.confine is not None:
             return await self._escape(item, ctx, output, settled.answer is not None)
-        return Done(await self._land(item, ctx, output, settled.answer is not None))
+        return await self._land(item, ctx, output, settled.answer is not None)
 
     async def _land(self, item: Judged, ctx: ToolContext, output: ToolOutput,
-                    approved: bool) -> ToolOutput:
+                    approved: bool) -> Done:
         """A command run as a transaction: its changes judged, asked about, applied
-        (:mod:`dm_cc.core.effects`); ``approved``: the person said yes to its text."""
+        (:mod:`dm_cc.core.effects`); ``approved``: the person said yes to its text.
+        A no to its changes without a word ends the turn, as at every question."""
         if output.landing is None:
-            return output
-        return await effects.land(self.settle, item, ctx, output, approved=approved)
+            return Done(output)
+        return Done(*await effects.land(self.settle, item, ctx, output, approved=approved))
 
     async def _escape(self, item: Judged, ctx: ToolContext, confined: ToolOutput,
                       approved: bool) -> Done:
@@ -124,8 +125,8 @@ class Calls:
             unconfined = await self._run(item, replace(ctx, confine=None))
             return Done(replace(unconfined, output=unconfined.output + "\n(run outside the sandbox)"))
         landed = await self._land(item, ctx, confined, approved)
-        return Done(replace(landed, escape=(), output=f"{landed.output}\n{said}"),
-                    settled.stops)
+        return Done(replace(landed.output, escape=(), output=f"{landed.output.output}\n{said}"),
+                    settled.stops or landed.stops)
 
     async def _run(self, item: Judged, ctx: ToolContext) -> ToolOutput:
         try:

@@ -1,6 +1,6 @@
 """What a command did, judged before it lands: the changes of a transaction.
 
-    landed = await land(settle, judged, ctx, output, approved=True)
+    landed, stops = await land(settle, judged, ctx, output, approved=True)
 
 A confined command ran against a copy-on-write view of the project
 (:mod:`dm_cc.sandbox.transaction`). Its changes become requests of the same gate:
@@ -19,8 +19,11 @@ change. Each change is then:
 * **asked** otherwise -- a protected path, a ``delete`` rule, an edit rule that
   names the path (the command was allowed by a rule, not by the person), a change
   to a file that changed since the command started (a *conflict*): ONE question
-  for them all, listing every change with a diff of each text file asked about.
-  Headless, the question's answer is no: they are discarded.
+  for them all, listing every change with a diff of each text file asked about
+  (then, for context, of those that land whatever the answer).
+  Headless, the question's answer is no: they are discarded. The person's no
+  without a word ends the turn, as at every question; with a word (``f``) the
+  model is told it and the turn goes on.
 
 What is applied is kept first for undo (``ctx.undo``). The model is told what did
 not land and why; the person sees a :class:`~dm_cc.core.events.ChangesLanded`.
@@ -54,6 +57,7 @@ from dm_cc.tools import ToolContext, ToolOutput, UndoRecorder
 EDIT = "edit"
 SHOWN_CHANGES = 40         # changes listed by name in the question and to the model
 DIFF_LINES = 80            # lines of one file's diff in the question
+CONTEXT_LINES = 160        # lines of diffs of the changes that land whatever the answer
 DIFF_BYTES = 256 * 1024    # a file larger than this is not diffed
 
 
@@ -68,32 +72,40 @@ class Outcome:
 
 
 async def land(settle: Settle, judged: Judged, ctx: ToolContext, output: ToolOutput, *,
-               approved: bool) -> ToolOutput:
+               approved: bool) -> tuple[ToolOutput, bool]:
     """Judge, ask about and apply the changes of ``output``'s transaction; the output
-    the model gets says what did not land. The transaction is gone afterwards."""
+    the model gets says what did not land, and whether the person's answer ends the
+    turn (a no without a word). The transaction is gone afterwards."""
     plan = output.landing
     if plan is None or plan.transaction is None:
-        return output
+        return output, False
     told: list[str] = []
     answered: list[str] = []
+    stops = False
     try:
         changes = plan.transaction.changes(ignore=plan.mount_points().__contains__)
         if changes:
-            told = await _land(settle, judged, ctx, plan, changes, approved, answered)
+            told, stops = await _land(settle, judged, ctx, plan, changes, approved, answered)
     finally:
         aside = plan.finish(answered)
     text = "\n".join(filter(None, (output.output, *told, aside)))
-    return replace(output, output=text, landing=None)
+    # the person reads what did not land in a ChangesLanded, not in the model's words
+    shown = "\n".join(filter(None, (output.display or output.output, aside))) \
+        if told else output.display
+    return replace(output, output=text, display=shown or None, landing=None), stops
 
 
 async def _land(settle: Settle, judged: Judged, ctx: ToolContext, plan: Plan,
-                changes: Sequence[Change], approved: bool, answered: list[str]) -> list[str]:
-    """Judge, ask, apply; ``answered`` gets the paths the person said yes to."""
+                changes: Sequence[Change], approved: bool,
+                answered: list[str]) -> tuple[list[str], bool]:
+    """Judge, ask, apply; ``answered`` gets the paths the person said yes to. What
+    the model is told, and whether the person's answer ends the turn."""
     transaction = plan.transaction
     assert transaction is not None
     outcomes = _judge(settle, ctx, changes, approved)
     outcomes = [_with_conflict(o, transaction.conflict(o.change)) for o in outcomes]
     asked = [o for o in outcomes if o.action == "ask"]
+    stops = False
     if asked:
         verdicts = tuple(v for o in asked for v in o.verdicts if v.action != "allow") or \
             tuple(v for o in asked for v in o.verdicts)
@@ -102,6 +114,7 @@ async def _land(settle: Settle, judged: Judged, ctx: ToolContext, plan: Plan,
         settled = await settle.settle(question, ctx, changes=_question_text(
             outcomes, transaction.root, transaction.upper.as_posix()))
         yes = settled.answer is not None and settled.answer.answer in RUNNING
+        stops = settled.stops
         said = _said(settled.answer)
         outcomes = [replace(o, action="apply" if yes else "discard",
                             why=o.why if yes else f"{o.why}; {said}")
@@ -116,7 +129,7 @@ async def _land(settle: Settle, judged: Judged, ctx: ToolContext, plan: Plan,
     if lost is not None and applied:
         told.append(f"(these changes cannot be undone: {lost})")
         settle.on_event(Notice(f"the changes of {_label(judged)} cannot be undone: {lost}"))
-    return told
+    return told, stops
 
 
 def _said(answer: Approval | None) -> str:
@@ -276,20 +289,38 @@ def _told(applied: Sequence[Outcome], refused: Sequence[Outcome]) -> list[str]:
 
 
 def _question_text(outcomes: Sequence[Outcome], root: str, upper: str) -> str:
-    """Every change, marked, then a diff of each text file asked about."""
+    """Every change, marked (those marked first when they are too many to list), then
+    a diff of each text file asked about, and -- for context, up to
+    :data:`CONTEXT_LINES` -- of each that lands whatever the answer."""
     mark = {"apply": "  ", "ask": "? ", "discard": "✗ "}
     lines = ["The command changed the project; the changes marked ? need your answer "
              "(✗: not applied whatever you answer):"]
-    for outcome in outcomes[:SHOWN_CHANGES]:
+    listed = sorted(outcomes, key=lambda o: o.action == "apply") \
+        if len(outcomes) > SHOWN_CHANGES else outcomes
+    for outcome in listed[:SHOWN_CHANGES]:
         lines.append(f"{mark[outcome.action]}{outcome.change.describe()}"
                      + (f"  ({outcome.why})" if outcome.why else ""))
     if len(outcomes) > SHOWN_CHANGES:
         lines.append(f"  … and {len(outcomes) - SHOWN_CHANGES} more changes")
     for outcome in outcomes:
-        if outcome.action == "ask" and outcome.change.what == "file" \
-                and outcome.change.kind in ("created", "modified", "deleted"):
+        if outcome.action == "ask" and _diffable(outcome.change):
             lines += _diff(outcome.change, root, upper)
+    context = [o for o in outcomes if o.action == "apply" and _diffable(o.change)]
+    shown = 0
+    for at, outcome in enumerate(context):
+        if shown >= CONTEXT_LINES:
+            lines.append(f"(not shown: the diffs of {len(context) - at} more changes that land)")
+            break
+        if not at:
+            lines.append("(the changes below land whatever you answer)")
+        diff = _diff(outcome.change, root, upper)
+        shown += len(diff)
+        lines += diff
     return "\n".join(lines)
+
+
+def _diffable(change: Change) -> bool:
+    return change.what == "file" and change.kind in ("created", "modified", "deleted")
 
 
 def _diff(change: Change, root: str, upper: str) -> list[str]:

@@ -139,11 +139,16 @@ class Settle:
     async def settle(self, judged: Judged, ctx: ToolContext, *, stopped: str = "",
                      changes: str = "") -> Settled:
         """Record an outright decision, or put the question and handle the answer
-        (``changes``: a command's changes the question is about, :mod:`dm_cc.core.effects`)."""
+        (``changes``: a command's changes the question is about, :mod:`dm_cc.core.effects`:
+        such a question remembers nothing -- a rule kept from it would let any later
+        command or tool make the change unasked -- and no earlier answer settles it, as
+        a conflict's requests are all allowed)."""
         if judged.decision.action != "ask":
             self._audit(judged)
             return Settled(judged.decision)
         request = replace(self.question(judged, ctx), stopped=stopped, changes=changes)
+        if changes:  # what a command did: these changes only, answered by the person now
+            request = replace(request, suggestions=(), settled=lambda: False)
         try:
             approval = await self.approver.approve(request)
         except AskFailed:

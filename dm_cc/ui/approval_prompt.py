@@ -17,6 +17,11 @@ A ``sandbox_escape`` question (a confined command failed because of the sandbox)
 is headed "The sandbox stopped this command. Run it again outside the sandbox?",
 says why it looks stopped, lists each command of the line that asks (one request
 per simple command), and its "no" keeps the failed result.
+A ``changes`` question (a command ran as a transaction, and some of its changes
+need an answer: :mod:`dm_cc.ui.changes_text`) is headed "The command changed the
+project. Apply the changes marked ?", lists every change and shows the diffs;
+y applies the marked changes, n and f discard them (n stops the turn), and
+there is no s or a: the answer is about these changes, not a rule for later.
 This prompt also asks, once, before a project's MCP server that is not approved
 starts (:meth:`ReplApprover.trust_server`): y starts it and saves the approval,
 n (Esc, Ctrl-D, Ctrl-C) leaves it stopped for this session; and whether the
@@ -51,6 +56,7 @@ from prompt_toolkit.layout.controls import FormattedTextControl
 
 from dm_cc.core import Approval, ApprovalRequest
 from dm_cc.permissions import SANDBOX_ESCAPE, Rule
+from dm_cc.ui import changes_text
 from dm_cc.ui.describe import rule_text
 from dm_cc.ui.render import Line, Shown, diff_lines
 from dm_cc.ui.sandbox_text import ESCAPE_QUESTION, is_escape
@@ -78,8 +84,10 @@ def question_lines(request: ApprovalRequest) -> Iterator[Line]:
     who = [("class:task", f"[{request.asker}]")] if request.asker \
         else [("class:agent", request.agent)]
     escape = is_escape(request.decision)
-    if escape:   # the call ran, confined, and failed: this asks to run it again outside
-        yield [("class:ask", "? "), ("", ESCAPE_QUESTION)]
+    listed, diffs = changes_text.split(request.changes) if request.changes else ([], "")
+    if escape or request.changes:  # the call ran: this asks to run it again outside,
+        heading = ESCAPE_QUESTION if escape else changes_text.QUESTION  # or what it did
+        yield [("class:ask", "? "), ("", heading)]
         yield [("class:dim", "  "), *who, ("class:dim", "'s "), ("class:tool", request.tool),
                ("class:dim", f" call: {request.description}" if request.description
                 else " call")]
@@ -96,9 +104,10 @@ def question_lines(request: ApprovalRequest) -> Iterator[Line]:
             yield [("class:dim", f"  │ … {len(lines) - STOPPED_LINES} lines above")]
         for text in lines[-STOPPED_LINES:]:
             yield [("class:dim", f"  │ {text}")]
+    yield from changes_text.list_lines(listed)   # each change says why it asks
     said = None   # an escape's requests share why the sandbox stopped it: said once
     for verdict in request.decision.verdicts:
-        if verdict.action != "ask":
+        if verdict.action != "ask" or request.changes:
             continue
         note = verdict.request.note
         if verdict.request.permission == SANDBOX_ESCAPE and note and note != said:
@@ -113,6 +122,8 @@ def question_lines(request: ApprovalRequest) -> Iterator[Line]:
             yield [("class:dim", f"        note: {verdict.note}")]
     if request.preview:
         yield from diff_lines(request.preview, PREVIEW_LINES)
+    if diffs:
+        yield from diff_lines(diffs, PREVIEW_LINES)
 
 
 def server_lines(server: ServerDefinition, trust: str,
@@ -145,6 +156,9 @@ def _legend(request: ApprovalRequest) -> Line:
     if is_escape(request.decision):   # a no keeps the failed result and stops the turn
         parts[1] = ("", " run it outside once  ")
         stop = " no, keep it in the sandbox and stop the turn  "
+    elif request.changes:             # a no discards them (the command's output stays)
+        parts[1] = ("", changes_text.YES)
+        stop = changes_text.NO.format(stops="this subagent" if request.asker else "the turn")
     else:
         stop = " no, stop this subagent  " if request.asker else " no, stop the turn  "
     parts += [("class:key", "n"), ("", stop), ("class:key", "f"),
@@ -260,14 +274,15 @@ class ReplApprover:
         finally:
             self.screen.paused = False
             _give_back(held)
-        if approval.answer in ("reject", "cancel") and not is_escape(request.decision):
-            self.shown.refused.add(request.call_id)   # an escape's result is still shown
+        ran = is_escape(request.decision) or bool(request.changes)  # its result is shown
+        if approval.answer in ("reject", "cancel") and not ran:
+            self.shown.refused.add(request.call_id)
         else:
             if not request.asker:     # a subagent's call leaves the session's activity
                 self.screen.activity = f"running {request.tool}"
             if request.preview:
                 self.shown.previewed.add(request.call_id)
-        style, said = SAID[approval.answer]
+        style, said = (changes_text.SAID if request.changes else SAID)[approval.answer]
         if approval.answer == "reject" and is_escape(request.decision):
             said = "not run outside the sandbox"
         extra = f": {approval.feedback}" if approval.feedback else ""

@@ -154,11 +154,8 @@ def event_lines(event: Event, shown: Shown) -> Iterator[Line]:
             yield [("class:dim", f"  {event.output.output.splitlines()[0]}")]
             return
         yield from finished_lines(event.call, event.output)
-    elif isinstance(event, ChangesLanded):
-        lines = changes_lines(event)
-        yield [("class:dim" if not event.refused else "class:notice", "  " + lines[0])]
-        for line in lines[1:]:
-            yield [("class:notice", "  " + line)]
+    elif isinstance(event, ChangesLanded):   # a word only when some did not land
+        yield from landed_lines(event)
     elif isinstance(event, AgentSwitched):
         yield [("class:agent", f"→ agent: {event.agent}")]
     elif isinstance(event, Compacted):
@@ -175,6 +172,18 @@ def event_lines(event: Event, shown: Shown) -> Iterator[Line]:
         yield [(style, f"{mark} "), ("", task_finished_line(event))]
     elif isinstance(event, InTask):
         yield from _task_lines(event, shown)
+
+
+def landed_lines(event: ChangesLanded) -> Iterator[Line]:
+    """``changes: 3 landed, 1 did not:`` and each that did not, with why; nothing
+    when all landed (a command's cache files are no news; an answer said so)."""
+    if not event.refused:
+        return
+    first, *rest = changes_lines(event)
+    yield [("class:notice", "  " + first)]
+    for line in rest:
+        yield [("class:deny", "    ✗ "), ("class:notice", line[4:])] \
+            if line.startswith("  ✗ ") else [("class:notice", "  " + line)]
 
 
 def _task_lines(event: InTask, shown: Shown) -> Iterator[Line]:
