@@ -193,8 +193,7 @@ def _because(verdicts: Sequence[Verdict]) -> str:
     if first.request.protected and first.action != "deny":
         return f"protected: {first.request.protected}"
     rule = first.rule
-    what = f"{first.action}ed" if first.action == "deny" else "asks"
-    return (f"{'denied' if first.action == 'deny' else what} by rule `{rule.action} "
+    return (f"{'denied' if first.action == 'deny' else 'asked about'} by rule `{rule.action} "
             f"{rule.permission} {rule.pattern}` at {rule.source}"
             + (f": {rule.reason}" if rule.reason else ""))
 

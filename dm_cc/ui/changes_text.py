@@ -4,7 +4,7 @@ the diffs.
 
     ? The command changed the project. Apply the changes marked ?
         modified README.md
-      ? deleted old.txt  (asks by rule `ask delete **` at ~/.config/dm_cc/policy.yaml:4)
+      ? deleted old.txt  (asked about by rule `ask delete **` at ~/.config/dm_cc/policy.yaml:4)
       ✗ deleted keep/a.txt  (denied by rule `deny delete keep/**` at …)
       --- a/old.txt
       +++ /dev/null

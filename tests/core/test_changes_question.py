@@ -61,7 +61,7 @@ def test_the_question_lists_every_change_and_a_yes_applies_the_asked_ones(here):
     (asked,) = approver.asked
     listed = asked.changes.splitlines()
     assert "  modified notes.txt" in listed
-    assert any(line.startswith("? deleted old.txt  (asks by rule `ask delete **`")
+    assert any(line.startswith("? deleted old.txt  (asked about by rule `ask delete **`")
                for line in listed)
     # the asked file's diff, then the one that lands whatever the answer, for context
     assert listed.index("-old") < listed.index("(the changes below land whatever you answer)") \

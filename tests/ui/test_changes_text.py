@@ -19,7 +19,7 @@ CHANGES = "\n".join([
     "The command changed the project; the changes marked ? need your answer "
     "(✗: not applied whatever you answer):",
     "  modified notes.txt",
-    "? deleted old.txt  (asks by rule `ask delete **` at ~/.config/dm_cc/policy.yaml:4)",
+    "? deleted old.txt  (asked about by rule `ask delete **` at ~/.config/dm_cc/policy.yaml:4)",
     "✗ deleted keep/a.txt  (denied by rule `deny delete keep/**` at ~/.config/dm_cc/policy.yaml:5)",
     "--- a/old.txt", "+++ /dev/null", "@@ -1 +0,0 @@", "-old",
     "(the changes below land whatever you answer)",
@@ -48,7 +48,7 @@ def test_the_question_has_its_own_heading_the_list_and_the_diffs():
                                "  build's bash call: Tidy the notes", "  $ python3 tidy.py"]
     assert text(lines)[3:6] == [
         "    modified notes.txt",
-        "  ? deleted old.txt  (asks by rule `ask delete **` at ~/.config/dm_cc/policy.yaml:4)",
+        "  ? deleted old.txt  (asked about by rule `ask delete **` at ~/.config/dm_cc/policy.yaml:4)",
         "  ✗ deleted keep/a.txt  (denied by rule `deny delete keep/**` at ~/.config/dm_cc/policy.yaml:5)"]
     assert styled(lines, "  ? ") == "class:notice" and styled(lines, "  ✗ ") == "class:deny"
     assert styled(lines, "    modified notes.txt") == "class:dim"

@@ -56,7 +56,7 @@ def test_the_question_lists_the_changes_with_the_diffs_and_y_applies_them(pane, 
     assert question[0] == "? The command changed the project. Apply the changes marked ?"
     assert "  $ python3 -c " + json.dumps(CODE) in question
     assert "    modified notes.txt" in question
-    assert any(row.startswith("  ? deleted old.txt  (asks by rule `ask delete **` at ")
+    assert any(row.startswith("  ? deleted old.txt  (asked about by rule `ask delete **` at ")
                and row.endswith("policy.yaml:4)") for row in question)
     for row in ("  -old", "  -two", "  +TWO", "  (the changes below land whatever you answer)"):
         assert row in question
