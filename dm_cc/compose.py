@@ -21,6 +21,7 @@ import difflib
 import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -79,6 +80,10 @@ class Options(NamedTuple):
     resume: str | None = None
     max_turns: int | None = None
     trust_project: bool = False     # --trust-project: the project's files, as they are, this run
+    # whether shell commands run as transactions (their effects judged; the auto layer
+    # is in effect only then): None, as the sandbox finds here; True or False, assumed
+    # (`dm_cc policy …` judges as where they do, and tries no bubblewrap)
+    transactions: bool | None = None
 
 
 class World:
@@ -91,7 +96,7 @@ class World:
         self.home = home_dir(env)
         self.project = find_project(self.cwd, self.home)
         self.root = self.project.root
-        self._gates: dict[str, Gate] = {}
+        self._gates: dict[tuple[str, bool | None], Gate] = {}
         self._mcp: McpServers | None = None
         self._mcp_started = False
 
@@ -233,6 +238,39 @@ class World:
                 print(f"dm_cc: warning: {finding.source}: {finding.message}", file=sys.stderr)
         return policy
 
+    @property
+    def transactional(self) -> bool:
+        """Whether shell commands run as transactions here, each one's effects judged
+        before they land: what the options assume, else what the sandbox finds (it
+        tries bubblewrap once). Only then is the auto layer in effect."""
+        assumed = self.options.transactions
+        return self.sandbox.transactional if assumed is None else assumed
+
+    @cached_property
+    def in_force(self) -> Policy:
+        """The policy as it holds here: :attr:`policy`, with the auto layer in effect
+        where commands run as transactions (:attr:`transactional`)."""
+        return replace(self.policy, transactional=self.transactional)
+
+    def auto_mode(self, agent: Agent) -> str | None:
+        """None when auto mode has nothing to do with ``agent`` (it does not run in auto
+        mode and no file has ``auto:`` rules); else ``effects judged`` where it is in
+        effect, or why it is not (commands do not run as transactions here)."""
+        if not (agent.auto or self.policy.auto_rules(False)):
+            return None
+        if self.transactional:
+            return "effects judged"
+        if self.options.transactions is False:
+            return "commands are taken not to run as transactions"
+        return self.sandbox.transactions().reason
+
+    def auto_notice(self, agent: Agent) -> str | None:
+        """One line when auto mode has to do with ``agent`` but is not in effect here,
+        saying why; else None."""
+        if self.transactional or (why := self.auto_mode(agent)) is None:
+            return None
+        return f"auto mode is not in effect: {why}; commands and edits ask as in build"
+
     @cached_property
     def agents(self) -> Mapping[str, Agent]:
         """Built-in, user and project agents (AgentFileError names the bad line)."""
@@ -343,7 +381,7 @@ class World:
             return None
         from dm_cc.mcp import McpServers
 
-        gate = self.gate(self.agent(agent or self.settings.default_agent or DEFAULT_AGENT))
+        gate = self.server_gate(agent)
         sandbox = self.sandbox
 
         def confine(argv: list[str], cwd: Path) -> Plan:
@@ -391,21 +429,38 @@ class World:
         return named_agent(self.agents, name)
 
     def gate(self, agent: Agent, approvals: Sequence[Rule] = (),
-             session_id: str | None = None, under: Sequence[str] = ()) -> Gate:
+             session_id: str | None = None, under: Sequence[str] = (), *,
+             transactional: bool | None = None) -> Gate:
         """The layers in force for ``agent`` (with these approvals, in this session);
-        ``under``: as a subagent started by these agents, outermost first."""
+        ``under``: as a subagent started by these agents, outermost first;
+        ``transactional``: as where commands do (or do not) run as transactions
+        (default: as here, :attr:`transactional`)."""
         cacheable = not (under or approvals or session_id is not None)
-        if cacheable and agent.name in self._gates:
-            return self._gates[agent.name]
+        key = (agent.name, transactional)
+        if cacheable and key in self._gates:
+            return self._gates[key]
         capabilities = self.capabilities()   # the MCP servers' tools, when started, too
+        lineage = [Link(self.agent(name)) for name in under]
+        if transactional is not None:
+            policy = replace(self.policy, transactional=transactional)
+        elif any(link.agent.auto for link in lineage) or agent.auto or self.policy.auto_rules(False):
+            policy = self.in_force
+        else:   # no auto layer would hold a rule: nothing to try
+            policy = self.policy
         if under:
-            lineage = [Link(self.agent(name)) for name in under]
-            return self.policy.lineage_gate([*lineage, Link(agent, tuple(approvals), session_id)],
-                                            capabilities)
-        gate = self.policy.gate(agent, approvals, session_id, capabilities=capabilities)
+            return policy.lineage_gate([*lineage, Link(agent, tuple(approvals), session_id)],
+                                       capabilities)
+        gate = policy.gate(agent, approvals, session_id, capabilities=capabilities)
         if cacheable:
-            self._gates[agent.name] = gate
+            self._gates[key] = gate
         return gate
+
+    def server_gate(self, agent: str | None = None) -> Gate:
+        """The gate an MCP server's sandbox is derived from: ``agent``'s (default the
+        default agent), without the auto layer: a server is no transaction, what it
+        writes is not judged before it lands."""
+        name = agent or self.settings.default_agent or DEFAULT_AGENT
+        return self.gate(self.agent(name), transactional=False)
 
     def requests(self, tool: str, text: str) -> list[Request]:
         """The requests of a ``tool`` call whose main input is ``text``."""
@@ -417,10 +472,12 @@ class World:
             raise UsageError(f"{tool}: {exc}") from None
 
     def decide(self, tool: str, text: str, agent: str = DEFAULT_AGENT,
-               under: Sequence[str] = ()) -> tuple[Gate, Decision]:
+               under: Sequence[str] = (), *,
+               transactional: bool | None = None) -> tuple[Gate, Decision]:
         """How ``agent`` would decide a ``tool`` call with main input ``text`` (as a
-        subagent of the agents ``under``, outermost first)."""
-        gate = self.gate(self.agent(agent), under=under)
+        subagent of the agents ``under``, outermost first; ``transactional``: see
+        :meth:`gate`)."""
+        gate = self.gate(self.agent(agent), under=under, transactional=transactional)
         return gate, gate.decide(self.requests(tool, text))
 
     def consult_hooks(self, gate: Gate, decision: Decision, tool: str, text: str,
@@ -496,7 +553,7 @@ class World:
         if tools is None:
             servers = self.start_mcp(ask_trust, lambda text: on_event(Notice(text)), agent.name)
             tools = [*builtin_tools(), *(servers.tools() if servers is not None else [])]
-        runtime = Runtime(policy=self.policy, agents=self.agents, tools=tools,
+        runtime = Runtime(policy=self.in_force, agents=self.agents, tools=tools,
                           model=model or self.make_model(model_name),  # type: ignore[arg-type]
                           approver=approver, where=self.where,
                           capabilities=self.capabilities(tools), on_event=on_event,

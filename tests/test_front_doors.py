@@ -65,8 +65,8 @@ EXPORTS: dict[str, list[str]] = {
         "path_pattern_problem", "path_requests", "stricter", "url_names",
     ],
     "policy": [
-        "APPROVALS_LAYER", "ActionName", "Capabilities", "HOOK_LAYER", "Hook", "IMPORTERS",
-        "Link", "Policy", "RuleSpec", "SHIPPED_PREFIX", "TRUSTED_HOOK_LAYERS", "beyond_rights",
+        "APPROVALS_LAYER", "AUTO_LAYER", "ActionName", "Capabilities", "HOOK_LAYER", "Hook",
+        "IMPORTERS", "Link", "Policy", "RuleSpec", "SHIPPED_PREFIX", "TRUSTED_HOOK_LAYERS", "beyond_rights",
         "lint_files", "load_policy", "load_policy_arg", "parse_policy", "policy_json_schema",
         "render_policy", "rules_from", "run_inline_tests", "shipped_names", "shipped_summary",
         "shipped_text", "unknown_agents",
@@ -87,10 +87,10 @@ EXPORTS: dict[str, list[str]] = {
         "mcp_effects", "run_plan",
     ],
     "ui": [
-        "CallLines", "early_prompt", "event_json", "failure_json", "hooks_lines", "layer_lines",
-        "replay", "result_json", "result_lines", "run_repl", "server_lines", "server_rows",
-        "session_json", "session_notice", "status_lines", "step_lines", "trace_lines",
-        "tree_indent", "trust_lines", "trusted_lines", "where_line",
+        "CallLines", "auto_mode_text", "early_prompt", "event_json", "failure_json",
+        "hooks_lines", "layer_lines", "replay", "result_json", "result_lines", "run_repl",
+        "server_lines", "server_rows", "session_json", "session_notice", "status_lines",
+        "step_lines", "trace_lines", "tree_indent", "trust_lines", "trusted_lines", "where_line",
     ],
 }
 

@@ -1,6 +1,6 @@
 """Agents as data: who may do what, with which prompt and model.
 
-    builtin.py   the built-in agents (build, plan, explore, reviewer, general), their
+    builtin.py   the built-in agents (build, auto, plan, explore, reviewer, general), their
                  rules, the "agent rules" layer of DESIGN.md §3; ``named_agent``
     files.py     custom agents from Markdown files (user, then project): YAML front
                  matter, then the prompt; ``load_agents``

@@ -1,5 +1,9 @@
 """The built-in agents and their rules (the "agent rules" layer of DESIGN.md §3).
 
+The auto agent is the build agent in auto mode (``auto``): where commands run
+as transactions, asks about its commands and edits are lifted by the auto layer
+(``dm_cc.policy``, the shipped ``builtin:auto``); elsewhere it asks as build does.
+
 Agent rules come after every policy file's top-level rules, and a policy file's
 ``agents:`` overrides after them. What an agent may do at all is data too
 (``may``): the plan agent, explore and the reviewer only read, so whatever writes,
@@ -41,6 +45,11 @@ class Agent:
     # (dm_cc.policy.effects), except the files it names in ``may_edit``.
     may: frozenset[Effect] = EFFECTS
     may_edit: tuple[str, ...] = ()
+    # Runs in auto mode: where shell commands run as transactions (their effects judged
+    # before they land), the shipped auto policy's rules (builtin:auto) lift the asks of
+    # its commands and edits, as approvals would (dm_cc.policy: the auto layer); elsewhere
+    # it asks as build does. Only dm_cc's own agents (an agent file cannot say it).
+    auto: bool = False
     source: str = ""     # where it is defined: builtin:NAME, or its file (and the line of may:)
 
     def __post_init__(self) -> None:
@@ -69,6 +78,10 @@ BUILD_PROMPT = """You are the build agent. Make the change the user asks for: re
 relevant code first, edit precisely, run the project's checks when they exist, and say what \
 you changed. For a large or risky change, call plan_enter to plan it first."""
 
+AUTO_PROMPT = BUILD_PROMPT + """ Your shell commands run confined, as transactions: \
+what a command changes in the project is checked before it lands, and a change the rules do \
+not allow is discarded (you are told which and why)."""
+
 PLAN_PROMPT = """You are the plan agent. You may read, search and run read-only commands; \
 you may not change anything except your plan file. Explore until you understand the change, \
 write a concrete step-by-step plan (files, functions, tests, risks) into the plan file, then \
@@ -92,6 +105,10 @@ BUILTIN_AGENTS: dict[str, Agent] = {
     for agent in (
         Agent("build", "primary", "Default agent: reads, edits and runs commands as policy allows.",
               prompt=BUILD_PROMPT),
+        # Shift+Tab cycles the primary agents in this order: build → auto → plan
+        Agent("auto", "primary", "Build, asking about almost nothing: commands run confined as "
+              "transactions, their effects judged; undo covers edits.",
+              prompt=AUTO_PROMPT, auto=True),
         Agent("plan", "primary", "Read-only planning; may write only its plan file.",
               prompt=PLAN_PROMPT, rules=PLAN_RULES, may=READS,
               may_edit=(PLAN_FILE_PATTERN,)),

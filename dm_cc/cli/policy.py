@@ -8,19 +8,20 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:  # annotations only: `dm_cc --help` does not load the engine
     from dm_cc.agents import Agent
     from dm_cc.compose import World
-    from dm_cc.permissions import Decision, Gate, Rule
+    from dm_cc.permissions import Decision, Rule
 
 
 def _world(args: argparse.Namespace) -> World:
     from dm_cc.cli.options import with_root_warnings
     from dm_cc.compose import Options, open_world
 
-    return with_root_warnings(open_world(Options(policies=tuple(args.policy))))
+    # decisions as they will be where commands run as transactions (no bubblewrap tried)
+    return with_root_warnings(open_world(Options(policies=tuple(args.policy), transactions=True)))
 
 
 def _print_json(value: object) -> None:
@@ -34,8 +35,30 @@ def _rule_json(rule: Rule) -> dict:
             "source": rule.source, "reason": rule.reason}
 
 
-def _decide(args: argparse.Namespace) -> tuple[Gate, Decision]:
-    return _world(args).decide(args.tool, args.input, args.agent, args.under)
+class AutoMode(NamedTuple):
+    """Auto mode allowed a call: what its allow means, and the decision where commands
+    do not run as transactions (the auto layer empty)."""
+
+    means: str
+    otherwise: str
+    as_build: bool      # the agent runs in auto mode: otherwise it decides as build
+
+    def __str__(self) -> str:
+        return (f"where commands run as transactions; otherwise {self.otherwise}"
+                + (", as in build" if self.as_build else ""))
+
+
+def _auto_mode(world: World, args: argparse.Namespace, decision: Decision) -> AutoMode | None:
+    """Whether auto mode is all that allows ``decision`` (judged, as every ``policy``
+    command judges, as where commands run as transactions)."""
+    from dm_cc.policy import AUTO_LAYER
+    from dm_cc.ui import auto_mode_text
+
+    if not any(v.layer == AUTO_LAYER for v in decision.verdicts):
+        return None
+    _, without = world.decide(args.tool, args.input, args.agent, args.under, transactional=False)
+    means = auto_mode_text(decision, without)
+    return None if means is None else AutoMode(means, without.action, world.agent(args.agent).auto)
 
 
 def _check(args: argparse.Namespace) -> int:
@@ -44,6 +67,7 @@ def _check(args: argparse.Namespace) -> int:
     hooks = [] if args.no_hooks else world.policy.hooks
     if hooks:
         decision = world.consult_hooks(gate, decision, args.tool, args.input, args.agent)
+    auto = _auto_mode(world, args, decision)
     if args.json:
         from dm_cc.policy import HOOK_LAYER
 
@@ -60,11 +84,15 @@ def _check(args: argparse.Namespace) -> int:
             } for v in decision.verdicts],
             **({"hooks": [{"command": list(h.command), "source": h.source, "layer": h.layer}
                           for h in hooks]} if hooks else {}),
+            **({"auto_mode": {"means": auto.means, "without_transactions": auto.otherwise}}
+               if auto else {}),
         })
         return 0
     from dm_cc.ui import hooks_lines, trace_lines
 
-    print(f"{decision.action}: {args.tool} {args.input!r} (agent {_who(args)})")
+    print(f"{_headline(decision, auto)}: {args.tool} {args.input!r} (agent {_who(args)})")
+    if auto:
+        print(f"  ({auto})")
     for line in trace_lines(decision):
         print(line)
     for line in hooks_lines(hooks):
@@ -72,9 +100,17 @@ def _check(args: argparse.Namespace) -> int:
     return 0
 
 
+def _headline(decision: Decision, auto: AutoMode | None) -> str:
+    """``allow``, or ``allow — runs confined, effects judged`` when auto mode allows."""
+    return decision.action + (f" — {auto.means}" if auto else "")
+
+
 def _explain(args: argparse.Namespace) -> int:
-    gate, decision = _decide(args)
-    print(f"{args.tool} {args.input!r} under agent {_who(args)}: {decision.action}")
+    world = _world(args)
+    gate, decision = world.decide(args.tool, args.input, args.agent, args.under)
+    auto = _auto_mode(world, args, decision)
+    print(f"{args.tool} {args.input!r} under agent {_who(args)}: {_headline(decision, auto)}"
+          + (f" ({auto})" if auto else ""))
     for v in decision.verdicts:
         request = v.request
         print(f"\nrequest {request.permission} {request.pattern!r}"

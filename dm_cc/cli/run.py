@@ -90,7 +90,8 @@ def _turn(args: argparse.Namespace, world: World, prompt: str,
     started = False
     loop = world.open_loop(HeadlessApprover(args.on_ask), on_event=on_event)
     session = loop.session
-    for warning in (world.sandbox.warning(), world.trust_notice()):
+    in_charge = world.agent(loop.next_agent or loop.agent.name)
+    for warning in (world.sandbox.warning(), world.auto_notice(in_charge), world.trust_notice()):
         if warning is not None:
             _say(warning)
     _opening(args, session, world.root)

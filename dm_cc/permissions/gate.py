@@ -13,10 +13,12 @@ the product and the public ``decide()`` both go through it:
   tokens the allowing rule does not spell out; a **speculative** request (a
   guessed inner command) counts only when a rule denies it, and a deny of ``*``
   (every command) does not count;
-* an **approval never beats a configured deny** nor a managed rule: when the
-  deciding rule comes from a layer marked ``approvals``, the verdict without the
-  approval layers is taken if that one denies or was decided by a ``binding``
-  layer;
+* an **approval only turns an ask into an allow**, never beats a configured deny
+  nor a managed rule: when the deciding rule comes from a layer marked
+  ``approvals`` (the person's answers; auto mode's rules), the verdict without
+  those layers is taken unless it asks and was not decided by a ``binding`` layer
+  (where it allows already, the approval has nothing to turn: an allow it could
+  not give, withheld, never undoes one the configured rules give);
 * **ceilings** (other gates) bound the result: where a ceiling is stricter, its
   verdict wins, with the ceiling's reason in its note -- all of its verdicts, or
   only those decided by a rule of the ceiling layers named. A subagent's ceiling
@@ -85,10 +87,11 @@ BEYOND = ("a project's rules never open anything beyond the project (a path outs
 
 
 class Layer(NamedTuple):
-    """A named, ordered slice of the stack. ``approvals``: rules the user approved,
-    which may turn an ask into an allow but never a configured deny. ``binding``: an
-    approval never overrides a verdict this layer's rules decide (a managed rule).
-    ``origin``: who wrote its rules (a repository's only tighten, see the module)."""
+    """A named, ordered slice of the stack. ``approvals``: rules that may only turn
+    an ask into an allow, never a configured deny (the person's approvals, auto
+    mode's rules). ``binding``: an approval never overrides a verdict this layer's
+    rules decide (a managed rule). ``origin``: who wrote its rules (a repository's
+    only tighten, see the module)."""
 
     name: str
     rules: tuple[Rule, ...]
@@ -232,7 +235,7 @@ class Gate:
         verdict = self._all.judge(request, name, self.reaching)
         if verdict.layer in self._approvals and verdict.action != "deny":
             configured = self._configured.judge(request, name, self.reaching)
-            if configured.action == "deny" or configured.layer in self._binding:
+            if configured.action != "ask" or configured.layer in self._binding:
                 verdict = configured
         return verdict
 

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from dm_cc.policy.inline_tests import run_inline_tests
     from dm_cc.policy.layers import (
         APPROVALS_LAYER,
+        AUTO_LAYER,
         HOOK_LAYER,
         TRUSTED_HOOK_LAYERS,
         Link,
@@ -44,6 +45,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "APPROVALS_LAYER",
+    "AUTO_LAYER",
     "HOOK_LAYER",
     "IMPORTERS",
     "SHIPPED_PREFIX",
@@ -76,7 +78,7 @@ _LAZY: dict[str, tuple[str, ...]] = {
     "dm_cc.policy.hooks": ("Hook",),
     "dm_cc.policy.importers": ("IMPORTERS", "render_policy"),
     "dm_cc.policy.inline_tests": ("run_inline_tests",),
-    "dm_cc.policy.layers": ("APPROVALS_LAYER", "HOOK_LAYER", "TRUSTED_HOOK_LAYERS", "Link",
+    "dm_cc.policy.layers": ("APPROVALS_LAYER", "AUTO_LAYER", "HOOK_LAYER", "TRUSTED_HOOK_LAYERS", "Link",
                             "Policy", "load_policy"),
     "dm_cc.policy.lint": ("beyond_rights", "lint_files", "unknown_agents"),
     "dm_cc.policy.loader": ("parse_policy", "rules_from"),

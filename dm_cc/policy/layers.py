@@ -2,6 +2,9 @@
 
     builtin defaults → managed base → project → user → --policy files
       → (a subagent: todo and task denied) → agent rules → agents: overrides from those files (same order)
+      → auto (where commands run as transactions only: the shipped ``builtin:auto`` rules for
+        an agent in auto mode, then every file's ``auto:`` rules; like approvals, it can turn
+        ask into allow, never a configured deny or a managed rule)
       → approvals (can turn ask into allow, never a configured deny or a managed rule)
       → built-in guardrails (deny `rm -rf /` and the like, whatever came before)
       → managed enforced rules (an organisation's last word)
@@ -23,6 +26,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from functools import cache
 from pathlib import Path
 from typing import NamedTuple, Protocol
 
@@ -51,6 +55,7 @@ PROJECT_LAYER = "project"        # the project's .dm_cc/ files
 USER_LAYER = "user"              # the person's own config
 EXTRA_LAYER = "--policy"         # files named with --policy (Policy.extra)
 SUBAGENT_LAYER = "subagent"      # a child agent's: todo and task denied
+AUTO_LAYER = "auto"              # auto mode: asks lifted where commands run as transactions
 APPROVALS_LAYER = "approvals"    # the person's "always allow" answers
 GUARDRAILS_LAYER = "guardrails"  # built-in denies nothing before them can open
 ENFORCED_LAYER = "enforced"      # the organisation's last word (binding)
@@ -81,6 +86,10 @@ def rights_layer(agent: str) -> str:
 TRUSTED_HOOK_LAYERS = frozenset({USER_LAYER, EXTRA_LAYER, MANAGED_LAYER, ENFORCED_LAYER})
 
 
+AUTO_FROM_PROJECT = ("auto: is not accepted from a project's policy: only your own files, "
+                     "--policy files and the managed policy decide what runs without asking")
+#: The shipped policy whose ``auto:`` rules an agent in auto mode has in its auto layer.
+AUTO_POLICY = "builtin:auto"
 TRUST_FROM_PROJECT = ("trust_projects is not accepted from a project's policy: only the "
                       "managed policy and your own files decide whether projects are trusted")
 #: The effects a permission reaches beyond the project with: a repository's allow
@@ -90,13 +99,17 @@ BEYOND_EFFECTS = frozenset({"network", "escape"})
 
 class AgentRules(Limited, Protocol):
     """What the policy needs of an agent (``dm_cc.agents.Agent`` is one): what its
-    rights are derived from, its own rules and who wrote them."""
+    rights are derived from, its own rules, who wrote them, and whether it runs in
+    auto mode (the shipped auto policy's rules in its auto layer)."""
 
     @property
     def rules(self) -> tuple[Rule, ...]: ...
 
     @property
     def origin(self) -> Origin: ...
+
+    @property
+    def auto(self) -> bool: ...
 
 
 @dataclass(frozen=True)
@@ -115,6 +128,9 @@ class Policy:
     trust: ProjectTrust | None = None
     #: dm_cc's own per-user directories (config, data, state, cache): out of reach
     own_dirs: tuple[str, ...] = ()
+    #: shell commands run as transactions here (each one's effects judged before they
+    #: land): only then is the auto layer in effect. False where nothing is known.
+    transactional: bool = False
 
     @property
     def files(self) -> tuple[PolicyFile, ...]:
@@ -143,14 +159,17 @@ class Policy:
         return PathContext(root=self.root.as_posix(), home=self.home.as_posix())
 
     def layers(self, agent: AgentRules, approvals: Sequence[Rule] = (),
-               session_id: str | None = None, *, subagent: bool = False) -> list[Layer]:
+               session_id: str | None = None, *, subagent: bool = False,
+               auto: bool | None = None) -> list[Layer]:
         """The stack for ``agent``. ``{session}`` in an agent rule's pattern (the plan
         agent's own plan file) becomes the session id, or ``*`` outside a session.
         ``subagent``: the agent runs as a child (the task tool), where ``todo`` and
         ``task`` are denied unless its own rules or overrides allow them. What a
         repository's files say is in layers of their ``origin`` (``repository`` when
         the person trusts the file; ``untrusted``, without its allow rules, when not),
-        which the gate lets tighten only, or loosen within the project once trusted."""
+        which the gate lets tighten only, or loosen within the project once trusted.
+        ``auto``: whether it runs in auto mode (default: as the agent says); the auto
+        layer holds rules only where commands run as transactions (:meth:`auto_rules`)."""
         return [
             Layer(BUILTIN_LAYER, DEFAULT_RULES, origin="builtin"),
             Layer(MANAGED_LAYER, _top(self.managed), binding=True),
@@ -161,11 +180,23 @@ class Policy:
             Layer(agent_rules_layer(agent.name), _spoken(_in_session(agent.rules, session_id),
                                                          agent.origin), origin=agent.origin),
             *self._overrides(agent.name),
+            Layer(AUTO_LAYER, self.auto_rules(agent.auto if auto is None else auto)
+                  if self.transactional else (), approvals=True),
             Layer(APPROVALS_LAYER, tuple(approvals), approvals=True),
             Layer(GUARDRAILS_LAYER, guardrail_rules(self.home.as_posix()), origin="builtin"),
             Layer(ENFORCED_LAYER, _top(self.enforced) + _for_agent(self.enforced, agent.name),
                   binding=True),
         ]
+
+    def auto_rules(self, auto_mode: bool) -> tuple[Rule, ...]:
+        """What the auto layer holds where commands run as transactions: in auto mode,
+        the shipped auto policy's rules (unless a ``--policy`` file is that policy:
+        once is enough); then every file's ``auto:`` rules, in layer order (a project's
+        files have none: :func:`load_policy` refuses them)."""
+        files = self.managed + self.user + self.extra + self.enforced
+        shipped = shipped_auto() if auto_mode and all(f.path != AUTO_POLICY for f in files) \
+            else ()
+        return shipped + tuple(rule for f in files for rule in f.auto)
 
     def _project(self, name: str, rules: Callable[[PolicyFile], tuple[Rule, ...]]) -> list[Layer]:
         """One layer per project file, of the origin the person's trust gives it."""
@@ -193,16 +224,17 @@ class Policy:
 
     def gate(self, agent: AgentRules, approvals: Sequence[Rule] = (),
              session_id: str | None = None, *, subagent: bool = False,
-             capabilities: Capabilities | None = None) -> Gate:
+             capabilities: Capabilities | None = None, auto: bool | None = None) -> Gate:
         """The gate for ``agent``: its stack (what a repository says only tightens, or
         loosens within the project once trusted: see :meth:`layers`), bounded by what
         it may do at all: an agent that may do less than everything (``may``: the plan
         agent reads only) is bounded by rules derived from what each permission does
         (``capabilities``; :mod:`dm_cc.policy.effects`), whatever its stack says
         (without ``capabilities`` no permission is known to be harmless: such an
-        agent is denied everything but its own files -- fail closed)."""
-        gate = Gate(self.layers(agent, approvals, session_id, subagent=subagent), self.context,
-                    reaching=self.reaching(capabilities))
+        agent is denied everything but its own files -- fail closed). ``auto``: see
+        :meth:`layers`."""
+        gate = Gate(self.layers(agent, approvals, session_id, subagent=subagent, auto=auto),
+                    self.context, reaching=self.reaching(capabilities))
         if limited(agent):
             may = Capabilities({}) if capabilities is None else capabilities
             rules = _in_session(limit_rules(agent, may), session_id)
@@ -223,10 +255,12 @@ class Policy:
         the stricter of its own and every ancestor's (deny > ask > allow), computed
         for the request, never copied as rules. The child's approvals count in its
         ancestors' gates too -- the person answered for this request -- where, like any
-        approval, they never beat a configured deny or a managed rule."""
+        approval, they never beat a configured deny or a managed rule. A subagent runs
+        in auto mode when an agent of its lineage does (each bound holds in its own)."""
         *ancestors, own = lineage
         gate = self.gate(own.agent, own.approvals, own.session_id, subagent=bool(ancestors),
-                         capabilities=capabilities)
+                         capabilities=capabilities,
+                         auto=any(link.agent.auto for link in lineage))
         if not ancestors:
             return gate
         parent = ancestors[-1]
@@ -251,6 +285,12 @@ class Link(NamedTuple):
     approvals: tuple[Rule, ...] = ()
     session_id: str | None = None
     also: tuple[tuple[AgentRules, tuple[Rule, ...]], ...] = ()
+
+
+@cache
+def shipped_auto() -> tuple[Rule, ...]:
+    """The shipped auto policy's ``auto:`` rules (read once)."""
+    return load_policy_arg(AUTO_POLICY).auto
 
 
 def _in_session(rules: Sequence[Rule], session_id: str | None) -> tuple[Rule, ...]:
@@ -286,13 +326,15 @@ def _for_agent(files: Sequence[PolicyFile], agent: str) -> tuple[Rule, ...]:
 
 def load_policy(root: Path, home: Path, env: Mapping[str, str] = os.environ,
                 extra: Sequence[str | Path] = (), *, trusted: Mapping[str, str] = {},
-                granted: bool = False) -> Policy:
+                granted: bool = False, transactional: bool = False) -> Policy:
     """Discover and load every layer's files; the first malformed file raises.
     ``extra``: the ``--policy`` arguments, files or shipped ``builtin:NAME`` policies.
     ``trusted``: the project files the person trusts (path from the root → digest,
     saved by ``dm_cc trust``); ``granted``: ``--trust-project``, this run trusts them
     as they are. Unless the managed policy or the person's own says
-    ``trust_projects: false``, which no project file may say."""
+    ``trust_projects: false``, which no project file may say (nor ``auto:``).
+    ``transactional``: shell commands run as transactions here (the auto layer is
+    in effect); not known here, so the caller says (False: it is not)."""
     managed_at = managed_dir(env)
     extras = tuple(load_policy_arg(spec) for spec in extra)
     enforced_at = managed_at / "enforced.yaml"
@@ -302,9 +344,10 @@ def load_policy(root: Path, home: Path, env: Mapping[str, str] = os.environ,
     project = tuple(load_policy_file(p) for p in policy_files(project_dir(root)))
     refuse_project_hooks(project)
     for f in project:
-        if f.trust_projects is not None:
-            raise PolicyError(f.trust_projects_source.rsplit(":", 1)[0],
-                              _line(f.trust_projects_source), TRUST_FROM_PROJECT)
+        for said, why in ((f.trust_projects_source, TRUST_FROM_PROJECT),
+                          (f.auto_source, AUTO_FROM_PROJECT)):
+            if said:
+                raise PolicyError(said.rsplit(":", 1)[0], _line(said), why)
     forbidden = next((f.trust_projects_source for f in (*managed, *enforced, *user, *extras)
                       if f.trust_projects is False), None)
     return Policy(
@@ -317,6 +360,7 @@ def load_policy(root: Path, home: Path, env: Mapping[str, str] = os.environ,
         enforced=enforced,
         trust=ProjectTrust.of(root, trusted, forbidden=forbidden, granted=granted),
         own_dirs=tuple(str(where(env)) for where in (config_dir, data_dir, state_dir, cache_dir)),
+        transactional=transactional,
     )
 
 

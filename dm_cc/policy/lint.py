@@ -183,7 +183,7 @@ def lint_file(policy: PolicyFile,
               known_agents: Mapping[str, Limited] | Collection[str] | None = None) -> list[Finding]:
     """``known_agents``: the agents there are (by name, or with what each may do, so an
     override that can never apply to a read-only agent is found too)."""
-    findings = lint_rules(policy.rules)
+    findings = lint_rules(policy.rules) + lint_rules(policy.auto)
     for rules in policy.agents.values():
         findings += lint_rules(rules)
     if known_agents is not None:

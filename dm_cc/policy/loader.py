@@ -48,11 +48,20 @@ class PolicyFile:
     hooks: tuple[Hook, ...] = ()
     #: ``protected:``: paths added to the built-in protected paths
     protected: tuple[Protected, ...] = ()
+    #: ``auto:``: rules of the auto layer (in effect where commands run as transactions;
+    #: refused in a project's files); where the key is written ("" when it is not)
+    auto: tuple[Rule, ...] = ()
+    auto_source: str = ""
     #: ``trust_projects:`` (False: no project is ever trusted); where it is said
     trust_projects: bool | None = None
     trust_projects_source: str = ""
     #: where the file is (absolute; "" for text not read from a file)
     location: str = ""
+
+
+#: What the auto layer's rules may name: what a transaction judges (a command runs
+#: confined, its effects checked; what it and the edit tools change, undo covers).
+AUTO_PERMISSIONS = ("bash", "edit", "delete")
 
 
 def suggestion(name: str, known: Iterable[str]) -> str:
@@ -161,8 +170,18 @@ def parse_policy(text: str, shown: str, directory: Path | None = None) -> Policy
             raise PolicyError(shown, line_of(lines, ("protected", index)),
                               f"bad path pattern {spec['pattern']!r}: {problem}")
         protected.append(Protected(spec["pattern"], spec.get("why") or "protected by " + shown))
+    auto = model.get("auto", {})
+    auto_rules = rules_from(auto.get("rules", []), auto.get("permission", {}), ("auto",), shown,
+                            lines)
+    for rule in auto_rules:
+        if rule.permission not in AUTO_PERMISSIONS:
+            raise PolicyError(shown, int(rule.source.rsplit(":", 1)[1]),
+                              f"auto: rules may name only {', '.join(AUTO_PERMISSIONS)} (what a "
+                              f"transaction judges), not {rule.permission!r}: a rule for it "
+                              "belongs under rules:")
     trust = model.get("trust_projects")
     return PolicyFile(shown, rules, agents, tuple(tests), agent_sources, hooks, tuple(protected),
+                      auto_rules, f"{shown}:{line_of(lines, ('auto',))}" if "auto" in model else "",
                       trust, f"{shown}:{line_of(lines, ('trust_projects',))}"
                       if trust is not None else "")
 

@@ -12,6 +12,8 @@ tests:                       # checked by `dm_cc policy test`
   - {tool: bash, input: "git status && rm -rf /", expect: deny}
 hooks:                       # commands that see a matching request (not in a project's files)
   - {permission: bash, pattern: "git push *", command: [/usr/local/bin/check-push], timeout: 5}
+auto:                        # the auto layer: lifts asks where commands run as transactions
+  rules: [{permission: bash, pattern: "npm *", action: allow}]   # (not in a project's files)
 ```
 """
 
@@ -43,6 +45,18 @@ Shorthand = dict[str, ActionName | dict[str, ActionName]]
 
 class AgentOverride(_Strict):
     """Rules for one agent, appended after the agent's own rules."""
+
+    rules: list[RuleSpec] = Field(default_factory=list, description="Rules, as at the top level")
+    permission: Shorthand = Field(default_factory=dict,
+                                  description="The opencode-style shorthand, as at the top level")
+
+
+class AutoRules(_Strict):
+    """Rules of the auto layer (docs/policies.md, "Auto mode"): in effect only where
+    shell commands run as transactions (their effects judged before they land), for
+    every agent; an allow here turns an ask into an allow, never a configured deny
+    nor a managed rule, as the person's approvals do. Only for ``bash``, ``edit`` and
+    ``delete``; only in the person's own, ``--policy`` and managed files."""
 
     rules: list[RuleSpec] = Field(default_factory=list, description="Rules, as at the top level")
     permission: Shorthand = Field(default_factory=dict,
@@ -101,6 +115,9 @@ class PolicyFileModel(_Strict):
     protected: list[ProtectedSpec] = Field(
         default_factory=list, description="Paths added to the protected paths (any file may "
         "add; none can remove)")
+    auto: AutoRules = Field(
+        default_factory=AutoRules, description="Rules of the auto layer: lift asks about "
+        "bash, edit and delete where commands run as transactions (not in a project's files)")
     trust_projects: bool | None = Field(
         default=None, description="false: no project's files are ever trusted (their allow "
         "rules never count); only the managed policy and your own files may say it")
@@ -218,7 +235,7 @@ def _table(model: type[BaseModel]) -> list[str]:
 def reference_markdown() -> str:
     """docs/policy-file.md: every key of a policy file, from the models."""
     parts = [REFERENCE_HEAD, "## Top level", "", *_table(PolicyFileModel)]
-    for model in (RuleSpec, AgentOverride, InlineTestSpec, HookSpec, ProtectedSpec):
+    for model in (RuleSpec, AgentOverride, AutoRules, InlineTestSpec, HookSpec, ProtectedSpec):
         parts += ["", f"## {model.__name__}", "", inspect.cleandoc(model.__doc__ or ""), "",
                   *_table(model)]
     return "\n".join(parts) + "\n"

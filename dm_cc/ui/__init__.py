@@ -21,7 +21,7 @@ from importlib import import_module
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from dm_cc.ui.describe import hooks_lines, layer_lines, trace_lines, tree_indent
+    from dm_cc.ui.describe import auto_mode_text, hooks_lines, layer_lines, trace_lines, tree_indent
     from dm_cc.ui.early import early_prompt
     from dm_cc.ui.headless import CallLines, event_json, failure_json, result_json, session_json
     from dm_cc.ui.mcp_text import server_lines, server_rows
@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CallLines",
+    "auto_mode_text",
     "early_prompt",
     "event_json",
     "failure_json",
@@ -58,7 +59,8 @@ __all__ = [
 # Each module of the part and the names of it re-exported here, imported on first
 # use (PEP 562): importing the package loads none of them.
 _LAZY: dict[str, tuple[str, ...]] = {
-    "dm_cc.ui.describe": ("hooks_lines", "layer_lines", "trace_lines", "tree_indent"),
+    "dm_cc.ui.describe": ("auto_mode_text", "hooks_lines", "layer_lines", "trace_lines",
+                          "tree_indent"),
     "dm_cc.ui.early": ("early_prompt",),
     "dm_cc.ui.headless": ("CallLines", "event_json", "failure_json", "result_json", "session_json"),
     "dm_cc.ui.mcp_text": ("server_lines", "server_rows"),

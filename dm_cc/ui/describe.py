@@ -9,7 +9,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 
 from dm_cc.permissions import Decision, Gate, Rule, Verdict
-from dm_cc.policy import Hook
+from dm_cc.policy import AUTO_LAYER, Hook
+
+#: What auto mode's allow means, by what was asked (a command's, whatever it writes).
+AUTO_MEANS = {"bash": "runs confined, effects judged", "edit": "undo covers it"}
 
 
 def rule_text(rule: Rule) -> str:
@@ -31,6 +34,18 @@ def trace_lines(decision: Decision) -> Iterator[str]:
         yield f"        rule: {v.rule.describe()}" + (f"  [layer {v.layer}]" if v.layer else "")
         if v.note:
             yield f"        note: {v.note}"
+
+
+def auto_mode_text(decision: Decision, without: Decision) -> str | None:
+    """What an allow of the auto layer means (``runs confined, effects judged``; for
+    an edit ``undo covers it``) when it is all that allows: ``without`` (the decision
+    where commands do not run as transactions, the auto layer empty) is not an allow.
+    None when auto mode changes nothing about ``decision``."""
+    if decision.action != "allow" or without.action == "allow":
+        return None
+    asked = {v.request.permission for v in decision.verdicts}   # a command's writes are its own
+    return next((means for permission, means in AUTO_MEANS.items() if permission in asked),
+                "auto mode")
 
 
 def hooks_lines(hooks: Sequence[Hook]) -> Iterator[str]:
@@ -60,6 +75,9 @@ def layer_lines(gate: Gate) -> Iterator[str]:
             continue
         elif layer.origin == "repository":
             yield f"[{layer.name}] (trusted: opens nothing beyond the project)"
+        elif layer.name == AUTO_LAYER:
+            yield (f"[{layer.name}] (where commands run as transactions; like an approval, "
+                   "it turns an ask into an allow, never a configured deny nor a managed rule)")
         else:
             yield f"[{layer.name}]"
         yield from _rule_lines(layer.rules)

@@ -1,8 +1,8 @@
 """The REPL's input line: the prompt (the agent in charge), its keys, Tab
-completion of slash commands, history, and the bottom toolbar (the agent, running
-subagents, the model, the sandbox's state, the policy files -- a project's file
-that is not trusted, and would open something if it were, says so --, tokens and
-cost).
+completion of slash commands, history, and the bottom toolbar (the agent -- in auto
+mode, whether that is in effect --, running subagents, the model, the sandbox's
+state, the policy files -- a project's file that is not trusted, and would open
+something if it were, says so --, tokens and cost).
 
     prompt = Prompt(loaded, settled, agent_hint, history_path)
     text = await prompt.read(pre_run)      # KeyboardInterrupt / EOFError as typed
@@ -38,6 +38,7 @@ from dm_cc.ui import slash
 from dm_cc.ui.screen import STYLE
 
 if TYPE_CHECKING:
+    from dm_cc.agents import Agent
     from dm_cc.compose import World
     from dm_cc.core import Loop
 
@@ -48,6 +49,19 @@ class Loaded(NamedTuple):
     world: World
     loop: Loop                  # the loop in charge
     untrusted: frozenset[str] = frozenset()   # project files trusting would open something by
+
+
+def _mode(world: World, agent: Agent) -> str:
+    """The agent in charge, and whether auto mode is in effect for it: ``auto · effects
+    judged``, ``auto (not in effect: why)``; ``build · auto rules, effects judged`` when
+    files' ``auto:`` rules apply to another agent."""
+    why = world.auto_mode(agent)
+    if why is None:
+        return agent.name
+    rules = "" if agent.auto else "auto rules"
+    if world.transactional:
+        return f"{agent.name} · {rules + ', ' if rules else ''}effects judged"
+    return f"{agent.name} ({rules + ' ' if rules else ''}not in effect: {why})"
 
 
 class _StepAside(Exception):
@@ -126,7 +140,7 @@ class Prompt:
         running = len(loop.subagents.running)
         tasks = f" · {running} task{'' if running == 1 else 's'} running (/tasks)" if running else ""
         sandbox = world.sandbox.state()   # bubblewrap was tried while loading
-        return FormattedText([("", f" {loop.agent.name}{tasks} · {loop.rt.model.name} · "
+        return FormattedText([("", f" {_mode(world, loop.agent)}{tasks} · {loop.rt.model.name} · "
                                    f"sandbox: {sandbox} · policy: {policy} · "
                                    f"{usage.prompt_tokens + usage.completion_tokens} tokens · "
                                    f"${usage.cost:.4f} · /help")])

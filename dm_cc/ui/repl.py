@@ -140,11 +140,14 @@ class Repl:
                 loop = world.open_loop(self.approver, on_event=on_event,
                                        on_stream=self.on_stream, wait_background=False,
                                        ask_trust=ask_trust)
-                warning = world.sandbox.warning()   # tries bubblewrap: here, not in the toolbar
+                # these try bubblewrap (and the transactions): here, not in the toolbar
+                in_charge = world.agent(loop.next_agent or loop.agent.name)
+                warnings = tuple(w for w in (world.sandbox.warning(), world.auto_notice(in_charge))
+                                 if w)
             except BaseException as exc:  # noqa: BLE001 - handed to the event loop
                 aio.call_soon_threadsafe(self._failed, exc, context=here)
                 return
-            aio.call_soon_threadsafe(self._loaded, world, loop, warning, context=here)
+            aio.call_soon_threadsafe(self._loaded, world, loop, warnings, context=here)
 
         threading.Thread(target=load, name="dm_cc-load", daemon=True).start()
 
@@ -162,9 +165,9 @@ class Repl:
             self.screen.line(f"! the answer was not saved: {exc}", "class:notice")
         return self._load_world() if trusted else world   # read again: now they count
 
-    def _loaded(self, world: World, loop: Loop, warning: str | None = None) -> None:
+    def _loaded(self, world: World, loop: Loop, warnings: tuple[str, ...] = ()) -> None:
         """The world is here: say where the session is, and, once, that shell
-        commands will not be confined (``warning``)."""
+        commands will not be confined, or that auto mode is not in effect (``warnings``)."""
         self._world, self._loop = world, loop
         session = loop.session
         self.screen.line(f"dm_cc {__version__} · session {session.info.id} · {world.root}",
@@ -176,7 +179,7 @@ class Repl:
             self.screen.line(notice, "class:notice")
         if session.messages:
             self.screen.lines(replay(session.messages, last=REPLAY_EXCHANGES), "class:dim")
-        for said in (*world.root_warnings, *session.warnings, *(w for w in (warning,) if w)):
+        for said in (*world.root_warnings, *session.warnings, *warnings):
             self.screen.line(f"! {said}", "class:notice")
         self._untrusted = untrusted(world)   # none: trusting would change nothing, not a word
         width = min(self.screen.output.get_size().columns, MAX_WIDTH)

@@ -36,7 +36,7 @@ def line_of(name: str, needle: str) -> int:
 
 def test_the_promised_policies_ship():
     assert {"default", "readonly", "team-default", "team-strict", "team-strict.enforced",
-            "ci"} <= set(NAMES)
+            "ci", "auto"} <= set(NAMES)
     # the top-level policies/ only points at them: one copy of each file
     assert not list((REPO_ROOT / "policies").glob("*.yaml"))
 
@@ -101,6 +101,15 @@ def test_ci_never_asks_and_denies_what_it_does_not_name():
     every = [*ci.rules, *(r for rules in ci.agents.values() for r in rules)]
     assert [r for r in every if r.action == "ask"] == []
     assert {t.expect for t in ci.tests} == {"allow", "deny"}
+
+
+def test_auto_holds_only_auto_rules_for_commands_and_edits():
+    auto = shipped.load_policy_arg("builtin:auto")
+    assert set(yaml.safe_load(shipped.shipped_text("auto"))) == {"auto", "tests"}
+    assert auto.rules == () and auto.agents == {}   # nothing outside the auto layer
+    assert [(r.permission, r.pattern, r.action) for r in auto.auto] == [
+        ("bash", "*", "allow"), ("edit", "**", "allow")]
+    assert {t.expect for t in auto.tests} == {"allow", "ask", "deny"}
 
 
 @pytest.mark.parametrize(("tool", "text"), [

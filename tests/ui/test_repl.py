@@ -191,15 +191,16 @@ def test_tab_completes_command_names_and_a_commands_first_argument():
 
 
 def test_plan_and_shift_tab_switch_agent_by_a_synthetic_message(project):
+    # Shift+Tab cycles the primary agents: build → auto → plan
     run = drive(project, [WRITE, {"text": "cannot"}],
-                [(READY, SHIFT_TAB), ("agent: plan", "write" + ENTER), ("cannot", "/build" + ENTER),
-                 ("agent: build", "")])
+                [(READY, SHIFT_TAB), ("agent: auto", SHIFT_TAB), ("agent: plan", "write" + ENTER),
+                 ("cannot", "/build" + ENTER), ("agent: build", "")])
     assert not run.errors
     assert not (project / "a.txt").exists()        # plan may not write: denied outright
     assert "denied by deny edit" in run.screen and "the plan agent may only read" in run.screen
     switches = [(m.agent, m.synthetic) for m in run.repl.loop.session.messages
                 if m.role == "user"]
-    assert switches == [("plan", True), ("plan", False), ("build", True)]
+    assert switches == [("auto", True), ("plan", True), ("plan", False), ("build", True)]
 
 
 def test_alt_enter_and_a_paste_stay_one_message(project):
