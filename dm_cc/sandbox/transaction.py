@@ -48,7 +48,6 @@ import subprocess
 import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
 from typing import Literal
 
@@ -73,16 +72,28 @@ class Support:
     reason: str     # what was found, or why commands cannot run as transactions here
 
 
-@cache
+_TRIED: dict[int, Support] = {}    # by the file system (device) upper directories are on
+
+
 def support(directory: str) -> Support:
     """Whether a command can run as a transaction with its upper directory under
-    ``directory``: tried once (an overlay mounted in ``unshare -Urm``, a file
-    written through it landing in the upper directory)."""
+    ``directory``: tried once per file system (an overlay mounted in ``unshare
+    -Urm``, a file written through it landing in the upper directory)."""
+    try:
+        Path(directory).mkdir(parents=True, exist_ok=True, mode=0o700)
+        device = os.stat(directory).st_dev
+    except OSError as exc:
+        return Support(False, f"commands cannot run as transactions here: {exc}")
+    if device not in _TRIED:
+        _TRIED[device] = _try(directory)
+    return _TRIED[device]
+
+
+def _try(directory: str) -> Support:
     unshare, mount = shutil.which("unshare"), shutil.which("mount")
     if unshare is None or mount is None:
         return Support(False, "unshare or mount (util-linux) is not installed")
     try:
-        Path(directory).mkdir(parents=True, exist_ok=True, mode=0o700)
         with tempfile.TemporaryDirectory(dir=directory, prefix="probe-") as tmp:
             base = Path(tmp)
             for name in ("lower", "upper", "work", "view"):

@@ -66,6 +66,11 @@ def test_the_question_lists_the_changes_with_the_diffs_and_y_applies_them(pane, 
     assert not (project / "old.txt").exists()
     assert (project / "notes.txt").read_text() == "one\nTWO\nthree\n"
     assert "did not" not in pane.screen()           # all landed: no word about it
+    pane.type("/undo")                               # and /undo takes the command back
+    pane.send("Enter")
+    pane.wait_for("restored old.txt")
+    assert (project / "old.txt").read_text() == "old\n"
+    assert (project / "notes.txt").read_text() == "one\ntwo\nthree\n"
 
 
 def test_n_discards_the_asked_changes_and_stops_the_turn(pane, project):
@@ -77,3 +82,14 @@ def test_n_discards_the_asked_changes_and_stops_the_turn(pane, project):
     assert (project / "old.txt").read_text() == "old\n"
     # the edit was allowed: it lands whatever the answer, as the question said
     assert (project / "notes.txt").read_text() == "one\nTWO\nthree\n"
+
+
+def test_shift_tab_reaches_auto_and_the_toolbar_says_effects_are_judged(project):
+    opened = dm_cc_pane(project, [{"text": "hello"}], width=140)
+    try:
+        opened.wait_for(READY)
+        opened.send("BTab")
+        screen = opened.wait_for("auto · effects judged")
+        assert "→ agent: auto" in screen or "auto>" in screen
+    finally:
+        opened.close()
