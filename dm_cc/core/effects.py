@@ -142,11 +142,19 @@ def _said(answer: Approval | None) -> str:
 def _judge(settle: Settle, ctx: ToolContext, changes: Sequence[Change],
            approved: bool) -> list[Outcome]:
     gate = settle.rights.gate()
+    unreadable = {c.path for c in changes if c.kind == "unreadable"}
     outcomes = []
     for change in changes:
+        if change.kind != "unreadable" and change.path in unreadable:
+            outcomes.append(Outcome(change, "discard", "the command made it unreadable"))
+            continue
         if change.kind == "special":
             outcomes.append(Outcome(change, "discard", "a FIFO, socket or device is never "
                                                        "applied"))
+            continue
+        if change.kind == "unreadable":
+            outcomes.append(Outcome(change, "discard", "the command made this directory "
+                                    "unreadable, so nothing in it can be judged or applied"))
             continue
         verdicts = tuple(gate.judge(r) for r in _requests(change, ctx.where))
         outcomes.append(_outcome(change, verdicts, approved))

@@ -62,7 +62,7 @@ MOUNT_SCRIPT = ('cd "$1" && mount -t overlay dm_cc -o '
                 'not be set up" >&2; exit 125; }; shift 2; exec "$@"')
 NOT_SET_UP = 125
 
-Kind = Literal["created", "modified", "deleted", "mode", "special"]
+Kind = Literal["created", "modified", "deleted", "mode", "special", "unreadable"]
 What = Literal["file", "directory", "link", "other"]
 
 
@@ -126,6 +126,8 @@ class Change:
         thing = {"directory": "directory ", "link": "link ", "other": ""}.get(self.what, "")
         if self.kind == "special":
             return f"made {self.path} (a FIFO, socket or device: never applied)"
+        if self.kind == "unreadable":
+            return f"made {self.path} unreadable (what it holds cannot be judged)"
         if self.what == "link" and self.kind != "deleted":
             return f"{self.kind} link {self.path} -> {self.target}"
         return f"{self.kind} {thing}{self.path}"
@@ -179,8 +181,12 @@ class Transaction:
 
     def _walk(self, relative: str, found: list[Change], ignore: Callable[[str], bool]) -> None:
         upper = self.upper / relative if relative else self.upper
-        with os.scandir(upper) as entries:
-            listed = sorted(entries, key=lambda e: e.name)
+        try:
+            with os.scandir(upper) as entries:
+                listed = sorted(entries, key=lambda e: e.name)
+        except PermissionError:   # the command took its own read or search right away
+            found.append(Change(relative, "unreadable", "directory"))
+            return
         for entry in listed:
             path = f"{relative}/{entry.name}" if relative else entry.name
             if ignore(path) and _empty(entry):

@@ -7,14 +7,15 @@ conflict."""
 from __future__ import annotations
 
 import os
+import shutil
 import stat
 import subprocess
 from pathlib import Path
 
 import pytest
-from support.as_user import give
+from support.as_user import CAN_SWITCH, SYSTEM_PYTHON, give
 
-from dm_cc.sandbox import Change, Conflict, Transaction
+from dm_cc.sandbox import Change, Conflict, Transaction, transaction
 from dm_cc.sandbox.transaction import support
 
 
@@ -133,3 +134,27 @@ def test_a_change_names_what_it_is():
     assert Change("a", "created", "link", target="b").describe() == "created link a -> b"
     assert Change("d", "deleted", "directory").describe() == "deleted directory d"
     assert Change("p", "special", "other").describe().startswith("made p (a FIFO")
+
+
+def test_a_directory_the_command_made_unreadable_is_said_not_walked(project, shared):
+    """dm_cc runs as the person, who cannot read such a directory either: the listing
+    runs as sbtest (the module alone: it needs nothing but the standard library)."""
+    if not CAN_SWITCH:
+        pytest.skip("needs root and the unprivileged user sbtest")
+    tx = Transaction.begin(project.as_posix(), shared / "tx")
+    run(tx, f"cd {project} && mkdir -p hid && echo x > hid/.envrc && chmod 000 hid", "sbtest",
+        project, shared / "tx")
+    module = shared / "transaction_module.py"
+    shutil.copy(transaction.__file__, module)
+    found = subprocess.run(
+        ["runuser", "-u", "sbtest", "--", SYSTEM_PYTHON, "-c",
+         "import importlib.util, sys; from pathlib import Path; "
+         "spec = importlib.util.spec_from_file_location('t', sys.argv[1]); "
+         "t = sys.modules['t'] = importlib.util.module_from_spec(spec); "
+         "spec.loader.exec_module(t); "
+         "tx = t.Transaction(sys.argv[2], Path(sys.argv[3]), 0); "
+         "print([(c.path, c.kind) for c in tx.changes()])",
+         str(module), str(project), str(tx.base)],
+        capture_output=True, text=True, timeout=30)
+    assert found.stdout.strip() == "[('hid', 'created'), ('hid', 'unreadable')]", found.stderr
+    tx.close()
