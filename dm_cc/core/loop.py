@@ -33,16 +33,15 @@ from dm_cc.core.prompts import build_prompt, tool_specs
 from dm_cc.core.rights import Rights
 from dm_cc.core.settle import Judged, Settle, TurnStopped
 from dm_cc.core.subagents import Subagents
-from dm_cc.errors import UsageError
+from dm_cc.core.undo import Steps
 from dm_cc.llm import ChatModel, ModelReply, OnStream, ToolSpec, Usage
 from dm_cc.permissions import PathContextDirs
 from dm_cc.policy import Capabilities, Policy
 from dm_cc.sandbox import Sandbox
-from dm_cc.session import AuditLog, Message, Recorder, Session, ToolCall, UndoResult, UndoStore
+from dm_cc.session import AuditLog, Message, Session, ToolCall, UndoResult, UndoStore
 from dm_cc.tools import Tool, ToolContext, ToolOutput
 
 DEFAULT_MAX_TURNS = 50
-UNDONE_PATHS = 20     # paths named to the model after an /undo; the rest are counted
 
 
 @dataclass
@@ -100,6 +99,7 @@ class Loop:
         tool_specs(runtime.tools)  # ValueError now, not at the first call, for a name twice
         self.calls = Calls({tool.name: tool for tool in runtime.tools}, self.settle)
         self.window = compaction.Window(session)
+        self.steps = Steps(runtime.undo, self.rights, runtime.where.root)
         self._todos: list[dict[str, Any]] = []
         self._usage = Usage()  # of this loop's own model calls
         self._told: set[LeftOut] = set()  # instruction files left out, said once each
@@ -124,51 +124,20 @@ class Loop:
                            may_read=self.rights.may_read(where),
                            confine=(lambda argv: sandbox.confine(gate, argv, transaction=True))
                            if sandbox is not None else None,
-                           undo=self._undo_step if self.rt.undo is not None else None)
-
-    def _undo_step(self, label: str) -> Recorder:
-        """A new undo step. It belongs to the session the person talks to (a subagent's
-        change too, so /undo and /rewind cover it), at its turn: the index of its last
-        user message (docs/undo.md)."""
-        assert self.rt.undo is not None
-        owner = self.rights.top_session
-        turn = next((index for index in range(len(owner.messages) - 1, -1, -1)
-                     if owner.messages[index].role == "user"), 0)
-        return self.rt.undo.recorder(owner.info.id, self.rt.where.root, label, turn=turn)
+                           undo=self.steps.step if self.rt.undo is not None else None)
 
     def undo(self, step: int | None = None) -> UndoResult:
-        """Undo this session's last step, or every step from ``step`` on (/undo); the
-        model is told what was put back. UsageError when no steps are kept."""
-        result = self._undo_store().undo(self.session.info.id, step)
-        if result.undone:
-            self.session.append(Message("user", _undone_text(result), agent=self.agent.name,
-                                        synthetic=True))
-        return result
+        """/undo: this session's last step, or every step from ``step`` on (core/undo.py)."""
+        return self.steps.undo(self.session, self.agent.name, step)
 
     def rewind(self, index: int) -> UndoResult | None:
-        """Go back to before message ``index`` (/rewind): undo every step of this
-        session from that turn on, then cut the history there (the session file is
-        rewritten; the model is shown the history as it was then) -- both, or, when
-        the undo is refused or fails, neither. None: there was no step to undo."""
-        if not 0 <= index < len(self.session.messages):
-            raise UsageError(f"no message {index} in this session")
-        result = None
-        if self.rt.undo is not None:
-            later = [step.number for step in self.rt.undo.steps(self.session.info.id)
-                     if step.turn >= index]
-            if later:
-                result = self.rt.undo.undo(self.session.info.id, min(later))
-                if not result.ok:
-                    return result
-        self.session.truncate(index)
-        self.window = compaction.Window(self.session)
-        self.next_agent = None
+        """/rewind: back to before message ``index``, files and history (core/undo.py);
+        the model is then shown the history as it was."""
+        result = self.steps.rewind(self.session, index)
+        if result is None or result.ok:
+            self.window = compaction.Window(self.session)
+            self.next_agent = None
         return result
-
-    def _undo_store(self) -> UndoStore:
-        if self.rt.undo is None:
-            raise UsageError("this session keeps no undo steps")
-        return self.rt.undo
 
     def switch_agent(self, name: str) -> None:
         """Put the primary agent ``name`` in charge, as plan_enter does: a synthetic user
@@ -303,12 +272,3 @@ class Loop:
         return Loop(session, runtime, agent=agent.name, parent=self.rights, label=label,
                     depth=self.subagents.depth + 1, numbers=self.subagents.numbers)
 
-
-def _undone_text(result: UndoResult) -> str:
-    """What the model is told after the person undid steps: which, and what is back."""
-    steps = "; ".join(f"step {step.number} ({step.label})" for step in result.undone)
-    paths = ", ".join(result.restored[:UNDONE_PATHS])
-    if len(result.restored) > UNDONE_PATHS:
-        paths += f" and {len(result.restored) - UNDONE_PATHS} more"
-    return (f"The user undid these changes with /undo: {steps}. These paths are as they were "
-            f"before them: {paths or 'none'}. Read a file again before changing it.")

@@ -9,9 +9,10 @@ import os
 
 import pytest
 import yaml
+from support.policy import COMMANDS_AND_EDITS
+from support.policy import my_policy as write_policy
 
 from dm_cc.cli import main
-from dm_cc.config import config_dir
 from dm_cc.sandbox.host import availability
 from dm_cc.sandbox.transaction import support
 
@@ -29,10 +30,7 @@ def run(project, capsys, commands: list[str], *extra: str) -> list[dict]:
 
 
 def my_policy(text: str) -> None:
-    config_dir().mkdir(parents=True, exist_ok=True)
-    (config_dir() / "policy.yaml").write_text(
-        "rules:\n  - {permission: bash, pattern: '*', action: allow}\n"
-        "  - {permission: edit, pattern: '**', action: allow}\n" + text)
+    write_policy(COMMANDS_AND_EDITS, text)
 
 
 @pytest.fixture

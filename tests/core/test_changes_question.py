@@ -11,9 +11,9 @@ import shlex
 from pathlib import Path
 
 import pytest
+from support.policy import COMMANDS_AND_EDITS, my_policy
 
 from dm_cc.compose import open_world
-from dm_cc.config import config_dir
 from dm_cc.core.approval import Approval, ApprovalRequest, ScriptedApprover
 from dm_cc.core.loop import Loop
 from dm_cc.llm.scripted import ScriptedModel, call, reply
@@ -30,11 +30,7 @@ TIDY = "python3 -c " + shlex.quote(
 
 @pytest.fixture
 def here(project: Path) -> Path:
-    config_dir().mkdir(parents=True, exist_ok=True)
-    (config_dir() / "policy.yaml").write_text(
-        "rules:\n  - {permission: bash, pattern: '*', action: allow}\n"
-        "  - {permission: edit, pattern: '**', action: allow}\n"
-        "  - {permission: delete, pattern: '**', action: ask}\n")
+    my_policy(COMMANDS_AND_EDITS, "  - {permission: delete, pattern: '**', action: ask}\n")
     (project / "notes.txt").write_text("one\ntwo\nthree\n")
     (project / "old.txt").write_text("old\n")
     return project

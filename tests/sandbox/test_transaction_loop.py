@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 from support.as_user import as_user, give
+from support.policy import COMMANDS_AND_EDITS, my_policy
 
 from dm_cc.compose import open_world
-from dm_cc.config import config_dir
 from dm_cc.core import HeadlessApprover, Loop, Runtime
 from dm_cc.llm import ModelReply
 from dm_cc.llm.scripted import ScriptedModel, calls
@@ -34,11 +34,8 @@ def world_of(shared: Path, monkeypatch):
     monkeypatch.setenv("HOME", str(shared / "home"))
     monkeypatch.setenv("DM_CC_HOME", str(shared / "dmhome"))
     monkeypatch.setenv("DM_CC_MANAGED_DIR", str(shared / "managed"))
-    config_dir().mkdir(parents=True)
-    (config_dir() / "policy.yaml").write_text(
-        "rules:\n  - {permission: bash, pattern: '*', action: allow}\n"
-        "  - {permission: edit, pattern: '**', action: allow}\n"
-        "  - {permission: delete, pattern: 'keep/**', action: deny, reason: kept}\n")
+    my_policy(COMMANDS_AND_EDITS,
+              "  - {permission: delete, pattern: 'keep/**', action: deny, reason: kept}\n")
     return project
 
 

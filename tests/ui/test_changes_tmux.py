@@ -8,9 +8,9 @@ from __future__ import annotations
 import json
 
 import pytest
+from support.policy import COMMANDS_AND_EDITS, my_policy
 from support.tmux import TMUX, dm_cc_pane
 
-from dm_cc.config import config_dir
 from dm_cc.sandbox.host import availability
 
 pytestmark = [pytest.mark.skipif(TMUX is None, reason="tmux is not installed"),
@@ -29,11 +29,7 @@ SCRIPT = [{"tool": "bash", "args": {"command": "python3 -c " + json.dumps(CODE),
 def pane(project):
     """dm_cc in a project whose user policy allows every command and edit, and asks
     before anything is deleted."""
-    config_dir().mkdir(parents=True, exist_ok=True)
-    (config_dir() / "policy.yaml").write_text(
-        "rules:\n  - {permission: bash, pattern: '*', action: allow}\n"
-        "  - {permission: edit, pattern: '**', action: allow}\n"
-        "  - {permission: delete, pattern: '**', action: ask}\n")
+    my_policy(COMMANDS_AND_EDITS, "  - {permission: delete, pattern: '**', action: ask}\n")
     (project / "notes.txt").write_text("one\ntwo\nthree\n")
     (project / "old.txt").write_text("old\n")
     opened = dm_cc_pane(project, SCRIPT, width=100)
