@@ -121,6 +121,10 @@ async def _land(settle: Settle, judged: Judged, ctx: ToolContext, plan: Plan,
                     if o.action == "ask" else o for o in outcomes]
         if yes:
             answered += [f"{transaction.root}/{o.change.path}" for o in asked]
+    denied = tuple(v for o in outcomes if o.action == "discard" for v in o.verdicts
+                   if v.action == "deny")
+    if denied:   # the audit log has what a rule kept from landing, as any deny
+        settle.record(Judged(judged.call, judged.tool, judged.params, combine(denied)))
     applied, failed, lost = _apply(plan, outcomes, ctx, judged)
     refused = [o for o in outcomes if o.action == "discard"] + failed
     settle.on_event(ChangesLanded(judged.call, tuple(o.change for o in applied),

@@ -195,6 +195,11 @@ class Settle:
             covers=covers, call_id=call.id,
             settled=lambda: not hooked and rights.gate().decide(requests).action == "allow")
 
+    def record(self, judged: Judged) -> None:
+        """Record an outright decision taken after the call ran (a command's changes a
+        rule denied: :mod:`dm_cc.core.effects`)."""
+        self._audit(judged)
+
     def _audit(self, judged: Judged, approval: Approval | None = None, *,
                by: str | None = None, answer: str | None = None) -> None:
         """Record a decision once its outcome is known (core/audit.py)."""

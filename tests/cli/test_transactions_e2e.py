@@ -144,3 +144,14 @@ def test_dm_cc_undo_restores_what_a_command_changed_and_deleted(here, capsys):
     assert (here / "changed.txt").read_text() == "before\n"
     assert (here / "deleted.txt").read_text() == "still here\n"
     assert not (here / "made.txt").exists()
+
+
+def test_a_removal_a_rule_kept_from_landing_is_in_the_audit_log(here, capsys):
+    my_policy("  - {permission: delete, pattern: 'keep.txt', action: deny}\n")
+    (here / "keep.txt").write_text("k\n")
+    run(here, capsys, ["python3 -c \"import os; os.remove('keep.txt')\""])
+    capsys.readouterr()
+    assert main(["audit", "--json"]) == 0
+    records = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.strip()]
+    denied = [r for r in records if r.get("decision") == "deny"]
+    assert denied and any("keep.txt" in json.dumps(r) for r in denied), records
