@@ -120,17 +120,27 @@ DEFAULT_PROTECTED = ProtectedPaths()
 
 # What git writes as it works, under a git directory (``.git/`` at any depth, a
 # submodule's or a worktree's inside it): objects, refs, logs, the index, HEAD and
-# the state of a merge or rebase. None of it makes code run, so a command's change
-# to it is no protected change (the config, hooks, info/attributes and the files
-# that say where a git directory is stay protected).
+# the heads and messages of a merge, a cherry-pick or a bisect. None of it makes code
+# run, so a command's change to it is no protected change (the config, hooks,
+# info/attributes and the files that say where a git directory is stay protected).
+# Not the state of a rebase, a cherry-pick or an ``am`` (rebase-merge/, sequencer/,
+# rebase-apply/): it says what git does at ``--continue`` -- a rebase todo's ``exec``
+# lines are shell commands git runs -- so it is an instruction, not data.
 _GIT_DATA = re.compile(
     r"(?:^|/)\.git/(?:(?:modules|worktrees)/[^/]+/)*"
-    r"(?:(?:objects|refs|logs|rr-cache|lfs|rebase-merge|rebase-apply|sequencer)(?:/.*)?"
+    r"(?:(?:objects|refs|logs|rr-cache|lfs)(?:/.*)?"
     r"|index|index\.lock|HEAD|ORIG_HEAD|FETCH_HEAD|MERGE_HEAD|MERGE_MSG|MERGE_MODE|MERGE_RR"
     r"|AUTO_MERGE|REBASE_HEAD|CHERRY_PICK_HEAD|REVERT_HEAD|BISECT_[A-Z_]+|COMMIT_EDITMSG"
     r"|TAG_EDITMSG|packed-refs|packed-refs\.lock|shallow|description|gc\.log|[^/]+\.lock)$")
+# What makes a directory a git directory that runs code (its config, its hooks) or
+# sends git to another one: never data, wherever it is -- a git directory can be made
+# among the objects or the refs (HEAD, objects/, refs/ and a config with
+# core.fsmonitor), and git runs its config when it is entered.
+_GIT_RUNS = frozenset({"config", "config.worktree", "hooks", "commondir", "gitdir"})
 
 
 def git_data(relative: str) -> bool:
     """Whether the project path ``relative`` is data git itself writes (see above)."""
-    return _GIT_DATA.search(relative) is not None
+    found = _GIT_DATA.search(relative)
+    return found is not None and not _GIT_RUNS.intersection(
+        relative[found.start():].lstrip("/").split("/")[1:])

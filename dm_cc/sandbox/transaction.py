@@ -26,7 +26,8 @@ mode) is no change.
 
 Applying one change is a rename of its upper file onto the real path (the upper
 directory is kept on the project's file system when it can be: then nothing is
-copied) after walking down from the root without following a symbolic link (a
+copied; a file the command hard-linked is copied, so that no two landed names share
+one inode) after walking down from the root without following a symbolic link (a
 directory that became a link since is a conflict, never followed). A change whose
 real path changed after the command started (its ``ctime`` is not older than the
 start, as the file system stamps it) is a *conflict*: not applied unless the
@@ -292,7 +293,11 @@ class Transaction:
             return
         keep(change.path)
         _clean_xattrs(source)
-        if self.same_fs:
+        # a file the command hard-linked to another lands as a copy of its own: one
+        # inode under two names (an innocent one, and one the person was asked about)
+        # would let a later write to the one -- in place, as the edit tool writes --
+        # change the other, unasked
+        if self.same_fs and os.lstat(source).st_nlink == 1:
             os.replace(source, name, dst_dir_fd=fd)
         else:
             _copy_into(source, name, fd)
