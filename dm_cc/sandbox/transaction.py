@@ -150,6 +150,10 @@ class Transaction:
         self.same_fs = os.stat(base).st_dev == os.stat(root).st_dev
         self._changes: list[Change] | None = None
         self._opened: dict[str, int] = {}     # project directories reached, by path ("": root)
+        # what each change's real path was when its conflict was judged (None: nothing
+        # there; a directory is any directory): it must still be so when it is applied
+        self._judged: dict[str, tuple[int, ...] | None] = {}
+        self._replaced: set[str] = set()   # paths whose kind the command changed
 
     @classmethod
     def begin(cls, root: str, directory: Path) -> Transaction:
@@ -204,6 +208,7 @@ class Transaction:
                 continue
             if theirs is not None and _kind(theirs.st_mode) != _kind(mine.st_mode):
                 self._deleted(path, theirs, found)                     # replaced by another kind
+                self._replaced.add(path)
                 theirs = None
             if stat.S_ISDIR(mine.st_mode):
                 if theirs is None:
@@ -246,16 +251,20 @@ class Transaction:
     # ------------------------------------------------------------------ applying
 
     def conflict(self, change: Change) -> str | None:
-        """Why ``change`` conflicts with the project as it is now, or None."""
+        """Why ``change`` conflicts with the project as it is now, or None. What its
+        path is now is remembered: :meth:`apply` refuses it when the path changed
+        again meanwhile (while the person was asked, another command landed)."""
         try:
             now = os.lstat(os.path.join(self.root, change.path))
         except (FileNotFoundError, NotADirectoryError):
+            self._judged[change.path] = None
             if change.kind in ("modified", "mode"):
                 return "it was deleted after the command started"
             return None
+        self._judged[change.path] = _identity(now)
         if change.kind == "created" and change.what == "directory" and stat.S_ISDIR(now.st_mode):
             return None                                   # made by another change meanwhile
-        if change.kind == "created":
+        if change.kind == "created" and change.path not in self._replaced:
             return "it was created after the command started"
         if now.st_ctime_ns >= self.started and not stat.S_ISDIR(now.st_mode):
             return "it changed after the command started"
@@ -267,6 +276,14 @@ class Transaction:
         OSError when the file system refuses."""
         parent, name = _split(change.path)
         fd = self._directory(parent)
+        judged = change.path in self._judged
+        if judged and _now(name, fd) != self._judged[change.path]:
+            raise Conflict(f"{change.path} changed after the change was judged")
+        self._apply(change, name, fd, keep)
+        if judged:                     # as this change left it, for the next one there
+            self._judged[change.path] = _now(name, fd)
+
+    def _apply(self, change: Change, name: str, fd: int, keep: Callable[[str], None]) -> None:
         if change.kind == "deleted":
             keep(change.path)
             if change.what == "directory":
@@ -342,6 +359,22 @@ def _kind(mode: int) -> What:
     if stat.S_ISLNK(mode):
         return "link"
     return "file" if stat.S_ISREG(mode) else "other"
+
+
+def _identity(found: os.stat_result) -> tuple[int, ...]:
+    """What tells a path changed: a directory is any directory (its entries change as
+    the changes are applied); anything else, its inode, kind, size and ctime."""
+    if stat.S_ISDIR(found.st_mode):
+        return (stat.S_IFDIR,)
+    return (found.st_dev, found.st_ino, stat.S_IFMT(found.st_mode), found.st_size,
+            found.st_ctime_ns)
+
+
+def _now(name: str, fd: int) -> tuple[int, ...] | None:
+    try:
+        return _identity(os.stat(name, dir_fd=fd, follow_symlinks=False))
+    except FileNotFoundError:
+        return None
 
 
 def _listing(path: str) -> list[os.DirEntry[str]]:

@@ -202,3 +202,49 @@ def test_what_git_writes_as_it_works_still_lands(repository):
     log = subprocess.run(["git", "-C", str(repository), "log", "--oneline"],
                          capture_output=True, text=True).stdout
     assert "two" in log, told
+
+
+# --------------------------------------------------------------------------- conflicts and time
+
+
+def test_a_file_changed_while_the_person_is_asked_is_not_overwritten(project):
+    """The conflict check must hold at the moment of applying, not only before the
+    question: meanwhile, another subagent's command or the person's editor wrote."""
+    def meanwhile(request: ApprovalRequest) -> None:
+        (project / "src" / "a.py").write_text("print('mine')\n")
+
+    person = Answering("once", meanwhile)
+    _, told = run(project, "echo 'use nix' > .envrc; echo \"print('theirs')\" > src/a.py",
+                  approver=person)
+    assert person.asked
+    assert (project / "src" / "a.py").read_text() == "print('mine')\n", told
+    assert (project / ".envrc").read_text() == "use nix\n"          # what was asked landed
+
+
+def test_a_background_process_cannot_change_a_file_after_it_was_shown(project):
+    """What the person is shown is what lands: nothing the command started outlives
+    it to rewrite its view while the question is on screen."""
+    import time
+
+    person = Answering("once", lambda request: time.sleep(0.8))
+    _, told = run(project, "(sleep 0.3; echo evil > notes.txt; echo late > late.txt) & "
+                           "setsid sh -c 'sleep 0.3; echo evil > notes2.txt' & "
+                           "echo benign > notes.txt; echo benign > notes2.txt; "
+                           "echo 'use nix' > .envrc", approver=person)
+    assert person.asked and "+benign" in (person.asked[0].changes or "")
+    time.sleep(0.3)
+    assert (project / "notes.txt").read_text() == "benign\n", told
+    assert (project / "notes2.txt").read_text() == "benign\n", told
+    assert not (project / "late.txt").exists()
+
+
+@pytest.mark.parametrize("person", [None, Answering("once")], ids=("headless", "yes"))
+def test_a_directory_replaced_by_a_file_lands(project, person):
+    """Not a conflict (it was: the removal landed, the file did not); and the check at
+    applying does not refuse what the changes before it did."""
+    (project / "docs").mkdir()
+    (project / "docs" / "x.md").write_text("x\n")
+    _, told = run(project, "rm -rf src && echo file > src; rm -rf docs && mkdir docs && "
+                           "echo y > docs/y.md", approver=person)
+    assert (project / "src").read_text() == "file\n", told
+    assert sorted(os.listdir(project / "docs")) == ["y.md"], told
