@@ -83,7 +83,14 @@ async def land(settle: Settle, judged: Judged, ctx: ToolContext, output: ToolOut
     answered: list[str] = []
     stops = False
     try:
-        changes = plan.transaction.changes(ignore=plan.mount_points().__contains__)
+        try:
+            changes = plan.transaction.changes(ignore=plan.mount_points().__contains__)
+        except OSError as exc:     # what cannot be listed cannot be judged: none of it lands
+            changes = []
+            told = [f"(none of this command's changes to the project landed: they could not "
+                    f"be listed: {exc.strerror or exc})"]
+            settle.on_event(Notice(f"the changes of {_label(judged)} did not land: they could "
+                                   f"not be listed ({exc.strerror or exc})"))
         if changes:
             told, stops = await _land(settle, judged, ctx, plan, changes, approved, answered)
     finally:

@@ -47,7 +47,7 @@ import shutil
 import stat
 import subprocess
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -62,6 +62,7 @@ MOUNT_SCRIPT = ('cd "$1" && mount -t overlay dm_cc -o '
                 '|| { echo "dm_cc: the command\'s copy-on-write view of the project could '
                 'not be set up" >&2; exit 125; }; shift 2; exec "$@"')
 NOT_SET_UP = 125
+OPENED = 64        # project directories a transaction keeps open while applying
 
 Kind = Literal["created", "modified", "deleted", "mode", "special", "unreadable"]
 What = Literal["file", "directory", "link", "other"]
@@ -176,63 +177,82 @@ class Transaction:
     def changes(self, *, ignore: Callable[[str], bool] = lambda path: False) -> list[Change]:
         """What the command changed, parents before what they hold (deletions of a
         directory's entries before the directory). ``ignore``: paths that are the
-        sandbox's own (an empty mount point bubblewrap made)."""
+        sandbox's own (an empty mount point bubblewrap made). OSError when the upper
+        directory cannot be read (nothing of it may land then)."""
         if self._changes is None:
             found: list[Change] = []
-            with contextlib.suppress(FileNotFoundError):
-                self._walk("", found, ignore)
+            try:
+                top = self._entries("", found)
+            except FileNotFoundError:       # the command never started
+                top = []
+            # a stack, not recursion: a tree deeper than Python's stack is listed too
+            pending: list[tuple[str, Iterator[os.DirEntry[str]]]] = [("", iter(top))]
+            while pending:
+                relative, entries = pending[-1]
+                entry = next(entries, None)
+                if entry is None:
+                    pending.pop()
+                elif self._entry(relative, entry, found, ignore):
+                    path = f"{relative}/{entry.name}" if relative else entry.name
+                    pending.append((path, iter(self._entries(path, found))))
             self._changes = found
         return self._changes
 
-    def _walk(self, relative: str, found: list[Change], ignore: Callable[[str], bool]) -> None:
-        upper = self.upper / relative if relative else self.upper
+    def _entries(self, relative: str, found: list[Change]) -> list[os.DirEntry[str]]:
+        """The upper directory's entries at ``relative``, by name; none when the command
+        took its own read or search right away (said as an ``unreadable`` change)."""
         try:
-            with os.scandir(upper) as entries:
-                listed = sorted(entries, key=lambda e: e.name)
-        except PermissionError:   # the command took its own read or search right away
+            with os.scandir(self.upper / relative if relative else self.upper) as entries:
+                return sorted(entries, key=lambda e: e.name)
+        except PermissionError:
             found.append(Change(relative, "unreadable", "directory"))
-            return
-        for entry in listed:
-            path = f"{relative}/{entry.name}" if relative else entry.name
-            if ignore(path) and _empty(entry):
-                continue
-            real = os.path.join(self.root, path)
-            mine = entry.stat(follow_symlinks=False)
-            try:
-                theirs: os.stat_result | None = os.lstat(real)
-            except (FileNotFoundError, NotADirectoryError):
-                theirs = None
-            if stat.S_ISCHR(mine.st_mode) and mine.st_rdev == 0:       # a whiteout
-                if theirs is not None:
-                    self._deleted(path, theirs, found)
-                continue
-            if theirs is not None and _kind(theirs.st_mode) != _kind(mine.st_mode):
-                self._deleted(path, theirs, found)                     # replaced by another kind
-                self._replaced.add(path)
-                theirs = None
-            if stat.S_ISDIR(mine.st_mode):
-                if theirs is None:
-                    found.append(Change(path, "created", "directory"))
-                else:
-                    if _opaque(entry.path):                            # emptied, then refilled
-                        self._deleted_within(path, {e.name for e in _listing(entry.path)}, found)
-                    if stat.S_IMODE(mine.st_mode) != stat.S_IMODE(theirs.st_mode):
-                        found.append(Change(path, "mode", "directory"))
-                self._walk(path, found, ignore)
-            elif stat.S_ISLNK(mine.st_mode):
-                target = os.readlink(entry.path)
-                if theirs is None or os.readlink(real) != target:
-                    found.append(Change(path, "created" if theirs is None else "modified",
-                                        "link", target=target))
-            elif stat.S_ISREG(mine.st_mode):
-                if theirs is None:
-                    found.append(Change(path, "created", "file", mine.st_size))
-                elif mine.st_size != theirs.st_size or not _same_bytes(entry.path, real):
-                    found.append(Change(path, "modified", "file", mine.st_size))
-                elif stat.S_IMODE(mine.st_mode) != stat.S_IMODE(theirs.st_mode):
-                    found.append(Change(path, "mode", "file", mine.st_size))
+            return []
+
+    def _entry(self, relative: str, entry: os.DirEntry[str], found: list[Change],
+               ignore: Callable[[str], bool]) -> bool:
+        """The changes of one entry of the upper directory; whether it is a directory
+        to walk into."""
+        path = f"{relative}/{entry.name}" if relative else entry.name
+        if ignore(path) and _empty(entry):
+            return False
+        real = os.path.join(self.root, path)
+        mine = entry.stat(follow_symlinks=False)
+        try:
+            theirs: os.stat_result | None = os.lstat(real)
+        except (FileNotFoundError, NotADirectoryError):
+            theirs = None
+        if stat.S_ISCHR(mine.st_mode) and mine.st_rdev == 0:       # a whiteout
+            if theirs is not None:
+                self._deleted(path, theirs, found)
+            return False
+        if theirs is not None and _kind(theirs.st_mode) != _kind(mine.st_mode):
+            self._deleted(path, theirs, found)                     # replaced by another kind
+            self._replaced.add(path)
+            theirs = None
+        if stat.S_ISDIR(mine.st_mode):
+            if theirs is None:
+                found.append(Change(path, "created", "directory"))
             else:
-                found.append(Change(path, "special", "other"))
+                if _opaque(entry.path):                            # emptied, then refilled
+                    self._deleted_within(path, {e.name for e in _listing(entry.path)}, found)
+                if stat.S_IMODE(mine.st_mode) != stat.S_IMODE(theirs.st_mode):
+                    found.append(Change(path, "mode", "directory"))
+            return True
+        if stat.S_ISLNK(mine.st_mode):
+            target = os.readlink(entry.path)
+            if theirs is None or os.readlink(real) != target:
+                found.append(Change(path, "created" if theirs is None else "modified",
+                                    "link", target=target))
+        elif stat.S_ISREG(mine.st_mode):
+            if theirs is None:
+                found.append(Change(path, "created", "file", mine.st_size))
+            elif mine.st_size != theirs.st_size or not _same_bytes(entry.path, real):
+                found.append(Change(path, "modified", "file", mine.st_size))
+            elif stat.S_IMODE(mine.st_mode) != stat.S_IMODE(theirs.st_mode):
+                found.append(Change(path, "mode", "file", mine.st_size))
+        else:
+            found.append(Change(path, "special", "other"))
+        return False
 
     def _deleted(self, path: str, theirs: os.stat_result, found: list[Change]) -> None:
         if stat.S_ISDIR(theirs.st_mode):
@@ -240,13 +260,32 @@ class Transaction:
         found.append(Change(path, "deleted", _kind(theirs.st_mode)))
 
     def _deleted_within(self, path: str, kept: set[str], found: list[Change]) -> None:
-        """Every entry of the real directory ``path`` but ``kept``, deepest first."""
-        with contextlib.suppress(OSError):
-            for entry in sorted(_listing(os.path.join(self.root, path)), key=lambda e: e.name):
-                if entry.name in kept:
-                    continue
-                inner = f"{path}/{entry.name}"
-                self._deleted(inner, entry.stat(follow_symlinks=False), found)
+        """Every entry of the real directory ``path`` but ``kept``, deepest first (a
+        stack, not recursion: however deep the directory)."""
+        def entries(relative: str, but: Collection[str] = ()) -> Iterator[os.DirEntry[str]]:
+            with contextlib.suppress(OSError):
+                return iter(sorted((e for e in _listing(os.path.join(self.root, relative))
+                                    if e.name not in but), key=lambda e: e.name))
+            return iter(())
+
+        pending: list[tuple[str, Iterator[os.DirEntry[str]]]] = [(path, entries(path, kept))]
+        while pending:
+            relative, listed = pending[-1]
+            entry = next(listed, None)
+            if entry is None:
+                pending.pop()
+                if pending:                 # a directory within: after what it held
+                    found.append(Change(relative, "deleted", "directory"))
+                continue
+            inner = f"{relative}/{entry.name}"
+            try:
+                theirs = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            if stat.S_ISDIR(theirs.st_mode):
+                pending.append((inner, entries(inner)))
+            else:
+                found.append(Change(inner, "deleted", _kind(theirs.st_mode)))
 
     # ------------------------------------------------------------------ applying
 
@@ -322,21 +361,35 @@ class Transaction:
     def _directory(self, relative: str) -> int:
         """An open descriptor of the project directory ``relative``, reached from the
         root (or the nearest directory reached before) without following a link;
-        kept open until :meth:`close`."""
+        kept open until :meth:`close` (at most :data:`OPENED` of them: a wide tree
+        must not run out of descriptors)."""
         if relative in self._opened:
+            self._opened[relative] = self._opened.pop(relative)      # used last
             return self._opened[relative]
-        if not relative:
-            fd = os.open(self.root, os.O_RDONLY | os.O_DIRECTORY)
-        else:
-            parent, _, name = relative.rpartition("/")
+        parts = relative.split("/") if relative else []
+        reached = len(parts)
+        while reached and "/".join(parts[:reached]) not in self._opened:
+            reached -= 1
+        if reached == 0 and "" not in self._opened:
+            self._opened[""] = os.open(self.root, os.O_RDONLY | os.O_DIRECTORY)
+        fd = self._opened["/".join(parts[:reached])]
+        for at in range(reached, len(parts)):
+            path = "/".join(parts[:at + 1])
             try:
-                fd = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW,
-                             dir_fd=self._directory(parent))
+                fd = os.open(parts[at], os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
             except OSError as exc:
-                raise Conflict(f"{relative} is no longer a directory of the project "
+                raise Conflict(f"{path} is no longer a directory of the project "
                                f"({exc.strerror or exc})") from None
-        self._opened[relative] = fd
+            self._opened[path] = fd
+            self._close_some(keep=path)
         return fd
+
+    def _close_some(self, keep: str) -> None:
+        """Close the directories used longest ago but ``keep`` and the root, beyond
+        :data:`OPENED` (reached again from the root when needed: never through a link)."""
+        while len(self._opened) > OPENED:
+            oldest = next(p for p in self._opened if p and p != keep)
+            os.close(self._opened.pop(oldest))
 
     def _forget(self, relative: str) -> None:
         """A directory about to be removed: close it and what was reached through it."""
@@ -348,7 +401,7 @@ class Transaction:
         for fd in self._opened.values():
             os.close(fd)
         self._opened.clear()
-        shutil.rmtree(self.base, ignore_errors=True)
+        _remove(str(self.base))
 
 
 # ------------------------------------------------------------------ helpers
@@ -380,6 +433,52 @@ def _now(name: str, fd: int) -> tuple[int, ...] | None:
 def _listing(path: str) -> list[os.DirEntry[str]]:
     with os.scandir(path) as entries:
         return list(entries)
+
+
+def _remove(path: str) -> None:
+    """Remove ``path`` and all it holds, whatever the command made of it: by
+    descriptors, one open at a time (paths longer than the system takes, trees deeper
+    than descriptors may be open), with a stack (deeper than Python's), opening each
+    directory it closed (``chmod 000``) again first."""
+    try:
+        fd = os.open(os.path.dirname(path) or ".", os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:
+        return
+    # per level: the names left to remove there, and that directory's own name
+    pending: list[tuple[list[str], str | None]] = [([os.path.basename(path)], None)]
+    try:
+        while pending:
+            left, here = pending[-1]
+            if not left:
+                pending.pop()
+                if here is not None:        # emptied: up, and remove it
+                    up = os.open("..", os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+                    os.close(fd)
+                    fd = up
+                    with contextlib.suppress(OSError):
+                        os.rmdir(here, dir_fd=fd)
+                continue
+            name = left.pop()
+            try:
+                if not stat.S_ISDIR(os.stat(name, dir_fd=fd, follow_symlinks=False).st_mode):
+                    os.unlink(name, dir_fd=fd)
+                    continue
+                with contextlib.suppress(OSError):
+                    os.chmod(name, 0o700, dir_fd=fd)
+                inner = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
+            except OSError:
+                continue                    # cannot be removed: left behind
+            os.close(fd)
+            fd = inner
+            try:
+                names = os.listdir(fd)
+            except OSError:
+                names = []
+            pending.append((names, name))
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
 
 
 def _empty(entry: os.DirEntry[str]) -> bool:
