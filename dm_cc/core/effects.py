@@ -345,7 +345,8 @@ def _diff(change: Change, root: str, upper: str) -> list[str]:
     before = _text(os.path.join(root, change.path)) if change.kind != "created" else ""
     after = _text(os.path.join(upper, change.path)) if change.kind != "deleted" else ""
     if before is None or after is None:
-        return [f"(not shown: {change.path} is binary or larger than {DIFF_BYTES:,} bytes)"]
+        return [f"(not shown: {change.path} is binary, larger than {DIFF_BYTES:,} bytes or "
+                "unreadable)"]
     diff = list(difflib.unified_diff(before.splitlines(), after.splitlines(),
                                      f"a/{change.path}" if change.kind != "created" else "/dev/null",
                                      f"b/{change.path}" if change.kind != "deleted" else "/dev/null",
@@ -356,13 +357,17 @@ def _diff(change: Change, root: str, upper: str) -> list[str]:
 
 
 def _text(path: str) -> str | None:
+    """The text of ``path``; None when it cannot be shown -- binary, too large, or
+    unreadable (a file the command made mode 000 is no empty file)."""
     try:
         if os.path.getsize(path) > DIFF_BYTES:
             return None
         with open(path, "rb") as handle:
             data = handle.read()
-    except OSError:
+    except FileNotFoundError:
         return ""
+    except OSError:
+        return None
     if b"\0" in data:
         return None
     return data.decode("utf-8", errors="replace")

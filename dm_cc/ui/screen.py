@@ -4,8 +4,10 @@ anything else is written.
 
 Everything goes to prompt_toolkit's output of the current app session (a real
 terminal, or the pipe/plain-text output tests create), never to ``print``.
-Control characters in the model's text are neutralised by that output (an ESC
-becomes ``?``), so a reply cannot move the cursor or restyle the terminal.
+Control characters are shown, never acted on (:func:`visible`: a backspace is
+``^H``): the model's reply, a file's name or a diff of what a command wrote cannot
+move the cursor back over what was printed, nor restyle the terminal (the output
+itself only turns an ESC into ``?``: a backspace or a carriage return went through).
 While a prompt or question is on screen, lines are printed above it; while a
 question is open (:meth:`Screen.hold`), what others write (a subagent's calls, a
 background answer) waits until it is answered, so nothing comes between the
@@ -43,6 +45,19 @@ STYLE = Style.from_dict({
 })
 
 Fragments = Sequence[tuple[str, str]]
+
+# What a terminal acts on instead of showing: the C0 controls but the newline and the
+# tab (a backspace or a carriage return moves the cursor back over what was printed),
+# DEL, the C1 controls, and the bidirectional overrides (they reorder what follows).
+_SHOWN = str.maketrans({
+    **{chr(code): f"^{chr(code + 64)}" for code in range(32) if chr(code) not in "\t\n"},
+    "\x7f": "^?", **{chr(code): "?" for code in range(0x80, 0xA0)},
+    **{chr(code): "?" for code in (*range(0x202A, 0x202F), *range(0x2066, 0x206A))}})
+
+
+def visible(text: str) -> str:
+    """``text`` as a terminal shows it, every character there to see (see above)."""
+    return text.translate(_SHOWN)
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 STATUS_LINES = 10      # at most: the spinner and the running subagents under it
 
@@ -74,7 +89,7 @@ class Screen:
             self._held.append(lambda: self.stream(text))
             return
         self.clear_status()
-        self.output.write(text)
+        self.output.write(visible(text.replace("\r\n", "\n")))
         self.output.flush()
         self.at_line_start = text.endswith("\n")
         self._last_write = time.monotonic()
@@ -114,7 +129,8 @@ class Screen:
             write()
 
     def _print(self, parts: Fragments) -> None:
-        print_formatted_text(FormattedText(list(parts)), style=STYLE, output=self.output)
+        print_formatted_text(FormattedText([(style, visible(text)) for style, text, *_ in parts]),
+                             style=STYLE, output=self.output)
 
     # ------------------------------------------------------------------ the status area
 
@@ -136,7 +152,7 @@ class Screen:
         for number, line in enumerate(lines):
             if number:
                 self.output.write_raw("\r\n\x1b[K")
-            self.output.write(_fit(line, size.columns - 1))   # a wrapped line would stay
+            self.output.write(_fit(visible(line), size.columns - 1))   # a wrapped line would stay
         self.output.flush()
         self._status_lines = len(lines)
 

