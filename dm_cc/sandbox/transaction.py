@@ -334,6 +334,11 @@ class Transaction:
                     os.unlink(name, dir_fd=fd)
             return
         source = self.upper / change.path
+        if change.kind == "created" and _now(name, fd) not in (
+                None, *([(stat.S_IFDIR,)] if change.what == "directory" else [])):
+            # what was there did not go (its removal was refused): a rename onto it
+            # would remove it all the same
+            raise Conflict(f"{change.path} is still there: its removal did not land")
         if change.kind == "mode":
             keep(change.path)
             try:

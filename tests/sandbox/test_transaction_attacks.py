@@ -434,3 +434,100 @@ def test_the_question_shows_what_lands_whatever_control_characters_it_holds(proj
         screen.line(line, now=True)
     shown = terminal(written.getvalue())
     assert any("curl evil" in line for line in shown), "\n".join(shown)
+
+
+# --------------------------------------------------------------------------- agents and modes
+
+
+def tree(root: Path) -> dict[str, tuple[int, bytes | str | None]]:
+    """Every path under ``root`` (but the hostile repository's scripts): its mode and
+    content (a link's target)."""
+    found: dict[str, tuple[int, bytes | str | None]] = {}
+    for directory, dirs, files in os.walk(root):
+        for name in (*dirs, *files):
+            path = os.path.join(directory, name)
+            relative = os.path.relpath(path, root)
+            if relative.startswith("tools"):
+                continue
+            info = os.lstat(path)
+            content: bytes | str | None = None
+            if stat.S_ISLNK(info.st_mode):
+                content = os.readlink(path)
+            elif stat.S_ISREG(info.st_mode):
+                content = Path(path).read_bytes()
+            found[relative] = (info.st_mode, content)
+    return found
+
+
+def test_the_plan_agents_commands_change_nothing_whatever_they_do(repository):
+    (repository / "tools").mkdir()
+    before = tree(repository)
+    _, told = run(repository, "echo x > made.txt; echo y >> src/a.py; rm -f .git/index; "
+                              "chmod 700 src; mkdir newdir; ln -s src link; git init -q sub; "
+                              "echo z > .git/refs/heads/evil; touch -d 2000-01-01 src/a.py; "
+                              "mv src source; true", agent="plan")
+    assert tree(repository) == before, told
+
+
+def test_auto_mode_still_asks_about_protected_paths(project):
+    (config_dir() / "policy.yaml").write_text("rules: []\n")
+    _, told = run(project, "echo evil > .envrc; mkdir -p .github/workflows .vscode && "
+                           "echo x > .github/workflows/ci.yml && echo '{}' > .vscode/tasks.json; "
+                           "mkdir -p sub/.husky && echo x > sub/.husky/pre-commit; "
+                           "echo ok > fine.txt", agent="auto")
+    assert (project / "fine.txt").exists(), told
+    for path in (".envrc", ".github/workflows/ci.yml", ".vscode/tasks.json", "sub/.husky/pre-commit"):
+        assert not (project / path).exists(), (path, told)
+
+
+# --------------------------------------------------------------------------- undo
+
+
+def test_undo_never_writes_through_a_link_a_later_command_put_in_place(project, shared,
+                                                                        monkeypatch, capsys):
+    from dm_cc.cli import main
+
+    outside = shared / "outside"
+    outside.mkdir()
+    run(project, "echo changed > src/a.py", f"rm -rf src && ln -s {outside} src")
+    assert os.readlink(project / "src") == str(outside)
+    monkeypatch.chdir(project)
+    for step in (["1"], [], []):        # before the first step: through src, were it followed
+        main(["undo", *step])
+        assert os.listdir(outside) == []
+
+
+@pytest.mark.xfail(strict=True, reason="a step whose kept path is under a directory the step "
+                   "replaced by a link cannot be saved (its state after is looked up through "
+                   "the link: 'its parent src is now a symlink'), and the earlier steps cannot "
+                   "be undone past it: what auto mode let land because undo covers it is not "
+                   "covered")
+def test_a_directory_replaced_by_a_link_can_be_undone(project, shared, monkeypatch, capsys):
+    from dm_cc.cli import main
+
+    outside = shared / "outside"
+    outside.mkdir()
+    _, told = run(project, f"rm -rf src && ln -s {outside} src")
+    assert "cannot be undone" not in told
+    monkeypatch.chdir(project)
+    main(["undo"])
+    assert (project / "src" / "a.py").read_text() == "print('a')\n"
+
+
+# --------------------------------------------------------------------------- delete rules
+
+
+@pytest.mark.parametrize("person", [None, Answering("once")], ids=("headless", "yes"))
+def test_a_file_a_delete_rule_keeps_is_not_replaced_by_a_link_or_a_directory(project, person):
+    """Its removal is denied; what the command put in its place must not land over it
+    (a rename onto the path would remove it all the same)."""
+    policy("  - {permission: delete, pattern: 'keep/**', action: deny}\n")
+    (project / "keep").mkdir()
+    for name in ("a.txt", "b.txt", "c.txt"):
+        (project / "keep" / name).write_text("kept\n")
+    _, told = run(project, "rm keep/a.txt && ln -s /etc/hostname keep/a.txt; "
+                           "rm keep/b.txt && mkdir keep/b.txt; rm -rf keep/c.txt && mkfifo keep/c.txt",
+                  approver=person)
+    for name in ("a.txt", "b.txt", "c.txt"):
+        path = project / "keep" / name
+        assert stat.S_ISREG(os.lstat(path).st_mode) and path.read_text() == "kept\n", (name, told)
