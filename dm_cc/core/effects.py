@@ -345,11 +345,11 @@ def _diff(change: Change, root: str, upper: str) -> list[str]:
     before = _text(os.path.join(root, change.path)) if change.kind != "created" else ""
     after = _text(os.path.join(upper, change.path)) if change.kind != "deleted" else ""
     if before is None or after is None:
-        return [f"(not shown: {change.path} is binary, larger than {DIFF_BYTES:,} bytes or "
+        return [f"(not shown: {change.shown} is binary, larger than {DIFF_BYTES:,} bytes or "
                 "unreadable)"]
     diff = list(difflib.unified_diff(before.splitlines(), after.splitlines(),
-                                     f"a/{change.path}" if change.kind != "created" else "/dev/null",
-                                     f"b/{change.path}" if change.kind != "deleted" else "/dev/null",
+                                     f"a/{change.shown}" if change.kind != "created" else "/dev/null",
+                                     f"b/{change.shown}" if change.kind != "deleted" else "/dev/null",
                                      lineterm=""))
     if len(diff) > DIFF_LINES:
         diff = [*diff[:DIFF_LINES], f"… {len(diff) - DIFF_LINES} more diff lines"]

