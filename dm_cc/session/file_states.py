@@ -86,10 +86,13 @@ class Tree:
     # ------------------------------------------------------------------ parents
 
     @contextmanager
-    def parent(self, relative: str, *, create: bool = False) -> Iterator[int | None]:
+    def parent(self, relative: str, *, create: bool = False,
+               looking: bool = False) -> Iterator[int | None]:
         """The descriptor of ``relative``'s parent directory, opened one component at a
         time without following a symlink; None when a parent is missing (``create``:
-        made, 0777 less the umask). Unsafe when a parent is a symlink or no directory."""
+        made, 0777 less the umask). Unsafe when a parent is a symlink or no directory
+        -- but ``looking``, a symlink parent is None too: without following it, nothing
+        is at the path."""
         assert self._fd is not None, "use Tree as a context manager"
         parts = relative.split("/")[:-1]
         fds: list[int] = []
@@ -97,7 +100,8 @@ class Tree:
         try:
             for index, part in enumerate(parts):
                 assert current is not None
-                opened = self._open_dir(part, current, parts[: index + 1], relative, create)
+                opened = self._open_dir(part, current, parts[: index + 1], relative, create,
+                                        looking)
                 if opened is None:
                     current = None
                     break
@@ -114,7 +118,7 @@ class Tree:
                 os.close(fd)
 
     def _open_dir(self, part: str, at: int, parts: list[str], relative: str,
-                  create: bool) -> int | None:
+                  create: bool, looking: bool = False) -> int | None:
         """The directory ``part`` in ``at``, never through a symlink (None: missing)."""
         for attempt in range(2):
             try:
@@ -133,7 +137,7 @@ class Tree:
                     info = os.stat(part, dir_fd=at, follow_symlinks=False)
                 except OSError:
                     return None
-                if stat.S_ISLNK(info.st_mode):
+                if stat.S_ISLNK(info.st_mode) and not looking:
                     raise Unsafe(f"{relative}: its parent {where} is now a symlink") from None
                 if create:
                     raise Unsafe(f"{relative}: its parent {where} is not a directory") from None
@@ -144,8 +148,9 @@ class Tree:
 
     def look(self, relative: str, *, digest: bool = False) -> State:
         """The state of ``relative`` now (``digest``: with a file's sha256 when it is
-        at most HASH_LIMIT bytes). Unsafe when a parent is a symlink."""
-        with self.parent(relative) as at:
+        at most HASH_LIMIT bytes): absent under a parent that is a symlink (what a
+        link leads to is the link's, never the path's)."""
+        with self.parent(relative, looking=True) as at:
             return State("absent") if at is None else _look(at, relative, digest)
 
     # ------------------------------------------------------------------ keeping

@@ -513,11 +513,6 @@ def test_undo_never_writes_through_a_link_a_later_command_put_in_place(project, 
         assert os.listdir(outside) == []
 
 
-@pytest.mark.xfail(strict=True, reason="a step whose kept path is under a directory the step "
-                   "replaced by a link cannot be saved (its state after is looked up through "
-                   "the link: 'its parent src is now a symlink'), and the earlier steps cannot "
-                   "be undone past it: what auto mode let land because undo covers it is not "
-                   "covered")
 def test_a_directory_replaced_by_a_link_can_be_undone(project, shared, monkeypatch, capsys):
     from dm_cc.cli import main
 
@@ -528,6 +523,7 @@ def test_a_directory_replaced_by_a_link_can_be_undone(project, shared, monkeypat
     monkeypatch.chdir(project)
     main(["undo"])
     assert (project / "src" / "a.py").read_text() == "print('a')\n"
+    assert not (project / "src").is_symlink() and os.listdir(outside) == []
 
 
 # --------------------------------------------------------------------------- delete rules
