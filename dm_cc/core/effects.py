@@ -31,6 +31,7 @@ not land and why; the person sees a :class:`~dm_cc.core.events.ChangesLanded`.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import os
 from collections.abc import Sequence
@@ -50,7 +51,7 @@ from dm_cc.permissions import (
     git_data,
     path_requests,
 )
-from dm_cc.policy import HOOK_LAYER
+from dm_cc.policy import AUTO_LAYER, HOOK_LAYER
 from dm_cc.sandbox import Change, Conflict, Plan
 from dm_cc.tools import ToolContext, ToolOutput, UndoRecorder
 
@@ -69,6 +70,9 @@ class Outcome:
     action: str
     why: str = ""
     verdicts: tuple[Verdict, ...] = ()
+    # it lands with no rule allowing it: its asks were no question for a command
+    # allowed to run (a catch-all, the person's approval of the command's text)
+    lifted: bool = False
 
 
 async def land(settle: Settle, judged: Judged, ctx: ToolContext, output: ToolOutput, *,
@@ -111,6 +115,8 @@ async def _land(settle: Settle, judged: Judged, ctx: ToolContext, plan: Plan,
     assert transaction is not None
     outcomes = _judge(settle, ctx, changes, approved)
     outcomes = [_with_conflict(o, transaction.conflict(o.change)) for o in outcomes]
+    if any(layer.name == AUTO_LAYER and layer.rules for layer in settle.rights.gate().layers):
+        outcomes = _covered_by_undo(outcomes, transaction.root, ctx.undo_limit)
     asked = [o for o in outcomes if o.action == "ask"]
     stops = False
     if asked:
@@ -141,6 +147,32 @@ async def _land(settle: Settle, judged: Judged, ctx: ToolContext, plan: Plan,
         told.append(f"(these changes cannot be undone: {lost})")
         settle.on_event(Notice(f"the changes of {_label(judged)} cannot be undone: {lost}"))
     return told, stops
+
+
+def _covered_by_undo(outcomes: list[Outcome], root: str, limit: int | None) -> list[Outcome]:
+    """Auto mode lets changes land because undo takes them back: when what they would
+    replace or remove is more than one undo step may keep, those no rule of their own
+    allows (they land by auto mode's rules, or as no question for a command) are asked
+    about instead (headless: discarded)."""
+    if limit is None:
+        return outcomes
+    kept = 0
+    for outcome in outcomes:
+        if outcome.action == "apply" and outcome.change.kind in ("modified", "deleted"):
+            with contextlib.suppress(OSError):
+                kept += os.lstat(os.path.join(root, outcome.change.path)).st_size
+    if kept <= limit:
+        return outcomes
+    why = (f"auto mode lets it land because undo takes it back, but this command's changes "
+           f"replace or remove {kept:,} bytes, more than an undo step keeps ({limit:,})")
+    return [replace(o, action="ask", why=why) if o.action == "apply" and _by_auto(o) else o
+            for o in outcomes]
+
+
+def _by_auto(outcome: Outcome) -> bool:
+    """It lands by auto mode: an auto rule's allow, or no rule at all (lifted)."""
+    return outcome.lifted or any(v.layer == AUTO_LAYER and v.action == "allow"
+                                 for v in outcome.verdicts)
 
 
 def _said(answer: Approval | None) -> str:
@@ -187,7 +219,7 @@ def _outcome(change: Change, verdicts: tuple[Verdict, ...], approved: bool) -> O
         return Outcome(change, "discard", _because(decision.deciding), verdicts)
     asking = [v for v in verdicts if v.action == "ask"]
     if not asking or all(_lifted(v, approved) for v in asking):
-        return Outcome(change, "apply", "", verdicts)
+        return Outcome(change, "apply", "", verdicts, lifted=bool(asking))
     return Outcome(change, "ask", _because(tuple(v for v in asking if not _lifted(v, approved))),
                    verdicts)
 

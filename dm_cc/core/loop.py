@@ -124,7 +124,9 @@ class Loop:
                            may_read=self.rights.may_read(where),
                            confine=(lambda argv: sandbox.confine(gate, argv, transaction=True))
                            if sandbox is not None else None,
-                           undo=self.steps.step if self.rt.undo is not None else None)
+                           undo=self.steps.step if self.rt.undo is not None else None,
+                           undo_limit=self.rt.undo.limit_bytes if self.rt.undo is not None
+                           else None)
 
     def undo(self, step: int | None = None) -> UndoResult:
         """/undo: this session's last step, or every step from ``step`` on (core/undo.py)."""

@@ -100,8 +100,10 @@ class ToolContext:
     # or an approved escape).
     confine: Callable[[Sequence[str]], Plan] | None = None
     # A new undo step, given its label ("edit src/a.py"): the edit and write tools keep
-    # what they change in it (docs/undo.md); None: nothing is kept.
+    # what they change in it (docs/undo.md); None: nothing is kept. ``undo_limit``:
+    # the most bytes one step may keep (None: no undo).
     undo: Callable[[str], UndoRecorder] | None = None
+    undo_limit: int | None = None
 
     @property
     def root(self) -> Path:

@@ -118,3 +118,25 @@ def test_with_the_sandbox_off_auto_asks_as_build_and_says_why(project, capsys):
     assert not (project / "made.txt").exists()
     assert "dm_cc: auto mode is not in effect: " in err
     assert "commands and edits ask as in build" in err
+
+
+def test_in_auto_mode_what_undo_could_not_take_back_is_asked_not_landed(project, capsys,
+                                                                         monkeypatch):
+    """Auto mode lets a removal land because undo takes it back; when the command's
+    changes replace more than an undo step keeps, they are asked about (headless: they
+    stay as they were)."""
+    import functools
+
+    from dm_cc import session
+
+    monkeypatch.setattr(session, "UndoStore",
+                        functools.partial(session.UndoStore, limit_bytes=1024))
+    (project / "big.bin").write_bytes(b"x" * 4096)
+    (project / "small.txt").write_text("s\n")
+    events, _ = run(project, capsys, [bash("python3 -c \"import os; os.remove('big.bin'); "
+                                           "open('small.txt', 'w').write('t')\"")],
+                    "--agent", "auto")
+    assert (project / "big.bin").exists()
+    assert (project / "small.txt").read_text() == "s\n"
+    said = [e for e in events if e["type"] == "tool_finished"][0]["output"]
+    assert "more than an undo step keeps" in said, said
