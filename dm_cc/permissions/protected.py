@@ -88,7 +88,10 @@ class ProtectedPaths:
                  context: PathContext | None = None) -> None:
         self.entries = tuple(entries)
         self._context = context or PathContext()
-        self._globs = [(glob, entry) for entry in self.entries
+        # each glob with the plain segments a path must hold for it to match (a
+        # necessary condition, checked first: a build's thousands of files are each
+        # looked at by the few globs that can match them, in the table's order)
+        self._globs = [(glob, entry, _literal_segments(glob.pattern)) for entry in self.entries
                        for glob in self._globs_of(entry.pattern)]
 
     def _globs_of(self, pattern: str) -> list[PathGlob]:
@@ -110,10 +113,26 @@ class ProtectedPaths:
         """The first entry matching any of ``names`` (a request's names), or None."""
         for name in names:
             subject = path_subject(name, self._context)
-            for glob, entry in self._globs:
-                if glob.match(subject):
+            segments = [*(subject.relative or ()), *(subject.absolute or ())]
+            # outside ASCII, case folding is the matcher's own business: ask every glob
+            held = {s.casefold() for s in segments} if all(s.isascii() for s in segments) \
+                else None
+            for glob, entry, needs in self._globs:
+                if (held is None or needs <= held) and glob.match(subject):
                     return entry
         return None
+
+
+_WILD = frozenset("*?[]{}\\")
+
+
+def _literal_segments(pattern: str) -> frozenset[str]:
+    """The segments of ``pattern`` every path it matches holds (case-folded): its plain
+    ASCII segments; none for a pattern of home (``~``) or alternatives (``{a,b}``)."""
+    if pattern.startswith("~") or "{" in pattern:
+        return frozenset()
+    return frozenset(part.casefold() for part in pattern.split("/")
+                     if part not in ("", ".", "**") and part.isascii() and not _WILD & set(part))
 
 
 DEFAULT_PROTECTED = ProtectedPaths()
