@@ -81,9 +81,13 @@ def main() -> None:
             print(f"{size:>7} chars: gate {ours:8.3f} ms/command, "
                   f"naive raw-string match {reference:7.3f} ms ({len(rules)} bash rules, "
                   f"{len(Ruleset(rules))} compiled)")
+        cdpath = "CDPATH=" + ":".join(f"/{i}" for i in range(200))
+        multiplied = " ; ".join([cdpath] * 40) + "; cd x; cat " + " ".join(
+            f"f{i}" for i in range(60))     # 480,000 places named, uncapped
         for label, command in (("100 KB compound", command_of_size(rng, 100_000)),
                                ("100 KB one word", "a" * 100_000),
-                               ("100 KB nested $(", "$(" * 20_000 + "x" + ")" * 20_000)):
+                               ("100 KB nested $(", "$(" * 20_000 + "x" + ")" * 20_000),
+                               (f"{len(multiplied) // 1000} KB CDPATH × cd", multiplied)):
             start = time.perf_counter()
             action = gate_decide(command)
             print(f"{label:>17}: {action} in {(time.perf_counter() - start) * 1000:.1f} ms")

@@ -31,7 +31,7 @@ next command -- which is also what ``cd`` and symlink tracking need.
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from functools import cache
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from dm_cc.permissions.shell.arguments import inspect
 from dm_cc.permissions.shell.programs import (
@@ -85,6 +85,12 @@ _RESERVED = frozenset({"!", "case", "coproc", "do", "done", "elif", "else", "esa
                        "time"}) - {"coproc", "time"}
 
 
+# Paths and commands one line may name: beyond, the rest is not looked at and the line
+# asks (a line built to multiply its requests -- CDPATH entries times `cd`s times
+# operands -- must not cost the person more than a line that names this many).
+MAX_REFERENCES = 4_096
+
+
 class Nested(NamedTuple):
     """A script to parse and judge before going on: the worklist's unit."""
 
@@ -109,6 +115,7 @@ class Judge:
         # place that evaluates a stored value (both in one line: the line is dynamic)
         self.deferred: dict[bool, str] = {}
         self.stored_code: list[str] = []  # static stored values holding a substitution
+        self.overflowed = False  # MAX_REFERENCES reached: the rest is not recorded
 
     def run(self, source: str) -> None:
         """Judge ``source`` and every script found in it, depth-first."""
@@ -150,12 +157,27 @@ class Judge:
             note = f"uses {', '.join(tokens)}"
         command = SimpleCommand(tuple(words), dynamic, tokens, note)
         if slot is None:
+            if self._full(self.commands):
+                return
             self.commands.append(command)
         else:
             self.commands[slot] = command
 
     def dynamic(self, text: str, note: str) -> None:
         self.record((" ".join(text.split())[:SHOWN],), True, None, note=note)
+
+    def _full(self, found: list[Any]) -> bool:
+        """Whether ``found`` holds MAX_REFERENCES already; the first time, the line is
+        made to ask (one command more, past the cap, that says why)."""
+        if len(found) < MAX_REFERENCES:
+            return False
+        if not self.overflowed:
+            self.overflowed = True
+            self.commands.append(SimpleCommand(
+                ("(the rest of the line)",), True, (),
+                f"names more than {MAX_REFERENCES:,} paths or commands: too many to judge "
+                "one by one"))
+        return True
 
     def file(self, word: Word, access: Access) -> None:
         path = word.text
@@ -169,9 +191,13 @@ class Judge:
                 dynamic = True  # through a symlink made earlier in this line: judged as
                 if target is not None:  # written (not allowable) and through its target
                     self.files.append(FileRef(target + path[len(link):], access, False))
+        if self._full(self.files):
+            return
         self.files.append(FileRef(path, access, dynamic))
         if self.cwd is not None and not path.startswith(("/", "~")):
             for base, unknown in (self.cwd, *self.elsewhere):  # after `cd DIR`: DIR/path
+                if self._full(self.files):
+                    return
                 self.files.append(FileRef(f"{base.rstrip('/')}/{path}", access,
                                           dynamic or unknown))
 
