@@ -113,7 +113,7 @@ async def _land(settle: Settle, judged: Judged, ctx: ToolContext, plan: Plan,
     the model is told, and whether the person's answer ends the turn."""
     transaction = plan.transaction
     assert transaction is not None
-    outcomes = _judge(settle, ctx, changes, approved)
+    outcomes = await _judge(settle, judged, ctx, changes, approved)
     outcomes = [_with_conflict(o, transaction.conflict(o.change)) for o in outcomes]
     if any(layer.name == AUTO_LAYER and layer.rules for layer in settle.rights.gate().layers):
         outcomes = _covered_by_undo(outcomes, transaction.root, ctx.undo_limit)
@@ -182,25 +182,33 @@ def _said(answer: Approval | None) -> str:
     return f"the user said no: {answer.feedback}" if answer.feedback else "the user said no"
 
 
-def _judge(settle: Settle, ctx: ToolContext, changes: Sequence[Change],
-           approved: bool) -> list[Outcome]:
+async def _judge(settle: Settle, judged: Judged, ctx: ToolContext, changes: Sequence[Change],
+                 approved: bool) -> list[Outcome]:
+    """Each change's outcome from its requests' verdicts: the gate's, with the decision
+    hooks' answers (a hook on ``delete`` or ``edit`` sees a command's changes)."""
     gate = settle.rights.gate()
     unreadable = {c.path for c in changes if c.kind == "unreadable"}
+    judgeable = [c for c in changes if c.kind not in ("special", "unreadable")
+                 and c.path not in unreadable]
+    verdicts = [tuple(gate.judge(r) for r in _requests(c, ctx.where)) for c in judgeable]
+    flat = [v for found in verdicts for v in found]
+    if settle.hooks and flat:
+        hooked = (await settle.hooked(judged.call, judged.tool, combine(flat))).verdicts
+        at = iter(hooked)
+        verdicts = [tuple(next(at) for _ in found) for found in verdicts]
+    of = dict(zip(map(id, judgeable), verdicts, strict=True))
     outcomes = []
     for change in changes:
-        if change.kind != "unreadable" and change.path in unreadable:
-            outcomes.append(Outcome(change, "discard", "the command made it unreadable"))
-            continue
         if change.kind == "special":
             outcomes.append(Outcome(change, "discard", "a FIFO, socket or device is never "
                                                        "applied"))
-            continue
-        if change.kind == "unreadable":
+        elif change.kind == "unreadable":
             outcomes.append(Outcome(change, "discard", "the command made this directory "
                                     "unreadable, so nothing in it can be judged or applied"))
-            continue
-        verdicts = tuple(gate.judge(r) for r in _requests(change, ctx.where))
-        outcomes.append(_outcome(change, verdicts, approved))
+        elif change.path in unreadable:
+            outcomes.append(Outcome(change, "discard", "the command made it unreadable"))
+        else:
+            outcomes.append(_outcome(change, of[id(change)], approved))
     return outcomes
 
 

@@ -126,15 +126,19 @@ class Settle:
     async def decide(self, call: ToolCall, tool: Tool[Any],
                      requests: Sequence[Request]) -> Decision:
         """The gate's decision with the decision hooks' answers; told as an event."""
-        gate = self.rights.gate()
+        decision = await self.hooked(call, tool, self.rights.gate().decide(requests))
+        self.on_event(ToolDecided(call, decision))
+        return decision
+
+    async def hooked(self, call: ToolCall, tool: Tool[Any], decision: Decision) -> Decision:
+        """``decision`` (about ``call``) with the decision hooks' answers combined into
+        its verdicts, in their order (a command's changes are judged so too)."""
         arguments = call.arguments or {}
         facts = CallFacts(call.name, tool.entry.main_text(arguments), arguments,
                           self.rights.agent.name, self.rights.session.info.id,
                           str(self.where.cwd))
-        decision = await consult_hooks(gate.decide(requests), self.hooks, gate, facts,
-                                 failure=failure_for(self.approver))
-        self.on_event(ToolDecided(call, decision))
-        return decision
+        return await consult_hooks(decision, self.hooks, self.rights.gate(), facts,
+                                   failure=failure_for(self.approver))
 
     async def settle(self, judged: Judged, ctx: ToolContext, *, stopped: str = "",
                      changes: str = "") -> Settled:

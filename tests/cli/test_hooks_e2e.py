@@ -189,3 +189,35 @@ def test_a_relative_program_is_found_beside_its_policy_file(project, capsys):
     """)
     assert main(["policy", "check", "--policy", str(team), "bash", "touch pushed"]) == 0
     assert capsys.readouterr().out.startswith("deny: bash")
+
+
+KEEP_MIGRATIONS = """
+    import json, sys
+    request = json.load(sys.stdin)
+    if request["permission"] == "delete" and request["pattern"].startswith("migrations/"):
+        print(json.dumps({"decision": "deny", "reason": "migrations are history"}))
+    else:
+        print(json.dumps({"decision": "abstain"}))
+"""
+
+
+def test_a_hook_on_delete_sees_what_a_command_removed(project, capsys):
+    """A command's changes are requests too (docs/sandbox.md, "Transactions"): a hook on
+    ``delete`` keeps a removal from landing that the command's text never showed."""
+    script = hook_script(project, "history", KEEP_MIGRATIONS)
+    team = policy_with_hook(project.parent / "team.yaml", script,
+                            rules="  - {permission: bash, pattern: '*', action: allow}",
+                            pattern="*")
+    team.write_text(team.read_text().replace("permission: bash, pattern: \"*\", command",
+                                              "permission: delete, pattern: \"*\", command"))
+    (project / "migrations").mkdir()
+    (project / "migrations" / "0001.sql").write_text("create table t;\n")
+    (project / "scratch.txt").write_text("x\n")
+    code, events = run(project, capsys, "python3 -c \"import os; os.remove('migrations/0001.sql');"
+                                        " os.remove('scratch.txt')\"", "--policy", str(team))
+    assert code == 0
+    assert (project / "migrations" / "0001.sql").exists()
+    assert not (project / "scratch.txt").exists()
+    landed = next(e for e in events if e["type"] == "changes_landed")
+    assert [(r["path"], "migrations are history" in r["why"]) for r in landed["refused"]] == [
+        ("migrations/0001.sql", True)]
