@@ -34,12 +34,12 @@ from __future__ import annotations
 import contextlib
 import difflib
 import os
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, replace
 
 from dm_cc.core.approval import RUNNING, Approval
 from dm_cc.core.events import ChangesLanded, Notice
-from dm_cc.core.settle import Judged, Settle
+from dm_cc.core.settle import Judged, Settle, rule_said
 from dm_cc.errors import DmccError
 from dm_cc.permissions import (
     DELETE,
@@ -188,8 +188,7 @@ async def _judge(settle: Settle, judged: Judged, ctx: ToolContext, changes: Sequ
     hooks' answers (a hook on ``delete`` or ``edit`` sees a command's changes)."""
     gate = settle.rights.gate()
     unreadable = {c.path for c in changes if c.kind == "unreadable"}
-    judgeable = [c for c in changes if c.kind not in ("special", "unreadable")
-                 and c.path not in unreadable]
+    judgeable = [c for c in changes if _left_out(c, unreadable) is None]
     verdicts = [tuple(gate.judge(r) for r in _requests(c, ctx.where)) for c in judgeable]
     flat = [v for found in verdicts for v in found]
     if settle.hooks and flat:
@@ -197,19 +196,20 @@ async def _judge(settle: Settle, judged: Judged, ctx: ToolContext, changes: Sequ
         at = iter(hooked)
         verdicts = [tuple(next(at) for _ in found) for found in verdicts]
     of = dict(zip(map(id, judgeable), verdicts, strict=True))
-    outcomes = []
-    for change in changes:
-        if change.kind == "special":
-            outcomes.append(Outcome(change, "discard", "a FIFO, socket or device is never "
-                                                       "applied"))
-        elif change.kind == "unreadable":
-            outcomes.append(Outcome(change, "discard", "the command made this directory "
-                                    "unreadable, so nothing in it can be judged or applied"))
-        elif change.path in unreadable:
-            outcomes.append(Outcome(change, "discard", "the command made it unreadable"))
-        else:
-            outcomes.append(_outcome(change, of[id(change)], approved))
-    return outcomes
+    return [Outcome(change, "discard", why) if (why := _left_out(change, unreadable)) is not None
+            else _outcome(change, of[id(change)], approved) for change in changes]
+
+
+def _left_out(change: Change, unreadable: Collection[str]) -> str | None:
+    """Why ``change`` is discarded without being judged, or None: it is judged."""
+    if change.kind == "special":
+        return "a FIFO, socket or device is never applied"
+    if change.kind == "unreadable":
+        return ("the command made this directory unreadable, so nothing in it can be judged "
+                "or applied")
+    if change.path in unreadable:
+        return "the command made it unreadable"
+    return None
 
 
 def _requests(change: Change, where: PathContextDirs) -> list[Request]:
@@ -251,10 +251,7 @@ def _because(verdicts: Sequence[Verdict]) -> str:
     first = verdicts[0]
     if first.request.protected and first.action != "deny":
         return f"protected: {first.request.protected}"
-    rule = first.rule
-    return (f"{'denied' if first.action == 'deny' else 'asked about'} by rule `{rule.action} "
-            f"{rule.permission} {rule.pattern}` at {rule.source}"
-            + (f": {rule.reason}" if rule.reason else ""))
+    return f"{'denied' if first.action == 'deny' else 'asked about'} by {rule_said(first.rule)}"
 
 
 def _with_conflict(outcome: Outcome, conflict: str | None) -> Outcome:

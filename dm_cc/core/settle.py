@@ -221,15 +221,19 @@ class Settle:
         audit.write(self.audit_log, entry, self.on_event)
 
 
+def rule_said(rule: Rule) -> str:
+    """A rule as the model is told it decided: ``rule `deny bash rm *` at FILE:LINE:
+    reason``."""
+    return (f"rule `{rule.action} {rule.permission} {rule.pattern}` at {rule.source}"
+            + (f": {rule.reason}" if rule.reason else ""))
+
+
 def denial_message(tool: str, decision: Decision) -> str:
     """What the model is told of a denied call: each deciding rule, where it is
     written and why, and not to retry."""
     lines = [f"Permission denied: {tool} was not run."]
     for verdict in decision.deciding:
-        rule = verdict.rule
         lines.append(f"- {verdict.request.permission} {verdict.request.pattern!r} is denied by "
-                     f"rule `{rule.action} {rule.permission} {rule.pattern}` at {rule.source}"
-                     + (f": {rule.reason}" if rule.reason else "")
-                     + (f" ({verdict.note})" if verdict.note else ""))
+                     + rule_said(verdict.rule) + (f" ({verdict.note})" if verdict.note else ""))
     lines.append("Do not retry this; find another way or explain to the user what is needed.")
     return "\n".join(lines)

@@ -58,6 +58,8 @@ _SHOWN = str.maketrans({
 def visible(text: str) -> str:
     """``text`` as a terminal shows it, every character there to see (see above)."""
     return text.translate(_SHOWN)
+
+
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 STATUS_LINES = 10      # at most: the spinner and the running subagents under it
 
