@@ -35,12 +35,16 @@ from typing import Any, NamedTuple
 
 from dm_cc.permissions.shell.arguments import inspect
 from dm_cc.permissions.shell.programs import (
+    ANY_NAME,
+    Rename,
     code_builtin,
     dev_fd,
     eval_builtin,
     interpreter,
+    renames,
     shell,
     source,
+    table_renames,
     versioned_interpreter,
 )
 from dm_cc.permissions.shell.quoting import Word, is_assignment, joined
@@ -62,6 +66,7 @@ from dm_cc.permissions.shell.results import FileRef, ShellAnalysis, SimpleComman
 from dm_cc.permissions.shell.source import join_continuations, syntax_tree
 from dm_cc.permissions.shell.tables import lookup
 from dm_cc.permissions.shell.tables.arguments import ARG_SPECS
+from dm_cc.permissions.shell.tables.environment import COMMAND_TABLES
 from dm_cc.permissions.shell.tables.commands import (
     GIT_GLOBAL_PLACES,
     GIT_GLOBAL_SENSITIVE,
@@ -116,6 +121,7 @@ class Judge:
         self.deferred: dict[bool, str] = {}
         self.stored_code: list[str] = []  # static stored values holding a substitution
         self.overflowed = False  # MAX_REFERENCES reached: the rest is not recorded
+        self.renamed: list[Rename] = []  # command names re-pointed (hash -p, alias ...)
 
     def run(self, source: str) -> None:
         """Judge ``source`` and every script found in it, depth-first."""
@@ -139,6 +145,29 @@ class Judge:
                     work.pop()
                 else:
                     work.append(self.script_text(nested))
+        if self.renamed:
+            self.reread()
+
+    def reread(self) -> None:
+        """Commands whose name the line re-points (``BASH_CMDS[ls]=/bin/rm``, ``hash -p``,
+        ``alias`` ...), wherever they stand: judged as what they may run instead (a name
+        re-pointed to what cannot be known: dynamic, and each program the re-pointing
+        command names is offered to the deny rules)."""
+        commands = [c for c in self.commands if c is not None]
+        for name, replacement in dict.fromkeys(self.renamed):
+            if replacement is None:
+                self.record((name,), True, None, note="re-points a command name to what "
+                            "cannot be known (bash's command tables, enable, hash, alias)")
+                continue
+            for command in commands:
+                if name == ANY_NAME:
+                    self.speculative.append(SimpleCommand(
+                        (*replacement, *command.words[1:]), speculative=True,
+                        note="the line may re-point this command's name"))
+                elif command.words[:1] == (name,):
+                    self.record((*replacement, *command.words[1:]), True, None,
+                                note=f"`{name}` is re-pointed by this line (bash's command "
+                                "tables, hash or alias)")
 
     def result(self) -> ShellAnalysis:
         commands = (c for c in self.commands if c is not None)
@@ -151,6 +180,8 @@ class Judge:
                slot: int | None = None) -> None:
         """Store one SimpleCommand (in a reserved ``slot`` when given)."""
         tokens = tuple(dict.fromkeys(sensitive)) if sensitive else ()
+        if any(t.partition("[")[0] in COMMAND_TABLES for t in tokens):
+            self.renamed += table_renames(words)
         if suspect is not None and not dynamic:
             dynamic, note = True, note or suspect
         if tokens and note is None:
@@ -309,6 +340,7 @@ class Judge:
         if name == "coproc" and len(words) > 2 and words[2].text in ("{", "("):
             words = [words[0], *words[2:]]  # coproc NAME { cmd; }: NAME names the coprocess
         texts = [w.text for w in words]
+        self.renamed += renames(name, words[1:])
         slot = len(self.commands)
         self.commands.append(None)  # keep the outer command before what it runs
         outcome, stop = _NOTHING, len(words)

@@ -13,6 +13,7 @@ judge applies the outcome.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from dm_cc.permissions.shell.quoting import EVALUATES, Word, evaluated, joined
 from dm_cc.permissions.shell.records import Effect, FileUse, Outcome, Parse, Script, Sensitive, Stdin
@@ -158,3 +159,68 @@ def stdin_note(stdin: Stdin | None) -> str | None:
     if stdin is not None and stdin.dynamic:
         return _FROM_PIPE
     return None
+
+
+# command names re-pointed --------------------------------------------------------
+#: What a re-pointed name now runs: its words, or None when that cannot be known.
+Rename = tuple[str, tuple[str, ...] | None]
+ANY_NAME = "*"  # a rename whose name cannot be known: every command may be re-pointed
+
+
+def renames(name: str, args: list[Word]) -> list[Rename]:
+    """Command names this builtin re-points (bash(1) "SHELL BUILTIN COMMANDS"):
+    ``hash -p PATH NAME`` (NAME runs PATH), ``alias NAME=VALUE`` (NAME expands to VALUE
+    once ``expand_aliases`` is on), ``enable -n NAME``/``-d NAME`` (NAME is no longer the
+    builtin), ``enable -f FILE NAME`` (NAME is loaded from FILE: anything)."""
+    texts = [w.text for w in args]
+    if name == "hash":
+        path = _option_value(texts, "p")
+        if path is None:
+            return []
+        return [(t, (path.rpartition("/")[2],)) for t in _operands(texts, "p")]
+    if name == "alias":
+        return [(key, tuple(value.split()) or None)
+                for key, _, value in (t.partition("=") for t in texts if "=" in t)]
+    if name == "enable" and any(t[:1] == "-" and set(t[1:]) & set("fnd") for t in texts):
+        return [(t, None) for t in _operands(texts, "f")] or [(ANY_NAME, None)]
+    return []
+
+
+def table_renames(words: Sequence[str]) -> list[Rename]:
+    """``BASH_CMDS[ls]=/bin/rm`` -> ``("ls", ("rm",))``. Any other assignment to bash's
+    command tables (``declare -A BASH_CMDS=(..)``, ``printf -v 'BASH_CMDS[ls]' %s
+    /bin/rm``, ``read -a BASH_CMDS``) may re-point any name, to any program it names."""
+    found: list[Rename] = []
+    for text in words:
+        m = re.fullmatch(r"(BASH_CMDS|BASH_ALIASES)\[([^]$`]*)\]\+?=([^$`]*)", text, re.DOTALL)
+        if m is not None:
+            key = re.sub(r"[\\'\"]", "", m.group(2))
+            value = m.group(3).rpartition("/")[2] if m.group(1) == "BASH_CMDS" else m.group(3)
+            found.append((key, tuple(value.split()) or None))
+    if found:
+        return found
+    programs = dict.fromkeys(m.group(1) for text in words
+                             for m in re.finditer(r"/([\w.+-]+)(?=[\s)'\"]|$)", text))
+    return [(ANY_NAME, None), *((ANY_NAME, (p,)) for p in list(programs)[:4])]
+
+
+def _option_value(texts: list[str], letter: str) -> str | None:
+    """The value of option ``-LETTER`` in a cluster (``-tp PATH``) or attached."""
+    for i, text in enumerate(texts):
+        if text == "--":
+            return None
+        if text[:1] == "-" and letter in text[1:]:
+            rest = text[text.index(letter, 1) + 1:]
+            return rest or (texts[i + 1] if i + 1 < len(texts) else None)
+    return None
+
+
+def _operands(texts: list[str], valued: str) -> list[str]:
+    """The words after the options (a cluster ending in one of ``valued`` takes the next
+    word as its value)."""
+    i = 0
+    while i < len(texts) and texts[i][:1] == "-" and texts[i] != "-":
+        if texts[i] == "--":
+            return texts[i + 1:]
+        i += 2 if texts[i][-1] in valued and len(texts[i]) > 1 else 1
+    return texts[i:]
