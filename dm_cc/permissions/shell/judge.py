@@ -29,6 +29,7 @@ next command -- which is also what ``cd`` and symlink tracking need.
 # fast with evaluated annotations, and this module is imported at start-up.
 
 import re
+import shlex
 from collections.abc import Iterable, Iterator, Sequence
 from functools import cache
 from typing import Any, NamedTuple
@@ -63,7 +64,7 @@ from dm_cc.permissions.shell.records import (
     Stdin,
 )
 from dm_cc.permissions.shell.results import FileRef, ShellAnalysis, SimpleCommand
-from dm_cc.permissions.shell.source import join_continuations, syntax_tree
+from dm_cc.permissions.shell.source import join_continuations, syntax_tree, word_scan
 from dm_cc.permissions.shell.tables import lookup
 from dm_cc.permissions.shell.tables.arguments import ARG_SPECS
 from dm_cc.permissions.shell.tables.environment import COMMAND_TABLES
@@ -107,7 +108,8 @@ class Nested(NamedTuple):
 class Judge:
     """Collects commands and files; knows programs (through the tables), not trees."""
 
-    def __init__(self, size: int) -> None:
+    def __init__(self, size: int, scanning: bool = True) -> None:
+        self.scanning = scanning  # whether text the parser rejects is word-scanned
         self.commands: list[SimpleCommand | None] = []
         self.files: list[FileRef] = []
         self.speculative: list[SimpleCommand] = []
@@ -282,6 +284,24 @@ class Judge:
                     self.stored_code.append(record.code)
             elif isinstance(record, Broken):
                 self.dynamic(text, "the command could not be parsed")
+                self.scan(text)
+
+    def scan(self, text: str) -> None:
+        """Text the parser rejected (``for x in a; { rm x; }`` is valid bash): every
+        plausible command a word scan finds is judged as a guess, by the deny rules only,
+        so a deny is not lost to a parse error. (The guesses, each word quoted, are judged
+        by a judge of their own: wrappers and ``bash -c`` are followed as usual.)"""
+        if not self.scanning:
+            return
+        guesses = "\n".join(" ".join(map(shlex.quote, words)) for words in word_scan(text))
+        sub = Judge(len(guesses), scanning=False)
+        sub.run(guesses)
+        found = sub.result()
+        for command in (*found.commands, *found.speculative):
+            if self._full(self.speculative):
+                return
+            self.speculative.append(SimpleCommand(command.words, speculative=True,
+                                                  note="found in text the parser rejected"))
 
     def script(self, word: Word, depth: int, suspect: str | None) -> Iterator[Nested]:
         """A string some command runs as shell code."""

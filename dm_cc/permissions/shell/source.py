@@ -277,3 +277,77 @@ def syntax_tree(src: bytes) -> Node:
     """
     return _parser().parse(src.translate(_ASCII_ONLY)).root_node
 
+
+
+# --------------------------------------------------------------------------- word scan
+#: Reserved words and openers dropped from the start of a scanned command (bash(1)
+#: "RESERVED WORDS"; ``[[``/``]]`` and ``!`` start or negate a command, not name one).
+_SCAN_KEYWORDS = frozenset({"!", "[[", "]]", "case", "coproc", "do", "done", "elif", "else",
+                            "esac", "fi", "for", "function", "if", "in", "select", "then",
+                            "time", "until", "while", "{", "}"})
+MAX_SCANNED = 256  # commands a word scan offers: past this, the line asks anyway
+
+
+@cache
+def _scan_split() -> re.Pattern[str]:
+    """Where a command may start in text the parser rejected: after an operator, a
+    newline, a backtick or ``$(`` (``<(``/``>(`` end in ``(``)."""
+    return re.compile(r"\$\(|[;&|(){}\n`]")
+
+
+@cache
+def _scan_words() -> re.Pattern[str]:
+    """A word: quoted parts and plain characters up to a blank."""
+    return re.compile(r"""(?:\$'(?:\\.|[^'\\])*'?|'[^']*'?|"(?:\\.|[^"\\])*"?|\\.|[^\s'"\\])+""",
+                      re.DOTALL)
+
+
+@cache
+def _scan_token() -> re.Pattern[str]:
+    return re.compile(r"""\$'(?:\\.|[^'\\])*'?|'[^']*'?|"(?:\\.|[^"\\])*"?|\\.|[^\s'"\\]+""",
+                      re.DOTALL)
+
+
+def _rough_word(token: str) -> str:
+    """One word with its quotes removed roughly: ``$'..'`` decoded, quotes and
+    backslashes dropped."""
+    parts = []
+    for m in _scan_token().finditer(token):
+        part = m.group(0)
+        if part.startswith("$'"):
+            parts.append(ansi_c(part[2:].removesuffix("'")))
+        elif part[:1] in "'\"":
+            parts.append(part[1:].removesuffix(part[0]))
+        elif part[:1] == "\\":
+            parts.append(part[1:])
+        else:
+            parts.append(part)
+    return "".join(parts)
+
+
+def word_scan(text: str) -> list[list[str]]:
+    """Every plausible command in ``text`` the parser rejected, for the deny rules: the
+    text split at each operator (``; & | ( ) { }``, newlines, backticks, ``$(``), each
+    piece split into words with quotes removed roughly, leading reserved words,
+    assignments and redirects dropped. Linear in ``text``; at most MAX_SCANNED commands."""
+    found: list[list[str]] = []
+    for piece in _scan_split().split(text):
+        words: list[str] = []
+        tokens = _scan_words().findall(piece)
+        skip = False
+        for token in tokens:
+            if skip:
+                skip = False
+                continue
+            redirect = re.match(r"\d*(?:<<<|<<-?|&>>?|>>|>&|<&|<>|>\||[<>])", token)
+            if redirect is not None:
+                skip = redirect.end() == len(token)  # the target is the next word
+                continue
+            if not words and (token in _SCAN_KEYWORDS or re.match(r"[A-Za-z_]\w*(\[[^]]*\])?\+?=", token)):
+                continue
+            words.append(_rough_word(token))
+        if words:
+            found.append(words)
+            if len(found) >= MAX_SCANNED:
+                break
+    return found
