@@ -29,7 +29,6 @@ next command -- which is also what ``cd`` and symlink tracking need.
 # fast with evaluated annotations, and this module is imported at start-up.
 
 import re
-import shlex
 from collections.abc import Iterable, Iterator, Sequence
 from functools import cache
 from typing import Any, NamedTuple
@@ -67,7 +66,6 @@ from dm_cc.permissions.shell.results import FileRef, ShellAnalysis, SimpleComman
 from dm_cc.permissions.shell.source import join_continuations, syntax_tree, word_scan
 from dm_cc.permissions.shell.tables import lookup
 from dm_cc.permissions.shell.tables.arguments import ARG_SPECS
-from dm_cc.permissions.shell.tables.environment import COMMAND_TABLES
 from dm_cc.permissions.shell.tables.commands import (
     GIT_GLOBAL_PLACES,
     GIT_GLOBAL_SENSITIVE,
@@ -76,6 +74,7 @@ from dm_cc.permissions.shell.tables.commands import (
     NOT_RUNNERS,
     SYSTEM_BIN_DIRS,
 )
+from dm_cc.permissions.shell.tables.environment import COMMAND_TABLES
 from dm_cc.permissions.shell.tables.interpreters import EVAL_BUILTINS, INTERPRETERS, SHELLS
 from dm_cc.permissions.shell.walk import SHOWN, walk
 from dm_cc.permissions.shell.wrappers import unwrap, wrapper_lookup
@@ -124,6 +123,8 @@ class Judge:
         self.stored_code: list[str] = []  # static stored values holding a substitution
         self.overflowed = False  # MAX_REFERENCES reached: the rest is not recorded
         self.renamed: list[Rename] = []  # command names re-pointed (hash -p, alias ...)
+        self.bodies: list[str] = []  # static heredoc and here-string texts in this line
+        self.opaque = False  # a shell reads a script this line does not show it
 
     def run(self, source: str) -> None:
         """Judge ``source`` and every script found in it, depth-first."""
@@ -149,6 +150,9 @@ class Judge:
                     work.append(self.script_text(nested))
         if self.renamed:
             self.reread()
+        if self.opaque:  # `exec 3<<< CODE; bash <&3`, `f() { sh; }; f <<< CODE`: a shell
+            for body in dict.fromkeys(self.bodies):  # reads what it cannot be shown to read
+                self.guess(body, "a shell in this line may read it as its script")
 
     def reread(self) -> None:
         """Commands whose name the line re-points (``BASH_CMDS[ls]=/bin/rm``, ``hash -p``,
@@ -291,17 +295,19 @@ class Judge:
         plausible command a word scan finds is judged as a guess, by the deny rules only,
         so a deny is not lost to a parse error. (The guesses, each word quoted, are judged
         by a judge of their own: wrappers and ``bash -c`` are followed as usual.)"""
-        if not self.scanning:
-            return
-        guesses = "\n".join(" ".join(map(shlex.quote, words)) for words in word_scan(text))
-        sub = Judge(len(guesses), scanning=False)
-        sub.run(guesses)
+        if self.scanning:
+            self.guess("\n".join(" ".join(map(_quoted, words)) for words in word_scan(text)),
+                       "found in text the parser rejected")
+
+    def guess(self, script: str, note: str) -> None:
+        """Judge ``script`` on its own and offer its commands to the deny rules only."""
+        sub = Judge(len(script), scanning=False)
+        sub.run(script)
         found = sub.result()
         for command in (*found.commands, *found.speculative):
             if self._full(self.speculative):
                 return
-            self.speculative.append(SimpleCommand(command.words, speculative=True,
-                                                  note="found in text the parser rejected"))
+            self.speculative.append(SimpleCommand(command.words, speculative=True, note=note))
 
     def script(self, word: Word, depth: int, suspect: str | None) -> Iterator[Nested]:
         """A string some command runs as shell code."""
@@ -389,6 +395,11 @@ class Judge:
             self.cdpath = outer_cdpath
         elif name in EVAL_BUILTINS:
             outcome = eval_builtin(name, words)
+        if stdin is not None and stdin.script and len(self.bodies) < 16:
+            self.bodies.append(stdin.script)
+        if name in (*SHELLS, "source", ".") and (
+                outcome.note is not None or any(w.expand or w.procsub for w in words[1:])):
+            self.opaque = True
         if outcome.effects:
             yield from self.apply(outcome.effects, depth, suspect, sensitive)
         spec_key, spec = lookup(ARG_SPECS, texts)
@@ -429,6 +440,11 @@ class Judge:
                 yield from self.command(effect.words, depth + 1, effect.stdin, effect.env,
                                         suspect)
                 self.cwd = outer
+
+
+def _quoted(word: str) -> str:
+    """``word`` single-quoted: read back by bash as exactly ``word``."""
+    return "'" + word.replace("'", "'\\''") + "'"
 
 
 def _link_target(link: str, target: str) -> str | None:

@@ -32,6 +32,8 @@ STDIN_SCRIPTS = frozenset({"-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"})
 _DEV_FD = r"/dev/fd/\d+|/proc/self/fd/\d+"
 _VERSIONED = "(?:" + "|".join(INTERPRETER_FAMILIES) + r")[\d.]*"
 _FROM_PIPE = "runs a script read from a pipe or a non-static string"
+_FROM_FD = "runs a script read from a file descriptor or a process substitution"
+_INHERITED = "runs a script read from an input an enclosing construct or descriptor supplies"
 
 
 def shell(words: list[Word], stdin: Stdin | None) -> Outcome:
@@ -43,6 +45,10 @@ def shell(words: list[Word], stdin: Stdin | None) -> Outcome:
             i += 1
             break
         if text in SHELL_VALUE_OPTS:
+            if text in ("--rcfile", "--init-file") and i + 1 < len(words):
+                startup = words[i + 1]  # bash(1) INVOCATION: run first (with -i)
+                if startup.procsub or (dev_fd(startup.text) and startup.text not in STDIN_SCRIPTS):
+                    return Outcome(_FROM_FD)
             i += 2
             continue
         if len(text) < 2 or text[0] not in "-+":
@@ -57,7 +63,7 @@ def shell(words: list[Word], stdin: Stdin | None) -> Outcome:
         return Outcome(None, (Script(operand),))
     if operand is not None and not from_stdin and dev_fd(operand.text) \
             and operand.text not in STDIN_SCRIPTS and (stdin is None or stdin.kind == "file"):
-        return Outcome("runs a script read from a file descriptor")  # sh /dev/fd/3 3<&0
+        return Outcome(_FROM_FD)  # sh /dev/fd/3 3<&0
     if operand is not None and not from_stdin and operand.text not in STDIN_SCRIPTS \
             and not dev_fd(operand.text):
         return Outcome(script_operand_note(operand, stdin), (FileUse(operand, "read"),))
@@ -66,19 +72,29 @@ def shell(words: list[Word], stdin: Stdin | None) -> Outcome:
 
 def stdin_shell(stdin: Stdin | None) -> Outcome:
     """A shell reads its script from ``stdin``: a heredoc/here-string body is parsed; a
-    pipe or non-static string is unknowable (the note says why)."""
-    if stdin is not None and stdin.kind in ("heredoc", "herestring") and not stdin.dynamic:
-        return Outcome(None, (Parse(stdin.script or ""),))
+    pipe, a descriptor, a non-static string or an input an enclosing construct supplies
+    is unknowable (the note says why; a static text found there is parsed all the same,
+    so deny rules see it)."""
+    if stdin is not None and stdin.kind in ("heredoc", "herestring"):
+        parsed = (Parse(stdin.script),) if stdin.script else ()
+        return Outcome(stdin_note(stdin), parsed)
     if stdin is not None and stdin.kind == "pipe":
         return Outcome(_FROM_PIPE)
     return Outcome(stdin_note(stdin))
 
 
 def source(words: list[Word], stdin: Stdin | None) -> Outcome:
-    """``source FILE`` / ``. FILE``: a script on stdin is read like a shell reads it."""
-    if words[1].text in STDIN_SCRIPTS and not words[1].procsub:
+    """``source FILE`` / ``. FILE``: a script on stdin (or a descriptor given a heredoc)
+    is read like a shell reads it; only a plain file path is modelled."""
+    script = words[1]
+    if script.procsub:
+        return Outcome("runs a script read from a process substitution")
+    if dev_fd(script.text) and script.text not in STDIN_SCRIPTS and (
+            stdin is None or stdin.kind not in ("heredoc", "herestring")):
+        return Outcome(_FROM_FD)
+    if script.text in STDIN_SCRIPTS or dev_fd(script.text):
         return stdin_shell(stdin)
-    return Outcome(script_operand_note(words[1], stdin))
+    return Outcome(script_operand_note(script, stdin))
 
 
 def interpreter(words: list[Word], stdin: Stdin | None) -> Outcome:
@@ -156,9 +172,10 @@ def script_operand_note(word: Word, stdin: Stdin | None) -> str | None:
 
 
 def stdin_note(stdin: Stdin | None) -> str | None:
-    if stdin is not None and stdin.dynamic:
-        return _FROM_PIPE
-    return None
+    if stdin is None or not stdin.dynamic:
+        return None
+    return _FROM_PIPE if stdin.kind in ("pipe", "herestring") and stdin.script is None \
+        or stdin.kind == "pipe" else _INHERITED
 
 
 # command names re-pointed --------------------------------------------------------

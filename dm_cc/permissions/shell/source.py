@@ -325,29 +325,41 @@ def _rough_word(token: str) -> str:
     return "".join(parts)
 
 
-def word_scan(text: str) -> list[list[str]]:
+def word_scan(text: str, depth: int = 0) -> list[list[str]]:
     """Every plausible command in ``text`` the parser rejected, for the deny rules: the
     text split at each operator (``; & | ( ) { }``, newlines, backticks, ``$(``), each
     piece split into words with quotes removed roughly, leading reserved words,
-    assignments and redirects dropped. Linear in ``text``; at most MAX_SCANNED commands."""
+    assignments and redirects dropped; a here-string's text is scanned too (a shell may
+    read it). Linear in ``text``; at most MAX_SCANNED commands."""
     found: list[list[str]] = []
     for piece in _scan_split().split(text):
         words: list[str] = []
         tokens = _scan_words().findall(piece)
-        skip = False
-        for token in tokens:
-            if skip:
-                skip = False
-                continue
-            redirect = re.match(r"\d*(?:<<<|<<-?|&>>?|>>|>&|<&|<>|>\||[<>])", token)
+        i = 0
+        while i < len(tokens):
+            token = tokens[i]
+            i += 1
+            redirect = _scan_redirect().match(token)
             if redirect is not None:
-                skip = redirect.end() == len(token)  # the target is the next word
-                continue
-            if not words and (token in _SCAN_KEYWORDS or re.match(r"[A-Za-z_]\w*(\[[^]]*\])?\+?=", token)):
-                continue
-            words.append(_rough_word(token))
+                target = token[redirect.end():]
+                if not target and i < len(tokens):  # the target is the next word
+                    target, i = tokens[i], i + 1
+                if redirect.group(0).endswith("<<<") and depth == 0:
+                    found += word_scan(_rough_word(target), 1)
+            elif words or not (token in _SCAN_KEYWORDS or _scan_assignment().match(token)):
+                words.append(_rough_word(token))
         if words:
             found.append(words)
-            if len(found) >= MAX_SCANNED:
-                break
+        if len(found) >= MAX_SCANNED:
+            return found[:MAX_SCANNED]
     return found
+
+
+@cache
+def _scan_redirect() -> re.Pattern[str]:
+    return re.compile(r"\d*(?:<<<|<<-?|&>>?|>>|>&|<&|<>|>\||[<>])")
+
+
+@cache
+def _scan_assignment() -> re.Pattern[str]:
+    return re.compile(r"[A-Za-z_]\w*(?:\[[^]]*\])?\+?=")
