@@ -101,6 +101,33 @@ TEMPLATES: tuple[tuple[str, str], ...] = (
     ("echo a;\\\n{c}", ""),
 )
 
+# Constructs outside the modelled subset (issue 22): descriptors, bash's command tables,
+# aliases, shells fed by an enclosing construct, bodies tree-sitter rejects, heredoc
+# delimiters in other quoting forms. For these even a dynamic line must not hide what
+# bash runs from the deny rules: every program bash ran is among the commands reported
+# or the guesses offered to the deny rules.
+KEPT_TEMPLATES: tuple[tuple[str, str], ...] = (
+    ("{{ bash; }} <<< '{c}'", "'"),
+    ("( sh ) <<< '{c}'", "'"),
+    ("if :; then sh; fi <<EOF\n{c}\nEOF", ""),
+    ("f() {{ sh; }}; f <<< '{c}'", "'"),
+    ("exec <<< '{c}'; bash", "'"),
+    ("exec 3<<<'{c}'; bash /dev/fd/3", "'"),
+    ("exec 3<<<'{c}'; bash <&3", "'"),
+    ("{{ bash <&3; }} 3<<<'{c}'", "'"),
+    (". /dev/fd/3 3<<< '{c}'", "'"),
+    ("source /dev/stdin <<< '{c}'", "'"),
+    ("shopt -s expand_aliases\nalias ls='{c}'\nls", "'"),
+    ("for x in a; {{ {c}; }}", ""),
+    ("for ((i=0; i<1; i++)) {{ {c}; }}", ""),
+    ("for x in a; {{ echo $({c}); }}", ""),
+    ("cat <<$'EOF'\nEOF\n{c}\n$'EOF'", ""),
+    ('cat <<$"EOF"\nEOF\n{c}\n$"EOF"', ""),
+    ("cat <<''\nhello\n\n{c}", ""),
+    ("bash <<$'EOF'\n{c}\nEOF", ""),
+    ("echo $[1<<2]\n{c}", ""),
+)
+
 # Ways of spelling the command name `rm` (only used with the rm payload).
 NAME_SPELLINGS = ("r$()m", "r''m", "\\rm", "r\\\nm", "$'\\x72m'", "{rm,}", "r{m,}", '"r"m',
                   "r``m", "$'r'm", "''{rm,}")
@@ -170,6 +197,22 @@ def test_bash_runs_nothing_the_analysis_missed(sandbox):
         if any(c.dynamic for c in analysis.commands):
             continue  # not allowable: whatever bash runs, a rule cannot allow it
         seen = {c.words for c in analysis.commands}
+        for argv in _executed(text, bin_dir, work):
+            if argv not in seen:
+                misses.append((text, argv, sorted(seen)))
+    assert not misses, "\n".join(f"{t!r}: bash ran {a}, analysis saw {s}" for t, a, s in misses)
+
+
+KEPT = [t.format(c=p) for t, bad in KEPT_TEMPLATES for p in PAYLOADS
+        if not any(ch in p for ch in bad)]
+
+
+def test_bash_runs_nothing_the_deny_rules_miss(sandbox):
+    bin_dir, work = sandbox
+    misses = []
+    for text in KEPT:
+        analysis = analyse(text)
+        seen = {c.words for c in (*analysis.commands, *analysis.speculative)}
         for argv in _executed(text, bin_dir, work):
             if argv not in seen:
                 misses.append((text, argv, sorted(seen)))

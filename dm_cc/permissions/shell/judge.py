@@ -35,12 +35,16 @@ from typing import Any, NamedTuple
 
 from dm_cc.permissions.shell.arguments import inspect
 from dm_cc.permissions.shell.programs import (
+    ANY_NAME,
+    Rename,
     code_builtin,
     dev_fd,
     eval_builtin,
     interpreter,
+    renames,
     shell,
     source,
+    table_renames,
     versioned_interpreter,
 )
 from dm_cc.permissions.shell.quoting import Word, is_assignment, joined
@@ -59,7 +63,7 @@ from dm_cc.permissions.shell.records import (
     Stdin,
 )
 from dm_cc.permissions.shell.results import FileRef, ShellAnalysis, SimpleCommand
-from dm_cc.permissions.shell.source import join_continuations, syntax_tree
+from dm_cc.permissions.shell.source import join_continuations, syntax_tree, word_scan
 from dm_cc.permissions.shell.tables import lookup
 from dm_cc.permissions.shell.tables.arguments import ARG_SPECS
 from dm_cc.permissions.shell.tables.commands import (
@@ -70,6 +74,7 @@ from dm_cc.permissions.shell.tables.commands import (
     NOT_RUNNERS,
     SYSTEM_BIN_DIRS,
 )
+from dm_cc.permissions.shell.tables.environment import COMMAND_TABLES
 from dm_cc.permissions.shell.tables.interpreters import EVAL_BUILTINS, INTERPRETERS, SHELLS
 from dm_cc.permissions.shell.walk import SHOWN, walk
 from dm_cc.permissions.shell.wrappers import unwrap, wrapper_lookup
@@ -102,7 +107,8 @@ class Nested(NamedTuple):
 class Judge:
     """Collects commands and files; knows programs (through the tables), not trees."""
 
-    def __init__(self, size: int) -> None:
+    def __init__(self, size: int, scanning: bool = True) -> None:
+        self.scanning = scanning  # whether text the parser rejects is word-scanned
         self.commands: list[SimpleCommand | None] = []
         self.files: list[FileRef] = []
         self.speculative: list[SimpleCommand] = []
@@ -116,6 +122,9 @@ class Judge:
         self.deferred: dict[bool, str] = {}
         self.stored_code: list[str] = []  # static stored values holding a substitution
         self.overflowed = False  # MAX_REFERENCES reached: the rest is not recorded
+        self.renamed: list[Rename] = []  # command names re-pointed (hash -p, alias ...)
+        self.bodies: list[str] = []  # static heredoc and here-string texts in this line
+        self.opaque = False  # a shell reads a script this line does not show it
 
     def run(self, source: str) -> None:
         """Judge ``source`` and every script found in it, depth-first."""
@@ -139,6 +148,32 @@ class Judge:
                     work.pop()
                 else:
                     work.append(self.script_text(nested))
+        if self.renamed:
+            self.reread()
+        if self.opaque:  # `exec 3<<< CODE; bash <&3`, `f() { sh; }; f <<< CODE`: a shell
+            for body in dict.fromkeys(self.bodies):  # reads what it cannot be shown to read
+                self.guess(body, "a shell in this line may read it as its script")
+
+    def reread(self) -> None:
+        """Commands whose name the line re-points (``BASH_CMDS[ls]=/bin/rm``, ``hash -p``,
+        ``alias`` ...), wherever they stand: judged as what they may run instead (a name
+        re-pointed to what cannot be known: dynamic, and each program the re-pointing
+        command names is offered to the deny rules)."""
+        commands = [c for c in self.commands if c is not None]
+        for name, replacement in dict.fromkeys(self.renamed):
+            if replacement is None:
+                self.record((name,), True, None, note="re-points a command name to what "
+                            "cannot be known (bash's command tables, enable, hash, alias)")
+                continue
+            for command in commands:
+                if name == ANY_NAME:
+                    self.speculative.append(SimpleCommand(
+                        (*replacement, *command.words[1:]), speculative=True,
+                        note="the line may re-point this command's name"))
+                elif command.words[:1] == (name,):
+                    self.record((*replacement, *command.words[1:]), True, None,
+                                note=f"`{name}` is re-pointed by this line (bash's command "
+                                "tables, hash or alias)")
 
     def result(self) -> ShellAnalysis:
         commands = (c for c in self.commands if c is not None)
@@ -151,6 +186,8 @@ class Judge:
                slot: int | None = None) -> None:
         """Store one SimpleCommand (in a reserved ``slot`` when given)."""
         tokens = tuple(dict.fromkeys(sensitive)) if sensitive else ()
+        if any(t.partition("[")[0] in COMMAND_TABLES for t in tokens):
+            self.renamed += table_renames(words)
         if suspect is not None and not dynamic:
             dynamic, note = True, note or suspect
         if tokens and note is None:
@@ -251,6 +288,26 @@ class Judge:
                     self.stored_code.append(record.code)
             elif isinstance(record, Broken):
                 self.dynamic(text, "the command could not be parsed")
+                self.scan(text)
+
+    def scan(self, text: str) -> None:
+        """Text the parser rejected (``for x in a; { rm x; }`` is valid bash): every
+        plausible command a word scan finds is judged as a guess, by the deny rules only,
+        so a deny is not lost to a parse error. (The guesses, each word quoted, are judged
+        by a judge of their own: wrappers and ``bash -c`` are followed as usual.)"""
+        if self.scanning:
+            self.guess("\n".join(" ".join(map(_quoted, words)) for words in word_scan(text)),
+                       "found in text the parser rejected")
+
+    def guess(self, script: str, note: str) -> None:
+        """Judge ``script`` on its own and offer its commands to the deny rules only."""
+        sub = Judge(len(script), scanning=False)
+        sub.run(script)
+        found = sub.result()
+        for command in (*found.commands, *found.speculative):
+            if self._full(self.speculative):
+                return
+            self.speculative.append(SimpleCommand(command.words, speculative=True, note=note))
 
     def script(self, word: Word, depth: int, suspect: str | None) -> Iterator[Nested]:
         """A string some command runs as shell code."""
@@ -309,6 +366,7 @@ class Judge:
         if name == "coproc" and len(words) > 2 and words[2].text in ("{", "("):
             words = [words[0], *words[2:]]  # coproc NAME { cmd; }: NAME names the coprocess
         texts = [w.text for w in words]
+        self.renamed += renames(name, words[1:])
         slot = len(self.commands)
         self.commands.append(None)  # keep the outer command before what it runs
         outcome, stop = _NOTHING, len(words)
@@ -337,6 +395,11 @@ class Judge:
             self.cdpath = outer_cdpath
         elif name in EVAL_BUILTINS:
             outcome = eval_builtin(name, words)
+        if stdin is not None and stdin.script and len(self.bodies) < 16:
+            self.bodies.append(stdin.script)
+        if name in (*SHELLS, "source", ".") and (
+                outcome.note is not None or any(w.expand or w.procsub for w in words[1:])):
+            self.opaque = True
         if outcome.effects:
             yield from self.apply(outcome.effects, depth, suspect, sensitive)
         spec_key, spec = lookup(ARG_SPECS, texts)
@@ -377,6 +440,11 @@ class Judge:
                 yield from self.command(effect.words, depth + 1, effect.stdin, effect.env,
                                         suspect)
                 self.cwd = outer
+
+
+def _quoted(word: str) -> str:
+    """``word`` single-quoted: read back by bash as exactly ``word``."""
+    return "'" + word.replace("'", "'\\''") + "'"
 
 
 def _link_target(link: str, target: str) -> str | None:

@@ -13,6 +13,7 @@ judge applies the outcome.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from dm_cc.permissions.shell.quoting import EVALUATES, Word, evaluated, joined
 from dm_cc.permissions.shell.records import Effect, FileUse, Outcome, Parse, Script, Sensitive, Stdin
@@ -31,6 +32,8 @@ STDIN_SCRIPTS = frozenset({"-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"})
 _DEV_FD = r"/dev/fd/\d+|/proc/self/fd/\d+"
 _VERSIONED = "(?:" + "|".join(INTERPRETER_FAMILIES) + r")[\d.]*"
 _FROM_PIPE = "runs a script read from a pipe or a non-static string"
+_FROM_FD = "runs a script read from a file descriptor or a process substitution"
+_INHERITED = "runs a script read from an input an enclosing construct or descriptor supplies"
 
 
 def shell(words: list[Word], stdin: Stdin | None) -> Outcome:
@@ -42,6 +45,10 @@ def shell(words: list[Word], stdin: Stdin | None) -> Outcome:
             i += 1
             break
         if text in SHELL_VALUE_OPTS:
+            if text in ("--rcfile", "--init-file") and i + 1 < len(words):
+                startup = words[i + 1]  # bash(1) INVOCATION: run first (with -i)
+                if startup.procsub or (dev_fd(startup.text) and startup.text not in STDIN_SCRIPTS):
+                    return Outcome(_FROM_FD)
             i += 2
             continue
         if len(text) < 2 or text[0] not in "-+":
@@ -56,7 +63,7 @@ def shell(words: list[Word], stdin: Stdin | None) -> Outcome:
         return Outcome(None, (Script(operand),))
     if operand is not None and not from_stdin and dev_fd(operand.text) \
             and operand.text not in STDIN_SCRIPTS and (stdin is None or stdin.kind == "file"):
-        return Outcome("runs a script read from a file descriptor")  # sh /dev/fd/3 3<&0
+        return Outcome(_FROM_FD)  # sh /dev/fd/3 3<&0
     if operand is not None and not from_stdin and operand.text not in STDIN_SCRIPTS \
             and not dev_fd(operand.text):
         return Outcome(script_operand_note(operand, stdin), (FileUse(operand, "read"),))
@@ -65,19 +72,29 @@ def shell(words: list[Word], stdin: Stdin | None) -> Outcome:
 
 def stdin_shell(stdin: Stdin | None) -> Outcome:
     """A shell reads its script from ``stdin``: a heredoc/here-string body is parsed; a
-    pipe or non-static string is unknowable (the note says why)."""
-    if stdin is not None and stdin.kind in ("heredoc", "herestring") and not stdin.dynamic:
-        return Outcome(None, (Parse(stdin.script or ""),))
+    pipe, a descriptor, a non-static string or an input an enclosing construct supplies
+    is unknowable (the note says why; a static text found there is parsed all the same,
+    so deny rules see it)."""
+    if stdin is not None and stdin.kind in ("heredoc", "herestring"):
+        parsed = (Parse(stdin.script),) if stdin.script else ()
+        return Outcome(stdin_note(stdin), parsed)
     if stdin is not None and stdin.kind == "pipe":
         return Outcome(_FROM_PIPE)
     return Outcome(stdin_note(stdin))
 
 
 def source(words: list[Word], stdin: Stdin | None) -> Outcome:
-    """``source FILE`` / ``. FILE``: a script on stdin is read like a shell reads it."""
-    if words[1].text in STDIN_SCRIPTS and not words[1].procsub:
+    """``source FILE`` / ``. FILE``: a script on stdin (or a descriptor given a heredoc)
+    is read like a shell reads it; only a plain file path is modelled."""
+    script = words[1]
+    if script.procsub:
+        return Outcome("runs a script read from a process substitution")
+    if dev_fd(script.text) and script.text not in STDIN_SCRIPTS and (
+            stdin is None or stdin.kind not in ("heredoc", "herestring")):
+        return Outcome(_FROM_FD)
+    if script.text in STDIN_SCRIPTS or dev_fd(script.text):
         return stdin_shell(stdin)
-    return Outcome(script_operand_note(words[1], stdin))
+    return Outcome(script_operand_note(script, stdin))
 
 
 def interpreter(words: list[Word], stdin: Stdin | None) -> Outcome:
@@ -155,6 +172,72 @@ def script_operand_note(word: Word, stdin: Stdin | None) -> str | None:
 
 
 def stdin_note(stdin: Stdin | None) -> str | None:
-    if stdin is not None and stdin.dynamic:
-        return _FROM_PIPE
+    if stdin is None or not stdin.dynamic:
+        return None
+    return _FROM_PIPE if stdin.kind in ("pipe", "herestring") and stdin.script is None \
+        or stdin.kind == "pipe" else _INHERITED
+
+
+# command names re-pointed --------------------------------------------------------
+#: What a re-pointed name now runs: its words, or None when that cannot be known.
+Rename = tuple[str, tuple[str, ...] | None]
+ANY_NAME = "*"  # a rename whose name cannot be known: every command may be re-pointed
+
+
+def renames(name: str, args: list[Word]) -> list[Rename]:
+    """Command names this builtin re-points (bash(1) "SHELL BUILTIN COMMANDS"):
+    ``hash -p PATH NAME`` (NAME runs PATH), ``alias NAME=VALUE`` (NAME expands to VALUE
+    once ``expand_aliases`` is on), ``enable -n NAME``/``-d NAME`` (NAME is no longer the
+    builtin), ``enable -f FILE NAME`` (NAME is loaded from FILE: anything)."""
+    texts = [w.text for w in args]
+    if name == "hash":
+        path = _option_value(texts, "p")
+        if path is None:
+            return []
+        return [(t, (path.rpartition("/")[2],)) for t in _operands(texts, "p")]
+    if name == "alias":
+        return [(key, tuple(value.split()) or None)
+                for key, _, value in (t.partition("=") for t in texts if "=" in t)]
+    if name == "enable" and any(t[:1] == "-" and set(t[1:]) & set("fnd") for t in texts):
+        return [(t, None) for t in _operands(texts, "f")] or [(ANY_NAME, None)]
+    return []
+
+
+def table_renames(words: Sequence[str]) -> list[Rename]:
+    """``BASH_CMDS[ls]=/bin/rm`` -> ``("ls", ("rm",))``. Any other assignment to bash's
+    command tables (``declare -A BASH_CMDS=(..)``, ``printf -v 'BASH_CMDS[ls]' %s
+    /bin/rm``, ``read -a BASH_CMDS``) may re-point any name, to any program it names."""
+    found: list[Rename] = []
+    for text in words:
+        m = re.fullmatch(r"(BASH_CMDS|BASH_ALIASES)\[([^]$`]*)\]\+?=([^$`]*)", text, re.DOTALL)
+        if m is not None:
+            key = re.sub(r"[\\'\"]", "", m.group(2))
+            value = m.group(3).rpartition("/")[2] if m.group(1) == "BASH_CMDS" else m.group(3)
+            found.append((key, tuple(value.split()) or None))
+    if found:
+        return found
+    programs = dict.fromkeys(m.group(1) for text in words
+                             for m in re.finditer(r"/([\w.+-]+)(?=[\s)'\"]|$)", text))
+    return [(ANY_NAME, None), *((ANY_NAME, (p,)) for p in list(programs)[:4])]
+
+
+def _option_value(texts: list[str], letter: str) -> str | None:
+    """The value of option ``-LETTER`` in a cluster (``-tp PATH``) or attached."""
+    for i, text in enumerate(texts):
+        if text == "--":
+            return None
+        if text[:1] == "-" and letter in text[1:]:
+            rest = text[text.index(letter, 1) + 1:]
+            return rest or (texts[i + 1] if i + 1 < len(texts) else None)
     return None
+
+
+def _operands(texts: list[str], valued: str) -> list[str]:
+    """The words after the options (a cluster ending in one of ``valued`` takes the next
+    word as its value)."""
+    i = 0
+    while i < len(texts) and texts[i][:1] == "-" and texts[i] != "-":
+        if texts[i] == "--":
+            return texts[i + 1:]
+        i += 2 if texts[i][-1] in valued and len(texts[i]) > 1 else 1
+    return texts[i:]

@@ -26,7 +26,7 @@ Access = Literal["read", "edit"]
 class Stdin(NamedTuple):
     """Where a command's standard input comes from (a shell may read its script there)."""
 
-    kind: Literal["heredoc", "herestring", "file", "pipe"]
+    kind: Literal["heredoc", "herestring", "file", "pipe", "inherited"]
     script: str | None = None
     dynamic: bool = False
 

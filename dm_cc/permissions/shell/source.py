@@ -13,6 +13,8 @@ import re
 from functools import cache
 from typing import TYPE_CHECKING
 
+from dm_cc.permissions.shell.quoting import ansi_c
+
 if TYPE_CHECKING:
     from tree_sitter import Node, Parser
 
@@ -32,6 +34,16 @@ def _heredoc_word(text: str, i: int) -> tuple[str, bool, int]:
     quoted = False
     while i < n and text[i] not in _META:
         ch = text[i]
+        if ch == "$" and text.startswith(("$'", '$"'), i):  # $'..' decoded, $".." as ".."
+            i += 1
+            if text[i] == "'":
+                end = i + 1
+                while end < n and text[end] != "'":
+                    end += 2 if text[end] == "\\" else 1
+                out.append(ansi_c(text[i + 1:end]))
+                quoted, i = True, end + 1
+                continue
+            ch = text[i]
         if ch in "'\"":
             end = text.find(ch, i + 1)
             end = n if end < 0 else end
@@ -102,9 +114,12 @@ def join_continuations(text: str) -> str:
     plain_run = re.compile(_PLAIN_RUN).match  # (re keeps the compiled pattern)
     out: list[str] = []
     n, i = len(text), 0
-    stack: list[list[int]] = [[0, 0]]  # per $( ) level: [paren depth, arithmetic depth]
+    # per $( ) level: [paren depth, arithmetic depth, ${ }/$[ ] depth] (`<<` inside the
+    # last two is a shift, not a heredoc: `echo $[1<<2]`, `${a[1<<0]}`)
+    stack: list[list[int]] = [[0, 0, 0]]
     dquote: list[int] = []  # stack sizes at which a double-quoted string was opened
-    pending: list[tuple[str, bool, bool]] = []  # heredocs: (delimiter, strip tabs, quoted)
+    # heredocs: (delimiter, strip tabs, quoted, delimiter as written for the parser)
+    pending: list[tuple[str, bool, bool, str]] = []
     prev = "\n"
     while i < n:
         ch = text[i]
@@ -120,7 +135,7 @@ def join_continuations(text: str) -> str:
             if ch == '"':
                 dquote.pop()
             elif text.startswith("$(", i) and not text.startswith("$((", i):
-                stack.append([0, 0])
+                stack.append([0, 0, 0])
                 out.append("$(")
                 prev, i = "(", i + 2
                 continue
@@ -150,6 +165,13 @@ def join_continuations(text: str) -> str:
             out.append(text[i:i + step])
             prev, i = "(", i + step
             continue
+        elif text.startswith(("${", "$["), i):
+            top[2] += 1
+            out.append(text[i:i + 2])
+            prev, i = "x", i + 2
+            continue
+        elif top[2] and ch in "}]":
+            top[2] -= 1
         elif top[1] and text.startswith("))", i):
             top[1] -= 1
             out.append("))")
@@ -170,7 +192,7 @@ def join_continuations(text: str) -> str:
             prev, i = ";", i + 1
             continue
         elif text.startswith("$(", i):
-            stack.append([0, 0])
+            stack.append([0, 0, 0])
             out.append("$(")
             prev, i = "(", i + 2
             continue
@@ -186,24 +208,29 @@ def join_continuations(text: str) -> str:
             out.append("<<<")  # a here-string, not a heredoc
             prev, i = "<", i + 3
             continue
-        elif text.startswith("<<", i) and not top[1]:
+        elif text.startswith("<<", i) and not top[1] and not top[2]:
             out = _drop_descriptor(out, text, i)
             strip = text.startswith("<<-", i)
             delim, quoted, end = _heredoc_word(text, i + (3 if strip else 2))
-            pending.append((delim, strip, quoted))
-            # `<<-` strips leading tabs from the body: done here, so the parser sees `<<`;
-            # a partly quoted or escaped delimiter (`<<E\\OF`, `<<"EOF"x`) is written the
-            # one way tree-sitter reads like bash: `<<'EOFx'`
+            # `<<-` strips leading tabs from the body: done here, so the parser sees `<<`.
+            # The delimiter is written the one way tree-sitter reads like bash: a plain word,
+            # single-quoted when any of it was quoted (`<<E\\OF`, `<<"EOF"x`, `<<$'EOF'`
+            # are `<<'EOF'`, `<<'EOFx'`, `<<'EOF'`); a delimiter that is not a plain word
+            # (`<<''`, `<<'E F'`, `<<$'\\x45OF'`, `<<E$F`) is replaced by a plain one, on its
+            # end line too, so the body is the one bash reads.
+            written = delim if _plain_delimiter().fullmatch(delim) else f"DM_CC_EOF_{len(out)}"
+            pending.append((delim, strip, quoted, written))
             word = text[i + (3 if strip else 2):end]
-            if quoted and _plain_delimiter().fullmatch(delim) and word.strip() != f"'{delim}'":
-                word = f"'{delim}'"
+            if written != delim or (quoted and word.strip() != f"'{delim}'"):
+                word = f"'{written}'" if quoted else written
             out.append(("<< " if strip else "<<") + word)
             prev, i = "x", end
             continue
         elif ch == "\n" and pending:
             out.append("\n")
             i += 1
-            for delim, strip, quoted in pending:
+            for delim, strip, quoted, written in pending:
+                last = False
                 while i < n:
                     end = text.find("\n", i)
                     end = n if end < 0 else end
@@ -212,13 +239,18 @@ def join_continuations(text: str) -> str:
                         nxt = text.find("\n", end + 1)
                         nxt = n if nxt < 0 else nxt
                         line, end = line[:-1] + text[end + 1:nxt], nxt
-                    if strip:
+                    last = (line.lstrip("\t") if strip else line) == delim
+                    if last:
+                        out.append(written + text[end:end + 1])
+                    elif strip:
                         out.append(line.lstrip("\t") + text[end:end + 1])
                     else:
                         out.append(text[i:end + 1] if quoted else line + text[end:end + 1])
                     i = end + 1
-                    if (line.lstrip("\t") if strip else line) == delim:
+                    if last:
                         break
+                if not last:  # bash reads to the end of the input (with a warning)
+                    out.append(("" if "".join(out[-1:]).endswith("\n") else "\n") + written)
             pending = []
             prev = "\n"
             continue
@@ -245,3 +277,89 @@ def syntax_tree(src: bytes) -> Node:
     """
     return _parser().parse(src.translate(_ASCII_ONLY)).root_node
 
+
+
+# --------------------------------------------------------------------------- word scan
+#: Reserved words and openers dropped from the start of a scanned command (bash(1)
+#: "RESERVED WORDS"; ``[[``/``]]`` and ``!`` start or negate a command, not name one).
+_SCAN_KEYWORDS = frozenset({"!", "[[", "]]", "case", "coproc", "do", "done", "elif", "else",
+                            "esac", "fi", "for", "function", "if", "in", "select", "then",
+                            "time", "until", "while", "{", "}"})
+MAX_SCANNED = 256  # commands a word scan offers: past this, the line asks anyway
+
+
+@cache
+def _scan_split() -> re.Pattern[str]:
+    """Where a command may start in text the parser rejected: after an operator, a
+    newline, a backtick or ``$(`` (``<(``/``>(`` end in ``(``)."""
+    return re.compile(r"\$\(|[;&|(){}\n`]")
+
+
+@cache
+def _scan_words() -> re.Pattern[str]:
+    """A word: quoted parts and plain characters up to a blank."""
+    return re.compile(r"""(?:\$'(?:\\.|[^'\\])*'?|'[^']*'?|"(?:\\.|[^"\\])*"?|\\.|[^\s'"\\])+""",
+                      re.DOTALL)
+
+
+@cache
+def _scan_token() -> re.Pattern[str]:
+    return re.compile(r"""\$'(?:\\.|[^'\\])*'?|'[^']*'?|"(?:\\.|[^"\\])*"?|\\.|[^\s'"\\]+""",
+                      re.DOTALL)
+
+
+def _rough_word(token: str) -> str:
+    """One word with its quotes removed roughly: ``$'..'`` decoded, quotes and
+    backslashes dropped."""
+    parts = []
+    for m in _scan_token().finditer(token):
+        part = m.group(0)
+        if part.startswith("$'"):
+            parts.append(ansi_c(part[2:].removesuffix("'")))
+        elif part[:1] in "'\"":
+            parts.append(part[1:].removesuffix(part[0]))
+        elif part[:1] == "\\":
+            parts.append(part[1:])
+        else:
+            parts.append(part)
+    return "".join(parts)
+
+
+def word_scan(text: str, depth: int = 0) -> list[list[str]]:
+    """Every plausible command in ``text`` the parser rejected, for the deny rules: the
+    text split at each operator (``; & | ( ) { }``, newlines, backticks, ``$(``), each
+    piece split into words with quotes removed roughly, leading reserved words,
+    assignments and redirects dropped; a here-string's text is scanned too (a shell may
+    read it). Linear in ``text``; at most MAX_SCANNED commands."""
+    found: list[list[str]] = []
+    for piece in _scan_split().split(text):
+        words: list[str] = []
+        tokens = _scan_words().findall(piece)
+        i = 0
+        while i < len(tokens):
+            token = tokens[i]
+            i += 1
+            redirect = _scan_redirect().match(token)
+            if redirect is not None:
+                target = token[redirect.end():]
+                if not target and i < len(tokens):  # the target is the next word
+                    target, i = tokens[i], i + 1
+                if redirect.group(0).endswith("<<<") and depth == 0:
+                    found += word_scan(_rough_word(target), 1)
+            elif words or not (token in _SCAN_KEYWORDS or _scan_assignment().match(token)):
+                words.append(_rough_word(token))
+        if words:
+            found.append(words)
+        if len(found) >= MAX_SCANNED:
+            return found[:MAX_SCANNED]
+    return found
+
+
+@cache
+def _scan_redirect() -> re.Pattern[str]:
+    return re.compile(r"\d*(?:<<<|<<-?|&>>?|>>|>&|<&|<>|>\||[<>])")
+
+
+@cache
+def _scan_assignment() -> re.Pattern[str]:
+    return re.compile(r"[A-Za-z_]\w*(?:\[[^]]*\])?\+?=")

@@ -91,6 +91,9 @@ _STORES_INPUT = frozenset({"read", "mapfile", "readarray"})
 _PREFIXES = frozenset({"time", "command", "builtin"})  # run the builtin that follows
 _NAMES_STORING = _STORES_INPUT | {"printf", "let", "getopts"}  # the names _stored looks at
 _NAMED_WORDISH = _WORDISH | {"command_name"}
+_PIPED = Stdin("pipe", None, True)
+_CALL_SITE = Stdin("inherited", None, True)  # a function body reads its caller's input
+_DESCRIPTOR = Stdin("inherited", None, True)  # `<&3`: a descriptor opened elsewhere
 
 
 def walk(src: bytes, root: Node) -> Iterator[Record]:
@@ -131,6 +134,7 @@ class _Walk:
     def __init__(self, src: bytes) -> None:
         self.src = src
         self.dropped: dict[int, list[Word]] = {}  # command start -> words the parser lost
+        self.exec_stdin: Stdin | None = None  # what `exec <<< CODE` gives later commands
         # ASCII source (the usual case) is decoded once: its byte offsets are string offsets
         self.ascii = src.decode("ascii") if src.isascii() else None
 
@@ -142,10 +146,18 @@ class _Walk:
         return _decode(self.src[start:end])
 
     def records(self, root: Node) -> Iterator[Record]:
+        found = list(self._records(root))
+        if self.exec_stdin is not None:  # `exec <<< CODE; bash`: every later command (and,
+            # in a loop, every earlier one) reads what exec supplied
+            found = [r._replace(stdin=self.exec_stdin)
+                     if isinstance(r, Command) and r.stdin is None else r for r in found]
+        return iter(found)
+
+    def _records(self, root: Node) -> Iterator[Record]:
         intact = True
-        # (node, parent, stdin is a pipe, inside an ERROR node); Node.parent and
-        # Node.prev_sibling cost O(depth), so the walk carries what it needs.
-        stack: list[tuple[Node, Node | None, bool, bool]] = [(root, None, False, False)]
+        # (node, parent, the stdin an enclosing construct supplies, inside an ERROR node);
+        # Node.parent and Node.prev_sibling cost O(depth), so the walk carries what it needs.
+        stack: list[tuple[Node, Node | None, Stdin | None, bool]] = [(root, None, None, False)]
         while stack:
             node, parent, piped, broken = stack.pop()
             children = node.children
@@ -163,7 +175,9 @@ class _Walk:
                     found = [r._replace(suspect=BROKEN_TEXT)
                              if isinstance(r, (Command, Noted, Script)) else r for r in found]
                 yield from found
-            inherit = piped and kind == "redirected_statement"
+            # a pipe or an enclosing construct's input reaches every command inside
+            # (`cat x | { bash; }`, `{ sh; } <<< CODE`, `f() { sh; }; f <<< CODE`)
+            inherit = piped or self._encloses(node, kind)
             # `! bash <<EOF`: the redirect belongs to the statement around the negation
             owner = parent if kind == "negated_command" and parent is not None \
                 and parent.type == "redirected_statement" else node
@@ -176,7 +190,7 @@ class _Walk:
             for child in children:
                 if child.child_count:  # leaves (tokens, plain words) need no visit
                     entries.append((child, parent if child is last else owner,
-                                    inherit or after_pipe, broken))
+                                    inherit or (_PIPED if after_pipe else None), broken))
                     after_pipe = False
                 else:
                     after_pipe = child.type in _PIPES
@@ -184,7 +198,22 @@ class _Walk:
         if root.has_error or not intact:
             yield Broken()
 
-    def _visit(self, node: Node, kind: str, parent: Node | None, piped: bool) -> list[Record]:
+    def _encloses(self, node: Node, kind: str) -> Stdin | None:
+        """The input a compound command's redirect (or a function's call site) gives the
+        commands inside: static text or not, never their own (so a shell there is
+        dynamic; the text is still judged, for the deny rules)."""
+        if kind == "function_definition":
+            return _CALL_SITE
+        if kind != "redirected_statement":
+            return None
+        body = node.child_by_field_name("body")
+        if body is None or body.type in ("command", "negated_command", "list"):
+            return None  # the command's own redirect (see command())
+        stdin = self._stdin([c for c in node.children if c.type in _REDIRECTS], None)
+        return stdin._replace(dynamic=True) if stdin is not None else None
+
+    def _visit(self, node: Node, kind: str, parent: Node | None,
+               piped: Stdin | None) -> list[Record]:
         """The records of one node (not of its children)."""
         if kind == "command":
             return self.command(node, parent, piped)
@@ -327,7 +356,7 @@ class _Walk:
         return name, Word(prefix + val.text, expand, val.glob, val.procsub)
 
     # statements -------------------------------------------------------------
-    def command(self, node: Node, parent: Node | None, piped: bool) -> list[Record]:
+    def command(self, node: Node, parent: Node | None, piped: Stdin | None) -> list[Record]:
         assigns: list[Node] = []
         name: Node | None = None
         args: list[Node] = []
@@ -367,7 +396,11 @@ class _Walk:
         if self.dropped:
             words += self.dropped.get(node.start_byte, ())
         env = [(var, w) for var, w in map(self.assignment, assigns) if risky_env(var)]
-        found: list[Record] = [Command(words, self._stdin(redirects, piped, fds), tuple(env))]
+        stdin = self._stdin(redirects, piped, fds)
+        if words[0].text == "exec" and stdin is not None and stdin is not piped and all(
+                w.text[:1] == "{" for w in words[1:]):  # `exec <<< CODE`, `exec {fd}<&0`
+            self.exec_stdin = stdin._replace(dynamic=True)
+        found: list[Record] = [Command(words, stdin, tuple(env))]
         for var, w in env:
             found += code_value(var, w)
         return found
@@ -589,7 +622,7 @@ class _Walk:
             return []  # duplicating a descriptor, not a file
         return [FileUse(word, "read" if op == "<" else "edit")]
 
-    def _stdin(self, redirects: list[Node], piped: bool,
+    def _stdin(self, redirects: list[Node], piped: Stdin | None,
                fds: dict[int, str] | None = None) -> Stdin | None:
         """Where the command's standard input comes from, when that can matter.
         (A heredoc on another descriptor counts too: ``bash /dev/fd/3 3<<< CODE``.)"""
@@ -602,10 +635,12 @@ class _Walk:
                 body = next((c for c in redirect.children if c.type == "heredoc_body"), None)
                 return Stdin("heredoc", self.text(body) if body is not None else "")
             op, target, _ = self._redirect_parts(redirect)
-            if target is not None and op in ("<<<", "<"):
+            if op == "<&" and target is not None and self.text(target) not in ("0", "-"):
+                return _DESCRIPTOR  # `bash <&3`: whatever descriptor 3 holds
+            if target is not None and op in ("<<<", "<", "<>"):
                 word = self.word([target])
                 if op == "<<<":
                     return Stdin("herestring", word.text, word.expand or word.glob)
                 return Stdin("pipe" if word.procsub else "file", None, word.procsub)
-        return Stdin("pipe", None, True) if piped else None
+        return piped
 

@@ -97,8 +97,18 @@ RISKY_ENV_PREFIXES = ("LD_", "DYLD_", "PYTHON", "GIT_", "NPM_CONFIG_", "BASH_FUN
 RISKY_ENV_SUFFIXES = ("_PAGER", "_EDITOR", "_ASKPASS", "_OPTS", "_OPTIONS", "_ADDOPTS", "OPT")
 
 
+#: bash(1) "Shell Variables" (GNU bash 5.2): BASH_CMDS is the hash table of command
+#: paths (``BASH_CMDS[ls]=/bin/rm`` makes ``ls`` run /bin/rm), BASH_ALIASES the alias table
+#: (``BASH_ALIASES[ls]=rm``): an assignment to either re-points a command name.
+COMMAND_TABLES = words("BASH_CMDS BASH_ALIASES")
+
+
 def risky_env(name: str) -> bool:
-    """Does setting the variable ``name`` change what a command runs (``LD_PRELOAD``)?"""
+    """Does setting the variable ``name`` change what a command runs (``LD_PRELOAD``)?
+    An element (``PATH[0]``, ``BASH_CMDS[ls]``) sets its array's variable."""
+    name = name.partition("[")[0]
+    if name in COMMAND_TABLES:
+        return True
     upper = name.upper()
     return (name in RISKY_ENV_NAMES or upper.startswith(RISKY_ENV_PREFIXES)
             or name.endswith(RISKY_ENV_SUFFIXES))
