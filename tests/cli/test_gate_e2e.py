@@ -95,7 +95,7 @@ def test_cases_are_decided_alike_through_dm_cc_run(rules, project, tmp_path) -> 
     records = [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
     decided = [r for r in records if r["type"] == "tool_decided"]
     finished = [r for r in records if r["type"] == "tool_finished"]
-    assert [r["input"] for r in decided] == [text for _, text, _ in cases]
+    assert [r["arguments"]["command"] for r in decided] == [text for _, text, _ in cases]
     wrong = [(name, text, expect, r["decision"])
              for (name, text, expect), r in zip(cases, decided, strict=True)
              if r["decision"] == "allow" or (expect == "deny" and r["decision"] != "deny")]
