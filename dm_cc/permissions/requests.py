@@ -74,7 +74,7 @@ def _command_requests(permission: str, analysis: ShellAnalysis, *, suggest: bool
     return [
         Request(permission, cmd.text, words=cmd.words, allowable=not cmd.dynamic,
                 sensitive=cmd.sensitive, note="; ".join(filter(None, (note, cmd.note))) or None,
-                speculative=cmd.speculative,
+                speculative=cmd.speculative, other_names=cmd.names,
                 always=None if cmd.dynamic or cmd.speculative or not suggest
                 else (always_pattern(cmd.words) or None), language="shell")
         for cmd in (*analysis.commands, *analysis.speculative)
