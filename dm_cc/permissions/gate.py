@@ -8,6 +8,10 @@ the product and the public ``decide()`` both go through it:
 * **last match wins** over the layers concatenated in order; no match → ``ask``;
 * a request with several **names** (a symlink and its target) is judged under
   each; the strictest verdict wins;
+* a command's **other names** (``npm publ`` is ``npm publish``, ``RM`` is ``rm``:
+  ``Request.other_names``) count through a deny or ask rule that matches one and
+  comes later in the stack than the rule deciding the written name: a deny on a
+  program holds for all its names, an allow is never widened by one;
 * an ``allow`` is **withheld** (becomes ``ask``) from a request that is not
   allowable (a shell command that cannot be known statically) or whose sensitive
   tokens the allowing rule does not spell out; a **speculative** request (a

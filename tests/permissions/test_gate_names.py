@@ -73,6 +73,16 @@ CASES = [
  ([A("*"), D("docker push *")], "bash", "docker image push x", "deny"),
  ([A("*"), D("podman rm *")], "bash", "podman container rm x", "deny"),
  ([A("*"), D("docker compose *")], "bash", "docker-compose down", "deny"),
+ ([A("*"), D("npm publish *")], "bash", "npm --registry https://r.example publ", "deny"),
+ ([A("*"), D("npm publish *")], "bash", "npm -ddd publ", "deny"),
+ ([A("*"), D("docker rm *")], "bash", "docker -H tcp://h:2375 container rm x", "deny"),
+ ([A("*"), D("cargo publish *")], "bash", "cargo +nightly publish", "deny"),
+ ([A("*"), D("cargo run *")], "bash", "cargo -q r", "deny"),
+ # -- flag spellings under another name: the rule's own head is read canonically too
+ ([A("*"), D("docker container rm -f *")], "bash", "docker rm --force x", "deny"),
+ ([A("*"), D("docker rm -f *")], "bash", "docker container remove --force x", "deny"),
+ ([A("*"), D("npm add -g *")], "bash", "npm i -g x", "deny"),
+ ([A("*"), D("npm install -g *")], "bash", "npm -g i x", "deny"),
  # -- exec -a: the command run is the one named after the option's value
  (ANY_RM, "bash", "exec -a ls rm -rf x", "deny"),
  (ANY_RM, "bash", "exec -cla ls rm x", "deny"),

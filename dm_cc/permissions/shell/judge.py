@@ -10,7 +10,8 @@ reported before what it runs, and a nested script's commands before the outer sc
 next command -- which is also what ``cd`` and symlink tracking need.
 
 * **A command** (:meth:`Judge.command`) is judged on its words: the command name reduced
-  to its basename, git's global options dropped, then the program modules say what it
+  to its basename (and read in lower case where the tables know only that: ``RM``),
+  git's global options dropped, its other names found (:mod:`.names`), then the program modules say what it
   does -- :mod:`.wrappers` (``sudo``, ``timeout``, ``uv run`` ...: both wrapper and inner
   command are reported), :mod:`.programs` (shells, interpreters, ``eval`` ...) and
   :mod:`.arguments` (a program's :class:`~.tables.ArgSpec`: risky options become

@@ -85,17 +85,35 @@ def other_names(texts: Sequence[str]) -> tuple[Words, ...]:
 
 
 def _subcommand_names(words: Words) -> list[Words]:
-    """The names a program gives the subcommand that ``words`` start with."""
-    if words[0] == "npm" and len(words) > 1:
-        command = npm_command(words[1])
-        if command is None:
-            return []
-        spellings = [command, *(a for a, c in NPM_ALIASES.items() if c == command)]
-        return [("npm", spelling, *words[2:]) for spelling in spellings]
-    key, group = lookup(SUBCOMMAND_NAMES, words)
-    if group is None:
-        return []
-    return [(*name, *words[len(key):]) for name in group]
+    """The names a program gives the subcommand in ``words`` (global options may come
+    first: ``npm --registry x publ``, ``docker -H h rm``), each in its place."""
+    found: list[Words] = []
+    for at in _subcommand_places(words):
+        before, rest = words[:at], words[at:]
+        if words[0] == "npm":
+            command = npm_command(rest[0])
+            if command is not None:
+                found += [(*before, spelling, *rest[1:]) for spelling in
+                          (command, *(a for a, c in NPM_ALIASES.items() if c == command))]
+            continue
+        key, group = lookup(SUBCOMMAND_NAMES, (words[0], *rest))
+        if group is not None:
+            found += [(*before, *name[1:], *rest[len(key) - 1:]) for name in group]
+    return found
+
+
+def _subcommand_places(words: Words) -> list[int]:
+    """Where the subcommand may be: the first word that is not an option, and the
+    next one too when the first may be an option's value (fail closed: every reading)."""
+    places: list[int] = []
+    for i in range(1, len(words)):
+        if words[i].startswith(("-", "+")):
+            continue
+        places.append(i)
+        if len(places) == 2 or i == 1 or not words[i - 1].startswith("-") \
+                or "=" in words[i - 1]:
+            break
+    return places
 
 
 def npm_command(word: str) -> str | None:
