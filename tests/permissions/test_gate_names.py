@@ -83,6 +83,11 @@ CASES = [
  ([A("*"), D("docker rm -f *")], "bash", "docker container remove --force x", "deny"),
  ([A("*"), D("npm add -g *")], "bash", "npm i -g x", "deny"),
  ([A("*"), D("npm install -g *")], "bash", "npm -g i x", "deny"),
+ # -- a subcommand is read as the program resolves it: npm's exec is a wrapper
+ (ANY_RM, "bash", "npm exe rm -rf x", "deny"),
+ (ANY_RM, "bash", "npm exe -- rm -rf x", "deny"),
+ ([A("npm *")], "bash", "npm exe rm -rf x", "not-allow"),
+ ([A("*"), D("npm config set *")], "bash", "npm c set registry x", "deny"),
  # -- exec -a: the command run is the one named after the option's value
  (ANY_RM, "bash", "exec -a ls rm -rf x", "deny"),
  (ANY_RM, "bash", "exec -cla ls rm x", "deny"),

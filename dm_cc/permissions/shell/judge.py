@@ -35,7 +35,7 @@ from functools import cache
 from typing import Any, NamedTuple
 
 from dm_cc.permissions.shell.arguments import inspect
-from dm_cc.permissions.shell.names import dispatch_name, other_names
+from dm_cc.permissions.shell.names import dispatch_name, npm_command, other_names
 from dm_cc.permissions.shell.programs import (
     code_builtin,
     dev_fd,
@@ -328,9 +328,12 @@ class Judge:
                 yield from self.script(alias, depth + 1, suspect)
         if name == "coproc" and len(words) > 2 and words[2].text in ("{", "("):
             words = [words[0], *words[2:]]  # coproc NAME { cmd; }: NAME names the coprocess
-        texts = [w.text for w in words]
-        written = [spelled, *texts[1:]]  # what is recorded: the name as written
+        written = [spelled, *(w.text for w in words[1:])]  # recorded: the name as written
         names = other_names(written)  # ... and every other name it has
+        if name == "npm" and len(words) > 1:  # `npm exe CMD` is `npm exec CMD` (a wrapper)
+            words = [words[0], words[1]._replace(text=npm_command(words[1].text)
+                                                 or words[1].text), *words[2:]]
+        texts = [w.text for w in words]
         slot = len(self.commands)
         self.commands.append(None)  # keep the outer command before what it runs
         outcome, stop = _NOTHING, len(words)
