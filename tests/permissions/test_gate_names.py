@@ -103,6 +103,11 @@ CASES = [
  (ANY_RM, "bash", "tool -- env X=1 /usr/bin/rm x", "deny"),
  ([A("*"), D("git push *")], "bash", "fakeroot git -C x push", "deny"),
  ([A("*"), D("npm publish *")], "bash", "fakeroot npm publ", "deny"),
+ ([A("*"), R("read", "~/.ssh/*", "deny")], "bash", "fakeroot cat ~/.ssh/id_rsa", "deny"),
+ ([A("*"), R("edit", "*", "allow"), R("edit", ".git/**", "deny")], "bash",
+  "xvfb-run cp x .git/hooks/pre-commit", "deny"),
+ ([A("*"), R("edit", "*", "allow")], "bash", "fakeroot cp a b", "allow"),
+ ([A("*")], "bash", "fakeroot cat /etc/hosts", "allow"),   # a guess's files only deny
  # -- stays as it was: ordinary commands, and a later allow of the written name
  ([A("npm install *")], "bash", "npm install", "allow"),
  ([A("npm i *")], "bash", "npm i left-pad", "allow"),

@@ -193,8 +193,7 @@ class Judge:
         return True
 
     def file(self, word: Word, access: Access) -> None:
-        if self.guessing is not None:  # a guess is offered to deny rules, not its files
-            return
+        guess = self.guessing is not None  # a guess's files: for deny rules only
         path = word.text
         if word.procsub or path in ("", "-", "{}") or path in NON_FILES or dev_fd(path):
             return
@@ -205,16 +204,17 @@ class Judge:
             if path == link or path.startswith(link + "/"):
                 dynamic = True  # through a symlink made earlier in this line: judged as
                 if target is not None:  # written (not allowable) and through its target
-                    self.files.append(FileRef(target + path[len(link):], access, False))
+                    self.files.append(FileRef(target + path[len(link):], access, False,
+                                              guess))
         if self._full(self.files):
             return
-        self.files.append(FileRef(path, access, dynamic))
+        self.files.append(FileRef(path, access, dynamic, guess))
         if self.cwd is not None and not path.startswith(("/", "~")):
             for base, unknown in (self.cwd, *self.elsewhere):  # after `cd DIR`: DIR/path
                 if self._full(self.files):
                     return
                 self.files.append(FileRef(f"{base.rstrip('/')}/{path}", access,
-                                          dynamic or unknown))
+                                          dynamic or unknown, guess))
 
     def chdir(self, name: str, args: Sequence[Word]) -> None:
         """Track ``cd``: later relative paths are also reported under the new directory.

@@ -30,6 +30,8 @@ class FileRef(NamedTuple):
     path: str
     access: Literal["read", "edit"]
     dynamic: bool = False
+    # Named by a guessed inner command (`fakeroot cat ~/.ssh/id_rsa`): only a deny decides.
+    speculative: bool = False
 
 
 class ShellAnalysis(NamedTuple):
