@@ -115,6 +115,8 @@ def _explain(args: argparse.Namespace) -> int:
         request = v.request
         print(f"\nrequest {request.permission} {request.pattern!r}"
               + (f" (also {', '.join(request.aliases)})" if request.aliases else ""))
+        if request.other_names:  # judged by deny and ask rules too (Request.other_names)
+            print("  other names: " + ", ".join(repr(" ".join(w)) for w in request.other_names))
         if request.note:
             print(f"  {request.note}")
         print("  rules for this permission, in order (last match wins):")

@@ -252,9 +252,11 @@ class Ruleset:
         candidates = self.candidates(request.permission)
         if not candidates:
             return []
-        subjects = [(name, subject(request.permission, name, request.words, self.context,
+        named = [(name, request.words) for name in request.names]
+        named += [(" ".join(words), words) for words in request.other_names]
+        subjects = [(name, subject(request.permission, name, words, self.context,
                                    request.language))
-                    for name in request.names]
+                    for name, words in named]
         return [(candidate.index, tuple(name for name, prepared in subjects
                                         if candidate.matches(prepared)))
                 for candidate in candidates]

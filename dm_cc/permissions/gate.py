@@ -8,6 +8,10 @@ the product and the public ``decide()`` both go through it:
 * **last match wins** over the layers concatenated in order; no match → ``ask``;
 * a request with several **names** (a symlink and its target) is judged under
   each; the strictest verdict wins;
+* a command's **other names** (``npm publ`` is ``npm publish``, ``RM`` is ``rm``:
+  ``Request.other_names``) count through a deny or ask rule that matches one and
+  comes later in the stack than the rule deciding the written name: a deny on a
+  program holds for all its names, an allow is never widened by one;
 * an ``allow`` is **withheld** (becomes ``ask``) from a request that is not
   allowable (a shell command that cannot be known statically) or whose sensitive
   tokens the allowing rule does not spell out; a **speculative** request (a
@@ -117,6 +121,8 @@ class Verdict:
     note: str | None = None
     layer: str | None = field(default=None, compare=False)
     origin: Origin | None = field(default=None, compare=False)
+    #: The deciding rule's position in its layer (None: the default).
+    index: int | None = field(default=None, compare=False)
 
 
 class Decision(NamedTuple):
@@ -227,6 +233,8 @@ class Gate:
         """The request under each of its names (a symlink and its target), the
         approval rule applied name by name, the strictest verdict; then the ceilings."""
         verdict = _strictest(self._judge_name(request, name) for name in request.names)
+        if request.other_names:
+            verdict = self._other_names(request, verdict)
         for ceiling in self.ceilings:
             verdict = ceiling.limits(verdict)
         return verdict
@@ -238,6 +246,34 @@ class Gate:
             if configured.action != "ask" or configured.layer in self._binding:
                 verdict = configured
         return verdict
+
+    def _other_names(self, request: Request, verdict: Verdict) -> Verdict:
+        """A command's other names (``npm publ`` is ``npm publish``): a deny or ask
+        rule matching one decides when it is stricter and later in the stack than the
+        rule that decided the name as written -- later, so that ``deny python *`` then
+        ``allow python3 *`` still allows ``python3`` (the person's last word), and the
+        catch-all ``deny *`` of a deny-by-default policy does not deny ``npm i`` that
+        ``allow npm i *`` allows; a rule's own deny or ask, never a withheld allow or
+        the default."""
+        for words in request.other_names:
+            text = " ".join(words)
+            alone = replace(request, pattern=text, aliases=(), words=words, other_names=())
+            other = self._judge_name(alone, text)
+            if other.layer is None or other.action == "allow" or other.action != other.rule.action \
+                    or STRICTNESS[other.action] <= STRICTNESS[verdict.action] \
+                    or self._place(other) <= self._place(verdict):
+                continue
+            why = f"{text} is another name of {request.pattern}"
+            verdict = replace(other, request=request,
+                              note="; ".join(n for n in (why, other.note) if n))
+        return verdict
+
+    def _place(self, verdict: Verdict) -> tuple[int, int]:
+        """Where the verdict's rule stands in the stack (the default: before all)."""
+        if verdict.layer is None or verdict.index is None:
+            return (-1, -1)
+        where = next(i for i, layer in enumerate(self.layers) if layer.name == verdict.layer)
+        return (where, verdict.index)
 
     def decide(self, requests: Iterable[Request]) -> Decision:
         return combine(self.judge(request) for request in requests)
@@ -323,11 +359,11 @@ class _Stack:
     def judge_name(self, request: Request, name: str) -> Verdict:
         """One request under one of its names."""
         hit = last_match(request.permission, name, request.words, self.rulesets, request.language)
-        rule, layer = DEFAULT_RULE, None
+        rule, layer, index = DEFAULT_RULE, None, None
         origin: Origin = "builtin"
         if hit is not None:
             found = self.layers[hit[0]]
-            rule, layer, origin = found.rules[hit[1]], found.name, found.origin
+            rule, layer, origin, index = found.rules[hit[1]], found.name, found.origin, hit[1]
         action: Action = rule.action
         note = None
         # A guessed command is decided only by a deny that names what it denies: the
@@ -341,7 +377,7 @@ class _Stack:
             note = _withheld(request, rule) or _protected(request, rule, origin)
             if note is not None:
                 action = "ask"
-        return Verdict(request, rule, action, name, note, layer, origin)
+        return Verdict(request, rule, action, name, note, layer, origin, index)
 
 
 def _strictest(verdicts: Iterable[Verdict]) -> Verdict:

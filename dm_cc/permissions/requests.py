@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any, Literal
 
 from dm_cc.permissions.paths import PathContextDirs, canonical_path, special_root
@@ -74,7 +75,7 @@ def _command_requests(permission: str, analysis: ShellAnalysis, *, suggest: bool
     return [
         Request(permission, cmd.text, words=cmd.words, allowable=not cmd.dynamic,
                 sensitive=cmd.sensitive, note="; ".join(filter(None, (note, cmd.note))) or None,
-                speculative=cmd.speculative,
+                speculative=cmd.speculative, other_names=cmd.names,
                 always=None if cmd.dynamic or cmd.speculative or not suggest
                 else (always_pattern(cmd.words) or None), language="shell")
         for cmd in (*analysis.commands, *analysis.speculative)
@@ -95,8 +96,11 @@ def shell_requests(permission: str, command: str, where: PathContextDirs) -> lis
         note = f"{'written' if ref.access == 'edit' else 'read'} by the shell command"
         if ref.dynamic:
             note += "; the path is not static, so it cannot be allowed by a rule"
-        requests.extend(path_requests(ref.access, ref.path, where, allowable=not ref.dynamic,
-                                      note=note))
+        found = path_requests(ref.access, ref.path, where, allowable=not ref.dynamic, note=note)
+        if ref.speculative:  # named by a guessed inner command: only a deny decides it
+            found = [replace(r, speculative=True, note="named by a guessed inner command")
+                     for r in found]
+        requests.extend(found)
     return requests or [_whole_line(permission, command)]
 
 

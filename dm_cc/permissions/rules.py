@@ -140,6 +140,13 @@ class Request:
     speculative: bool = False  # only a deny counts (a guessed inner command)
     # How ``pattern`` is read; None: the engine's own permissions' language, else a name.
     language: Language | None = None
+    #: Other names of what a shell request runs, each as its words (``npm publ`` is
+    #: ``npm publish``; ``RM`` is ``rm`` where the filesystem folds case; ``pip3.11`` is
+    #: ``pip``): a deny or ask rule matching one decides the request when it comes later
+    #: in the stack than the rule deciding the name as written. So a deny on a program
+    #: holds for all its names, an allow is never widened by one, and a later allow of
+    #: the written name stands (``deny python *`` then ``allow python3 *``).
+    other_names: tuple[tuple[str, ...], ...] = ()
     #: Why writing this path makes code run later (``dm_cc.permissions.protected``):
     #: only an exact rule of the person's own opens it. None: not a protected path.
     protected: str | None = None

@@ -302,12 +302,15 @@ def compile_flag_rule(pattern: str) -> FlagRule | None:
         # Without options, only a command with a subcommand (`kubectl delete *`) gains
         # anything: global options may stand between them (`kubectl -n prod delete`).
         return None
+    tail = " ".join(others[len(head):])
+    spelled, canonical = lookup(COMMAND_ALIASES, head)  # as the words are: `npm add -g *`
+    if canonical is not None:                          # is `npm install -g *`
+        head = [*canonical, *head[len(spelled):]]
     aliases = lookup(FLAG_ALIASES, head)[1] or {}
     whole = head[0] in SINGLE_DASH_LONG
     flags: set[str] = set()
     for word in options:
         flags |= _canonical(word, aliases, whole)
-    tail = " ".join(others[len(head):])
     if starred and not tail.endswith("*"):
         tail = f"{tail} *".lstrip()
     return FlagRule(tuple(head), frozenset(flags), tail)

@@ -10,7 +10,8 @@ reported before what it runs, and a nested script's commands before the outer sc
 next command -- which is also what ``cd`` and symlink tracking need.
 
 * **A command** (:meth:`Judge.command`) is judged on its words: the command name reduced
-  to its basename, git's global options dropped, then the program modules say what it
+  to its basename (and read in lower case where the tables know only that: ``RM``),
+  git's global options dropped, its other names found (:mod:`.names`), then the program modules say what it
   does -- :mod:`.wrappers` (``sudo``, ``timeout``, ``uv run`` ...: both wrapper and inner
   command are reported), :mod:`.programs` (shells, interpreters, ``eval`` ...) and
   :mod:`.arguments` (a program's :class:`~.tables.ArgSpec`: risky options become
@@ -34,6 +35,7 @@ from functools import cache
 from typing import Any, NamedTuple
 
 from dm_cc.permissions.shell.arguments import inspect
+from dm_cc.permissions.shell.names import dispatch_name, npm_command, other_names
 from dm_cc.permissions.shell.programs import (
     ANY_NAME,
     Rename,
@@ -76,6 +78,7 @@ from dm_cc.permissions.shell.tables.commands import (
 )
 from dm_cc.permissions.shell.tables.environment import COMMAND_TABLES
 from dm_cc.permissions.shell.tables.interpreters import EVAL_BUILTINS, INTERPRETERS, SHELLS
+from dm_cc.permissions.shell.tables.wrappers import WRAPPERS
 from dm_cc.permissions.shell.walk import SHOWN, walk
 from dm_cc.permissions.shell.wrappers import unwrap, wrapper_lookup
 
@@ -125,6 +128,10 @@ class Judge:
         self.renamed: list[Rename] = []  # command names re-pointed (hash -p, alias ...)
         self.bodies: list[str] = []  # static heredoc and here-string texts in this line
         self.opaque = False  # a shell reads a script this line does not show it
+        # While judging a guessed inner command (`fakeroot rm x`): why it is guessed;
+        # what it records is speculative. `guessed`: the guesses judged so far (each once).
+        self.guessing: str | None = None
+        self.guessed: set[tuple[str, ...]] = set()
 
     def run(self, source: str) -> None:
         """Judge ``source`` and every script found in it, depth-first."""
@@ -152,7 +159,7 @@ class Judge:
             self.reread()
         if self.opaque:  # `exec 3<<< CODE; bash <&3`, `f() { sh; }; f <<< CODE`: a shell
             for body in dict.fromkeys(self.bodies):  # reads what it cannot be shown to read
-                self.guess(body, "a shell in this line may read it as its script")
+                self.guess_script(body, "a shell in this line may read it as its script")
 
     def reread(self) -> None:
         """Commands whose name the line re-points (``BASH_CMDS[ls]=/bin/rm``, ``hash -p``,
@@ -183,16 +190,22 @@ class Judge:
     # recording --------------------------------------------------------------
     def record(self, words: Sequence[str], dynamic: bool, suspect: str | None,
                sensitive: Sequence[str] = (), note: str | None = None,
-               slot: int | None = None) -> None:
-        """Store one SimpleCommand (in a reserved ``slot`` when given)."""
+               slot: int | None = None, names: tuple[tuple[str, ...], ...] = ()) -> None:
+        """Store one SimpleCommand (in a reserved ``slot`` when given); while a guess is
+        judged, as a speculative command."""
         tokens = tuple(dict.fromkeys(sensitive)) if sensitive else ()
         if any(t.partition("[")[0] in COMMAND_TABLES for t in tokens):
             self.renamed += table_renames(words)
+        if self.guessing is not None:
+            if not self._full(self.speculative):
+                self.speculative.append(SimpleCommand(tuple(words), dynamic, tokens,
+                                                      self.guessing, True, names))
+            return
         if suspect is not None and not dynamic:
             dynamic, note = True, note or suspect
         if tokens and note is None:
             note = f"uses {', '.join(tokens)}"
-        command = SimpleCommand(tuple(words), dynamic, tokens, note)
+        command = SimpleCommand(tuple(words), dynamic, tokens, note, names=names)
         if slot is None:
             if self._full(self.commands):
                 return
@@ -217,6 +230,7 @@ class Judge:
         return True
 
     def file(self, word: Word, access: Access) -> None:
+        guess = self.guessing is not None  # a guess's files: for deny rules only
         path = word.text
         if word.procsub or path in ("", "-", "{}") or path in NON_FILES or dev_fd(path):
             return
@@ -227,20 +241,23 @@ class Judge:
             if path == link or path.startswith(link + "/"):
                 dynamic = True  # through a symlink made earlier in this line: judged as
                 if target is not None:  # written (not allowable) and through its target
-                    self.files.append(FileRef(target + path[len(link):], access, False))
+                    self.files.append(FileRef(target + path[len(link):], access, False,
+                                              guess))
         if self._full(self.files):
             return
-        self.files.append(FileRef(path, access, dynamic))
+        self.files.append(FileRef(path, access, dynamic, guess))
         if self.cwd is not None and not path.startswith(("/", "~")):
             for base, unknown in (self.cwd, *self.elsewhere):  # after `cd DIR`: DIR/path
                 if self._full(self.files):
                     return
                 self.files.append(FileRef(f"{base.rstrip('/')}/{path}", access,
-                                          dynamic or unknown))
+                                          dynamic or unknown, guess))
 
     def chdir(self, name: str, args: Sequence[Word]) -> None:
         """Track ``cd``: later relative paths are also reported under the new directory.
         (Subshells are not tracked, so both spellings are always reported.)"""
+        if self.guessing is not None:  # a guessed `cd` is not followed
+            return
         target = next((w for w in args if not w.text.startswith("-") or w.text == "-"), None)
         if name == "popd" or (target is not None and target.text == "-"):
             self.cwd = ("$OLDPWD", True)
@@ -282,7 +299,7 @@ class Judge:
                             record.suspect or suspect, record.sensitive, record.note)
             elif isinstance(record, Script):
                 yield from self.script(record.word, depth + 1, record.suspect or suspect)
-            elif isinstance(record, Deferred):
+            elif isinstance(record, Deferred) and self.guessing is None:
                 self.deferred.setdefault(record.stores, record.text)
                 if record.code is not None and len(self.stored_code) < 8:
                     self.stored_code.append(record.code)
@@ -296,10 +313,11 @@ class Judge:
         so a deny is not lost to a parse error. (The guesses, each word quoted, are judged
         by a judge of their own: wrappers and ``bash -c`` are followed as usual.)"""
         if self.scanning:
-            self.guess("\n".join(" ".join(map(_quoted, words)) for words in word_scan(text)),
+            self.guess_script("\n".join(" ".join(map(_quoted, words))
+                                         for words in word_scan(text)),
                        "found in text the parser rejected")
 
-    def guess(self, script: str, note: str) -> None:
+    def guess_script(self, script: str, note: str) -> None:
         """Judge ``script`` on its own and offer its commands to the deny rules only."""
         sub = Judge(len(script), scanning=False)
         sub.run(script)
@@ -307,7 +325,8 @@ class Judge:
         for command in (*found.commands, *found.speculative):
             if self._full(self.speculative):
                 return
-            self.speculative.append(SimpleCommand(command.words, speculative=True, note=note))
+            self.speculative.append(SimpleCommand(command.words, speculative=True, note=note,
+                                                  names=command.names))
 
     def script(self, word: Word, depth: int, suspect: str | None) -> Iterator[Nested]:
         """A string some command runs as shell code."""
@@ -357,6 +376,9 @@ class Judge:
         else:
             name = head.text
             words = list(words)
+        spelled = name  # recorded as written; `RM`, `Sudo` are read as the program they
+        name = dispatch_name(name, _known())  # run where the filesystem folds case
+        words = [words[0]._replace(text=name), *words[1:]]
         if name == "git":
             words, places, alias = _git_globals(words, sensitive)
             for place in places:  # `git -C DIR`: what lies in DIR is read (and more)
@@ -365,6 +387,11 @@ class Judge:
                 yield from self.script(alias, depth + 1, suspect)
         if name == "coproc" and len(words) > 2 and words[2].text in ("{", "("):
             words = [words[0], *words[2:]]  # coproc NAME { cmd; }: NAME names the coprocess
+        written = [spelled, *(w.text for w in words[1:])]  # recorded: the name as written
+        names = other_names(written)  # ... and every other name it has
+        if name == "npm" and len(words) > 1:  # `npm exe CMD` is `npm exec CMD` (a wrapper)
+            words = [words[0], words[1]._replace(text=npm_command(words[1].text)
+                                                 or words[1].text), *words[2:]]
         texts = [w.text for w in words]
         self.renamed += renames(name, words[1:])
         slot = len(self.commands)
@@ -381,8 +408,7 @@ class Judge:
         elif name in INTERPRETERS or versioned_interpreter(name):
             outcome = interpreter(words, stdin)
             if len(texts) > 2 and texts[1] == "-m":  # python -m pip install x: as `pip …`
-                self.speculative.append(SimpleCommand(tuple(texts[2:]), speculative=True,
-                                                      note=f"{name} -m runs it"))
+                yield from self.guess(words[2:], depth, f"{written[0]} -m runs it")
         elif name in ("source", ".") and len(words) > 1:
             outcome = source(words, stdin)
         elif name in ("eval", "alias", "trap"):
@@ -406,18 +432,34 @@ class Judge:
         if spec is not None and (effects := inspect(spec_key, spec, words, stop)):
             yield from self.apply(effects, depth, suspect, sensitive)
         if name in ("ln", "cp") and _makes_symlink(texts):
-            names = [t for t in texts[1:] if t != "--" and not t.startswith("-")]
-            if names:
-                link = names[-1].rstrip("/") or names[-1]
-                self.links[link] = _link_target(link, names[-2]) if len(names) > 1 else None
+            operands = [t for t in texts[1:] if t != "--" and not t.startswith("-")]
+            if operands:
+                link = operands[-1].rstrip("/") or operands[-1]
+                self.links[link] = _link_target(link, operands[-2]) if len(operands) > 1 \
+                    else None
         dynamic = outcome.note is not None or any(w.expand for w in words)
+        self.record(written, dynamic, suspect, sensitive, outcome.note, slot, names)
+        for var, word in env:
+            self.record((word.text, *written), dynamic or word.expand, suspect, (var,),
+                        f"runs with {var} set")
         if spec is None and wrapper is None and not dynamic and name not in NOT_RUNNERS \
                 and name not in SHELLS and not versioned_interpreter(name):
-            self.speculative += _speculate(texts)
-        self.record(texts, dynamic, suspect, sensitive, outcome.note, slot)
-        for var, word in env:
-            self.record((word.text, *texts), dynamic or word.expand, suspect, (var,),
-                        f"runs with {var} set")
+            for start in _speculate(texts):
+                yield from self.guess(words[start:], depth, f"{written[0]} may run it")
+
+    def guess(self, words: list[Word], depth: int, why: str) -> Iterator[Nested]:
+        """Judge a guessed inner command like any command (its name reduced, wrappers
+        unwrapped, scripts parsed), everything it records speculative: only a deny
+        rule decides it. Each guess once (a guess of a guess is a later suffix)."""
+        key = tuple(w.text for w in words)
+        if not key or key in self.guessed:
+            return
+        self.guessed.add(key)
+        outer, self.guessing = self.guessing, self.guessing or why
+        try:
+            yield from self.command(words, depth + 1, suspect=None)
+        finally:
+            self.guessing = outer
 
     def apply(self, effects: Iterable[Effect], depth: int, suspect: str | None,
               sensitive: list[str]) -> Iterator[Nested]:
@@ -464,15 +506,23 @@ def _makes_symlink(texts: Sequence[str]) -> bool:
 
 
 @cache
+def _known() -> frozenset[str]:
+    """Every program name a table knows (built once, on first use)."""
+    return frozenset({key[0] for key in (*ARG_SPECS, *WRAPPERS)}
+                     | SHELLS | INTERPRETERS | NOT_RUNNERS | EVAL_BUILTINS)
+
+
+@cache
 def _plausible_command() -> re.Pattern[str]:
     """A word that could name a program (compiled once, on first use)."""
-    return re.compile(r"[A-Za-z_][\w.+-]*")
+    return re.compile(r"(?:[\w.+-]*/)*[A-Za-z_][\w.+-]*")
 
 
 
-def _speculate(texts: Sequence[str]) -> list[SimpleCommand]:
+def _speculate(texts: Sequence[str]) -> list[int]:
     """An unknown program may be a wrapper (`fakeroot rm -rf x`, `xvfb-run cmd`,
-    `tool -- cmd`): what would be its inner command, offered to the deny rules."""
+    `tool -- cmd`): where its inner command would start, to be offered to the deny
+    rules (a path counts as a name: `fakeroot /bin/rm`)."""
     starts: list[int] = []
     plausible = _plausible_command()
     if "--" in texts[1:]:
@@ -485,8 +535,7 @@ def _speculate(texts: Sequence[str]) -> list[SimpleCommand]:
             if i > 1 and texts[i - 1].startswith("-") and "=" not in texts[i - 1]:
                 continue  # it may be that option's value: try the next word too
             break
-    return [SimpleCommand(tuple(texts[start:]), speculative=True, note=f"{texts[0]} may run it")
-            for start in dict.fromkeys(starts) if start < len(texts)]
+    return [start for start in dict.fromkeys(starts) if start < len(texts)]
 
 
 def _git_globals(words: list[Word], sensitive: list[str]

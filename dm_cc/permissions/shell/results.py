@@ -15,6 +15,9 @@ class SimpleCommand(NamedTuple):
     # A guess that an unknown program runs its arguments as a command (`fakeroot rm
     # -rf x`): only a deny decides it; anything else leaves the line as it was.
     speculative: bool = False
+    # The command's other names (`npm publ` is `npm publish`, `RM` may be `rm`, `pip3.11`
+    # is `pip`), each as its words: deny and ask rules see them too (.names).
+    names: tuple[tuple[str, ...], ...] = ()
 
     @property
     def text(self) -> str:
@@ -27,6 +30,8 @@ class FileRef(NamedTuple):
     path: str
     access: Literal["read", "edit"]
     dynamic: bool = False
+    # Named by a guessed inner command (`fakeroot cat ~/.ssh/id_rsa`): only a deny decides.
+    speculative: bool = False
 
 
 class ShellAnalysis(NamedTuple):

@@ -8,6 +8,7 @@
   programs that never run their arguments.
 * :mod:`.suggestions` -- how many words an "always allow" suggestion keeps.
 * :mod:`.flag_aliases` -- long/short spellings of the same flag, for deny/ask rules.
+* :mod:`.program_names` -- other names of a program and its subcommands (versions, aliases).
 
 Tables are checked as they are built: :func:`words` refuses a word given twice,
 :func:`table` and :func:`names` a key given twice (a Python dict literal would keep the
