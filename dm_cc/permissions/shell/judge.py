@@ -28,6 +28,7 @@ next command -- which is also what ``cd`` and symlink tracking need.
 # No `from __future__ import annotations` here: NamedTuple classes build about twice as
 # fast with evaluated annotations, and this module is imported at start-up.
 
+import posixpath
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from functools import cache
@@ -116,6 +117,9 @@ class Judge:
         self.deferred: dict[bool, str] = {}
         self.stored_code: list[str] = []  # static stored values holding a substitution
         self.overflowed = False  # MAX_REFERENCES reached: the rest is not recorded
+        # a command of this line that may have written the repository's own files (an
+        # archive extracted into the working directory): what it was, for the note
+        self.planted_repository: str | None = None
 
     def run(self, source: str) -> None:
         """Judge ``source`` and every script found in it, depth-first."""
@@ -148,14 +152,14 @@ class Judge:
     # recording --------------------------------------------------------------
     def record(self, words: Sequence[str], dynamic: bool, suspect: str | None,
                sensitive: Sequence[str] = (), note: str | None = None,
-               slot: int | None = None) -> None:
+               slot: int | None = None, runs_in: str | None = None) -> None:
         """Store one SimpleCommand (in a reserved ``slot`` when given)."""
         tokens = tuple(dict.fromkeys(sensitive)) if sensitive else ()
         if suspect is not None and not dynamic:
             dynamic, note = True, note or suspect
         if tokens and note is None:
             note = f"uses {', '.join(tokens)}"
-        command = SimpleCommand(tuple(words), dynamic, tokens, note)
+        command = SimpleCommand(tuple(words), dynamic, tokens, note, runs_in=runs_in)
         if slot is None:
             if self._full(self.commands):
                 return
@@ -300,6 +304,7 @@ class Judge:
         else:
             name = head.text
             words = list(words)
+        written = words  # as written, with git's global options
         if name == "git":
             words, places, alias = _git_globals(words, sensitive)
             for place in places:  # `git -C DIR`: what lies in DIR is read (and more)
@@ -352,9 +357,40 @@ class Judge:
                 and name not in SHELLS and not versioned_interpreter(name):
             self.speculative += _speculate(texts)
         self.record(texts, dynamic, suspect, sensitive, outcome.note, slot)
+        if name == "git":
+            self.git_elsewhere(written, suspect)
         for var, word in env:
             self.record((word.text, *texts), dynamic or word.expand, suspect, (var,),
                         f"runs with {var} set")
+
+    def git_elsewhere(self, words: list[Word], suspect: str | None) -> None:
+        """git run in another directory than the session's finds the repository there:
+        a directory laid out as a git dir (``HEAD``, ``config``, ``objects/``, ``refs/``;
+        gitrepository-layout(5), found by git's discovery without any ``.git``) or one
+        holding ``.git``. Its config runs commands (``core.fsmonitor`` on ``git status``
+        and ``git diff``, ``core.pager``, hooks: git-config(1)). So such a run is one more
+        request, ``git -C DIR …`` (``cd DIR``, ``pushd``, ``env -C`` and ``sudo -D`` put
+        as git's own ``-C``), which only an allow rule naming ``-C`` allows, and none when
+        DIR is not static. Left out when DIR is the session's directory (``runs_in``)."""
+        dirs, other = _git_directories(words)
+        rest = [w.text for w in words[1:]]
+        if self.planted_repository is not None:
+            self.record(("git", *rest), True, suspect, note=(
+                f"runs after {self.planted_repository}, which may have written the "
+                "repository's own files (its config runs commands)"))
+        if self.cwd is None and not dirs and not other:
+            return
+        unknown = any(d.expand or d.glob for d in dirs)
+        for base in [None] if self.cwd is None else [self.cwd, *self.elsewhere]:
+            start = [] if base is None else [base[0]]
+            dynamic = unknown or (base is not None and base[1])
+            parts = [*start, *(d.text for d in dirs)]
+            self.record(("git", *(["-C", *start] if start else []), *rest), dynamic, suspect,
+                        ("-C",), note=(
+                            f"runs git in {' then '.join(parts) or 'another git directory'}:"
+                            " a repository there brings its own config, which can run "
+                            "commands"),
+                        runs_in=None if dynamic or other else _directory(parts))
 
     def apply(self, effects: Iterable[Effect], depth: int, suspect: str | None,
               sensitive: list[str]) -> Iterator[Nested]:
@@ -377,6 +413,31 @@ class Judge:
                 yield from self.command(effect.words, depth + 1, effect.stdin, effect.env,
                                         suspect)
                 self.cwd = outer
+
+
+def _git_directories(words: Sequence[Word]) -> tuple[list[Word], bool]:
+    """The directories git's ``-C`` options name, in order, and whether ``--git-dir`` or
+    ``--work-tree`` names another place (git(1) OPTIONS; ``-C`` takes its own word)."""
+    dirs: list[Word] = []
+    other, i = False, 1
+    while i < len(words) and len(words[i].text) > 1 and words[i].text[0] == "-":
+        name, eq, _ = words[i].text.partition("=")
+        if name == "-C" and i + 1 < len(words):
+            dirs.append(words[i + 1])
+        elif name in GIT_GLOBAL_PLACES:
+            other = True
+        i += 2 if name in GIT_GLOBAL_VALUE and not eq else 1
+    return dirs, other
+
+
+def _directory(parts: Sequence[str]) -> str:
+    """Where ``cd BASE; git -C D1 -C D2`` runs, from the session's directory (each
+    relative ``-C`` is taken from the one before: git(1) ``-C``)."""
+    path = "."
+    for part in parts:
+        if part:  # `-C ''` leaves the directory as it is
+            path = part if part.startswith(("/", "~")) else posixpath.join(path, part)
+    return posixpath.normpath(path) if not path.startswith("~") else path
 
 
 def _link_target(link: str, target: str) -> str | None:

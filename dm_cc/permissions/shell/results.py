@@ -15,6 +15,10 @@ class SimpleCommand(NamedTuple):
     # A guess that an unknown program runs its arguments as a command (`fakeroot rm
     # -rf x`): only a deny decides it; anything else leaves the line as it was.
     speculative: bool = False
+    # git run in another directory than the session's (`cd sub && git status`), as a path
+    # from the session's directory when static: the request is left out when it names
+    # the session's directory itself (`cd /the/project && git status`).
+    runs_in: str | None = None
 
     @property
     def text(self) -> str:
