@@ -22,7 +22,11 @@ next command -- which is also what ``cd`` and symlink tracking need.
   capped at ``MAX_DEPTH`` and re-parsed text at a budget proportional to the input, so the
   work stays linear in practice.
 * ``cd DIR`` is followed loosely: later relative paths are reported both as written and
-  under DIR, so ``cd ~/.ssh && cat id_rsa`` still names ``~/.ssh/id_rsa``.
+  under DIR, so ``cd ~/.ssh && cat id_rsa`` still names ``~/.ssh/id_rsa``; git run there
+  is one more request, ``git -C DIR …`` (a repository there brings its own config).
+* Links the line makes (``ln``, ``cp -s``/``-l``, ``link``) and directories where a
+  command may have left symlinks (an archive extracted, a patch applied: :mod:`.planting`)
+  make later paths under them unknown targets.
 """
 
 # No `from __future__ import annotations` here: NamedTuple classes build about twice as
@@ -35,6 +39,7 @@ from functools import cache
 from typing import Any, NamedTuple
 
 from dm_cc.permissions.shell.arguments import inspect
+from dm_cc.permissions.shell.planting import landing, made_links
 from dm_cc.permissions.shell.programs import (
     code_builtin,
     dev_fd,
@@ -72,6 +77,7 @@ from dm_cc.permissions.shell.tables.commands import (
     SYSTEM_BIN_DIRS,
 )
 from dm_cc.permissions.shell.tables.interpreters import EVAL_BUILTINS, INTERPRETERS, SHELLS
+from dm_cc.permissions.shell.tables.planting import PLANTERS
 from dm_cc.permissions.shell.walk import SHOWN, walk
 from dm_cc.permissions.shell.wrappers import unwrap, wrapper_lookup
 
@@ -90,6 +96,9 @@ _RESERVED = frozenset({"!", "case", "coproc", "do", "done", "elif", "else", "esa
 # asks (a line built to multiply its requests -- CDPATH entries times `cd`s times
 # operands -- must not cost the person more than a line that names this many).
 MAX_REFERENCES = 4_096
+# Links and planted directories one line keeps apart: beyond, any path may be a link
+# (each later path is checked against all of them).
+MAX_LINKS = 256
 
 
 class Nested(NamedTuple):
@@ -111,7 +120,10 @@ class Judge:
         self.cwd: tuple[str, bool] | None = None  # directory from `cd`, and whether unknown
         self.cdpath: list[Word] = []  # CDPATH set in this line: where `cd DIR` may lead
         self.elsewhere: list[tuple[str, bool]] = []  # more places the last `cd` may have led
-        self.links: dict[str, str | None] = {}  # symlinks this line makes -> their target
+        self.links: dict[str, str | None] = {}  # links this line makes -> what they reach
+        # where commands of this line may have left symlinks (normalised paths from the
+        # session's directory; "." alone: anywhere)
+        self.planted: list[str] = []
         # deferred evaluation: the first value stored that may hold code, and the first
         # place that evaluates a stored value (both in one line: the line is dynamic)
         self.deferred: dict[bool, str] = {}
@@ -192,9 +204,10 @@ class Judge:
             dynamic = True  # ~+ ($PWD), ~- ($OLDPWD), ~user: only the running shell knows
         for link, target in self.links.items():
             if path == link or path.startswith(link + "/"):
-                dynamic = True  # through a symlink made earlier in this line: judged as
+                dynamic = True  # through a link made earlier in this line: judged as
                 if target is not None:  # written (not allowable) and through its target
                     self.files.append(FileRef(target + path[len(link):], access, False))
+        dynamic = dynamic or self.under_planted(path)
         if self._full(self.files):
             return
         self.files.append(FileRef(path, access, dynamic))
@@ -202,8 +215,58 @@ class Judge:
             for base, unknown in (self.cwd, *self.elsewhere):  # after `cd DIR`: DIR/path
                 if self._full(self.files):
                     return
-                self.files.append(FileRef(f"{base.rstrip('/')}/{path}", access,
-                                          dynamic or unknown))
+                there = f"{base.rstrip('/')}/{path}"
+                self.files.append(FileRef(there, access, dynamic or unknown
+                                          or self.under_planted(there)))
+
+    def link(self, name: Word, target: str | None) -> None:
+        """A second name this line makes for ``target`` (``ln``, ``cp -s``/``-l``,
+        ``link``): later paths under it are unknown targets, also judged at ``target``.
+        A name that is not static, or one link too many, may be any path."""
+        if name.expand or name.glob or len(self.links) >= MAX_LINKS:
+            self.planted = ["."]
+        else:
+            self.links[name.text.rstrip("/") or name.text] = target
+
+    def plant(self, what: str, where: Iterable[Word], repository: bool) -> None:
+        """``what`` may have left symlinks under each of ``where`` (an archive's members,
+        a patch's files, a checkout, a copy): a later path under one is an unknown target.
+        A directory given relative to the session's one is a prefix of the paths it
+        covers; any other (absolute, ``~``, ``..``, not static, after a ``cd`` that is
+        not) covers every path, as the session's own directory does (the analysis does
+        not know where that is, so an absolute path may lie in it)."""
+        for word in where:
+            scope = self._scope(word)
+            if repository and (scope == "." or scope.split("/", 1)[0].lower() == ".git"):
+                self.planted_repository = self.planted_repository or what
+            if scope == "." or len(self.planted) >= MAX_LINKS:
+                self.planted = ["."]
+            elif "." not in self.planted:
+                self.planted.append(scope)
+
+    def _scope(self, word: Word) -> str:
+        """``word``, a directory, as a normalised path from the session's directory
+        (``.``: unknown, or the session's directory itself)."""
+        text = word.text
+        if word.expand or word.glob or (self.cwd is not None and self.cwd[1]):
+            return "."
+        if self.cwd is not None and not text.startswith(("/", "~")):
+            text = f"{self.cwd[0].rstrip('/')}/{text}"
+        if text.startswith(("/", "~")):
+            return "."
+        text = posixpath.normpath(text)
+        return "." if text == ".." or text.startswith("../") else text
+
+    def under_planted(self, path: str) -> bool:
+        """Whether ``path`` may lie under what a command of this line planted."""
+        if not self.planted:
+            return False
+        if self.planted == ["."] or path.startswith(("/", "~")):
+            return True
+        path = posixpath.normpath(path)
+        if path == ".." or path.startswith("../"):
+            return True
+        return any(path == scope or path.startswith(scope + "/") for scope in self.planted)
 
     def chdir(self, name: str, args: Sequence[Word]) -> None:
         """Track ``cd``: later relative paths are also reported under the new directory.
@@ -347,11 +410,13 @@ class Judge:
         spec_key, spec = lookup(ARG_SPECS, texts)
         if spec is not None and (effects := inspect(spec_key, spec, words, stop)):
             yield from self.apply(effects, depth, suspect, sensitive)
-        if name in ("ln", "cp") and _makes_symlink(texts):
-            names = [t for t in texts[1:] if t != "--" and not t.startswith("-")]
-            if names:
-                link = names[-1].rstrip("/") or names[-1]
-                self.links[link] = _link_target(link, names[-2]) if len(names) > 1 else None
+        if name in ("ln", "cp", "link"):
+            for link, target in made_links(name, words):
+                self.link(link, target)
+        plant_key, plants = lookup(PLANTERS, texts)
+        if plants is not None:
+            self.plant(" ".join(plant_key), landing(plant_key, plants, spec, words),
+                       plants.repository)
         dynamic = outcome.note is not None or any(w.expand for w in words)
         if spec is None and wrapper is None and not dynamic and name not in NOT_RUNNERS \
                 and name not in SHELLS and not versioned_interpreter(name):
@@ -438,22 +503,6 @@ def _directory(parts: Sequence[str]) -> str:
         if part:  # `-C ''` leaves the directory as it is
             path = part if part.startswith(("/", "~")) else posixpath.join(path, part)
     return posixpath.normpath(path) if not path.startswith("~") else path
-
-
-def _link_target(link: str, target: str) -> str | None:
-    """Where ``ln -s TARGET LINK`` points, as a path from here (None when unknown)."""
-    if "$" in target or "`" in target:
-        return None
-    if target.startswith(("/", "~")):
-        return target.rstrip("/") or target
-    base = link.rsplit("/", 1)[0] if "/" in link else "."
-    return f"{base}/{target}".rstrip("/")
-
-
-def _makes_symlink(texts: Sequence[str]) -> bool:
-    """``ln -s``/``ln --symbolic``/``cp -s`` (in any option cluster)."""
-    return any(t in ("--symbolic", "--symbolic-link") or
-               (t.startswith("-") and not t.startswith("--") and "s" in t[1:]) for t in texts[1:])
 
 
 @cache
