@@ -99,6 +99,11 @@ MAX_REFERENCES = 4_096
 # Links and planted directories one line keeps apart: beyond, any path may be a link
 # (each later path is checked against all of them).
 MAX_LINKS = 256
+# A directory `cd` may have led to, in characters, and CDPATH entries a line may set,
+# kept apart: beyond, where later paths lie is unknown (4,096 is Linux's PATH_MAX).
+MAX_CWD = 4_096
+PATHS_SLACK = 4_096
+MAX_CDPATH = 64
 
 
 class Nested(NamedTuple):
@@ -117,8 +122,13 @@ class Judge:
         self.files: list[FileRef] = []
         self.speculative: list[SimpleCommand] = []
         self.budget = 2 * size + 65_536  # characters that may be (re-)parsed in total
+        # characters of the paths named in total: each is resolved component by component
+        # (a symlink may be anywhere), so `cd a; cd a; …; cat f g h` must not name more
+        # than a few times what the line holds
+        self.path_budget = 2 * size + PATHS_SLACK
         self.cwd: tuple[str, bool] | None = None  # directory from `cd`, and whether unknown
         self.cdpath: list[Word] = []  # CDPATH set in this line: where `cd DIR` may lead
+        self._cdpath_seen: tuple[int, int, dict[str, bool]] = (0, 0, {})  # (list, words, entries)
         self.elsewhere: list[tuple[str, bool]] = []  # more places the last `cd` may have led
         self.links: dict[str, str | None] = {}  # links this line makes -> what they reach
         # where commands of this line may have left symlinks (normalised paths from the
@@ -182,17 +192,19 @@ class Judge:
     def dynamic(self, text: str, note: str) -> None:
         self.record((" ".join(text.split())[:SHOWN],), True, None, note=note)
 
-    def _full(self, found: list[Any]) -> bool:
-        """Whether ``found`` holds MAX_REFERENCES already; the first time, the line is
-        made to ask (one command more, past the cap, that says why)."""
-        if len(found) < MAX_REFERENCES:
+    def _full(self, found: list[Any], path: str = "") -> bool:
+        """Whether ``found`` holds MAX_REFERENCES already, or the paths named so far
+        (with ``path``) exceed their budget; the first time, the line is made to ask
+        (one command more, past the cap, that says why)."""
+        self.path_budget -= len(path)
+        if len(found) < MAX_REFERENCES and self.path_budget >= 0:
             return False
         if not self.overflowed:
             self.overflowed = True
             self.commands.append(SimpleCommand(
                 ("(the rest of the line)",), True, (),
-                f"names more than {MAX_REFERENCES:,} paths or commands: too many to judge "
-                "one by one"))
+                f"names more than {MAX_REFERENCES:,} paths or commands, or paths longer in "
+                "all than twice the line: too many to judge one by one"))
         return True
 
     def file(self, word: Word, access: Access) -> None:
@@ -208,14 +220,14 @@ class Judge:
                 if target is not None:  # written (not allowable) and through its target
                     self.files.append(FileRef(target + path[len(link):], access, False))
         dynamic = dynamic or self.under_planted(path)
-        if self._full(self.files):
+        if self._full(self.files, path):
             return
         self.files.append(FileRef(path, access, dynamic))
         if self.cwd is not None and not path.startswith(("/", "~")):
             for base, unknown in (self.cwd, *self.elsewhere):  # after `cd DIR`: DIR/path
-                if self._full(self.files):
-                    return
                 there = f"{base.rstrip('/')}/{path}"
+                if self._full(self.files, there):
+                    return
                 self.files.append(FileRef(there, access, dynamic or unknown
                                           or self.under_planted(there)))
 
@@ -281,11 +293,26 @@ class Judge:
         if self.cdpath and not text.startswith(("/", "~", "./", "../")) and text not in (".", ".."):
             # bash(1) CDPATH: `cd DIR` enters the first CDPATH entry holding DIR
             self.elsewhere = [(f"{entry.rstrip('/') or '/'}/{text}".replace("//", "/"),
-                               unknown or word.expand or word.glob)
-                              for word in self.cdpath for entry in word.text.split(":") if entry]
+                               unknown or dynamic) for entry, dynamic in self._cdpath_entries()]
         if self.cwd is not None and not text.startswith(("/", "~")):
             text, unknown = f"{self.cwd[0].rstrip('/')}/{text}", unknown or self.cwd[1]
+        if len(text) > MAX_CWD:  # `cd a; cd a; …` a thousand times: each later path would
+            text, unknown = "$PWD", True  # name them all, and resolving it costs as much
         self.cwd = (text, unknown)
+
+    def _cdpath_entries(self) -> list[tuple[str, bool]]:
+        """The CDPATH entries this line may have set, each once, and whether each is not
+        static; past MAX_CDPATH of them, one unknown entry (a line setting thousands
+        would make every `cd` cost as many places)."""
+        which, done, entries = self._cdpath_seen
+        if which != id(self.cdpath) or done > len(self.cdpath):
+            done, entries = 0, {}  # another list (`CDPATH=x cd y` adds to a copy)
+        for word in self.cdpath[done:]:  # only the words added since the last `cd`
+            for entry in word.text.split(":"):
+                if entry and len(entries) <= MAX_CDPATH:
+                    entries[entry] = entries.get(entry, False) or word.expand or word.glob
+        self._cdpath_seen = (id(self.cdpath), len(self.cdpath), entries)
+        return [("$CDPATH", True)] if len(entries) > MAX_CDPATH else list(entries.items())
 
     # scripts ----------------------------------------------------------------
     def script_text(self, nested: Nested) -> Iterator[Nested]:
@@ -399,8 +426,9 @@ class Judge:
             outcome = code_builtin(name, words[1:])
         elif name in ("cd", "pushd", "popd"):
             env, outer_cdpath = tuple(env), self.cdpath
-            self.cdpath = [*self.cdpath, *(w._replace(text=w.text.partition("=")[2])
-                                           for var, w in env if var == "CDPATH")]
+            if any(var == "CDPATH" for var, _ in env):  # CDPATH=x cd y: for this cd only
+                self.cdpath = [*self.cdpath, *(w._replace(text=w.text.partition("=")[2])
+                                               for var, w in env if var == "CDPATH")]
             self.chdir(name, words[1:])
             self.cdpath = outer_cdpath
         elif name in EVAL_BUILTINS:
@@ -455,7 +483,7 @@ class Judge:
                             f"runs git in {' then '.join(parts) or 'another git directory'}:"
                             " a repository there brings its own config, which can run "
                             "commands"),
-                        runs_in=None if dynamic or other else _directory(parts))
+                        runs_in=None if dynamic or other else _here(_directory(parts)))
 
     def apply(self, effects: Iterable[Effect], depth: int, suspect: str | None,
               sensitive: list[str]) -> Iterator[Nested]:
@@ -502,7 +530,18 @@ def _directory(parts: Sequence[str]) -> str:
     for part in parts:
         if part:  # `-C ''` leaves the directory as it is
             path = part if part.startswith(("/", "~")) else posixpath.join(path, part)
+    if ".." in path.split("/"):  # `sub/..` is the parent of where sub leads, not `.`
+        return path
     return posixpath.normpath(path) if not path.startswith("~") else path
+
+
+def _here(directory: str) -> str | None:
+    """``directory`` when it may be the session's own (``.``, or an absolute or ``~``
+    path short enough to resolve cheaply); None for any other: relative, it lies
+    below (or, through ``..`` and symlinks, anywhere), and git there asks."""
+    if directory == "." or (directory.startswith(("/", "~")) and len(directory) <= 256):
+        return directory
+    return None
 
 
 @cache
