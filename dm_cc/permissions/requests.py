@@ -91,6 +91,13 @@ def _whole_line(permission: str, command: str, note: str | None = None) -> Reque
 def shell_requests(permission: str, command: str, where: PathContextDirs) -> list[Request]:
     """Every simple command, redirect target and file argument of a shell command."""
     analysis = analyse(command)
+    if any(c.runs_in is not None for c in analysis.commands):
+        # git run in this directory after all (`cd /the/project && git status`): no more
+        # than `git status` itself
+        here = canonical_path(".", where).absolute
+        analysis = analysis._replace(commands=tuple(
+            c for c in analysis.commands
+            if c.runs_in is None or canonical_path(c.runs_in, where).absolute != here))
     requests = _command_requests(permission, analysis)
     for ref in analysis.files:
         note = f"{'written' if ref.access == 'edit' else 'read'} by the shell command"

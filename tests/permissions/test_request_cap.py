@@ -22,6 +22,9 @@ def multiplied(copies: int) -> str:
 def test_a_line_past_the_cap_asks_and_says_why():
     found = analyse(multiplied(5))
     assert len(found.files) <= MAX_REFERENCES
+    assert any(f.dynamic for f in found.files)  # past 64 CDPATH entries: `cd` leads anywhere
+    found = analyse("cat " + " ".join(f"f{i}" for i in range(MAX_REFERENCES + 10)))
+    assert len(found.files) <= MAX_REFERENCES
     assert any(c.dynamic and c.note and "too many to judge one by one" in c.note
                for c in found.commands)
 

@@ -23,12 +23,17 @@ next command -- which is also what ``cd`` and symlink tracking need.
   capped at ``MAX_DEPTH`` and re-parsed text at a budget proportional to the input, so the
   work stays linear in practice.
 * ``cd DIR`` is followed loosely: later relative paths are reported both as written and
-  under DIR, so ``cd ~/.ssh && cat id_rsa`` still names ``~/.ssh/id_rsa``.
+  under DIR, so ``cd ~/.ssh && cat id_rsa`` still names ``~/.ssh/id_rsa``; git run there
+  is one more request, ``git -C DIR …`` (a repository there brings its own config).
+* Links the line makes (``ln``, ``cp -s``/``-l``, ``link``) and directories where a
+  command may have left symlinks (an archive extracted, a patch applied: :mod:`.planting`)
+  make later paths under them unknown targets.
 """
 
 # No `from __future__ import annotations` here: NamedTuple classes build about twice as
 # fast with evaluated annotations, and this module is imported at start-up.
 
+import posixpath
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from functools import cache
@@ -36,6 +41,7 @@ from typing import Any, NamedTuple
 
 from dm_cc.permissions.shell.arguments import inspect
 from dm_cc.permissions.shell.names import dispatch_name, npm_command, other_names
+from dm_cc.permissions.shell.planting import landing, made_links
 from dm_cc.permissions.shell.programs import (
     ANY_NAME,
     Rename,
@@ -78,6 +84,7 @@ from dm_cc.permissions.shell.tables.commands import (
 )
 from dm_cc.permissions.shell.tables.environment import COMMAND_TABLES
 from dm_cc.permissions.shell.tables.interpreters import EVAL_BUILTINS, INTERPRETERS, SHELLS
+from dm_cc.permissions.shell.tables.planting import PLANTERS
 from dm_cc.permissions.shell.tables.wrappers import WRAPPERS
 from dm_cc.permissions.shell.walk import SHOWN, walk
 from dm_cc.permissions.shell.wrappers import unwrap, wrapper_lookup
@@ -97,6 +104,14 @@ _RESERVED = frozenset({"!", "case", "coproc", "do", "done", "elif", "else", "esa
 # asks (a line built to multiply its requests -- CDPATH entries times `cd`s times
 # operands -- must not cost the person more than a line that names this many).
 MAX_REFERENCES = 4_096
+# Links and planted directories one line keeps apart: beyond, any path may be a link
+# (each later path is checked against all of them).
+MAX_LINKS = 256
+# A directory `cd` may have led to, in characters, and CDPATH entries a line may set,
+# kept apart: beyond, where later paths lie is unknown (4,096 is Linux's PATH_MAX).
+MAX_CWD = 4_096
+PATHS_SLACK = 4_096
+MAX_CDPATH = 64
 
 
 class Nested(NamedTuple):
@@ -116,10 +131,18 @@ class Judge:
         self.files: list[FileRef] = []
         self.speculative: list[SimpleCommand] = []
         self.budget = 2 * size + 65_536  # characters that may be (re-)parsed in total
+        # characters of the paths named in total: each is resolved component by component
+        # (a symlink may be anywhere), so `cd a; cd a; …; cat f g h` must not name more
+        # than a few times what the line holds
+        self.path_budget = 2 * size + PATHS_SLACK
         self.cwd: tuple[str, bool] | None = None  # directory from `cd`, and whether unknown
         self.cdpath: list[Word] = []  # CDPATH set in this line: where `cd DIR` may lead
+        self._cdpath_seen: tuple[int, int, dict[str, bool]] = (0, 0, {})  # (list, words, entries)
         self.elsewhere: list[tuple[str, bool]] = []  # more places the last `cd` may have led
-        self.links: dict[str, str | None] = {}  # symlinks this line makes -> their target
+        self.links: dict[str, str | None] = {}  # links this line makes -> what they reach
+        # where commands of this line may have left symlinks (normalised paths from the
+        # session's directory; "." alone: anywhere)
+        self.planted: list[str] = []
         # deferred evaluation: the first value stored that may hold code, and the first
         # place that evaluates a stored value (both in one line: the line is dynamic)
         self.deferred: dict[bool, str] = {}
@@ -132,6 +155,9 @@ class Judge:
         # what it records is speculative. `guessed`: the guesses judged so far (each once).
         self.guessing: str | None = None
         self.guessed: set[tuple[str, ...]] = set()
+        # a command of this line that may have written the repository's own files (an
+        # archive extracted into the working directory): what it was, for the note
+        self.planted_repository: str | None = None
 
     def run(self, source: str) -> None:
         """Judge ``source`` and every script found in it, depth-first."""
@@ -190,7 +216,8 @@ class Judge:
     # recording --------------------------------------------------------------
     def record(self, words: Sequence[str], dynamic: bool, suspect: str | None,
                sensitive: Sequence[str] = (), note: str | None = None,
-               slot: int | None = None, names: tuple[tuple[str, ...], ...] = ()) -> None:
+               slot: int | None = None, names: tuple[tuple[str, ...], ...] = (),
+               runs_in: str | None = None) -> None:
         """Store one SimpleCommand (in a reserved ``slot`` when given); while a guess is
         judged, as a speculative command."""
         tokens = tuple(dict.fromkeys(sensitive)) if sensitive else ()
@@ -205,7 +232,8 @@ class Judge:
             dynamic, note = True, note or suspect
         if tokens and note is None:
             note = f"uses {', '.join(tokens)}"
-        command = SimpleCommand(tuple(words), dynamic, tokens, note, names=names)
+        command = SimpleCommand(tuple(words), dynamic, tokens, note, names=names,
+                                runs_in=runs_in)
         if slot is None:
             if self._full(self.commands):
                 return
@@ -216,17 +244,19 @@ class Judge:
     def dynamic(self, text: str, note: str) -> None:
         self.record((" ".join(text.split())[:SHOWN],), True, None, note=note)
 
-    def _full(self, found: list[Any]) -> bool:
-        """Whether ``found`` holds MAX_REFERENCES already; the first time, the line is
-        made to ask (one command more, past the cap, that says why)."""
-        if len(found) < MAX_REFERENCES:
+    def _full(self, found: list[Any], path: str = "") -> bool:
+        """Whether ``found`` holds MAX_REFERENCES already, or the paths named so far
+        (with ``path``) exceed their budget; the first time, the line is made to ask
+        (one command more, past the cap, that says why)."""
+        self.path_budget -= len(path)
+        if len(found) < MAX_REFERENCES and self.path_budget >= 0:
             return False
         if not self.overflowed:
             self.overflowed = True
             self.commands.append(SimpleCommand(
                 ("(the rest of the line)",), True, (),
-                f"names more than {MAX_REFERENCES:,} paths or commands: too many to judge "
-                "one by one"))
+                f"names more than {MAX_REFERENCES:,} paths or commands, or paths longer in "
+                "all than twice the line: too many to judge one by one"))
         return True
 
     def file(self, word: Word, access: Access) -> None:
@@ -239,19 +269,70 @@ class Judge:
             dynamic = True  # ~+ ($PWD), ~- ($OLDPWD), ~user: only the running shell knows
         for link, target in self.links.items():
             if path == link or path.startswith(link + "/"):
-                dynamic = True  # through a symlink made earlier in this line: judged as
+                dynamic = True  # through a link made earlier in this line: judged as
                 if target is not None:  # written (not allowable) and through its target
                     self.files.append(FileRef(target + path[len(link):], access, False,
                                               guess))
-        if self._full(self.files):
+        dynamic = dynamic or self.under_planted(path)
+        if self._full(self.files, path):
             return
         self.files.append(FileRef(path, access, dynamic, guess))
         if self.cwd is not None and not path.startswith(("/", "~")):
             for base, unknown in (self.cwd, *self.elsewhere):  # after `cd DIR`: DIR/path
-                if self._full(self.files):
+                there = f"{base.rstrip('/')}/{path}"
+                if self._full(self.files, there):
                     return
-                self.files.append(FileRef(f"{base.rstrip('/')}/{path}", access,
-                                          dynamic or unknown, guess))
+                self.files.append(FileRef(there, access, dynamic or unknown
+                                          or self.under_planted(there), guess))
+
+    def link(self, name: Word, target: str | None) -> None:
+        """A second name this line makes for ``target`` (``ln``, ``cp -s``/``-l``,
+        ``link``): later paths under it are unknown targets, also judged at ``target``.
+        A name that is not static, or one link too many, may be any path."""
+        if name.expand or name.glob or len(self.links) >= MAX_LINKS:
+            self.planted = ["."]
+        else:
+            self.links[name.text.rstrip("/") or name.text] = target
+
+    def plant(self, what: str, where: Iterable[Word], repository: bool) -> None:
+        """``what`` may have left symlinks under each of ``where`` (an archive's members,
+        a patch's files, a checkout, a copy): a later path under one is an unknown target.
+        A directory given relative to the session's one is a prefix of the paths it
+        covers; any other (absolute, ``~``, ``..``, not static, after a ``cd`` that is
+        not) covers every path, as the session's own directory does (the analysis does
+        not know where that is, so an absolute path may lie in it)."""
+        for word in where:
+            scope = self._scope(word)
+            if repository and (scope == "." or scope.split("/", 1)[0].lower() == ".git"):
+                self.planted_repository = self.planted_repository or what
+            if scope == "." or len(self.planted) >= MAX_LINKS:
+                self.planted = ["."]
+            elif "." not in self.planted:
+                self.planted.append(scope)
+
+    def _scope(self, word: Word) -> str:
+        """``word``, a directory, as a normalised path from the session's directory
+        (``.``: unknown, or the session's directory itself)."""
+        text = word.text
+        if word.expand or word.glob or (self.cwd is not None and self.cwd[1]):
+            return "."
+        if self.cwd is not None and not text.startswith(("/", "~")):
+            text = f"{self.cwd[0].rstrip('/')}/{text}"
+        if text.startswith(("/", "~")):
+            return "."
+        text = posixpath.normpath(text)
+        return "." if text == ".." or text.startswith("../") else text
+
+    def under_planted(self, path: str) -> bool:
+        """Whether ``path`` may lie under what a command of this line planted."""
+        if not self.planted:
+            return False
+        if self.planted == ["."] or path.startswith(("/", "~")):
+            return True
+        path = posixpath.normpath(path)
+        if path == ".." or path.startswith("../"):
+            return True
+        return any(path == scope or path.startswith(scope + "/") for scope in self.planted)
 
     def chdir(self, name: str, args: Sequence[Word]) -> None:
         """Track ``cd``: later relative paths are also reported under the new directory.
@@ -268,11 +349,26 @@ class Judge:
         if self.cdpath and not text.startswith(("/", "~", "./", "../")) and text not in (".", ".."):
             # bash(1) CDPATH: `cd DIR` enters the first CDPATH entry holding DIR
             self.elsewhere = [(f"{entry.rstrip('/') or '/'}/{text}".replace("//", "/"),
-                               unknown or word.expand or word.glob)
-                              for word in self.cdpath for entry in word.text.split(":") if entry]
+                               unknown or dynamic) for entry, dynamic in self._cdpath_entries()]
         if self.cwd is not None and not text.startswith(("/", "~")):
             text, unknown = f"{self.cwd[0].rstrip('/')}/{text}", unknown or self.cwd[1]
+        if len(text) > MAX_CWD:  # `cd a; cd a; …` a thousand times: each later path would
+            text, unknown = "$PWD", True  # name them all, and resolving it costs as much
         self.cwd = (text, unknown)
+
+    def _cdpath_entries(self) -> list[tuple[str, bool]]:
+        """The CDPATH entries this line may have set, each once, and whether each is not
+        static; past MAX_CDPATH of them, one unknown entry (a line setting thousands
+        would make every `cd` cost as many places)."""
+        which, done, entries = self._cdpath_seen
+        if which != id(self.cdpath) or done > len(self.cdpath):
+            done, entries = 0, {}  # another list (`CDPATH=x cd y` adds to a copy)
+        for word in self.cdpath[done:]:  # only the words added since the last `cd`
+            for entry in word.text.split(":"):
+                if entry and len(entries) <= MAX_CDPATH:
+                    entries[entry] = entries.get(entry, False) or word.expand or word.glob
+        self._cdpath_seen = (id(self.cdpath), len(self.cdpath), entries)
+        return [("$CDPATH", True)] if len(entries) > MAX_CDPATH else list(entries.items())
 
     # scripts ----------------------------------------------------------------
     def script_text(self, nested: Nested) -> Iterator[Nested]:
@@ -379,6 +475,7 @@ class Judge:
         spelled = name  # recorded as written; `RM`, `Sudo` are read as the program they
         name = dispatch_name(name, _known())  # run where the filesystem folds case
         words = [words[0]._replace(text=name), *words[1:]]
+        as_given = words  # as written, with git's global options
         if name == "git":
             words, places, alias = _git_globals(words, sensitive)
             for place in places:  # `git -C DIR`: what lies in DIR is read (and more)
@@ -415,8 +512,9 @@ class Judge:
             outcome = code_builtin(name, words[1:])
         elif name in ("cd", "pushd", "popd"):
             env, outer_cdpath = tuple(env), self.cdpath
-            self.cdpath = [*self.cdpath, *(w._replace(text=w.text.partition("=")[2])
-                                           for var, w in env if var == "CDPATH")]
+            if any(var == "CDPATH" for var, _ in env):  # CDPATH=x cd y: for this cd only
+                self.cdpath = [*self.cdpath, *(w._replace(text=w.text.partition("=")[2])
+                                               for var, w in env if var == "CDPATH")]
             self.chdir(name, words[1:])
             self.cdpath = outer_cdpath
         elif name in EVAL_BUILTINS:
@@ -431,17 +529,20 @@ class Judge:
         spec_key, spec = lookup(ARG_SPECS, texts)
         if spec is not None and (effects := inspect(spec_key, spec, words, stop)):
             yield from self.apply(effects, depth, suspect, sensitive)
-        if name in ("ln", "cp") and _makes_symlink(texts):
-            operands = [t for t in texts[1:] if t != "--" and not t.startswith("-")]
-            if operands:
-                link = operands[-1].rstrip("/") or operands[-1]
-                self.links[link] = _link_target(link, operands[-2]) if len(operands) > 1 \
-                    else None
+        if name in ("ln", "cp", "link"):
+            for link, target in made_links(name, words):
+                self.link(link, target)
+        plant_key, plants = lookup(PLANTERS, texts)
+        if plants is not None:
+            self.plant(" ".join(plant_key), landing(plant_key, plants, spec, words),
+                       plants.repository)
         dynamic = outcome.note is not None or any(w.expand for w in words)
         self.record(written, dynamic, suspect, sensitive, outcome.note, slot, names)
         for var, word in env:
             self.record((word.text, *written), dynamic or word.expand, suspect, (var,),
                         f"runs with {var} set")
+        if name == "git":
+            self.git_elsewhere(as_given, suspect)
         if spec is None and wrapper is None and not dynamic and name not in NOT_RUNNERS \
                 and name not in SHELLS and not versioned_interpreter(name):
             for start in _speculate(texts):
@@ -460,6 +561,35 @@ class Judge:
             yield from self.command(words, depth + 1, suspect=None)
         finally:
             self.guessing = outer
+
+    def git_elsewhere(self, words: list[Word], suspect: str | None) -> None:
+        """git run in another directory than the session's finds the repository there:
+        a directory laid out as a git dir (``HEAD``, ``config``, ``objects/``, ``refs/``;
+        gitrepository-layout(5), found by git's discovery without any ``.git``) or one
+        holding ``.git``. Its config runs commands (``core.fsmonitor`` on ``git status``
+        and ``git diff``, ``core.pager``, hooks: git-config(1)). So such a run is one more
+        request, ``git -C DIR …`` (``cd DIR``, ``pushd``, ``env -C`` and ``sudo -D`` put
+        as git's own ``-C``), which only an allow rule naming ``-C`` allows, and none when
+        DIR is not static. Left out when DIR is the session's directory (``runs_in``)."""
+        dirs, other = _git_directories(words)
+        rest = [w.text for w in words[1:]]
+        if self.planted_repository is not None:
+            self.record(("git", *rest), True, suspect, note=(
+                f"runs after {self.planted_repository}, which may have written the "
+                "repository's own files (its config runs commands)"))
+        if self.cwd is None and not dirs and not other:
+            return
+        unknown = any(d.expand or d.glob for d in dirs)
+        for base in [None] if self.cwd is None else [self.cwd, *self.elsewhere]:
+            start = [] if base is None else [base[0]]
+            dynamic = unknown or (base is not None and base[1])
+            parts = [*start, *(d.text for d in dirs)]
+            self.record(("git", *(["-C", *start] if start else []), *rest), dynamic, suspect,
+                        ("-C",), note=(
+                            f"runs git in {' then '.join(parts) or 'another git directory'}:"
+                            " a repository there brings its own config, which can run "
+                            "commands"),
+                        runs_in=None if dynamic or other else _here(_directory(parts)))
 
     def apply(self, effects: Iterable[Effect], depth: int, suspect: str | None,
               sensitive: list[str]) -> Iterator[Nested]:
@@ -489,20 +619,41 @@ def _quoted(word: str) -> str:
     return "'" + word.replace("'", "'\\''") + "'"
 
 
-def _link_target(link: str, target: str) -> str | None:
-    """Where ``ln -s TARGET LINK`` points, as a path from here (None when unknown)."""
-    if "$" in target or "`" in target:
-        return None
-    if target.startswith(("/", "~")):
-        return target.rstrip("/") or target
-    base = link.rsplit("/", 1)[0] if "/" in link else "."
-    return f"{base}/{target}".rstrip("/")
+
+def _git_directories(words: Sequence[Word]) -> tuple[list[Word], bool]:
+    """The directories git's ``-C`` options name, in order, and whether ``--git-dir`` or
+    ``--work-tree`` names another place (git(1) OPTIONS; ``-C`` takes its own word)."""
+    dirs: list[Word] = []
+    other, i = False, 1
+    while i < len(words) and len(words[i].text) > 1 and words[i].text[0] == "-":
+        name, eq, _ = words[i].text.partition("=")
+        if name == "-C" and i + 1 < len(words):
+            dirs.append(words[i + 1])
+        elif name in GIT_GLOBAL_PLACES:
+            other = True
+        i += 2 if name in GIT_GLOBAL_VALUE and not eq else 1
+    return dirs, other
 
 
-def _makes_symlink(texts: Sequence[str]) -> bool:
-    """``ln -s``/``ln --symbolic``/``cp -s`` (in any option cluster)."""
-    return any(t in ("--symbolic", "--symbolic-link") or
-               (t.startswith("-") and not t.startswith("--") and "s" in t[1:]) for t in texts[1:])
+def _directory(parts: Sequence[str]) -> str:
+    """Where ``cd BASE; git -C D1 -C D2`` runs, from the session's directory (each
+    relative ``-C`` is taken from the one before: git(1) ``-C``)."""
+    path = "."
+    for part in parts:
+        if part:  # `-C ''` leaves the directory as it is
+            path = part if part.startswith(("/", "~")) else posixpath.join(path, part)
+    if ".." in path.split("/"):  # `sub/..` is the parent of where sub leads, not `.`
+        return path
+    return posixpath.normpath(path) if not path.startswith("~") else path
+
+
+def _here(directory: str) -> str | None:
+    """``directory`` when it may be the session's own (``.``, or an absolute or ``~``
+    path short enough to resolve cheaply); None for any other: relative, it lies
+    below (or, through ``..`` and symlinks, anywhere), and git there asks."""
+    if directory == "." or (directory.startswith(("/", "~")) and len(directory) <= 256):
+        return directory
+    return None
 
 
 @cache

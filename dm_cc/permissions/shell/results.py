@@ -18,6 +18,10 @@ class SimpleCommand(NamedTuple):
     # The command's other names (`npm publ` is `npm publish`, `RM` may be `rm`, `pip3.11`
     # is `pip`), each as its words: deny and ask rules see them too (.names).
     names: tuple[tuple[str, ...], ...] = ()
+    # git run in another directory than the session's (`cd sub && git status`), as a path
+    # from the session's directory when static: the request is left out when it names
+    # the session's directory itself (`cd /the/project && git status`).
+    runs_in: str | None = None
 
     @property
     def text(self) -> str:

@@ -6,6 +6,8 @@
 * :mod:`.arguments` -- how a program's arguments read (risky options, file operands).
 * :mod:`.commands` -- smaller facts: system bin dirs, git's global options, non-files,
   programs that never run their arguments.
+* :mod:`.planting` -- programs that write entries the line does not name (extractors,
+  patches, checkouts, copies), where any may be a symlink.
 * :mod:`.suggestions` -- how many words an "always allow" suggestion keeps.
 * :mod:`.flag_aliases` -- long/short spellings of the same flag, for deny/ask rules.
 * :mod:`.program_names` -- other names of a program and its subcommands (versions, aliases).

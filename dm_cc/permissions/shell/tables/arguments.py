@@ -302,8 +302,10 @@ ARG_SPECS: Mapping[tuple[str, ...], ArgSpec] = table(
     ("mv", _a("-t --target-directory -S --suffix", optional_opts="--backup",
               risky=risks(edit="-t --target-directory"), files="edit")),
     # ln makes hard links unless -s: a hard link is a writable second name of its target.
-    ("ln", _a("-t --target-directory -S --suffix", risky=risks(edit="-t --target-directory"),
-              files="read", last="edit", symlink_opts="-s --symbolic")),
+    # link(1) (coreutils 9.1): `link FILE1 FILE2`, a hard link always.
+    ("ln, link", _a("-t --target-directory -S --suffix",
+                    risky=risks(edit="-t --target-directory"),
+                    files="read", last="edit", symlink_opts="-s --symbolic")),
     ("chmod", _CHMOD),
     ("chown, chgrp", _CHOWN),
     # --- compressors: gzip(1) (gzip 1.12) and the xz, bzip2, zstd, lz4, lzma, lzip, pigz
