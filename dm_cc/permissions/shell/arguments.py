@@ -36,6 +36,8 @@ def inspect(key: tuple[str, ...], spec: ArgSpec, words: list[Word],
                         optional_opts=spec.optional_opts, positional_re=spec.positional_re,
                         single_dash_long=key[0] in SINGLE_DASH_LONG)
     flags = {o.flag for o in scan.options}
+    if spec.starts is not None:  # find's starting points (walked before its expression runs)
+        effects += [FileUse(args[i], spec.starts) for i in _find_starts(texts, spec)]
     for opt in scan.options:
         check = spec.option_checks.get(opt.flag)
         if check and opt.value is not None and re.search(check, opt.value):
@@ -67,6 +69,9 @@ def inspect(key: tuple[str, ...], spec: ArgSpec, words: list[Word],
             effects.append(FileUse(value._replace(text=_file_path(opt.value)), "read"))
         elif risk == "colon-read" and ":" in opt.value:  # git log -L 1,5:FILE
             effects.append(FileUse(value._replace(text=opt.value.rsplit(":", 1)[1]), "read"))
+        elif risk == "list-read":  # file -m a.mgc:b.mgc
+            effects += [FileUse(value._replace(text=path), "read")
+                        for path in opt.value.split(":") if path]
         elif risk == "pair-read" and opt.at + 1 < len(args):
             effects.append(FileUse(args[opt.at + 1], "read"))  # jq --rawfile NAME FILE
     positionals = [args[i] for i in scan.positionals]
@@ -129,6 +134,24 @@ def inspect(key: tuple[str, ...], spec: ArgSpec, words: list[Word],
             if access == "read" and links and not edit:
                 effects.append(FileUse(word, "edit"))
     return effects
+
+
+def _find_starts(texts: list[str], spec: ArgSpec) -> list[int]:
+    """Indices of find's starting points: the words before its expression (one starting
+    with ``-``, ``(``, ``)``, ``!`` or ``,``), after the leading options ``-H -L -P``,
+    ``-O<n>`` and ``-D LIST`` (findutils 4.9 find(1) "SYNOPSIS")."""
+    i = 0
+    while i < len(texts) and texts[i].startswith("-") and texts[i] != "--" \
+            and (texts[i] in ("-H", "-L", "-P", "-D") or texts[i].startswith(("-O", "-D"))):
+        i += 2 if texts[i] in spec.value_opts else 1
+    if i < len(texts) and texts[i] == "--":
+        i += 1
+    starts = []
+    for j in range(i, len(texts)):
+        if texts[j][:1] in ("-", "(", ")", "!", ","):
+            break
+        starts.append(j)
+    return starts
 
 
 def _unabbreviate(text: str, spec: ArgSpec) -> str:

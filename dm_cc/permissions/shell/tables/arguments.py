@@ -18,7 +18,8 @@ from dm_cc.permissions.shell.tables import DuplicateEntry, names, table, words
 from dm_cc.permissions.shell.tables.wrappers import SSH_VALUE_OPTS
 
 Risk = Literal["flag", "edit", "read", "flag-edit", "flag-read", "script", "exec", "at-read",
-               "archive", "directory", "at-start-read", "url-read", "pair-read", "colon-read"]
+               "archive", "directory", "at-start-read", "url-read", "pair-read", "colon-read",
+               "list-read"]
 Access = Literal["read", "edit"]
 _RISKS: frozenset[str] = frozenset(get_args(Risk))
 _NONE: frozenset[str] = frozenset()
@@ -35,7 +36,8 @@ class ArgSpec(NamedTuple):
     up to ``;`` are a command: sensitive, and analysed) and "at-read" (a value ``@FILE`` or
     ``name=@FILE`` reads FILE, as in curl), "archive" (tar's archive: edited when creating,
     read otherwise), "directory" (tar -C: read when creating, written when extracting) and
-    "colon-read" (a value ``…:FILE`` reads FILE: ``git log -L 1,5:FILE``).
+    "colon-read" (a value ``…:FILE`` reads FILE: ``git log -L 1,5:FILE``), "list-read" (a
+    value ``FILE:FILE…`` reads each: ``file -m a.mgc:b.mgc``).
     The key "+" stands for any word starting with ``+`` (``vim +cmd``, ``less +!cmd``).
     option_checks: option -> regex; the option is sensitive when its value matches.
     files: what positional words are; skip: leading positionals that are not files
@@ -62,6 +64,8 @@ class ArgSpec(NamedTuple):
     git_paths: positionals (after ``skip``) may be git revisions or paths, and git reads
     the paths: every word after ``--``, the PATH of ``REV:PATH`` (``git show HEAD:.env``)
     and a word that looks like a path (``.``, ``/`` or ``~`` in it) is read.
+    starts: find's starting points -- the words before its expression (after its leading
+    options ``-H -L -P -O<n> -D LIST``) -- are files of this access (the rest are not).
     """
 
     value_opts: frozenset[str] = _NONE
@@ -88,6 +92,7 @@ class ArgSpec(NamedTuple):
     hardlink_opts: frozenset[str] = _NONE
     symlink_opts: frozenset[str] = _NONE
     git_paths: bool = False
+    starts: Access | None = None
 
 
 def risks(**by_risk: str) -> Mapping[str, Risk]:
@@ -120,8 +125,8 @@ _HEAD = _a("-n -c --lines --bytes --pid -s --sleep-interval", files="read")  # t
 _SORT = _a("-k -t -o -S -T --key --field-separator --output --buffer-size"
            " --temporary-directory --parallel --batch-size --compress-program"
            " --files0-from --random-source",
-           risky=risks(edit="-o --output", flag="--compress-program",
-                       read="--files0-from --random-source"), files="read")
+           risky=risks(edit="-o --output -T --temporary-directory", flag="--compress-program",
+                       read="--files0-from --random-source"), files="read")  # -T: writes there
 _COPY = _a("-t --target-directory -S --suffix", optional_opts="--backup --reflink",
            risky=risks(edit="-t --target-directory"), files="read", last="edit",
            hardlink_opts="-l --link")
@@ -258,7 +263,11 @@ ARG_SPECS: Mapping[tuple[str, ...], ArgSpec] = table(
     ("md5, shasum, cat, tac, nl, base32, strings, md5sum, sha1sum, sha224sum, sha256sum,"
      " sha384sum, sha512sum, b2sum, cksum, sum, bat, batcat, source, ., zcat, gzcat, bzcat,"
      " xzcat, zstdcat, lz4cat, zless, zmore, column, fold, fmt, expand, unexpand, paste,"
-     " comm, rev, pr, pv, hd, hexyl, sdiff, basenc, uuencode, pygmentize", _READ),
+     " comm, rev, pr, pv, hd, hexyl, basenc, uuencode, pygmentize", _READ),
+    # sdiff(1) GNU diffutils 3.8: -o/--output writes the merged file, --diff-program runs
+    # a program.
+    ("sdiff", _a("-o --output -w --width -I --ignore-matching-lines --diff-program --tabsize",
+                 risky=risks(edit="-o --output", flag="--diff-program"), files="read")),
     ("wc", _a("--files0-from", risky=risks(read="--files0-from"), files="read")),
     ("head, tail", _HEAD),
     ("cut", _a("-d -f -c -b --delimiter --fields --characters --bytes --output-delimiter",
@@ -275,8 +284,9 @@ ARG_SPECS: Mapping[tuple[str, ...], ArgSpec] = table(
                  " --separator --additional-suffix --filter",
                  risky=risks(script="--filter"), files="read", last="edit")),
     ("join", _a("-a -e -j -o -t -v -1 -2", files="read")),
-    ("date", _a("-d --date -f --file -r --reference", optional_opts="-I --iso-8601"
-                " --rfc-3339", risky=risks(read="-f --file -r --reference"))),
+    # date(1) coreutils 9.1: -s/--set sets the system clock
+    ("date", _a("-d --date -f --file -r --reference -s --set", optional_opts="-I --iso-8601"
+                " --rfc-3339", risky=risks(read="-f --file -r --reference", flag="-s --set"))),
     ("truncate", _a("-s --size -r --reference", risky=risks(read="-r --reference"),
                     files="edit")),
     ("sort", _SORT),
@@ -332,10 +342,12 @@ ARG_SPECS: Mapping[tuple[str, ...], ArgSpec] = table(
     ("jq, gojq, yq, jaq, yq e, yq eval, yq ea, yq eval-all", _JQ),
     ("sed, gsed", _SED),
     ("awk, gawk, mawk, nawk", _AWK),
-    ("find", _a("-fprint -fprint0 -fprintf -fls -files0-from",  # GNU findutils 4.9 find(1)
+    # GNU findutils 4.9 find(1): the starting points (before the expression, after -H -L
+    # -P -D LIST -O<n>) are walked and listed: read.
+    ("find", _a("-fprint -fprint0 -fprintf -fls -files0-from -D",
                 risky=risks(exec="-exec -execdir -ok -okdir", flag="-delete",
                             flag_edit="-fprint -fprint0 -fprintf -fls",
-                            read="-files0-from"))),
+                            read="-files0-from"), starts="read")),
     ("fd", _a("-e --extension -t --type -E --exclude -d --max-depth --min-depth -S --size"
               " --changed-within --changed-before -o --owner --ignore-file -j --threads"
               " --base-directory --path-separator --search-path --color -c",
@@ -363,9 +375,12 @@ ARG_SPECS: Mapping[tuple[str, ...], ArgSpec] = table(
     ("hexdump", _a("-e -f -n -s", risky=risks(read="-f"), files="read")),
     ("xxd", _a("-c -g -l -s -o -n --cols --len --seek --name", files="read",  # -C: none
                last="edit")),
-    # file-5.44 `file --help`: -C/--compile writes the compiled magic file.
-    ("file", _a("-m -F -e -f -P --magic-file --separator --exclude --files-from",
-                risky=risks(read="-f --files-from -m --magic-file", flag="-C --compile"),
+    # file-5.44 `file --help`: -C/--compile writes the compiled magic file; -m/--magic-file
+    # takes "a colon-separated list of magic number files" (each read).
+    ("file", _a("-m -F -e -f -P --magic-file --separator --exclude --exclude-quiet"
+                " --files-from --parameter",
+                risky=risks(read="-f --files-from", list_read="-m --magic-file",
+                            flag="-C --compile"),
                 files="read")),
     ("iconv", _a("-f -t -o --from-code --to-code --output", risky=risks(edit="-o --output"),
                  files="read")),
@@ -497,8 +512,13 @@ ARG_SPECS: Mapping[tuple[str, ...], ArgSpec] = table(
     ("time", _a("-f --format -o --output", risky=risks(edit="-o --output"))),
     ("script", _a(files="edit")),
     ("sudo", _a("-u -g -C -D -h -p -r -t -U -T -R", risky=risks(flag="-e --edit"))),
-    ("tree", _a("-o -L -P -I -H -T --filelimit --charset --sort --timefmt --fromfile",
-                risky=risks(edit="-o", flag="-R -H --fromfile"), files="read")),  # tree(1)
+    # tree(1) 2.3.2 (man.archlinux.org/man/tree.1): -o writes the listing, -R with -H/-o
+    # writes 00Tree.html in every directory; --gitfile, --infofile, --hintro and --houtro
+    # read the file they name; --fromfile/--fromtabfile read the listing from the operands.
+    ("tree", _a("-o -L -P -I -H -T --filelimit --charset --sort --timefmt --gitfile --infofile"
+                " --hintro --houtro --scheme --authority --compress",
+                risky=risks(edit="-o", flag="-R -H --fromfile --fromtabfile",
+                            read="--gitfile --infofile --hintro --houtro"), files="read")),
     # --- git subcommands (git 2.39 man pages): fetch/pull/ls-remote -u (--upload-pack),
     # clone -u and -c (config), archive --remote/-o, send-email's *-cmd and
     # --smtp-server, instaweb --httpd/--browser, grep -O (open in pager), rebase -x,
@@ -539,11 +559,12 @@ ARG_SPECS: Mapping[tuple[str, ...], ArgSpec] = table(
     # --no-index); git-log(1), git-show(1), git-diff(1), git-cat-file(1), git-grep(1),
     # git-archive(1), git-ls-files(1) (-X/--exclude-from read a file).
     ("git diff, git log, git show, git whatchanged, git cat-file, git shortlog",
-     _git(risks(flag="--no-index", colon_read="-L"), "-L -S -G --author --grep --since --until --format"
-          " --pretty -n --max-count --skip", files="read", file_opts="--no-index",
-          git_paths=True)),
-    ("git blame", _git(risks(read="--contents -S"), "--contents -L -S --date",
-                       optional_opts="-C -M", files="read")),
+     _git(risks(flag="--no-index", colon_read="-L", read="-O"), "-L -S -G -O --author --grep"
+          " --since --until --format --pretty -n --max-count --skip --skip-to --rotate-to",
+          files="read", file_opts="--no-index", git_paths=True)),  # -O<orderfile> is read
+    ("git blame", _git(risks(read="--contents -S --ignore-revs-file"), "--contents -L -S --date"
+                       " --ignore-revs-file --ignore-rev", optional_opts="-C -M",
+                       files="read")),
     ("git grep", _git(risks(flag="-O", read="-f"), "-e -f -A -B -C -m --max-depth"
                       " --threads", optional_opts="-O --open-files-in-pager", skip=1,
                       skip_opts="-e -f", git_paths=True)),
