@@ -145,6 +145,15 @@ CASES = [
  (DEFAULT, "bash", "df -h", "allow"),
  (DEFAULT, "bash", "echo hello", "allow"),
 
+ # deny rules catch a risky long option cut short, for any program
+ ([A("*"), D("sort --compress-program *")], "bash", "sort --compress=sh x", "deny"),
+ ([A("*"), D("sort --compress-program *")], "bash", "sort --comp sh x", "deny"),
+ ([A("*"), D("git log --output *")], "bash", "git log --out=x", "deny"),
+ ([A("*"), D("wc --files0-from *")], "bash", "wc --files0=/etc/list", "deny"),
+ ([A("*"), D("tar --to-command *")], "bash", "tar -xf a.tar --to-c=sh", "deny"),
+ ([A("*"), D("sort --compress-program *")], "bash", "sort --check", "allow"),
+ ([A("*"), D("git log --output *")], "bash", "git log --oneline", "allow"),
+
  # --- 2. viewers and search tools whose options run programs ---------------------------
  ([A("bat *")], "bash", "bat --pager 'sh -c id' x", "not-allow"),
  ([A("batcat *")], "bash", "batcat --pager=./x.sh x", "not-allow"),
