@@ -107,7 +107,8 @@ CASES = [
  ([A("git log *"), R("read", "**", "allow")], "bash", "git --git-dir=/x/.git log", "not-allow"),
  # git run in sub finds a repository there, whose config runs commands (issue 22)
  ([A("git log *"), R("read", "**", "allow")], "bash", "git -C sub log", "not-allow"),
- ([A("find * -exec *"), A("ls *")], "bash", "find . -exec ls {} ;", "allow"),
+ ([A("find * -exec *"), A("ls *"), R("read", "**", "allow")], "bash",
+  "find . -exec ls {} ;", "allow"),
  ([R("*", "*", "allow")], "bash", "cat /proc/self/environ", "not-allow"),
  ([R("edit", "**", "allow")], "write", ".git/config", "not-allow"),
  ([R("edit", "**", "allow")], "write", "sub/.git/hooks/pre-commit", "not-allow"),

@@ -411,7 +411,7 @@ def test_reparse_depth_is_bounded() -> None:
     ("git clone -u 'sh -c x' repo", "-u"), ("git ls-remote -u evil origin", "-u"),
     ("git push --receive-pack=x origin", "--receive-pack"),
     ("git rebase -x 'make test' main", "-x"), ("git grep -O pattern", "-O"),
-    ("git config core.hooksPath /tmp/h", "config"),
+    ("git config core.hooksPath /tmp/h", "core.hooksPath"),
     ("man -P 'sh -c id' ls", "-P"), ("man --pager=cat ls", "--pager"), ("man -H ls", "-H"),
     ("less --log-file=/tmp/secret own.txt", "--log-file"), ("less -o /tmp/x f", "-o"),
     ("less -O/tmp/x f", "-O"), ("less '+!id' f", "+"),

@@ -47,7 +47,7 @@ def test_a_nested_script_is_judged_before_the_command_that_ran_it_goes_on() -> N
 def test_cd_in_a_nested_script_applies_to_the_rest_of_the_outer_command() -> None:
     files = [(f.path, f.access) for f in analyse(
         "find . -exec sh -c 'cd /etc' \\; -fprint out").files]
-    assert files == [("out", "edit"), ("/etc/out", "edit")]
+    assert files == [(".", "read"), ("out", "edit"), ("/etc/out", "edit")]
 
 
 def test_a_directory_given_to_a_wrapper_applies_to_its_command_only() -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from dm_cc.permissions.shell.flags import scan_options
+from dm_cc.permissions.shell.flags import Scan, scan_options
 from dm_cc.permissions.shell.quoting import Word, is_assignment
 from dm_cc.permissions.shell.records import Command, Effect, FileUse, Script, Sensitive
 from dm_cc.permissions.shell.sed_awk import awk_risky, program_files, sed_risky
@@ -25,17 +25,61 @@ _RISKY_PROGRAM = {"sed": sed_risky, "awk": awk_risky}
 
 def inspect(key: tuple[str, ...], spec: ArgSpec, words: list[Word],
             stop: int) -> list[Effect]:
-    """Risky options, scripts and file operands of ``words[len(key):stop]``, in order."""
-    effects: list[Effect] = []
+    """Risky options, scripts and file operands of ``words[len(key):stop]``, in order.
+
+    Every reading: where an option is not known to the table (``spec.flags`` lists the
+    ones that take no value), the words are read twice -- the option taking no value, and
+    taking the next word as its value -- and the effects of both are returned. For a
+    program whose first operand is its program text (sed, awk), the second reading can
+    shift which word is the program: ``sed --new-opt p 'e cmd'``."""
     args = words[len(key):stop]
-    texts = [w.text for w in args]
-    if key[0] in ("tar", "gtar", "bsdtar") and texts and texts[0][:1] not in ("-", ""):
-        texts[0] = "-" + texts[0]  # old-style bundled mode: tar xzf a.tgz
-    texts = [_unabbreviate(t, spec) if t[:2] == "--" else t for t in texts]
+    if key[0] in ("tar", "gtar", "bsdtar") and args and args[0].text[:1] not in ("-", ""):
+        args = _tar_bundle(args, spec)  # old-style bundled mode: tar cfT a.tar list
+    texts = [_unabbreviate(w.text, spec) if w.text[:2] == "--" else w.text for w in args]
+    single = key[0] in SINGLE_DASH_LONG
     scan = scan_options(texts, value_opts=spec.value_opts, pair_opts=spec.pair_opts,
                         optional_opts=spec.optional_opts, positional_re=spec.positional_re,
-                        single_dash_long=key[0] in SINGLE_DASH_LONG)
+                        single_dash_long=single)
+    effects = _effects(key, spec, args, texts, scan)
+    unknown = _unknown_options(scan, spec)
+    if unknown:
+        other = scan_options(texts, value_opts=spec.value_opts | unknown,
+                             pair_opts=spec.pair_opts, optional_opts=spec.optional_opts,
+                             positional_re=spec.positional_re, single_dash_long=single)
+        effects += [e for e in _effects(key, spec, args, texts, other) if e not in effects]
+    return effects
+
+
+def _unknown_options(scan: Scan, spec: ArgSpec) -> frozenset[str]:
+    """Options the table does not know, when it matters which word is the program text
+    (only a spec listing its value-less ``flags`` can tell an unknown option)."""
+    if not spec.flags or not spec.skip:
+        return frozenset()
+    known = (spec.flags | spec.value_opts | spec.pair_opts | spec.optional_opts
+             | spec.skip_opts | spec.edit_opts | spec.read_opts | frozenset(spec.risky))
+    return frozenset(o.flag for o in scan.options if o.value is None and o.flag not in known)
+
+
+def _tar_bundle(args: list[Word], spec: ArgSpec) -> list[Word]:
+    """tar's old-style options: ``tar cfT a.tar list`` is ``-c -f a.tar -T list`` -- each
+    letter that takes a value takes the next word after the bundle, in the letters'
+    order (GNU tar 1.34 manual, "Old Option Style")."""
+    bundle, rest = args[0], list(args[1:])
+    out: list[Word] = []
+    for letter in bundle.text:
+        out.append(bundle._replace(text="-" + letter))
+        if "-" + letter in spec.value_opts and rest:
+            out.append(rest.pop(0))
+    return out + rest
+
+
+def _effects(key: tuple[str, ...], spec: ArgSpec, args: list[Word], texts: list[str],
+             scan: Scan) -> list[Effect]:
+    """The effects of one reading of the words (``scan``)."""
+    effects: list[Effect] = []
     flags = {o.flag for o in scan.options}
+    if spec.starts is not None:  # find's starting points (walked before its expression runs)
+        effects += [FileUse(args[i], spec.starts) for i in _find_starts(texts, spec)]
     for opt in scan.options:
         check = spec.option_checks.get(opt.flag)
         if check and opt.value is not None and re.search(check, opt.value):
@@ -52,6 +96,8 @@ def inspect(key: tuple[str, ...], spec: ArgSpec, words: list[Word],
         value = args[opt.at]._replace(text=opt.value)
         if risk in ("edit", "flag-edit"):
             effects.append(FileUse(value, "edit"))
+        elif risk == "inplace-read":  # json -I -f F: F is rewritten
+            effects.append(FileUse(value, "edit" if flags & spec.edit_opts else "read"))
         elif risk in ("read", "flag-read"):
             effects.append(FileUse(value, "read"))
         elif risk in ("archive", "directory"):
@@ -67,6 +113,12 @@ def inspect(key: tuple[str, ...], spec: ArgSpec, words: list[Word],
             effects.append(FileUse(value._replace(text=_file_path(opt.value)), "read"))
         elif risk == "colon-read" and ":" in opt.value:  # git log -L 1,5:FILE
             effects.append(FileUse(value._replace(text=opt.value.rsplit(":", 1)[1]), "read"))
+        elif risk == "exec-value" and "exec=" in opt.value:  # --checkpoint-action=exec=CMD
+            effects += [Sensitive(opt.flag),
+                        Script(value._replace(text=opt.value.split("exec=", 1)[1]))]
+        elif risk == "list-read":  # file -m a.mgc:b.mgc
+            effects += [FileUse(value._replace(text=path), "read")
+                        for path in opt.value.split(":") if path]
         elif risk == "pair-read" and opt.at + 1 < len(args):
             effects.append(FileUse(args[opt.at + 1], "read"))  # jq --rawfile NAME FILE
     positionals = [args[i] for i in scan.positionals]
@@ -83,7 +135,8 @@ def inspect(key: tuple[str, ...], spec: ArgSpec, words: list[Word],
         effects += [FileUse(p._replace(text=path), access) for p in programs
                     for path, access in program_files(spec.script, p.text)]
     if spec.sensitive_positionals and len(positionals) >= spec.sensitive_positionals:
-        effects.append(Sensitive(key[-1]))
+        keys = positionals[:max(1, len(positionals) - 1)]  # all but the value it sets
+        effects += [Sensitive(w.text.partition("=")[0] or w.text) for w in keys]
     if spec.sensitive_re:  # sqlite3 db '.shell cmd'
         effects += [Sensitive(w.text) for w in positionals if re.search(spec.sensitive_re, w.text)]
     if spec.assign_env:  # make SHELL=/tmp/evil
@@ -131,6 +184,24 @@ def inspect(key: tuple[str, ...], spec: ArgSpec, words: list[Word],
     return effects
 
 
+def _find_starts(texts: list[str], spec: ArgSpec) -> list[int]:
+    """Indices of find's starting points: the words before its expression (one starting
+    with ``-``, ``(``, ``)``, ``!`` or ``,``), after the leading options ``-H -L -P``,
+    ``-O<n>`` and ``-D LIST`` (findutils 4.9 find(1) "SYNOPSIS")."""
+    i = 0
+    while i < len(texts) and texts[i].startswith("-") and texts[i] != "--" \
+            and (texts[i] in ("-H", "-L", "-P", "-D") or texts[i].startswith(("-O", "-D"))):
+        i += 2 if texts[i] in spec.value_opts else 1
+    if i < len(texts) and texts[i] == "--":
+        i += 1
+    starts = []
+    for j in range(i, len(texts)):
+        if texts[j][:1] in ("-", "(", ")", "!", ","):
+            break
+        starts.append(j)
+    return starts
+
+
 def _unabbreviate(text: str, spec: ArgSpec) -> str:
     """GNU getopt accepts a long option cut to any unambiguous prefix (``--compress-prog``
     is ``--compress-program``): a prefix of 4 or more characters of an option this spec
@@ -141,7 +212,7 @@ def _unabbreviate(text: str, spec: ArgSpec) -> str:
     if len(name) < 3 or name in spec.risky or name in spec.value_opts \
             or name in spec.optional_opts or name in spec.pair_opts:
         return text
-    known: tuple[str, ...] = (*spec.risky, *spec.skip_opts)  # short prefixes: risky only
+    known: tuple[str, ...] = (*spec.risky, *spec.skip_opts, *spec.edit_opts)  # risky only
     if len(name) >= 6:
         known += (*spec.value_opts, *spec.optional_opts, *spec.edit_opts, *spec.pair_opts)
     fits = sorted({k for k in known if k.startswith(name) and k[:2] == "--"})

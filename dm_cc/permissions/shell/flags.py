@@ -205,6 +205,17 @@ def _canonical(word: str, aliases: Mapping[str, tuple[str, ...]], whole: bool) -
     return out
 
 
+def _abbreviated(wanted: Collection[str], options: Sequence[str]) -> set[str]:
+    """The rule's long flags (``wanted``) that one of the command's ``options`` cuts short
+    (``--compress=sh`` for ``--compress-program``): GNU getopt_long, git's parse-options
+    and Perl's Getopt::Long accept any unambiguous prefix, so a deny or ask rule counts
+    a prefix of one letter or more as every flag it could abbreviate, for any command
+    (the aliases table knows the other options of only some)."""
+    names = {w.partition("=")[0] for w in options if w.startswith("--") and len(w) > 2}
+    return {flag for flag in wanted if flag.startswith("--")
+            and any(flag.startswith(name) for name in names)}
+
+
 def _split(words: Sequence[str]) -> tuple[list[str], list[str]]:
     """A command's (option words before ``--``, other words incl. the command name)."""
     options, positional, _values = _split_marked(words)
@@ -275,6 +286,7 @@ class FlagRule(NamedTuple):
         have: set[str] = set()
         for word in options:
             have |= _canonical(word, aliases, whole)
+        have |= _abbreviated(self.flags - have, options)
         for prefix, flag in POSITIONAL_FLAGS.get(key, ()):
             if any(w.startswith(prefix) for w in positional[len(key):]):
                 have.add(flag)

@@ -18,7 +18,8 @@ from dm_cc.permissions.shell.tables import DuplicateEntry, names, table, words
 from dm_cc.permissions.shell.tables.wrappers import SSH_VALUE_OPTS
 
 Risk = Literal["flag", "edit", "read", "flag-edit", "flag-read", "script", "exec", "at-read",
-               "archive", "directory", "at-start-read", "url-read", "pair-read", "colon-read"]
+               "archive", "directory", "at-start-read", "url-read", "pair-read", "colon-read",
+               "list-read", "exec-value", "inplace-read"]
 Access = Literal["read", "edit"]
 _RISKS: frozenset[str] = frozenset(get_args(Risk))
 _NONE: frozenset[str] = frozenset()
@@ -35,7 +36,11 @@ class ArgSpec(NamedTuple):
     up to ``;`` are a command: sensitive, and analysed) and "at-read" (a value ``@FILE`` or
     ``name=@FILE`` reads FILE, as in curl), "archive" (tar's archive: edited when creating,
     read otherwise), "directory" (tar -C: read when creating, written when extracting) and
-    "colon-read" (a value ``…:FILE`` reads FILE: ``git log -L 1,5:FILE``).
+    "colon-read" (a value ``…:FILE`` reads FILE: ``git log -L 1,5:FILE``), "list-read" (a
+    value ``FILE:FILE…`` reads each: ``file -m a.mgc:b.mgc``), "exec-value" (a value
+    ``exec=CMD`` runs CMD as shell code, other values do not: tar --checkpoint-action),
+    "inplace-read" (its value is read, or edited when one of ``edit_opts`` is given:
+    ``json -I -f F``).
     The key "+" stands for any word starting with ``+`` (``vim +cmd``, ``less +!cmd``).
     option_checks: option -> regex; the option is sensitive when its value matches.
     files: what positional words are; skip: leading positionals that are not files
@@ -49,8 +54,11 @@ class ArgSpec(NamedTuple):
     file_opts: when set, positionals are files only if one of these options is present
     (tar's operands are files when creating, member names when extracting).
     assign_files: ``KEY=FILE`` operands naming files (dd ``if=``/``of=``).
-    sensitive_positionals: with at least this many positionals the subcommand word itself is
-    sensitive (``git config KEY VALUE`` writes configuration that can run commands).
+    sensitive_positionals: with at least this many positionals the command writes
+    configuration that can run commands (``git config KEY VALUE``): every positional but
+    the value is a sensitive token, its ``NAME=`` part when it has one (``npm set
+    script-shell=x`` gives ``script-shell``), so only an allow naming the key allows it
+    (``git config user.name *``).
     url_files: ``file://PATH`` operands read PATH (curl, wget).
     read_opts: options turning edited files into reads (``gzip -c``).
     sensitive_re: positionals matching it are sensitive (sqlite3 ``.shell``).
@@ -62,6 +70,11 @@ class ArgSpec(NamedTuple):
     git_paths: positionals (after ``skip``) may be git revisions or paths, and git reads
     the paths: every word after ``--``, the PATH of ``REV:PATH`` (``git show HEAD:.env``)
     and a word that looks like a path (``.``, ``/`` or ``~`` in it) is read.
+    flags: the options that take no value. When given, an option in none of the fields is
+    unknown, and its next word is read both as its value and as an operand (the strictest
+    reading wins: it matters where the first operand is the program text).
+    starts: find's starting points -- the words before its expression (after its leading
+    options ``-H -L -P -O<n> -D LIST``) -- are files of this access (the rest are not).
     """
 
     value_opts: frozenset[str] = _NONE
@@ -88,6 +101,8 @@ class ArgSpec(NamedTuple):
     hardlink_opts: frozenset[str] = _NONE
     symlink_opts: frozenset[str] = _NONE
     git_paths: bool = False
+    starts: Access | None = None
+    flags: frozenset[str] = _NONE
 
 
 def risks(**by_risk: str) -> Mapping[str, Risk]:
@@ -106,8 +121,9 @@ def risks(**by_risk: str) -> Mapping[str, Risk]:
 
 
 def _a(values: str = "", **kw: object) -> ArgSpec:
-    """An ArgSpec; ``values`` are its value options, other ``*_opts`` fields are strings."""
-    conv = {k: words(v) if isinstance(v, str) and k.endswith("opts") else v
+    """An ArgSpec; ``values`` are its value options, other ``*_opts`` fields and ``flags``
+    are strings."""
+    conv = {k: words(v) if isinstance(v, str) and (k.endswith("opts") or k == "flags") else v
             for k, v in kw.items()}
     return ArgSpec(words(values), **conv)  # type: ignore[arg-type]
 
@@ -120,8 +136,8 @@ _HEAD = _a("-n -c --lines --bytes --pid -s --sleep-interval", files="read")  # t
 _SORT = _a("-k -t -o -S -T --key --field-separator --output --buffer-size"
            " --temporary-directory --parallel --batch-size --compress-program"
            " --files0-from --random-source",
-           risky=risks(edit="-o --output", flag="--compress-program",
-                       read="--files0-from --random-source"), files="read")
+           risky=risks(edit="-o --output -T --temporary-directory", flag="--compress-program",
+                       read="--files0-from --random-source"), files="read")  # -T: writes there
 _COPY = _a("-t --target-directory -S --suffix", optional_opts="--backup --reflink",
            risky=risks(edit="-t --target-directory"), files="read", last="edit",
            hardlink_opts="-l --link")
@@ -131,6 +147,10 @@ _CHOWN = _a(optional_opts="--reference --from", files="edit", skip=1,
             skip_opts="--reference")
 # --- search tools: grep(1) (GNU grep 3.8), rg(1) (ripgrep: --pre and --hostname-bin
 # run programs), jq(1) (jq 1.6; gojq, yq and jaq take the same options).
+_JQ_FLAGS = ("-n -r -j -a -s -c -C -M -S -e -R --tab --seq --stream --stream-errors"
+             " --raw-output --raw-output0 --join-output --ascii-output --slurp"
+             " --compact-output --color-output --monochrome-output --sort-keys --exit-status"
+             " --raw-input --null-input --unbuffered")
 _GREP = _a("-e -f -A -B -C -m -d -D --regexp --file --include --exclude --exclude-dir"
            " --exclude-from --label --max-count --after-context --before-context --context"
            " --binary-files --devices --directories", optional_opts="--color --colour",
@@ -146,22 +166,36 @@ _RG = _a("-e -f -g --glob --iglob -t -T --type --type-not -A -B -C -m -M -j --th
 _JQ = _a("--indent -L --from-file -f", pair_opts="--arg --argjson --slurpfile --rawfile",
          risky=risks(read="-f --from-file -L", pair_read="--slurpfile --rawfile"),
          files="read",
-         skip=1, skip_opts="-f --from-file", script="jq",
-         edit_opts="-i --inplace")  # yq v4 `yq --help`: -i/--inplace rewrites its files
+         skip=1, skip_opts="-f --from-file", script="jq", flags=_JQ_FLAGS,
+         # yq v4 `yq --help`: -i/--inplace rewrites its files; kislyuk yq/tomlq/xq
+         # (`yq --help`, argparse: prefixes too) -i/--in-place
+         edit_opts="-i --inplace --in-place")
 # --- program-text tools: sed(1) (GNU sed 4.9: the e/w/r commands, -f), gawk(1) (-f/-E
 # program files, -i/--include and -l/--load extensions; mawk and nawk take -f).
 _SED = _a("-l --line-length -e --expression -f --file",  # -s/--separate takes none
           optional_opts="-i --in-place", risky=risks(flag_read="-f --file"),
           files="read", skip=1, skip_opts="-e --expression -f --file",
-          edit_opts="-i --in-place", script="sed")
+          edit_opts="-i --in-place", script="sed",
+          flags="-n --quiet --silent --debug -E -r --regexp-extended -s --separate -z"
+                " --null-data -u --unbuffered --posix --sandbox --follow-symlinks -b --binary"
+                " --help --version")
 _AWK = _a("-F -v -f -e --field-separator --assign --file --source -i --include -l --load -E"
-          " --exec", optional_opts="-d --dump-variables -D --debug -o --pretty-print -p"
-          " --profile",  # gawk 5.2 gawk(1): these take an attached file only
+          " --exec -W", optional_opts="-d --dump-variables -D --debug -o --pretty-print -p"
+          " --profile -L --lint",  # gawk 5.2 gawk(1): these take an attached file only
           risky=risks(flag_read="-f --file -E --exec -D --debug",
                       flag="-i --include -l --load",
                       edit="-d --dump-variables -o --pretty-print -p --profile"),
           files="read", skip=1, skip_opts="-f --file -e --source -E --exec", script="awk",
-          not_file_re=r"^[A-Za-z_]\w*=")
+          not_file_re=r"^[A-Za-z_]\w*=",
+          # gawk 5.2 gawk(1): the value-less options; -W NAME[=VALUE] is any long option
+          # ("for POSIX compatibility", prefixes too; mawk(1): -W exec FILE, -W dump), so a
+          # -W naming one that runs, loads or writes (exec, file, source, include, load,
+          # dump, debug, profile, pretty-print) is sensitive.
+          flags="-b --characters-as-bytes -c --traditional -C --copyright -g --gen-pot -h"
+                " --help -M --bignum -N --use-lc-numeric -n --non-decimal-data -O --optimize"
+                " -P --posix -r --re-interval -s --no-optimize -S --sandbox -t --lint-old -V"
+                " --version -k --csv",
+          option_checks=names(("-W", r"(?i)^\s*-*[efsildpo]")))
 # --- pagers and editors: less(1) (less 590: -o/-O log files, -k/--lesskey-* key files,
 # +cmd), vim(1) (Vim 9.0: -c/--cmd/-S/-u/-U/-s run commands, -w/-W write a script file,
 # +cmd; its aliases take the same), emacs(1) (--eval, -l/--load, -f/--funcall, --script,
@@ -186,15 +220,19 @@ _SSH_CHECK = names(("-o", r"(?i)^\s*(proxycommand|localcommand|permitlocalcomman
                           r"|securitykeyprovider|sshaskpass|identityagent|controlpath)\b"))
 _REMOTE = r"^(?:[\w.@-]+:|rsync://|[a-z]+://)"
 _CURL_DATA = "-d --data --data-binary --data-ascii --data-urlencode -F --form --json"
-# --- GNU tar 1.34: -I/--to-command/--checkpoint-action/-F/--info-script/--rmt-command/
-# --rsh-command run programs; -f is the archive; operands are files only when creating.
+# --- GNU tar 1.34: -I/--use-compress-program, --to-command, -F/--info-script/
+# --new-volume-script and --checkpoint-action=exec=CMD run their value with /bin/sh -c
+# (src/system.c xexec; checked with tar 1.34 here: `tar cfI a.tar 'echo RAN; cat' f`);
+# --rmt-command/--rsh-command run a program; -f is the archive; operands are files only
+# when creating. Old-style bundles (`tar cfT a.tar list`) take their values in order.
 _TAR = _a("-f --file -C --directory -I --use-compress-program -T --files-from -X"
           " --exclude-from -b -K -N -g -V -H --format --to-command --checkpoint-action"
           " --info-script -F --new-volume-script --rmt-command --rsh-command --exclude"
           " --owner --group --mode --transform --xform --listed-incremental --index-file"
           " --volno-file --owner-map --group-map",
-          risky=risks(flag="-I --use-compress-program --to-command --checkpoint-action -F"
-                           " --info-script --new-volume-script --rmt-command --rsh-command",
+          risky=risks(script="-I --use-compress-program --to-command -F --info-script"
+                             " --new-volume-script",
+                      exec_value="--checkpoint-action", flag="--rmt-command --rsh-command",
                       read="-T --files-from -X --exclude-from --owner-map --group-map",
                       edit="-g --listed-incremental --index-file --volno-file",
                       archive="-f --file",
@@ -207,9 +245,12 @@ TAR_WRITE_OPTS = words("-c -r -u -A --create --append --update --concatenate --c
 # --- git (git 2.39 man pages). Options any subcommand may take that run programs or write
 # (--output, --ext-diff, --textconv, --upload-pack, --receive-pack, --exec,
 # --open-files-in-pager, --config, --template); a subcommand adds its own, and may read one
-# of these differently (`overrides`).
-_GIT_RISKY = risks(flag_edit="--output", flag="--ext-diff --textconv --upload-pack"
-                   " --receive-pack --exec --open-files-in-pager --config --template")
+# of these differently (`overrides`). The path of git-upload-pack/git-receive-pack (and
+# push's --exec) is run through the shell for a local repository (git-fetch-pack(1),
+# git-send-pack(1): "a path to the program"; connect.c runs it with use_shell), so its
+# value is judged as a script too.
+_GIT_RISKY = risks(flag_edit="--output", script="--upload-pack --receive-pack --exec",
+                   flag="--ext-diff --textconv --open-files-in-pager --config --template")
 
 
 def _git(risky: Mapping[str, Risk] = _NO_RISKS, values: str = "", *,
@@ -256,9 +297,13 @@ ARG_SPECS: Mapping[tuple[str, ...], ArgSpec] = table(
     # source/. (read a script file); the compressed-file readers of gzip, bzip2, xz, zstd
     # and lz4.
     ("md5, shasum, cat, tac, nl, base32, strings, md5sum, sha1sum, sha224sum, sha256sum,"
-     " sha384sum, sha512sum, b2sum, cksum, sum, bat, batcat, source, ., zcat, gzcat, bzcat,"
+     " sha384sum, sha512sum, b2sum, cksum, sum, source, ., zcat, gzcat, bzcat,"
      " xzcat, zstdcat, lz4cat, zless, zmore, column, fold, fmt, expand, unexpand, paste,"
-     " comm, rev, pr, pv, hd, hexyl, sdiff, basenc, uuencode, pygmentize", _READ),
+     " comm, rev, pr, pv, hd, hexyl, basenc, uuencode, pygmentize", _READ),
+    # sdiff(1) GNU diffutils 3.8: -o/--output writes the merged file, --diff-program runs
+    # a program.
+    ("sdiff", _a("-o --output -w --width -I --ignore-matching-lines --diff-program --tabsize",
+                 risky=risks(edit="-o --output", flag="--diff-program"), files="read")),
     ("wc", _a("--files0-from", risky=risks(read="--files0-from"), files="read")),
     ("head, tail", _HEAD),
     ("cut", _a("-d -f -c -b --delimiter --fields --characters --bytes --output-delimiter",
@@ -275,8 +320,9 @@ ARG_SPECS: Mapping[tuple[str, ...], ArgSpec] = table(
                  " --separator --additional-suffix --filter",
                  risky=risks(script="--filter"), files="read", last="edit")),
     ("join", _a("-a -e -j -o -t -v -1 -2", files="read")),
-    ("date", _a("-d --date -f --file -r --reference", optional_opts="-I --iso-8601"
-                " --rfc-3339", risky=risks(read="-f --file -r --reference"))),
+    # date(1) coreutils 9.1: -s/--set sets the system clock
+    ("date", _a("-d --date -f --file -r --reference -s --set", optional_opts="-I --iso-8601"
+                " --rfc-3339", risky=risks(read="-f --file -r --reference", flag="-s --set"))),
     ("truncate", _a("-s --size -r --reference", risky=risks(read="-r --reference"),
                     files="edit")),
     ("sort", _SORT),
@@ -324,20 +370,56 @@ ARG_SPECS: Mapping[tuple[str, ...], ArgSpec] = table(
     # --- search and filter tools.
     ("grep, egrep, fgrep, zgrep", _GREP),
     ("rg", _RG),
-    ("ack, ugrep, ug", _a("-A -B -C -m -d -D -e -f --max-count --after-context"
-                          " --before-context --context --regexp --file --include --exclude"
-                          " --type --ignore-dir --ignore-file", risky=risks(read="-f --file"),
-                          files="read", skip=1, skip_opts="-e -f --regexp --file")),
-    ("ag", _a("-G --file-search-regex -A -B -C -m --ignore -p --path-to-ignore --depth",
-              files="read", skip=1)),  # the_silver_searcher
+    # ack(1) (ack 3.7, Getopt::Long: prefixes too): --pager runs a program, --ackrc reads
+    # a file of options (which may name a pager), --output is an expression, --files-from
+    # reads a list.
+    ("ack", _a("-A -B -C -m --max-count --after-context --before-context --context --type"
+               " --ignore-dir --ignore-file --pager --ackrc --files-from --output --type-add"
+               " --type-set --type-del --match --range-start --range-end",
+               risky=risks(script="--pager", flag_read="--ackrc", flag="--output",
+                           read="--files-from"),
+               files="read", skip=1, skip_opts="--match -f -g")),
+    # ugrep(1) 6.x (`ug` reads ~/.ugrep as --config): --filter runs programs on input
+    # files, --pager runs one, --config reads options, --save-config writes them.
+    ("ugrep, ug", _a("-A -B -C -m -d -D -e -f --max-count --after-context --before-context"
+                     " --context --regexp --file --include --exclude --exclude-from --filter"
+                     " --ignore-files --filter-magic-label",
+                     optional_opts="--pager --config --save-config",
+                     risky=risks(read="-f --file --exclude-from", flag="--filter",
+                                 script="--pager", flag_read="--config",
+                                 edit="--save-config"),
+                     files="read", skip=1, skip_opts="-e -f --regexp --file")),
+    # the_silver_searcher ag(1) 2.2: --pager runs a program, -p/--path-to-ignore reads.
+    ("ag", _a("-G --file-search-regex -A -B -C -m --ignore -p --path-to-ignore --depth"
+              " --pager -g --workers -W --width --ignore-dir",
+              risky=risks(script="--pager", read="-p --path-to-ignore"),
+              files="read", skip=1)),
     ("look", _a("-t --terminate", files="read", skip=1)),  # util-linux look(1)
-    ("jq, gojq, yq, jaq, yq e, yq eval, yq ea, yq eval-all", _JQ),
+    ("jq, gojq, yq, jaq, yq e, yq eval, yq ea, yq eval-all, tomlq, xq", _JQ),
+    # in-place editors of data files: trentm json(1) (`json --help`: -I/--in-place
+    # rewrites the file named by -f); dasel (v1/v2 `dasel --help`: put/delete write the
+    # -f file unless -o names another, -o/--out writes); prettier 3 CLI ("--write",
+    # "--plugin" loads code, --config/--ignore-path read, --cache-location written).
+    ("json", _a("-f -e -c -k -a -o -d -D -M -A", risky=risks(inplace_read="-f"),
+                edit_opts="-I --in-place")),
+    ("dasel, dasel select", _a("-f --file -o --out -r --read -w --write -s --selector -p"
+                               " --parser", risky=risks(read="-f --file", edit="-o --out"))),
+    ("dasel put, dasel delete", _a("-f --file -o --out -r --read -w --write -s --selector -t"
+                                   " --type -v --value -p --parser",
+                                   risky=risks(edit="-f --file -o --out"))),
+    ("prettier", _a("--config --ignore-path --plugin --cache-location --parser"
+                    " --stdin-filepath --log-level --config-precedence",
+                    risky=risks(flag="--plugin", flag_read="--config", read="--ignore-path",
+                                edit="--cache-location"),
+                    files="read", edit_opts="-w --write")),
     ("sed, gsed", _SED),
     ("awk, gawk, mawk, nawk", _AWK),
-    ("find", _a("-fprint -fprint0 -fprintf -fls -files0-from",  # GNU findutils 4.9 find(1)
+    # GNU findutils 4.9 find(1): the starting points (before the expression, after -H -L
+    # -P -D LIST -O<n>) are walked and listed: read.
+    ("find", _a("-fprint -fprint0 -fprintf -fls -files0-from -D",
                 risky=risks(exec="-exec -execdir -ok -okdir", flag="-delete",
                             flag_edit="-fprint -fprint0 -fprintf -fls",
-                            read="-files0-from"))),
+                            read="-files0-from"), starts="read")),
     ("fd", _a("-e --extension -t --type -E --exclude -d --max-depth --min-depth -S --size"
               " --changed-within --changed-before -o --owner --ignore-file -j --threads"
               " --base-directory --path-separator --search-path --color -c",
@@ -346,6 +428,38 @@ ARG_SPECS: Mapping[tuple[str, ...], ArgSpec] = table(
     # --- viewers and editors.
     ("less", _LESS),
     ("more", _a("-n", risky=risks(flag="+"), files="read")),  # util-linux more(1): +cmd
+    # bat(1) 0.24 `bat --help`: --pager runs a program; `bat cache --build/--clear` write
+    # the cache (--target names it, --source is read).
+    ("bat, batcat", _a("-l --language -H --highlight-line --file-name --diff-context --tabs"
+                       " --wrap --terminal-width --color --italic-text --decorations --paging"
+                       " --pager -m --map-syntax --ignored-suffix --theme --style -r"
+                       " --line-range --nonprintable-notation --binary --squeeze-limit",
+                       risky=risks(script="--pager"), files="read")),
+    ("bat cache, batcat cache", _a("--source --target", risky=risks(
+        flag="-b --build -c --clear", read="--source", edit="--target"))),
+    # delta(1) 0.16 `delta --help`: --pager runs a program, --config reads a gitconfig
+    # file of its settings (a pager among them); `delta A B` compares two files.
+    ("delta", _a("--pager --config --features --syntax-theme -w --width --tabs --paging"
+                 " --max-line-length --wrap-max-lines --default-language"
+                 " --hyperlinks-file-link-format --line-numbers-left-format"
+                 " --line-numbers-right-format",
+                 risky=risks(script="--pager", flag_read="--config"), files="read")),
+    # fzf(1) 0.5x: --preview and --info-command run shell code (with {} filled in later),
+    # a --bind action execute/become/reload/preview/transform... runs one, --listen takes
+    # actions over HTTP, --with-shell names the shell, --history is written.
+    ("fzf", _a("--height --min-height --layout --border --border-label --margin --padding"
+               " --info --prompt --pointer --marker --header --header-lines --preview-window"
+               " --preview-label -q --query -f --filter -d --delimiter -n --nth --with-nth"
+               " --tiebreak --color --tabstop --expect --history --history-size --scheme"
+               " --algo --ellipsis --separator --scrollbar --walker --walker-root"
+               " --walker-skip --bind --preview --with-shell --info-command --tmux --style",
+               optional_opts="--listen --listen-unsafe",
+               risky=risks(script="--preview --info-command",
+                           flag="--listen --listen-unsafe --with-shell --tmux",
+                           edit="--history", read="--walker-root"),
+               option_checks=names(("--bind", r"(?i)(?:^|[,:+])(?:execute(?:-silent|-multi)?"
+                                    r"|become|reload(?:-sync)?|preview|change-preview"
+                                    r"|(?:bg-)?transform[\w-]*)\s*[^\w\s-]")))),
     ("vi, vim, nvim, view, ex, gvim, vimdiff, nvimdiff, gvimdiff, rvim, rview, vimx, evim",
      _VIM),
     ("emacs", _EMACS),
@@ -365,9 +479,12 @@ ARG_SPECS: Mapping[tuple[str, ...], ArgSpec] = table(
     ("hexdump", _a("-e -f -n -s", risky=risks(read="-f"), files="read")),
     ("xxd", _a("-c -g -l -s -o -n --cols --len --seek --name", files="read",  # -C: none
                last="edit")),
-    # file-5.44 `file --help`: -C/--compile writes the compiled magic file.
-    ("file", _a("-m -F -e -f -P --magic-file --separator --exclude --files-from",
-                risky=risks(read="-f --files-from -m --magic-file", flag="-C --compile"),
+    # file-5.44 `file --help`: -C/--compile writes the compiled magic file; -m/--magic-file
+    # takes "a colon-separated list of magic number files" (each read).
+    ("file", _a("-m -F -e -f -P --magic-file --separator --exclude --exclude-quiet"
+                " --files-from --parameter",
+                risky=risks(read="-f --files-from", list_read="-m --magic-file",
+                            flag="-C --compile"),
                 files="read")),
     ("iconv", _a("-f -t -o --from-code --to-code --output", risky=risks(edit="-o --output"),
                  files="read")),
@@ -499,8 +616,13 @@ ARG_SPECS: Mapping[tuple[str, ...], ArgSpec] = table(
     ("time", _a("-f --format -o --output", risky=risks(edit="-o --output"))),
     ("script", _a(files="edit")),
     ("sudo", _a("-u -g -C -D -h -p -r -t -U -T -R", risky=risks(flag="-e --edit"))),
-    ("tree", _a("-o -L -P -I -H -T --filelimit --charset --sort --timefmt --fromfile",
-                risky=risks(edit="-o", flag="-R -H --fromfile"), files="read")),  # tree(1)
+    # tree(1) 2.3.2 (man.archlinux.org/man/tree.1): -o writes the listing, -R with -H/-o
+    # writes 00Tree.html in every directory; --gitfile, --infofile, --hintro and --houtro
+    # read the file they name; --fromfile/--fromtabfile read the listing from the operands.
+    ("tree", _a("-o -L -P -I -H -T --filelimit --charset --sort --timefmt --gitfile --infofile"
+                " --hintro --houtro --scheme --authority --compress",
+                risky=risks(edit="-o", flag="-R -H --fromfile --fromtabfile",
+                            read="--gitfile --infofile --hintro --houtro"), files="read")),
     # --- git subcommands (git 2.39 man pages): fetch/pull/ls-remote -u (--upload-pack),
     # clone -u and -c (config), archive --remote/-o, send-email's *-cmd and
     # --smtp-server, instaweb --httpd/--browser, grep -O (open in pager), rebase -x,
@@ -509,22 +631,36 @@ ARG_SPECS: Mapping[tuple[str, ...], ArgSpec] = table(
     # apply/am/hash-object operands, diff/log/show --no-index (compares any two files),
     # blame --contents FILE.
     ("git", _git()),
-    ("git fetch, git pull, git ls-remote", _git(risks(flag="-u"), "-u")),
+    ("git fetch, git pull, git ls-remote", _git(risks(script="-u"), "-u")),
     # a bare or separate git directory is a git directory under another name, whose
     # config (written later as an ordinary file) runs commands for `git -C DIR`.
-    ("git clone", _git(risks(flag="-u -c --bare --mirror --separate-git-dir"),
+    ("git clone", _git(risks(script="-u", flag="-c --bare --mirror --separate-git-dir"),
                        "-u -c --separate-git-dir")),
     ("git init", _git(risks(flag="--bare --separate-git-dir"), "--separate-git-dir")),
-    ("git send-email", _git(risks(flag="--sendmail-cmd --to-cmd --cc-cmd --smtp-server"
-                                       " --header-cmd"),
+    # git-send-email(1): the *-cmd values run through the shell; --smtp-server may name a
+    # program (run directly).
+    ("git send-email", _git(risks(script="--sendmail-cmd --to-cmd --cc-cmd --header-cmd",
+                                  flag="--smtp-server"),
                             "--sendmail-cmd --to-cmd --cc-cmd --smtp-server --header-cmd",
                             files="read")),
     ("git instaweb", _git(risks(flag="--httpd -d --browser -b"), "--httpd -d --browser -b")),
     ("git rebase", _git(risks(script="-x"), "-x", overrides=risks(script="--exec"))),
-    ("git difftool", _git(risks(flag="-x --extcmd"), "-x --extcmd")),
+    # git-difftool(1) -x/--extcmd: git-difftool--helper evals it with $LOCAL $REMOTE.
+    ("git difftool", _git(risks(script="-x --extcmd"), "-x --extcmd")),
     ("git filter-branch", _git(risks(script=_FILTERS), _FILTERS)),
     ("git format-patch", _git(risks(edit="-o --output-directory"), "-o --output-directory")),
-    ("git config", _git(sensitive_positionals=2)),
+    # git-config(1): KEY VALUE writes it (so does the `set` subcommand of git 2.46); these
+    # options write or remove settings, or open an editor on the file; -f names the file.
+    ("git config", _git(risks(flag="--add --replace-all --unset --unset-all --rename-section"
+                                   " --remove-section -e --edit", edit="-f --file"),
+                        "-f --file --blob --type --default --comment",
+                        sensitive_positionals=2)),
+    # git-hook(1) runs a hook; git-credential(1) runs the configured helpers (and prints
+    # the credentials); git-daemon(1) --access-hook runs a program; git-bundle(1) create
+    # writes the bundle file.
+    ("git hook, git credential", _git(sensitive_positionals=1)),
+    ("git daemon", _git(risks(flag="--access-hook"), "--access-hook")),
+    ("git bundle create", _git(first="edit")),  # the file; then revisions
     ("git commit, git tag, git notes",
      _git(risks(read="-F --file -t"), "-F --file -t -m --message -C -c --reuse-message"
           " --reedit-message", overrides=risks(read="--template"))),
@@ -541,11 +677,12 @@ ARG_SPECS: Mapping[tuple[str, ...], ArgSpec] = table(
     # --no-index); git-log(1), git-show(1), git-diff(1), git-cat-file(1), git-grep(1),
     # git-archive(1), git-ls-files(1) (-X/--exclude-from read a file).
     ("git diff, git log, git show, git whatchanged, git cat-file, git shortlog",
-     _git(risks(flag="--no-index", colon_read="-L"), "-L -S -G --author --grep --since --until --format"
-          " --pretty -n --max-count --skip", files="read", file_opts="--no-index",
-          git_paths=True)),
-    ("git blame", _git(risks(read="--contents -S"), "--contents -L -S --date",
-                       optional_opts="-C -M", files="read")),
+     _git(risks(flag="--no-index", colon_read="-L", read="-O"), "-L -S -G -O --author --grep"
+          " --since --until --format --pretty -n --max-count --skip --skip-to --rotate-to",
+          files="read", file_opts="--no-index", git_paths=True)),  # -O<orderfile> is read
+    ("git blame", _git(risks(read="--contents -S --ignore-revs-file"), "--contents -L -S --date"
+                       " --ignore-revs-file --ignore-rev", optional_opts="-C -M",
+                       files="read")),
     ("git grep", _git(risks(flag="-O", read="-f"), "-e -f -A -B -C -m --max-depth"
                       " --threads", optional_opts="-O --open-files-in-pager", skip=1,
                       skip_opts="-e -f", git_paths=True)),

@@ -73,6 +73,10 @@ RISKY_ENV_NAMES = words(
     " MAGIC MFLAGS ZIP ZIPOPT UNZIP UNZIPOPT ZIPINFO GZIP XZ_DEFAULTS XZ_OPT TAPE"
     " PYTEST_ADDOPTS PYTEST_PLUGINS LESSEDIT LESSHISTFILE LESSSECURE LESSKEY_SYSTEM"
     " LESSKEYIN_SYSTEM SSH_ASKPASS_REQUIRE SSH_AUTH_SOCK"
+    # bzip2(1) 1.0.8 reads BZIP2 and BZIP as options; ack(1) ACKRC (its options file),
+    # ACK_PAGER_COLOR; bat(1) BAT_PAGER
+    # (by the suffix); fzf(1) FZF_DEFAULT_OPTS_FILE
+    " BZIP2 BZIP ACKRC ACK_PAGER_COLOR FZF_DEFAULT_OPTS_FILE"
     # compilers run by build tools: gcc(1) 12.2 "ENVIRONMENT" (GCC_EXEC_PREFIX,
     # COMPILER_PATH, DEPENDENCIES_OUTPUT and SUNPRO_DEPENDENCIES write a file); the GNU make
     # manual's implicit-rule variables (CFLAGS ... can name -fplugin=, -wrapper, -B)
@@ -91,10 +95,19 @@ PROMPT_VARIABLES = words("PS0 PS1 PS2 PS3 PS4")
 #: BASH_FUNC_*, Cargo CARGO_*, pip PIP_*, Yarn YARN_*, lua(1) LUA_INIT/LUA_PATH/LUA_CPATH.
 RISKY_ENV_PREFIXES = ("LD_", "DYLD_", "PYTHON", "GIT_", "NPM_CONFIG_", "BASH_FUNC_", "CARGO_",
                       "PIP_", "YARN_", "LUA_INIT", "LUA_PATH", "LUA_CPATH")
-#: Name suffixes: tools' own pager/editor/askpass/options variables (SYSTEMD_PAGER,
-#: SVN_EDITOR, GIT_ASKPASS, SBT_OPTS, ANT_OPTS, tar(1) TAR_OPTIONS, grep(1) GREP_OPTIONS,
-#: PYTEST_ADDOPTS, perlrun(1) PERL5OPT, ruby(1) RUBYOPT, man(1) MANOPT, xz(1) XZ_OPT ...).
-RISKY_ENV_SUFFIXES = ("_PAGER", "_EDITOR", "_ASKPASS", "_OPTS", "_OPTIONS", "_ADDOPTS", "OPT")
+#: Name suffixes, by what a tool does with such a variable (a rule over the names, not a
+#: list): its pager, editor or askpass program (SYSTEMD_PAGER, SVN_EDITOR, GIT_ASKPASS);
+#: extra options or arguments it reads as if given on its command line (SBT_OPTS,
+#: ANT_OPTS, tar(1) TAR_OPTIONS, grep(1) GREP_OPTIONS, PYTEST_ADDOPTS, perlrun(1) PERL5OPT,
+#: ruby(1) RUBYOPT, man(1) MANOPT, xz(1) XZ_OPT; Maven 3.9 MAVEN_ARGS, Ant ANT_ARGS,
+#: fzf(1) FZF_DEFAULT_OPTS; compiler and tool flags: RUSTFLAGS, CGO_CFLAGS, DENO_FLAGS);
+#: a command it runs (fzf(1) FZF_DEFAULT_COMMAND, GIT_SSH_COMMAND, PROMPT_COMMAND,
+#: *_CMD); a configuration file or directory it loads, which can name programs to run
+#: (bat(1) BAT_CONFIG_PATH, gcloud CLOUDSDK_CONFIG, Terraform TF_CLI_CONFIG_FILE,
+#: RIPGREP_CONFIG_PATH, npm's NPM_CONFIG_USERCONFIG, STARSHIP_CONFIG).
+RISKY_ENV_SUFFIXES = ("_PAGER", "_EDITOR", "_ASKPASS", "_OPTS", "_OPTIONS", "_ADDOPTS", "OPT",
+                      "_ARGS", "FLAGS", "_COMMAND", "_CMD", "_CONFIG", "_CONFIG_FILE",
+                      "_CONFIG_PATH", "_CONFIG_DIR", "_CONFIG_HOME", "_RC", "RC_PATH")
 
 
 #: bash(1) "Shell Variables" (GNU bash 5.2): BASH_CMDS is the hash table of command
