@@ -11,13 +11,15 @@ them.
 from __future__ import annotations
 
 import re
+from functools import cache
 
 from dm_cc.permissions.shell.flags import Scan, scan_options
-from dm_cc.permissions.shell.quoting import Word, is_assignment
+from dm_cc.permissions.shell.quoting import Word
 from dm_cc.permissions.shell.records import Command, Effect, FileUse, Script, Sensitive
 from dm_cc.permissions.shell.sed_awk import awk_risky, program_files, sed_risky
 from dm_cc.permissions.shell.tables.arguments import SINGLE_DASH_LONG, TAR_WRITE_OPTS, ArgSpec
-from dm_cc.permissions.shell.tables.environment import risky_env
+from dm_cc.permissions.shell.tables.commands import GIT_COMMAND_KEYS
+from dm_cc.permissions.shell.tables.environment import risky_env, runs_value
 
 _URL_PATH = r"(?i)file://(?:localhost)?"
 _RISKY_PROGRAM = {"sed": sed_risky, "awk": awk_risky}
@@ -137,11 +139,23 @@ def _effects(key: tuple[str, ...], spec: ArgSpec, args: list[Word], texts: list[
     if spec.sensitive_positionals and len(positionals) >= spec.sensitive_positionals:
         keys = positionals[:max(1, len(positionals) - 1)]  # all but the value it sets
         effects += [Sensitive(w.text.partition("=")[0] or w.text) for w in keys]
+        last = positionals[-1]  # git config core.pager CMD: CMD runs later
+        setting = positionals[-2].text.lower() if len(positionals) > 1 else ""
+        if key[0] == "git" and last.text.lstrip("!") and (runs_setting(setting) or (
+                setting.startswith("alias.") and last.text.startswith("!"))):
+            effects.append(Script(last._replace(text=last.text.lstrip("!"))))
     if spec.sensitive_re:  # sqlite3 db '.shell cmd'
         effects += [Sensitive(w.text) for w in positionals if re.search(spec.sensitive_re, w.text)]
     if spec.assign_env:  # make SHELL=/tmp/evil
-        effects += [Sensitive(var) for w in positionals if is_assignment(w.text)
-                    and risky_env(var := w.text.split("=", 1)[0])]
+        for w in positionals:
+            setting = _make_assignment().match(w.text)
+            if setting is None:
+                continue
+            var, assigned = setting.group(1), setting.group(2)
+            if risky_env(var):
+                effects.append(Sensitive(var))
+            if runs_value(var) and assigned:  # make SHELL='cmd' runs cmd for each recipe
+                effects.append(Script(w._replace(text=assigned)))
     files = positionals[skip:]
     if spec.not_file_re:
         files = [w for w in files if not re.match(spec.not_file_re, w.text)]
@@ -255,3 +269,21 @@ def _at_file(value: str) -> str | None:
         if mark in value:
             return value.split(mark, 1)[1].split(";", 1)[0] or None
     return None
+
+
+@cache
+def _git_command_keys() -> re.Pattern[str]:
+    return re.compile(GIT_COMMAND_KEYS)
+
+
+def runs_setting(key: str) -> bool:
+    """Is the git setting ``key`` a command git runs (``GIT_COMMAND_KEYS``)?"""
+    return _git_command_keys().fullmatch(key.lower()) is not None
+
+
+@cache
+def _make_assignment() -> re.Pattern[str]:
+    """A variable set on make's command line, with any of its assignment operators (GNU
+    make 4.3 manual, "Setting Variables": ``=``, ``:=``, ``::=``, ``:::=``, ``+=``, ``?=``,
+    ``!=``): its name and value."""
+    return re.compile(r"([A-Za-z_.][\w.-]*)\s*(?::{1,3}|[+?!])?=(.*)", re.S)

@@ -16,7 +16,12 @@ from functools import cache
 
 from dm_cc.permissions.shell.quoting import SHOWN, Word, evaluates
 from dm_cc.permissions.shell.records import Deferred, Noted, Record, Script
-from dm_cc.permissions.shell.tables.environment import CODE_VARIABLES, PROMPT_VARIABLES, risky_env
+from dm_cc.permissions.shell.tables.environment import (
+    CODE_VARIABLES,
+    PROMPT_VARIABLES,
+    risky_env,
+    runs_value,
+)
 
 
 def may_hold_code(value: str) -> bool:
@@ -55,12 +60,16 @@ def arithmetic(text: str) -> list[Record]:
     return found
 
 
-def code_value(name: str, word: Word) -> list[Record]:
-    """``PROMPT_COMMAND=CODE`` is run as shell code; ``PS4='$(cmd)'`` (and the other
-    prompts) runs its substitutions when bash expands the prompt: judge them too."""
+def code_value(name: str, word: Word) -> list[Script]:
+    """``PROMPT_COMMAND=CODE`` is run as shell code, and so is a command-valued variable
+    (``GIT_SSH_COMMAND=CMD``, ``EDITOR=CMD``: the program that reads it runs it);
+    ``PS4='$(cmd)'`` (and the other prompts) runs its substitutions when bash expands
+    the prompt: judge them too."""
     word = word._replace(text=word.text.partition("=")[2])  # the word is NAME=VALUE
     if name in CODE_VARIABLES:
         return [Script(word)]
+    if runs_value(name) and word.text.strip("|"):  # LESSOPEN='|cmd %s' pipes from cmd
+        return [Script(word._replace(text=word.text.lstrip("|")))]
     if name in PROMPT_VARIABLES and (word.expand or evaluates(word.text)):
         text = word.text.replace("\\", "\\\\").replace('"', '\\"')
         return [Script(word._replace(text=f': "{text}"'))]

@@ -39,7 +39,8 @@ from collections.abc import Iterable, Iterator, Sequence
 from functools import cache
 from typing import Any, NamedTuple
 
-from dm_cc.permissions.shell.arguments import inspect
+from dm_cc.permissions.shell.arguments import inspect, runs_setting
+from dm_cc.permissions.shell.evaluation import code_value
 from dm_cc.permissions.shell.names import dispatch_name, npm_command, other_names
 from dm_cc.permissions.shell.planting import landing, made_links
 from dm_cc.permissions.shell.programs import (
@@ -477,11 +478,11 @@ class Judge:
         words = [words[0]._replace(text=name), *words[1:]]
         as_given = words  # as written, with git's global options
         if name == "git":
-            words, places, alias = _git_globals(words, sensitive)
+            words, places, scripts = _git_globals(words, sensitive)
             for place in places:  # `git -C DIR`: what lies in DIR is read (and more)
                 self.file(place, "read")
-            if alias is not None:  # git -c 'alias.p=!cmd' p: the alias runs as a script
-                yield from self.script(alias, depth + 1, suspect)
+            for script in scripts:  # git -c core.pager=CMD, git -c 'alias.p=!cmd' p
+                yield from self.script(script, depth + 1, suspect)
         if name == "coproc" and len(words) > 2 and words[2].text in ("{", "("):
             words = [words[0], *words[2:]]  # coproc NAME { cmd; }: NAME names the coprocess
         written = [spelled, *(w.text for w in words[1:])]  # recorded: the name as written
@@ -541,6 +542,8 @@ class Judge:
         for var, word in env:
             self.record((word.text, *written), dynamic or word.expand, suspect, (var,),
                         f"runs with {var} set")
+            for code in code_value(var, word):  # GIT_SSH_COMMAND='cmd' git fetch runs cmd
+                yield from self.script(code.word, depth + 1, suspect)
         if name == "git":
             self.git_elsewhere(as_given, suspect)
         if spec is None and wrapper is None and not dynamic and name not in NOT_RUNNERS \
@@ -690,13 +693,16 @@ def _speculate(texts: Sequence[str]) -> list[int]:
 
 
 def _git_globals(words: list[Word], sensitive: list[str]
-                 ) -> tuple[list[Word], list[Word], Word | None]:
+                 ) -> tuple[list[Word], list[Word], list[Word]]:
     """``git -C d -c k=v --no-pager push`` → ``git push``; -c/--exec-path are sensitive;
-    also returns the directories named by -C/--git-dir/--work-tree. An alias set with
-    ``-c alias.NAME=VALUE`` (git-config(1) "alias.*") and used as the subcommand is
-    expanded: ``git -c alias.p=push p`` is ``git push``; a ``!cmd`` alias is returned as
-    the shell script it runs (with the remaining words as its arguments)."""
+    also returns the directories named by -C/--git-dir/--work-tree, and the scripts the
+    settings may run: a setting whose value is a command (``-c core.sshCommand=CMD``,
+    ``GIT_COMMAND_KEYS``), and an alias set with ``-c alias.NAME=VALUE`` (git-config(1)
+    "alias.*") and used as the subcommand, which is expanded: ``git -c alias.p=push p`` is
+    ``git push``; a ``!cmd`` alias is the shell script it runs (with the remaining words
+    as its arguments)."""
     places: list[Word] = []
+    scripts: list[Word] = []
     aliases: dict[str, Word] = {}
     i = 1
     while i < len(words) and len(words[i].text) > 1 and words[i].text[0] == "-":
@@ -714,13 +720,16 @@ def _git_globals(words: list[Word], sensitive: list[str]
             key, _, command = setting.text.partition("=")
             if key.lower().startswith("alias."):
                 aliases[key[6:].lower()] = setting._replace(text=command)
+            elif runs_setting(key) and command.lstrip("!"):
+                scripts.append(setting._replace(text=command.lstrip("!")))
         i += 2 if takes_value else 1
     rest = words[i:]
     body = aliases.get(rest[0].text.lower()) if rest else None
     if body is None:
-        return [words[0], *rest], places, None
+        return [words[0], *rest], places, scripts
     if body.text.startswith("!"):
         script = " ".join([body.text[1:], *(w.text for w in rest[1:])])
-        return [words[0], *rest], places, body._replace(text=script)
+        return [words[0], *rest], places, [*scripts, body._replace(text=script)]
     expanded = [body._replace(text=part) for part in body.text.split()]
-    return [words[0], *expanded, *rest[1:]], places, None
+    return [words[0], *expanded, *rest[1:]], places, scripts
+

@@ -386,8 +386,11 @@ class _Walk:
                 args.remove(arg)
                 fds[arg.end_byte] = self.text(arg)
         if name is None:
-            return [record for var, word in map(self.assignment, assigns) if risky_env(var)
-                    for record in (Noted([word], (var,), f"sets {var}"), *code_value(var, word))]
+            found: list[Record] = []
+            for var, word in map(self.assignment, assigns):
+                if risky_env(var):
+                    found += [Noted([word], (var,), f"sets {var}"), *code_value(var, word)]
+            return found
         if redirects:  # words taken from redirects go back to where they were written
             args.sort(key=lambda n: n.start_byte)
         words = [*self.words([name])]
@@ -400,10 +403,7 @@ class _Walk:
         if words[0].text == "exec" and stdin is not None and stdin is not piped and all(
                 w.text[:1] == "{" for w in words[1:]):  # `exec <<< CODE`, `exec {fd}<&0`
             self.exec_stdin = stdin._replace(dynamic=True)
-        found: list[Record] = [Command(words, stdin, tuple(env))]
-        for var, w in env:
-            found += code_value(var, w)
-        return found
+        return [Command(words, stdin, tuple(env))]  # the judge judges env's code values
 
     def orphans(self, node: Node) -> list[Record]:
         """Inside an ERROR node, a ``command_name`` may appear without its ``command``

@@ -20,6 +20,23 @@ GIT_GLOBAL_VALUE = words("-C -c --git-dir --work-tree --namespace --super-prefix
 GIT_GLOBAL_SENSITIVE = words("-c --config-env --exec-path --git-dir --work-tree")
 GIT_GLOBAL_PLACES = words("-C --git-dir --work-tree")
 
+#: git-config(1) settings (git 2.39) whose value is a command git runs, most through the
+#: shell: core.sshCommand, core.pager, core.editor, core.askPass, core.fsmonitor,
+#: core.gitProxy, sequence.editor, diff.external, pager.<cmd>, credential.helper (a "!"
+#: value is shell code), gpg.program, interactive.diffFilter, uploadpack.packObjectsHook,
+#: remote.<name>.uploadpack/receivepack; and the per-driver ones: diff.<driver>.command/
+#: textconv, merge.<driver>.driver, filter.<driver>.clean/smudge/process,
+#: difftool/mergetool/guitool/browser/man.<tool>.cmd, sendemail.[<id>.]tocmd/cccmd/
+#: sendmailcmd. Compared lower-cased (git's keys are case-insensitive but for the middle
+#: part, which these patterns do not pin).
+GIT_COMMAND_KEYS = (
+    r"core\.(sshcommand|pager|editor|askpass|fsmonitor|gitproxy)|sequence\.editor"
+    r"|diff\.external|pager\..+|credential\.(.+\.)?helper|gpg\.(.+\.)?program"
+    r"|interactive\.difffilter|uploadpack\.packobjectshook|remote\..+\.(uploadpack|receivepack)"
+    r"|diff\..+\.(command|textconv)|merge\..+\.driver|filter\..+\.(clean|smudge|process)"
+    r"|(difftool|mergetool|guitool|browser|man)\..+\.cmd|sendemail\.(.+\.)?(tocmd|cccmd|sendmailcmd)"
+)
+
 #: Redirect targets that are not files (the kernel's and udev's device nodes).
 NON_FILES = words("/dev/null /dev/stdout /dev/stderr /dev/stdin /dev/tty /dev/zero")
 

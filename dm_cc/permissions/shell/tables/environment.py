@@ -90,6 +90,21 @@ RISKY_ENV_NAMES = words(
 CODE_VARIABLES = words("PROMPT_COMMAND")
 PROMPT_VARIABLES = words("PS0 PS1 PS2 PS3 PS4")
 
+#: Variables whose value is a command line that programs run (environ(7) EDITOR, VISUAL,
+#: PAGER, BROWSER, SHELL; man(1) MANPAGER; less(1) 590 LESSOPEN/LESSCLOSE (a leading ``|``
+#: pipes), LESSEDIT; bash(1) FCEDIT; git(1) "ENVIRONMENT VARIABLES" GIT_SSH and the
+#: *_COMMAND/*_EDITOR/*_PAGER/*_ASKPASS ones; ssh(1) SSH_ASKPASS, sudo(8) SUDO_ASKPASS;
+#: rsync(1) RSYNC_RSH, RSYNC_CONNECT_PROG; svn SVN_SSH; TERMINAL; a shell other programs
+#: run their scripts with: npm-config(7) script-shell, autoconf's CONFIG_SHELL; the
+#: programs build tools run: the GNU make manual's "Variables Used by Implicit Rules" CC,
+#: CXX, CPP, LD, AR, AS, FC; the Cargo book RUSTC, RUSTC_WRAPPER, RUSTDOC): the value is judged as
+#: shell code, so a deny rule sees what runs (``GIT_SSH_COMMAND='rm x' git fetch``).
+COMMAND_VARIABLES = words("EDITOR VISUAL PAGER MANPAGER BROWSER SHELL TERMINAL FCEDIT"
+                          " LESSOPEN LESSCLOSE LESSEDIT GIT_SSH SSH_ASKPASS SUDO_ASKPASS"
+                          " RSYNC_RSH RSYNC_CONNECT_PROG SVN_SSH GIT_EXTERNAL_DIFF CC CXX CPP LD AR AS FC RUSTC"
+                          " RUSTC_WRAPPER RUSTC_WORKSPACE_WRAPPER RUSTDOC")
+COMMAND_SUFFIXES = ("_COMMAND", "_CMD", "_PAGER", "_EDITOR", "_ASKPASS", "_SHELL")
+
 #: Name prefixes (compared upper-cased): ld.so(8) LD_*, dyld(1) DYLD_*, python(1) PYTHON*,
 #: git(1) "ENVIRONMENT VARIABLES" GIT_*, npm-config NPM_CONFIG_*, bash's exported functions
 #: BASH_FUNC_*, Cargo CARGO_*, pip PIP_*, Yarn YARN_*, lua(1) LUA_INIT/LUA_PATH/LUA_CPATH.
@@ -124,4 +139,9 @@ def risky_env(name: str) -> bool:
         return True
     upper = name.upper()
     return (name in RISKY_ENV_NAMES or upper.startswith(RISKY_ENV_PREFIXES)
-            or name.endswith(RISKY_ENV_SUFFIXES))
+            or name.endswith(RISKY_ENV_SUFFIXES) or runs_value(name))
+
+
+def runs_value(name: str) -> bool:
+    """Is the value of the variable ``name`` a command line some program runs?"""
+    return name in COMMAND_VARIABLES or name.upper().endswith(COMMAND_SUFFIXES)

@@ -1,0 +1,76 @@
+"""Values that are commands (issue 22, "only asked where a deny rule applies"): a variable
+or setting whose value a program runs as a command line is judged as that command, so a
+deny rule sees what really runs -- an environment variable (``GIT_SSH_COMMAND``,
+``EDITOR``, ``PAGER``, ``LESSOPEN``, ``CC`` ... and the ``*_COMMAND``/``*_CMD``/``*_PAGER``/
+``*_EDITOR``/``*_ASKPASS``/``*_SHELL`` names), a git setting given with ``-c`` or written with
+``git config`` (``core.sshCommand``, ``core.pager``, ``diff.<driver>.textconv`` ...), and
+make's ``SHELL`` in any of its assignment operators."""
+
+from __future__ import annotations
+
+import pytest
+from judging import A, D, assert_meets, project_in
+
+RM = [A("*"), D("rm *")]
+
+CASES = [
+    # environment variables whose value runs
+    (RM, "bash", "GIT_SSH_COMMAND='rm -rf x' git fetch", "deny"),
+    (RM, "bash", "GIT_PAGER='rm x' git log", "deny"),
+    (RM, "bash", "PAGER='rm x' man ls", "deny"),
+    (RM, "bash", "EDITOR='rm x' git commit", "deny"),
+    (RM, "bash", "VISUAL=\"rm -f x\" crontab -e", "deny"),
+    (RM, "bash", "GIT_SEQUENCE_EDITOR='rm x' git rebase -i HEAD~2", "deny"),
+    (RM, "bash", "LESSOPEN='|rm x %s' less f", "deny"),
+    (RM, "bash", "env GIT_EXTERNAL_DIFF='rm x' git diff", "deny"),
+    (RM, "bash", "sudo SUDO_ASKPASS='rm x' -A true", "deny"),
+    (RM, "bash", "export GIT_SSH_COMMAND='rm x'; git fetch", "deny"),
+    (RM, "bash", "declare -x EDITOR='rm x'; git commit", "deny"),
+    (RM, "bash", "FZF_DEFAULT_COMMAND='rm x' fzf", "deny"),
+    (RM, "bash", "npm_config_script_shell='rm x' npm test", "deny"),
+    (RM, "bash", "CONFIG_SHELL='rm x' ./configure", "deny"),
+    (RM, "bash", "CC='rm x' make", "deny"),
+    (RM, "bash", "RUSTC_WRAPPER='rm x' cargo build", "deny"),
+    (RM, "bash", "RSYNC_RSH='rm x' rsync -a a b:", "deny"),
+    ([A("git *")], "bash", "GIT_SSH_COMMAND='ssh -i k' git fetch", "not-allow"),
+    # git settings whose value runs, on the command line and written for later
+    (RM, "bash", "git -c core.pager='rm x' log", "deny"),
+    (RM, "bash", "git -c core.sshCommand='rm x' fetch", "deny"),
+    (RM, "bash", "git -c core.fsmonitor='rm x' status", "deny"),
+    (RM, "bash", "git -c CORE.EDITOR='rm x' commit", "deny"),
+    (RM, "bash", "git -c diff.foo.textconv='rm x' diff", "deny"),
+    (RM, "bash", "git -c filter.lfs.smudge='rm x' checkout .", "deny"),
+    (RM, "bash", "git -c 'credential.helper=!rm x' push", "deny"),
+    (RM, "bash", "git -c pager.log='rm x' log", "deny"),
+    (RM, "bash", "git -c remote.origin.uploadpack='rm x' fetch", "deny"),
+    (RM, "bash", "git -c sendemail.tocmd='rm x' send-email p", "deny"),
+    (RM, "bash", "git -C . -c core.askPass='rm x' push", "deny"),
+    (RM, "bash", "git config core.sshCommand 'rm -rf x'", "deny"),
+    (RM, "bash", "git config --global core.pager 'rm x'", "deny"),
+    (RM, "bash", "git config --local diff.x.command 'rm x'", "deny"),
+    (RM, "bash", "git config alias.p '!rm x'", "deny"),
+    ([A("git *")], "bash", "git -c core.pager=less log", "not-allow"),
+    # make's SHELL in every assignment operator, and the shell make is told to use
+    (RM, "bash", "make SHELL='rm x'", "deny"),
+    (RM, "bash", "make SHELL:='rm x' all", "deny"),
+    (RM, "bash", "make SHELL::='rm x' all", "deny"),
+    (RM, "bash", "make 'SHELL+=rm x'", "deny"),
+    (RM, "bash", "make 'SHELL?=rm x'", "deny"),
+    (RM, "bash", "make 'SHELL!=rm x'", "deny"),
+    (RM, "bash", "make CC='rm x' all", "deny"),
+    # ordinary forms stay as they were
+    ([A("git *")], "bash", "git log --oneline", "allow"),
+    ([A("make *")], "bash", "make -j4 test", "allow"),
+    ([A("git config user.name *")], "bash", "git config user.name 'A B'", "allow"),
+    ([A("*")], "bash", "GIT_PAGER=cat git log", "not-allow"),  # sensitive, as before
+]
+
+
+@pytest.fixture(scope="module")
+def where(tmp_path_factory):
+    return project_in(tmp_path_factory.mktemp("values"))
+
+
+@pytest.mark.parametrize("rules,tool,text,expect", CASES, ids=[c[2][:60] for c in CASES])
+def test_a_value_that_runs_is_judged_as_the_command(rules, tool, text, expect, where):
+    assert_meets(rules, tool, text, expect, where)
