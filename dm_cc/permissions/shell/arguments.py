@@ -148,10 +148,10 @@ def _effects(key: tuple[str, ...], spec: ArgSpec, args: list[Word], texts: list[
         effects += [Sensitive(w.text) for w in positionals if re.search(spec.sensitive_re, w.text)]
     if spec.assign_env:  # make SHELL=/tmp/evil
         for w in positionals:
-            setting = _make_assignment().match(w.text)
-            if setting is None:
+            made = _make_assignment().match(w.text)
+            if made is None:
                 continue
-            var, assigned = setting.group(1), setting.group(2)
+            var, assigned = made.group(1), made.group(2)
             if risky_env(var):
                 effects.append(Sensitive(var))
             if runs_value(var) and assigned:  # make SHELL='cmd' runs cmd for each recipe

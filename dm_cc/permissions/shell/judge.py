@@ -59,6 +59,7 @@ from dm_cc.permissions.shell.programs import (
 from dm_cc.permissions.shell.quoting import Word, is_assignment, joined
 from dm_cc.permissions.shell.records import (
     Access,
+    Assigned,
     Broken,
     Command,
     Deferred,
@@ -155,6 +156,7 @@ class Judge:
         # While judging a guessed inner command (`fakeroot rm x`): why it is guessed;
         # what it records is speculative. `guessed`: the guesses judged so far (each once).
         self.guessing: str | None = None
+        self.values: dict[str, str] = {}  # static values the line gives variables (c=rm)
         self.guessed: set[tuple[str, ...]] = set()
         # a command of this line that may have written the repository's own files (an
         # archive extracted into the working directory): what it was, for the note
@@ -400,6 +402,9 @@ class Judge:
                 self.deferred.setdefault(record.stores, record.text)
                 if record.code is not None and len(self.stored_code) < 8:
                     self.stored_code.append(record.code)
+            elif isinstance(record, Assigned):
+                if len(self.values) < 64 or record.name in self.values:
+                    self.values[record.name] = record.value
             elif isinstance(record, Broken):
                 self.dynamic(text, "the command could not be parsed")
                 self.scan(text)
@@ -448,6 +453,11 @@ class Judge:
         if head.expand or head.glob or head.procsub:
             self.record([w.text for w in words], True, suspect,
                         note="the command name is not static")
+            text = joined(words).text  # `rm${IFS}-rf x`, `c=rm; $c x`: also as it usually
+            reading = _plain_reading(text, self.values)  # reads (not in a guess's judge)
+            if self.scanning and self.guessing is None and reading != text:
+                self.guess_script(reading, "the command as it reads with the values this "
+                                  "line sets, the default IFS and other variables unset")
             return
         if head.text in _RESERVED or is_assignment(head.text):
             # `time for i in 1; do rm x; done`, `time x=1`: tree-sitter read a compound
@@ -690,6 +700,24 @@ def _speculate(texts: Sequence[str]) -> list[int]:
                 continue  # it may be that option's value: try the next word too
             break
     return [start for start in dict.fromkeys(starts) if start < len(texts)]
+
+
+@cache
+def _parameter() -> re.Pattern[str]:
+    """A parameter expansion: ``$IFS``/``${IFS}`` (group 1), ``$NAME``/``${NAME}`` (group 2
+    or 3), or any other ``${..}``, ``$1``, ``$@`` ... (compiled once, on first use)."""
+    return re.compile(r"(\$\{IFS\}|\$IFS\b)|\$\{([A-Za-z_]\w*)\}|\$([A-Za-z_]\w*)"
+                      r"|\$\{[^}]*\}|\$[0-9@*#?$!-]")
+
+
+def _plain_reading(text: str, values: dict[str, str]) -> str:
+    """``text`` as bash most often reads it: ``$IFS`` splits words (a space), a variable
+    the line set to a static value has it, any other parameter is unset (empty). Used for
+    a name that is not static: a reading for the deny rules (``rm${IFS}-rf x`` is ``rm
+    -rf x``; ``c=rm; $c x`` is ``rm x``; ``r${u}m`` is ``rm``)."""
+    def value(m: re.Match[str]) -> str:
+        return " " if m.group(1) else values.get(m.group(2) or m.group(3) or "", "")
+    return _parameter().sub(value, text)
 
 
 def _git_globals(words: list[Word], sensitive: list[str]

@@ -88,11 +88,19 @@ class Deferred(NamedTuple):
     code: str | None = None  # a stored static value holding a substitution (judged as code)
 
 
+class Assigned(NamedTuple):
+    """A shell variable set to a static value on its own (``c=rm``): a name that is not
+    static (``$c -rf x``) is also read with it, for the deny rules."""
+
+    name: str
+    value: str
+
+
 class Broken(NamedTuple):
     """Last record of a walk whose parse failed or lost text: the script is unparsable."""
 
 
-Record = Command | Noted | FileUse | Script | Deferred | Broken
+Record = Command | Noted | FileUse | Script | Deferred | Assigned | Broken
 Effect = Command | Script | Parse | FileUse | Sensitive
 
 

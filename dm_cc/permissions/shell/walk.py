@@ -51,6 +51,7 @@ from dm_cc.permissions.shell.quoting import (
     unescape_double_quoted,
 )
 from dm_cc.permissions.shell.records import (
+    Assigned,
     Broken,
     Command,
     Deferred,
@@ -226,9 +227,12 @@ class _Walk:
         if kind == "variable_assignment" and (
                 parent is None or parent.type not in ("command", "declaration_command")):
             name, word = self.assignment(node)
-            if not risky_env(name):
-                return []
-            return [Noted([word], (name,), f"sets {name}"), *code_value(name, word)]
+            value = word.text.partition("=")[2]
+            found: list[Record] = [] if word.expand or word.glob or word.procsub \
+                else [Assigned(name, value)]
+            if risky_env(name):
+                found += [Noted([word], (name,), f"sets {name}"), *code_value(name, word)]
+            return found
         if kind == "file_redirect":
             return self.redirect(node)
         if kind == "ERROR":

@@ -1,10 +1,16 @@
-"""Values that are commands (issue 22, "only asked where a deny rule applies"): a variable
+"""Readings a deny rule must see (issue 22, "only asked where a deny rule applies").
+
+Values that are commands: a variable
 or setting whose value a program runs as a command line is judged as that command, so a
 deny rule sees what really runs -- an environment variable (``GIT_SSH_COMMAND``,
 ``EDITOR``, ``PAGER``, ``LESSOPEN``, ``CC`` ... and the ``*_COMMAND``/``*_CMD``/``*_PAGER``/
 ``*_EDITOR``/``*_ASKPASS``/``*_SHELL`` names), a git setting given with ``-c`` or written with
 ``git config`` (``core.sshCommand``, ``core.pager``, ``diff.<driver>.textconv`` ...), and
-make's ``SHELL`` in any of its assignment operators."""
+make's ``SHELL`` in any of its assignment operators.
+
+A command name that is not static (``rm${IFS}-rf x``, ``c=rm; $c x``) still asks, and is
+also read as bash most often reads it -- ``$IFS`` a space, a variable the line sets to a
+static value with that value, any other unset -- for the deny rules."""
 
 from __future__ import annotations
 
@@ -58,6 +64,18 @@ CASES = [
     (RM, "bash", "make 'SHELL?=rm x'", "deny"),
     (RM, "bash", "make 'SHELL!=rm x'", "deny"),
     (RM, "bash", "make CC='rm x' all", "deny"),
+    # a name that is not static: asked, and denied where its plain reading is denied
+    (RM, "bash", "rm${IFS}-rf x", "deny"),
+    (RM, "bash", "rm$IFS-rf x", "deny"),
+    (RM, "bash", "r${unset}m -rf x", "deny"),
+    (RM, "bash", "r$@m x", "deny"),
+    (RM, "bash", "c=rm; $c -rf x", "deny"),
+    (RM, "bash", "c=r; ${c}m x", "deny"),
+    (RM, "bash", "p=/bin/rm\n$p x", "deny"),
+    ([A("*"), D("git push *")], "bash", "a=git; b=push; $a $b origin", "deny"),
+    (RM, "bash", "c=rm; sudo $c x", "deny"),
+    ([A("*")], "bash", "c=ls; $c -la", "not-allow"),
+    ([A("*")], "bash", "$EDITOR notes.txt", "not-allow"),
     # ordinary forms stay as they were
     ([A("git *")], "bash", "git log --oneline", "allow"),
     ([A("make *")], "bash", "make -j4 test", "allow"),
