@@ -14,7 +14,7 @@ import re
 
 from dm_cc.permissions.shell.flags import scan_options
 from dm_cc.permissions.shell.quoting import Word, is_assignment
-from dm_cc.permissions.shell.records import Command, Effect, FileUse, Script, Sensitive
+from dm_cc.permissions.shell.records import Command, Effect, FileUse, Opaque, Script, Sensitive
 from dm_cc.permissions.shell.sed_awk import awk_risky, program_files, sed_risky
 from dm_cc.permissions.shell.tables.arguments import SINGLE_DASH_LONG, TAR_WRITE_OPTS, ArgSpec
 from dm_cc.permissions.shell.tables.environment import risky_env
@@ -32,6 +32,8 @@ def inspect(key: tuple[str, ...], spec: ArgSpec, words: list[Word],
     if key[0] in ("tar", "gtar", "bsdtar") and texts and texts[0][:1] not in ("-", ""):
         texts[0] = "-" + texts[0]  # old-style bundled mode: tar xzf a.tgz
     texts = [_unabbreviate(t, spec) if t[:2] == "--" else t for t in texts]
+    if spec.attached_opts:  # gcc -oFILE -B/tmp/x: the option, then its value
+        args, texts = _detach(args, texts, spec)
     scan = scan_options(texts, value_opts=spec.value_opts, pair_opts=spec.pair_opts,
                         optional_opts=spec.optional_opts, positional_re=spec.positional_re,
                         single_dash_long=key[0] in SINGLE_DASH_LONG)
@@ -43,13 +45,16 @@ def inspect(key: tuple[str, ...], spec: ArgSpec, words: list[Word],
         risk = spec.risky.get(opt.flag)
         if risk is None:
             continue
-        if risk in ("flag", "flag-edit", "flag-read", "script", "exec"):
+        if risk in ("flag", "flag-edit", "flag-read", "script", "exec", "program"):
             effects.append(Sensitive(opt.flag))
         if risk == "exec":
             effects.append(Command(_until_terminator(args[opt.at + 1:])))
         if opt.value is None:
             continue
         value = args[opt.at]._replace(text=opt.value)
+        if risk == "program":  # gcc -wrapper sh,-c,CMD: the program runs, with its words
+            effects.append(Command([value._replace(text=part)
+                                    for part in re.split(r"[,\s]+", opt.value) if part]))
         if risk in ("edit", "flag-edit"):
             effects.append(FileUse(value, "edit"))
         elif risk in ("read", "flag-read"):
@@ -70,6 +75,12 @@ def inspect(key: tuple[str, ...], spec: ArgSpec, words: list[Word],
         elif risk == "pair-read" and opt.at + 1 < len(args):
             effects.append(FileUse(args[opt.at + 1], "read"))  # jq --rawfile NAME FILE
     positionals = [args[i] for i in scan.positionals]
+    if spec.response_files:  # gcc @FILE: more arguments, read from FILE when it runs
+        listed = [w for w in positionals if w.text[:1] == "@" and len(w.text) > 1]
+        effects += [FileUse(w._replace(text=w.text[1:]), "read") for w in listed]
+        effects += [Opaque(f"reads more arguments from {w.text[1:]} ({w.text}): what they "
+                           "are is only known when it runs") for w in listed]
+        positionals = [w for w in positionals if w not in listed]
     if "+" in spec.risky and any(w.text.startswith("+") for w in positionals):
         effects.append(Sensitive("+"))
     skip = 0 if flags & spec.skip_opts else spec.skip
@@ -149,6 +160,27 @@ def _unabbreviate(text: str, spec: ArgSpec) -> str:
         return text
     full = next((k for k in fits if k in spec.risky), fits[0])
     return full + eq + value
+
+
+def _detach(args: list[Word], texts: list[str], spec: ArgSpec
+            ) -> tuple[list[Word], list[str]]:
+    """``-oFILE`` → ``-o FILE`` for each of the spec's ``attached_opts`` (the longest
+    prefix first); a word that is itself an option of the spec stays whole."""
+    prefixes = sorted(spec.attached_opts, key=len, reverse=True)
+    known = spec.value_opts | spec.optional_opts | spec.pair_opts | frozenset(spec.risky)
+    out_args: list[Word] = []
+    out_texts: list[str] = []
+    value_next = False  # the word is the value of the option before it (-Xclang -load)
+    for word, text in zip(args, texts, strict=True):
+        prefix = next((p for p in prefixes if text.startswith(p) and len(text) > len(p)), None)
+        taken, value_next = value_next, text in spec.value_opts
+        if prefix is None or taken or text in known or text.partition("=")[0] in known:
+            out_args.append(word)
+            out_texts.append(text)
+            continue
+        out_args += [word._replace(text=prefix), word._replace(text=text[len(prefix):])]
+        out_texts += [prefix, text[len(prefix):]]
+    return out_args, out_texts
 
 
 def _git_path(text: str, after_dashdash: bool) -> str | None:

@@ -52,6 +52,7 @@ from dm_cc.permissions.shell.records import (
     Effect,
     FileUse,
     Noted,
+    Opaque,
     Outcome,
     Parse,
     Script,
@@ -289,6 +290,7 @@ class Judge:
             yield from self.command(words[1:], depth + 1, stdin, suspect=_GROUP)
             return
         sensitive: list[str] = []
+        opaque: list[str] = []  # why what it does is only known when it runs (Opaque)
         if "/" in head.text:
             folder, _, name = head.text.rpartition("/")
             name = name or head.text
@@ -338,30 +340,33 @@ class Judge:
         elif name in EVAL_BUILTINS:
             outcome = eval_builtin(name, words)
         if outcome.effects:
-            yield from self.apply(outcome.effects, depth, suspect, sensitive)
+            yield from self.apply(outcome.effects, depth, suspect, sensitive, opaque)
         spec_key, spec = lookup(ARG_SPECS, texts)
         if spec is not None and (effects := inspect(spec_key, spec, words, stop)):
-            yield from self.apply(effects, depth, suspect, sensitive)
+            yield from self.apply(effects, depth, suspect, sensitive, opaque)
         if name in ("ln", "cp") and _makes_symlink(texts):
             names = [t for t in texts[1:] if t != "--" and not t.startswith("-")]
             if names:
                 link = names[-1].rstrip("/") or names[-1]
                 self.links[link] = _link_target(link, names[-2]) if len(names) > 1 else None
-        dynamic = outcome.note is not None or any(w.expand for w in words)
+        dynamic = outcome.note is not None or bool(opaque) or any(w.expand for w in words)
+        note = outcome.note or (opaque[0] if opaque else None)
         if spec is None and wrapper is None and not dynamic and name not in NOT_RUNNERS \
                 and name not in SHELLS and not versioned_interpreter(name):
             self.speculative += _speculate(texts)
-        self.record(texts, dynamic, suspect, sensitive, outcome.note, slot)
+        self.record(texts, dynamic, suspect, sensitive, note, slot)
         for var, word in env:
             self.record((word.text, *texts), dynamic or word.expand, suspect, (var,),
                         f"runs with {var} set")
 
     def apply(self, effects: Iterable[Effect], depth: int, suspect: str | None,
-              sensitive: list[str]) -> Iterator[Nested]:
+              sensitive: list[str], opaque: list[str]) -> Iterator[Nested]:
         """Carry out what a program's words mean, in order."""
         for effect in effects:
             if isinstance(effect, Sensitive):
                 sensitive.append(effect.token)
+            elif isinstance(effect, Opaque):
+                opaque.append(effect.note)
             elif isinstance(effect, FileUse):
                 self.file(effect.word, effect.access)
             elif isinstance(effect, Script):

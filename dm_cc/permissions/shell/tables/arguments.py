@@ -18,7 +18,8 @@ from dm_cc.permissions.shell.tables import DuplicateEntry, names, table, words
 from dm_cc.permissions.shell.tables.wrappers import SSH_VALUE_OPTS
 
 Risk = Literal["flag", "edit", "read", "flag-edit", "flag-read", "script", "exec", "at-read",
-               "archive", "directory", "at-start-read", "url-read", "pair-read", "colon-read"]
+               "archive", "directory", "at-start-read", "url-read", "pair-read", "colon-read",
+               "program"]
 Access = Literal["read", "edit"]
 _RISKS: frozenset[str] = frozenset(get_args(Risk))
 _NONE: frozenset[str] = frozenset()
@@ -35,7 +36,9 @@ class ArgSpec(NamedTuple):
     up to ``;`` are a command: sensitive, and analysed) and "at-read" (a value ``@FILE`` or
     ``name=@FILE`` reads FILE, as in curl), "archive" (tar's archive: edited when creating,
     read otherwise), "directory" (tar -C: read when creating, written when extracting) and
-    "colon-read" (a value ``…:FILE`` reads FILE: ``git log -L 1,5:FILE``).
+    "colon-read" (a value ``…:FILE`` reads FILE: ``git log -L 1,5:FILE``) and "program"
+    (its value is a program and its arguments, split at commas and blanks: ``gcc -wrapper
+    sh,-c,CMD``, ``go build -toolexec 'CMD ARGS'``: sensitive, and judged as a command).
     The key "+" stands for any word starting with ``+`` (``vim +cmd``, ``less +!cmd``).
     option_checks: option -> regex; the option is sensitive when its value matches.
     files: what positional words are; skip: leading positionals that are not files
@@ -59,6 +62,11 @@ class ArgSpec(NamedTuple):
     (``cp -l``) / unless one of these is given (``ln`` without ``-s``); a hard link is a writable
     second name of its source, so the files it reads are also edited
     (``ln .git/config x`` reaches ``.git/config``).
+    attached_opts: option prefixes whose value may be glued to them in a program whose
+    options are whole words (``gcc -oFILE``, ``-B/tmp/x``, ``-Wl,-plugin,x``): the word is
+    read as the option and its value.
+    response_files: a positional ``@FILE`` is a file of more arguments (gcc(1) "@file"),
+    read by the program: ``FILE`` is read and what the command does is unknown (dynamic).
     git_paths: positionals (after ``skip``) may be git revisions or paths, and git reads
     the paths: every word after ``--``, the PATH of ``REV:PATH`` (``git show HEAD:.env``)
     and a word that looks like a path (``.``, ``/`` or ``~`` in it) is read.
@@ -88,6 +96,8 @@ class ArgSpec(NamedTuple):
     hardlink_opts: frozenset[str] = _NONE
     symlink_opts: frozenset[str] = _NONE
     git_paths: bool = False
+    attached_opts: frozenset[str] = _NONE
+    response_files: bool = False
 
 
 def risks(**by_risk: str) -> Mapping[str, Risk]:
@@ -244,6 +254,11 @@ _MAKE_DEFINITION = (r"^(?=[^=]*=)(?:[^=]*[!$`(]|[^=]*=[\s\S]*[$`;|&<>\n]|\s*(?:S
 _CMAKE_RUNS = (r"(?i)^CMAKE_(?:\w*_LAUNCHER|PROJECT_\w*INCLUDE\w*|TOOLCHAIN_FILE|\w*_COMPILER"
                r"|\w*LINKER\w*|MAKE_PROGRAM|USER_MAKE_RULES_OVERRIDE\w*|\w*_CLANG_TIDY"
                r"|\w*_CPPLINT|\w*_CPPCHECK|\w*_INCLUDE_WHAT_YOU_USE)\b")
+
+#: ld(1) options in a -Wl,/-Xlinker value that load code or write a file (binutils 2.40):
+#: -plugin, -o/--output, -Map, --dependency-file, and @FILE (more options from FILE).
+_LINKER_RISK = (r"(?:^|,)(?:-{1,2}(?:plugin|o|output|Map|dependency-file|out-implib)"
+                r"(?:$|[=,])|-o\S|-Map=|@)")
 
 _FILTERS = ("--env-filter --tree-filter --index-filter --parent-filter --msg-filter"
             " --commit-filter --tag-name-filter")
@@ -474,11 +489,88 @@ ARG_SPECS: Mapping[tuple[str, ...], ArgSpec] = table(
                     flag_read="-c --config-file --cov-config",
                     edit="--junitxml --junit-xml --log-file --report-log --resultlog --html"
                          " --debug"))),
+    # ======== compilers and linkers (issue 22, "programs by what they can do"). `go help
+    # build` and `go help test` (go 1.21): -exec/-toolexec/-vettool name a program run
+    # with the build's words (its value split at blanks, go's quoted.Split), -C DIR builds
+    # DIR's module, -o writes the binary.
     ("go build, go run, go test, go vet, go install, go generate",
      _a("-exec -toolexec -vettool -overlay -o -C -p -tags -ldflags -gcflags -asmflags -mod"
         " -modfile -pkgdir -run -bench -count -timeout -cpu --exec --toolexec",
-        risky=risks(flag="-exec -toolexec -vettool --exec --toolexec -overlay -modfile",
-                    edit="-o"))),
+        risky=risks(program="-exec -toolexec -vettool --exec --toolexec",
+                    flag="-overlay -modfile", edit="-o", read="-C"))),
+    # gcc(1) (GCC 12, "Overall Options", "Directory Options", "Link Options", "Preprocessor
+    # Options", "@file") and clang(1)/`clang --help` (LLVM 15): -wrapper runs a program
+    # with the compiler's subprocesses (a comma-separated list); -B/--prefix DIR runs the
+    # cc1/as/collect2/ld it finds there; -specs=FILE rewrites the subprocess command lines;
+    # -fplugin/-fpass-plugin and `-Xclang -load` load code; -fuse-ld=PATH and --ld-path
+    # choose the linker; -Wl,/-Xlinker pass -plugin, -o, -Map or @FILE to ld(1); -o, -MF,
+    # -aux-info, -dumpdir, -MJ, --serialize-diagnostics write; a positional @FILE holds
+    # more options. Every operand is read (a source, an object, a library).
+    ("gcc, g++, cc, c++, clang, clang++, gcc-12, gcc-13, gcc-14, g++-12, g++-13, g++-14,"
+     " clang-14, clang-15, clang-16, clang-17, clang-18, c89, c99, tcc, icx, icpx",
+     _a("-o -x -B -MF -MT -MQ -I -L -l -D -U -include -imacros -isystem -iquote -idirafter"
+        " -iprefix -iwithprefix -iwithprefixbefore -isysroot -arch -framework -target"
+        " -Xlinker -Xclang -Xassembler -Xpreprocessor -Xopenmp-target --param -u -z -e -T"
+        " -wrapper -specs --specs -aux-info -dumpdir -dumpbase -dumpbase-ext -MJ -mllvm -F"
+        " --sysroot --prefix -working-directory --ld-path -fuse-ld -fplugin -fpass-plugin"
+        " -ivfsoverlay -iframework -serialize-diagnostics --serialize-diagnostics -Wl, -Wa,"
+        " -Wp,",
+        attached_opts="-o -B -MF -MT -MQ -I -L -l -D -U -Wl, -Wa, -Wp, -x",
+        risky=risks(program="-wrapper",
+                    flag_read="-B --prefix -specs --specs -ivfsoverlay",
+                    flag="-fplugin -fpass-plugin --ld-path -working-directory",
+                    edit="-o -MF -aux-info -dumpdir -MJ -serialize-diagnostics"
+                         " --serialize-diagnostics",
+                    read="--sysroot -isysroot -include -imacros"),
+        option_checks=names(("-fuse-ld", r"/"),
+                            ("-Xclang", r"^-(?:load|add-plugin|plugin|fpass-plugin"
+                                        r"|load-pass-plugin|o$|MF|dependency-file)"),
+                            ("-Xlinker -Wl,", _LINKER_RISK),
+                            ("-Wa, -Wp, -Xassembler -Xpreprocessor", r"(?:^|,)(?:-o|-M|@)")),
+        files="read", response_files=True)),
+    # ld(1) (GNU binutils 2.40; ld.lld, ld.gold, mold take the same): -plugin loads code,
+    # -o/-Map/--dependency-file/--out-implib write, -T reads a script, @FILE holds options.
+    ("ld, ld.bfd, ld.gold, ld.lld, lld, mold, ld64.lld, wasm-ld",
+     _a("-o --output -T --script -L --library-path -l --library -e --entry -m -soname -h"
+        " -rpath -rpath-link --dynamic-linker -I -Map --version-script -z -u --undefined"
+        " --plugin -plugin --plugin-opt -plugin-opt --sysroot -y --trace-symbol"
+        " --dependency-file --out-implib -A --architecture -b --format -F --filter -f"
+        " --auxiliary -R --just-symbols -Y -c --mri-script",
+        attached_opts="-o -T -L -l",
+        risky=risks(flag="--plugin -plugin --plugin-opt -plugin-opt",
+                    edit="-o --output -Map --dependency-file --out-implib",
+                    read="-T --script -c --mri-script --version-script"),
+        files="read", response_files=True)),
+    # rustc --help and `rustc -C help` (Rust 1.74): -C linker=/link-arg(s)=/llvm-args=
+    # run or load a program, -Z (unstable) options include plugins and codegen backends,
+    # -o/--out-dir write, --emit=KIND=PATH writes PATH, @path holds more arguments.
+    ("rustc", _a("-o --out-dir -C --codegen -Z --emit --crate-type --crate-name --edition -L"
+                 " -l --cfg --target --extern --sysroot --error-format --json --cap-lints -W"
+                 " -A -D -F --explain --print --check-cfg --remap-path-prefix",
+                 risky=risks(edit="-o --out-dir", flag="-Z"),
+                 option_checks=names(("-C --codegen", r"^\s*(?:linker|link-args?|llvm-args"
+                                      r"|passes|incremental|profile-generate|codegen-backend)"),
+                                     ("--emit", r"=")),
+                 files="read", response_files=True)),
+    # javac(1) (JDK 17): -processorpath/-processor/-Xplugin: load and run code, -J passes
+    # an option to the JVM running javac (an agent), -d/-s/-h write; java(1) and javac
+    # read @argfiles ("Command-Line Argument Files").
+    ("javac", _a("-d -s -h -cp -classpath --class-path -sourcepath --source-path"
+                 " -processorpath --processor-path -processor -encoding -source -target"
+                 " --release -bootclasspath -extdirs -endorseddirs --module-path -p"
+                 " --module-source-path --upgrade-module-path --system --add-modules"
+                 " --limit-modules --add-exports --add-reads --patch-module"
+                 " --processor-module-path -Xmaxerrs -Xmaxwarns -J -Xplugin:",
+                 attached_opts="-J -Xplugin:",
+                 risky=risks(edit="-d -s -h",
+                             flag="-processorpath --processor-path -processor"
+                                  " --processor-module-path -Xplugin: -J"),
+                 files="read", response_files=True)),
+    ("java", _a("-cp -classpath --class-path -p --module-path -m --module --add-modules",
+                response_files=True)),
+    # ar(1) (GNU binutils 2.40): KEYLETTERS ARCHIVE MEMBER...; --plugin loads code.
+    ("ar", _a("--plugin --target --output", risky=risks(flag="--plugin", edit="--output"),
+              files="read", skip=1, first="edit", response_files=True)),
     ("cargo", _a("--config -Z --manifest-path -p --package --target-dir",
                  risky=risks(flag="--config -Z"))),
     # npm 9 npm-config(7): -C/--prefix and -w/--workspace name the package whose scripts
@@ -556,5 +648,7 @@ ARG_SPECS: Mapping[tuple[str, ...], ArgSpec] = table(
 #: Commands whose options are whole words even with a single dash (``find -exec``,
 #: ``java -jar``, ``gcc -shared``, ``ffmpeg -i``, ``openssl -in``, ``go -exec``,
 #: ``sqlite3 -cmd``, ``emacs -eval``).
-SINGLE_DASH_LONG = words("find java javac gcc g++ clang clang++ cc ffmpeg xcodebuild openssl"
+SINGLE_DASH_LONG = words("find java javac gcc g++ clang clang++ cc c++ ffmpeg xcodebuild openssl"
+                         " gcc-12 gcc-13 gcc-14 g++-12 g++-13 g++-14 clang-14 clang-15"
+                         " clang-16 clang-17 clang-18 c89 c99 tcc icx icpx"
                          " go sqlite3 emacs")
