@@ -315,11 +315,8 @@ class Judge:
         self.commands.append(None)  # keep the outer command before what it runs
         outcome, stop = _NOTHING, len(words)
         key, wrapper, where = wrapper_lookup(texts)
-        if wrapper is not None:  # global options between the key words are left out
-            skipped = where[-1] + 1 - len(key)
-            inner = [words[i] for i in where] + words[where[-1] + 1:]
-            stop, outcome = unwrap(key, wrapper, inner, stdin)
-            stop += skipped
+        if wrapper is not None:  # global options between the key words: see unwrap
+            stop, outcome = unwrap(key, wrapper, words, where, stdin)
         elif name in SHELLS:
             outcome = shell(words, stdin)
         elif name in INTERPRETERS or versioned_interpreter(name):
@@ -367,6 +364,9 @@ class Judge:
                 sensitive.append(effect.token)
             elif isinstance(effect, Opaque):
                 opaque.append(effect.note)
+            elif isinstance(effect, Command) and effect.guess is not None:
+                self.speculative.append(SimpleCommand(  # another reading of the words
+                    tuple(w.text for w in effect.words), speculative=True, note=effect.guess))
             elif isinstance(effect, FileUse):
                 self.file(effect.word, effect.access)
             elif isinstance(effect, Script):

@@ -39,6 +39,8 @@ class Command(NamedTuple):
     env: tuple[tuple[str, Word], ...] = ()  # risky assignments it runs with (LD_PRELOAD=x cmd)
     suspect: str | None = None  # why it cannot be trusted (found in text the parser broke)
     chdir: Word | None = None  # the directory it runs in (env -C DIR cmd)
+    # another reading of a wrapper's words, offered to deny rules only (why it may run)
+    guess: str | None = None
 
 
 class Noted(NamedTuple):
