@@ -14,7 +14,15 @@ import re
 
 from dm_cc.permissions.shell.flags import scan_options
 from dm_cc.permissions.shell.quoting import Word, is_assignment
-from dm_cc.permissions.shell.records import Command, Effect, FileUse, Opaque, Script, Sensitive
+from dm_cc.permissions.shell.records import (
+    Command,
+    Effect,
+    FileUse,
+    Opaque,
+    Script,
+    Sensitive,
+    Stdin,
+)
 from dm_cc.permissions.shell.sed_awk import awk_risky, program_files, sed_risky
 from dm_cc.permissions.shell.tables.arguments import SINGLE_DASH_LONG, TAR_WRITE_OPTS, ArgSpec
 from dm_cc.permissions.shell.tables.environment import risky_env
@@ -24,9 +32,9 @@ _RISKY_PROGRAM = {"sed": sed_risky, "awk": awk_risky}
 
 
 def inspect(key: tuple[str, ...], spec: ArgSpec, words: list[Word],
-            stop: int) -> list[Effect]:
+            stop: int, stdin: Stdin | None = None) -> list[Effect]:
     """Risky options, scripts and file operands of ``words[len(key):stop]``, in order."""
-    effects: list[Effect] = []
+    effects: list[Effect] = _stdin_code(spec, stdin) if spec.stdin_code else []
     args = words[len(key):stop]
     texts = [w.text for w in args]
     if key[0] in ("tar", "gtar", "bsdtar") and texts and texts[0][:1] not in ("-", ""):
@@ -95,8 +103,10 @@ def inspect(key: tuple[str, ...], spec: ArgSpec, words: list[Word],
                     for path, access in program_files(spec.script, p.text)]
     if spec.sensitive_positionals and len(positionals) >= spec.sensitive_positionals:
         effects.append(Sensitive(key[-1]))
-    if spec.sensitive_re:  # sqlite3 db '.shell cmd'
-        effects += [Sensitive(w.text) for w in positionals if re.search(spec.sensitive_re, w.text)]
+    if spec.sensitive_re:  # sqlite3 db '.shell cmd', psql -c '\\! cmd'
+        code = [*positionals, *(args[o.at]._replace(text=o.value) for o in scan.options
+                                if o.flag in spec.code_opts and o.value is not None)]
+        effects += [Sensitive(w.text) for w in code if re.search(spec.sensitive_re, w.text)]
     if spec.assign_env:  # make SHELL=/tmp/evil
         effects += [Sensitive(var) for w in positionals if is_assignment(w.text)
                     and risky_env(var := w.text.split("=", 1)[0])]
@@ -160,6 +170,20 @@ def _unabbreviate(text: str, spec: ArgSpec) -> str:
         return text
     full = next((k for k in fits if k in spec.risky), fits[0])
     return full + eq + value
+
+
+def _stdin_code(spec: ArgSpec, stdin: Stdin | None) -> list[Effect]:
+    """A program reading commands in its own language from stdin (``sqlite3 db <<< SQL``):
+    a static heredoc or here-string is checked like an argument; a pipe, or text with an
+    expansion, holds commands only known when it runs."""
+    if stdin is None or stdin.kind == "file":  # `< FILE`: read (its request), unanalysed
+        return []
+    if stdin.kind == "pipe" or stdin.dynamic or stdin.script is None \
+            or "$" in stdin.script or "`" in stdin.script:
+        return [Opaque("reads its commands from standard input, which is not static")]
+    if spec.sensitive_re and re.search(spec.sensitive_re, stdin.script):
+        return [Sensitive(stdin.script.strip())]
+    return []
 
 
 def _detach(args: list[Word], texts: list[str], spec: ArgSpec

@@ -339,7 +339,7 @@ class Judge:
         if outcome.effects:
             yield from self.apply(outcome.effects, depth, suspect, sensitive, opaque)
         spec_key, spec = lookup(ARG_SPECS, texts)
-        if spec is not None and (effects := inspect(spec_key, spec, words, stop)):
+        if spec is not None and (effects := inspect(spec_key, spec, words, stop, stdin)):
             yield from self.apply(effects, depth, suspect, sensitive, opaque)
         if name in ("ln", "cp") and _makes_symlink(texts):
             names = [t for t in texts[1:] if t != "--" and not t.startswith("-")]

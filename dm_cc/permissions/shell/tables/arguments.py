@@ -56,7 +56,12 @@ class ArgSpec(NamedTuple):
     sensitive (``git config KEY VALUE`` writes configuration that can run commands).
     url_files: ``file://PATH`` operands read PATH (curl, wget).
     read_opts: options turning edited files into reads (``gzip -c``).
-    sensitive_re: positionals matching it are sensitive (sqlite3 ``.shell``).
+    sensitive_re: positionals, and values of ``code_opts``, matching it are sensitive
+    (sqlite3 ``.shell``, ``psql -c '\\! cmd'``); the token is the text itself, so only an
+    allow naming that exact text allows it.
+    code_opts: options whose value is text in the program's language (``psql -c SQL``).
+    stdin_code: the program reads commands from stdin (a database shell): a static
+    heredoc or here-string is checked with ``sensitive_re``, a pipe is dynamic.
     assign_env: ``NAME=VALUE`` operands set variables (``make SHELL=x``).
     hardlink_opts / symlink_opts: the command makes hard links with one of these options
     (``cp -l``) / unless one of these is given (``ln`` without ``-s``); a hard link is a writable
@@ -98,6 +103,8 @@ class ArgSpec(NamedTuple):
     git_paths: bool = False
     attached_opts: frozenset[str] = _NONE
     response_files: bool = False
+    code_opts: frozenset[str] = _NONE
+    stdin_code: bool = False
 
 
 def risks(**by_risk: str) -> Mapping[str, Risk]:
@@ -260,6 +267,58 @@ _CMAKE_RUNS = (r"(?i)^CMAKE_(?:\w*_LAUNCHER|PROJECT_\w*INCLUDE\w*|TOOLCHAIN_FILE
 _LINKER_RISK = (r"(?:^|,)(?:-{1,2}(?:plugin|o|output|Map|dependency-file|out-implib)"
                 r"(?:$|[=,])|-o\S|-Map=|@)")
 
+# ======== database shells (issue 22): their SQL and meta-commands are another language,
+# judged conservatively -- anything that runs a program, loads code, or reads or writes a
+# file named in the text makes it sensitive (the token is the text: only an allow naming it
+# allows); text with an expansion, or piped in, is dynamic.
+#: sqlite3 CLI 3.40 ("Special commands to sqlite3", "SQL functions": readfile, writefile,
+#: edit, load_extension; ATTACH and VACUUM INTO create files): a dot-command other than
+#: the ones that only show or format.
+_SQLITE_RISK = (r"(?im)^\s*\.(?!(?:tables|schema|fullschema|headers?|mode|ind(?:ex|ic)es"
+                r"|dump|databases|help|width|nullvalue|separator|show|timer|stats|eqp|print"
+                r"|changes|bail|echo|explain|dbinfo|quit|exit)\b)"
+                r"|\b(?:load_extension|readfile|writefile|edit|fts3_tokenizer)\s*\("
+                r"|\battach\b|\bvacuum\b[\s\S]*\binto\b")
+_SQLITE = _a("-cmd -separator -newline -nullvalue -init", risky=risks(flag="-cmd",
+             flag_read="-init"), sensitive_re=_SQLITE_RISK, stdin_code=True)
+#: duckdb 0.9 CLI (sqlite3's dot-commands) and SQL: COPY/EXPORT/IMPORT/ATTACH/INSTALL/
+#: LOAD, read_*/write_* and glob table functions, and `FROM 'file'` read or write files.
+_DUCKDB = _a("-c -cmd -init -s", code_opts="-c -cmd -s",
+             risky=risks(flag_read="-init"),
+             sensitive_re=_SQLITE_RISK + r"|(?i:\b(?:copy|export|import|install|load|pragma"
+                          r"|call)\b|\b(?:read_\w+|write_\w+|glob|getenv|sniff_csv)\s*\("
+                          r"|\bfrom\s+')", stdin_code=True)
+#: psql(1) (PostgreSQL 16): a backslash command other than the ones that only describe
+#: (\d…, \l, \x, \q, \?, \h, \timing, \conninfo, \encoding, \echo, \errverbose) --
+#: \! runs a shell, \o/\w/\g write, \i/\ir read, \copy … program, \set x `cmd` runs
+#: one --, and server-side SQL reaching files or programs (COPY … PROGRAM, COPY … TO/FROM
+#: 'file', pg_read_file, lo_import/lo_export, LOAD 'library').
+_PSQL_RISK = (r"\\(?!(?:d[A-Za-z]*\+?|l\+?|list|x|q|\?|h|help|timing|conninfo|encoding|echo"
+              r"|errverbose|copyright)(?![A-Za-z!]))"
+              r"|(?i:\bprogram\b|\bcopy\b[^;]*\b(?:to|from)\s+e?'"
+              r"|\bpg_(?:read_file|read_binary_file|ls_\w+|stat_file)\b|\blo_(?:import|export)\b"
+              r"|\bload\s+')")
+_PSQL = _a("-c --command -f --file -o --output -L --log-file -d --dbname -h --host -p"
+           " --port -U --username -v --set --variable -P --pset -F --field-separator -R"
+           " --record-separator -T --table-attr",
+           code_opts="-c --command", risky=risks(flag_read="-f --file",
+                                                 edit="-o --output -L --log-file"),
+           sensitive_re=_PSQL_RISK, stdin_code=True)
+#: mysql(1) (MySQL 8 / MariaDB 10.11): client commands system (\!), source (\.), tee
+#: (\T), pager (\P), edit (\e) run, read or write; SELECT … INTO OUTFILE/DUMPFILE,
+#: LOAD DATA and load_file() reach files. --pager runs a program, --tee writes,
+#: --defaults-file/--defaults-extra-file read options (a pager among them),
+#: --plugin-dir/--default-auth load plugins, --init-command runs SQL on connecting.
+_MYSQL_RISK = (r"(?i)(?:^|;)\s*(?:system|source|tee|pager|edit)\b|\\[!.TPe]"
+               r"|\binto\s+(?:out|dump)file\b|\bload_file\s*\(|\bload\s+data\b")
+_MYSQL = _a("-e --execute -u --user -p -h --host -P --port -D --database -S --socket"
+            " --pager --tee --defaults-file --defaults-extra-file --plugin-dir --default-auth"
+            " --init-command --init-command-add",
+            code_opts="-e --execute", risky=risks(
+                flag="--pager --plugin-dir --default-auth --init-command --init-command-add",
+                flag_read="--defaults-file --defaults-extra-file", edit="--tee"),
+            sensitive_re=_MYSQL_RISK, stdin_code=True)
+
 _FILTERS = ("--env-filter --tree-filter --index-filter --parent-filter --msg-filter"
             " --commit-filter --tag-name-filter")
 
@@ -397,8 +456,15 @@ ARG_SPECS: Mapping[tuple[str, ...], ArgSpec] = table(
                  " --reject-file", risky=risks(edit="-o --output -r --reject-file -d"
                                                     " --directory", read="-i --input"),
                  files="edit")),  # patch 2.7.6: -d DIR edits under DIR, -r FILE writes
-    ("sqlite3", _a("-cmd -separator -newline -nullvalue -init",
-                   risky=risks(flag="-cmd", flag_read="-init"), sensitive_re=r"^\s*\.")),
+    ("sqlite3", _SQLITE),
+    ("duckdb", _DUCKDB),
+    ("psql", _PSQL),
+    ("mysql, mariadb", _MYSQL),
+    # mongosh(1) (2.x `mongosh --help`): --eval and -f/--file run JavaScript, which can
+    # read and write files (fs) and start processes.
+    ("mongosh, mongo", _a("--eval -f --file --host --port -u --username -p --password"
+                          " --authenticationDatabase",
+                          risky=risks(flag="--eval", flag_read="-f --file"))),
     ("tcpdump", _a("-z -w -r -i -c -C -G -W -s -F -E -T -Z -y -B -j -M -V",
                    risky=risks(flag="-z -E", edit="-w", read="-r -F -V"))),
     ("perl", _a("-e -E -M -m -I -x -l -0 -F -C -d -D -V", optional_opts="-i",
