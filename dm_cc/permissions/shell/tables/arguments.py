@@ -637,8 +637,12 @@ ARG_SPECS: Mapping[tuple[str, ...], ArgSpec] = table(
     # ar(1) (GNU binutils 2.40): KEYLETTERS ARCHIVE MEMBER...; --plugin loads code.
     ("ar", _a("--plugin --target --output", risky=risks(flag="--plugin", edit="--output"),
               files="read", skip=1, first="edit", response_files=True)),
-    ("cargo", _a("--config -Z --manifest-path -p --package --target-dir",
-                 risky=risks(flag="--config -Z"))),
+    # cargo(1) (1.74): --manifest-path names another package (its build scripts run), -C
+    # DIR works there (both read, so outside the project asks).
+    ("cargo", _a("--config -Z --manifest-path -p --package --target-dir -C -j --jobs"
+                 " --features -F --target --bin --example --test --bench --profile"
+                 " --color --message-format",
+                 risky=risks(flag="--config -Z", read="--manifest-path -C"))),
     # npm 9 npm-config(7): -C/--prefix and -w/--workspace name the package whose scripts
     # run (read, so outside the project asks); `npm config set`/`npm set` write config
     # (script-shell, node-options) that later runs.
@@ -647,6 +651,91 @@ ARG_SPECS: Mapping[tuple[str, ...], ArgSpec] = table(
                risky=risks(flag="--script-shell --node-options --userconfig --globalconfig",
                            read="--prefix -C -w --workspace"))),
     ("npm config set, npm set", _a(sensitive_positionals=1)),
+    # ======== options naming a config file that holds code, or another build (issue 22).
+    # Config files: kubectl(1) and helm --kubeconfig (user.exec credential plugins run),
+    # helm --post-renderer (runs it); docker(1) --config DIR (credential helpers), -H/
+    # --host (another daemon); pip(1) 23 --python (runs that interpreter), --log writes;
+    # terraform(1) 1.6 -chdir (the configuration there runs providers), -plugin-dir (loads
+    # them); bazel startup options --bazelrc, --server_javabase, --host_jvm_args.
+    ("kubectl, oc", _a("--kubeconfig --context --cluster --user -n --namespace -s --server"
+                       " --token --as --as-group -l --selector -o --output -f --filename -c"
+                       " --container --request-timeout --certificate-authority"
+                       " --client-certificate --client-key",
+                       risky=risks(flag_read="--kubeconfig",
+                                   flag="--enable-alpha-plugins --enable-exec"))),
+    ("helm", _a("--kubeconfig --kube-context -n --namespace --registry-config"
+                " --repository-config --repository-cache --post-renderer --post-renderer-args"
+                " -f --values --set --set-string --set-file --version",
+                risky=risks(flag_read="--kubeconfig --registry-config --repository-config",
+                            flag="--post-renderer", read="-f --values --set-file"))),
+    ("docker, podman", _a("--config -H --host --context -l --log-level",
+                          risky=risks(flag_read="--config", flag="-H --host"))),
+    ("pip, pip3", _a("--python --log --proxy --retries --timeout --exists-action"
+                     " --trusted-host --cert --client-cert --cache-dir --use-feature"
+                     " --use-deprecated --keyring-provider -r --requirement -c --constraint"
+                     " -e --editable -t --target --prefix --root -i --index-url"
+                     " --extra-index-url -f --find-links --src --upgrade-strategy --platform"
+                     " --python-version --implementation --abi --report --progress-bar"
+                     " --global-option --config-settings -C",
+                     risky=risks(flag="--python", edit="--log --report",
+                                 read="-r --requirement -c --constraint -e --editable"))),
+    ("terraform, tofu", _a("-chdir -var -var-file -out -state -state-out -backup -target"
+                           " -plugin-dir -lock-timeout -parallelism -backend-config",
+                           risky=risks(read="-chdir -var-file -backend-config",
+                                       flag="-plugin-dir", edit="-state-out -backup"))),
+    ("bazel, bazelisk", _a("--bazelrc --output_base --output_user_root --server_javabase"
+                           " --host_jvm_args --startup_time",
+                           risky=risks(flag_read="--bazelrc",
+                                       flag="--server_javabase --host_jvm_args",
+                                       edit="--output_base --output_user_root"))),
+    # Build files and directories: an allow written for the project's own build must not
+    # cover another build file (sensitive, and read) or a build elsewhere (read: outside
+    # the project asks). ninja(1) 1.11 -f/-C; just(1) 1.x -f/--justfile, -d/
+    # --working-directory, --shell, -c/--command (runs its words); rake 13 -f/-C, -e/-p/-E
+    # (Ruby code), -r/-I/-R; gradle 8 -b/-c/-I/-p/-g (init.d scripts in the user home
+    # run); mvn 3.9 -f/-s/-gs/-t/-gt, -l writes; pnpm 8 -C/--dir; yarn 1 --cwd,
+    # --use-yarnrc; meson 1.2 -C, --cross-file/--native-file (they name the compilers);
+    # scons 4.5 -f/-C/-I/--site-dir; tox 4 -c, --workdir; nox -f, --envdir; go-task -t/-d.
+    ("ninja", _a("-f -C -j -k -l -d -t -w", risky=risks(flag_read="-f", read="-C"))),
+    ("just", _a("-f --justfile -d --working-directory --shell --shell-arg --dotenv-path"
+                " --dotenv-filename --chooser --color --list-heading --list-prefix",
+                pair_opts="--set",
+                risky=risks(flag_read="-f --justfile --dotenv-path", read="-d"
+                            " --working-directory", flag="--shell --shell-arg --chooser",
+                            exec="-c --command"))),
+    ("rake", _a("-f --rakefile -C --directory -e --execute -p --execute-print -E"
+                " --execute-continue -r --require -I --libdir -R --rakelibdir",
+                risky=risks(flag_read="-f --rakefile -R --rakelibdir", read="-C --directory",
+                            flag="-e --execute -p --execute-print -E --execute-continue -r"
+                                 " --require -I --libdir"))),
+    ("gradle", _a("-b --build-file -c --settings-file -p --project-dir -I --init-script -g"
+                  " --gradle-user-home --project-cache-dir -D -P -x --exclude-task"
+                  " --console --warning-mode --max-workers --priority",
+                  risky=risks(flag_read="-b --build-file -c --settings-file -I --init-script",
+                              flag="-g --gradle-user-home", read="-p --project-dir"))),
+    ("mvn, mvnw", _a("-f --file -s --settings -gs --global-settings -t --toolchains -gt"
+                     " --global-toolchains -l --log-file -D -P --activate-profiles -pl"
+                     " --projects -rf --resume-from -T --threads -b --builder",
+                     risky=risks(flag_read="-f --file -s --settings -gs --global-settings -t"
+                                           " --toolchains -gt --global-toolchains",
+                                 edit="-l --log-file"))),
+    ("pnpm", _a("-C --dir --filter -F --reporter --loglevel",
+                risky=risks(read="-C --dir"))),
+    ("yarn", _a("--cwd --use-yarnrc --modules-folder --cache-folder --global-folder",
+                risky=risks(read="--cwd", flag_read="--use-yarnrc"))),
+    ("meson", _a("-C --cross-file --native-file -D --buildtype --prefix --backend"
+                 " --wrap-mode", risky=risks(read="-C", flag_read="--cross-file"
+                                                   " --native-file"))),
+    ("scons", _a("-f --file --makefile --sconstruct -C --directory -I --include-dir"
+                 " --site-dir -j --jobs",
+                 risky=risks(flag_read="-f --file --makefile --sconstruct --site-dir",
+                             read="-C --directory -I --include-dir"))),
+    ("tox", _a("-c --conf -e --workdir --root -r", risky=risks(flag_read="-c --conf",
+                                                            edit="--workdir"))),
+    ("nox", _a("-f --noxfile -s --session --sessions -e --envdir -t --tags",
+               risky=risks(flag_read="-f --noxfile", edit="--envdir"))),
+    ("task, go-task", _a("-t --taskfile -d --dir", risky=risks(flag_read="-t --taskfile",
+                                                              read="-d --dir"))),
     # --- wrappers' own options that write or run (their inner command is handled by
     # WRAPPERS): strace(1)/ltrace(1) -o, GNU time(1) -o, sudo(8) -e (sudoedit), script(1)'s
     # typescript file.
@@ -717,4 +806,4 @@ ARG_SPECS: Mapping[tuple[str, ...], ArgSpec] = table(
 SINGLE_DASH_LONG = words("find java javac gcc g++ clang clang++ cc c++ ffmpeg xcodebuild openssl"
                          " gcc-12 gcc-13 gcc-14 g++-12 g++-13 g++-14 clang-14 clang-15"
                          " clang-16 clang-17 clang-18 c89 c99 tcc icx icpx"
-                         " go sqlite3 emacs")
+                         " go sqlite3 emacs terraform tofu")

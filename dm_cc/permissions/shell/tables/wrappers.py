@@ -297,6 +297,8 @@ WRAPPERS: Mapping[tuple[str, ...], Wrapper] = table(
     ("pipenv run, hatch run, rye run, pyenv exec, rbenv exec, bundle exec,"
      " asdf exec", _RUNNER),
     ("opam exec, stack exec, cabal exec", _DASHDASH),
+    # tox 4 `tox exec -e ENV -- CMD`.
+    ("tox exec", _w("-e -c --conf --workdir --root -x --override", rest="dashdash")),
     ("devbox run", _w("-c --config -e --env --env-file")),
     ("conda run, mamba run, micromamba run", _CONDA),
     ("nix-shell", _w("-A --attr -I -p --packages", pair_opts="--arg --argstr",
@@ -312,6 +314,13 @@ WRAPPERS: Mapping[tuple[str, ...], Wrapper] = table(
     ("docker compose run, docker compose exec, docker-compose run, docker-compose exec",
      _COMPOSE_RUN),
     ("kubectl exec, oc exec", _KUBE_EXEC),
+    # kubectl run NAME --image=I [--] [COMMAND] and kubectl debug TARGET [--] COMMAND
+    # (kubectl reference): options may follow the name; the command follows --.
+    ("kubectl run, kubectl debug, oc run, oc debug",
+     _w("-n --namespace --context --kubeconfig --image --image-pull-policy -l --labels"
+        " --env --port --overrides --restart -c --container --target --profile"
+        " --copy-to --share-processes --attach --annotations --serviceaccount",
+        positionals=1, rest="dashdash", reopts=True)),
     ("lxc exec, incus exec", _DASHDASH),
     ("distrobox enter", _w("-n --name", rest="dashdash")),
     ("toolbox run", _w("-c --container")),
