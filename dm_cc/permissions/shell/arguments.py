@@ -27,7 +27,7 @@ from dm_cc.permissions.shell.sed_awk import awk_risky, program_files, sed_risky
 from dm_cc.permissions.shell.tables.arguments import SINGLE_DASH_LONG, TAR_WRITE_OPTS, ArgSpec
 from dm_cc.permissions.shell.tables.environment import risky_env
 
-_URL_PATH = r"(?i)file://(?:localhost)?"
+_URL_PATH = r"(?i)file:"
 _RISKY_PROGRAM = {"sed": sed_risky, "awk": awk_risky}
 
 
@@ -111,6 +111,10 @@ def inspect(key: tuple[str, ...], spec: ArgSpec, words: list[Word],
         effects += [Sensitive(var) for w in positionals if is_assignment(w.text)
                     and risky_env(var := w.text.split("=", 1)[0])]
     files = positionals[skip:]
+    if spec.positional_at_files:  # http POST host field@FILE name=@FILE @FILE
+        effects += [FileUse(w._replace(text=m.group(1)), "read") for w in files
+                    if (m := re.match(r"[\w.\-\[\]]*(?::=|=)?@(.+)", w.text))]
+        files = []
     if spec.not_file_re:
         files = [w for w in files if not re.match(spec.not_file_re, w.text)]
     if spec.git_paths and not flags & spec.file_opts:  # git show HEAD:.env, git log -- x
@@ -124,6 +128,11 @@ def inspect(key: tuple[str, ...], spec: ArgSpec, words: list[Word],
     if spec.url_files:  # curl file:///etc/passwd
         effects += [FileUse(w._replace(text=_file_path(w.text)), "read")
                     for w in files if re.match(_URL_PATH, w.text)]
+        urls = [*(w for w in files if not re.match(_URL_PATH, w.text)),
+                *(args[o.at]._replace(text=o.value) for o in scan.options
+                  if spec.risky.get(o.flag) == "url-read" and o.value is not None)]
+        if len(urls) > 1:  # curl URL1 URL2: each is fetched; each judged as `curl URL`
+            effects += [Command([words[0], url]) for url in urls]
         files = []
     # tar -C DIR: the operands after it are relative to DIR (reported both ways)
     bases = [o.value for o in scan.options if spec.risky.get(o.flag) == "directory"
@@ -230,8 +239,16 @@ def _until_terminator(words: list[Word]) -> list[Word]:
 
 
 def _file_path(url: str) -> str:
-    """``file:///etc/passwd`` -> ``/etc/passwd``."""
-    return re.sub(_URL_PATH, "", url, count=1)
+    """The file a ``file:`` URL reads, as curl 7.88 reads it: ``file:///etc/passwd``,
+    ``file:/etc/passwd``, ``file://localhost/…`` and ``file://127.0.0.1/…`` all read
+    ``/etc/passwd``; ``%xx`` escapes are decoded and a query or fragment is dropped."""
+    from urllib.parse import unquote  # only for file: URLs: keep start-up light
+
+    rest = re.sub(_URL_PATH, "", url, count=1)
+    if rest.startswith("//"):  # an authority: the path starts at the next slash
+        slash = rest.find("/", 2)
+        rest = rest[slash:] if slash >= 0 else "/"
+    return unquote(re.split(r"[?#]", rest, maxsplit=1)[0]) or "/"
 
 
 def _at_file(value: str) -> str | None:

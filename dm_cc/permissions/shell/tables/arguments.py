@@ -54,7 +54,9 @@ class ArgSpec(NamedTuple):
     assign_files: ``KEY=FILE`` operands naming files (dd ``if=``/``of=``).
     sensitive_positionals: with at least this many positionals the subcommand word itself is
     sensitive (``git config KEY VALUE`` writes configuration that can run commands).
-    url_files: ``file://PATH`` operands read PATH (curl, wget).
+    url_files: operands are URLs (curl, wget): a ``file:`` URL reads its path; with two or
+    more URLs (operands or ``url-read`` options), each is also judged as the command with
+    that one URL (``curl URL``), so an allow naming one host does not cover another.
     read_opts: options turning edited files into reads (``gzip -c``).
     sensitive_re: positionals, and values of ``code_opts``, matching it are sensitive
     (sqlite3 ``.shell``, ``psql -c '\\! cmd'``); the token is the text itself, so only an
@@ -67,6 +69,8 @@ class ArgSpec(NamedTuple):
     (``cp -l``) / unless one of these is given (``ln`` without ``-s``); a hard link is a writable
     second name of its source, so the files it reads are also edited
     (``ln .git/config x`` reaches ``.git/config``).
+    positional_at_files: an operand ``@FILE``, ``NAME@FILE``, ``NAME=@FILE`` or
+    ``NAME:=@FILE`` reads FILE (httpie's request items).
     attached_opts: option prefixes whose value may be glued to them in a program whose
     options are whole words (``gcc -oFILE``, ``-B/tmp/x``, ``-Wl,-plugin,x``): the word is
     read as the option and its value.
@@ -101,6 +105,7 @@ class ArgSpec(NamedTuple):
     hardlink_opts: frozenset[str] = _NONE
     symlink_opts: frozenset[str] = _NONE
     git_paths: bool = False
+    positional_at_files: bool = False
     attached_opts: frozenset[str] = _NONE
     response_files: bool = False
     code_opts: frozenset[str] = _NONE
@@ -495,11 +500,21 @@ ARG_SPECS: Mapping[tuple[str, ...], ArgSpec] = table(
                 " --write-out --connect-timeout -m --max-time --retry --url -E --cert"
                 " --key --cacert -r --range --limit-rate --resolve -z --time-cond"
                 " --data-raw -Y -y --proto --proto-redir --libcurl --hsts --alt-svc"
-                " --etag-save --etag-compare --variable -a --append " + _CURL_DATA,
+                " --etag-save --etag-compare --variable -a --append --output-dir --preproxy"
+                " --connect-to --doh-url --socks4 --socks4a --socks5 --socks5-hostname"
+                " --proxy1.0 --dns-servers --interface --unix-socket --abstract-unix-socket"
+                " " + _CURL_DATA,
+                # curl(1) 7.88: --output-dir DIR holds what -o/-O write; the proxies,
+                # --connect-to, --resolve, --doh-url and the sockets send the request to
+                # another host than the URL names (sensitive: only an allow naming the
+                # option allows).
                 risky=risks(edit="-o --output -D --dump-header -c --cookie-jar --trace"
                                  " --trace-ascii --stderr --libcurl --hsts --alt-svc"
-                                 " --etag-save",
-                            flag="-O --remote-name --remote-name-all",
+                                 " --etag-save --output-dir",
+                            flag="-O --remote-name --remote-name-all -x --proxy --preproxy"
+                                 " --connect-to --resolve --doh-url --socks4 --socks4a"
+                                 " --socks5 --socks5-hostname --proxy1.0 --dns-servers"
+                                 " --unix-socket --abstract-unix-socket",
                             flag_read="-K --config",
                             read="-T --upload-file --netrc-file --etag-compare",
                             at_start_read="-H --header -w --write-out",
@@ -515,6 +530,39 @@ ARG_SPECS: Mapping[tuple[str, ...], ArgSpec] = table(
                             read="-i --input-file --post-file --body-file --load-cookies",
                             flag="-e --execute --use-askpass", flag_read="--config"),
                 url_files=True)),
+    # ======== network clients (issue 22). httpie `http --help` (3.2; xh takes the same):
+    # a request item FIELD@FILE, FIELD=@FILE, FIELD:=@FILE or @FILE uploads or embeds
+    # FILE, -o/--output and --session (a path) write; aria2c(1) 1.36: -d/--dir and -o/
+    # --out write, -i/--input-file and --conf-path read, the --on-* hooks run a program;
+    # ncat(1) 7.93 -e/--exec runs a program, -c/--sh-exec a shell command, --lua-exec a
+    # script (netcat-traditional's -e/-c the same); socat(1) 1.7 EXEC:/SYSTEM: addresses.
+    ("http, https, xh, xhs", _a("-o --output --session --session-read-only -a --auth -A"
+                                " --auth-type --verify --cert --cert-key --proxy -p --print"
+                                " --pretty -s --style --format-options --timeout"
+                                " --max-redirects --default-scheme",
+                                risky=risks(edit="-o --output --session",
+                                            read="--session-read-only --cert --cert-key",
+                                            flag="--proxy"),
+                                positional_at_files=True)),
+    ("aria2c", _a("-d --dir -o --out -i --input-file --conf-path --save-session -l --log"
+                  " --on-download-complete --on-download-error --on-download-start"
+                  " --on-download-pause --on-download-stop --on-bt-download-complete"
+                  " --all-proxy --http-proxy --https-proxy -x -s -j",
+                  risky=risks(edit="-d --dir -o --out --save-session -l --log",
+                              read="-i --input-file", flag_read="--conf-path",
+                              program="--on-download-complete --on-download-error"
+                                      " --on-download-start --on-download-pause"
+                                      " --on-download-stop --on-bt-download-complete",
+                              flag="--all-proxy --http-proxy --https-proxy"))),
+    ("nc, ncat, netcat, nc.traditional", _a("-e --exec -c --sh-exec --lua-exec -p -s -w -i"
+                                            " -o --output -x --proxy",
+                                            risky=risks(program="-e --exec",
+                                                        script="-c --sh-exec",
+                                                        flag_read="--lua-exec",
+                                                        edit="-o --output",
+                                                        flag="-x --proxy"))),
+    ("socat", _a(sensitive_re=r"(?i)^(?:exec|system|open|create|gopen|pipe|unix-listen)"
+                              r"[:,]|,\s*(?:exec|system)\b")),
     # --- build tools: GNU make 4.3 (-f reads a makefile, --eval runs text, VAR=value
     # operands); `go help build` (-exec, -toolexec, -vettool, -overlay, -modfile);
     # cargo(1) (--config, -Z); npm-config (--script-shell, --node-options, config files).
