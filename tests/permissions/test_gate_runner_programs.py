@@ -361,10 +361,12 @@ CASES = [
  ([A("*"), D("rm *")], "bash", "nice --weird 5 rm x", "deny"),
  ([A("*"), D("rm *")], "bash", "flock -n -x /tmp/l rm x", "deny"),
  ([A("*"), D("rm *")], "bash", "setsid -w -f rm x", "deny"),
- # an unknown wrapper option may take the next word as its value: what runs then is
- # not what the table read, so an allow must hold for both readings
- ([A("sudo *"), A("make *")], "bash", "sudo -Q make rm -rf x", "not-allow"),
- ([A("timeout *"), A("make *")], "bash", "timeout --zz make 5 rm x", "not-allow"),
+ # an option the table does not list may take the next word as its value (or a listed
+ # one none): the command that would then run is offered to the deny rules
+ ([A("*"), D("rm *")], "bash", "sudo -Q make rm -rf x", "deny"),
+ ([A("*"), D("rm *")], "bash", "timeout --zz make 5 rm x", "deny"),
+ ([A("*"), D("rm *")], "bash", "nice --newflag make rm x", "deny"),
+ ([A("*"), D("rm *")], "bash", "env --unknown X rm x", "deny"),
  # stays allowed
  ([A("sudo *"), A("apt-get *")], "bash", "sudo -E apt-get update", "allow"),
  ([A("timeout *"), A("pytest *")], "bash", "timeout --preserve-status 60 pytest -q", "allow"),
