@@ -51,5 +51,5 @@ def test_cd_in_a_nested_script_applies_to_the_rest_of_the_outer_command() -> Non
 
 
 def test_a_directory_given_to_a_wrapper_applies_to_its_command_only() -> None:
-    files = [f.path for f in analyse("env -C /etc cat passwd; cat y").files]
+    files = [f.path for f in analyse("env -C /etc cat passwd; cat y").files if not f.speculative]
     assert files == ["passwd", "/etc/passwd", "y"]

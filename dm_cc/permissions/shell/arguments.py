@@ -15,29 +15,42 @@ from functools import cache
 
 from dm_cc.permissions.shell.flags import Scan, scan_options
 from dm_cc.permissions.shell.quoting import Word
-from dm_cc.permissions.shell.records import Command, Effect, FileUse, Script, Sensitive
+from dm_cc.permissions.shell.records import (
+    Command,
+    Effect,
+    FileUse,
+    Opaque,
+    Script,
+    Sensitive,
+    Stdin,
+)
 from dm_cc.permissions.shell.sed_awk import awk_risky, program_files, sed_risky
 from dm_cc.permissions.shell.tables.arguments import SINGLE_DASH_LONG, TAR_WRITE_OPTS, ArgSpec
 from dm_cc.permissions.shell.tables.commands import GIT_COMMAND_KEYS
 from dm_cc.permissions.shell.tables.environment import risky_env, runs_value
 
-_URL_PATH = r"(?i)file://(?:localhost)?"
+_URL_PATH = r"(?i)file:"
 _RISKY_PROGRAM = {"sed": sed_risky, "awk": awk_risky}
 
 
 def inspect(key: tuple[str, ...], spec: ArgSpec, words: list[Word],
-            stop: int) -> list[Effect]:
-    """Risky options, scripts and file operands of ``words[len(key):stop]``, in order.
+            stop: int, stdin: Stdin | None = None) -> list[Effect]:
+    """Risky options, scripts and file operands of ``words[len(key):stop]``, in order;
+    first, for a program that reads code on its standard input (``spec.stdin_code``:
+    ``sqlite3 db <<EOF``), what that static script holds.
 
     Every reading: where an option is not known to the table (``spec.flags`` lists the
     ones that take no value), the words are read twice -- the option taking no value, and
     taking the next word as its value -- and the effects of both are returned. For a
     program whose first operand is its program text (sed, awk), the second reading can
     shift which word is the program: ``sed --new-opt p 'e cmd'``."""
+    read: list[Effect] = _stdin_code(spec, stdin) if spec.stdin_code else []
     args = words[len(key):stop]
     if key[0] in ("tar", "gtar", "bsdtar") and args and args[0].text[:1] not in ("-", ""):
         args = _tar_bundle(args, spec)  # old-style bundled mode: tar cfT a.tar list
     texts = [_unabbreviate(w.text, spec) if w.text[:2] == "--" else w.text for w in args]
+    if spec.attached_opts:  # gcc -oFILE -B/tmp/x: the option, then its value
+        args, texts = _detach(args, texts, spec)
     single = key[0] in SINGLE_DASH_LONG
     scan = scan_options(texts, value_opts=spec.value_opts, pair_opts=spec.pair_opts,
                         optional_opts=spec.optional_opts, positional_re=spec.positional_re,
@@ -49,7 +62,7 @@ def inspect(key: tuple[str, ...], spec: ArgSpec, words: list[Word],
                              pair_opts=spec.pair_opts, optional_opts=spec.optional_opts,
                              positional_re=spec.positional_re, single_dash_long=single)
         effects += [e for e in _effects(key, spec, args, texts, other) if e not in effects]
-    return effects
+    return read + effects
 
 
 def _unknown_options(scan: Scan, spec: ArgSpec) -> frozenset[str]:
@@ -89,13 +102,16 @@ def _effects(key: tuple[str, ...], spec: ArgSpec, args: list[Word], texts: list[
         risk = spec.risky.get(opt.flag)
         if risk is None:
             continue
-        if risk in ("flag", "flag-edit", "flag-read", "script", "exec"):
+        if risk in ("flag", "flag-edit", "flag-read", "script", "exec", "program"):
             effects.append(Sensitive(opt.flag))
         if risk == "exec":
             effects.append(Command(_until_terminator(args[opt.at + 1:])))
         if opt.value is None:
             continue
         value = args[opt.at]._replace(text=opt.value)
+        if risk == "program":  # gcc -wrapper sh,-c,CMD: the program runs, with its words
+            effects.append(Command([value._replace(text=part)
+                                    for part in re.split(r"[,\s]+", opt.value) if part]))
         if risk in ("edit", "flag-edit"):
             effects.append(FileUse(value, "edit"))
         elif risk == "inplace-read":  # json -I -f F: F is rewritten
@@ -124,6 +140,12 @@ def _effects(key: tuple[str, ...], spec: ArgSpec, args: list[Word], texts: list[
         elif risk == "pair-read" and opt.at + 1 < len(args):
             effects.append(FileUse(args[opt.at + 1], "read"))  # jq --rawfile NAME FILE
     positionals = [args[i] for i in scan.positionals]
+    if spec.response_files:  # gcc @FILE: more arguments, read from FILE when it runs
+        listed = [w for w in positionals if w.text[:1] == "@" and len(w.text) > 1]
+        effects += [FileUse(w._replace(text=w.text[1:]), "read") for w in listed]
+        effects += [Opaque(f"reads more arguments from {w.text[1:]} ({w.text}): what they "
+                           "are is only known when it runs") for w in listed]
+        positionals = [w for w in positionals if w not in listed]
     if "+" in spec.risky and any(w.text.startswith("+") for w in positionals):
         effects.append(Sensitive("+"))
     skip = 0 if flags & spec.skip_opts else spec.skip
@@ -144,8 +166,10 @@ def _effects(key: tuple[str, ...], spec: ArgSpec, args: list[Word], texts: list[
         if key[0] == "git" and last.text.lstrip("!") and (runs_setting(setting) or (
                 setting.startswith("alias.") and last.text.startswith("!"))):
             effects.append(Script(last._replace(text=last.text.lstrip("!"))))
-    if spec.sensitive_re:  # sqlite3 db '.shell cmd'
-        effects += [Sensitive(w.text) for w in positionals if re.search(spec.sensitive_re, w.text)]
+    if spec.sensitive_re:  # sqlite3 db '.shell cmd', psql -c '\\! cmd'
+        code = [*positionals, *(args[o.at]._replace(text=o.value) for o in scan.options
+                                if o.flag in spec.code_opts and o.value is not None)]
+        effects += [Sensitive(w.text) for w in code if re.search(spec.sensitive_re, w.text)]
     if spec.assign_env:  # make SHELL=/tmp/evil
         for w in positionals:
             made = _make_assignment().match(w.text)
@@ -157,6 +181,10 @@ def _effects(key: tuple[str, ...], spec: ArgSpec, args: list[Word], texts: list[
             if runs_value(var) and assigned:  # make SHELL='cmd' runs cmd for each recipe
                 effects.append(Script(w._replace(text=assigned)))
     files = positionals[skip:]
+    if spec.positional_at_files:  # http POST host field@FILE name=@FILE @FILE
+        effects += [FileUse(w._replace(text=m.group(1)), "read") for w in files
+                    if (m := re.match(r"[\w.\-\[\]]*(?::=|=)?@(.+)", w.text))]
+        files = []
     if spec.not_file_re:
         files = [w for w in files if not re.match(spec.not_file_re, w.text)]
     if spec.git_paths and not flags & spec.file_opts:  # git show HEAD:.env, git log -- x
@@ -170,6 +198,11 @@ def _effects(key: tuple[str, ...], spec: ArgSpec, args: list[Word], texts: list[
     if spec.url_files:  # curl file:///etc/passwd
         effects += [FileUse(w._replace(text=_file_path(w.text)), "read")
                     for w in files if re.match(_URL_PATH, w.text)]
+        urls = [*(w for w in files if not re.match(_URL_PATH, w.text)),
+                *(args[o.at]._replace(text=o.value) for o in scan.options
+                  if spec.risky.get(o.flag) == "url-read" and o.value is not None)]
+        if len(urls) > 1:  # curl URL1 URL2: each is fetched; each judged as `curl URL`
+            effects += [Command([Word(key[0]), url]) for url in urls]
         files = []
     # tar -C DIR: the operands after it are relative to DIR (reported both ways)
     bases = [o.value for o in scan.options if spec.risky.get(o.flag) == "directory"
@@ -236,6 +269,41 @@ def _unabbreviate(text: str, spec: ArgSpec) -> str:
     return full + eq + value
 
 
+def _stdin_code(spec: ArgSpec, stdin: Stdin | None) -> list[Effect]:
+    """A program reading commands in its own language from stdin (``sqlite3 db <<< SQL``):
+    a static heredoc or here-string is checked like an argument; a pipe, or text with an
+    expansion, holds commands only known when it runs."""
+    if stdin is None or stdin.kind == "file":  # `< FILE`: read (its request), unanalysed
+        return []
+    if stdin.kind == "pipe" or stdin.dynamic or stdin.script is None \
+            or "$" in stdin.script or "`" in stdin.script:
+        return [Opaque("reads its commands from standard input, which is not static")]
+    if spec.sensitive_re and re.search(spec.sensitive_re, stdin.script):
+        return [Sensitive(stdin.script.strip())]
+    return []
+
+
+def _detach(args: list[Word], texts: list[str], spec: ArgSpec
+            ) -> tuple[list[Word], list[str]]:
+    """``-oFILE`` → ``-o FILE`` for each of the spec's ``attached_opts`` (the longest
+    prefix first); a word that is itself an option of the spec stays whole."""
+    prefixes = sorted(spec.attached_opts, key=len, reverse=True)
+    known = spec.value_opts | spec.optional_opts | spec.pair_opts | frozenset(spec.risky)
+    out_args: list[Word] = []
+    out_texts: list[str] = []
+    value_next = False  # the word is the value of the option before it (-Xclang -load)
+    for word, text in zip(args, texts, strict=True):
+        prefix = next((p for p in prefixes if text.startswith(p) and len(text) > len(p)), None)
+        taken, value_next = value_next, text in spec.value_opts
+        if prefix is None or taken or text in known or text.partition("=")[0] in known:
+            out_args.append(word)
+            out_texts.append(text)
+            continue
+        out_args += [word._replace(text=prefix), word._replace(text=text[len(prefix):])]
+        out_texts += [prefix, text[len(prefix):]]
+    return out_args, out_texts
+
+
 def _git_path(text: str, after_dashdash: bool) -> str | None:
     """The file a git operand reads, if any: a path after ``--``, the PATH of
     ``REV:PATH`` / ``:PATH`` / ``:N:PATH``, or a word that looks like a path."""
@@ -259,8 +327,16 @@ def _until_terminator(words: list[Word]) -> list[Word]:
 
 
 def _file_path(url: str) -> str:
-    """``file:///etc/passwd`` -> ``/etc/passwd``."""
-    return re.sub(_URL_PATH, "", url, count=1)
+    """The file a ``file:`` URL reads, as curl 7.88 reads it: ``file:///etc/passwd``,
+    ``file:/etc/passwd``, ``file://localhost/…`` and ``file://127.0.0.1/…`` all read
+    ``/etc/passwd``; ``%xx`` escapes are decoded and a query or fragment is dropped."""
+    from urllib.parse import unquote  # only for file: URLs: keep start-up light
+
+    rest = re.sub(_URL_PATH, "", url, count=1)
+    if rest.startswith("//"):  # an authority: the path starts at the next slash
+        slash = rest.find("/", 2)
+        rest = rest[slash:] if slash >= 0 else "/"
+    return unquote(re.split(r"[?#]", rest, maxsplit=1)[0]) or "/"
 
 
 def _at_file(value: str) -> str | None:

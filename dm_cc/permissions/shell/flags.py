@@ -106,6 +106,8 @@ def _one_option(
 ) -> tuple[list[Option], int]:
     """The option(s) in ``words[i]`` and the index of the next unread word."""
     word, n = words[i], len(words)
+    if word == "-":  # a lone dash read as an option (su -): its own flag
+        return [Option("-", None, i)], i + 1
     if word.startswith("--") or single_dash_long or word in value_opts or word in pair_opts:
         name, eq, value = word.partition("=")
         if eq and (name.startswith("--") or name in value_opts):

@@ -66,6 +66,7 @@ from dm_cc.permissions.shell.records import (
     Effect,
     FileUse,
     Noted,
+    Opaque,
     Outcome,
     Parse,
     Script,
@@ -472,6 +473,7 @@ class Judge:
             yield from self.command(words[1:], depth + 1, stdin, suspect=_GROUP)
             return
         sensitive: list[str] = []
+        opaque: list[str] = []  # why what it does is only known when it runs (Opaque)
         if "/" in head.text:
             folder, _, name = head.text.rpartition("/")
             name = name or head.text
@@ -506,11 +508,8 @@ class Judge:
         self.commands.append(None)  # keep the outer command before what it runs
         outcome, stop = _NOTHING, len(words)
         key, wrapper, where = wrapper_lookup(texts)
-        if wrapper is not None:  # global options between the key words are left out
-            skipped = where[-1] + 1 - len(key)
-            inner = [words[i] for i in where] + words[where[-1] + 1:]
-            stop, outcome = unwrap(key, wrapper, inner, stdin)
-            stop += skipped
+        if wrapper is not None:  # global options between the key words: see unwrap
+            stop, outcome = unwrap(key, wrapper, words, where, stdin)
         elif name in SHELLS:
             outcome = shell(words, stdin)
         elif name in INTERPRETERS or versioned_interpreter(name):
@@ -536,10 +535,10 @@ class Judge:
                 outcome.note is not None or any(w.expand or w.procsub for w in words[1:])):
             self.opaque = True
         if outcome.effects:
-            yield from self.apply(outcome.effects, depth, suspect, sensitive)
+            yield from self.apply(outcome.effects, depth, suspect, sensitive, opaque)
         spec_key, spec = lookup(ARG_SPECS, texts)
-        if spec is not None and (effects := inspect(spec_key, spec, words, stop)):
-            yield from self.apply(effects, depth, suspect, sensitive)
+        if spec is not None and (effects := inspect(spec_key, spec, words, stop, stdin)):
+            yield from self.apply(effects, depth, suspect, sensitive, opaque)
         if name in ("ln", "cp", "link"):
             for link, target in made_links(name, words):
                 self.link(link, target)
@@ -547,8 +546,9 @@ class Judge:
         if plants is not None:
             self.plant(" ".join(plant_key), landing(plant_key, plants, spec, words),
                        plants.repository)
-        dynamic = outcome.note is not None or any(w.expand for w in words)
-        self.record(written, dynamic, suspect, sensitive, outcome.note, slot, names)
+        dynamic = outcome.note is not None or bool(opaque) or any(w.expand for w in words)
+        note = outcome.note or (opaque[0] if opaque else None)
+        self.record(written, dynamic, suspect, sensitive, note, slot, names)
         for var, word in env:
             self.record((word.text, *written), dynamic or word.expand, suspect, (var,),
                         f"runs with {var} set")
@@ -605,11 +605,15 @@ class Judge:
                         runs_in=None if dynamic or other else _here(_directory(parts)))
 
     def apply(self, effects: Iterable[Effect], depth: int, suspect: str | None,
-              sensitive: list[str]) -> Iterator[Nested]:
+              sensitive: list[str], opaque: list[str]) -> Iterator[Nested]:
         """Carry out what a program's words mean, in order."""
         for effect in effects:
             if isinstance(effect, Sensitive):
                 sensitive.append(effect.token)
+            elif isinstance(effect, Opaque):
+                opaque.append(effect.note)
+            elif isinstance(effect, Command) and effect.guess is not None:
+                yield from self.guess(effect.words, depth, effect.guess)  # another reading
             elif isinstance(effect, FileUse):
                 self.file(effect.word, effect.access)
             elif isinstance(effect, Script):

@@ -9,8 +9,8 @@ code, and :class:`Broken` last when the tree cannot be trusted.
 The program modules (:mod:`.programs`, :mod:`.wrappers`, :mod:`.arguments`) read one
 command's words and return an :class:`Outcome`: the effects of running it, in order --
 a :class:`Command` it runs in turn, a :class:`Script` or :class:`Parse` (shell code), a
-:class:`FileUse`, a :class:`Sensitive` token -- and a note when what it does cannot be
-known. The judge applies them; none of these modules calls back into it.
+:class:`FileUse`, a :class:`Sensitive` token, an :class:`Opaque` part -- and a note
+when what it does cannot be known. The judge applies them; none of these modules calls back into it.
 """
 
 # No `from __future__ import annotations` here: NamedTuple classes build about twice as
@@ -39,6 +39,8 @@ class Command(NamedTuple):
     env: tuple[tuple[str, Word], ...] = ()  # risky assignments it runs with (LD_PRELOAD=x cmd)
     suspect: str | None = None  # why it cannot be trusted (found in text the parser broke)
     chdir: Word | None = None  # the directory it runs in (env -C DIR cmd)
+    # another reading of a wrapper's words, offered to deny rules only (why it may run)
+    guess: str | None = None
 
 
 class Noted(NamedTuple):
@@ -77,6 +79,13 @@ class Sensitive(NamedTuple):
     token: str
 
 
+class Opaque(NamedTuple):
+    """What the command runs or touches depends on something only the running program
+    sees (``gcc @FILE`` reads more options from FILE): the command is dynamic."""
+
+    note: str
+
+
 class Deferred(NamedTuple):
     """Text bash may evaluate later as code: a value stored that could hold code
     (``x='a[$(cmd)]'``, ``read x``, ``for x in *``), or a place that evaluates a stored
@@ -101,7 +110,7 @@ class Broken(NamedTuple):
 
 
 Record = Command | Noted | FileUse | Script | Deferred | Assigned | Broken
-Effect = Command | Script | Parse | FileUse | Sensitive
+Effect = Command | Script | Parse | FileUse | Sensitive | Opaque
 
 
 class Outcome(NamedTuple):

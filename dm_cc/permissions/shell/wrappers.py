@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from functools import cache
 
-from dm_cc.permissions.shell.flags import scan_options
+from dm_cc.permissions.shell.flags import Option, scan_options
 from dm_cc.permissions.shell.programs import stdin_shell
 from dm_cc.permissions.shell.quoting import Word, is_assignment, joined
 from dm_cc.permissions.shell.records import Command, Effect, Outcome, Script, Stdin
@@ -91,19 +91,81 @@ def _unabbreviate(text: str, spec: Wrapper) -> str:
     return text if full is None else full + eq + value
 
 
-def unwrap(key: tuple[str, ...], spec: Wrapper, words: list[Word],
+def unwrap(key: tuple[str, ...], spec: Wrapper, words: list[Word], where: Sequence[int],
            stdin: Stdin | None) -> tuple[int, Outcome]:
-    """What a wrapper runs, and where the wrapper's own words end (``words`` start with
-    its key words)."""
-    stop, ran, effects = _runs(key, spec, words, stdin)
+    """What a wrapper runs, and where the wrapper's own words end. ``where`` are the
+    indices of its key words in ``words``: global options between them are left out,
+    but one naming the directory the command runs in (``pnpm -C DIR exec``, ``uv
+    --directory DIR run``) is kept as that directory."""
+    inner = [words[i] for i in where] + words[where[-1] + 1:]
+    between = [words[i] for i in range(where[-1] + 1) if i not in where]
+    stop, ran, effects = _runs(key, spec, inner, stdin, _global_place(between, spec))
+    stop += where[-1] + 1 - len(key)
     if not ran and len(key) == 1 and key[0] in STDIN_SHELL_WRAPPERS:
         shell = stdin_shell(stdin)  # sudo -s <<< CMD: a shell reading stdin
         return stop, Outcome(shell.note, (*effects, *shell.effects))
     return stop, Outcome(None, tuple(effects))
 
 
-def _runs(key: tuple[str, ...], spec: Wrapper, words: list[Word],
-          stdin: Stdin | None) -> tuple[int, bool, list[Effect]]:
+def _global_place(between: Sequence[Word], spec: Wrapper) -> Word | None:
+    """The directory a global option between the key words names (``-C DIR``,
+    ``--dir=DIR``), when it is one of the wrapper's ``chdir_opts``."""
+    place = None
+    for i, word in enumerate(between):
+        name, eq, value = word.text.partition("=")
+        if name in spec.chdir_opts:
+            if eq:
+                place = word._replace(text=value)
+            elif i + 1 < len(between):
+                place = between[i + 1]
+    return place
+
+
+def _command_at(spec: Wrapper, texts: Sequence[str], end: int) -> int:
+    """Where the command starts once the options end at ``end``: after assignments,
+    positionals and options that may follow them (as :func:`_runs` reads them)."""
+    start = end
+    while spec.assignments and start < len(texts) and is_assignment(texts[start]):
+        start += 1
+    start += spec.positionals
+    while spec.reopts and start < len(texts):
+        if texts[start] == "--":
+            return start + 1
+        if len(texts[start]) < 2 or texts[start][0] != "-":
+            break
+        start += 2 if texts[start] in spec.value_opts else 1
+    return start
+
+
+_MAX_READINGS = 4  # options whose other reading is tried (each costs one more scan)
+
+
+def _other_readings(spec: Wrapper, texts: Sequence[str], options: Sequence[Option],
+                    start: int) -> list[int]:
+    """Where the command starts if one option is read the other way: one the table says
+    takes a value as a flag, any other as taking the next word as its value. The table
+    follows each wrapper's documentation, but a version, a platform or an option it does
+    not list may read otherwise (``sudo -Q make rm x``): each other start is offered to
+    the deny rules (fail closed: a deny holds under every reading; an allow is judged
+    on the documented reading, or every ordinary ``sudo -E cmd`` would ask)."""
+    values = spec.value_opts | spec.string_opts
+    starts: list[int] = []
+    for option in dict.fromkeys(o.flag for o in options[:_MAX_READINGS]):
+        if option in spec.query_opts or option in spec.command_opts:
+            continue
+        toggled = values - {option} if option in values else values | {option}
+        scan = scan_options(texts, value_opts=toggled, pair_opts=spec.pair_opts,
+                            optional_opts=spec.optional_opts - {option},
+                            stop_opts=spec.command_opts, stop_at_positional=True,
+                            lone_dash_option=spec.lone_dash)
+        other = _command_at(spec, texts, scan.end)
+        if other != start and other < len(texts) and texts[other][:1] != "-":
+            starts.append(other)
+    return starts
+
+
+def _runs(key: tuple[str, ...], spec: Wrapper, words: list[Word], stdin: Stdin | None,
+          outer_place: Word | None = None) -> tuple[int, bool, list[Effect]]:
     """(where the wrapper's words end, whether it runs anything, what it runs)."""
     base = len(key)
     args = words[base:]
@@ -113,8 +175,12 @@ def _runs(key: tuple[str, ...], spec: Wrapper, words: list[Word],
                         stop_opts=spec.command_opts, stop_at_positional=spec.rest != "none",
                         lone_dash_option=spec.lone_dash)
     flags = {o.flag for o in scan.options}
-    effects: list[Effect] = [Script(args[o.at]._replace(text=o.value)) for o in scan.options
-                             if o.flag in spec.string_opts and o.value is not None]
+    strings = [args[o.at]._replace(text=o.value) for o in scan.options
+               if o.flag in spec.string_opts and o.value is not None]
+    effects: list[Effect] = [Script(w) for w in strings] if not flags & spec.home_opts else [
+        # su - USER -c CMD: CMD runs in the user's home, a directory unknown here
+        Command([w._replace(text="sh"), w._replace(text="-c"), w], chdir=Word("~", expand=True))
+        for w in strings]
     ran = bool(effects)
     end = scan.end
     if flags & spec.query_opts:
@@ -159,6 +225,7 @@ def _runs(key: tuple[str, ...], spec: Wrapper, words: list[Word],
         rest = args[texts.index("--", end) + 1:]
     cut = next((i for i, w in enumerate(rest) if w.text in spec.stop_words), len(rest))
     rest = rest[:cut]
+    direct = bool(rest) and start < len(args) and rest[0] is args[start]  # read after options
     ran = ran or bool(rest)
     programs = [o for o in scan.options if o.flag in spec.program_opts and o.value is not None]
     if programs:  # coreutils --coreutils-prog=rm -rf x: rm -rf x (its options are rm's)
@@ -172,7 +239,14 @@ def _runs(key: tuple[str, ...], spec: Wrapper, words: list[Word],
     if mode in ("command", "dashdash"):  # env -C DIR CMD: CMD runs in DIR
         places = [args[o.at]._replace(text=o.value) for o in scan.options
                   if o.flag in spec.chdir_opts and o.value is not None]
-        effects.append(Command(rest, stdin, tuple(env), chdir=places[-1] if places else None))
+        if flags & spec.home_opts:  # sudo -i CMD: in the target user's home, unknown here
+            places.append(Word("~", expand=True))
+        place = places[-1] if places else outer_place
+        effects.append(Command(rest, stdin, tuple(env), chdir=place))
+        if direct and not programs:
+            effects += [Command(args[other:], guess=f"{key[-1]} may run it, if its options "
+                                                   "read otherwise")
+                        for other in _other_readings(spec, texts, scan.options, start)]
     elif mode == "script" and rest:
         effects.append(Script(joined(rest)))
     elif mode == "shell-args" and after_dashdash and rest:  # capsh -- -c CMD: bash -c CMD

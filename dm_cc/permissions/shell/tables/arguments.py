@@ -19,7 +19,7 @@ from dm_cc.permissions.shell.tables.wrappers import SSH_VALUE_OPTS
 
 Risk = Literal["flag", "edit", "read", "flag-edit", "flag-read", "script", "exec", "at-read",
                "archive", "directory", "at-start-read", "url-read", "pair-read", "colon-read",
-               "list-read", "exec-value", "inplace-read"]
+               "list-read", "exec-value", "inplace-read", "program"]
 Access = Literal["read", "edit"]
 _RISKS: frozenset[str] = frozenset(get_args(Risk))
 _NONE: frozenset[str] = frozenset()
@@ -40,7 +40,9 @@ class ArgSpec(NamedTuple):
     value ``FILE:FILE…`` reads each: ``file -m a.mgc:b.mgc``), "exec-value" (a value
     ``exec=CMD`` runs CMD as shell code, other values do not: tar --checkpoint-action),
     "inplace-read" (its value is read, or edited when one of ``edit_opts`` is given:
-    ``json -I -f F``).
+    ``json -I -f F``) and "program" (its value is a program and its arguments, split at
+    commas and blanks: ``gcc -wrapper sh,-c,CMD``, ``go build -toolexec 'CMD ARGS'``:
+    sensitive, and judged as a command).
     The key "+" stands for any word starting with ``+`` (``vim +cmd``, ``less +!cmd``).
     option_checks: option -> regex; the option is sensitive when its value matches.
     files: what positional words are; skip: leading positionals that are not files
@@ -59,14 +61,28 @@ class ArgSpec(NamedTuple):
     the value is a sensitive token, its ``NAME=`` part when it has one (``npm set
     script-shell=x`` gives ``script-shell``), so only an allow naming the key allows it
     (``git config user.name *``).
-    url_files: ``file://PATH`` operands read PATH (curl, wget).
+    url_files: operands are URLs (curl, wget): a ``file:`` URL reads its path; with two or
+    more URLs (operands or ``url-read`` options), each is also judged as the command with
+    that one URL (``curl URL``), so an allow naming one host does not cover another.
     read_opts: options turning edited files into reads (``gzip -c``).
-    sensitive_re: positionals matching it are sensitive (sqlite3 ``.shell``).
+    sensitive_re: positionals, and values of ``code_opts``, matching it are sensitive
+    (sqlite3 ``.shell``, ``psql -c '\\! cmd'``); the token is the text itself, so only an
+    allow naming that exact text allows it.
+    code_opts: options whose value is text in the program's language (``psql -c SQL``).
+    stdin_code: the program reads commands from stdin (a database shell): a static
+    heredoc or here-string is checked with ``sensitive_re``, a pipe is dynamic.
     assign_env: ``NAME=VALUE`` operands set variables (``make SHELL=x``).
     hardlink_opts / symlink_opts: the command makes hard links with one of these options
     (``cp -l``) / unless one of these is given (``ln`` without ``-s``); a hard link is a writable
     second name of its source, so the files it reads are also edited
     (``ln .git/config x`` reaches ``.git/config``).
+    positional_at_files: an operand ``@FILE``, ``NAME@FILE``, ``NAME=@FILE`` or
+    ``NAME:=@FILE`` reads FILE (httpie's request items).
+    attached_opts: option prefixes whose value may be glued to them in a program whose
+    options are whole words (``gcc -oFILE``, ``-B/tmp/x``, ``-Wl,-plugin,x``): the word is
+    read as the option and its value.
+    response_files: a positional ``@FILE`` is a file of more arguments (gcc(1) "@file"),
+    read by the program: ``FILE`` is read and what the command does is unknown (dynamic).
     git_paths: positionals (after ``skip``) may be git revisions or paths, and git reads
     the paths: every word after ``--``, the PATH of ``REV:PATH`` (``git show HEAD:.env``)
     and a word that looks like a path (``.``, ``/`` or ``~`` in it) is read.
@@ -103,6 +119,11 @@ class ArgSpec(NamedTuple):
     git_paths: bool = False
     starts: Access | None = None
     flags: frozenset[str] = _NONE
+    positional_at_files: bool = False
+    attached_opts: frozenset[str] = _NONE
+    response_files: bool = False
+    code_opts: frozenset[str] = _NONE
+    stdin_code: bool = False
 
 
 def risks(**by_risk: str) -> Mapping[str, Risk]:
@@ -285,6 +306,63 @@ _MAKE_DEFINITION = (r"^(?=[^=]*=)(?:[^=]*[!$`(]|[^=]*=[\s\S]*[$`;|&<>\n]|\s*(?:S
 _CMAKE_RUNS = (r"(?i)^CMAKE_(?:\w*_LAUNCHER|PROJECT_\w*INCLUDE\w*|TOOLCHAIN_FILE|\w*_COMPILER"
                r"|\w*LINKER\w*|MAKE_PROGRAM|USER_MAKE_RULES_OVERRIDE\w*|\w*_CLANG_TIDY"
                r"|\w*_CPPLINT|\w*_CPPCHECK|\w*_INCLUDE_WHAT_YOU_USE)\b")
+
+#: ld(1) options in a -Wl,/-Xlinker value that load code or write a file (binutils 2.40):
+#: -plugin, -o/--output, -Map, --dependency-file, and @FILE (more options from FILE).
+_LINKER_RISK = (r"(?:^|,)(?:-{1,2}(?:plugin|o|output|Map|dependency-file|out-implib)"
+                r"(?:$|[=,])|-o\S|-Map=|@)")
+
+# ======== database shells (issue 22): their SQL and meta-commands are another language,
+# judged conservatively -- anything that runs a program, loads code, or reads or writes a
+# file named in the text makes it sensitive (the token is the text: only an allow naming it
+# allows); text with an expansion, or piped in, is dynamic.
+#: sqlite3 CLI 3.40 ("Special commands to sqlite3", "SQL functions": readfile, writefile,
+#: edit, load_extension; ATTACH and VACUUM INTO create files): a dot-command other than
+#: the ones that only show or format.
+_SQLITE_RISK = (r"(?im)^\s*\.(?!(?:tables|schema|fullschema|headers?|mode|ind(?:ex|ic)es"
+                r"|dump|databases|help|width|nullvalue|separator|show|timer|stats|eqp|print"
+                r"|changes|bail|echo|explain|dbinfo|quit|exit)\b)"
+                r"|\b(?:load_extension|readfile|writefile|edit|fts3_tokenizer)\s*\("
+                r"|\battach\b|\bvacuum\b[\s\S]*\binto\b")
+_SQLITE = _a("-cmd -separator -newline -nullvalue -init", risky=risks(flag="-cmd",
+             flag_read="-init"), sensitive_re=_SQLITE_RISK, stdin_code=True)
+#: duckdb 0.9 CLI (sqlite3's dot-commands) and SQL: COPY/EXPORT/IMPORT/ATTACH/INSTALL/
+#: LOAD, read_*/write_* and glob table functions, and `FROM 'file'` read or write files.
+_DUCKDB = _a("-c -cmd -init -s", code_opts="-c -cmd -s",
+             risky=risks(flag_read="-init"),
+             sensitive_re=_SQLITE_RISK + r"|(?i:\b(?:copy|export|import|install|load|pragma"
+                          r"|call)\b|\b(?:read_\w+|write_\w+|glob|getenv|sniff_csv)\s*\("
+                          r"|\bfrom\s+')", stdin_code=True)
+#: psql(1) (PostgreSQL 16): a backslash command other than the ones that only describe
+#: (\d…, \l, \x, \q, \?, \h, \timing, \conninfo, \encoding, \echo, \errverbose) --
+#: \! runs a shell, \o/\w/\g write, \i/\ir read, \copy … program, \set x `cmd` runs
+#: one --, and server-side SQL reaching files or programs (COPY … PROGRAM, COPY … TO/FROM
+#: 'file', pg_read_file, lo_import/lo_export, LOAD 'library').
+_PSQL_RISK = (r"\\(?!(?:d[A-Za-z]*\+?|l\+?|list|x|q|\?|h|help|timing|conninfo|encoding|echo"
+              r"|errverbose|copyright)(?![A-Za-z!]))"
+              r"|(?i:\bprogram\b|\bcopy\b[^;]*\b(?:to|from)\s+e?'"
+              r"|\bpg_(?:read_file|read_binary_file|ls_\w+|stat_file)\b|\blo_(?:import|export)\b"
+              r"|\bload\s+')")
+_PSQL = _a("-c --command -f --file -o --output -L --log-file -d --dbname -h --host -p"
+           " --port -U --username -v --set --variable -P --pset -F --field-separator -R"
+           " --record-separator -T --table-attr",
+           code_opts="-c --command", risky=risks(flag_read="-f --file",
+                                                 edit="-o --output -L --log-file"),
+           sensitive_re=_PSQL_RISK, stdin_code=True)
+#: mysql(1) (MySQL 8 / MariaDB 10.11): client commands system (\!), source (\.), tee
+#: (\T), pager (\P), edit (\e) run, read or write; SELECT … INTO OUTFILE/DUMPFILE,
+#: LOAD DATA and load_file() reach files. --pager runs a program, --tee writes,
+#: --defaults-file/--defaults-extra-file read options (a pager among them),
+#: --plugin-dir/--default-auth load plugins, --init-command runs SQL on connecting.
+_MYSQL_RISK = (r"(?i)(?:^|;)\s*(?:system|source|tee|pager|edit)\b|\\[!.TPe]"
+               r"|\binto\s+(?:out|dump)file\b|\bload_file\s*\(|\bload\s+data\b")
+_MYSQL = _a("-e --execute -u --user -p -h --host -P --port -D --database -S --socket"
+            " --pager --tee --defaults-file --defaults-extra-file --plugin-dir --default-auth"
+            " --init-command --init-command-add",
+            code_opts="-e --execute", risky=risks(
+                flag="--pager --plugin-dir --default-auth --init-command --init-command-add",
+                flag_read="--defaults-file --defaults-extra-file", edit="--tee"),
+            sensitive_re=_MYSQL_RISK, stdin_code=True)
 
 _FILTERS = ("--env-filter --tree-filter --index-filter --parent-filter --msg-filter"
             " --commit-filter --tag-name-filter")
@@ -501,8 +579,15 @@ ARG_SPECS: Mapping[tuple[str, ...], ArgSpec] = table(
                  " --reject-file", risky=risks(edit="-o --output -r --reject-file -d"
                                                     " --directory", read="-i --input"),
                  files="edit")),  # patch 2.7.6: -d DIR edits under DIR, -r FILE writes
-    ("sqlite3", _a("-cmd -separator -newline -nullvalue -init",
-                   risky=risks(flag="-cmd", flag_read="-init"), sensitive_re=r"^\s*\.")),
+    ("sqlite3", _SQLITE),
+    ("duckdb", _DUCKDB),
+    ("psql", _PSQL),
+    ("mysql, mariadb", _MYSQL),
+    # mongosh(1) (2.x `mongosh --help`): --eval and -f/--file run JavaScript, which can
+    # read and write files (fs) and start processes.
+    ("mongosh, mongo", _a("--eval -f --file --host --port -u --username -p --password"
+                          " --authenticationDatabase",
+                          risky=risks(flag="--eval", flag_read="-f --file"))),
     ("tcpdump", _a("-z -w -r -i -c -C -G -W -s -F -E -T -Z -y -B -j -M -V",
                    risky=risks(flag="-z -E", edit="-w", read="-r -F -V"))),
     ("perl", _a("-e -E -M -m -I -x -l -0 -F -C -d -D -V", optional_opts="-i",
@@ -533,11 +618,21 @@ ARG_SPECS: Mapping[tuple[str, ...], ArgSpec] = table(
                 " --write-out --connect-timeout -m --max-time --retry --url -E --cert"
                 " --key --cacert -r --range --limit-rate --resolve -z --time-cond"
                 " --data-raw -Y -y --proto --proto-redir --libcurl --hsts --alt-svc"
-                " --etag-save --etag-compare --variable -a --append " + _CURL_DATA,
+                " --etag-save --etag-compare --variable -a --append --output-dir --preproxy"
+                " --connect-to --doh-url --socks4 --socks4a --socks5 --socks5-hostname"
+                " --proxy1.0 --dns-servers --interface --unix-socket --abstract-unix-socket"
+                " " + _CURL_DATA,
+                # curl(1) 7.88: --output-dir DIR holds what -o/-O write; the proxies,
+                # --connect-to, --resolve, --doh-url and the sockets send the request to
+                # another host than the URL names (sensitive: only an allow naming the
+                # option allows).
                 risky=risks(edit="-o --output -D --dump-header -c --cookie-jar --trace"
                                  " --trace-ascii --stderr --libcurl --hsts --alt-svc"
-                                 " --etag-save",
-                            flag="-O --remote-name --remote-name-all",
+                                 " --etag-save --output-dir",
+                            flag="-O --remote-name --remote-name-all -x --proxy --preproxy"
+                                 " --connect-to --resolve --doh-url --socks4 --socks4a"
+                                 " --socks5 --socks5-hostname --proxy1.0 --dns-servers"
+                                 " --unix-socket --abstract-unix-socket",
                             flag_read="-K --config",
                             read="-T --upload-file --netrc-file --etag-compare",
                             at_start_read="-H --header -w --write-out",
@@ -553,6 +648,39 @@ ARG_SPECS: Mapping[tuple[str, ...], ArgSpec] = table(
                             read="-i --input-file --post-file --body-file --load-cookies",
                             flag="-e --execute --use-askpass", flag_read="--config"),
                 url_files=True)),
+    # ======== network clients (issue 22). httpie `http --help` (3.2; xh takes the same):
+    # a request item FIELD@FILE, FIELD=@FILE, FIELD:=@FILE or @FILE uploads or embeds
+    # FILE, -o/--output and --session (a path) write; aria2c(1) 1.36: -d/--dir and -o/
+    # --out write, -i/--input-file and --conf-path read, the --on-* hooks run a program;
+    # ncat(1) 7.93 -e/--exec runs a program, -c/--sh-exec a shell command, --lua-exec a
+    # script (netcat-traditional's -e/-c the same); socat(1) 1.7 EXEC:/SYSTEM: addresses.
+    ("http, https, xh, xhs", _a("-o --output --session --session-read-only -a --auth -A"
+                                " --auth-type --verify --cert --cert-key --proxy -p --print"
+                                " --pretty -s --style --format-options --timeout"
+                                " --max-redirects --default-scheme",
+                                risky=risks(edit="-o --output --session",
+                                            read="--session-read-only --cert --cert-key",
+                                            flag="--proxy"),
+                                positional_at_files=True)),
+    ("aria2c", _a("-d --dir -o --out -i --input-file --conf-path --save-session -l --log"
+                  " --on-download-complete --on-download-error --on-download-start"
+                  " --on-download-pause --on-download-stop --on-bt-download-complete"
+                  " --all-proxy --http-proxy --https-proxy -x -s -j",
+                  risky=risks(edit="-d --dir -o --out --save-session -l --log",
+                              read="-i --input-file", flag_read="--conf-path",
+                              program="--on-download-complete --on-download-error"
+                                      " --on-download-start --on-download-pause"
+                                      " --on-download-stop --on-bt-download-complete",
+                              flag="--all-proxy --http-proxy --https-proxy"))),
+    ("nc, ncat, netcat, nc.traditional", _a("-e --exec -c --sh-exec --lua-exec -p -s -w -i"
+                                            " -o --output -x --proxy",
+                                            risky=risks(program="-e --exec",
+                                                        script="-c --sh-exec",
+                                                        flag_read="--lua-exec",
+                                                        edit="-o --output",
+                                                        flag="-x --proxy"))),
+    ("socat", _a(sensitive_re=r"(?i)^(?:exec|system|open|create|gopen|pipe|unix-listen)"
+                              r"[:,]|,\s*(?:exec|system)\b")),
     # --- build tools: GNU make 4.3 (-f reads a makefile, --eval runs text, VAR=value
     # operands); `go help build` (-exec, -toolexec, -vettool, -overlay, -modfile);
     # cargo(1) (--config, -Z); npm-config (--script-shell, --node-options, config files).
@@ -593,13 +721,94 @@ ARG_SPECS: Mapping[tuple[str, ...], ArgSpec] = table(
                     flag_read="-c --config-file --cov-config",
                     edit="--junitxml --junit-xml --log-file --report-log --resultlog --html"
                          " --debug"))),
+    # ======== compilers and linkers (issue 22, "programs by what they can do"). `go help
+    # build` and `go help test` (go 1.21): -exec/-toolexec/-vettool name a program run
+    # with the build's words (its value split at blanks, go's quoted.Split), -C DIR builds
+    # DIR's module, -o writes the binary.
     ("go build, go run, go test, go vet, go install, go generate",
      _a("-exec -toolexec -vettool -overlay -o -C -p -tags -ldflags -gcflags -asmflags -mod"
         " -modfile -pkgdir -run -bench -count -timeout -cpu --exec --toolexec",
-        risky=risks(flag="-exec -toolexec -vettool --exec --toolexec -overlay -modfile",
-                    edit="-o"))),
-    ("cargo", _a("--config -Z --manifest-path -p --package --target-dir",
-                 risky=risks(flag="--config -Z"))),
+        risky=risks(program="-exec -toolexec -vettool --exec --toolexec",
+                    flag="-overlay -modfile", edit="-o", read="-C"))),
+    # gcc(1) (GCC 12, "Overall Options", "Directory Options", "Link Options", "Preprocessor
+    # Options", "@file") and clang(1)/`clang --help` (LLVM 15): -wrapper runs a program
+    # with the compiler's subprocesses (a comma-separated list); -B/--prefix DIR runs the
+    # cc1/as/collect2/ld it finds there; -specs=FILE rewrites the subprocess command lines;
+    # -fplugin/-fpass-plugin and `-Xclang -load` load code; -fuse-ld=PATH and --ld-path
+    # choose the linker; -Wl,/-Xlinker pass -plugin, -o, -Map or @FILE to ld(1); -o, -MF,
+    # -aux-info, -dumpdir, -MJ, --serialize-diagnostics write; a positional @FILE holds
+    # more options. Every operand is read (a source, an object, a library).
+    ("gcc, g++, cc, c++, clang, clang++, gcc-12, gcc-13, gcc-14, g++-12, g++-13, g++-14,"
+     " clang-14, clang-15, clang-16, clang-17, clang-18, c89, c99, tcc, icx, icpx",
+     _a("-o -x -B -MF -MT -MQ -I -L -l -D -U -include -imacros -isystem -iquote -idirafter"
+        " -iprefix -iwithprefix -iwithprefixbefore -isysroot -arch -framework -target"
+        " -Xlinker -Xclang -Xassembler -Xpreprocessor -Xopenmp-target --param -u -z -e -T"
+        " -wrapper -specs --specs -aux-info -dumpdir -dumpbase -dumpbase-ext -MJ -mllvm -F"
+        " --sysroot --prefix -working-directory --ld-path -fuse-ld -fplugin -fpass-plugin"
+        " -ivfsoverlay -iframework -serialize-diagnostics --serialize-diagnostics -Wl, -Wa,"
+        " -Wp,",
+        attached_opts="-o -B -MF -MT -MQ -I -L -l -D -U -Wl, -Wa, -Wp, -x",
+        risky=risks(program="-wrapper",
+                    flag_read="-B --prefix -specs --specs -ivfsoverlay",
+                    flag="-fplugin -fpass-plugin --ld-path -working-directory",
+                    edit="-o -MF -aux-info -dumpdir -MJ -serialize-diagnostics"
+                         " --serialize-diagnostics",
+                    read="--sysroot -isysroot -include -imacros"),
+        option_checks=names(("-fuse-ld", r"/"),
+                            ("-Xclang", r"^-(?:load|add-plugin|plugin|fpass-plugin"
+                                        r"|load-pass-plugin|o$|MF|dependency-file)"),
+                            ("-Xlinker -Wl,", _LINKER_RISK),
+                            ("-Wa, -Wp, -Xassembler -Xpreprocessor", r"(?:^|,)(?:-o|-M|@)")),
+        files="read", response_files=True)),
+    # ld(1) (GNU binutils 2.40; ld.lld, ld.gold, mold take the same): -plugin loads code,
+    # -o/-Map/--dependency-file/--out-implib write, -T reads a script, @FILE holds options.
+    ("ld, ld.bfd, ld.gold, ld.lld, lld, mold, ld64.lld, wasm-ld",
+     _a("-o --output -T --script -L --library-path -l --library -e --entry -m -soname -h"
+        " -rpath -rpath-link --dynamic-linker -I -Map --version-script -z -u --undefined"
+        " --plugin -plugin --plugin-opt -plugin-opt --sysroot -y --trace-symbol"
+        " --dependency-file --out-implib -A --architecture -b --format -F --filter -f"
+        " --auxiliary -R --just-symbols -Y -c --mri-script",
+        attached_opts="-o -T -L -l",
+        risky=risks(flag="--plugin -plugin --plugin-opt -plugin-opt",
+                    edit="-o --output -Map --dependency-file --out-implib",
+                    read="-T --script -c --mri-script --version-script"),
+        files="read", response_files=True)),
+    # rustc --help and `rustc -C help` (Rust 1.74): -C linker=/link-arg(s)=/llvm-args=
+    # run or load a program, -Z (unstable) options include plugins and codegen backends,
+    # -o/--out-dir write, --emit=KIND=PATH writes PATH, @path holds more arguments.
+    ("rustc", _a("-o --out-dir -C --codegen -Z --emit --crate-type --crate-name --edition -L"
+                 " -l --cfg --target --extern --sysroot --error-format --json --cap-lints -W"
+                 " -A -D -F --explain --print --check-cfg --remap-path-prefix",
+                 risky=risks(edit="-o --out-dir", flag="-Z"),
+                 option_checks=names(("-C --codegen", r"^\s*(?:linker|link-args?|llvm-args"
+                                      r"|passes|incremental|profile-generate|codegen-backend)"),
+                                     ("--emit", r"=")),
+                 files="read", response_files=True)),
+    # javac(1) (JDK 17): -processorpath/-processor/-Xplugin: load and run code, -J passes
+    # an option to the JVM running javac (an agent), -d/-s/-h write; java(1) and javac
+    # read @argfiles ("Command-Line Argument Files").
+    ("javac", _a("-d -s -h -cp -classpath --class-path -sourcepath --source-path"
+                 " -processorpath --processor-path -processor -encoding -source -target"
+                 " --release -bootclasspath -extdirs -endorseddirs --module-path -p"
+                 " --module-source-path --upgrade-module-path --system --add-modules"
+                 " --limit-modules --add-exports --add-reads --patch-module"
+                 " --processor-module-path -Xmaxerrs -Xmaxwarns -J -Xplugin:",
+                 attached_opts="-J -Xplugin:",
+                 risky=risks(edit="-d -s -h",
+                             flag="-processorpath --processor-path -processor"
+                                  " --processor-module-path -Xplugin: -J"),
+                 files="read", response_files=True)),
+    ("java", _a("-cp -classpath --class-path -p --module-path -m --module --add-modules",
+                response_files=True)),
+    # ar(1) (GNU binutils 2.40): KEYLETTERS ARCHIVE MEMBER...; --plugin loads code.
+    ("ar", _a("--plugin --target --output", risky=risks(flag="--plugin", edit="--output"),
+              files="read", skip=1, first="edit", response_files=True)),
+    # cargo(1) (1.74): --manifest-path names another package (its build scripts run), -C
+    # DIR works there (both read, so outside the project asks).
+    ("cargo", _a("--config -Z --manifest-path -p --package --target-dir -C -j --jobs"
+                 " --features -F --target --bin --example --test --bench --profile"
+                 " --color --message-format",
+                 risky=risks(flag="--config -Z", read="--manifest-path -C"))),
     # npm 9 npm-config(7): -C/--prefix and -w/--workspace name the package whose scripts
     # run (read, so outside the project asks); `npm config set`/`npm set` write config
     # (script-shell, node-options) that later runs.
@@ -608,6 +817,91 @@ ARG_SPECS: Mapping[tuple[str, ...], ArgSpec] = table(
                risky=risks(flag="--script-shell --node-options --userconfig --globalconfig",
                            read="--prefix -C -w --workspace"))),
     ("npm config set, npm set", _a(sensitive_positionals=1)),
+    # ======== options naming a config file that holds code, or another build (issue 22).
+    # Config files: kubectl(1) and helm --kubeconfig (user.exec credential plugins run),
+    # helm --post-renderer (runs it); docker(1) --config DIR (credential helpers), -H/
+    # --host (another daemon); pip(1) 23 --python (runs that interpreter), --log writes;
+    # terraform(1) 1.6 -chdir (the configuration there runs providers), -plugin-dir (loads
+    # them); bazel startup options --bazelrc, --server_javabase, --host_jvm_args.
+    ("kubectl, oc", _a("--kubeconfig --context --cluster --user -n --namespace -s --server"
+                       " --token --as --as-group -l --selector -o --output -f --filename -c"
+                       " --container --request-timeout --certificate-authority"
+                       " --client-certificate --client-key",
+                       risky=risks(flag_read="--kubeconfig",
+                                   flag="--enable-alpha-plugins --enable-exec"))),
+    ("helm", _a("--kubeconfig --kube-context -n --namespace --registry-config"
+                " --repository-config --repository-cache --post-renderer --post-renderer-args"
+                " -f --values --set --set-string --set-file --version",
+                risky=risks(flag_read="--kubeconfig --registry-config --repository-config",
+                            flag="--post-renderer", read="-f --values --set-file"))),
+    ("docker, podman", _a("--config -H --host --context -l --log-level",
+                          risky=risks(flag_read="--config", flag="-H --host"))),
+    ("pip, pip3", _a("--python --log --proxy --retries --timeout --exists-action"
+                     " --trusted-host --cert --client-cert --cache-dir --use-feature"
+                     " --use-deprecated --keyring-provider -r --requirement -c --constraint"
+                     " -e --editable -t --target --prefix --root -i --index-url"
+                     " --extra-index-url -f --find-links --src --upgrade-strategy --platform"
+                     " --python-version --implementation --abi --report --progress-bar"
+                     " --global-option --config-settings -C",
+                     risky=risks(flag="--python", edit="--log --report",
+                                 read="-r --requirement -c --constraint -e --editable"))),
+    ("terraform, tofu", _a("-chdir -var -var-file -out -state -state-out -backup -target"
+                           " -plugin-dir -lock-timeout -parallelism -backend-config",
+                           risky=risks(read="-chdir -var-file -backend-config",
+                                       flag="-plugin-dir", edit="-state-out -backup"))),
+    ("bazel, bazelisk", _a("--bazelrc --output_base --output_user_root --server_javabase"
+                           " --host_jvm_args --startup_time",
+                           risky=risks(flag_read="--bazelrc",
+                                       flag="--server_javabase --host_jvm_args",
+                                       edit="--output_base --output_user_root"))),
+    # Build files and directories: an allow written for the project's own build must not
+    # cover another build file (sensitive, and read) or a build elsewhere (read: outside
+    # the project asks). ninja(1) 1.11 -f/-C; just(1) 1.x -f/--justfile, -d/
+    # --working-directory, --shell, -c/--command (runs its words); rake 13 -f/-C, -e/-p/-E
+    # (Ruby code), -r/-I/-R; gradle 8 -b/-c/-I/-p/-g (init.d scripts in the user home
+    # run); mvn 3.9 -f/-s/-gs/-t/-gt, -l writes; pnpm 8 -C/--dir; yarn 1 --cwd,
+    # --use-yarnrc; meson 1.2 -C, --cross-file/--native-file (they name the compilers);
+    # scons 4.5 -f/-C/-I/--site-dir; tox 4 -c, --workdir; nox -f, --envdir; go-task -t/-d.
+    ("ninja", _a("-f -C -j -k -l -d -t -w", risky=risks(flag_read="-f", read="-C"))),
+    ("just", _a("-f --justfile -d --working-directory --shell --shell-arg --dotenv-path"
+                " --dotenv-filename --chooser --color --list-heading --list-prefix",
+                pair_opts="--set",
+                risky=risks(flag_read="-f --justfile --dotenv-path", read="-d"
+                            " --working-directory", flag="--shell --shell-arg --chooser",
+                            exec="-c --command"))),
+    ("rake", _a("-f --rakefile -C --directory -e --execute -p --execute-print -E"
+                " --execute-continue -r --require -I --libdir -R --rakelibdir",
+                risky=risks(flag_read="-f --rakefile -R --rakelibdir", read="-C --directory",
+                            flag="-e --execute -p --execute-print -E --execute-continue -r"
+                                 " --require -I --libdir"))),
+    ("gradle", _a("-b --build-file -c --settings-file -p --project-dir -I --init-script -g"
+                  " --gradle-user-home --project-cache-dir -D -P -x --exclude-task"
+                  " --console --warning-mode --max-workers --priority",
+                  risky=risks(flag_read="-b --build-file -c --settings-file -I --init-script",
+                              flag="-g --gradle-user-home", read="-p --project-dir"))),
+    ("mvn, mvnw", _a("-f --file -s --settings -gs --global-settings -t --toolchains -gt"
+                     " --global-toolchains -l --log-file -D -P --activate-profiles -pl"
+                     " --projects -rf --resume-from -T --threads -b --builder",
+                     risky=risks(flag_read="-f --file -s --settings -gs --global-settings -t"
+                                           " --toolchains -gt --global-toolchains",
+                                 edit="-l --log-file"))),
+    ("pnpm", _a("-C --dir --filter -F --reporter --loglevel",
+                risky=risks(read="-C --dir"))),
+    ("yarn", _a("--cwd --use-yarnrc --modules-folder --cache-folder --global-folder",
+                risky=risks(read="--cwd", flag_read="--use-yarnrc"))),
+    ("meson", _a("-C --cross-file --native-file -D --buildtype --prefix --backend"
+                 " --wrap-mode", risky=risks(read="-C", flag_read="--cross-file"
+                                                   " --native-file"))),
+    ("scons", _a("-f --file --makefile --sconstruct -C --directory -I --include-dir"
+                 " --site-dir -j --jobs",
+                 risky=risks(flag_read="-f --file --makefile --sconstruct --site-dir",
+                             read="-C --directory -I --include-dir"))),
+    ("tox", _a("-c --conf -e --workdir --root -r", risky=risks(flag_read="-c --conf",
+                                                            edit="--workdir"))),
+    ("nox", _a("-f --noxfile -s --session --sessions -e --envdir -t --tags",
+               risky=risks(flag_read="-f --noxfile", edit="--envdir"))),
+    ("task, go-task", _a("-t --taskfile -d --dir", risky=risks(flag_read="-t --taskfile",
+                                                              read="-d --dir"))),
     # --- wrappers' own options that write or run (their inner command is handled by
     # WRAPPERS): strace(1)/ltrace(1) -o, GNU time(1) -o, sudo(8) -e (sudoedit), script(1)'s
     # typescript file.
@@ -695,5 +989,7 @@ ARG_SPECS: Mapping[tuple[str, ...], ArgSpec] = table(
 #: Commands whose options are whole words even with a single dash (``find -exec``,
 #: ``java -jar``, ``gcc -shared``, ``ffmpeg -i``, ``openssl -in``, ``go -exec``,
 #: ``sqlite3 -cmd``, ``emacs -eval``).
-SINGLE_DASH_LONG = words("find java javac gcc g++ clang clang++ cc ffmpeg xcodebuild openssl"
-                         " go sqlite3 emacs")
+SINGLE_DASH_LONG = words("find java javac gcc g++ clang clang++ cc c++ ffmpeg xcodebuild openssl"
+                         " gcc-12 gcc-13 gcc-14 g++-12 g++-13 g++-14 clang-14 clang-15"
+                         " clang-16 clang-17 clang-18 c89 c99 tcc icx icpx"
+                         " go sqlite3 emacs terraform tofu")

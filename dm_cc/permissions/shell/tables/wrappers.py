@@ -36,7 +36,10 @@ class Wrapper(NamedTuple):
     assignments: ``NAME=VALUE`` words may precede the command (env, sudo).
     lone_dash: a bare ``-`` is an option (``env -``, ``su -``), not the command.
     stop_words: words that end the command (``parallel ... ::: args``).
-    chdir_opts: options naming the directory the command runs in (``env -C DIR``).
+    chdir_opts: options naming the directory the command runs in (``env -C DIR``; also
+      as a global option between the key words: ``pnpm -C DIR exec``).
+    home_opts: options after which the command runs in the target user's home directory
+      (``sudo -i``): relative paths lead somewhere unknown here.
     env_opts: options whose value is NAME=VALUE (``systemd-run -E``, ``run0 --setenv``).
     reopts: options may also follow the positionals (``ssh host -t CMD``).
     program_opts: options whose value names the program the rest runs as
@@ -58,6 +61,7 @@ class Wrapper(NamedTuple):
     lone_dash: bool = False
     stop_words: frozenset[str] = _NONE
     chdir_opts: frozenset[str] = _NONE
+    home_opts: frozenset[str] = _NONE
     env_opts: frozenset[str] = _NONE
     reopts: bool = False
     program_opts: frozenset[str] = _NONE
@@ -115,15 +119,16 @@ _UV_RUN = _w(
     " --extra --group --only-group --no-group --env-file --index --default-index --index-url"
     " --extra-index-url -f --find-links --cache-dir --config-file --from -C --config-setting"
     " --python-platform --exclude-newer --prerelease --resolution --index-strategy"
-    " --keyring-provider --refresh-package --reinstall-package --upgrade-package -P"
+    " --keyring-provider --refresh-package --reinstall-package --upgrade-package -P",
+    chdir_opts="--directory",  # uv: "--directory: change to the given directory"
 )
 # conda run (conda 23+ `conda run --help`; mamba and micromamba take the same).
-_CONDA = _w("-n --name -p --prefix --cwd")
+_CONDA = _w("-n --name -p --prefix --cwd", chdir_opts="--cwd")
 #: tmux(1) 3.3 new-session/new-window/split-window/run-shell/respawn-*/display-popup:
 #: options taking a value (the union; -d is a flag), then a shell command.
 _TMUX_NEW = _w("-s -n -c -t -x -y -e -F -f -l", rest="script")
 _TMUX_SEND = _w("-t -N", rest="script")
-_MISE_EXEC = _w("-C --cd -j --jobs", rest="dashdash")
+_MISE_EXEC = _w("-C --cd -j --jobs", rest="dashdash", chdir_opts="-C --cd")
 
 #: Wrappers that start a shell reading its script from stdin when given no command
 #: (``sudo -s <<< CMD``, ``su - root <<EOF``, ``ssh host <<< CMD``, ``script -q /dev/null``):
@@ -136,22 +141,25 @@ STDIN_SHELL_WRAPPERS = words("sudo doas su runuser ssh script run0 pkexec machin
 WRAPPERS: Mapping[tuple[str, ...], Wrapper] = table(
     # --- privileges. sudo(8): -D/--chdir, -u/-g/-h/-p/-r/-t/-U/-T/-R/-C take a
     # value; -l/-v/-K/-V/-e run nothing; VAR=value may precede the command.
+    # -i/--login runs the command through the target user's login shell, in their home.
     ("sudo", _w("-u --user -g --group -C --close-from -D --chdir -h --host -p --prompt -r"
                 " --role -t --type -U --other-user -T --command-timeout -R --chroot",
-                chdir_opts="-D --chdir",
+                chdir_opts="-D --chdir", home_opts="-i --login",
                 query_opts="-l --list -v --validate -K --remove-timestamp -V --version -e"
                 " --edit", assignments=True)),
     ("doas", _w("-u -C")),  # doas(1), OpenDoas
     ("pkexec", _w("--user")),  # pkexec(1), polkit
     ("run0", _w("-u --user -g --group -D --chdir --setenv --unit --property --nice",
-                env_opts="--setenv")),  # run0(1), systemd (since 256)
+                env_opts="--setenv", chdir_opts="-D --chdir")),  # run0(1), systemd (since 256)
     # su(1), runuser(1) (util-linux 2.38): -c runs a string in the target shell; with no
     # command they start a shell that reads stdin.
+    # `-`, -l, --login: a login shell, in the target user's home.
     ("su", _w("-s --shell -g --group -G --supp-group -w --whitelist-environment",
-              string_opts="-c --command --session-command", rest="none", lone_dash=True)),
+              string_opts="-c --command --session-command", rest="none", lone_dash=True,
+              home_opts="- -l --login")),
     ("runuser", _w("-s --shell -g --group -G --supp-group -u --user -w",
                    string_opts="-c --command", command_flags="-u --user", rest="none",
-                   lone_dash=True)),
+                   lone_dash=True, home_opts="- -l --login")),
     ("sg", _w(positionals=1, rest="script", string_opts="-c")),  # sg(1), shadow-utils
     # --- process control. GNU coreutils 9.1: env(1) (-S splits a string into a command;
     # -C runs it in a directory; -P is BSD env's), timeout(1), nice(1), nohup(1),
@@ -175,9 +183,13 @@ WRAPPERS: Mapping[tuple[str, ...], Wrapper] = table(
     ("ionice", _w("-c --class -n --classdata", query_opts="-p --pid -P --pgid -u --uid")),
     ("flock", _w("-w --wait --timeout -E --conflict-exit-code", string_opts="-c --command",
                  positionals=1)),
+    # unshare -w/--wd DIR and nsenter -w/--wd[=DIR] (its value only attached) set the
+    # working directory.
     ("unshare", _w("-S --setuid -G --setgid -R --root -w --wd --map-user --map-group"
-                   " --propagation")),
-    ("nsenter", _w("-t --target -S --setuid -G --setgid")),
+                   " --propagation", chdir_opts="-w --wd")),
+    ("nsenter", _w("-t --target -S --setuid -G --setgid", optional_opts="-w --wd -r --root"
+                   " -m --mount -u --uts -i --ipc -n --net -p --pid -U --user -C --cgroup"
+                   " -T --time", chdir_opts="-w --wd")),
     ("taskset", _w(query_opts="-p --pid", positionals=1)),
     ("chrt", _w("-T -P -D", query_opts="-p --pid", positionals=1)),
     ("script", _w("-E --echo -I --log-in -O --log-out -B --log-io -T --log-timing -m"
@@ -185,7 +197,7 @@ WRAPPERS: Mapping[tuple[str, ...], Wrapper] = table(
     # systemd-run(1) (systemd 252): -E/--setenv NAME=VALUE, --working-directory.
     ("systemd-run", _w("-u --unit -p --property -E --setenv --uid --gid -M --machine"
                        " --description --slice -H --host --working-directory -D",
-                       env_opts="-E --setenv")),
+                       env_opts="-E --setenv", chdir_opts="--working-directory")),
     # tracers and sandboxes: strace(1) (strace 6.1), ltrace(1), valgrind(1), perf-stat(1)
     # and perf-record(1) (perf 6.1; options taking a value); glibc's catchsegv; firejail(1);
     # dbus-run-session(1); busybox (APPLET ARGS); expect's unbuffer(1); torsocks(1),
@@ -251,7 +263,7 @@ WRAPPERS: Mapping[tuple[str, ...], Wrapper] = table(
     ("oc rsh", _w("-c --container -n --namespace --shell --timeout", positionals=1)),
     ("limactl shell", _w("--workdir --shell", positionals=1)),
     ("heroku run", _w("-a --app -r --remote -s --size -e --env --type")),
-    ("ddev exec", _w("-s --service -d --dir")),
+    ("ddev exec", _w("-s --service -d --dir", chdir_opts="-d --dir")),
     ("fly ssh console, flyctl ssh console", _w("-a --app -r --region -s --machine -u"
                                                 " --user", string_opts="-C --command",
                                                 rest="none")),
@@ -269,12 +281,14 @@ WRAPPERS: Mapping[tuple[str, ...], Wrapper] = table(
     # (-c/--command: the rest is the command), direnv exec DIR, mise exec/x (after --).
     ("npx, npm exec, npm x", _NPX),
     ("bunx, bun x", _w("-p --package")),
-    ("pnpm exec", _w("-C --dir --filter", string_opts="-c --shell-mode")),
+    ("pnpm exec", _w("-C --dir --filter", string_opts="-c --shell-mode",
+                     chdir_opts="-C --dir")),
     ("pnpm dlx", _w("--package", string_opts="-c --shell-mode")),
     ("yarn dlx", _w("-p --package")),
     ("uv run, uvx, uv tool run", _UV_RUN),
+    ("yarn exec", _w("--cwd", chdir_opts="--cwd")),  # yarn 1 `yarn --cwd DIR exec`
     ("pipx run", _w("--spec --python --pip-args --index-url")),
-    ("poetry run", _w("-C --directory -P --project")),
+    ("poetry run", _w("-C --directory -P --project", chdir_opts="-C --directory")),
     ("pdm run", _w("-p --project")),
     ("pixi run", _w("-e --environment --manifest-path")),
     ("pixi exec", _w("-s --spec -w --with -c --channel -p --platform")),  # `pixi exec -h`
@@ -282,9 +296,11 @@ WRAPPERS: Mapping[tuple[str, ...], Wrapper] = table(
     ("volta run", _w("--node --npm --yarn --pnpm")),
     ("fnm exec", _w("--using")),
     ("nvm exec, direnv exec", _w(positionals=1)),
-    ("yarn exec, pipenv run, hatch run, rye run, pyenv exec, rbenv exec, bundle exec,"
+    ("pipenv run, hatch run, rye run, pyenv exec, rbenv exec, bundle exec,"
      " asdf exec", _RUNNER),
     ("opam exec, stack exec, cabal exec", _DASHDASH),
+    # tox 4 `tox exec -e ENV -- CMD`.
+    ("tox exec", _w("-e -c --conf --workdir --root -x --override", rest="dashdash")),
     ("devbox run", _w("-c --config -e --env --env-file")),
     ("conda run, mamba run, micromamba run", _CONDA),
     ("nix-shell", _w("-A --attr -I -p --packages", pair_opts="--arg --argstr",
@@ -300,6 +316,13 @@ WRAPPERS: Mapping[tuple[str, ...], Wrapper] = table(
     ("docker compose run, docker compose exec, docker-compose run, docker-compose exec",
      _COMPOSE_RUN),
     ("kubectl exec, oc exec", _KUBE_EXEC),
+    # kubectl run NAME --image=I [--] [COMMAND] and kubectl debug TARGET [--] COMMAND
+    # (kubectl reference): options may follow the name; the command follows --.
+    ("kubectl run, kubectl debug, oc run, oc debug",
+     _w("-n --namespace --context --kubeconfig --image --image-pull-policy -l --labels"
+        " --env --port --overrides --restart -c --container --target --profile"
+        " --copy-to --share-processes --attach --annotations --serviceaccount",
+        positionals=1, rest="dashdash", reopts=True)),
     ("lxc exec, incus exec", _DASHDASH),
     ("distrobox enter", _w("-n --name", rest="dashdash")),
     ("toolbox run", _w("-c --container")),
