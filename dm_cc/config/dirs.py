@@ -14,6 +14,8 @@ filesystem as the permission engine's path canonicalisation asks for it
 
 from __future__ import annotations
 
+import glob
+import itertools
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -78,6 +80,9 @@ class HostFilesystem:
     def home_of(self, user: str) -> str | None:
         expanded = os.path.expanduser("~" + user)
         return None if expanded.startswith("~") else expanded
+
+    def matches(self, pattern: str, limit: int) -> list[str]:
+        return list(itertools.islice(glob.iglob(pattern), limit))
 
 
 class ProjectRoot(NamedTuple):

@@ -35,6 +35,10 @@ class Filesystem(Protocol):
         """The home directory of ``user`` (for ``~user``), or None when unknown."""
         ...
 
+    def matches(self, pattern: str, limit: int) -> list[str]:
+        """The paths a shell glob ``pattern`` (absolute) matches now, at most ``limit``."""
+        ...
+
 
 class PathContextDirs(NamedTuple):
     """The directories a raw path is interpreted against, the filesystem that

@@ -18,6 +18,7 @@ value that is, and :func:`derive_requests` turns the value into :class:`Request`
 from __future__ import annotations
 
 import posixpath
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any, Literal
@@ -108,7 +109,37 @@ def shell_requests(permission: str, command: str, where: PathContextDirs) -> lis
             found = [replace(r, speculative=True, note="named by a guessed inner command")
                      for r in found]
         requests.extend(found)
+        if ref.dynamic:  # `cat ~/.ss?/id_rsa`, `cat $HOME/.ssh/id_rsa`: what it names now
+            requests.extend(replace(r, speculative=True, note=f"{ref.path} may name it")
+                            for reading in path_readings(ref.path, where)
+                            for r in path_requests(ref.access, reading, where,
+                                                   allowable=False))
     return requests or [_whole_line(permission, command)]
+
+
+#: At most this many files a glob in a command's path is read as (each a request only a
+#: deny decides); more are not looked at (the path itself still asks).
+MAX_GLOB_MATCHES = 64
+
+
+def path_readings(raw: str, where: PathContextDirs) -> list[str]:
+    """Other paths a path that is not static may name, for the deny rules: ``$HOME`` (or
+    ``${HOME}``) read as ``~`` and ``$PWD`` as the working directory (bash(1) "Shell
+    Variables"); a glob (``?``, ``*``, ``[..]``, bash(1) "Pathname Expansion") as the
+    files it matches now, at most MAX_GLOB_MATCHES. A path that still holds an
+    expansion after that is not read further."""
+    text = re.sub(r"^\$(?:\{HOME\}|HOME\b)", "~", raw)
+    text = re.sub(r"^\$(?:\{PWD\}|PWD\b)", ".", text)
+    if "$" in text or "`" in text:
+        return []
+    if not any(c in text for c in "*?["):
+        return [text] if text != raw else []
+    if text == "~" or text.startswith("~/"):
+        text = where.home.as_posix() + text[1:]
+    elif text.startswith("~"):
+        return []
+    pattern = text if text.startswith("/") else (where.cwd / text).as_posix()
+    return where.fs.matches(pattern, MAX_GLOB_MATCHES)
 
 
 def escape_requests(command: str, note: str | None = None) -> list[Request]:

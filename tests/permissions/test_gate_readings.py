@@ -15,7 +15,7 @@ static value with that value, any other unset -- for the deny rules."""
 from __future__ import annotations
 
 import pytest
-from judging import A, D, assert_meets, project_in
+from judging import A, D, R, assert_meets, project_in
 
 RM = [A("*"), D("rm *")]
 
@@ -92,3 +92,36 @@ def where(tmp_path_factory):
 @pytest.mark.parametrize("rules,tool,text,expect", CASES, ids=[c[2][:60] for c in CASES])
 def test_a_value_that_runs_is_judged_as_the_command(rules, tool, text, expect, where):
     assert_meets(rules, tool, text, expect, where)
+
+
+# A path that is not static still asks, and is also read as what it names now -- $HOME as
+# ~, a glob as the files it matches -- for the deny rules.
+SECRETS = [A("*"), R("read", "**", "allow"), R("read", "~/.ssh/**", "deny"),
+           R("read", "**/.env*", "deny")]
+PATHS = [
+    (SECRETS, "bash", "cat $HOME/.ssh/id_rsa", "deny"),
+    (SECRETS, "bash", "grep --file=${HOME}/.ssh/id_rsa x", "deny"),
+    (SECRETS, "bash", "cat ~/.ss[h]/id_rsa", "deny"),
+    (SECRETS, "bash", "cat ~/.s?h/i*", "deny"),
+    (SECRETS, "bash", "cat ~/.*/id_rsa", "deny"),
+    (SECRETS, "bash", "cp conf/.e[n]v /tmp/x", "deny"),
+    (SECRETS, "bash", "cat conf/*", "not-allow"),  # bash's * skips .env (no dotglob)
+    (SECRETS, "bash", "cat *.md", "not-allow"),
+]
+
+
+@pytest.fixture(scope="module")
+def secrets(tmp_path_factory):
+    where = project_in(tmp_path_factory.mktemp("globs"))
+    (where.home / ".ssh").mkdir()
+    (where.home / ".ssh" / "id_rsa").write_text("key\n")
+    (where.root / "conf").mkdir()
+    (where.root / "conf" / ".env").write_text("SECRET=1\n")
+    (where.root / "README.md").write_text("hello\n")
+    return where
+
+
+@pytest.mark.parametrize("rules,tool,text,expect", PATHS, ids=[c[2] for c in PATHS])
+def test_a_path_that_is_not_static_is_read_as_what_it_names(rules, tool, text, expect,
+                                                             secrets):
+    assert_meets(rules, tool, text, expect, secrets)

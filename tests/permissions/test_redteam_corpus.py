@@ -29,17 +29,9 @@ KNOWN_GAPS = frozenset({
     "eval-limit-74ab8a93",  # 'node -e "require(\'child_process\').execSync(\'rm -rf x\')"' -> deny
     # ^ stay: code in another language's string is not analysed; `python3 -c` and the
     #   like are never allowed by a prefix rule (they ask), and the sandbox confines them.
-    "secret-strict-2638873e",  # 'cat ~/.ss[h]/id_rsa' -> deny
-    "secret-strict-915fb582",  # 'cat ~/.s?h/id_rsa' -> deny
-    "secret-strict-dd6f03e7",  # 'cat ~/.*/id_rsa' -> deny
-    # ^ stay: a glob in a path is dynamic (asked about, never allowed); turning it into
-    #   a deny needs glob-against-rule intersection, which the path matcher lacks.
     "secret-945ced3f",  # 'echo ~/.ssh/id_rsa | xargs cat' -> deny
     # ^ stays: xargs's arguments are another command's output, known only at run time.
     "symlink-2d3600c7",  # 'grep -R BEGIN .' -> not-allow
-    "dotenv-strict-e04505ff",  # 'cat config/deep/.e?v.production' -> deny
-    "dotenv-strict-0e02bf6b",  # 'cat config/deep/.[e]nv.production' -> deny
-    # ^ stay: as the globs above.
     "dotenv-dir-d9795c31",  # 'grep -r KEY config' -> not-allow
     "dotenv-dir-d1f66cc5",  # 'tar -cf - config' -> not-allow
     # ^ stay (with symlink-2d3600c7): a recursive read of a directory reaches the denied
