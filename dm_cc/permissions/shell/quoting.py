@@ -31,7 +31,7 @@ class Word(NamedTuple):
 
 # Patterns are compiled on first use (``re`` caches them): most lines never need most of
 # them, and the common cases are settled by a character test first.
-_BRACE = r"\{[^{}\x00]*(?:,|\.\.)[^{}\x00]*\}"
+BRACE = r"\{[^{}\x00]*(?:,|\.\.)[^{}\x00]*\}"
 _ESCAPE = r"(?s)\\(.)"
 _DQ_ESCAPE = r'\\([$`"\\\n])'
 _ASSIGNMENT = r"[A-Za-z_][A-Za-z0-9_]*=|BASH_FUNC_[^=/]*="
@@ -61,7 +61,7 @@ def ansi_c(body: str) -> str:
 def globs(text: str) -> bool:
     """An unquoted glob (``*``, ``?``, ``[``) or brace expansion (``{a,b}``, ``{1..3}``)."""
     return ("*" in text or "?" in text or "[" in text
-            or ("{" in text and re.search(_BRACE, text) is not None))
+            or ("{" in text and re.search(BRACE, text) is not None))
 
 
 def hides_expansion(text: str) -> bool:
