@@ -268,15 +268,52 @@ def _parser() -> Parser:
     return tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
 
 
-def syntax_tree(src: bytes) -> Node:
-    """The root node of ``src`` (UTF-8) parsed as bash.
+# What parsing may cost (issue 22, "Bounded cost"). tree-sitter-bash parses a valid line
+# in time linear in its length, but recovering from some errors costs the square of it:
+# seconds at 100 KB. Guards that count, never time (every machine gives the same answer);
+# past one, the line could not be parsed (it asks, and the word scan offers its commands
+# to the deny rules):
+#
+# * The parser reads the source in chunks of CHUNK bytes, and may read at most
+#   READS_PER_CHUNK times as many chunks as the source has, plus READS_SLACK (a valid line
+#   needs two or three per chunk: the lexer reads ahead and back a little; each read
+#   costs some 5 us). Recovering from errors in ``a[a[a[…``, ``rm x )) rm x ))…`` or
+#   arrays opened inside arrays (``a=(x a=(x …``) relexes, and reads back far more.
+# * A pipeline with an error in it costs the square of its stages in one step of the
+#   parser, which cannot be stopped there (tree-sitter-bash 0.25: 768 stages 10 ms, 4,000
+#   stages 0.25 s, 40,000 half a minute). A line with more than MAX_PIPES ``|`` anywhere
+#   (in quotes and heredoc bodies too: a scan that skipped them could be misled into
+#   skipping code) is not parsed; an ordinary line has a few dozen.
+CHUNK = 1024
+READS_PER_CHUNK = 64
+READS_SLACK = 2_048
+MAX_PIPES = 768
+
+
+def syntax_tree(src: bytes) -> Node | None:
+    """The root node of ``src`` (UTF-8) parsed as bash; None when parsing it would cost
+    more than a line of its length may (above).
 
     tree-sitter-bash can crash on some non-ASCII input ("{" + U+E5C0F segfaults), and bash
     treats every non-ASCII byte as an ordinary word character anyway: parse a copy where
     each such byte is "x" (offsets unchanged); the walk reads words from the original.
     """
-    return _parser().parse(src.translate(_ASCII_ONLY)).root_node
+    masked = src.translate(_ASCII_ONLY)
+    if masked.count(b"|") > MAX_PIPES:
+        return None
+    reads, allowed = 0, READS_PER_CHUNK * (len(masked) // CHUNK + 1) + READS_SLACK
 
+    def read(offset: int, _point: object) -> bytes:
+        nonlocal reads
+        reads += 1
+        return masked[offset:offset + CHUNK]
+
+    parser = _parser()
+    try:
+        return parser.parse(read, progress_callback=lambda *_: reads > allowed).root_node
+    except ValueError:  # stopped ("Parsing failed")
+        parser.reset()  # (else the next parse would resume this one)
+        return None
 
 
 # --------------------------------------------------------------------------- word scan

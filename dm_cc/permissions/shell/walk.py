@@ -101,10 +101,11 @@ _CALL_SITE = Stdin("inherited", None, True)  # a function body reads its caller'
 _DESCRIPTOR = Stdin("inherited", None, True)  # `<&3`: a descriptor opened elsewhere
 
 
-def walk(src: bytes, root: Node) -> Iterator[Record]:
+def walk(src: bytes, root: Node | None) -> Iterator[Record]:
     """The records of the tree ``root`` parsed from ``src``, in source order; the last is
-    :class:`~.records.Broken` when the parser reported an error or silently dropped text."""
-    return _Walk(src).records(root)
+    :class:`~.records.Broken` when the parser reported an error or silently dropped text
+    (the only one when it gave up: no tree)."""
+    return iter([Broken()]) if root is None else _Walk(src).records(root)
 
 
 @cache
