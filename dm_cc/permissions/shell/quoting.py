@@ -165,12 +165,26 @@ class WordBuilder:
 
 
 _MAX_BRACE_WORDS = 64
+# Characters brace expansion may scan, for each of the word, plus slack: expanding a group
+# expands what follows it first, and a group that is no expansion is scanned again from
+# inside, so ``{a,b}`` two thousand times, or ``{`` nested deep, would cost the square of
+# the word (and recurse as deep as it has groups).
+_BRACE_WORK = 16
+_BRACE_SLACK = 1_024
 
 
 def brace_expand(text: str, mask: str) -> list[tuple[str, str]] | None:
     """Brace expansion of one word as bash does it (``a{b,c}d``, ``{1..3}``, nested), on
     ``text`` and its quote ``mask`` (quoted characters are NUL in the mask and do not
-    count). None when the result would exceed a small limit."""
+    count). None when the result would exceed a small limit, or finding it would cost
+    more than _BRACE_WORK scans of the word."""
+    return _expand(text, mask, [_BRACE_WORK * len(mask) + _BRACE_SLACK])
+
+
+def _expand(text: str, mask: str, work: list[int]) -> list[tuple[str, str]] | None:
+    work[0] -= len(mask) + 1  # (what is left to scan, counted down by every call)
+    if work[0] < 0:
+        return None
     start, depth = -1, 0
     commas: list[int] = []
     i = 0
@@ -187,12 +201,12 @@ def brace_expand(text: str, mask: str) -> list[tuple[str, str]] | None:
                 alternatives = _alternatives(inner_t, inner_m, [c - start - 1 for c in commas])
                 if alternatives is not None:
                     head_t, head_m = text[:start], mask[:start]
-                    tail = brace_expand(text[i + 1:], mask[i + 1:])
+                    tail = _expand(text[i + 1:], mask[i + 1:], work)
                     if tail is None:
                         return None
                     out: list[tuple[str, str]] = []
                     for alt_t, alt_m in alternatives:
-                        inner = brace_expand(alt_t, alt_m)
+                        inner = _expand(alt_t, alt_m, work)
                         if inner is None:
                             return None
                         out += [(head_t + a + b, head_m + am + bm)
@@ -200,7 +214,10 @@ def brace_expand(text: str, mask: str) -> list[tuple[str, str]] | None:
                         if len(out) > _MAX_BRACE_WORDS:
                             return None
                     return out
-                i = start  # not an expansion: go on after this `{`
+                work[0] -= i - start  # not an expansion: go on after this `{`
+                if work[0] < 0:
+                    return None
+                i = start
                 start = -1
         elif ch == "," and depth == 1:
             commas.append(i)

@@ -422,9 +422,13 @@ class _Walk:
         fds: dict[int, str] = {}
         if redirects:
             starts = {r.start_byte for r in redirects}
-            for arg in [a for a in args if a.type == "number" and a.end_byte in starts]:
-                args.remove(arg)
-                fds[arg.end_byte] = self.text(arg)
+            kept = []
+            for arg in args:
+                if arg.type == "number" and arg.end_byte in starts:
+                    fds[arg.end_byte] = self.text(arg)
+                else:
+                    kept.append(arg)
+            args = kept
         if name is None:
             found: list[Record] = []
             for var, word in map(self.assignment, assigns):
