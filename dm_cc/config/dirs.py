@@ -17,6 +17,8 @@ from __future__ import annotations
 import glob
 import itertools
 import os
+import posixpath
+import stat
 from collections.abc import Mapping
 from pathlib import Path
 from typing import NamedTuple
@@ -83,6 +85,61 @@ class HostFilesystem:
 
     def matches(self, pattern: str, limit: int) -> list[str]:
         return list(itertools.islice(glob.iglob(pattern), limit))
+
+    def for_one_decision(self) -> HostFilesystem:
+        return _Remembering()
+
+
+class _Remembering(HostFilesystem):
+    """This machine's filesystem while one tool call is judged: each directory a path
+    passes through is looked up once. ``cd a; cat f g h; cd a; …`` names paths ever deeper
+    under one directory; os.path.realpath would look up every directory of every path
+    again (the square of the line). What it remembers: where a path as written leads, up
+    to each of its directories, when no symlink is on the way (as os.path.realpath walks
+    it); a path through a symlink is resolved by os.path.realpath, as ever."""
+
+    # directories remembered are at most this long (a longer path is walked, not kept)
+    _LONGEST = 4_096
+
+    def __init__(self) -> None:
+        self._walked: dict[str, str] = {"": "/"}  # path as written, to a "/" -> where it leads
+        self._matched: dict[tuple[str, int], list[str]] = {}
+
+    def for_one_decision(self) -> HostFilesystem:
+        return self
+
+    def matches(self, pattern: str, limit: int) -> list[str]:
+        found = self._matched.get((pattern, limit))
+        if found is None:
+            found = self._matched[pattern, limit] = super().matches(pattern, limit)
+        return list(found)
+
+    def realpath(self, path: str) -> str:
+        if not path.startswith("/"):
+            return os.path.realpath(path)
+        known = path.rfind("/")  # the longest directory of `path` walked already
+        while path[:known] not in self._walked:
+            known = path.rfind("/", 0, known)
+        resolved = self._walked[path[:known]]
+        while known < len(path):  # the rest, component by component (posixpath.realpath)
+            end = path.find("/", known + 1)
+            end = len(path) if end < 0 else end
+            name = path[known + 1:end]
+            if name == "..":
+                resolved = posixpath.dirname(resolved)
+            elif name and name != ".":
+                step = posixpath.join(resolved, name)
+                try:
+                    link = stat.S_ISLNK(os.lstat(step).st_mode)
+                except (OSError, ValueError):
+                    link = False
+                if link:
+                    return os.path.realpath(path)
+                resolved = step
+            if end < len(path) and end <= self._LONGEST:
+                self._walked[path[:end]] = resolved
+            known = end
+        return posixpath.normpath(resolved)
 
 
 class ProjectRoot(NamedTuple):
