@@ -158,6 +158,7 @@ class Judge:
         # what it records is speculative. `guessed`: the guesses judged so far (each once).
         self.guessing: str | None = None
         self.values: dict[str, str] = {}  # static values the line gives variables (c=rm)
+        self.readings: dict[str, str] = {}  # text -> its plain reading with these values
         self.guessed: set[tuple[str, ...]] = set()
         self.guessed_scripts: set[tuple[str, str]] = set()  # (script, note) judged on its own
         # a command of this line that may have written the repository's own files (an
@@ -407,6 +408,7 @@ class Judge:
             elif isinstance(record, Assigned):
                 if len(self.values) < 64 or record.name in self.values:
                     self.values[record.name] = record.value
+                    self.readings.clear()
             elif isinstance(record, Broken):
                 self.dynamic(text, "the command could not be parsed")
                 self.scan(text)
@@ -420,6 +422,14 @@ class Judge:
             self.guess_script("\n".join(" ".join(map(_quoted, words))
                                          for words in word_scan(text)),
                        "found in text the parser rejected")
+
+    def reading(self, text: str) -> str:
+        """``text`` as bash most often reads it with the values set so far (each text
+        once: ``$($($(…)))`` shows the same text at every level)."""
+        found = self.readings.get(text)
+        if found is None:
+            found = self.readings[text] = _plain_reading(text, self.values)
+        return found
 
     def guess_script(self, script: str, note: str) -> None:
         """Judge ``script`` on its own and offer its commands to the deny rules only (each
@@ -460,7 +470,7 @@ class Judge:
             self.record([w.text for w in words], True, suspect,
                         note="the command name is not static")
             text = joined(words).text  # `rm${IFS}-rf x`, `c=rm; $c x`: also as it usually
-            reading = _plain_reading(text, self.values)  # reads (not in a guess's judge)
+            reading = self.reading(text)  # reads (not in a guess's judge)
             if self.scanning and self.guessing is None and reading != text:
                 self.guess_script(reading, "the command as it reads with the values this "
                                   "line sets, the default IFS and other variables unset")

@@ -83,6 +83,7 @@ _BLANKS = b" \t\r\n\\"  # what may lie between a node's children (a backslash: a
 _BLANK_BYTES = frozenset(_BLANKS)
 _GAPS_ALLOWED = frozenset({"string", "translated_string", "heredoc_body", "heredoc_redirect"})
 _SPECIAL = frozenset("`$*?[{")  # what an expansion or a glob needs (see quoting)
+_PLAIN_WORD = _SPECIAL | {"\\", "\n"}  # none of these: a word is its own text
 # the node kinds _Walk._visit makes records of
 _VISITED = frozenset({"command", "declaration_command", "unset_command", "test_command",
                       "heredoc_redirect", "variable_assignment", "file_redirect", "ERROR"})
@@ -96,6 +97,7 @@ _PREFIXES = frozenset({"time", "command", "builtin"})  # run the builtin that fo
 _NAMES_STORING = _STORES_INPUT | {"printf", "let", "getopts"}  # the names _stored looks at
 _LONGEST = 1 + max(len(name) for name in _NAMES_STORING | _PREFIXES)
 _NAMED_WORDISH = _WORDISH | {"command_name"}
+_ENCLOSING = frozenset({"function_definition", "redirected_statement"})  # see _encloses
 _PIPED = Stdin("pipe", None, True)
 _CALL_SITE = Stdin("inherited", None, True)  # a function body reads its caller's input
 _DESCRIPTOR = Stdin("inherited", None, True)  # `<&3`: a descriptor opened elsewhere
@@ -199,7 +201,10 @@ class _Walk:
                 continue  # tokens and leaf words: nothing to do
             kind = node.type
             broken = broken or kind == "ERROR"
-            if kind not in _GAPS_ALLOWED and not self._gaps(node, kind, children):
+            if kind not in _GAPS_ALLOWED and not (  # (one child spanning it: no gap)
+                    len(children) == 1 and children[0].start_byte == node.start_byte
+                    and children[0].end_byte == node.end_byte) \
+                    and not self._gaps(node, kind, children):
                 intact = False
             found = self._visit(node, kind, parent, piped) if kind in _VISITED else []
             if kind in _DEFERRED:
@@ -211,14 +216,14 @@ class _Walk:
                 yield from found
             # a pipe or an enclosing construct's input reaches every command inside
             # (`cat x | { bash; }`, `{ sh; } <<< CODE`, `f() { sh; }; f <<< CODE`)
-            inherit = piped or self._encloses(node, kind)
-            # `! bash <<EOF`: the redirect belongs to the statement around the negation
-            owner = parent if kind == "negated_command" and parent is not None \
-                and parent.type == "redirected_statement" else node
-            # `a && bash <<EOF`: tree-sitter hangs the heredoc on the list; bash gives it to
-            # the list's last command
-            last = children[-1] if kind == "list" and parent is not None \
-                and parent.type == "redirected_statement" else None
+            inherit = piped or (self._encloses(node, kind) if kind in _ENCLOSING else None)
+            owner, last = node, None
+            if kind in ("negated_command", "list") and parent is not None \
+                    and parent.type == "redirected_statement":
+                if kind == "negated_command":  # `! bash <<EOF`: the redirect belongs to the
+                    owner = parent  # statement around the negation
+                else:  # `a && bash <<EOF`: tree-sitter hangs the heredoc on the list; bash
+                    last = children[-1]  # gives it to the list's last command
             after_pipe = False  # the previous child is a pipe token (a leaf)
             entries = []
             for child in children:
@@ -241,8 +246,6 @@ class _Walk:
         dynamic; the text is still judged, for the deny rules)."""
         if kind == "function_definition":
             return _CALL_SITE
-        if kind != "redirected_statement":
-            return None
         body = node.child_by_field_name("body")
         if body is None or body.type in ("command", "negated_command", "list"):
             return None  # the command's own redirect (see command())
@@ -321,9 +324,20 @@ class _Walk:
                 if _SPECIAL.isdisjoint(raw) and "\n" not in raw:
                     return Word(raw)
                 return Word(raw, hides_expansion(raw), globs(raw))
+            if kind in _EXPANSIONS and (kind != "command_substitution" or any(
+                    c.is_named for c in node.children)):  # `$x`, `$(cmd)`: what _collect
+                return Word(self.text(node, SHOWN), True)  # makes of it, directly
         builder = WordBuilder()
         self._collect_all(nodes, builder)
         return builder.word()
+
+    def words1(self, node: Node) -> list[Word]:
+        """:meth:`words` of one node; a plain word without braces the quick way."""
+        if node.type == "word" and self.ascii is not None:
+            raw = self.ascii[node.start_byte:node.end_byte]
+            if _PLAIN_WORD.isdisjoint(raw):
+                return [Word(raw)]
+        return self.words([node])
 
     def words(self, nodes: Sequence[Node]) -> list[Word]:
         """The words one shell word becomes after brace expansion (``r{m,}`` → ``rm r``)."""
@@ -437,9 +451,15 @@ class _Walk:
             return found
         if redirects:  # words taken from redirects go back to where they were written
             args.sort(key=lambda n: n.start_byte)
-        words = [*self.words([name])]
-        for group in _groups(args):
-            words += self.words(group)
+        words = self.words([name])
+        group: list[Node] = []  # adjacent nodes (no blank between them) form one word
+        for arg in args:
+            if group and arg.start_byte != group[-1].end_byte:
+                words += self.words(group) if len(group) > 1 else self.words1(group[0])
+                group = []
+            group.append(arg)
+        if group:
+            words += self.words(group) if len(group) > 1 else self.words1(group[0])
         if self.dropped:
             words += self.dropped.get(node.start_byte, ())
         env = [(var, w) for var, w in map(self.assignment, assigns) if risky_env(var)]
@@ -558,6 +578,8 @@ class _Walk:
         position, not sliced: these nest, and each level would cost all it holds.)"""
         if kind in ("command", "declaration_command"):
             return self._stored(node, kind)  # the common case: its text is rarely needed
+        if kind == "command_substitution" and self.src[node.start_byte] != 0x60:
+            return []  # `$(..)`: only backticks are read again (the common case)
         view = self.source.view(node)
         if kind == "variable_assignment":
             value = node.child_by_field_name("value")
