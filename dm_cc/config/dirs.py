@@ -94,15 +94,18 @@ class _Remembering(HostFilesystem):
     """This machine's filesystem while one tool call is judged: each directory a path
     passes through is looked up once. ``cd a; cat f g h; cd a; …`` names paths ever deeper
     under one directory; os.path.realpath would look up every directory of every path
-    again (the square of the line). What it remembers: where a path as written leads, up
-    to each of its directories, when no symlink is on the way (as os.path.realpath walks
-    it); a path through a symlink is resolved by os.path.realpath, as ever."""
+    again (the square of the line). A path is walked as os.path.realpath walks it,
+    component by component, remembering where each directory as written leads (the
+    short ones, and each path's own) when no symlink is on the way; a path through a
+    symlink is handed to os.path.realpath, as ever. Below a name that does not exist
+    nothing does, and nothing more is looked up."""
 
-    # directories remembered are at most this long (a longer path is walked, not kept)
-    _LONGEST = 4_096
+    _SHARED = 256  # directories this long or shorter are remembered on every path's way
+    _TRIES = 8  # directories of a path looked for before walking it from the root
 
     def __init__(self) -> None:
-        self._walked: dict[str, str] = {"": "/"}  # path as written, to a "/" -> where it leads
+        # a path as written, up to a "/" -> where it leads, and whether that is missing
+        self._walked: dict[str, tuple[str, bool]] = {"": ("/", False)}
         self._matched: dict[tuple[str, int], list[str]] = {}
 
     def for_one_decision(self) -> HostFilesystem:
@@ -117,27 +120,31 @@ class _Remembering(HostFilesystem):
     def realpath(self, path: str) -> str:
         if not path.startswith("/"):
             return os.path.realpath(path)
-        known = path.rfind("/")  # the longest directory of `path` walked already
+        known, tries = path.rfind("/"), 0  # the deepest directory of `path` walked already
         while path[:known] not in self._walked:
-            known = path.rfind("/", 0, known)
-        resolved = self._walked[path[:known]]
-        while known < len(path):  # the rest, component by component (posixpath.realpath)
+            known, tries = path.rfind("/", 0, known) if tries < self._TRIES else 0, tries + 1
+        resolved, missing = self._walked[path[:known]]
+        own = path.rfind("/")
+        while known < len(path):
             end = path.find("/", known + 1)
             end = len(path) if end < 0 else end
             name = path[known + 1:end]
             if name == "..":
-                resolved = posixpath.dirname(resolved)
+                resolved, missing = posixpath.dirname(resolved), False
             elif name and name != ".":
                 step = posixpath.join(resolved, name)
-                try:
-                    link = stat.S_ISLNK(os.lstat(step).st_mode)
-                except (OSError, ValueError):
-                    link = False
-                if link:
-                    return os.path.realpath(path)
+                if not missing:
+                    try:
+                        link = stat.S_ISLNK(os.lstat(step).st_mode)
+                    except (FileNotFoundError, NotADirectoryError):
+                        link, missing = False, True
+                    except (OSError, ValueError):
+                        link = False
+                    if link:
+                        return os.path.realpath(path)
                 resolved = step
-            if end < len(path) and end <= self._LONGEST:
-                self._walked[path[:end]] = resolved
+            if end < len(path) and (end <= self._SHARED or end == own):
+                self._walked[path[:end]] = (resolved, missing)
             known = end
         return posixpath.normpath(resolved)
 
