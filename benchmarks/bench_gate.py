@@ -76,6 +76,17 @@ ADVERSARIAL = {
     "find -exec": lambda n: repeat("-exec ls {} \\; ", n, head="find . "),
     "array subscripts": lambda n: repeat("a[$(ls)]=1; ", n),
     "process substitutions": lambda n: repeat("<(ls) ", n, head="diff "),
+    # found since: each level asked about all it holds, or tree-sitter's error recovery
+    "nested ${x:-…${x#$(": lambda n: nest("${x:-", "}", "${x#$(ls)}", n),
+    "nested [[ $(": lambda n: nest("[[ $(", ") ]]", "x", n),
+    "nested (( $(": lambda n: nest("(( x + $(", ") ))", "x", n),
+    "nested a[a[": lambda n: nest("a[", "]", "1", n),
+    "nested for ((": lambda n: nest("for ((i=0;i<$(", ");i++)); do :; done", "y", n),
+    "nested {{a,b}}": lambda n: nest("{", "}", "a,b", n),
+    "pipeline, then an error": lambda n: repeat("a|", n),
+    "arrays in arrays": lambda n: repeat("a=(x ", n),
+    "error recovery": lambda n: repeat("rm -rf x )) ", n),
+    "distinct commands": lambda n: "".join(f"rm x{i}; " for i in range(n // 8)),
 }
 
 
