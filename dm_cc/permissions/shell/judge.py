@@ -546,7 +546,7 @@ class Judge:
             outcome = eval_builtin(name, words)
         if stdin is not None and stdin.script and len(self.bodies) < 16:
             self.bodies.append(stdin.script)
-        if name in (*SHELLS, "source", ".") and (
+        if (name in SHELLS or name in ("source", ".")) and (
                 outcome.note is not None or any(w.expand or w.procsub for w in words[1:])):
             self.opaque = True
         if outcome.effects:

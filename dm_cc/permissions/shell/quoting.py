@@ -169,7 +169,7 @@ _MAX_BRACE_WORDS = 64
 # expands what follows it first, and a group that is no expansion is scanned again from
 # inside, so ``{a,b}`` two thousand times, or ``{`` nested deep, would cost the square of
 # the word (and recurse as deep as it has groups).
-_BRACE_WORK = 16
+_BRACE_WORK = 4
 _BRACE_SLACK = 1_024
 
 

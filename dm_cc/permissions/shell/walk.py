@@ -314,22 +314,31 @@ class _Walk:
 
     # words ----------------------------------------------------------------
     def word(self, nodes: Sequence[Node]) -> Word:
-        if len(nodes) == 1:  # fast path for the common case: one plain word
-            node = nodes[0]
+        quick = self._quick(nodes)
+        return quick if quick is not None else self._built(nodes).word()
+
+    def _quick(self, nodes: Sequence[Node]) -> Word | None:
+        """The common cases, read directly: one plain word, one expansion."""
+        if len(nodes) != 1:
+            return None
+        node = nodes[0]
+        kind = node.type
+        if kind == "command_name" and node.child_count == 1:
+            node = node.children[0]  # what _collect would read
             kind = node.type
-            if kind == "command_name" and node.child_count == 1:
-                node = node.children[0]  # what _collect would read
-                kind = node.type
-            if kind == "word" and "\\" not in (raw := self.text(node)):
-                if _SPECIAL.isdisjoint(raw) and "\n" not in raw:
-                    return Word(raw)
-                return Word(raw, hides_expansion(raw), globs(raw))
-            if kind in _EXPANSIONS and (kind != "command_substitution" or any(
-                    c.is_named for c in node.children)):  # `$x`, `$(cmd)`: what _collect
-                return Word(self.text(node, SHOWN), True)  # makes of it, directly
+        if kind == "word" and "\\" not in (raw := self.text(node)):
+            if _SPECIAL.isdisjoint(raw) and "\n" not in raw:
+                return Word(raw)
+            return Word(raw, hides_expansion(raw), globs(raw))
+        if kind in _EXPANSIONS and (kind != "command_substitution" or any(
+                c.is_named for c in node.children)):  # `$x`, `$(cmd)`: what _collect
+            return Word(self.text(node, SHOWN), True)  # makes of it, directly
+        return None
+
+    def _built(self, nodes: Sequence[Node]) -> WordBuilder:
         builder = WordBuilder()
         self._collect_all(nodes, builder)
-        return builder.word()
+        return builder
 
     def words1(self, node: Node) -> list[Word]:
         """:meth:`words` of one node; a plain word without braces the quick way."""
@@ -341,12 +350,14 @@ class _Walk:
 
     def words(self, nodes: Sequence[Node]) -> list[Word]:
         """The words one shell word becomes after brace expansion (``r{m,}`` → ``rm r``)."""
-        word = self.word(nodes)
+        word = self._quick(nodes)
+        builder = None
+        if word is None:
+            builder = self._built(nodes)  # built once for both
+            word = builder.word()
         if not word.glob or "{" not in word.text:
             return [word]
-        builder = WordBuilder()
-        self._collect_all(nodes, builder)
-        return builder.words()
+        return (builder or self._built(nodes)).words()
 
     def _collect_all(self, nodes: Sequence[Node], b: WordBuilder) -> None:
         for i, node in enumerate(nodes):
