@@ -100,6 +100,7 @@ def shell_requests(permission: str, command: str, where: PathContextDirs) -> lis
             c for c in analysis.commands
             if c.runs_in is None or canonical_path(c.runs_in, where).absolute != here))
     requests = _command_requests(permission, analysis)
+    read = 0  # paths not static read as what they name (each costs a look at the disk)
     for ref in analysis.files:
         note = f"{'written' if ref.access == 'edit' else 'read'} by the shell command"
         if ref.dynamic:
@@ -109,7 +110,8 @@ def shell_requests(permission: str, command: str, where: PathContextDirs) -> lis
             found = [replace(r, speculative=True, note="named by a guessed inner command")
                      for r in found]
         requests.extend(found)
-        if ref.dynamic:  # `cat ~/.ss?/id_rsa`, `cat $HOME/.ssh/id_rsa`: what it names now
+        if ref.dynamic and read < MAX_PATH_READINGS:  # `cat ~/.ss?/id_rsa`: what it names
+            read += 1
             requests.extend(replace(r, speculative=True, note=f"{ref.path} may name it")
                             for reading in path_readings(ref.path, where)
                             for r in path_requests(ref.access, reading, where,
@@ -118,8 +120,10 @@ def shell_requests(permission: str, command: str, where: PathContextDirs) -> lis
 
 
 #: At most this many files a glob in a command's path is read as (each a request only a
-#: deny decides); more are not looked at (the path itself still asks).
+#: deny decides), and at most this many paths of one line are read so; the rest are not
+#: looked at (the paths themselves still ask).
 MAX_GLOB_MATCHES = 64
+MAX_PATH_READINGS = 16
 
 
 def path_readings(raw: str, where: PathContextDirs) -> list[str]:
