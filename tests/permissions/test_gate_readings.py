@@ -107,6 +107,12 @@ PATHS = [
     (SECRETS, "bash", "cp conf/.e[n]v /tmp/x", "deny"),
     (SECRETS, "bash", "cat conf/*", "not-allow"),  # bash's * skips .env (no dotglob)
     (SECRETS, "bash", "cat *.md", "not-allow"),
+    # xargs after a plain echo of static words reads those words
+    (SECRETS, "bash", "echo ~/.ssh/id_rsa | xargs cat", "deny"),
+    (SECRETS, "bash", "echo -n conf/.env | xargs -r head -1", "deny"),
+    (RM, "bash", "echo a b | xargs rm -f", "deny"),
+    (RM, "bash", "echo rm -rf x | sh", "deny"),
+    (SECRETS, "bash", "echo README.md | xargs cat", "allow"),
 ]
 
 

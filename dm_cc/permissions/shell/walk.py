@@ -188,11 +188,13 @@ class _Walk:
                 and parent.type == "redirected_statement" else None
             after_pipe = False  # the previous child is a pipe token (a leaf)
             entries = []
+            before: Node | None = None  # the command before the pipe token
             for child in children:
                 if child.child_count:  # leaves (tokens, plain words) need no visit
+                    fed = self._piped(before) if after_pipe else None
                     entries.append((child, parent if child is last else owner,
-                                    inherit or (_PIPED if after_pipe else None), broken))
-                    after_pipe = False
+                                    inherit or fed, broken))
+                    after_pipe, before = False, child
                 else:
                     after_pipe = child.type in _PIPES
             stack.extend(reversed(entries))
@@ -358,6 +360,27 @@ class _Walk:
         val = self.word([value]) if value is not None else Word("")
         expand = val.expand or "$" in prefix or "`" in prefix
         return name, Word(prefix + val.text, expand, val.glob, val.procsub)
+
+    def _piped(self, before: Node | None) -> Stdin:
+        """What a pipe from ``before`` carries: the words of a plain ``echo`` of static
+        words (``echo ~/.ssh/id_rsa | xargs cat`` reads that file; a shell fed so is still
+        dynamic, its text judged by the deny rules), else output known only when it runs."""
+        if before is None or before.type != "command" or any(
+                c.type in _REDIRECTS or c.type == "variable_assignment"
+                for c in before.children):
+            return _PIPED
+        name = before.child_by_field_name("name")
+        if name is None or self.text(name) != "echo":
+            return _PIPED
+        words = [w for arg in before.children_by_field_name("argument")
+                 for w in self.words([arg])]
+        texts = [w.text for w in words]
+        while texts[:1] == ["-n"]:
+            texts.pop(0)
+        if not texts or any(w.expand or w.glob or w.procsub for w in words) \
+                or texts[0].startswith("-"):  # echo -e: escapes decoded
+            return _PIPED
+        return Stdin("pipe", " ".join(texts), True)
 
     # statements -------------------------------------------------------------
     def command(self, node: Node, parent: Node | None, piped: Stdin | None) -> list[Record]:
