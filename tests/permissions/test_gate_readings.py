@@ -76,6 +76,8 @@ CASES = [
     (RM, "bash", "c=rm; sudo $c x", "deny"),
     ([A("*")], "bash", "c=ls; $c -la", "not-allow"),
     ([A("*")], "bash", "$EDITOR notes.txt", "not-allow"),
+    # positional parameters the line sets hold code that an evaluating context runs
+    (RM, "bash", "set -- 'a[$(rm x)]'; (( $1 ))", "deny"),
     # ordinary forms stay as they were
     ([A("git *")], "bash", "git log --oneline", "allow"),
     ([A("make *")], "bash", "make -j4 test", "allow"),

@@ -571,6 +571,13 @@ class _Walk:
         while name in _PREFIXES or (len(words) > 1 and name[:1] == "-"):
             words = words[1:]  # `time read x`, `command -p read x`, `builtin read x`
             name = self.text(words[0]) if words else ""
+        if name == "set" and len(words) > 1:  # set -- 'a[$(cmd)]': $1 holds that code
+            values = [w for n in words[1:] for w in self.words([n])]
+            stored: list[Record] = [
+                Deferred(self.text(node)[:SHOWN], True,
+                         w.text if not w.expand and evaluates(w.text) else None)
+                for w in values if may_hold_code(w.text)]
+            return stored[:8]
         if name not in _NAMES_STORING:
             return []
         text = self.text(node)
