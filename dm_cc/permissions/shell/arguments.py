@@ -20,6 +20,7 @@ from dm_cc.permissions.shell.records import (
     Effect,
     FileUse,
     Opaque,
+    Reach,
     Script,
     Sensitive,
     Stdin,
@@ -184,6 +185,10 @@ def _effects(key: tuple[str, ...], spec: ArgSpec, args: list[Word], texts: list[
     if spec.positional_at_files:  # http POST host field@FILE name=@FILE @FILE
         effects += [FileUse(w._replace(text=m.group(1)), "read") for w in files
                     if (m := re.match(r"[\w.\-\[\]]*(?::=|=)?@(.+)", w.text))]
+        url = files[1] if len(files) > 1 and files[0].text.isupper() else \
+            (files[0] if files else None)  # [METHOD] URL ITEMS...; `:3000/x` is localhost
+        if url is not None and url.text[:1] != ":":
+            effects.append(Reach(url))
         files = []
     if spec.not_file_re:
         files = [w for w in files if not re.match(spec.not_file_re, w.text)]
@@ -203,6 +208,9 @@ def _effects(key: tuple[str, ...], spec: ArgSpec, args: list[Word], texts: list[
                   if spec.risky.get(o.flag) == "url-read" and o.value is not None)]
         if len(urls) > 1:  # curl URL1 URL2: each is fetched; each judged as `curl URL`
             effects += [Command([Word(key[0]), url]) for url in urls]
+        effects += [Reach(url) for url in urls]  # each a request to its host, as are the
+        effects += [Reach(relay) for o in scan.options  # proxies and connect-to targets
+                    if o.value is not None and (relay := _relay(o.flag, args[o.at], o.value))]
         files = []
     # tar -C DIR: the operands after it are relative to DIR (reported both ways)
     bases = [o.value for o in scan.options if spec.risky.get(o.flag) == "directory"
@@ -363,3 +371,21 @@ def _make_assignment() -> re.Pattern[str]:
     make 4.3 manual, "Setting Variables": ``=``, ``:=``, ``::=``, ``:::=``, ``+=``, ``?=``,
     ``!=``): its name and value."""
     return re.compile(r"([A-Za-z_.][\w.-]*)\s*(?::{1,3}|[+?!])?=(.*)", re.S)
+
+
+#: curl(1) 7.88 options whose value is another host the request goes through: proxies
+#: (``-x``, ``--preproxy``, the SOCKS ones), a DNS-over-HTTPS server; ``--connect-to
+#: H1:P1:H2:P2`` and ``--resolve HOST:PORT:ADDR`` send it to H2 or ADDR.
+_RELAYS = frozenset({"-x", "--proxy", "--preproxy", "--socks4", "--socks4a", "--socks5",
+                     "--socks5-hostname", "--proxy1.0", "--doh-url"})
+
+
+def _relay(flag: str, word: Word, value: str) -> Word | None:
+    """The host an option of a network client names, or None."""
+    if flag in _RELAYS:
+        return word._replace(text=value)
+    if flag == "--connect-to" and value.count(":") >= 3:
+        return word._replace(text=value.split(":", 2)[2].rpartition(":")[0])
+    if flag == "--resolve" and value.count(":") >= 2:
+        return word._replace(text=value.split(":", 2)[2])
+    return None

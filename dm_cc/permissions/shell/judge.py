@@ -69,6 +69,7 @@ from dm_cc.permissions.shell.records import (
     Opaque,
     Outcome,
     Parse,
+    Reach,
     Script,
     Sensitive,
     Stdin,
@@ -158,6 +159,7 @@ class Judge:
         # what it records is speculative. `guessed`: the guesses judged so far (each once).
         self.guessing: str | None = None
         self.values: dict[str, str] = {}  # static values the line gives variables (c=rm)
+        self.hosts: list[str] = []  # hosts network clients reach (curl URL, -x PROXY)
         self.guessed: set[tuple[str, ...]] = set()
         # a command of this line that may have written the repository's own files (an
         # archive extracted into the working directory): what it was, for the note
@@ -215,7 +217,8 @@ class Judge:
     def result(self) -> ShellAnalysis:
         commands = (c for c in self.commands if c is not None)
         return ShellAnalysis(tuple(dict.fromkeys(commands)), tuple(dict.fromkeys(self.files)),
-                             tuple(dict.fromkeys(self.speculative)))
+                             tuple(dict.fromkeys(self.speculative)),
+                             tuple(dict.fromkeys(self.hosts)))
 
     # recording --------------------------------------------------------------
     def record(self, words: Sequence[str], dynamic: bool, suspect: str | None,
@@ -612,6 +615,9 @@ class Judge:
                 sensitive.append(effect.token)
             elif isinstance(effect, Opaque):
                 opaque.append(effect.note)
+            elif isinstance(effect, Reach):
+                if not (effect.word.expand or self._full(self.hosts)):
+                    self.hosts.append(effect.word.text)
             elif isinstance(effect, Command) and effect.guess is not None:
                 yield from self.guess(effect.words, depth, effect.guess)  # another reading
             elif isinstance(effect, FileUse):

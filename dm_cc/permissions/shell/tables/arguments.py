@@ -77,7 +77,8 @@ class ArgSpec(NamedTuple):
     second name of its source, so the files it reads are also edited
     (``ln .git/config x`` reaches ``.git/config``).
     positional_at_files: an operand ``@FILE``, ``NAME@FILE``, ``NAME=@FILE`` or
-    ``NAME:=@FILE`` reads FILE (httpie's request items).
+    ``NAME:=@FILE`` reads FILE (httpie's request items); the URL before them (after an
+    upper-case method) is a request to its host.
     attached_opts: option prefixes whose value may be glued to them in a program whose
     options are whole words (``gcc -oFILE``, ``-B/tmp/x``, ``-Wl,-plugin,x``): the word is
     read as the option and its value.
