@@ -103,13 +103,15 @@ def _effects(key: tuple[str, ...], spec: ArgSpec, args: list[Word], texts: list[
         risk = spec.risky.get(opt.flag)
         if risk is None:
             continue
-        if risk in ("flag", "flag-edit", "flag-read", "script", "exec", "program"):
+        if risk in ("flag", "flag-edit", "flag-read", "script", "exec", "program", "setting"):
             effects.append(Sensitive(opt.flag))
         if risk == "exec":
             effects.append(Command(_until_terminator(args[opt.at + 1:])))
         if opt.value is None:
             continue
         value = args[opt.at]._replace(text=opt.value)
+        if risk == "setting" and runs_setting(opt.value.partition("=")[0]):
+            effects.append(Script(value._replace(text=opt.value.partition("=")[2])))
         if risk == "program":  # gcc -wrapper sh,-c,CMD: the program runs, with its words
             effects.append(Command([value._replace(text=part)
                                     for part in re.split(r"[,\s]+", opt.value) if part]))

@@ -19,7 +19,7 @@ from dm_cc.permissions.shell.tables.wrappers import SSH_VALUE_OPTS
 
 Risk = Literal["flag", "edit", "read", "flag-edit", "flag-read", "script", "exec", "at-read",
                "archive", "directory", "at-start-read", "url-read", "pair-read", "colon-read",
-               "list-read", "exec-value", "inplace-read", "program"]
+               "list-read", "exec-value", "inplace-read", "program", "setting"]
 Access = Literal["read", "edit"]
 _RISKS: frozenset[str] = frozenset(get_args(Risk))
 _NONE: frozenset[str] = frozenset()
@@ -42,7 +42,9 @@ class ArgSpec(NamedTuple):
     "inplace-read" (its value is read, or edited when one of ``edit_opts`` is given:
     ``json -I -f F``) and "program" (its value is a program and its arguments, split at
     commas and blanks: ``gcc -wrapper sh,-c,CMD``, ``go build -toolexec 'CMD ARGS'``:
-    sensitive, and judged as a command).
+    sensitive, and judged as a command), "setting" (a git ``KEY=VALUE`` setting, as ``git
+    -c``: sensitive, and VALUE judged as a command when KEY names one: ``git clone -c
+    core.fsmonitor=CMD``).
     The key "+" stands for any word starting with ``+`` (``vim +cmd``, ``less +!cmd``).
     option_checks: option -> regex; the option is sensitive when its value matches.
     files: what positional words are; skip: leading positionals that are not files
@@ -929,8 +931,9 @@ ARG_SPECS: Mapping[tuple[str, ...], ArgSpec] = table(
     ("git fetch, git pull, git ls-remote", _git(risks(script="-u"), "-u")),
     # a bare or separate git directory is a git directory under another name, whose
     # config (written later as an ordinary file) runs commands for `git -C DIR`.
-    ("git clone", _git(risks(script="-u", flag="-c --bare --mirror --separate-git-dir"),
-                       "-u -c --separate-git-dir")),
+    ("git clone", _git(risks(script="-u", setting="-c", flag="--bare --mirror"
+                             " --separate-git-dir"), "-u -c --separate-git-dir",
+                       overrides=risks(setting="--config"))),
     ("git init", _git(risks(flag="--bare --separate-git-dir"), "--separate-git-dir")),
     # git-send-email(1): the *-cmd values run through the shell; --smtp-server may name a
     # program (run directly).
@@ -978,9 +981,22 @@ ARG_SPECS: Mapping[tuple[str, ...], ArgSpec] = table(
     ("git blame", _git(risks(read="--contents -S --ignore-revs-file"), "--contents -L -S --date"
                        " --ignore-revs-file --ignore-rev", optional_opts="-C -M",
                        files="read")),
-    ("git grep", _git(risks(flag="-O", read="-f"), "-e -f -A -B -C -m --max-depth"
+    # git-filter-repo(1) 2.38: each --*-callback is the body of a Python function it runs
+    # (another language: sensitive, an allow must name it); --paths-from-file reads.
+    ("git filter-repo", _git(risks(flag="--filename-callback --message-callback"
+                                   " --name-callback --email-callback --refname-callback"
+                                   " --blob-callback --commit-callback --tag-callback"
+                                   " --reset-callback --file-info-callback",
+                                   read="--paths-from-file --replace-text"),
+                             "--filename-callback --message-callback --name-callback"
+                             " --email-callback --refname-callback --blob-callback"
+                             " --commit-callback --tag-callback --reset-callback"
+                             " --file-info-callback --paths-from-file --replace-text")),
+    # git-grep(1) -O[PAGER]/--open-files-in-pager[=PAGER]: PAGER is run through the shell.
+    ("git grep", _git(risks(script="-O", read="-f"), "-e -f -A -B -C -m --max-depth"
                       " --threads", optional_opts="-O --open-files-in-pager", skip=1,
-                      skip_opts="-e -f", git_paths=True)),
+                      skip_opts="-e -f", git_paths=True,
+                      overrides=risks(script="--open-files-in-pager"))),
     ("git archive", _git(risks(flag="-u --remote", edit="-o"), "-u -o --remote --prefix"
                          " --format --add-file", skip=1, git_paths=True)),
     ("git ls-files", _git(risks(read="-X --exclude-from"), "-X --exclude-from -x --exclude"
