@@ -103,13 +103,16 @@ def _effects(key: tuple[str, ...], spec: ArgSpec, args: list[Word], texts: list[
         risk = spec.risky.get(opt.flag)
         if risk is None:
             continue
-        if risk in ("flag", "flag-edit", "flag-read", "script", "exec", "program", "setting"):
+        if risk in ("flag", "flag-edit", "flag-read", "script", "exec", "program", "setting",
+                    "ex"):
             effects.append(Sensitive(opt.flag))
         if risk == "exec":
             effects.append(Command(_until_terminator(args[opt.at + 1:])))
         if opt.value is None:
             continue
         value = args[opt.at]._replace(text=opt.value)
+        if risk == "ex" and (escape := _shell_escape(opt.value)):  # vim -c '!CMD'
+            effects.append(Script(value._replace(text=escape)))
         if risk == "setting" and runs_setting(opt.value.partition("=")[0]):
             effects.append(Script(value._replace(text=opt.value.partition("=")[2])))
         if risk == "program":  # gcc -wrapper sh,-c,CMD: the program runs, with its words
@@ -151,6 +154,8 @@ def _effects(key: tuple[str, ...], spec: ArgSpec, args: list[Word], texts: list[
         positionals = [w for w in positionals if w not in listed]
     if "+" in spec.risky and any(w.text.startswith("+") for w in positionals):
         effects.append(Sensitive("+"))
+        effects += [Script(w._replace(text=escape)) for w in positionals  # less '+!CMD'
+                    if w.text.startswith("+") and (escape := _shell_escape(w.text[1:]))]
     skip = 0 if flags & spec.skip_opts else spec.skip
     if spec.script is not None:
         programs = [args[o.at]._replace(text=o.value) for o in scan.options
@@ -391,3 +396,16 @@ def _relay(flag: str, word: Word, value: str) -> Word | None:
     if flag == "--resolve" and value.count(":") >= 2:
         return word._replace(text=value.split(":", 2)[2])
     return None
+
+
+@cache
+def _escape_re() -> re.Pattern[str]:
+    """An editor's or pager's shell escape: ``!CMD``, ``:!CMD``, ``:silent !CMD``,
+    ``:r !CMD``, ``:w !CMD`` (vim's ``:help :!``, less(1) ``! shell-command``)."""
+    return re.compile(r"\s*:*\s*(?:(?:sil(?:ent)?!?|r(?:ead)?|w(?:rite)?)\s*)?!(.+)", re.S)
+
+
+def _shell_escape(command: str) -> str | None:
+    """The shell command an editor or pager command runs, or None."""
+    found = _escape_re().match(command)
+    return found.group(1) if found else None

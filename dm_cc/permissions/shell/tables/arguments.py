@@ -19,7 +19,7 @@ from dm_cc.permissions.shell.tables.wrappers import SSH_VALUE_OPTS
 
 Risk = Literal["flag", "edit", "read", "flag-edit", "flag-read", "script", "exec", "at-read",
                "archive", "directory", "at-start-read", "url-read", "pair-read", "colon-read",
-               "list-read", "exec-value", "inplace-read", "program", "setting"]
+               "list-read", "exec-value", "inplace-read", "program", "setting", "ex"]
 Access = Literal["read", "edit"]
 _RISKS: frozenset[str] = frozenset(get_args(Risk))
 _NONE: frozenset[str] = frozenset()
@@ -44,7 +44,9 @@ class ArgSpec(NamedTuple):
     commas and blanks: ``gcc -wrapper sh,-c,CMD``, ``go build -toolexec 'CMD ARGS'``:
     sensitive, and judged as a command), "setting" (a git ``KEY=VALUE`` setting, as ``git
     -c``: sensitive, and VALUE judged as a command when KEY names one: ``git clone -c
-    core.fsmonitor=CMD``).
+    core.fsmonitor=CMD``), "ex" (an editor or pager command: sensitive, and a shell escape
+    ``!CMD``, ``:silent !CMD`` judged as shell code: ``vim -c '!CMD'``; a ``+!CMD`` operand
+    of a program whose risky options hold "+" the same: ``less '+!CMD'``).
     The key "+" stands for any word starting with ``+`` (``vim +cmd``, ``less +!cmd``).
     option_checks: option -> regex; the option is sensitive when its value matches.
     files: what positional words are; skip: leading positionals that are not files
@@ -185,7 +187,9 @@ _RG = _a("-e -f -g --glob --iglob -t -T --type --type-not -A -B -C -m -M -j --th
          " --encoding --pre --pre-glob -d --max-depth --ignore-file -r --replace --type-add"
          " --sort --sortr --color --colors --path-separator --max-filesize --max-columns"
          " --engine --field-match-separator --field-context-separator --context-separator",
-         risky=risks(flag="--pre --pre-glob --hostname-bin", read="-f --file --ignore-file"),
+         # rg(1) 14: --pre COMMAND and --hostname-bin run a program (not a shell)
+         risky=risks(flag="--pre-glob", program="--pre --hostname-bin",
+                     read="-f --file --ignore-file"),
          files="read", skip=1, skip_opts="-e -f --regexp --file --files --type-list")
 _JQ = _a("--indent -L --from-file -f", pair_opts="--arg --argjson --slurpfile --rawfile",
          risky=risks(read="-f --from-file -L", pair_read="--slurpfile --rawfile"),
@@ -230,7 +234,7 @@ _LESS = _a("-o -O --log-file --LOG-FILE -p --pattern -P --prompt -b -h -j -k -t 
                        flag="-k --lesskey-file --lesskey-src --lesskey-content +"),
            files="read")
 _VIM = _a("-c --cmd -S -u -U -i -T -w -W -s -t -q",
-          risky=risks(flag="-c --cmd -S -u + -s -l -U", edit="-w -W"), files="edit")
+          risky=risks(ex="-c --cmd", flag="-S -u + -s -l -U", edit="-w -W"), files="edit")
 _EMACS = _a("--eval -l --load -f --funcall -x --script --insert -script -eval -execute"
             " --execute -load -funcall -L --directory",
             risky=risks(flag="--eval -l --load -f --funcall -x --script + -script -eval"
@@ -548,9 +552,10 @@ ARG_SPECS: Mapping[tuple[str, ...], ArgSpec] = table(
                        risky=risks(flag="-e --eval -a --alternate-editor"), files="edit")),
     ("sudoedit", _EDIT),
     # man(1), man-db 2.11: -l/--local-file reads its operands as files.
-    ("man", _a("-M -m -S -s -L -C -p -E -R -e --config-file --manpath",
-               optional_opts="-H --html --pager -P -X",
-               risky=risks(flag="-P --pager -H --html -C --config-file --browser"),
+    ("man", _a("-M -m -S -s -L -C -p -E -R -e --config-file --manpath -P --pager",
+               optional_opts="-H --html -X",
+               # the pager and the browser run through the shell (man-db's pipeline)
+               risky=risks(script="-P --pager -H --html --browser", flag="-C --config-file"),
                files="read", file_opts="-l --local-file")),
     # --- data and crypto tools: hexdump(1), xxd(1) (Vim), file(1), iconv(1) (glibc),
     # gpg(1) (GnuPG 2.2), openssl(1) (OpenSSL 3: -engine/-provider load code; the other
