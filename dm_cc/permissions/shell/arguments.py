@@ -104,7 +104,7 @@ def _effects(key: tuple[str, ...], spec: ArgSpec, args: list[Word], texts: list[
         if risk is None:
             continue
         if risk in ("flag", "flag-edit", "flag-read", "script", "exec", "program", "setting",
-                    "ex"):
+                    "ex"):  # (ssh's -o is sensitive only for the names option_checks lists)
             effects.append(Sensitive(opt.flag))
         if risk == "exec":
             effects.append(Command(_until_terminator(args[opt.at + 1:])))
@@ -113,6 +113,12 @@ def _effects(key: tuple[str, ...], spec: ArgSpec, args: list[Word], texts: list[
         value = args[opt.at]._replace(text=opt.value)
         if risk == "ex" and (escape := _shell_escape(opt.value)):  # vim -c '!CMD'
             effects.append(Script(value._replace(text=escape)))
+        if risk == "ssh-option" and (found := _ssh_command().match(opt.value)):
+            effects.append(Script(value._replace(text=found.group(1))))  # -o ProxyCommand=
+        if risk == "output" and opt.value[:1] in ("|", "!"):  # strace -o '|CMD'
+            effects.append(Script(value._replace(text=opt.value[1:])))
+        elif risk == "output":
+            effects.append(FileUse(value, "edit"))
         if risk == "setting" and runs_setting(opt.value.partition("=")[0]):
             effects.append(Script(value._replace(text=opt.value.partition("=")[2])))
         if risk == "program":  # gcc -wrapper sh,-c,CMD: the program runs, with its words
@@ -174,10 +180,15 @@ def _effects(key: tuple[str, ...], spec: ArgSpec, args: list[Word], texts: list[
         if key[0] == "git" and last.text.lstrip("!") and (runs_setting(setting) or (
                 setting.startswith("alias.") and last.text.startswith("!"))):
             effects.append(Script(last._replace(text=last.text.lstrip("!"))))
+    if spec.command_re:  # socat - EXEC:CMD
+        effects += [Script(w._replace(text=m.group(1))) for w in positionals
+                    if (m := re.match(spec.command_re, w.text))]
     if spec.sensitive_re:  # sqlite3 db '.shell cmd', psql -c '\\! cmd'
         code = [*positionals, *(args[o.at]._replace(text=o.value) for o in scan.options
                                 if o.flag in spec.code_opts and o.value is not None)]
         effects += [Sensitive(w.text) for w in code if re.search(spec.sensitive_re, w.text)]
+        if spec.stdin_code:  # a database shell: its own commands that run shell commands
+            effects += [e for w in code for e in _sql_shell(w.text)]
     if spec.assign_env:  # make SHELL=/tmp/evil
         for w in positionals:
             made = _make_assignment().match(w.text)
@@ -294,8 +305,25 @@ def _stdin_code(spec: ArgSpec, stdin: Stdin | None) -> list[Effect]:
             or "$" in stdin.script or "`" in stdin.script:
         return [Opaque("reads its commands from standard input, which is not static")]
     if spec.sensitive_re and re.search(spec.sensitive_re, stdin.script):
-        return [Sensitive(stdin.script.strip())]
+        return [Sensitive(stdin.script.strip()), *_sql_shell(stdin.script)]
     return []
+
+
+@cache
+def _sql_escape() -> re.Pattern[str]:
+    """A database shell's command that runs a shell command: sqlite3/duckdb ``.shell`` and
+    ``.system``; psql and mysql ``\\! CMD``; mysql ``system CMD``; psql ``\\copy``/SQL
+    ``COPY … (TO|FROM) PROGRAM 'CMD'``; sqlite3 ``.once``/``.output |CMD`` (a pipe)."""
+    return re.compile(r"(?im)^\s*\.(?:shell|system)\s+(.+)$|\\!\s*(.+)$"
+                      r"|(?:^|;)\s*system\s+(.+)$|\bprogram\s+'((?:[^']|'')*)'"
+                      r"|^\s*\.(?:once|output)\s+(?:-\w+\s+)*['\"]?\|\s*([^'\"\n]+)")
+
+
+def _sql_shell(text: str) -> list[Effect]:
+    """The shell commands a database shell's ``text`` runs (judged as scripts)."""
+    found: list[Effect] = [Script(Word(next(g for g in m.groups() if g is not None).replace("''", "'")))
+                           for m in _sql_escape().finditer(text)]
+    return found[:8]
 
 
 def _detach(args: list[Word], texts: list[str], spec: ArgSpec
@@ -409,3 +437,9 @@ def _shell_escape(command: str) -> str | None:
     """The shell command an editor or pager command runs, or None."""
     found = _escape_re().match(command)
     return found.group(1) if found else None
+
+
+@cache
+def _ssh_command() -> re.Pattern[str]:
+    """An ssh_config(5) option whose value is a command run locally through the shell."""
+    return re.compile(r"(?is)\s*(?:proxycommand|localcommand|knownhostscommand)\s*[= ]\s*(.+)")

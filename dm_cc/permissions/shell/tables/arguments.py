@@ -19,7 +19,8 @@ from dm_cc.permissions.shell.tables.wrappers import SSH_VALUE_OPTS
 
 Risk = Literal["flag", "edit", "read", "flag-edit", "flag-read", "script", "exec", "at-read",
                "archive", "directory", "at-start-read", "url-read", "pair-read", "colon-read",
-               "list-read", "exec-value", "inplace-read", "program", "setting", "ex"]
+               "list-read", "exec-value", "inplace-read", "program", "setting", "ex",
+               "ssh-option", "output"]
 Access = Literal["read", "edit"]
 _RISKS: frozenset[str] = frozenset(get_args(Risk))
 _NONE: frozenset[str] = frozenset()
@@ -46,7 +47,11 @@ class ArgSpec(NamedTuple):
     -c``: sensitive, and VALUE judged as a command when KEY names one: ``git clone -c
     core.fsmonitor=CMD``), "ex" (an editor or pager command: sensitive, and a shell escape
     ``!CMD``, ``:silent !CMD`` judged as shell code: ``vim -c '!CMD'``; a ``+!CMD`` operand
-    of a program whose risky options hold "+" the same: ``less '+!CMD'``).
+    of a program whose risky options hold "+" the same: ``less '+!CMD'``), "ssh-option"
+    (ssh_config(5) ``-o NAME=VALUE``: ProxyCommand, LocalCommand and KnownHostsCommand
+    values are shell commands, judged), "output" (a
+    file written, or with a leading ``|`` or ``!`` a command its output is piped to:
+    strace(1) ``-o '|CMD'``).
     The key "+" stands for any word starting with ``+`` (``vim +cmd``, ``less +!cmd``).
     option_checks: option -> regex; the option is sensitive when its value matches.
     files: what positional words are; skip: leading positionals that are not files
@@ -80,6 +85,8 @@ class ArgSpec(NamedTuple):
     (``cp -l``) / unless one of these is given (``ln`` without ``-s``); a hard link is a writable
     second name of its source, so the files it reads are also edited
     (``ln .git/config x`` reaches ``.git/config``).
+    command_re: an operand matching it runs the command its first group holds (socat's
+    ``EXEC:CMD``): judged as shell code.
     positional_at_files: an operand ``@FILE``, ``NAME@FILE``, ``NAME=@FILE`` or
     ``NAME:=@FILE`` reads FILE (httpie's request items); the URL before them (after an
     upper-case method) is a request to its host.
@@ -125,6 +132,7 @@ class ArgSpec(NamedTuple):
     starts: Access | None = None
     flags: frozenset[str] = _NONE
     positional_at_files: bool = False
+    command_re: str | None = None
     attached_opts: frozenset[str] = _NONE
     response_files: bool = False
     code_opts: frozenset[str] = _NONE
@@ -332,7 +340,8 @@ _SQLITE_RISK = (r"(?im)^\s*\.(?!(?:tables|schema|fullschema|headers?|mode|ind(?:
                 r"|\b(?:load_extension|readfile|writefile|edit|fts3_tokenizer)\s*\("
                 r"|\battach\b|\bvacuum\b[\s\S]*\binto\b")
 _SQLITE = _a("-cmd -separator -newline -nullvalue -init", risky=risks(flag="-cmd",
-             flag_read="-init"), sensitive_re=_SQLITE_RISK, stdin_code=True)
+             flag_read="-init"), sensitive_re=_SQLITE_RISK, stdin_code=True,
+             code_opts="-cmd")
 #: duckdb 0.9 CLI (sqlite3's dot-commands) and SQL: COPY/EXPORT/IMPORT/ATTACH/INSTALL/
 #: LOAD, read_*/write_* and glob table functions, and `FROM 'file'` read or write files.
 _DUCKDB = _a("-c -cmd -init -s", code_opts="-c -cmd -s",
@@ -449,7 +458,7 @@ ARG_SPECS: Mapping[tuple[str, ...], ArgSpec] = table(
     ("tar, gtar, bsdtar", _TAR),
     # zip(1) (Info-ZIP 3.0): -TT/--unzip-command runs a program; unzip(1) -d DIR.
     ("zip", _a("-TT --unzip-command -b -n -t -tt -x -i -P -O --out",
-               risky=risks(flag="-TT --unzip-command", edit="-O --out"), files="read",
+               risky=risks(script="-TT --unzip-command", edit="-O --out"), files="read",
                first="edit")),
     ("unzip", _a("-d -x -P", risky=risks(edit="-d"), files="read")),
     # --- search and filter tools.
@@ -597,7 +606,7 @@ ARG_SPECS: Mapping[tuple[str, ...], ArgSpec] = table(
                           " --authenticationDatabase",
                           risky=risks(flag="--eval", flag_read="-f --file"))),
     ("tcpdump", _a("-z -w -r -i -c -C -G -W -s -F -E -T -Z -y -B -j -M -V",
-                   risky=risks(flag="-z -E", edit="-w", read="-r -F -V"))),
+                   risky=risks(program="-z", flag="-E", edit="-w", read="-r -F -V"))),
     ("perl", _a("-e -E -M -m -I -x -l -0 -F -C -d -D -V", optional_opts="-i",
                 files="read", edit_opts="-i")),  # perlrun(1): -i edits in place
     # --- network tools.
@@ -608,17 +617,19 @@ ARG_SPECS: Mapping[tuple[str, ...], ArgSpec] = table(
                  " --copy-dest --link-dest --out-format --info --debug --iconv --usermap"
                  " --groupmap -M --remote-option --write-batch --only-write-batch"
                  " --read-batch --config --early-input",
-                 risky=risks(flag="-e --rsh --rsync-path -M --remote-option",
+                 risky=risks(program="-e --rsh", flag="--rsync-path -M --remote-option",
                              edit="--log-file --write-batch --only-write-batch --partial-dir"
                                   " --temp-dir -T --backup-dir",
                              read="--read-batch --config --early-input --files-from"
                                   " --exclude-from --include-from --password-file"),
                  files="read", last="edit", not_file_re=_REMOTE)),
-    ("scp", _a("-c -F -i -J -l -o -P -S -D -X", risky=risks(flag="-S -F -D"),
+    ("scp", _a("-c -F -i -J -l -o -P -S -D -X", risky=risks(program="-S", flag="-F -D",
+                                                           ssh_option="-o"),
                option_checks=_SSH_CHECK, files="read", last="edit", not_file_re=_REMOTE)),
     ("sftp", _a("-B -b -c -D -F -i -J -l -o -P -R -S -s -X",
-                risky=risks(flag="-S -F -s -D", flag_read="-b"), option_checks=_SSH_CHECK)),
-    ("ssh", _a(SSH_VALUE_OPTS, risky=risks(flag="-F -I", flag_edit="-E"),
+                risky=risks(program="-S", flag="-F -s -D", flag_read="-b", ssh_option="-o"),
+                option_checks=_SSH_CHECK)),
+    ("ssh", _a(SSH_VALUE_OPTS, risky=risks(flag="-F -I", flag_edit="-E", ssh_option="-o"),
                option_checks=_SSH_CHECK)),
     ("curl", _a("-o --output -K --config -T --upload-file -D --dump-header -c --cookie-jar"
                 " -b --cookie -H --header -X --request -u --user -A --user-agent -e"
@@ -687,8 +698,11 @@ ARG_SPECS: Mapping[tuple[str, ...], ArgSpec] = table(
                                                         flag_read="--lua-exec",
                                                         edit="-o --output",
                                                         flag="-x --proxy"))),
+    # socat(1) 1.7: an EXEC:/SYSTEM: address runs its command (up to the address's
+    # options after a comma), a program or through the shell.
     ("socat", _a(sensitive_re=r"(?i)^(?:exec|system|open|create|gopen|pipe|unix-listen)"
-                              r"[:,]|,\s*(?:exec|system)\b")),
+                              r"[:,]|,\s*(?:exec|system)\b",
+                 command_re=r"(?i)^(?:exec|system):([^,]+)")),
     # --- build tools: GNU make 4.3 (-f reads a makefile, --eval runs text, VAR=value
     # operands); `go help build` (-exec, -toolexec, -vettool, -overlay, -modfile);
     # cargo(1) (--config, -Z); npm-config (--script-shell, --node-options, config files).
@@ -913,7 +927,7 @@ ARG_SPECS: Mapping[tuple[str, ...], ArgSpec] = table(
     # --- wrappers' own options that write or run (their inner command is handled by
     # WRAPPERS): strace(1)/ltrace(1) -o, GNU time(1) -o, sudo(8) -e (sudoedit), script(1)'s
     # typescript file.
-    ("strace", _a("-o -e -p -s -u -E -a -b -I -O -P -S -X", risky=risks(edit="-o"))),
+    ("strace", _a("-o -e -p -s -u -E -a -b -I -O -P -S -X", risky=risks(output="-o"))),
     ("ltrace", _a("-o -e -p -s -u -a -n -l -L -x", risky=risks(edit="-o"))),
     ("time", _a("-f --format -o --output", risky=risks(edit="-o --output"))),
     ("script", _a(files="edit")),
