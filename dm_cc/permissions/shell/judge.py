@@ -48,6 +48,7 @@ from dm_cc.permissions.shell.programs import (
     Rename,
     code_builtin,
     dev_fd,
+    embedded_commands,
     eval_builtin,
     interpreter,
     renames,
@@ -517,6 +518,9 @@ class Judge:
             outcome = shell(words, stdin)
         elif name in INTERPRETERS or versioned_interpreter(name):
             outcome = interpreter(words, stdin)
+            if self.scanning and self.guessing is None:  # python3 -c 'os.system("rm x")'
+                for found in embedded_commands(words):
+                    self.guess_script(found, f"{name}'s inline code runs it")
             if len(texts) > 2 and texts[1] == "-m":  # python -m pip install x: as `pip …`
                 yield from self.guess(words[2:], depth, f"{written[0]} -m runs it")
         elif name in ("source", ".") and len(words) > 1:
