@@ -120,6 +120,8 @@ CASES = [
     (RM, "bash", "node -e \"require('child_process').execSync('rm -rf x')\"", "deny"),
     (RM, "bash", "php -r 'shell_exec(\"rm x\");'", "deny"),
     ([A("*")], "bash", "python3 -c 'print(\"rm -rf x\")'", "allow"),
+    (RM, "bash", "python3 - <<'EOF'\nimport os\nos.system('rm -rf x')\nEOF", "deny"),
+    (RM, "bash", "ruby <<< 'system(\"rm x\")'", "deny"),
     # a name that is not static: asked, and denied where its plain reading is denied
     (RM, "bash", "rm${IFS}-rf x", "deny"),
     (RM, "bash", "rm$IFS-rf x", "deny"),

@@ -519,7 +519,7 @@ class Judge:
         elif name in INTERPRETERS or versioned_interpreter(name):
             outcome = interpreter(words, stdin)
             if self.scanning and self.guessing is None:  # python3 -c 'os.system("rm x")'
-                for found in embedded_commands(words):
+                for found in embedded_commands(words, stdin):
                     self.guess_script(found, f"{name}'s inline code runs it")
             if len(texts) > 2 and texts[1] == "-m":  # python -m pip install x: as `pip …`
                 yield from self.guess(words[2:], depth, f"{written[0]} -m runs it")

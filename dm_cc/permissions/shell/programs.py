@@ -273,12 +273,15 @@ def _shelled() -> re.Pattern[str]:
                       r"|`([^`]+)`|%x[({\[](.*?)[)}\]]|\bqx[({\[/](.*?)[)}\]/]", re.S)
 
 
-def embedded_commands(words: list[Word]) -> list[str]:
-    """Shell commands an interpreter's inline code visibly runs (``python3 -c
-    'os.system("rm -rf x")'``, ``node -e 'execSync("rm x")'``, ``perl -e '`rm x`'``): a
-    reading for the deny rules only (the code is another language, never allowed by
-    reading it). At most 8."""
+def embedded_commands(words: list[Word], stdin: Stdin | None) -> list[str]:
+    """Shell commands an interpreter's inline code (or a static heredoc or here-string it
+    reads) visibly runs (``python3 -c 'os.system("rm -rf x")'``, ``node -e 'execSync("rm
+    x")'``, ``perl -e '`rm x`'``): a reading for the deny rules only (the code is another
+    language, never allowed by reading it). At most 8."""
     code = inline_code(words)
+    if code is None and stdin is not None and stdin.kind in ("heredoc", "herestring") \
+            and not stdin.dynamic:
+        code = stdin.script
     if not code:
         return []
     found: list[str] = []
