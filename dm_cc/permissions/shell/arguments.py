@@ -180,6 +180,9 @@ def _effects(key: tuple[str, ...], spec: ArgSpec, args: list[Word], texts: list[
         if key[0] == "git" and last.text.lstrip("!") and (runs_setting(setting) or (
                 setting.startswith("alias.") and last.text.startswith("!"))):
             effects.append(Script(last._replace(text=last.text.lstrip("!"))))
+    if spec.git_urls:  # git clone https://h/r, git fetch git@h:r: a request to h
+        effects += [Reach(w) for w in positionals
+                    if re.match(r"(?i)[a-z][a-z0-9+.-]*://|[\w.-]+@[\w.-]+:", w.text)]
     if spec.command_re:  # socat - EXEC:CMD
         effects += [Script(w._replace(text=m.group(1))) for w in positionals
                     if (m := re.match(spec.command_re, w.text))]

@@ -95,6 +95,8 @@ class ArgSpec(NamedTuple):
     read as the option and its value.
     response_files: a positional ``@FILE`` is a file of more arguments (gcc(1) "@file"),
     read by the program: ``FILE`` is read and what the command does is unknown (dynamic).
+    git_urls: a positional that is a URL (``https://h/r``, ``ssh://h/r``, ``git@h:r``) is a
+    request to its host (git-clone(1) "GIT URLS"); a remote's name is not.
     git_paths: positionals (after ``skip``) may be git revisions or paths, and git reads
     the paths: every word after ``--``, the PATH of ``REV:PATH`` (``git show HEAD:.env``)
     and a word that looks like a path (``.``, ``/`` or ``~`` in it) is read.
@@ -129,6 +131,7 @@ class ArgSpec(NamedTuple):
     hardlink_opts: frozenset[str] = _NONE
     symlink_opts: frozenset[str] = _NONE
     git_paths: bool = False
+    git_urls: bool = False
     starts: Access | None = None
     flags: frozenset[str] = _NONE
     positional_at_files: bool = False
@@ -947,12 +950,13 @@ ARG_SPECS: Mapping[tuple[str, ...], ArgSpec] = table(
     # apply/am/hash-object operands, diff/log/show --no-index (compares any two files),
     # blame --contents FILE.
     ("git", _git()),
-    ("git fetch, git pull, git ls-remote", _git(risks(script="-u"), "-u")),
+    ("git fetch, git pull, git ls-remote", _git(risks(script="-u"), "-u", git_urls=True)),
+    ("git push", _git(git_urls=True)),
     # a bare or separate git directory is a git directory under another name, whose
     # config (written later as an ordinary file) runs commands for `git -C DIR`.
     ("git clone", _git(risks(script="-u", setting="-c", flag="--bare --mirror"
                              " --separate-git-dir"), "-u -c --separate-git-dir",
-                       overrides=risks(setting="--config"))),
+                       overrides=risks(setting="--config"), git_urls=True)),
     ("git init", _git(risks(flag="--bare --separate-git-dir"), "--separate-git-dir")),
     # git-send-email(1): the *-cmd values run through the shell; --smtp-server may name a
     # program (run directly).
