@@ -61,7 +61,8 @@ EXPORTS: dict[str, list[str]] = {
         "Protected", "ProtectedPaths", "REACHING", "READS", "REPOSITORY", "Request", "Rule",
         "Ruleset", "SANDBOX_ESCAPE", "STRICTNESS", "UNIVERSAL_PATHS", "Value", "Verdict", "arguments_fault",
         "canonical_url", "combine", "covers", "decide", "derive_requests", "escape_requests",
-        "evaluate", "expand_home", "git_data", "is_mcp_permission", "load_arguments", "names_a_permission",
+        "evaluate", "expand_home", "git_data", "host_requests", "is_mcp_permission",
+        "load_arguments", "names_a_permission",
         "path_pattern_problem", "path_requests", "stricter", "url_names",
     ],
     "policy": [

@@ -14,8 +14,8 @@ filesystem as the permission engine's path canonicalisation asks for it
 
 from __future__ import annotations
 
+import fnmatch
 import glob
-import itertools
 import os
 import posixpath
 import stat
@@ -73,6 +73,10 @@ def home_dir(env: Mapping[str, str] = os.environ) -> Path:
     return Path(env.get("HOME") or os.path.expanduser("~"))
 
 
+#: Directory entries a glob in a command's path may look at (HostFilesystem.matches).
+GLOB_ENTRIES = 4096
+
+
 class HostFilesystem:
     """Symlinks and ``~user`` resolved on this machine."""
 
@@ -84,7 +88,28 @@ class HostFilesystem:
         return None if expanded.startswith("~") else expanded
 
     def matches(self, pattern: str, limit: int) -> list[str]:
-        return list(itertools.islice(glob.iglob(pattern), limit))
+        """As bash expands the glob (``*`` skips dot files), one path segment at a time,
+        looking at no more than GLOB_ENTRIES directory entries in all: a pattern built to
+        walk the whole disk (``/*/*/*/*/x``) costs no more than that."""
+        found, budget = ["/"], GLOB_ENTRIES
+        for part in filter(None, pattern.split("/")):
+            if not glob.has_magic(part):
+                found = [p for d in found if os.path.lexists(p := os.path.join(d, part))]
+                continue
+            below: list[str] = []
+            for directory in found:
+                try:
+                    names = os.listdir(directory)
+                except OSError:
+                    continue
+                budget -= len(names)
+                below += [os.path.join(directory, name) for name in names
+                          if fnmatch.fnmatchcase(name, part)
+                          and (name[:1] != "." or part[:1] == ".")]
+                if budget < 0 or len(below) >= limit:
+                    break
+            found = below[:limit]
+        return found[:limit]
 
     def for_one_decision(self) -> HostFilesystem:
         return _Remembering()

@@ -52,6 +52,7 @@ from dm_cc.permissions.requests import (
     Value,
     derive_requests,
     escape_requests,
+    host_requests,
     path_requests,
 )
 from dm_cc.permissions.rules import (
@@ -123,6 +124,7 @@ __all__ = [
     "covers",
     "decide",
     "derive_requests",
+    "host_requests",
     "escape_requests",
     "evaluate",
     "expand_home",

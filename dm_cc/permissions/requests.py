@@ -22,15 +22,23 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 from dm_cc.permissions.paths import PathContextDirs, canonical_path, special_root
 from dm_cc.permissions.patterns import canonical_arguments
-from dm_cc.permissions.rules import DELETE, EXTERNAL_DIRECTORY, SANDBOX_ESCAPE, Language, Request
+from dm_cc.permissions.rules import (
+    DELETE,
+    EXTERNAL_DIRECTORY,
+    NETWORK,
+    SANDBOX_ESCAPE,
+    Language,
+    Request,
+)
 from dm_cc.permissions.shell import ShellAnalysis, always_pattern, analyse
 from dm_cc.permissions.urls import canonical_url, url_names
 
 __all__ = ["KIND_LANGUAGE", "Kind", "canonical_url", "derive_requests", "escape_requests",
-           "path_requests", "shell_requests", "url_requests"]
+           "host_requests", "path_requests", "shell_requests", "url_requests"]
 
 Kind = Literal["file", "directory", "search", "shell", "url", "name", "json"]
 
@@ -101,6 +109,7 @@ def shell_requests(permission: str, command: str, where: PathContextDirs) -> lis
             c for c in analysis.commands
             if c.runs_in is None or canonical_path(c.runs_in, where).absolute != here))
     requests = _command_requests(permission, analysis)
+    read = 0  # paths not static read as what they name (each costs a look at the disk)
     for ref in analysis.files:
         note = f"{'written' if ref.access == 'edit' else 'read'} by the shell command"
         if ref.dynamic:
@@ -110,17 +119,41 @@ def shell_requests(permission: str, command: str, where: PathContextDirs) -> lis
             found = [replace(r, speculative=True, note="named by a guessed inner command")
                      for r in found]
         requests.extend(found)
-        if ref.dynamic:  # `cat ~/.ss?/id_rsa`, `cat $HOME/.ssh/id_rsa`: what it names now
+        if ref.dynamic and read < MAX_PATH_READINGS:  # `cat ~/.ss?/id_rsa`: what it names
+            read += 1
             requests.extend(replace(r, speculative=True, note=f"{ref.path} may name it")
                             for reading in path_readings(ref.path, where)
                             for r in path_requests(ref.access, reading, where,
                                                    allowable=False))
+    for host in analysis.hosts[:MAX_HOSTS]:  # curl https://x/: a request to x
+        requests += [replace(r, speculative=True, allowable=False,
+                             note=f"reached by the shell command ({r.note})" if r.note
+                             else "reached by the shell command")
+                     for r in _reached(host)]
     return requests or [_whole_line(permission, command)]
 
 
+#: Hosts of one line judged as network requests (for the deny rules).
+MAX_HOSTS = 64
+
+
+def _reached(url: str) -> list[Request]:
+    """The network requests for a URL or host a network client names (as the sandbox's
+    proxy would make them); none when it has no host that can be read."""
+    target = url if "://" in url else f"http://{url}"
+    try:
+        host = urlsplit(target).hostname  # without the user and the port
+    except ValueError:
+        return []
+    found = host_requests(host) if host else []
+    return [] if isinstance(found, str) else found
+
+
 #: At most this many files a glob in a command's path is read as (each a request only a
-#: deny decides); more are not looked at (the path itself still asks).
+#: deny decides), and at most this many paths of one line are read so; the rest are not
+#: looked at (the paths themselves still ask).
 MAX_GLOB_MATCHES = 64
+MAX_PATH_READINGS = 16
 
 
 def path_readings(raw: str, where: PathContextDirs) -> list[str]:
@@ -162,6 +195,21 @@ def _path_requests(permission: str, raws: Sequence[str], where: PathContextDirs,
     if reads:  # the target's contents are shown: it is also a read
         requests += [r for raw in raws for r in path_requests("read", raw, where)
                      if r.permission == "read"]
+    return requests
+
+
+def host_requests(host: str) -> list[Request] | str:
+    """The network requests for ``host`` as a client named it (see the module
+    docstring); or why it has no canonical form."""
+    names = url_names(f"http://{host}/")
+    if isinstance(names, str):
+        return names
+    canonical = urlsplit(names.url).netloc
+    requests = [Request(NETWORK, canonical)]
+    others = dict.fromkeys(urlsplit(url).netloc for url, _ in names.spellings)
+    requests += [Request(NETWORK, other, speculative=True, allowable=False,
+                         note=f"another name of {canonical}")
+                 for other in others if other != canonical]
     return requests
 
 

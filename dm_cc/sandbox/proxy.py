@@ -57,9 +57,8 @@ import socket
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import replace
-from urllib.parse import urlsplit
 
-from dm_cc.permissions import NETWORK, Decision, Gate, Request, Verdict, url_names
+from dm_cc.permissions import NETWORK, Decision, Gate, Request, Verdict, host_requests
 
 # The reason phrase of a refusal (clients show it: "Tunnel connection failed: 403
 # Forbidden by the dm_cc sandbox") and the start of its body.
@@ -91,21 +90,6 @@ class Refused(Exception):
 
 
 # --------------------------------------------------------------------------- judging
-
-def host_requests(host: str) -> list[Request] | str:
-    """The network requests for ``host`` as a client named it (see the module
-    docstring); or why it has no canonical form."""
-    names = url_names(f"http://{host}/")
-    if isinstance(names, str):
-        return names
-    canonical = urlsplit(names.url).netloc
-    requests = [Request(NETWORK, canonical)]
-    others = dict.fromkeys(urlsplit(url).netloc for url, _ in names.spellings)
-    requests += [Request(NETWORK, other, speculative=True, allowable=False,
-                         note=f"another name of {canonical}")
-                 for other in others if other != canonical]
-    return requests
-
 
 def _denial(host: str, verdict: Verdict) -> Refused:
     rule = verdict.rule

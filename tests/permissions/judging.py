@@ -48,3 +48,13 @@ def project_in(tmp: Path) -> PathContextDirs:
     (project / ".git").mkdir(parents=True)
     home.mkdir()
     return PathContextDirs(project, project, home, HostFilesystem())
+
+
+def project_with_key(tmp: Path) -> PathContextDirs:
+    """:func:`project_in` with a private key ``~/.ssh/id_rsa`` and a link to its directory
+    in the project (``sshdir``)."""
+    where = project_in(tmp)
+    (where.home / ".ssh").mkdir()
+    (where.home / ".ssh" / "id_rsa").write_text("k")
+    (where.root / "sshdir").symlink_to(where.home / ".ssh")
+    return where

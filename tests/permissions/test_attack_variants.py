@@ -5,10 +5,8 @@ only its own rules (after the default ask)."""
 
 from __future__ import annotations
 
-import os
-
 import pytest
-from judging import A, D, R, assert_meets, project_in
+from judging import A, D, R, assert_meets, project_with_key
 
 CASES = [
  ([A("*"), D("rm *")], "bash", "sudo rm -rf /x", "deny"),
@@ -151,12 +149,7 @@ CASES = [
 
 @pytest.fixture(scope="module")
 def where(tmp_path_factory):
-    where = project_in(tmp_path_factory.mktemp("variants"))
-    project, home = where.root, where.home
-    (home / ".ssh").mkdir()
-    (home / ".ssh" / "id_rsa").write_text("k")
-    os.symlink(home / ".ssh", project / "sshdir")
-    return where
+    return project_with_key(tmp_path_factory.mktemp("variants"))
 
 
 @pytest.mark.parametrize(("rules", "tool", "text", "expect"), CASES,

@@ -126,6 +126,12 @@ KEPT_TEMPLATES: tuple[tuple[str, str], ...] = (
     ("cat <<''\nhello\n\n{c}", ""),
     ("bash <<$'EOF'\n{c}\nEOF", ""),
     ("echo $[1<<2]\n{c}", ""),
+    # readings of what is not static (issue 22): a name the line sets, $IFS, an echo piped
+    ("c='{c}'; $c", "'"),
+    ("c='{c}'\n${{c}}", "'"),
+    ("{c}", ""),  # the payload itself, then with IFS between its words below
+    ("echo {c} | sh", ""),
+    ("echo -n {c} | bash -s", ""),
 )
 
 # Ways of spelling the command name `rm` (only used with the rm payload).
@@ -205,6 +211,8 @@ def test_bash_runs_nothing_the_analysis_missed(sandbox):
 
 KEPT = [t.format(c=p) for t, bad in KEPT_TEMPLATES for p in PAYLOADS
         if not any(ch in p for ch in bad)]
+KEPT += [p.replace(" ", "${IFS}") for p in PAYLOADS] + [p.replace(" ", "$IFS ", 1)
+                                                         for p in PAYLOADS]
 
 
 def test_bash_runs_nothing_the_deny_rules_miss(sandbox):

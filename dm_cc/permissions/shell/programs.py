@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from functools import cache
 
 from dm_cc.permissions.shell.quoting import EVALUATES, Word, evaluated, joined
 from dm_cc.permissions.shell.records import Effect, FileUse, Outcome, Parse, Script, Sensitive, Stdin
@@ -241,3 +242,55 @@ def _operands(texts: list[str], valued: str) -> list[str]:
             return texts[i + 1:]
         i += 2 if texts[i][-1] in valued and len(texts[i]) > 1 else 1
     return texts[i:]
+
+
+def inline_code(words: list[Word]) -> str | None:
+    """The program an interpreter is given inline (``python3 -c CODE``, ``perl -e CODE``,
+    ``node -e CODE``; attached: ``-cCODE``), when static; else None."""
+    family = words[0].text.rstrip("0123456789.")
+    inline = INLINE_CODE_BY_FAMILY.get(family, INLINE_CODE_OPTS) - {"-m"}
+    for i, word in enumerate(words[1:], 1):
+        text = word.text
+        if text in inline and i + 1 < len(words):
+            code = words[i + 1]
+        elif text[:2] in inline and len(text) > 2 and text[1] != "-":
+            code = word._replace(text=text[2:])
+        else:
+            continue
+        return None if code.expand else code.text
+    return None
+
+
+@cache
+def _shelled() -> re.Pattern[str]:
+    """A string another language hands to a shell or runs as a program: a call of
+    system/popen/exec/subprocess/child_process/shell_exec/passthru ... with a string or a
+    list of strings, or backticks, ``%x(..)``, ``qx(..)``."""
+    call = (r"\b(?:system|popen|shell_exec|passthru|exec|execSync|execFileSync|execFile"
+            r"|spawn|spawnSync|getoutput|getstatusoutput|check_output|check_call|call|run"
+            r"|Popen|proc_open)\s*\(?\s*")
+    return re.compile(call + r"(?:\[([^\]]*)\]|(['\"])((?:\\.|(?!\2).)*)\2)"
+                      r"|`([^`]+)`|%x[({\[](.*?)[)}\]]|\bqx[({\[/](.*?)[)}\]/]", re.S)
+
+
+def embedded_commands(words: list[Word], stdin: Stdin | None) -> list[str]:
+    """Shell commands an interpreter's inline code (or a static heredoc or here-string it
+    reads) visibly runs (``python3 -c 'os.system("rm -rf x")'``, ``node -e 'execSync("rm
+    x")'``, ``perl -e '`rm x`'``): a reading for the deny rules only (the code is another
+    language, never allowed by reading it). At most 8."""
+    code = inline_code(words)
+    if code is None and stdin is not None and stdin.kind in ("heredoc", "herestring") \
+            and not stdin.dynamic:
+        code = stdin.script
+    if not code:
+        return []
+    found: list[str] = []
+    for m in _shelled().finditer(code):
+        listed, quoted, backticked = m.group(1), m.group(3), m.group(4) or m.group(5) or m.group(6)
+        if listed is not None:  # subprocess.run(["rm", "-rf", "x"])
+            found.append(" ".join(re.findall(r"['\"]((?:\\.|[^'\"])*)['\"]", listed)))
+        else:
+            found.append(quoted if quoted is not None else backticked or "")
+        if len(found) >= 8:
+            break
+    return [f for f in found if f.strip()]

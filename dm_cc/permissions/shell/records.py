@@ -97,6 +97,13 @@ class Deferred(NamedTuple):
     code: str | None = None  # a stored static value holding a substitution (judged as code)
 
 
+class Reach(NamedTuple):
+    """A host a network client sends a request to: a URL operand, a proxy, a connect-to
+    target (``curl URL``, ``curl -x PROXY``)."""
+
+    word: Word
+
+
 class Assigned(NamedTuple):
     """A shell variable set to a static value on its own (``c=rm``): a name that is not
     static (``$c -rf x``) is also read with it, for the deny rules."""
@@ -110,7 +117,7 @@ class Broken(NamedTuple):
 
 
 Record = Command | Noted | FileUse | Script | Deferred | Assigned | Broken
-Effect = Command | Script | Parse | FileUse | Sensitive | Opaque
+Effect = Command | Script | Parse | FileUse | Sensitive | Opaque | Reach
 
 
 class Outcome(NamedTuple):

@@ -46,3 +46,7 @@ class ShellAnalysis(NamedTuple):
     # Guessed inner commands of unknown programs (`fakeroot rm -rf x` → `rm -rf x`):
     # judged by deny rules only.
     speculative: tuple[SimpleCommand, ...] = ()
+    # Hosts network clients send requests to, as written (`curl https://x/` → x; proxies,
+    # connect-to targets): judged as `network HOST` by deny rules (the sandbox's proxy
+    # judges the connections themselves).
+    hosts: tuple[str, ...] = ()

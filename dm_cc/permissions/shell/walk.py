@@ -34,6 +34,7 @@ from dm_cc.permissions.shell.evaluation import (
     backtick_escape,
     code_value,
     may_hold_code,
+    may_hold_code_at,
     positional,
     substitutions,
     test_evaluates,
@@ -226,11 +227,13 @@ class _Walk:
                     last = children[-1]  # gives it to the list's last command
             after_pipe = False  # the previous child is a pipe token (a leaf)
             entries = []
+            before: Node | None = None  # the command before the pipe token
             for child in children:
                 if child.child_count:  # leaves (tokens, plain words) need no visit
+                    fed = self._piped(before) if after_pipe else None
                     entries.append((child, parent if child is last else owner,
-                                    inherit or (_PIPED if after_pipe else None), broken))
-                    after_pipe = False
+                                    inherit or fed, broken))
+                    after_pipe, before = False, child
                 else:
                     after_pipe = child.type in _PIPES
             stack.extend(reversed(entries))
@@ -420,6 +423,27 @@ class _Walk:
         expand = val.expand or "$" in prefix or "`" in prefix
         return name, Word(prefix + val.text, expand, val.glob, val.procsub)
 
+    def _piped(self, before: Node | None) -> Stdin:
+        """What a pipe from ``before`` carries: the words of a plain ``echo`` of static
+        words (``echo ~/.ssh/id_rsa | xargs cat`` reads that file; a shell fed so is still
+        dynamic, its text judged by the deny rules), else output known only when it runs."""
+        if before is None or before.type != "command" or any(
+                c.type in _REDIRECTS or c.type == "variable_assignment"
+                for c in before.children):
+            return _PIPED
+        name = before.child_by_field_name("name")
+        if name is None or self.text(name, 5) != "echo":  # (a name may hold all the line)
+            return _PIPED
+        words = [w for arg in before.children_by_field_name("argument")
+                 for w in self.words([arg])]
+        texts = [w.text for w in words]
+        while texts[:1] == ["-n"]:
+            texts.pop(0)
+        if not texts or any(w.expand or w.glob or w.procsub for w in words) \
+                or texts[0].startswith("-"):  # echo -e: escapes decoded
+            return _PIPED
+        return Stdin("pipe", " ".join(texts), True)
+
     # statements -------------------------------------------------------------
     def command(self, node: Node, parent: Node | None, piped: Stdin | None) -> list[Record]:
         assigns: list[Node] = []
@@ -594,7 +618,7 @@ class _Walk:
         view = self.source.view(node)
         if kind == "variable_assignment":
             value = node.child_by_field_name("value")
-            if value is None or not may_hold_code(self.source, self.source.view(value)):
+            if value is None or not may_hold_code_at(self.source, self.source.view(value)):
                 return []
             word = self.word([value])
             code = word.text if not word.expand and evaluates(word.text) else None
@@ -645,12 +669,19 @@ class _Walk:
         while name in _PREFIXES or (len(words) > 1 and name[:1] == "-"):
             words = words[1:]  # `time read x`, `command -p read x`, `builtin read x`
             name = self.text(words[0], _LONGEST) if words else ""
+        if name == "set" and len(words) > 1:  # set -- 'a[$(cmd)]': $1 holds that code
+            values = [w for n in words[1:] for w in self.words([n])]
+            shown = self.shown(self.source.view(node))
+            stored: list[Record] = [
+                Deferred(shown, True, w.text if not w.expand and evaluates(w.text) else None)
+                for w in values if may_hold_code(w.text)]
+            return stored[:8]
         if name not in _NAMES_STORING:
             return []
         view = self.source.view(node)
         shown = self.shown(view)
         if name in _STORES_INPUT or (name == "printf" and self.source.first(_option_v(), view)
-                                     and may_hold_code(self.source, view)):
+                                     and may_hold_code_at(self.source, view)):
             return [Deferred(shown, True)]
         if name == "let":
             return [Deferred(shown, False)]
@@ -707,7 +738,7 @@ class _Walk:
         items = [self.source.view(c) for c in node.children if c.type in _WORDISH]
         has_in = any(c.type == "in" for c in node.children)
         found: list[Record] = []
-        if not has_in or any(may_hold_code(self.source, item)
+        if not has_in or any(may_hold_code_at(self.source, item)
                              or self.source.first(_glob(), item)
                              or self.source.first(_brace(), item) for item in items):
             found.append(Deferred(shown, True))

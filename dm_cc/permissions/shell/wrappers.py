@@ -232,8 +232,9 @@ def _runs(key: tuple[str, ...], spec: Wrapper, words: list[Word], stdin: Stdin |
         chosen = programs[-1]
         rest = [args[chosen.at]._replace(text=chosen.value or ""), *args[chosen.at + 1:]]
         ran = True
-    if spec.stdin_args and stdin is not None and stdin.kind in ("heredoc", "herestring") \
-            and stdin.script is not None and not stdin.dynamic:  # xargs cat <<< FILE
+    if spec.stdin_args and stdin is not None and stdin.script is not None and (
+            stdin.kind in ("heredoc", "herestring") and not stdin.dynamic
+            or stdin.kind == "pipe"):  # xargs cat <<< FILE, echo FILE | xargs cat
         rest = [*(rest or [Word("echo")]), *(Word(part) for part in stdin.script.split())]
         stdin = None
     if mode in ("command", "dashdash"):  # env -C DIR CMD: CMD runs in DIR

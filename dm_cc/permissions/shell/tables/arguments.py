@@ -19,7 +19,8 @@ from dm_cc.permissions.shell.tables.wrappers import SSH_VALUE_OPTS
 
 Risk = Literal["flag", "edit", "read", "flag-edit", "flag-read", "script", "exec", "at-read",
                "archive", "directory", "at-start-read", "url-read", "pair-read", "colon-read",
-               "list-read", "exec-value", "inplace-read", "program"]
+               "list-read", "exec-value", "inplace-read", "program", "setting", "ex",
+               "ssh-option", "output"]
 Access = Literal["read", "edit"]
 _RISKS: frozenset[str] = frozenset(get_args(Risk))
 _NONE: frozenset[str] = frozenset()
@@ -42,7 +43,15 @@ class ArgSpec(NamedTuple):
     "inplace-read" (its value is read, or edited when one of ``edit_opts`` is given:
     ``json -I -f F``) and "program" (its value is a program and its arguments, split at
     commas and blanks: ``gcc -wrapper sh,-c,CMD``, ``go build -toolexec 'CMD ARGS'``:
-    sensitive, and judged as a command).
+    sensitive, and judged as a command), "setting" (a git ``KEY=VALUE`` setting, as ``git
+    -c``: sensitive, and VALUE judged as a command when KEY names one: ``git clone -c
+    core.fsmonitor=CMD``), "ex" (an editor or pager command: sensitive, and a shell escape
+    ``!CMD``, ``:silent !CMD`` judged as shell code: ``vim -c '!CMD'``; a ``+!CMD`` operand
+    of a program whose risky options hold "+" the same: ``less '+!CMD'``), "ssh-option"
+    (ssh_config(5) ``-o NAME=VALUE``: ProxyCommand, LocalCommand and KnownHostsCommand
+    values are shell commands, judged), "output" (a
+    file written, or with a leading ``|`` or ``!`` a command its output is piped to:
+    strace(1) ``-o '|CMD'``).
     The key "+" stands for any word starting with ``+`` (``vim +cmd``, ``less +!cmd``).
     option_checks: option -> regex; the option is sensitive when its value matches.
     files: what positional words are; skip: leading positionals that are not files
@@ -76,13 +85,18 @@ class ArgSpec(NamedTuple):
     (``cp -l``) / unless one of these is given (``ln`` without ``-s``); a hard link is a writable
     second name of its source, so the files it reads are also edited
     (``ln .git/config x`` reaches ``.git/config``).
+    command_re: an operand matching it runs the command its first group holds (socat's
+    ``EXEC:CMD``): judged as shell code.
     positional_at_files: an operand ``@FILE``, ``NAME@FILE``, ``NAME=@FILE`` or
-    ``NAME:=@FILE`` reads FILE (httpie's request items).
+    ``NAME:=@FILE`` reads FILE (httpie's request items); the URL before them (after an
+    upper-case method) is a request to its host.
     attached_opts: option prefixes whose value may be glued to them in a program whose
     options are whole words (``gcc -oFILE``, ``-B/tmp/x``, ``-Wl,-plugin,x``): the word is
     read as the option and its value.
     response_files: a positional ``@FILE`` is a file of more arguments (gcc(1) "@file"),
     read by the program: ``FILE`` is read and what the command does is unknown (dynamic).
+    git_urls: a positional that is a URL (``https://h/r``, ``ssh://h/r``, ``git@h:r``) is a
+    request to its host (git-clone(1) "GIT URLS"); a remote's name is not.
     git_paths: positionals (after ``skip``) may be git revisions or paths, and git reads
     the paths: every word after ``--``, the PATH of ``REV:PATH`` (``git show HEAD:.env``)
     and a word that looks like a path (``.``, ``/`` or ``~`` in it) is read.
@@ -117,9 +131,11 @@ class ArgSpec(NamedTuple):
     hardlink_opts: frozenset[str] = _NONE
     symlink_opts: frozenset[str] = _NONE
     git_paths: bool = False
+    git_urls: bool = False
     starts: Access | None = None
     flags: frozenset[str] = _NONE
     positional_at_files: bool = False
+    command_re: str | None = None
     attached_opts: frozenset[str] = _NONE
     response_files: bool = False
     code_opts: frozenset[str] = _NONE
@@ -182,7 +198,9 @@ _RG = _a("-e -f -g --glob --iglob -t -T --type --type-not -A -B -C -m -M -j --th
          " --encoding --pre --pre-glob -d --max-depth --ignore-file -r --replace --type-add"
          " --sort --sortr --color --colors --path-separator --max-filesize --max-columns"
          " --engine --field-match-separator --field-context-separator --context-separator",
-         risky=risks(flag="--pre --pre-glob --hostname-bin", read="-f --file --ignore-file"),
+         # rg(1) 14: --pre COMMAND and --hostname-bin run a program (not a shell)
+         risky=risks(flag="--pre-glob", program="--pre --hostname-bin",
+                     read="-f --file --ignore-file"),
          files="read", skip=1, skip_opts="-e -f --regexp --file --files --type-list")
 _JQ = _a("--indent -L --from-file -f", pair_opts="--arg --argjson --slurpfile --rawfile",
          risky=risks(read="-f --from-file -L", pair_read="--slurpfile --rawfile"),
@@ -227,7 +245,7 @@ _LESS = _a("-o -O --log-file --LOG-FILE -p --pattern -P --prompt -b -h -j -k -t 
                        flag="-k --lesskey-file --lesskey-src --lesskey-content +"),
            files="read")
 _VIM = _a("-c --cmd -S -u -U -i -T -w -W -s -t -q",
-          risky=risks(flag="-c --cmd -S -u + -s -l -U", edit="-w -W"), files="edit")
+          risky=risks(ex="-c --cmd", flag="-S -u + -s -l -U", edit="-w -W"), files="edit")
 _EMACS = _a("--eval -l --load -f --funcall -x --script --insert -script -eval -execute"
             " --execute -load -funcall -L --directory",
             risky=risks(flag="--eval -l --load -f --funcall -x --script + -script -eval"
@@ -325,7 +343,8 @@ _SQLITE_RISK = (r"(?im)^\s*\.(?!(?:tables|schema|fullschema|headers?|mode|ind(?:
                 r"|\b(?:load_extension|readfile|writefile|edit|fts3_tokenizer)\s*\("
                 r"|\battach\b|\bvacuum\b[\s\S]*\binto\b")
 _SQLITE = _a("-cmd -separator -newline -nullvalue -init", risky=risks(flag="-cmd",
-             flag_read="-init"), sensitive_re=_SQLITE_RISK, stdin_code=True)
+             flag_read="-init"), sensitive_re=_SQLITE_RISK, stdin_code=True,
+             code_opts="-cmd")
 #: duckdb 0.9 CLI (sqlite3's dot-commands) and SQL: COPY/EXPORT/IMPORT/ATTACH/INSTALL/
 #: LOAD, read_*/write_* and glob table functions, and `FROM 'file'` read or write files.
 _DUCKDB = _a("-c -cmd -init -s", code_opts="-c -cmd -s",
@@ -442,7 +461,7 @@ ARG_SPECS: Mapping[tuple[str, ...], ArgSpec] = table(
     ("tar, gtar, bsdtar", _TAR),
     # zip(1) (Info-ZIP 3.0): -TT/--unzip-command runs a program; unzip(1) -d DIR.
     ("zip", _a("-TT --unzip-command -b -n -t -tt -x -i -P -O --out",
-               risky=risks(flag="-TT --unzip-command", edit="-O --out"), files="read",
+               risky=risks(script="-TT --unzip-command", edit="-O --out"), files="read",
                first="edit")),
     ("unzip", _a("-d -x -P", risky=risks(edit="-d"), files="read")),
     # --- search and filter tools.
@@ -545,9 +564,10 @@ ARG_SPECS: Mapping[tuple[str, ...], ArgSpec] = table(
                        risky=risks(flag="-e --eval -a --alternate-editor"), files="edit")),
     ("sudoedit", _EDIT),
     # man(1), man-db 2.11: -l/--local-file reads its operands as files.
-    ("man", _a("-M -m -S -s -L -C -p -E -R -e --config-file --manpath",
-               optional_opts="-H --html --pager -P -X",
-               risky=risks(flag="-P --pager -H --html -C --config-file --browser"),
+    ("man", _a("-M -m -S -s -L -C -p -E -R -e --config-file --manpath -P --pager",
+               optional_opts="-H --html -X",
+               # the pager and the browser run through the shell (man-db's pipeline)
+               risky=risks(script="-P --pager -H --html --browser", flag="-C --config-file"),
                files="read", file_opts="-l --local-file")),
     # --- data and crypto tools: hexdump(1), xxd(1) (Vim), file(1), iconv(1) (glibc),
     # gpg(1) (GnuPG 2.2), openssl(1) (OpenSSL 3: -engine/-provider load code; the other
@@ -589,7 +609,7 @@ ARG_SPECS: Mapping[tuple[str, ...], ArgSpec] = table(
                           " --authenticationDatabase",
                           risky=risks(flag="--eval", flag_read="-f --file"))),
     ("tcpdump", _a("-z -w -r -i -c -C -G -W -s -F -E -T -Z -y -B -j -M -V",
-                   risky=risks(flag="-z -E", edit="-w", read="-r -F -V"))),
+                   risky=risks(program="-z", flag="-E", edit="-w", read="-r -F -V"))),
     ("perl", _a("-e -E -M -m -I -x -l -0 -F -C -d -D -V", optional_opts="-i",
                 files="read", edit_opts="-i")),  # perlrun(1): -i edits in place
     # --- network tools.
@@ -600,17 +620,19 @@ ARG_SPECS: Mapping[tuple[str, ...], ArgSpec] = table(
                  " --copy-dest --link-dest --out-format --info --debug --iconv --usermap"
                  " --groupmap -M --remote-option --write-batch --only-write-batch"
                  " --read-batch --config --early-input",
-                 risky=risks(flag="-e --rsh --rsync-path -M --remote-option",
+                 risky=risks(program="-e --rsh", flag="--rsync-path -M --remote-option",
                              edit="--log-file --write-batch --only-write-batch --partial-dir"
                                   " --temp-dir -T --backup-dir",
                              read="--read-batch --config --early-input --files-from"
                                   " --exclude-from --include-from --password-file"),
                  files="read", last="edit", not_file_re=_REMOTE)),
-    ("scp", _a("-c -F -i -J -l -o -P -S -D -X", risky=risks(flag="-S -F -D"),
+    ("scp", _a("-c -F -i -J -l -o -P -S -D -X", risky=risks(program="-S", flag="-F -D",
+                                                           ssh_option="-o"),
                option_checks=_SSH_CHECK, files="read", last="edit", not_file_re=_REMOTE)),
     ("sftp", _a("-B -b -c -D -F -i -J -l -o -P -R -S -s -X",
-                risky=risks(flag="-S -F -s -D", flag_read="-b"), option_checks=_SSH_CHECK)),
-    ("ssh", _a(SSH_VALUE_OPTS, risky=risks(flag="-F -I", flag_edit="-E"),
+                risky=risks(program="-S", flag="-F -s -D", flag_read="-b", ssh_option="-o"),
+                option_checks=_SSH_CHECK)),
+    ("ssh", _a(SSH_VALUE_OPTS, risky=risks(flag="-F -I", flag_edit="-E", ssh_option="-o"),
                option_checks=_SSH_CHECK)),
     ("curl", _a("-o --output -K --config -T --upload-file -D --dump-header -c --cookie-jar"
                 " -b --cookie -H --header -X --request -u --user -A --user-agent -e"
@@ -679,8 +701,11 @@ ARG_SPECS: Mapping[tuple[str, ...], ArgSpec] = table(
                                                         flag_read="--lua-exec",
                                                         edit="-o --output",
                                                         flag="-x --proxy"))),
+    # socat(1) 1.7: an EXEC:/SYSTEM: address runs its command (up to the address's
+    # options after a comma), a program or through the shell.
     ("socat", _a(sensitive_re=r"(?i)^(?:exec|system|open|create|gopen|pipe|unix-listen)"
-                              r"[:,]|,\s*(?:exec|system)\b")),
+                              r"[:,]|,\s*(?:exec|system)\b",
+                 command_re=r"(?i)^(?:exec|system):([^,]+)")),
     # --- build tools: GNU make 4.3 (-f reads a makefile, --eval runs text, VAR=value
     # operands); `go help build` (-exec, -toolexec, -vettool, -overlay, -modfile);
     # cargo(1) (--config, -Z); npm-config (--script-shell, --node-options, config files).
@@ -905,7 +930,7 @@ ARG_SPECS: Mapping[tuple[str, ...], ArgSpec] = table(
     # --- wrappers' own options that write or run (their inner command is handled by
     # WRAPPERS): strace(1)/ltrace(1) -o, GNU time(1) -o, sudo(8) -e (sudoedit), script(1)'s
     # typescript file.
-    ("strace", _a("-o -e -p -s -u -E -a -b -I -O -P -S -X", risky=risks(edit="-o"))),
+    ("strace", _a("-o -e -p -s -u -E -a -b -I -O -P -S -X", risky=risks(output="-o"))),
     ("ltrace", _a("-o -e -p -s -u -a -n -l -L -x", risky=risks(edit="-o"))),
     ("time", _a("-f --format -o --output", risky=risks(edit="-o --output"))),
     ("script", _a(files="edit")),
@@ -925,11 +950,13 @@ ARG_SPECS: Mapping[tuple[str, ...], ArgSpec] = table(
     # apply/am/hash-object operands, diff/log/show --no-index (compares any two files),
     # blame --contents FILE.
     ("git", _git()),
-    ("git fetch, git pull, git ls-remote", _git(risks(script="-u"), "-u")),
+    ("git fetch, git pull, git ls-remote", _git(risks(script="-u"), "-u", git_urls=True)),
+    ("git push", _git(git_urls=True)),
     # a bare or separate git directory is a git directory under another name, whose
     # config (written later as an ordinary file) runs commands for `git -C DIR`.
-    ("git clone", _git(risks(script="-u", flag="-c --bare --mirror --separate-git-dir"),
-                       "-u -c --separate-git-dir")),
+    ("git clone", _git(risks(script="-u", setting="-c", flag="--bare --mirror"
+                             " --separate-git-dir"), "-u -c --separate-git-dir",
+                       overrides=risks(setting="--config"), git_urls=True)),
     ("git init", _git(risks(flag="--bare --separate-git-dir"), "--separate-git-dir")),
     # git-send-email(1): the *-cmd values run through the shell; --smtp-server may name a
     # program (run directly).
@@ -977,9 +1004,22 @@ ARG_SPECS: Mapping[tuple[str, ...], ArgSpec] = table(
     ("git blame", _git(risks(read="--contents -S --ignore-revs-file"), "--contents -L -S --date"
                        " --ignore-revs-file --ignore-rev", optional_opts="-C -M",
                        files="read")),
-    ("git grep", _git(risks(flag="-O", read="-f"), "-e -f -A -B -C -m --max-depth"
+    # git-filter-repo(1) 2.38: each --*-callback is the body of a Python function it runs
+    # (another language: sensitive, an allow must name it); --paths-from-file reads.
+    ("git filter-repo", _git(risks(flag="--filename-callback --message-callback"
+                                   " --name-callback --email-callback --refname-callback"
+                                   " --blob-callback --commit-callback --tag-callback"
+                                   " --reset-callback --file-info-callback",
+                                   read="--paths-from-file --replace-text"),
+                             "--filename-callback --message-callback --name-callback"
+                             " --email-callback --refname-callback --blob-callback"
+                             " --commit-callback --tag-callback --reset-callback"
+                             " --file-info-callback --paths-from-file --replace-text")),
+    # git-grep(1) -O[PAGER]/--open-files-in-pager[=PAGER]: PAGER is run through the shell.
+    ("git grep", _git(risks(script="-O", read="-f"), "-e -f -A -B -C -m --max-depth"
                       " --threads", optional_opts="-O --open-files-in-pager", skip=1,
-                      skip_opts="-e -f", git_paths=True)),
+                      skip_opts="-e -f", git_paths=True,
+                      overrides=risks(script="--open-files-in-pager"))),
     ("git archive", _git(risks(flag="-u --remote", edit="-o"), "-u -o --remote --prefix"
                          " --format --add-file", skip=1, git_paths=True)),
     ("git ls-files", _git(risks(read="-X --exclude-from"), "-X --exclude-from -x --exclude"
