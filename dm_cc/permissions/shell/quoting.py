@@ -165,10 +165,10 @@ class WordBuilder:
 
 
 _MAX_BRACE_WORDS = 64
-# Characters brace expansion may scan, for each of the word, plus slack: expanding a group
-# expands what follows it first, and a group that is no expansion is scanned again from
-# inside, so ``{a,b}`` two thousand times, or ``{`` nested deep, would cost the square of
-# the word (and recurse as deep as it has groups).
+# Characters brace expansion may scan, for each of the word, plus slack: a group that is
+# no expansion is scanned again from inside (``{`` nested deep would cost the square of
+# the word), and an alternative is expanded in turn (nested deep, it would recurse as
+# deep). Groups one after the other are expanded left to right, each once.
 _BRACE_WORK = 4
 _BRACE_SLACK = 1_024
 
@@ -185,35 +185,41 @@ def _expand(text: str, mask: str, work: list[int]) -> list[tuple[str, str]] | No
     work[0] -= len(mask) + 1  # (what is left to scan, counted down by every call)
     if work[0] < 0:
         return None
-    start, depth = -1, 0
+    # the words so far, as pieces of text and of mask, up to `begin` in the word
+    words: list[tuple[list[str], list[str]]] = [([], [])]
+    begin, start, depth, i = 0, -1, 0, 0
     commas: list[int] = []
-    i = 0
     while i < len(mask):
         ch = mask[i]
-        if ch == "{" and (i == 0 or mask[i - 1] != "$" or depth):
+        if ch == "{" and (i == begin or mask[i - 1] != "$" or depth):
             if depth == 0:
                 start, commas = i, []
             depth += 1
         elif ch == "}" and depth:
             depth -= 1
             if depth == 0:
-                inner_t, inner_m = text[start + 1:i], mask[start + 1:i]
-                alternatives = _alternatives(inner_t, inner_m, [c - start - 1 for c in commas])
+                alternatives = _alternatives(text[start + 1:i], mask[start + 1:i],
+                                             [c - start - 1 for c in commas])
                 if alternatives is not None:
-                    head_t, head_m = text[:start], mask[:start]
-                    tail = _expand(text[i + 1:], mask[i + 1:], work)
-                    if tail is None:
-                        return None
-                    out: list[tuple[str, str]] = []
+                    expanded: list[tuple[str, str]] = []
                     for alt_t, alt_m in alternatives:
                         inner = _expand(alt_t, alt_m, work)
                         if inner is None:
                             return None
-                        out += [(head_t + a + b, head_m + am + bm)
-                                for a, am in inner for b, bm in tail]
-                        if len(out) > _MAX_BRACE_WORDS:
-                            return None
-                    return out
+                        expanded += inner
+                    if len(words) * len(expanded) > _MAX_BRACE_WORDS:
+                        return None
+                    head = (text[begin:start], mask[begin:start])
+                    if len(expanded) == 1:  # (no copy: a word of single groups is long)
+                        for pieces_t, pieces_m in words:
+                            pieces_t += (head[0], expanded[0][0])
+                            pieces_m += (head[1], expanded[0][1])
+                    else:
+                        words = [([*pt, head[0], a], [*pm, head[1], am])
+                                 for pt, pm in words for a, am in expanded]
+                    begin = i + 1  # what follows is scanned as a word of its own
+                    i += 1
+                    continue
                 work[0] -= i - start  # not an expansion: go on after this `{`
                 if work[0] < 0:
                     return None
@@ -222,7 +228,7 @@ def _expand(text: str, mask: str, work: list[int]) -> list[tuple[str, str]] | No
         elif ch == "," and depth == 1:
             commas.append(i)
         i += 1
-    return [(text, mask)]
+    return [("".join(pt) + text[begin:], "".join(pm) + mask[begin:]) for pt, pm in words]
 
 
 def _alternatives(text: str, mask: str, commas: list[int]) -> list[tuple[str, str]] | None:
