@@ -17,6 +17,8 @@ from __future__ import annotations
 import fnmatch
 import glob
 import os
+import posixpath
+import stat
 from collections.abc import Mapping
 from pathlib import Path
 from typing import NamedTuple
@@ -108,6 +110,68 @@ class HostFilesystem:
                     break
             found = below[:limit]
         return found[:limit]
+
+    def for_one_decision(self) -> HostFilesystem:
+        return _Remembering()
+
+
+class _Remembering(HostFilesystem):
+    """This machine's filesystem while one tool call is judged: each directory a path
+    passes through is looked up once. ``cd a; cat f g h; cd a; …`` names paths ever deeper
+    under one directory; os.path.realpath would look up every directory of every path
+    again (the square of the line). A path is walked as os.path.realpath walks it,
+    component by component, remembering where each directory as written leads (the
+    short ones, and each path's own) when no symlink is on the way; a path through a
+    symlink is handed to os.path.realpath, as ever. Below a name that does not exist
+    nothing does, and nothing more is looked up."""
+
+    _SHARED = 256  # directories this long or shorter are remembered on every path's way
+    _TRIES = 8  # directories of a path looked for before walking it from the root
+
+    def __init__(self) -> None:
+        # a path as written, up to a "/" -> where it leads, and whether that is missing
+        self._walked: dict[str, tuple[str, bool]] = {"": ("/", False)}
+        self._matched: dict[tuple[str, int], list[str]] = {}
+
+    def for_one_decision(self) -> HostFilesystem:
+        return self
+
+    def matches(self, pattern: str, limit: int) -> list[str]:
+        found = self._matched.get((pattern, limit))
+        if found is None:
+            found = self._matched[pattern, limit] = super().matches(pattern, limit)
+        return list(found)
+
+    def realpath(self, path: str) -> str:
+        if not path.startswith("/"):
+            return os.path.realpath(path)
+        known, tries = path.rfind("/"), 0  # the deepest directory of `path` walked already
+        while path[:known] not in self._walked:
+            known, tries = path.rfind("/", 0, known) if tries < self._TRIES else 0, tries + 1
+        resolved, missing = self._walked[path[:known]]
+        own = path.rfind("/")
+        while known < len(path):
+            end = path.find("/", known + 1)
+            end = len(path) if end < 0 else end
+            name = path[known + 1:end]
+            if name == "..":
+                resolved, missing = posixpath.dirname(resolved), False
+            elif name and name != ".":
+                step = posixpath.join(resolved, name)
+                if not missing:
+                    try:
+                        link = stat.S_ISLNK(os.lstat(step).st_mode)
+                    except (FileNotFoundError, NotADirectoryError):
+                        link, missing = False, True
+                    except (OSError, ValueError):
+                        link = False
+                    if link:
+                        return os.path.realpath(path)
+                resolved = step
+            if end < len(path) and (end <= self._SHARED or end == own):
+                self._walked[path[:end]] = (resolved, missing)
+            known = end
+        return posixpath.normpath(resolved)
 
 
 class ProjectRoot(NamedTuple):

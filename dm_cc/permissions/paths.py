@@ -39,6 +39,12 @@ class Filesystem(Protocol):
         """The paths a shell glob ``pattern`` (absolute) matches now, at most ``limit``."""
         ...
 
+    def for_one_decision(self) -> Filesystem:
+        """This filesystem while one tool call is judged: it may remember what it looked
+        up (a line can name a thousand paths under one directory), taking the
+        filesystem as it stands meanwhile."""
+        ...
+
 
 class PathContextDirs(NamedTuple):
     """The directories a raw path is interpreted against, the filesystem that

@@ -100,6 +100,7 @@ def _whole_line(permission: str, command: str, note: str | None = None) -> Reque
 def shell_requests(permission: str, command: str, where: PathContextDirs) -> list[Request]:
     """Every simple command, redirect target and file argument of a shell command."""
     analysis = analyse(command)
+    where = where._replace(fs=where.fs.for_one_decision())  # (many paths, few directories)
     if any(c.runs_in is not None for c in analysis.commands):
         # git run in this directory after all (`cd /the/project && git status`): no more
         # than `git status` itself

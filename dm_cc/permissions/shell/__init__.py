@@ -12,6 +12,7 @@ work is a one-way pipeline, each stage handing plain data to the next:
   simple command (lists, pipelines, subshells, substitutions, heredocs ...) as words with
   quotes and escapes removed (:mod:`.quoting`), each redirect target, each string bash
   will run as code, each value stored or evaluated later as code (:mod:`.evaluation`).
+  A node's text is asked by position (:mod:`.spans`), so nesting costs what it holds.
   The parser is not trusted blindly: text it drops or mangles makes the result dynamic.
 * **judge** -- :mod:`.judge`: what the words mean. Scripts found on the way (``bash -c``,
   ``eval``, heredocs fed to a shell) go on a worklist and are parsed and walked in turn.
@@ -25,7 +26,9 @@ expressions are compiled on first use and tree-sitter is imported at the first p
 
 Conservative by construction: a command whose name or arguments cannot be known statically,
 a parse error, an input over ``MAX_COMMAND_CHARS``, nesting deeper than ``MAX_DEPTH`` or a
-script read from a pipe yields ``dynamic=True``, which no rule may allow.
+script read from a pipe yields ``dynamic=True``, which no rule may allow. The time taken is
+linear in the input (docs/shell.md, "Bounded cost"): what could cost more is counted, and
+past a count the line asks.
 """
 
 from __future__ import annotations

@@ -107,7 +107,7 @@ def _effects(key: tuple[str, ...], spec: ArgSpec, args: list[Word], texts: list[
                     "ex"):  # (ssh's -o is sensitive only for the names option_checks lists)
             effects.append(Sensitive(opt.flag))
         if risk == "exec":
-            effects.append(Command(_until_terminator(args[opt.at + 1:])))
+            effects.append(Command(_until_terminator(args, opt.at + 1)))
         if opt.value is None:
             continue
         value = args[opt.at]._replace(text=opt.value)
@@ -364,12 +364,14 @@ def _git_path(text: str, after_dashdash: bool) -> str | None:
     return None
 
 
-def _until_terminator(words: list[Word]) -> list[Word]:
-    """The command after ``find -exec``: up to ``;`` (or ``+`` right after ``{}``)."""
-    for i, word in enumerate(words):
-        if word.text == ";" or (word.text == "+" and i and words[i - 1].text == "{}"):
-            return words[:i]
-    return words
+def _until_terminator(words: list[Word], start: int) -> list[Word]:
+    """The command after ``find -exec`` (at ``start``): up to ``;`` (or ``+`` right after
+    ``{}``)."""
+    for i in range(start, len(words)):
+        if words[i].text == ";" or (words[i].text == "+" and i > start
+                                    and words[i - 1].text == "{}"):
+            return words[start:i]
+    return words[start:]
 
 
 def _file_path(url: str) -> str:

@@ -5,7 +5,8 @@ bash(1) evaluates stored text in arithmetic (``(( ))``, ``$(( ))``, ``let``, ``[
 y ]]``, ``declare -i``), in array subscripts and through ``${!x}`` and ``${x@P}``; a value
 ``'a[$(cmd)]'`` runs ``cmd`` there. It also runs ``PROMPT_COMMAND`` and the
 substitutions in the prompt strings (``PS4`` under ``set -x``). These are plain functions
-of text; the walk turns what they find into :class:`~.records.Deferred` and
+of text, the text of a node asked by position (:mod:`.spans`: nested constructs cost what
+they hold, once); the walk turns what they find into :class:`~.records.Deferred` and
 :class:`~.records.Script` records.
 """
 
@@ -16,6 +17,7 @@ from functools import cache
 
 from dm_cc.permissions.shell.quoting import SHOWN, Word, evaluates
 from dm_cc.permissions.shell.records import Deferred, Noted, Record, Script
+from dm_cc.permissions.shell.spans import SourceText, View
 from dm_cc.permissions.shell.tables.environment import (
     CODE_VARIABLES,
     PROMPT_VARIABLES,
@@ -33,31 +35,85 @@ def may_hold_code(value: str) -> bool:
     return number_only().fullmatch(value) is None
 
 
+def may_hold_code_at(source: SourceText, value: View) -> bool:
+    """:func:`may_hold_code` of a node's text, asked by position."""
+    if source.first(_code_character(), value) is None:
+        return False
+    return number_only().fullmatch(*value) is None
+
+
+@cache
+def _code_character() -> re.Pattern[str]:
+    return re.compile(r"[$`]")
+
+
 @cache
 def number_only() -> re.Pattern[str]:
     """``$(( arithmetic ))`` with no substitution inside: its value is a number."""
     return re.compile(r"\$\(\([^$`]*\)\)")
 
 
-def arithmetic_names(text: str) -> bool:
-    """Arithmetic text that names a variable (whose value bash evaluates in turn)."""
-    return re.search(r"[A-Za-z_$`]", text) is not None
+@cache
+def _name_character() -> re.Pattern[str]:
+    return re.compile(r"[A-Za-z_$`]")
 
 
-def arithmetic(text: str) -> list[Record]:
+def arithmetic_names(view: View) -> bool:
+    """Arithmetic text that names a variable (whose value bash evaluates in turn). (The
+    search stops at the first name: nested arithmetic starts with one, a ``$``.)"""
+    return _name_character().search(*view) is not None
+
+
+def arithmetic(source: SourceText, view: View) -> list[Record]:
     """``(( ))``, ``$(( ))``, ``for (( ))``: an evaluating context when it names a variable;
-    positional parameters come from outside; an assignment to a risky variable sets it."""
-    body = text.lstrip("$")[2:-2]
-    if not arithmetic_names(body):
+    positional parameters come from outside; an assignment to a risky variable sets it.
+    (Asked by position: nested arithmetic costs what it holds, once.)"""
+    string, start, end = view
+    lead = start
+    while lead < end and string[lead] == "$":
+        lead += 1
+    body = View(string, lead + 2, end - 2)  # inside (( ))
+    if body.end <= body.start or not arithmetic_names(body):
         return []
-    found: list[Record] = [Deferred(text[:SHOWN], False)]
-    if positional().search(body):
-        found.append(Deferred(text[:SHOWN], True))
-    names = (m.group(1) or m.group(2) for m in arithmetic_assignment().finditer(body))
-    for name in dict.fromkeys(names):
-        if risky_env(name):
-            found.append(Noted([Word(text[:SHOWN])], (name,), f"sets {name}"))
+    shown = string[start:min(end, start + SHOWN)]
+    found: list[Record] = [Deferred(shown, False)]
+    if source.first(positional(), body) is not None:
+        found.append(Deferred(shown, True))
+    risky = source.within(arithmetic_assignment(), body, _sets_risky) or []
+    for name in dict.fromkeys(m.group(1) or m.group(2) for m in risky):
+        found.append(Noted([Word(shown)], (name,), f"sets {name}"))
     return found
+
+
+def _sets_risky(assignment: re.Match[str]) -> bool:
+    return risky_env(assignment.group(1) or assignment.group(2))
+
+
+def assigned_name(source: SourceText, view: View) -> View | None:
+    """Where ``${NAME:=value}`` (``${NAME=value}``, ``${a[i]:=value}``) names what it
+    assigns: the text after ``${`` up to the first ``:``, then the first ``=``; None
+    when the expansion assigns nothing. (A name, a subscript up to its first ``]``,
+    then ``=`` or ``:=``.)"""
+    string, start, end = view
+    m = _expansion_name().match(string, start, end)
+    if m is None:
+        return None
+    after = m.end()
+    if string.startswith("[", after, end):
+        close = source.find("]", View(string, after, end))
+        after = close + 1 if close >= 0 else -1
+    if after < 0 or not (string.startswith("=", after, end)
+                         or string.startswith(":=", after, end)):
+        return None
+    colon = source.find(":", View(string, start + 2, end))
+    colon = end if colon < 0 else colon
+    equals = source.find("=", View(string, start + 2, colon))
+    return View(string, start + 2, colon if equals < 0 else equals)
+
+
+@cache
+def _expansion_name() -> re.Pattern[str]:
+    return re.compile(r"\$\{[A-Za-z_]\w*")
 
 
 def code_value(name: str, word: Word) -> list[Script]:
@@ -129,11 +185,6 @@ def positional() -> re.Pattern[str]:
 def test_evaluates() -> re.Pattern[str]:
     """``[[ ]]`` operators that evaluate their operands (arithmetic, ``-v`` subscripts)."""
     return re.compile(r"(?:^|\s)-(?:eq|ne|lt|le|gt|ge|v)(?=\s)")
-
-
-@cache
-def assigning_expansion() -> re.Pattern[str]:
-    return re.compile(r"\$\{[A-Za-z_]\w*(?:\[[^]]*\])?:?=")
 
 
 @cache

@@ -248,7 +248,8 @@ def _split_marked(words: Sequence[str]) -> tuple[list[str], list[str], set[int]]
     return options, positional, values
 
 
-def _after_head(head: Sequence[str], positional: Sequence[str], values: set[int]) -> int | None:
+def _after_head(head: Sequence[str], positional: Sequence[str], values: Collection[int]
+                ) -> int | None:
     """Where the command's words continue after ``head``, which must appear in order
     with only possible option values in between; None when it does not."""
     position = 1
@@ -273,28 +274,56 @@ class FlagRule(NamedTuple):
     def matches(self, words: Sequence[str]) -> bool:
         """True when the command ``words`` are covered by this rule (its leading words
         spelled as the rule spells them: ``npm i`` is ``npm install``)."""
-        spelled, canonical = lookup(COMMAND_ALIASES, words)
-        if canonical is not None:
-            words = [*canonical, *words[len(spelled):]]
-        if not words or words[0] != self.head[0]:
+        read = _read(tuple(words))  # (a request is matched against many rules)
+        if not read.words or read.words[0] != self.head[0]:
             return False
-        options, positional, values = _split_marked(words)
-        rest = _after_head(self.head, positional, values)
+        rest = _after_head(self.head, read.positional, read.values)
         if rest is None:
             return False
-        key = lookup(FLAG_ALIASES, self.head)[0]
-        aliases = FLAG_ALIASES.get(key, {})
-        whole = words[0] in SINGLE_DASH_LONG
-        have: set[str] = set()
-        for word in options:
-            have |= _canonical(word, aliases, whole)
-        have |= _abbreviated(self.flags - have, options)
-        for prefix, flag in POSITIONAL_FLAGS.get(key, ()):
-            if any(w.startswith(prefix) for w in positional[len(key):]):
-                have.add(flag)
-        if not self.flags <= have:
+        have = _flags_given(_flag_key(self.head), read)
+        if not self.flags <= have and not (read.options and self.flags <= have | _abbreviated(
+                self.flags - have, read.options)):
             return False
-        return wildcard_match(self.tail, " ".join(positional[rest:]))
+        return wildcard_match(self.tail, " ".join(read.positional[rest:]))
+
+
+class _Read(NamedTuple):
+    """A command's words as the flag rules read them: its leading words respelled
+    (``npm i`` is ``npm install``), then split (:func:`_split_marked`)."""
+
+    words: tuple[str, ...]
+    options: tuple[str, ...]
+    positional: tuple[str, ...]
+    values: frozenset[int]
+
+
+@lru_cache(maxsize=256)
+def _read(words: tuple[str, ...]) -> _Read:
+    spelled, canonical = lookup(COMMAND_ALIASES, words)
+    if canonical is not None:
+        words = (*canonical, *words[len(spelled):])
+    options, positional, values = _split_marked(words)
+    return _Read(words, tuple(options), tuple(positional), frozenset(values))
+
+
+@lru_cache(maxsize=1024)
+def _flag_key(head: tuple[str, ...]) -> tuple[str, ...]:
+    return lookup(FLAG_ALIASES, head)[0]
+
+
+@lru_cache(maxsize=256)
+def _flags_given(key: tuple[str, ...], read: _Read) -> frozenset[str]:
+    """The flags the command's options spell (under the aliases of ``key``), and those
+    its positional words stand for (``POSITIONAL_FLAGS``)."""
+    aliases = FLAG_ALIASES.get(key, {})
+    whole = read.words[0] in SINGLE_DASH_LONG
+    have: set[str] = set()
+    for word in read.options:
+        have |= _canonical(word, aliases, whole)
+    for prefix, flag in POSITIONAL_FLAGS.get(key, ()):
+        if any(w.startswith(prefix) for w in read.positional[len(key):]):
+            have.add(flag)
+    return frozenset(have)
 
 
 def compile_flag_rule(pattern: str) -> FlagRule | None:

@@ -36,7 +36,7 @@ next command -- which is also what ``cd`` and symlink tracking need.
 import posixpath
 import re
 from collections.abc import Iterable, Iterator, Sequence
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any, NamedTuple
 
 from dm_cc.permissions.shell.arguments import inspect, runs_setting
@@ -160,8 +160,10 @@ class Judge:
         # what it records is speculative. `guessed`: the guesses judged so far (each once).
         self.guessing: str | None = None
         self.values: dict[str, str] = {}  # static values the line gives variables (c=rm)
+        self.readings: dict[str, str] = {}  # text -> its plain reading with these values
         self.hosts: list[str] = []  # hosts network clients reach (curl URL, -x PROXY)
         self.guessed: set[tuple[str, ...]] = set()
+        self.guessed_scripts: set[tuple[str, str]] = set()  # (script, note) judged on its own
         # a command of this line that may have written the repository's own files (an
         # archive extracted into the working directory): what it was, for the note
         self.planted_repository: str | None = None
@@ -410,6 +412,7 @@ class Judge:
             elif isinstance(record, Assigned):
                 if len(self.values) < 64 or record.name in self.values:
                     self.values[record.name] = record.value
+                    self.readings.clear()
             elif isinstance(record, Broken):
                 self.dynamic(text, "the command could not be parsed")
                 self.scan(text)
@@ -424,8 +427,20 @@ class Judge:
                                          for words in word_scan(text)),
                        "found in text the parser rejected")
 
+    def reading(self, text: str) -> str:
+        """``text`` as bash most often reads it with the values set so far (each text
+        once: ``$($($(…)))`` shows the same text at every level)."""
+        found = self.readings.get(text)
+        if found is None:
+            found = self.readings[text] = _plain_reading(text, self.values)
+        return found
+
     def guess_script(self, script: str, note: str) -> None:
-        """Judge ``script`` on its own and offer its commands to the deny rules only."""
+        """Judge ``script`` on its own and offer its commands to the deny rules only (each
+        script once: the same reading of `$($($(…)))` at every level adds nothing)."""
+        if (script, note) in self.guessed_scripts:
+            return
+        self.guessed_scripts.add((script, note))
         sub = Judge(len(script), scanning=False)
         sub.run(script)
         found = sub.result()
@@ -459,7 +474,7 @@ class Judge:
             self.record([w.text for w in words], True, suspect,
                         note="the command name is not static")
             text = joined(words).text  # `rm${IFS}-rf x`, `c=rm; $c x`: also as it usually
-            reading = _plain_reading(text, self.values)  # reads (not in a guess's judge)
+            reading = self.reading(text)  # reads (not in a guess's judge)
             if self.scanning and self.guessing is None and reading != text:
                 self.guess_script(reading, "the command as it reads with the values this "
                                   "line sets, the default IFS and other variables unset")
@@ -502,7 +517,7 @@ class Judge:
         if name == "coproc" and len(words) > 2 and words[2].text in ("{", "("):
             words = [words[0], *words[2:]]  # coproc NAME { cmd; }: NAME names the coprocess
         written = [spelled, *(w.text for w in words[1:])]  # recorded: the name as written
-        names = other_names(written)  # ... and every other name it has
+        names = _other_names(tuple(written))  # ... and every other name it has
         if name == "npm" and len(words) > 1:  # `npm exe CMD` is `npm exec CMD` (a wrapper)
             words = [words[0], words[1]._replace(text=npm_command(words[1].text)
                                                  or words[1].text), *words[2:]]
@@ -538,13 +553,13 @@ class Judge:
             outcome = eval_builtin(name, words)
         if stdin is not None and stdin.script and len(self.bodies) < 16:
             self.bodies.append(stdin.script)
-        if name in (*SHELLS, "source", ".") and (
+        if (name in SHELLS or name in ("source", ".")) and (
                 outcome.note is not None or any(w.expand or w.procsub for w in words[1:])):
             self.opaque = True
         if outcome.effects:
             yield from self.apply(outcome.effects, depth, suspect, sensitive, opaque)
         spec_key, spec = lookup(ARG_SPECS, texts)
-        if spec is not None and (effects := inspect(spec_key, spec, words, stop, stdin)):
+        if spec is not None and (effects := _inspected(spec_key, tuple(words), stop, stdin)):
             yield from self.apply(effects, depth, suspect, sensitive, opaque)
         if name in ("ln", "cp", "link"):
             for link, target in made_links(name, words):
@@ -681,6 +696,23 @@ def _here(directory: str) -> str | None:
     if directory == "." or (directory.startswith(("/", "~")) and len(directory) <= 256):
         return directory
     return None
+
+
+# What a command's words mean to the tables is a pure function of them: a line repeating
+# a command (a loop unrolled, `cd a; cat f; cd a; cat f …`) reads it once. Keyed by the
+# words as read (text and flags), at most _READINGS of them kept.
+_READINGS = 1_024
+
+
+@lru_cache(maxsize=_READINGS)
+def _other_names(written: tuple[str, ...]) -> tuple[tuple[str, ...], ...]:
+    return other_names(written)
+
+
+@lru_cache(maxsize=_READINGS)
+def _inspected(key: tuple[str, ...], words: tuple[Word, ...], stop: int,
+               stdin: Stdin | None) -> tuple[Effect, ...]:
+    return tuple(inspect(key, ARG_SPECS[key], list(words), stop, stdin))
 
 
 @cache

@@ -31,7 +31,7 @@ class Word(NamedTuple):
 
 # Patterns are compiled on first use (``re`` caches them): most lines never need most of
 # them, and the common cases are settled by a character test first.
-_BRACE = r"\{[^{}\x00]*(?:,|\.\.)[^{}\x00]*\}"
+BRACE = r"\{[^{}\x00]*(?:,|\.\.)[^{}\x00]*\}"
 _ESCAPE = r"(?s)\\(.)"
 _DQ_ESCAPE = r'\\([$`"\\\n])'
 _ASSIGNMENT = r"[A-Za-z_][A-Za-z0-9_]*=|BASH_FUNC_[^=/]*="
@@ -61,7 +61,7 @@ def ansi_c(body: str) -> str:
 def globs(text: str) -> bool:
     """An unquoted glob (``*``, ``?``, ``[``) or brace expansion (``{a,b}``, ``{1..3}``)."""
     return ("*" in text or "?" in text or "[" in text
-            or ("{" in text and re.search(_BRACE, text) is not None))
+            or ("{" in text and re.search(BRACE, text) is not None))
 
 
 def hides_expansion(text: str) -> bool:
@@ -165,47 +165,70 @@ class WordBuilder:
 
 
 _MAX_BRACE_WORDS = 64
+# Characters brace expansion may scan, for each of the word, plus slack: a group that is
+# no expansion is scanned again from inside (``{`` nested deep would cost the square of
+# the word), and an alternative is expanded in turn (nested deep, it would recurse as
+# deep). Groups one after the other are expanded left to right, each once.
+_BRACE_WORK = 4
+_BRACE_SLACK = 1_024
 
 
 def brace_expand(text: str, mask: str) -> list[tuple[str, str]] | None:
     """Brace expansion of one word as bash does it (``a{b,c}d``, ``{1..3}``, nested), on
     ``text`` and its quote ``mask`` (quoted characters are NUL in the mask and do not
-    count). None when the result would exceed a small limit."""
-    start, depth = -1, 0
+    count). None when the result would exceed a small limit, or finding it would cost
+    more than _BRACE_WORK scans of the word."""
+    return _expand(text, mask, [_BRACE_WORK * len(mask) + _BRACE_SLACK])
+
+
+def _expand(text: str, mask: str, work: list[int]) -> list[tuple[str, str]] | None:
+    work[0] -= len(mask) + 1  # (what is left to scan, counted down by every call)
+    if work[0] < 0:
+        return None
+    # the words so far, as pieces of text and of mask, up to `begin` in the word
+    words: list[tuple[list[str], list[str]]] = [([], [])]
+    begin, start, depth, i = 0, -1, 0, 0
     commas: list[int] = []
-    i = 0
     while i < len(mask):
         ch = mask[i]
-        if ch == "{" and (i == 0 or mask[i - 1] != "$" or depth):
+        if ch == "{" and (i == begin or mask[i - 1] != "$" or depth):
             if depth == 0:
                 start, commas = i, []
             depth += 1
         elif ch == "}" and depth:
             depth -= 1
             if depth == 0:
-                inner_t, inner_m = text[start + 1:i], mask[start + 1:i]
-                alternatives = _alternatives(inner_t, inner_m, [c - start - 1 for c in commas])
+                alternatives = _alternatives(text[start + 1:i], mask[start + 1:i],
+                                             [c - start - 1 for c in commas])
                 if alternatives is not None:
-                    head_t, head_m = text[:start], mask[:start]
-                    tail = brace_expand(text[i + 1:], mask[i + 1:])
-                    if tail is None:
-                        return None
-                    out: list[tuple[str, str]] = []
+                    expanded: list[tuple[str, str]] = []
                     for alt_t, alt_m in alternatives:
-                        inner = brace_expand(alt_t, alt_m)
+                        inner = _expand(alt_t, alt_m, work)
                         if inner is None:
                             return None
-                        out += [(head_t + a + b, head_m + am + bm)
-                                for a, am in inner for b, bm in tail]
-                        if len(out) > _MAX_BRACE_WORDS:
-                            return None
-                    return out
-                i = start  # not an expansion: go on after this `{`
+                        expanded += inner
+                    if len(words) * len(expanded) > _MAX_BRACE_WORDS:
+                        return None
+                    head = (text[begin:start], mask[begin:start])
+                    if len(expanded) == 1:  # (no copy: a word of single groups is long)
+                        for pieces_t, pieces_m in words:
+                            pieces_t += (head[0], expanded[0][0])
+                            pieces_m += (head[1], expanded[0][1])
+                    else:
+                        words = [([*pt, head[0], a], [*pm, head[1], am])
+                                 for pt, pm in words for a, am in expanded]
+                    begin = i + 1  # what follows is scanned as a word of its own
+                    i += 1
+                    continue
+                work[0] -= i - start  # not an expansion: go on after this `{`
+                if work[0] < 0:
+                    return None
+                i = start
                 start = -1
         elif ch == "," and depth == 1:
             commas.append(i)
         i += 1
-    return [(text, mask)]
+    return [("".join(pt) + text[begin:], "".join(pm) + mask[begin:]) for pt, pm in words]
 
 
 def _alternatives(text: str, mask: str, commas: list[int]) -> list[tuple[str, str]] | None:

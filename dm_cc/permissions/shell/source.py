@@ -268,15 +268,82 @@ def _parser() -> Parser:
     return tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
 
 
-def syntax_tree(src: bytes) -> Node:
-    """The root node of ``src`` (UTF-8) parsed as bash.
+# What parsing may cost (issue 22, "Bounded cost"). tree-sitter-bash parses a valid line
+# in time linear in its length, but recovering from some errors costs the square of it:
+# seconds at 100 KB. Guards that count, never time (every machine gives the same answer);
+# past one, the line could not be parsed (it asks, and the word scan offers its commands
+# to the deny rules):
+#
+# * The parser reads the source in chunks of CHUNK bytes, and may read at most
+#   READS_PER_CHUNK times as many chunks as the source has, plus READS_SLACK (a valid line
+#   needs two or three per chunk: the lexer reads ahead and back a little; each read
+#   costs some 5 us). Recovering from errors in ``a[a[a[…``, ``rm x )) rm x ))…`` or
+#   arrays opened inside arrays (``a=(x a=(x …``) relexes, and reads back far more.
+# * A pipeline with an error in it costs the square of its stages in one step of the
+#   parser, which cannot be stopped there (tree-sitter-bash 0.25: 768 stages 10 ms, 4,000
+#   stages 0.25 s, 40,000 half a minute). A line with more than MAX_PIPES ``|`` anywhere
+#   (an ordinary line has a few dozen) is first parsed with each pipe read as ``;`` --
+#   the same length, no pipeline to pay for -- and not parsed when that shows an error,
+#   or a pipe with no command after it: such a line does not parse anyway.
+CHUNK = 1024
+READS_PER_CHUNK = 32
+READS_SLACK = 1_024
+MAX_PIPES = 768
+
+
+def syntax_tree(src: bytes) -> Node | None:
+    """The root node of ``src`` (UTF-8) parsed as bash; None when parsing it would cost
+    more than a line of its length may (above).
 
     tree-sitter-bash can crash on some non-ASCII input ("{" + U+E5C0F segfaults), and bash
     treats every non-ASCII byte as an ordinary word character anyway: parse a copy where
     each such byte is "x" (offsets unchanged); the walk reads words from the original.
     """
-    return _parser().parse(src.translate(_ASCII_ONLY)).root_node
+    masked = src.translate(_ASCII_ONLY)
+    if masked.count(b"|") > MAX_PIPES and _broken_pipeline(masked):
+        return None
+    return _parsed(masked)
 
+
+def _parsed(masked: bytes) -> Node | None:
+    """``masked`` parsed, within its reads (above)."""
+    reads, allowed = 0, READS_PER_CHUNK * (len(masked) // CHUNK + 1) + READS_SLACK
+
+    def read(offset: int, _point: object) -> bytes:
+        nonlocal reads
+        reads += 1
+        return masked[offset:offset + CHUNK]
+
+    parser = _parser()
+    try:
+        return parser.parse(read, progress_callback=lambda *_: reads > allowed).root_node
+    except ValueError:  # stopped ("Parsing failed")
+        parser.reset()  # (else the next parse would resume this one)
+        return None
+
+
+def _broken_pipeline(masked: bytes) -> bool:
+    """Whether a line with many pipes may hold an error for one of them to pay for: it
+    does not parse with each pipe read as ``;`` (``|&`` as ``; ``, ``||`` and ``>|``
+    left alone), or a pipe has no command after it (``a |``, ``a | )``: what ``;``
+    would accept)."""
+    if _dangling_pipe().search(masked):
+        return True
+    probe = _parsed(_pipe().sub(lambda m: b"; " if m.group(0) == b"|&" else b";", masked))
+    return probe is None or probe.has_error
+
+
+@cache
+def _pipe() -> re.Pattern[bytes]:
+    return re.compile(rb"(?<![|>])\|&?(?![|&])")
+
+
+@cache
+def _dangling_pipe() -> re.Pattern[bytes]:
+    """A pipe followed by blanks, newlines and comments only, then the end, another
+    operator or a word that closes a construct."""
+    return re.compile(rb"(?<![|>])\|&?(?![|&])(?:[ \t\r\n]|\\\n|#[^\n]*)*"
+                      rb"(?:\Z|[;&|)}]|(?:then|do|done|fi|esac|elif|else|in)(?![\w-]))")
 
 
 # --------------------------------------------------------------------------- word scan
@@ -330,9 +397,13 @@ def word_scan(text: str, depth: int = 0) -> list[list[str]]:
     text split at each operator (``; & | ( ) { }``, newlines, backticks, ``$(``), each
     piece split into words with quotes removed roughly, leading reserved words,
     assignments and redirects dropped; a here-string's text is scanned too (a shell may
-    read it). Linear in ``text``; at most MAX_SCANNED commands."""
+    read it). Linear in ``text``: the first MAX_SCANNED commands, then as many again
+    not among those (a line repeating one command a thousand times still has its last
+    one scanned)."""
     found: list[list[str]] = []
+    more: dict[tuple[str, ...], list[str]] = {}  # later commands, each once
     for piece in _scan_split().split(text):
+        pieces: list[list[str]] = []
         words: list[str] = []
         tokens = _scan_words().findall(piece)
         i = 0
@@ -345,14 +416,23 @@ def word_scan(text: str, depth: int = 0) -> list[list[str]]:
                 if not target and i < len(tokens):  # the target is the next word
                     target, i = tokens[i], i + 1
                 if redirect.group(0).endswith("<<<") and depth == 0:
-                    found += word_scan(_rough_word(target), 1)
+                    pieces += word_scan(_rough_word(target), 1)
             elif words or not (token in _SCAN_KEYWORDS or _scan_assignment().match(token)):
                 words.append(_rough_word(token))
         if words:
-            found.append(words)
-        if len(found) >= MAX_SCANNED:
-            return found[:MAX_SCANNED]
-    return found
+            pieces.append(words)
+        if len(found) < MAX_SCANNED:
+            found += pieces
+            if len(found) >= MAX_SCANNED:
+                del found[MAX_SCANNED:]
+                seen = {tuple(f) for f in found}
+            continue
+        for command in pieces:
+            if tuple(command) not in seen:
+                more.setdefault(tuple(command), command)
+        if len(more) >= MAX_SCANNED:
+            break
+    return found + list(more.values())[:MAX_SCANNED]
 
 
 @cache

@@ -21,6 +21,7 @@ which makes their commands dynamic.
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from collections.abc import Iterable, Iterator, Sequence
 from functools import cache
 from itertools import pairwise
@@ -29,15 +30,17 @@ from typing import TYPE_CHECKING
 from dm_cc.permissions.shell.evaluation import (
     arithmetic,
     arithmetic_names,
-    assigning_expansion,
+    assigned_name,
     backtick_escape,
     code_value,
     may_hold_code,
+    may_hold_code_at,
     positional,
     substitutions,
     test_evaluates,
 )
 from dm_cc.permissions.shell.quoting import (
+    BRACE,
     EVALUATES,
     SHOWN,
     Word,
@@ -61,6 +64,7 @@ from dm_cc.permissions.shell.records import (
     Script,
     Stdin,
 )
+from dm_cc.permissions.shell.spans import SourceText, View, decode
 from dm_cc.permissions.shell.tables.environment import risky_env
 
 if TYPE_CHECKING:
@@ -80,6 +84,7 @@ _BLANKS = b" \t\r\n\\"  # what may lie between a node's children (a backslash: a
 _BLANK_BYTES = frozenset(_BLANKS)
 _GAPS_ALLOWED = frozenset({"string", "translated_string", "heredoc_body", "heredoc_redirect"})
 _SPECIAL = frozenset("`$*?[{")  # what an expansion or a glob needs (see quoting)
+_PLAIN_WORD = _SPECIAL | {"\\", "\n"}  # none of these: a word is its own text
 # the node kinds _Walk._visit makes records of
 _VISITED = frozenset({"command", "declaration_command", "unset_command", "test_command",
                       "heredoc_redirect", "variable_assignment", "file_redirect", "ERROR"})
@@ -91,16 +96,19 @@ _DEFERRED = frozenset({"variable_assignment", "expansion", "arithmetic_expansion
 _STORES_INPUT = frozenset({"read", "mapfile", "readarray"})
 _PREFIXES = frozenset({"time", "command", "builtin"})  # run the builtin that follows
 _NAMES_STORING = _STORES_INPUT | {"printf", "let", "getopts"}  # the names _stored looks at
+_LONGEST = 1 + max(len(name) for name in _NAMES_STORING | _PREFIXES)
 _NAMED_WORDISH = _WORDISH | {"command_name"}
+_ENCLOSING = frozenset({"function_definition", "redirected_statement"})  # see _encloses
 _PIPED = Stdin("pipe", None, True)
 _CALL_SITE = Stdin("inherited", None, True)  # a function body reads its caller's input
 _DESCRIPTOR = Stdin("inherited", None, True)  # `<&3`: a descriptor opened elsewhere
 
 
-def walk(src: bytes, root: Node) -> Iterator[Record]:
+def walk(src: bytes, root: Node | None) -> Iterator[Record]:
     """The records of the tree ``root`` parsed from ``src``, in source order; the last is
-    :class:`~.records.Broken` when the parser reported an error or silently dropped text."""
-    return _Walk(src).records(root)
+    :class:`~.records.Broken` when the parser reported an error or silently dropped text
+    (the only one when it gave up: no tree)."""
+    return iter([Broken()]) if root is None else _Walk(src).records(root)
 
 
 @cache
@@ -109,11 +117,31 @@ def _redirect_op() -> re.Pattern[str]:
     return re.compile(r"(?:\d+|\{\w+\})?(&>>|&>|>>|>\||>&-|<&-|>&|<&|<>|>|<)")
 
 
-def _decode(data: bytes) -> str:
-    try:
-        return data.decode("utf-8", "surrogatepass")
-    except UnicodeDecodeError:
-        return data.decode("utf-8", "replace")
+# the patterns asked of a node's text by position (:mod:`.spans`): none depends on where
+# a search starts
+@cache
+def _option_v() -> re.Pattern[str]:
+    return re.compile("-v")
+
+
+@cache
+def _substitution() -> re.Pattern[str]:
+    return re.compile(r"\$\(")
+
+
+@cache
+def _backtick() -> re.Pattern[str]:
+    return re.compile("`")
+
+
+@cache
+def _glob() -> re.Pattern[str]:
+    return re.compile(r"[*?\[]")  # what globs() looks for, with the brace expansion below
+
+
+@cache
+def _brace() -> re.Pattern[str]:
+    return re.compile(BRACE)
 
 
 def _groups(nodes: list[Node]) -> Iterable[list[Node]]:
@@ -136,15 +164,23 @@ class _Walk:
         self.src = src
         self.dropped: dict[int, list[Word]] = {}  # command start -> words the parser lost
         self.exec_stdin: Stdin | None = None  # what `exec <<< CODE` gives later commands
-        # ASCII source (the usual case) is decoded once: its byte offsets are string offsets
-        self.ascii = src.decode("ascii") if src.isascii() else None
+        # the text decoded once, read by position (nested nodes are not sliced to be asked)
+        self.source = SourceText(src)
+        # ASCII source (the usual case): its byte offsets are string offsets
+        self.ascii = self.source.text if src.isascii() else None
+        # test commands a test around them examined: whether each holds an evaluated word
+        self.tests_within: dict[tuple[int, int], bool] = {}
 
     def text(self, node: Node, cap: int | None = None) -> str:
-        start = node.start_byte
-        end = node.end_byte if cap is None else min(node.end_byte, start + cap)
         if self.ascii is not None:
-            return self.ascii[start:end]
-        return _decode(self.src[start:end])
+            start = node.start_byte
+            return self.ascii[start:node.end_byte if cap is None else
+                              min(node.end_byte, start + cap)]
+        return self.source.slice(node, cap)
+
+    def shown(self, view: View) -> str:
+        """The first SHOWN characters of a node's text."""
+        return view.string[view.start:min(view.end, view.start + SHOWN)]
 
     def records(self, root: Node) -> Iterator[Record]:
         found = list(self._records(root))
@@ -166,7 +202,10 @@ class _Walk:
                 continue  # tokens and leaf words: nothing to do
             kind = node.type
             broken = broken or kind == "ERROR"
-            if kind not in _GAPS_ALLOWED and not self._gaps(node, kind, children):
+            if kind not in _GAPS_ALLOWED and not (  # (one child spanning it: no gap)
+                    len(children) == 1 and children[0].start_byte == node.start_byte
+                    and children[0].end_byte == node.end_byte) \
+                    and not self._gaps(node, kind, children):
                 intact = False
             found = self._visit(node, kind, parent, piped) if kind in _VISITED else []
             if kind in _DEFERRED:
@@ -178,14 +217,14 @@ class _Walk:
                 yield from found
             # a pipe or an enclosing construct's input reaches every command inside
             # (`cat x | { bash; }`, `{ sh; } <<< CODE`, `f() { sh; }; f <<< CODE`)
-            inherit = piped or self._encloses(node, kind)
-            # `! bash <<EOF`: the redirect belongs to the statement around the negation
-            owner = parent if kind == "negated_command" and parent is not None \
-                and parent.type == "redirected_statement" else node
-            # `a && bash <<EOF`: tree-sitter hangs the heredoc on the list; bash gives it to
-            # the list's last command
-            last = children[-1] if kind == "list" and parent is not None \
-                and parent.type == "redirected_statement" else None
+            inherit = piped or (self._encloses(node, kind) if kind in _ENCLOSING else None)
+            owner, last = node, None
+            if kind in ("negated_command", "list") and parent is not None \
+                    and parent.type == "redirected_statement":
+                if kind == "negated_command":  # `! bash <<EOF`: the redirect belongs to the
+                    owner = parent  # statement around the negation
+                else:  # `a && bash <<EOF`: tree-sitter hangs the heredoc on the list; bash
+                    last = children[-1]  # gives it to the list's last command
             after_pipe = False  # the previous child is a pipe token (a leaf)
             entries = []
             before: Node | None = None  # the command before the pipe token
@@ -198,6 +237,9 @@ class _Walk:
                 else:
                     after_pipe = child.type in _PIPES
             stack.extend(reversed(entries))
+        if self.source.spent:  # past the allowance some nested text was not examined
+            yield Noted([Word(self.text(root, SHOWN))], (), "nested too deeply to examine "
+                        "every part", dynamic=True)
         if root.has_error or not intact:
             yield Broken()
 
@@ -207,8 +249,6 @@ class _Walk:
         dynamic; the text is still judged, for the deny rules)."""
         if kind == "function_definition":
             return _CALL_SITE
-        if kind != "redirected_statement":
-            return None
         body = node.child_by_field_name("body")
         if body is None or body.type in ("command", "negated_command", "list"):
             return None  # the command's own redirect (see command())
@@ -272,33 +312,55 @@ class _Walk:
         body = node.child_by_field_name("body") if kind == "redirected_statement" else None
         if body is None or body.type != "command" or not all(re.fullmatch(_PLAIN, m) for m in missing):
             return False
-        self.dropped[body.start_byte] = [Word(w) for m in missing for w in _decode(m).split()]
+        self.dropped[body.start_byte] = [Word(w) for m in missing for w in decode(m).split()]
         return True
 
     # words ----------------------------------------------------------------
     def word(self, nodes: Sequence[Node]) -> Word:
-        if len(nodes) == 1:  # fast path for the common case: one plain word
-            node = nodes[0]
+        quick = self._quick(nodes)
+        return quick if quick is not None else self._built(nodes).word()
+
+    def _quick(self, nodes: Sequence[Node]) -> Word | None:
+        """The common cases, read directly: one plain word, one expansion."""
+        if len(nodes) != 1:
+            return None
+        node = nodes[0]
+        kind = node.type
+        if kind == "command_name" and node.child_count == 1:
+            node = node.children[0]  # what _collect would read
             kind = node.type
-            if kind == "command_name" and node.child_count == 1:
-                node = node.children[0]  # what _collect would read
-                kind = node.type
-            if kind == "word" and "\\" not in (raw := self.text(node)):
-                if _SPECIAL.isdisjoint(raw) and "\n" not in raw:
-                    return Word(raw)
-                return Word(raw, hides_expansion(raw), globs(raw))
+        if kind == "word" and "\\" not in (raw := self.text(node)):
+            if _SPECIAL.isdisjoint(raw) and "\n" not in raw:
+                return Word(raw)
+            return Word(raw, hides_expansion(raw), globs(raw))
+        if kind in _EXPANSIONS and (kind != "command_substitution" or any(
+                c.is_named for c in node.children)):  # `$x`, `$(cmd)`: what _collect
+            return Word(self.text(node, SHOWN), True)  # makes of it, directly
+        return None
+
+    def _built(self, nodes: Sequence[Node]) -> WordBuilder:
         builder = WordBuilder()
         self._collect_all(nodes, builder)
-        return builder.word()
+        return builder
+
+    def words1(self, node: Node) -> list[Word]:
+        """:meth:`words` of one node; a plain word without braces the quick way."""
+        if node.type == "word" and self.ascii is not None:
+            raw = self.ascii[node.start_byte:node.end_byte]
+            if _PLAIN_WORD.isdisjoint(raw):
+                return [Word(raw)]
+        return self.words([node])
 
     def words(self, nodes: Sequence[Node]) -> list[Word]:
         """The words one shell word becomes after brace expansion (``r{m,}`` → ``rm r``)."""
-        word = self.word(nodes)
+        word = self._quick(nodes)
+        builder = None
+        if word is None:
+            builder = self._built(nodes)  # built once for both
+            word = builder.word()
         if not word.glob or "{" not in word.text:
             return [word]
-        builder = WordBuilder()
-        self._collect_all(nodes, builder)
-        return builder.words()
+        return (builder or self._built(nodes)).words()
 
     def _collect_all(self, nodes: Sequence[Node], b: WordBuilder) -> None:
         for i, node in enumerate(nodes):
@@ -356,7 +418,7 @@ class _Walk:
         base = name_node.child_by_field_name("name") if name_node.type == "subscript" else None
         name = self.text(base or name_node)
         stop = value.start_byte if value is not None else node.end_byte
-        prefix = _decode(self.src[node.start_byte:stop])
+        prefix = decode(self.src[node.start_byte:stop])
         val = self.word([value]) if value is not None else Word("")
         expand = val.expand or "$" in prefix or "`" in prefix
         return name, Word(prefix + val.text, expand, val.glob, val.procsub)
@@ -370,7 +432,7 @@ class _Walk:
                 for c in before.children):
             return _PIPED
         name = before.child_by_field_name("name")
-        if name is None or self.text(name) != "echo":
+        if name is None or self.text(name, 5) != "echo":  # (a name may hold all the line)
             return _PIPED
         words = [w for arg in before.children_by_field_name("argument")
                  for w in self.words([arg])]
@@ -409,9 +471,13 @@ class _Walk:
         fds: dict[int, str] = {}
         if redirects:
             starts = {r.start_byte for r in redirects}
-            for arg in [a for a in args if a.type == "number" and a.end_byte in starts]:
-                args.remove(arg)
-                fds[arg.end_byte] = self.text(arg)
+            kept = []
+            for arg in args:
+                if arg.type == "number" and arg.end_byte in starts:
+                    fds[arg.end_byte] = self.text(arg)
+                else:
+                    kept.append(arg)
+            args = kept
         if name is None:
             found: list[Record] = []
             for var, word in map(self.assignment, assigns):
@@ -420,9 +486,15 @@ class _Walk:
             return found
         if redirects:  # words taken from redirects go back to where they were written
             args.sort(key=lambda n: n.start_byte)
-        words = [*self.words([name])]
-        for group in _groups(args):
-            words += self.words(group)
+        words = self.words([name])
+        group: list[Node] = []  # adjacent nodes (no blank between them) form one word
+        for arg in args:
+            if group and arg.start_byte != group[-1].end_byte:
+                words += self.words(group) if len(group) > 1 else self.words1(group[0])
+                group = []
+            group.append(arg)
+        if group:
+            words += self.words(group) if len(group) > 1 else self.words1(group[0])
         if self.dropped:
             words += self.dropped.get(node.start_byte, ())
         env = [(var, w) for var, w in map(self.assignment, assigns) if risky_env(var)]
@@ -440,11 +512,10 @@ class _Walk:
         for i, child in enumerate(children):
             if child.type != "command_name":
                 continue
-            args = []
-            for sibling in children[i + 1:]:
-                if sibling.type not in _WORDISH:
-                    break
-                args.append(sibling)
+            end = i + 1
+            while end < len(children) and children[end].type in _WORDISH:
+                end += 1
+            args = children[i + 1:end]
             words = [*self.words([child]), *(w for g in _groups(args) for w in self.words(g))]
             found.append(Command(words))
         return found
@@ -474,15 +545,28 @@ class _Walk:
 
     def test(self, node: Node) -> list[Record]:
         """``[ ]``/``[[ ]]``: operands such as ``-v 'a[$(cmd)]'`` or ``x -eq 'a[$(cmd)]'``
-        are evaluated; they make the test a dynamic command."""
-        stack, words = [node], []
+        are evaluated; they make the test a dynamic command. Every word below the test
+        counts. A test below it is examined with it, once: its words are judged here, and
+        whether it holds an evaluated one is kept for its own note."""
+        inner = self.tests_within.pop((node.start_byte, node.end_byte), None)
+        if inner is not None:  # examined with the test around it
+            return [Noted([Word(self.text(node, SHOWN))], (), EVALUATES, dynamic=True)] \
+                if inner else []
+        stack, words, tests = [node], [], []
         while stack:
             current = stack.pop()
             if current.type in ("raw_string", "string", "ansi_c_string", "word"):
-                words.append(self.word([current]))
+                words.append((current.start_byte, self.word([current])))
             else:
+                if current.type == "test_command" and current is not node:
+                    tests.append(current)
                 stack.extend(current.children)
-        found: list[Record] = [Script(w) for w in evaluated(words)]
+        found: list[Record] = [Script(w) for w in evaluated([w for _, w in words])]
+        places = sorted(at for at, w in words if evaluated([w]))
+        for test in tests:
+            first = bisect_left(places, test.start_byte)
+            self.tests_within[test.start_byte, test.end_byte] = \
+                first < len(places) and places[first] < test.end_byte
         if found:
             found.append(Noted([Word(self.text(node, SHOWN))], (), EVALUATES, dynamic=True))
         return found
@@ -497,9 +581,11 @@ class _Walk:
                 var, word = self.assignment(child)
                 words.append(word)
             elif child.type in _WORDISH or child.type == "variable_name" or not words:
-                var, word = self.text(child), self.word([child])
+                word = self.word([child])
                 words.append(word)
-                if child.type != "variable_name":
+                if child.type == "variable_name":
+                    var = self.text(child)
+                else:
                     var = word.text.partition("=")[0]  # export "LD_PRELOAD=x"
                     flag = word.text[:1] == "-" and word.text[1:].isalpha()
                     if flag and "n" in word.text and node.type == "declaration_command":
@@ -523,66 +609,79 @@ class _Walk:
         """Values stored that may hold code, places where bash evaluates a stored value
         (:class:`~.records.Deferred`), and what tree-sitter does not parse the way bash
         runs it: escaped backticks inside backticks, substitutions inside ``${..}``,
-        risky variables set by a loop or by arithmetic."""
+        risky variables set by a loop or by arithmetic. (A node's text is asked by
+        position, not sliced: these nest, and each level would cost all it holds.)"""
         if kind in ("command", "declaration_command"):
             return self._stored(node, kind)  # the common case: its text is rarely needed
-        text = self.text(node)
-        shown = text[:SHOWN]
+        if kind == "command_substitution" and self.src[node.start_byte] != 0x60:
+            return []  # `$(..)`: only backticks are read again (the common case)
+        view = self.source.view(node)
         if kind == "variable_assignment":
             value = node.child_by_field_name("value")
-            if value is None or not may_hold_code(self.text(value)):
+            if value is None or not may_hold_code_at(self.source, self.source.view(value)):
                 return []
             word = self.word([value])
             code = word.text if not word.expand and evaluates(word.text) else None
-            return [Deferred(shown, True, code)]
+            return [Deferred(self.shown(view), True, code)]
         if kind == "subscript":
-            index = text[text.find("[") + 1:-1]
-            return [Deferred(shown, False)] if arithmetic_names(index) else []
+            bracket = view.string.find("[", view.start, view.end)  # after the name
+            index = View(view.string, view.start if bracket < 0 else bracket + 1, view.end - 1)
+            return [Deferred(self.shown(view), False)] if arithmetic_names(index) else []
         if kind == "command_substitution":
-            return self._backticks(text)
+            return self._backticks(view)
         if kind == "expansion":
-            return self._expansion(node, text)
+            return self._expansion(node, view)
         if kind in ("arithmetic_expansion", "compound_statement", "c_style_for_statement"):
-            if kind == "compound_statement" and not text.startswith("(("):
+            if kind == "compound_statement" and not view.string.startswith("((", *view[1:]):
                 return []
-            if kind == "c_style_for_statement":
-                text = text[:text.find("))") + 2]
-            return arithmetic(text)
+            if kind == "c_style_for_statement":  # `for (( .. ))`: up to the first `))`
+                close = self.source.find("))", view)
+                view = view._replace(end=close + 2 if close >= 0 else min(view.end,
+                                                                          view.start + 1))
+            return arithmetic(self.source, view)
         if kind == "for_statement":
-            return self._loop(node, shown)
+            return self._loop(node, self.shown(view))
         if kind == "test_command":
             # `[[ x -eq 1 ]]` evaluates both sides as arithmetic; `[ ]` (the test builtin)
             # only evaluates the subscript of `-v a[..]`
-            found = test_evaluates().search(text)
-            if found is None or (not text.startswith("[[") and found.group(0).strip() != "-v"):
+            found = self.source.first(test_evaluates(), view)
+            if found is not None and found.end() >= view.end:
+                found = None  # (its lookahead needs a blank inside the node)
+            if found is None or (not view.string.startswith("[[", *view[1:])
+                                 and found.group(0).strip() != "-v"):
                 return []
-            return [Deferred(shown, False),
-                    *([Deferred(shown, True)] if positional().search(text) else [])]
+            shown = self.shown(view)
+            return [Deferred(shown, False), *([Deferred(shown, True)]
+                                              if self.source.first(positional(), view) else [])]
         return []
 
     def _stored(self, node: Node, kind: str) -> list[Record]:
         """A command or declaration that stores a value bash may evaluate later."""
         if kind == "declaration_command":
-            flags = [t for c in node.children[1:] if (t := self.text(c))[:1] in "-+"]
+            flags = [self.text(c) for c in node.children[1:]
+                     if self.text(c, 1) in ("-", "+")]
             integer_or_ref = any(f[:1] == "-" and ("i" in f or "n" in f) for f in flags)
-            return [Deferred(self.text(node)[:SHOWN], False)] if integer_or_ref else []
+            return [Deferred(self.text(node, SHOWN), False)] if integer_or_ref else []
         words = [c for c in node.children if c.type in _NAMED_WORDISH]
-        name = self.text(words[0]) if words else ""
+        # a name longer than _LONGEST is none of those asked about (and may be all the
+        # rest of a nested line: `$($($(…)))`)
+        name = self.text(words[0], _LONGEST) if words else ""
         while name in _PREFIXES or (len(words) > 1 and name[:1] == "-"):
             words = words[1:]  # `time read x`, `command -p read x`, `builtin read x`
-            name = self.text(words[0]) if words else ""
+            name = self.text(words[0], _LONGEST) if words else ""
         if name == "set" and len(words) > 1:  # set -- 'a[$(cmd)]': $1 holds that code
             values = [w for n in words[1:] for w in self.words([n])]
+            shown = self.shown(self.source.view(node))
             stored: list[Record] = [
-                Deferred(self.text(node)[:SHOWN], True,
-                         w.text if not w.expand and evaluates(w.text) else None)
+                Deferred(shown, True, w.text if not w.expand and evaluates(w.text) else None)
                 for w in values if may_hold_code(w.text)]
             return stored[:8]
         if name not in _NAMES_STORING:
             return []
-        text = self.text(node)
-        shown = text[:SHOWN]
-        if name in _STORES_INPUT or (name == "printf" and "-v" in text and may_hold_code(text)):
+        view = self.source.view(node)
+        shown = self.shown(view)
+        if name in _STORES_INPUT or (name == "printf" and self.source.first(_option_v(), view)
+                                     and may_hold_code_at(self.source, view)):
             return [Deferred(shown, True)]
         if name == "let":
             return [Deferred(shown, False)]
@@ -590,28 +689,40 @@ class _Walk:
             return [Noted([Word(shown)], (var,), f"sets {var}")]
         return []
 
-    def _backticks(self, text: str) -> list[Record]:
+    def _backticks(self, view: View) -> list[Record]:
         r"""Inside backticks bash removes the backslash before ``$``, a backtick or a
         backslash before running the text, so ```echo \`rm x\```` runs ``rm x``;
         tree-sitter reads the escaped text as it stands: the unescaped text is parsed too."""
-        if not text.startswith("`") or backtick_escape().search(text) is None:
+        string, start, end = view
+        if not string.startswith("`", start, end) or \
+                self.source.first(backtick_escape(), view) is None:
             return []
-        return [Script(Word(backtick_escape().sub(r"\1", text[1:-1])))]
+        if not self.source.spend(view.size):
+            return []
+        return [Script(Word(backtick_escape().sub(r"\1", string[start + 1:end - 1])))]
 
-    def _expansion(self, node: Node, text: str) -> list[Record]:
+    def _expansion(self, node: Node, view: View) -> list[Record]:
+        string, start, end = view
+        shown = self.shown(view)
         found: list[Record] = []
-        if text.startswith("${!") or text.endswith("@P}"):
-            found.append(Deferred(text[:SHOWN], False))  # ${!x}: x names what to read
-        if assigning_expansion().match(text):
-            found.append(Deferred(text[:SHOWN], True))  # ${x:=value}
-            name = text[2:].split(":", 1)[0].split("=", 1)[0]
-            if risky_env(name):
-                found.append(Noted([Word(text[:SHOWN], True)], (name,), f"sets {name}", True))
-        if ("$(" in text[2:] or "`" in text) and not any(
-                c.type == "command_substitution" for c in node.children):
-            inner = substitutions(text[2:-1])  # ${x#$(cmd)}: tree-sitter left it a word
+        if string.startswith("${!", start, end) or string.endswith("@P}", start, end):
+            found.append(Deferred(shown, False))  # ${!x}: x names what to read
+        named = assigned_name(self.source, view)
+        if named is not None:
+            found.append(Deferred(shown, True))  # ${x:=value}
+            bracket = self.source.find("[", named)  # an element sets its array
+            if risky_env(string[named.start:bracket if bracket >= 0 else named.end]) \
+                    and self.source.spend(named.size):
+                name = string[named.start:named.end]
+                found.append(Noted([Word(shown, True)], (name,), f"sets {name}", True))
+        if not any(c.type == "command_substitution" for c in node.children) and (
+                self.source.first(_substitution(), view._replace(start=start + 2))
+                or self.source.first(_backtick(), view)):
+            if not self.source.spend(view.size):
+                return found
+            inner = substitutions(string[start + 2:end - 1])  # ${x#$(cmd)}: a word to it
             if inner is None:
-                found.append(Noted([Word(text[:SHOWN], True)], (),
+                found.append(Noted([Word(shown, True)], (),
                                    "a substitution inside ${..} that could not be read", True))
             else:
                 found += [Script(Word(body)) for body in inner]
@@ -624,10 +735,12 @@ class _Walk:
         if var_node is None:
             return []
         var = self.text(var_node)
-        items = [c for c in node.children if c.type in _WORDISH]
+        items = [self.source.view(c) for c in node.children if c.type in _WORDISH]
         has_in = any(c.type == "in" for c in node.children)
         found: list[Record] = []
-        if not has_in or any(may_hold_code(self.text(c)) or globs(self.text(c)) for c in items):
+        if not has_in or any(may_hold_code_at(self.source, item)
+                             or self.source.first(_glob(), item)
+                             or self.source.first(_brace(), item) for item in items):
             found.append(Deferred(shown, True))
         if risky_env(var):
             found.append(Noted([Word(shown.split(";", 1)[0].split("\n", 1)[0])], (var,),
