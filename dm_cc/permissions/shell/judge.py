@@ -105,6 +105,9 @@ _RESERVED = frozenset({"!", "case", "coproc", "do", "done", "elif", "else", "esa
                        "time"}) - {"coproc", "time"}
 
 
+# Builtins whose arguments are parsed as the code they run (code_builtin): no guess needed.
+_PARSED = frozenset({"eval", "alias", "trap"})
+
 # Paths and commands one line may name: beyond, the rest is not looked at and the line
 # asks (a line built to multiply its requests -- CDPATH entries times `cd`s times
 # operands -- must not cost the person more than a line that names this many).
@@ -579,7 +582,7 @@ class Judge:
         if name == "git":
             self.git_elsewhere(as_given, suspect)
         if spec is None and wrapper is None and not dynamic and name not in NOT_RUNNERS \
-                and name not in SHELLS and not versioned_interpreter(name):
+                and name not in SHELLS and name not in _PARSED and not versioned_interpreter(name):
             for start in _speculate(texts):
                 yield from self.guess(words[start:], depth, f"{written[0]} may run it")
 

@@ -146,6 +146,13 @@ def code_builtin(name: str, args: list[Word]) -> Outcome:
     """``eval ARGS``, ``alias n=CODE`` and ``trap CODE SIG`` run shell code later."""
     args = args[1:] if args and args[0].text == "--" else args
     if name == "eval" and args:
+        # `eval eval ls` is `eval ls` when no word holds anything a second parse would
+        # read differently (quotes, escapes, expansions, operators): one parse, not one
+        # per eval
+        if args[0].text == "eval" and all(re.fullmatch(r"[\w./=:,+@%-]+", w.text)
+                                          for w in args):
+            args = args[next((i for i, w in enumerate(args) if w.text != "eval"),
+                             len(args) - 1):]
         return Outcome(None, (Script(joined(args)),))
     if name == "alias":
         return Outcome(None, tuple(Script(w._replace(text=w.text.split("=", 1)[1]))
