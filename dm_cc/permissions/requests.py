@@ -199,8 +199,10 @@ def _path_requests(permission: str, raws: Sequence[str], where: PathContextDirs,
 
 
 def host_requests(host: str) -> list[Request] | str:
-    """The network requests for ``host`` as a client named it (see the module
-    docstring); or why it has no canonical form."""
+    """The network requests for ``host`` as a client named it: the canonical host, and
+    its other spellings as requests only a deny decides (the sandbox's proxy judges each
+    connection so, and the gate each host a command line names); or why it has no
+    canonical form."""
     names = url_names(f"http://{host}/")
     if isinstance(names, str):
         return names
