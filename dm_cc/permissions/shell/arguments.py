@@ -27,7 +27,7 @@ from dm_cc.permissions.shell.records import (
 )
 from dm_cc.permissions.shell.sed_awk import awk_risky, program_files, sed_risky
 from dm_cc.permissions.shell.tables.arguments import SINGLE_DASH_LONG, TAR_WRITE_OPTS, ArgSpec
-from dm_cc.permissions.shell.tables.commands import GIT_COMMAND_KEYS
+from dm_cc.permissions.shell.tables.commands import COMMAND_SETTINGS
 from dm_cc.permissions.shell.tables.environment import risky_env, runs_value
 
 _URL_PATH = r"(?i)file:"
@@ -119,8 +119,9 @@ def _effects(key: tuple[str, ...], spec: ArgSpec, args: list[Word], texts: list[
             effects.append(Script(value._replace(text=opt.value[1:])))
         elif risk == "output":
             effects.append(FileUse(value, "edit"))
-        if risk == "setting" and runs_setting(opt.value.partition("=")[0]):
-            effects.append(Script(value._replace(text=opt.value.partition("=")[2])))
+        if risk == "setting" and (command := setting_command(
+                key[0], *opt.value.partition("=")[::2])):  # git clone -c K=V, cargo --config
+            effects.append(Script(value._replace(text=command)))
         if risk == "program":  # gcc -wrapper sh,-c,CMD: the program runs, with its words
             effects.append(Command([value._replace(text=part)
                                     for part in re.split(r"[,\s]+", opt.value) if part]))
@@ -175,11 +176,12 @@ def _effects(key: tuple[str, ...], spec: ArgSpec, args: list[Word], texts: list[
     if spec.sensitive_positionals and len(positionals) >= spec.sensitive_positionals:
         keys = positionals[:max(1, len(positionals) - 1)]  # all but the value it sets
         effects += [Sensitive(w.text.partition("=")[0] or w.text) for w in keys]
-        last = positionals[-1]  # git config core.pager CMD: CMD runs later
-        setting = positionals[-2].text.lower() if len(positionals) > 1 else ""
-        if key[0] == "git" and last.text.lstrip("!") and (runs_setting(setting) or (
-                setting.startswith("alias.") and last.text.startswith("!"))):
-            effects.append(Script(last._replace(text=last.text.lstrip("!"))))
+        last = positionals[-1]  # git config core.pager CMD, npm set script-shell=CMD:
+        name, eq, assigned = last.text.partition("=")  # CMD runs later
+        setting = (name, assigned) if eq and len(positionals) == 1 else \
+            (positionals[-2].text, last.text) if len(positionals) > 1 else None
+        if setting and (command := setting_command(key[0], *setting)):
+            effects.append(Script(last._replace(text=command)))
     if spec.git_urls:  # git clone https://h/r, git fetch git@h:r: a request to h
         effects += [Reach(w) for w in positionals
                     if re.match(r"(?i)[a-z][a-z0-9+.-]*://|[\w.-]+@[\w.-]+:", w.text)]
@@ -396,13 +398,28 @@ def _at_file(value: str) -> str | None:
 
 
 @cache
-def _git_command_keys() -> re.Pattern[str]:
-    return re.compile(GIT_COMMAND_KEYS)
+def _command_keys(program: str) -> re.Pattern[str] | None:
+    keys = COMMAND_SETTINGS.get(program)
+    return re.compile(keys) if keys else None
 
 
-def runs_setting(key: str) -> bool:
-    """Is the git setting ``key`` a command git runs (``GIT_COMMAND_KEYS``)?"""
-    return _git_command_keys().fullmatch(key.lower()) is not None
+def runs_setting(key: str, program: str = "git") -> bool:
+    """Is ``program``'s setting ``key`` a command it runs (``COMMAND_SETTINGS``)?"""
+    keys = _command_keys(program)
+    return keys is not None and keys.fullmatch(key.lower()) is not None
+
+
+def setting_command(program: str, key: str, value: str) -> str | None:
+    """The command ``program`` runs for its setting ``key`` set to ``value`` (a git
+    ``!`` alias; a TOML string or array of strings for cargo), or None."""
+    key = key.lower()
+    if program == "git" and key.startswith("alias."):
+        return value[1:] or None if value.startswith("!") else None
+    if not runs_setting(key, program):
+        return None
+    quoted = re.findall(r"\"((?:\\.|[^\"])*)\"|'([^']*)'", value) if program == "cargo" else []
+    command = " ".join(a or b for a, b in quoted) if quoted else value.lstrip("!")
+    return command or None
 
 
 @cache

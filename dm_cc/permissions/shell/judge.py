@@ -39,7 +39,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from functools import cache, lru_cache
 from typing import Any, NamedTuple
 
-from dm_cc.permissions.shell.arguments import inspect, runs_setting
+from dm_cc.permissions.shell.arguments import inspect, setting_command
 from dm_cc.permissions.shell.evaluation import code_value
 from dm_cc.permissions.shell.names import dispatch_name, npm_command, other_names
 from dm_cc.permissions.shell.planting import landing, made_links
@@ -797,8 +797,8 @@ def _git_globals(words: list[Word], sensitive: list[str]
             key, _, command = setting.text.partition("=")
             if key.lower().startswith("alias."):
                 aliases[key[6:].lower()] = setting._replace(text=command)
-            elif runs_setting(key) and command.lstrip("!"):
-                scripts.append(setting._replace(text=command.lstrip("!")))
+            elif run := setting_command("git", key, command):
+                scripts.append(setting._replace(text=run))
         i += 2 if takes_value else 1
     rest = words[i:]
     body = aliases.get(rest[0].text.lower()) if rest else None

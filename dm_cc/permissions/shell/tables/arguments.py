@@ -833,15 +833,17 @@ ARG_SPECS: Mapping[tuple[str, ...], ArgSpec] = table(
     ("cargo", _a("--config -Z --manifest-path -p --package --target-dir -C -j --jobs"
                  " --features -F --target --bin --example --test --bench --profile"
                  " --color --message-format",
-                 risky=risks(flag="--config -Z", read="--manifest-path -C"))),
+                 risky=risks(setting="--config", flag="-Z", read="--manifest-path -C"))),
     # npm 9 npm-config(7): -C/--prefix and -w/--workspace name the package whose scripts
     # run (read, so outside the project asks); `npm config set`/`npm set` write config
     # (script-shell, node-options) that later runs.
     ("npm", _a("--script-shell --node-options --userconfig --globalconfig --prefix -C -w"
                " --workspace",
-               risky=risks(flag="--script-shell --node-options --userconfig --globalconfig",
+               risky=risks(script="--script-shell",
+                           flag="--node-options --userconfig --globalconfig",
                            read="--prefix -C -w --workspace"))),
-    ("npm config set, npm set", _a(sensitive_positionals=1)),
+    ("npm config set, npm set, yarn config set, pnpm config set, pnpm set",
+     _a(sensitive_positionals=1)),
     # ======== options naming a config file that holds code, or another build (issue 22).
     # Config files: kubectl(1) and helm --kubeconfig (user.exec credential plugins run),
     # helm --post-renderer (runs it); docker(1) --config DIR (credential helpers), -H/

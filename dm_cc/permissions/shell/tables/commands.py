@@ -37,6 +37,19 @@ GIT_COMMAND_KEYS = (
     r"|(difftool|mergetool|guitool|browser|man)\..+\.cmd|sendemail\.(.+\.)?(tocmd|cccmd|sendmailcmd)"
 )
 
+#: Other programs' settings whose value is a command they run, by program (the key
+#: compared lower-cased): npm-config(7) (npm 9; yarn 1 and pnpm read the same .npmrc
+#: keys) script-shell, shell, editor, browser, git, viewer; the Cargo book
+#: "Configuration" (1.74) build.rustc, build.rustc-wrapper, build.rustc-workspace-wrapper,
+#: build.rustdoc, target.<triple or cfg>.runner/linker, host.linker.
+_NPM_COMMAND_KEYS = r"script-shell|shell|editor|browser|git|viewer"
+COMMAND_SETTINGS: dict[str, str] = {
+    "git": GIT_COMMAND_KEYS,
+    "npm": _NPM_COMMAND_KEYS, "yarn": _NPM_COMMAND_KEYS, "pnpm": _NPM_COMMAND_KEYS,
+    "cargo": r"build\.(?:rustc|rustc-wrapper|rustc-workspace-wrapper|rustdoc)"
+             r"|target\..+\.(?:runner|linker)|host\.linker",
+}
+
 #: Redirect targets that are not files (the kernel's and udev's device nodes).
 NON_FILES = words("/dev/null /dev/stdout /dev/stderr /dev/stdin /dev/tty /dev/zero")
 
