@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from dm_cc.permissions.shell.tables import names, table
+from dm_cc.permissions.shell.tables.program_names import NPM_ALIASES, SUBCOMMAND_GROUPS
 
 
 def _aliases(*groups: tuple[str, str]) -> Mapping[str, tuple[str, ...]]:
@@ -93,16 +94,21 @@ POSITIONAL_FLAGS: Mapping[tuple[str, ...], tuple[tuple[str, str], ...]] = table(
     ("git push", (("+", "-f"), (":", "-d"))),
 )
 
-#: Other spellings of a command's leading words, for deny/ask rules: (words) -> the
-#: words a rule names. npm-install(1) (npm 9: "aliases: add, i, in, ins, inst, insta,
-#: instal, isnt, isnta, isntal, isntall"), npm-uninstall(1), docker(1) (the management
-#: commands `docker container rm` = `docker rm`, `docker image rm` = `docker rmi`).
-#: (`python -m pip` is offered to deny rules as `pip` by the judge.)
-COMMAND_ALIASES: Mapping[tuple[str, ...], tuple[str, ...]] = table(
-    *((f"npm {alias}", ("npm", "install")) for alias in
-      ("add", "i", "in", "ins", "inst", "insta", "instal", "isnt", "isnta", "isntal",
-       "isntall")),
-    ("npm un, npm unlink, npm remove, npm rm, npm r", ("npm", "uninstall")),
-    ("docker container rm, docker container remove", ("docker", "rm")),
-    ("docker image rm, docker image remove", ("docker", "rmi")),
-)
+def _command_aliases() -> Mapping[tuple[str, ...], tuple[str, ...]]:
+    """Other spellings of a command's leading words, for deny/ask flag rules: (words) ->
+    the words a rule names, from the names table (:mod:`.program_names`: npm's aliases,
+    the subcommand aliases pnpm, cargo, docker and podman document). A subcommand's
+    spellings all become the one this module has flag spellings for (``docker container
+    rm`` is ``docker rm``), else the first the program's reference gives. (``python -m
+    pip`` is offered to deny rules as ``pip`` by the judge.)"""
+    entries: list[tuple[str, tuple[str, ...]]] = [
+        (f"npm {alias}", ("npm", command)) for alias, command in NPM_ALIASES.items()]
+    for program, groups in SUBCOMMAND_GROUPS:
+        for group in groups:
+            spelled = [(program, *name.split()) for name in group]
+            canonical = next((s for s in spelled if s in FLAG_ALIASES), spelled[0])
+            entries += [(" ".join(s), canonical) for s in spelled if s != canonical]
+    return table(*entries)
+
+
+COMMAND_ALIASES: Mapping[tuple[str, ...], tuple[str, ...]] = _command_aliases()
