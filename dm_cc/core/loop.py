@@ -38,7 +38,7 @@ from dm_cc.llm import ChatModel, ModelReply, OnStream, ToolSpec, Usage
 from dm_cc.permissions import PathContextDirs
 from dm_cc.policy import Capabilities, Policy
 from dm_cc.sandbox import Sandbox
-from dm_cc.session import AuditLog, Message, Session, ToolCall, UndoResult, UndoStore
+from dm_cc.session import AuditLog, Message, Session, ToolCall, UndoResult, UndoStore, new_id
 from dm_cc.tools import Tool, ToolContext, ToolOutput
 
 DEFAULT_MAX_TURNS = 50
@@ -65,6 +65,14 @@ class Runtime:
     sandbox: Sandbox | None = None      # where shell commands run confined (None: unconfined)
     audit: AuditLog | None = None       # where every enforced decision is recorded
     undo: UndoStore | None = None       # where tools keep what they change (None: nothing kept)
+
+
+def own_ids(calls: Sequence[ToolCall]) -> tuple[ToolCall, ...]:
+    """The calls of a reply with dm_cc's own ids, unique in the session tree; the
+    model's are kept as ``wire_id``, for the wire format only (a model may number
+    its calls from 1 again: after ``/model``, or a subagent's model of its own)."""
+    return tuple(replace(call, id=new_id("call"), wire_id=call.wire_id or call.id)
+                 for call in calls)
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,6 +195,7 @@ class Loop:
                                              temperature=agent.temperature,
                                              on_stream=self.rt.on_stream)
         self._usage = self._usage + reply.usage
+        reply = replace(reply, tool_calls=own_ids(reply.tool_calls))
         self.session.append(Message("assistant", reply.text, agent=agent.name,
                                     tool_calls=reply.tool_calls, reasoning=reply.reasoning))
         self.window.counted(reply.usage)

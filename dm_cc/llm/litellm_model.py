@@ -68,25 +68,44 @@ def _import_litellm() -> Any:
 # -- OpenAI wire format (pure) ---------------------------------------------------
 
 def to_openai_messages(system: str, messages: Sequence[Message]) -> list[dict[str, Any]]:
-    """The system prompt first, then each message in OpenAI chat format."""
+    """The system prompt first, then each message in OpenAI chat format; tool calls
+    and results by the ids the model gave them (:func:`wire_ids`)."""
     out: list[dict[str, Any]] = [{"role": "system", "content": system}] if system else []
+    wire = wire_ids(messages)
     for message in messages:
         if message.role == "assistant" and message.tool_calls:
             out.append({"role": "assistant", "content": message.content or None,
-                        "tool_calls": [_openai_call(call) for call in message.tool_calls]})
+                        "tool_calls": [_openai_call(call, wire[call.id])
+                                       for call in message.tool_calls]})
         elif message.role == "tool":
-            out.append({"role": "tool", "tool_call_id": message.tool_call_id or "",
+            said = message.tool_call_id or ""
+            out.append({"role": "tool", "tool_call_id": wire.get(said, said),
                         "content": message.content})
         else:
             out.append({"role": message.role, "content": message.content})
     return out
 
 
-def _openai_call(call: ToolCall) -> dict[str, Any]:
+def wire_ids(messages: Sequence[Message]) -> dict[str, str]:
+    """dm_cc's id of each call → the id it goes by on the wire: the one the model gave
+    it, unless an earlier call of the conversation already went by that (a model that
+    numbers its calls from 1 again, after ``/model``): then dm_cc's own, unique in the
+    session, as providers refuse a history where two calls share an id."""
+    wire: dict[str, str] = {}
+    used: set[str] = set()
+    for message in messages:
+        for call in message.tool_calls:
+            given = call.wire_id or call.id
+            wire[call.id] = given if given not in used else call.id
+            used.add(wire[call.id])
+    return wire
+
+
+def _openai_call(call: ToolCall, wire_id: str) -> dict[str, Any]:
     # Malformed arguments go back as "{}": providers that parse them (Anthropic via
     # litellm, some vLLM chat templates) would otherwise reject the whole history.
     arguments = json.dumps(call.arguments) if call.arguments is not None else "{}"
-    return {"id": call.id, "type": "function",
+    return {"id": wire_id, "type": "function",
             "function": {"name": call.name, "arguments": arguments}}
 
 

@@ -30,12 +30,30 @@ def new_id(prefix: str) -> str:
 @dataclass(frozen=True, slots=True)
 class ToolCall:
     """A call the model asked for. ``arguments`` is None when the model's JSON was
-    malformed; ``raw_arguments`` keeps what it sent so the error can quote it."""
+    malformed; ``raw_arguments`` keeps what it sent so the error can quote it.
+
+    ``id`` is dm_cc's own, unique in the session tree (the loop gives every call
+    one as the reply arrives): everything that follows a call -- its result, what
+    the screen has shown of it, its subagent, its question, the audit log -- is
+    keyed by it. ``wire_id`` is the id the model gave it ("": the same as ``id``),
+    kept only for the wire format: a model numbers its calls as it likes (``call_1``
+    again after ``/model``), so its ids identify nothing beyond one reply."""
 
     id: str
     name: str
     arguments: dict[str, Any] | None
     raw_arguments: str = ""
+    wire_id: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        if not self.wire_id:    # as sessions saved before dm_cc had ids of its own
+            del data["wire_id"]
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> ToolCall:
+        return cls(**{k: v for k, v in data.items() if k in cls.__dataclass_fields__})
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,12 +74,12 @@ class Message:
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
-        data["tool_calls"] = [asdict(call) for call in self.tool_calls]
+        data["tool_calls"] = [call.to_json() for call in self.tool_calls]
         return data
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Message:
-        calls = tuple(ToolCall(**call) for call in data.get("tool_calls", ()))
+        calls = tuple(ToolCall.from_json(call) for call in data.get("tool_calls", ()))
         known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
         return cls(**{**known, "tool_calls": calls})
 

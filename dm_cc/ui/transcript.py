@@ -51,17 +51,29 @@ def replay(messages: Sequence[Message], last: int | None = REPLAY_EXCHANGES) -> 
     skipped = len(starts) - last if last is not None and len(starts) > last else 0
     begin = starts[skipped] if skipped else 0
     lines = [f"… {skipped} earlier exchange{'s' if skipped > 1 else ''}"] if skipped else []
-    results = {m.tool_call_id: m for m in messages if m.role == "tool"}
     agent = next((m.agent for m in reversed(messages[:begin]) if m.role == "user"), None)
-    for message in messages[begin:]:
+    for index, message in enumerate(messages[begin:], begin):
         if message.role == "user":
             lines += _user(message, switched=agent is not None and message.agent != agent)
             agent = message.agent
         elif message.role == "assistant":
             lines += _shown(message.content, ANSWER_LINES, "", "")
+            results = _results(messages, index)
             lines += [_call_line(call.name, call_input(call), results.get(call.id))
                       for call in message.tool_calls]
     return lines
+
+
+def _results(messages: Sequence[Message], index: int) -> dict[str, Message]:
+    """The results of the calls of the reply at ``index``: the tool messages right
+    after it, by call id (a session saved before calls had ids of dm_cc's own may
+    hold the same id twice: a model's ``call_1`` after ``/model``)."""
+    results: dict[str, Message] = {}
+    for message in messages[index + 1:]:
+        if message.role != "tool":
+            break
+        results.setdefault(message.tool_call_id or "", message)
+    return results
 
 
 def _user(message: Message, *, switched: bool) -> list[str]:
