@@ -35,7 +35,11 @@ class ChangesLanded:
 
 @dataclass(frozen=True, slots=True)
 class AgentSwitched:
+    """The agent in charge changed, or (``accept_edits``) the session now accepts
+    edits inside the project (the REPL's Shift+Tab); any switch of agent ends that."""
+
     agent: str
+    accept_edits: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -154,10 +154,18 @@ class Loop:
         message, so the history stays. UsageError for an unknown or subagent-only agent."""
         agent = named_agent(self.rt.agents, name, primary=True)
         self.next_agent = None
+        self.rights.accept_edits = False
         self.session.append(Message("user", f"The user switched this session to the {name} agent."
                                     + (f" {agent.description}" if agent.description else ""),
                                     agent=name, synthetic=True))
         self.rt.on_event(AgentSwitched(name))
+
+    def accept_edits(self, on: bool = True) -> None:
+        """Accept edits inside the project without asking, for this session and its
+        subagents, until the agent changes (``policy/defaults.py``: what it never
+        opens); a session layer, never saved, and nothing the model is told."""
+        self.rights.accept_edits = on
+        self.rt.on_event(AgentSwitched(self.agent.name, accept_edits=on))
 
     # ------------------------------------------------------------------ the turn
 
@@ -267,6 +275,7 @@ class Loop:
             if output.switch_agent and not output.is_error:
                 switch = output
         if switch is not None and switch.switch_agent is not None:
+            self.rights.accept_edits = False
             self.session.append(Message("user", switch.switch_message or "",
                                         agent=switch.switch_agent, synthetic=True))
             self.rt.on_event(AgentSwitched(switch.switch_agent))

@@ -14,6 +14,11 @@ bounds it for good, and the agent in charge of the parent's session now does too
 person's answers to the child count in its ancestors' gates as well, where, like
 every approval, they never beat a configured deny.
 
+Accept-edits (``accept_edits``) is the session tree's, set on the top session
+and read live by every subagent under it: each generation's gate has the layer,
+so a child accepts edits exactly when its ancestors do, within its own rights and
+every bound (explore still may not edit). It is never saved.
+
 Built from plain parts (no loop), so it is tested on its own.
 """
 
@@ -51,6 +56,7 @@ class Rights:
         # the parent's agent when it started this child: it bounds the child for good
         self.started_by: Agent | None = parent.agent if parent is not None else None
         self._gate: tuple[tuple[object, ...], Gate] | None = None
+        self._accept_edits = False     # the top session's word (see accept_edits)
 
     @property
     def agent(self) -> Agent:
@@ -63,6 +69,22 @@ class Rights:
         return agent
 
     @property
+    def accept_edits(self) -> bool:
+        """Whether the session tree accepts edits inside the project without asking
+        (the REPL's Shift+Tab): the top session's word, for every subagent under it."""
+        return self._top()._accept_edits
+
+    @accept_edits.setter
+    def accept_edits(self, on: bool) -> None:
+        self._top()._accept_edits = on
+
+    def _top(self) -> Rights:
+        node = self
+        while node.parent is not None:
+            node = node.parent
+        return node
+
+    @property
     def root_session(self) -> str:
         """The id of the session at the top of this one's lineage."""
         return self.top_session.info.id
@@ -70,10 +92,7 @@ class Rights:
     @property
     def top_session(self) -> Session:
         """The session at the top of this one's lineage (the one the person talks to)."""
-        node = self
-        while node.parent is not None:
-            node = node.parent
-        return node.session
+        return self._top().session
 
     def child(self, session: Session, notify: Callable[[str], None] | None = None) -> Rights:
         """The rights of a subagent working in ``session``, started by this agent."""
@@ -94,7 +113,21 @@ class Rights:
 
     def gate_with(self, approvals: Sequence[Rule]) -> Gate:
         """The agent in charge's gate with these approvals, bounded by every ancestor."""
-        return self.policy.lineage_gate(self.lineage(approvals), self.capabilities)
+        return self.policy.lineage_gate(self.lineage(approvals), self.capabilities,
+                                        accept_edits=self.accept_edits)
+
+    def gate_of(self, agent: Agent) -> Gate:
+        """What ``agent`` may do here (``/agent capabilities NAME``): the gate of the
+        agent in charge for itself; a subagent-only agent's as a child of the agent
+        in charge (bounded by it); another agent's as if it were in charge."""
+        if agent.name == self.agent.name:
+            return self.gate()
+        own = Link(agent, self.approvals.rules(agent.name), self.session.info.id)
+        lineage = self.lineage(self.approvals.rules(self.agent.name))
+        links = [*lineage, own._replace(session_id=None)] if agent.mode == "subagent" \
+            else [*lineage[:-1], own]
+        return self.policy.lineage_gate(links, self.capabilities,
+                                        accept_edits=self.accept_edits)
 
     def lineage(self, approvals: Sequence[Rule]) -> list[Link]:
         """The agent in charge with ``approvals``, after each ancestor (outermost
@@ -116,7 +149,7 @@ class Rights:
     def _key(self) -> tuple[object, ...]:
         """What the gate depends on: the agents and approvals of the lineage."""
         name = self.agent.name
-        own: tuple[object, ...] = (name, self.approvals.rules(name))
+        own: tuple[object, ...] = (name, self.approvals.rules(name), self.accept_edits)
         if self.parent is None or self.started_by is None:
             return own
         return (*own, self.approvals.rules(self.started_by.name), self.parent._key())

@@ -47,6 +47,19 @@ DEFAULT_RULES: tuple[Rule, ...] = (
           "run again outside the sandbox: only the rules hold it there, not the kernel"),
 )
 
+# Accept-edits (Shift+Tab in the REPL: build → accept edits → auto → plan): edits
+# inside the project without asking, for this session only (never saved). Its layer
+# comes right after these defaults, so it changes only what they decide (edits
+# ask): every rule a file says about an edit (a deny, an ask, the organisation's)
+# still decides; `**` names nothing outside the project; a protected path's edit
+# still asks (only a rule naming it exactly opens one); an agent that may not edit
+# (plan, explore) still may not.
+ACCEPT_EDITS_SOURCE = "builtin:accept-edits"
+ACCEPT_EDITS_RULES: tuple[Rule, ...] = (
+    Rule("edit", "**", "allow", "accept edits: edits inside the project, this session only",
+         ACCEPT_EDITS_SOURCE),
+)
+
 # A child session (the task tool) keeps no todo list, starts no subagents of its own
 # and does not switch agents, unless its agent's rules, or a policy file's override
 # for it, allow them.

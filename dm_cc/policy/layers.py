@@ -1,6 +1,7 @@
 """The policy layers (DESIGN.md §3), discovered, loaded and stacked; later wins.
 
-    builtin defaults → managed base → project → user → --policy files
+    builtin defaults → (accept-edits: edits inside the project allowed, this session)
+      → managed base → project → user → --policy files
       → (a subagent: todo and task denied) → agent rules → agents: overrides from those files (same order)
       → auto (where commands run as transactions only: the shipped ``builtin:auto`` rules for
         an agent in auto mode, then every file's ``auto:`` rules; like approvals, it can turn
@@ -42,7 +43,12 @@ from dm_cc.config import (
 )
 from dm_cc.errors import PolicyError
 from dm_cc.permissions import REACHING, Ceiling, Gate, Layer, Origin, PathContext, Protected, Rule
-from dm_cc.policy.defaults import DEFAULT_RULES, SUBAGENT_RULES, guardrail_rules
+from dm_cc.policy.defaults import (
+    ACCEPT_EDITS_RULES,
+    DEFAULT_RULES,
+    SUBAGENT_RULES,
+    guardrail_rules,
+)
 from dm_cc.policy.effects import Capabilities, Limited, limit_rules, limited
 from dm_cc.policy.hooks import Hook, refuse_project_hooks
 from dm_cc.policy.loader import PolicyFile, load_policy_file
@@ -50,6 +56,7 @@ from dm_cc.policy.shipped import load_policy_arg
 from dm_cc.tools import known_permissions, language_of
 
 BUILTIN_LAYER = "builtin"        # the built-in defaults
+ACCEPT_EDITS_LAYER = "accept-edits"  # the REPL's accept-edits mode: changes only the defaults
 MANAGED_LAYER = "managed"        # the organisation's base policy (binding)
 PROJECT_LAYER = "project"        # the project's .dm_cc/ files
 USER_LAYER = "user"              # the person's own config
@@ -160,7 +167,7 @@ class Policy:
 
     def layers(self, agent: AgentRules, approvals: Sequence[Rule] = (),
                session_id: str | None = None, *, subagent: bool = False,
-               auto: bool | None = None) -> list[Layer]:
+               auto: bool | None = None, accept_edits: bool = False) -> list[Layer]:
         """The stack for ``agent``. ``{session}`` in an agent rule's pattern (the plan
         agent's own plan file) becomes the session id, or ``*`` outside a session.
         ``subagent``: the agent runs as a child (the task tool), where ``todo`` and
@@ -169,9 +176,12 @@ class Policy:
         the person trusts the file; ``untrusted``, without its allow rules, when not),
         which the gate lets tighten only, or loosen within the project once trusted.
         ``auto``: whether it runs in auto mode (default: as the agent says); the auto
-        layer holds rules only where commands run as transactions (:meth:`auto_rules`)."""
+        layer holds rules only where commands run as transactions (:meth:`auto_rules`).
+        ``accept_edits``: the session accepts edits (``ACCEPT_EDITS_RULES``, right after
+        the defaults: they change what the defaults decide, nothing a file says)."""
         return [
             Layer(BUILTIN_LAYER, DEFAULT_RULES, origin="builtin"),
+            *([Layer(ACCEPT_EDITS_LAYER, ACCEPT_EDITS_RULES)] if accept_edits else []),
             Layer(MANAGED_LAYER, _top(self.managed), binding=True),
             *self._project(PROJECT_LAYER, lambda f: f.rules),
             Layer(USER_LAYER, _top(self.user)),
@@ -224,16 +234,18 @@ class Policy:
 
     def gate(self, agent: AgentRules, approvals: Sequence[Rule] = (),
              session_id: str | None = None, *, subagent: bool = False,
-             capabilities: Capabilities | None = None, auto: bool | None = None) -> Gate:
+             capabilities: Capabilities | None = None, auto: bool | None = None,
+             accept_edits: bool = False) -> Gate:
         """The gate for ``agent``: its stack (what a repository says only tightens, or
         loosens within the project once trusted: see :meth:`layers`), bounded by what
         it may do at all: an agent that may do less than everything (``may``: the plan
         agent reads only) is bounded by rules derived from what each permission does
         (``capabilities``; :mod:`dm_cc.policy.effects`), whatever its stack says
         (without ``capabilities`` no permission is known to be harmless: such an
-        agent is denied everything but its own files -- fail closed). ``auto``: see
-        :meth:`layers`."""
-        gate = Gate(self.layers(agent, approvals, session_id, subagent=subagent, auto=auto),
+        agent is denied everything but its own files -- fail closed). ``auto``,
+        ``accept_edits``: see :meth:`layers`."""
+        gate = Gate(self.layers(agent, approvals, session_id, subagent=subagent, auto=auto,
+                                accept_edits=accept_edits),
                     self.context, reaching=self.reaching(capabilities))
         if limited(agent):
             may = Capabilities({}) if capabilities is None else capabilities
@@ -247,8 +259,8 @@ class Policy:
                                        None, "no rule opens dm_cc's own files", paths))
         return gate
 
-    def lineage_gate(self, lineage: Sequence[Link],
-                     capabilities: Capabilities | None = None) -> Gate:
+    def lineage_gate(self, lineage: Sequence[Link], capabilities: Capabilities | None = None,
+                     *, accept_edits: bool = False) -> Gate:
         """The gate of the last agent of ``lineage`` (the session's own agent first,
         then each subagent it started, down to this one). A subagent's gate is bounded
         by its parent's gate, itself bounded by the grandparent's, so each decision is
@@ -256,11 +268,13 @@ class Policy:
         for the request, never copied as rules. The child's approvals count in its
         ancestors' gates too -- the person answered for this request -- where, like any
         approval, they never beat a configured deny or a managed rule. A subagent runs
-        in auto mode when an agent of its lineage does (each bound holds in its own)."""
+        in auto mode when an agent of its lineage does (each bound holds in its own).
+        ``accept_edits``: the session at the top accepts edits, and so, within every
+        bound, do the subagents under it (each generation's gate has the layer)."""
         *ancestors, own = lineage
         gate = self.gate(own.agent, own.approvals, own.session_id, subagent=bool(ancestors),
                          capabilities=capabilities,
-                         auto=any(link.agent.auto for link in lineage))
+                         auto=any(link.agent.auto for link in lineage), accept_edits=accept_edits)
         if not ancestors:
             return gate
         parent = ancestors[-1]
@@ -269,7 +283,8 @@ class Policy:
                     for agent, approvals in parent.also)]
         for agent, approvals, who in bounds:
             widened = Link(agent, (*approvals, *own.approvals), parent.session_id)
-            bound = self.lineage_gate([*ancestors[:-1], widened], capabilities)
+            bound = self.lineage_gate([*ancestors[:-1], widened], capabilities,
+                                      accept_edits=accept_edits)
             gate = gate.within(Ceiling(bound, None, "a subagent never gets more than "
                                                     + who.format(agent.name)))
         return gate

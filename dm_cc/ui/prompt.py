@@ -1,6 +1,6 @@
 """The REPL's input line: the prompt (the agent in charge), its keys, Tab
 completion of slash commands, history, and the bottom toolbar (the agent -- in auto
-mode, whether that is in effect --, running subagents, the model, the sandbox's
+mode, whether that is in effect; whether it accepts edits --, running subagents, the model, the sandbox's
 state, the policy files -- a project's file that is not trusted, and would open
 something if it were, says so --, tokens and cost).
 
@@ -15,7 +15,8 @@ question is open or queued.
 
 Keys: Enter sends (or takes the highlighted completion); Alt-Enter, Esc-Enter or
 Ctrl-J insert a new line; Ctrl-C clears the line (at an empty one it raises
-KeyboardInterrupt); Shift+Tab switches to the next primary agent.
+KeyboardInterrupt); Shift+Tab switches to the next mode (``slash.modes``: build →
+build accepting edits → auto → plan → …; the toolbar says ``accept edits``).
 
 A background subagent may ask while the person is typing: ``step_aside`` ends the
 prompt, keeping its text, and ``read`` draws it again, with that text, once no
@@ -139,6 +140,7 @@ class Prompt:
         usage = loop.usage
         running = len(loop.subagents.running)
         tasks = f" · {running} task{'' if running == 1 else 's'} running (/tasks)" if running else ""
+        tasks = (" · accept edits" if loop.rights.accept_edits else "") + tasks
         sandbox = world.sandbox.state()   # bubblewrap was tried while loading
         return FormattedText([("", f" {_mode(world, loop.agent)}{tasks} · {loop.rt.model.name} · "
                                    f"sandbox: {sandbox} · policy: {policy} · "

@@ -52,6 +52,8 @@ if TYPE_CHECKING:
     from dm_cc.core import Running
 
 Line = list[tuple[str, str]]
+ACCEPTING = ("edits inside the project without asking; protected files, paths outside it "
+             "and your own rules still ask")
 HEAD_LINES = 6
 TAIL_LINES = 3
 DIFF_LINES = 40
@@ -157,7 +159,9 @@ def event_lines(event: Event, shown: Shown) -> Iterator[Line]:
     elif isinstance(event, ChangesLanded):   # a word only when some did not land
         yield from landed_lines(event)
     elif isinstance(event, AgentSwitched):
-        yield [("class:agent", f"→ agent: {event.agent}")]
+        yield [("class:agent", f"→ agent: {event.agent}"),
+               *([("class:agent", " · accept edits"),
+                  ("class:dim", f" ({ACCEPTING})")] if event.accept_edits else [])]
     elif isinstance(event, Compacted):
         how = "automatically (the context was nearly full)" if event.automatic else ""
         yield [("class:notice", f"↻ compacted {how}: {event.summarised} messages summarised, "

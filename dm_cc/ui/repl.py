@@ -215,6 +215,7 @@ class Repl:
                                                  wait_background=False)
         loop.rt.model = old.rt.model   # the approvals are the World's, shared
         loop.next_agent = old.agent.name
+        loop.rights.accept_edits = old.rights.accept_edits
         return loop
 
     # ------------------------------------------------------------------ what the core tells us

@@ -89,9 +89,10 @@ def _help(ctx: Context, args: list[str]) -> None:
             usage = ""
         ctx.screen.line(f"  {usage:<26} {command.help}")
     ctx.screen.lines([
-        "Keys: Enter sends · Alt-Enter/Esc-Enter/Ctrl-J new line · Shift+Tab next agent · "
-        "Ctrl-R search history", "      Ctrl-C cancels a turn (twice at an empty prompt: exit) "
-        "· Ctrl-D exits"], "class:dim")
+        "Keys: Enter sends · Alt-Enter/Esc-Enter/Ctrl-J new line · Ctrl-R search history",
+        "      Shift+Tab next mode (build → accept edits → auto → plan)",
+        "      Ctrl-C cancels a turn (twice at an empty prompt: exit) · Ctrl-D exits"],
+        "class:dim")
 
 
 def _agent(ctx: Context, args: list[str]) -> None:
@@ -140,18 +141,41 @@ def _switch_to(name: str) -> Handler:
 
 def _switch(ctx: Context, name: str) -> None:
     if (ctx.loop.next_agent or ctx.loop.agent.name) == name:
+        if ctx.loop.rights.accept_edits:    # /build in accept-edits: plain build again
+            ctx.loop.accept_edits(False)
+            return
         ctx.screen.line(f"already the {name} agent", "class:dim")
         return
     ctx.loop.switch_agent(name)
 
 
+#: The agent Shift+Tab goes on to accept edits with, before the next agent.
+ACCEPTS_EDITS = "build"
+
+
+def modes(world: World) -> list[tuple[str, bool]]:
+    """What Shift+Tab cycles through, in order: each primary agent (build, auto,
+    plan, then those of files), build followed by build accepting edits."""
+    steps = []
+    for agent in world.agents.values():
+        if agent.mode != "subagent":
+            steps.append((agent.name, False))
+            if agent.name == ACCEPTS_EDITS:
+                steps.append((agent.name, True))
+    return steps
+
+
 def next_agent(world: World, loop: Loop) -> None:
-    """Shift+Tab: the next primary agent takes charge."""
-    primary = [a.name for a in world.agents.values() if a.mode != "subagent"]
-    current = loop.agent.name
-    following = primary[(primary.index(current) + 1) % len(primary)] \
-        if current in primary else primary[0]
-    loop.switch_agent(following)
+    """Shift+Tab: the next mode (:func:`modes`): build → build accepting edits →
+    auto → plan → … → build."""
+    steps = modes(world)
+    current = (loop.next_agent or loop.agent.name, loop.rights.accept_edits)
+    agent, accept = steps[(steps.index(current) + 1) % len(steps)] \
+        if current in steps else steps[0]
+    if agent != current[0]:
+        loop.switch_agent(agent)        # (which ends accepting edits)
+    if accept or (current[1] and agent == current[0]):
+        loop.accept_edits(accept)
 
 
 def _permissions(ctx: Context, args: list[str]) -> None:

@@ -1,5 +1,5 @@
-"""Auto mode in the REPL: Shift+Tab reaches it (build → auto → plan), the toolbar
-says whether it is in effect, and a command build would ask about runs without a
+"""Auto mode in the REPL: Shift+Tab reaches it (build → accept edits → auto → plan),
+the toolbar says whether it is in effect, and a command build would ask about runs without a
 question -- or, where commands do not run as transactions, the start says so and
 the question comes as in build."""
 
@@ -29,7 +29,8 @@ def sandbox_off() -> None:
 
 def test_shift_tab_reaches_auto_and_a_command_runs_without_a_question(project):
     run = drive(project, [TOUCH, {"text": "touched"}],
-                [(READY, SHIFT_TAB), ("agent: auto", "make it" + ENTER), ("touched", "")])
+                [(READY, SHIFT_TAB), ("accept edits", SHIFT_TAB), ("agent: auto", "make it" + ENTER),
+                 ("touched", "")])
     assert not run.errors
     assert (project / "made.txt").exists()
     assert LEGEND not in run.screen

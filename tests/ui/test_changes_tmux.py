@@ -84,6 +84,8 @@ def test_shift_tab_reaches_auto_and_the_toolbar_says_effects_are_judged(project)
     opened = dm_cc_pane(project, [{"text": "hello"}], width=140)
     try:
         opened.wait_for(READY)
+        opened.send("BTab")                     # build → accept edits → auto
+        opened.wait_for("accept edits")
         opened.send("BTab")
         screen = opened.wait_for("auto · effects judged")
         assert "→ agent: auto" in screen or "auto>" in screen

@@ -191,9 +191,10 @@ def test_tab_completes_command_names_and_a_commands_first_argument():
 
 
 def test_plan_and_shift_tab_switch_agent_by_a_synthetic_message(project):
-    # Shift+Tab cycles the primary agents: build → auto → plan
+    # Shift+Tab cycles the primary agents: build → (build) accept edits → auto → plan
     run = drive(project, [WRITE, {"text": "cannot"}],
-                [(READY, SHIFT_TAB), ("agent: auto", SHIFT_TAB), ("agent: plan", "write" + ENTER),
+                [(READY, SHIFT_TAB), ("accept edits", SHIFT_TAB), ("agent: auto", SHIFT_TAB),
+                 ("agent: plan", "write" + ENTER),
                  ("cannot", "/build" + ENTER), ("agent: build", "")])
     assert not run.errors
     assert not (project / "a.txt").exists()        # plan may not write: denied outright
