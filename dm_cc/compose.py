@@ -18,6 +18,7 @@ tools are imported by :meth:`World.open_loop` only.
 from __future__ import annotations
 
 import difflib
+import logging
 import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
@@ -62,6 +63,9 @@ NO_MODEL = (
     f"{PROJECT_DIR}/config.yaml. To try policies without an LLM, use --model offline.")
 
 DEFAULT_AGENT = "build"
+LOGGED = 4000      # characters of an event the debug log keeps (--verbose)
+
+logger = logging.getLogger(__name__)    # written only with --verbose (cli/options.py)
 
 # Asked before a project's MCP server that is not approved starts (the REPL asks the
 # person); True approves it (saved). None: nobody to ask, it does not start.
@@ -84,6 +88,7 @@ class Options(NamedTuple):
     # is in effect only then): None, as the sandbox finds here; True or False, assumed
     # (`dm_cc policy …` judges as where they do, and tries no bubblewrap)
     transactions: bool | None = None
+    temperature: float | None = None   # --temperature: for agents that set none
 
 
 class World:
@@ -553,16 +558,26 @@ class World:
         if tools is None:
             servers = self.start_mcp(ask_trust, lambda text: on_event(Notice(text)), agent.name)
             tools = [*builtin_tools(), *(servers.tools() if servers is not None else [])]
+        if logger.isEnabledFor(logging.DEBUG):     # --verbose: every event in the log too
+            on_event = _logged(on_event)
         runtime = Runtime(policy=self.in_force, agents=self.agents, tools=tools,
                           model=model or self.make_model(model_name),  # type: ignore[arg-type]
                           approver=approver, where=self.where,
                           capabilities=self.capabilities(tools), on_event=on_event,
                           on_stream=on_stream, approvals=self.answers, models=self.make_model,
                           max_task_depth=self.settings.max_task_depth, sandbox=self.sandbox,
-                          audit=self.audit, undo=self.undo)
+                          audit=self.audit, undo=self.undo, temperature=options.temperature)
         requested = agent.name if (options.agent or not session.messages) else None
         return Loop(session, runtime, max_turns=options.max_turns, agent=requested,
                     wait_background=wait_background)
+
+
+def _logged(on_event: Callable[[Event], None]) -> Callable[[Event], None]:
+    """``on_event``, each event written to the debug log first (cut to LOGGED chars)."""
+    def log_and_emit(event: Event) -> None:
+        logger.debug("event: %s", repr(event)[:LOGGED])
+        on_event(event)
+    return log_and_emit
 
 
 def _said(rule: Rule) -> str:

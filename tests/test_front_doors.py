@@ -26,7 +26,7 @@ import pytest
 from test_architecture import DESIGN, REPO, door, module_path
 
 EXPORTS: dict[str, list[str]] = {
-    "agents": ["Agent", "load_agents", "named_agent"],
+    "agents": ["Agent", "load_agents", "mentioned", "named_agent"],
     "cli": ["main"],
     "compose": ["DEFAULT_AGENT", "Options", "World", "open_world"],
     "config": [

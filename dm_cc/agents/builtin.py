@@ -14,6 +14,7 @@ does more is denied to them under any rules (``dm_cc.policy.effects``): a global
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
@@ -123,6 +124,27 @@ BUILTIN_AGENTS: dict[str, Agent] = {
               prompt=REVIEWER_PROMPT, may=READS),
     )
 }
+
+#: ``@explore find the login code``: a message that starts with a subagent's name (or
+#: ``@agent-explore``, as Claude Code writes it) is that subagent's task.
+MENTION = re.compile(r"@(?:agent-)?([a-z0-9_-]+)(?:\s+(.*))?", re.DOTALL)
+
+
+def mentioned(agents: Mapping[str, Agent], text: str) -> tuple[str, str] | None:
+    """The subagent a message starts with and the task it gives it; None when it names
+    none (``@src/app.py``, ``@someone``: a message like any other). UsageError for a
+    primary-only agent (switching is /agent switch) or a mention with no task."""
+    match = MENTION.fullmatch(text.strip())
+    if match is None or match.group(1) not in agents:
+        return None
+    agent, task = agents[match.group(1)], (match.group(2) or "").strip()
+    if agent.mode == "primary":
+        raise UsageError(f"@{agent.name} is not a subagent: /agent switch {agent.name} (or "
+                         "Shift+Tab) puts it in charge")
+    if not task:
+        raise UsageError(f"@{agent.name} needs a task: @{agent.name} find the login code")
+    return agent.name, task
+
 
 def named_agent(agents: Mapping[str, Agent], name: str, *, primary: bool = False) -> Agent:
     """The agent called ``name``; UsageError naming the known ones, and (``primary``)

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING
+
+from dm_cc import __version__
 
 if TYPE_CHECKING:
     from dm_cc.compose import Options, World
@@ -24,6 +27,34 @@ def add_session_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--trust-project", action="store_true",
                         help="trust the project's own .dm_cc/ files as they are, for this run "
                              "only (dm_cc trust saves it)")
+    parser.add_argument("--max-turns", type=_positive, metavar="N",
+                        help="stop a turn after this many model calls (default 50, or the "
+                             "agent's max_turns)")
+    parser.add_argument("--temperature", type=_temperature, metavar="T",
+                        help="sampling temperature, 0 to 2, for agents that set none")
+    parser.add_argument("--verbose", action="store_true",
+                        help="write a debug log (model calls, decisions, events); its path is "
+                             "printed at the start")
+
+
+def _positive(text: str) -> int:
+    try:
+        number = int(text)
+    except ValueError:
+        number = 0
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, not {text!r}")
+    return number
+
+
+def _temperature(text: str) -> float:
+    try:
+        number = float(text)
+    except ValueError:
+        number = -1.0
+    if not 0 <= number <= 2:
+        raise argparse.ArgumentTypeError(f"expected a number from 0 to 2, not {text!r}")
+    return number
 
 
 def options_from(args: argparse.Namespace) -> Options:
@@ -31,8 +62,34 @@ def options_from(args: argparse.Namespace) -> Options:
 
     return Options(agent=args.agent, model=args.model, api_base=args.api_base,
                    policies=tuple(args.policy), continue_last=args.continue_last,
-                   resume=args.resume, max_turns=getattr(args, "max_turns", None),
-                   trust_project=args.trust_project)
+                   resume=args.resume, max_turns=args.max_turns,
+                   trust_project=args.trust_project, temperature=args.temperature)
+
+
+def start_debug_log(args: argparse.Namespace) -> Path | None:
+    """``--verbose``: dm_cc's loggers write everything (DEBUG) to a new file in the
+    state dir's ``logs/``, readable by the user only (it holds prompts and code), and
+    its path is printed on stderr; None without ``--verbose``."""
+    if not args.verbose:
+        return None
+    import logging
+    import os
+    import time
+
+    from dm_cc.config import state_dir
+
+    directory = state_dir() / "logs"
+    directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+    path = directory / f"{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.log"
+    path.touch(mode=0o600)
+    handler = logging.FileHandler(path, encoding="utf-8")
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    logger = logging.getLogger("dm_cc")
+    logger.addHandler(handler)
+    logger.setLevel(logging.DEBUG)
+    logger.debug("dm_cc %s, argv %s", __version__, sys.argv[1:])
+    print(f"dm_cc: debug log: {path}", file=sys.stderr, flush=True)
+    return path
 
 
 def with_root_warnings(world: World) -> World:

@@ -14,7 +14,12 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from dm_cc.cli.options import add_session_options, options_from, with_root_warnings
+from dm_cc.cli.options import (
+    add_session_options,
+    options_from,
+    start_debug_log,
+    with_root_warnings,
+)
 from dm_cc.errors import UsageError
 
 if TYPE_CHECKING:  # annotations only: `dm_cc --help` stays fast
@@ -55,6 +60,7 @@ def _run(args: argparse.Namespace) -> int:
     from dm_cc.ui import CallLines, event_json
 
     prompt = read_prompt(args.prompt)
+    start_debug_log(args)
     lines = CallLines(ASKED[args.on_ask])
 
     def emit(event: Event) -> None:
@@ -75,6 +81,7 @@ def _turn(args: argparse.Namespace, world: World, prompt: str,
           emit: Callable[[Event], None]) -> int:
     import asyncio
 
+    from dm_cc.agents import mentioned
     from dm_cc.core import AskFailed, HeadlessApprover
     from dm_cc.llm import ModelError
     from dm_cc.ui import failure_json, result_json
@@ -88,6 +95,7 @@ def _turn(args: argparse.Namespace, world: World, prompt: str,
             emit(event)
 
     started = False
+    named = mentioned(world.agents, prompt)   # `@explore find …` starts that subagent
     loop = world.open_loop(HeadlessApprover(args.on_ask), on_event=on_event)
     session = loop.session
     in_charge = world.agent(loop.next_agent or loop.agent.name)
@@ -105,7 +113,7 @@ def _turn(args: argparse.Namespace, world: World, prompt: str,
         _say(message)
 
     try:
-        result = asyncio.run(loop.run(prompt))
+        result = asyncio.run(loop.run(prompt, task=named))
     except AskFailed as exc:
         stopped("ask_failed", str(exc))
         return EXIT_ASK_FAILED
@@ -144,6 +152,5 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser],
     run.add_argument("--on-ask", choices=("deny", "fail"), default="deny",
                      help="what an ask becomes: deny (the model is told) or fail (exit 3)")
     run.add_argument("--json", action="store_true", help=JSON_HELP)
-    run.add_argument("--max-turns", type=int, help="stop after this many model calls")
     run.add_argument("prompt", metavar="PROMPT", help="the request; - reads it from standard input")
     run.set_defaults(handler=_run)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -31,6 +32,8 @@ from dm_cc.tools import Tool, ToolContext, ToolOutput
 
 DOOM_LOOP_REPEATS = 3
 STOPPED_SHOWN = 2_000   # characters of a stopped command's output shown with its escape question
+
+logger = logging.getLogger(__name__)    # a tool's traceback, with --verbose (cli/options.py)
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,6 +137,7 @@ class Calls:
         except (asyncio.CancelledError, TurnStopped, AskFailed):  # a subagent's stop is ours
             raise
         except Exception as exc:  # a tool bug must not kill the session
+            logger.exception("%s (%s) failed", item.call.name, item.call.id)
             return ToolOutput(f"{item.call.name} failed: {type(exc).__name__}: {exc}",
                               is_error=True)
 

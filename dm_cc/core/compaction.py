@@ -22,7 +22,7 @@ import json
 from collections.abc import Callable, Iterable, Sequence
 from typing import NamedTuple
 
-from dm_cc.core.prompts import CHARS_PER_TOKEN
+from dm_cc.core.prompts import CHARS_PER_TOKEN, spec_chars
 from dm_cc.llm import ChatModel, ModelError, ToolSpec, Usage
 from dm_cc.session import Message, Session, ToolCall
 
@@ -86,7 +86,7 @@ def message_tokens(messages: Iterable[Message]) -> int:
 
 def request_tokens(system: str, specs: Sequence[ToolSpec], messages: Sequence[Message]) -> int:
     """About what one model call's prompt costs: system prompt, tool schemas, messages."""
-    tools = sum(estimate_tokens(s.name + s.description + json.dumps(s.parameters)) for s in specs)
+    tools = sum(-(-spec_chars(s) // CHARS_PER_TOKEN) for s in specs)
     return estimate_tokens(system) + tools + message_tokens(messages)
 
 
@@ -205,6 +205,11 @@ class Window:
 
     def messages(self) -> list[Message]:
         return model_messages(self.session.messages)
+
+    @property
+    def measured(self) -> bool:
+        """Whether :meth:`tokens` starts from the provider's count (not an estimate)."""
+        return self._measured is not None
 
     def counted(self, usage: Usage) -> None:
         """The provider's count for the call whose reply was just appended."""

@@ -18,6 +18,9 @@ would pass COMPACT_AT of the context window, older turns are summarised first
 from __future__ import annotations
 
 import asyncio
+import json
+import logging
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -29,7 +32,7 @@ from dm_cc.core.approval import Approvals, Approver, AskFailed
 from dm_cc.core.calls import Calls, Done, all_or_none
 from dm_cc.core.events import AgentSwitched, Compacted, Event, Notice, ToolFinished, TurnEnded
 from dm_cc.core.instructions import LeftOut
-from dm_cc.core.prompts import build_prompt, tool_specs
+from dm_cc.core.prompts import SectionSize, build_prompt, context_report, tool_sizes, tool_specs
 from dm_cc.core.rights import Rights
 from dm_cc.core.settle import Judged, Settle, TurnStopped
 from dm_cc.core.subagents import Subagents
@@ -42,6 +45,8 @@ from dm_cc.session import AuditLog, Message, Session, ToolCall, UndoResult, Undo
 from dm_cc.tools import Tool, ToolContext, ToolOutput
 
 DEFAULT_MAX_TURNS = 50
+
+logger = logging.getLogger(__name__)    # written only with --verbose (cli/options.py)
 
 
 @dataclass
@@ -65,6 +70,7 @@ class Runtime:
     sandbox: Sandbox | None = None      # where shell commands run confined (None: unconfined)
     audit: AuditLog | None = None       # where every enforced decision is recorded
     undo: UndoStore | None = None       # where tools keep what they change (None: nothing kept)
+    temperature: float | None = None    # for an agent that sets none (None: the model's default)
 
 
 def own_ids(calls: Sequence[ToolCall]) -> tuple[ToolCall, ...]:
@@ -169,12 +175,18 @@ class Loop:
 
     # ------------------------------------------------------------------ the turn
 
-    async def run(self, prompt: str) -> TurnResult:
+    async def run(self, prompt: str, *, task: tuple[str, str] | None = None) -> TurnResult:
+        """One turn for the message ``prompt``. ``task``: the person named a subagent
+        and its task (``@explore find the login code``: ``agents.mentioned``), so the
+        turn starts with that ``task`` call, made as the model's would be (gated,
+        recorded, shown); then the model reads its result and goes on."""
         agent = self.next_agent or self.agent.name
         self.next_agent = None
         self.session.append(Message("user", prompt, agent=agent))
         limit = self.max_turns or self.agent.max_turns or DEFAULT_MAX_TURNS
         try:
+            if task is not None:
+                await self.execute(self._task_call(*task))
             for _ in range(limit):
                 reply = await self.query()
                 if not reply.tool_calls:
@@ -192,6 +204,17 @@ class Loop:
         self.rt.on_event(TurnEnded(result.reason, result.text))
         return result
 
+    def _task_call(self, subagent: str, task: str) -> tuple[ToolCall, ...]:
+        """The task call a message naming ``subagent`` stands for, recorded as a reply of
+        the agent in charge (synthetic: dm_cc made it) for the model to read."""
+        words = task.split()
+        description = " ".join(words[:6]) + (" …" if len(words) > 6 else "")
+        arguments = {"description": description, "prompt": task, "subagent_type": subagent}
+        call = ToolCall(new_id("call"), "task", arguments, json.dumps(arguments))
+        self.session.append(Message("assistant", "", agent=self.agent.name, synthetic=True,
+                                    tool_calls=(call,)))
+        return (call,)
+
     async def query(self) -> ModelReply:
         for text in self.subagents.take_finished():  # background results, never mid-call
             self.session.append(Message("user", text, agent=self.agent.name, synthetic=True))
@@ -199,14 +222,29 @@ class Loop:
         if window and self.context_tokens() > compaction.COMPACT_AT * window:
             await self.compact(automatic=True)
         agent, system, specs = self._prompt()
-        reply = await self.rt.model.complete(system, self.window.messages(), specs,
-                                             temperature=agent.temperature,
-                                             on_stream=self.rt.on_stream)
+        reply = await self._complete(agent, system, specs)
         self._usage = self._usage + reply.usage
-        reply = replace(reply, tool_calls=own_ids(reply.tool_calls))
         self.session.append(Message("assistant", reply.text, agent=agent.name,
                                     tool_calls=reply.tool_calls, reasoning=reply.reasoning))
         self.window.counted(reply.usage)
+        return reply
+
+    async def _complete(self, agent: Agent, system: str, specs: list[ToolSpec]) -> ModelReply:
+        """One model call (at the agent's temperature, else the session's), its calls
+        given dm_cc's own ids; both written to the debug log (``--verbose``)."""
+        temperature = agent.temperature if agent.temperature is not None else self.rt.temperature
+        messages = self.window.messages()
+        logger.debug("model call: %s for %s (%s), %d messages, %d tools, temperature %s",
+                     self.rt.model.name, agent.name, self.session.info.id, len(messages),
+                     len(specs), temperature)
+        started = time.monotonic()
+        reply = await self.rt.model.complete(system, messages, specs, temperature=temperature,
+                                             on_stream=self.rt.on_stream)
+        reply = replace(reply, tool_calls=own_ids(reply.tool_calls))
+        logger.debug("model reply after %.2f s: %d characters, calls %s, usage %s",
+                     time.monotonic() - started, len(reply.text),
+                     [f"{c.name} {c.id} (the model's {c.wire_id})" for c in reply.tool_calls],
+                     reply.usage)
         return reply
 
     async def compact(self, *, automatic: bool = False) -> Compacted | None:
@@ -219,6 +257,19 @@ class Loop:
         event = Compacted(before, self.context_tokens(), done.summarised, automatic)
         self.rt.on_event(event)
         return event
+
+    def context_report(self) -> list[SectionSize]:
+        """What the next model call's prompt holds, part by part, each with its
+        estimated size (``/context``, whose total is their sum): the system prompt's
+        sections (an instruction file left out, with why), the tools' schemas (dm_cc's
+        own, the MCP servers'), the messages the model is shown."""
+        ctx = self.context()
+        specs = tool_specs(self.rights.offered(self.calls.tools.values()), ctx)
+        messages = self.window.messages()
+        return [*context_report(self.agent, ctx), *tool_sizes(specs),
+                SectionSize(f"{len(messages)} messages",
+                            sum(len(m.content) for m in messages),
+                            compaction.message_tokens(messages), group="messages")]
 
     def context_tokens(self) -> int:
         """About how many tokens the next model call's prompt holds."""

@@ -14,13 +14,15 @@ cannot widen what the policy allows.
 from __future__ import annotations
 
 import datetime
+import json
 import platform
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any, NamedTuple
 
 from dm_cc.agents import Agent
 from dm_cc.core.instructions import LeftOut, read_instructions
 from dm_cc.llm import ToolSpec
+from dm_cc.permissions import is_mcp_permission
 from dm_cc.tools import Tool, ToolContext
 
 BASE = """You are dm_cc, a coding assistant working in the user's terminal. Every tool call \
@@ -37,10 +39,13 @@ class Section(NamedTuple):
 
 
 class SectionSize(NamedTuple):
+    """One part of a model call's prompt and its size (``/context``)."""
+
     name: str
     chars: int
     tokens: int     # about: chars / CHARS_PER_TOKEN
     left_out: str = ""   # an instruction file not loaded: why (chars and tokens 0)
+    group: str = "system prompt"   # or "tools", "messages"
 
 
 class Prompt(NamedTuple):
@@ -86,6 +91,22 @@ def context_report(agent: Agent, ctx: ToolContext) -> list[SectionSize]:
     return [*(SectionSize(name, len(text), -(-len(text) // CHARS_PER_TOKEN))
               for name, text in prompt.sections),
             *(SectionSize(name, 0, 0, why) for name, why in prompt.left_out)]
+
+
+def spec_chars(spec: ToolSpec) -> int:
+    """What a tool costs in a prompt: its name, description and JSON schema."""
+    return len(spec.name) + len(spec.description) + len(json.dumps(spec.parameters))
+
+
+def tool_sizes(specs: Sequence[ToolSpec]) -> list[SectionSize]:
+    """The tools a model call offers, their schemas' size: dm_cc's own, then the MCP
+    servers' (``mcp__…``), each group with how many tools it holds."""
+    groups: dict[str, list[ToolSpec]] = {}
+    for spec in specs:
+        groups.setdefault("MCP" if is_mcp_permission(spec.name) else "built-in", []).append(spec)
+    return [SectionSize(f"{name} ({len(group)})", sum(spec_chars(s) for s in group),
+                        sum(-(-spec_chars(s) // CHARS_PER_TOKEN) for s in group), group="tools")
+            for name, group in sorted(groups.items(), key=lambda item: item[0] != "built-in")]
 
 
 def tool_specs(tools: Iterable[Tool[Any]], ctx: ToolContext | None = None) -> list[ToolSpec]:

@@ -44,6 +44,8 @@ from dm_cc.session import Message, ToolCall
 
 Sleep = Callable[[float], Awaitable[None]]
 
+logger = logging.getLogger(__name__)    # dm_cc's side of each call, with --verbose
+
 RETRY_BASE = 0.5          # seconds; attempt n waits RETRY_BASE * 2**n
 RETRY_CAP = 30.0          # longest backoff (a server's Retry-After may ask for up to 60 s)
 DUMMY_KEY = "sk-dummy"    # for OpenAI-compatible servers that want no key
@@ -257,7 +259,10 @@ class LiteLLMModel:
             except _ProviderFailure as failure:
                 error = failure.error
                 if shown or attempt >= self.max_retries or not _transient(litellm, error):
+                    logger.debug("%s: attempt %d failed", self.model, attempt + 1, exc_info=error)
                     raise ModelError(self._describe(error, attempt, shown)) from error
+                logger.debug("%s: attempt %d failed, retrying: %r", self.model, attempt + 1,
+                              error)
                 await self._sleep(_backoff(attempt, error))
                 attempt += 1
         return assembly.reply(self._cost(litellm, assembly.usage))

@@ -5,7 +5,8 @@
 Each ``complete`` consumes the next item: a ``ModelReply``, a callable
 ``(system, messages, tools) -> ModelReply`` when the reply depends on what the
 model is shown, or ``Delayed(item, seconds)`` for a model that takes its time.
-Every call is recorded in ``.calls`` as (system, messages, tool names). Tool
+Every call is recorded in ``.calls`` as (system, messages, tool names), and the
+temperature it asked for in ``.temperatures``. Tool
 calls built by ``call``/``calls`` get ids ``call_1``, ``call_2`` … when played,
 unique per model instance. ``context_window`` (default None: unknown)
 is what the loop compacts against.
@@ -90,6 +91,7 @@ class ScriptedModel:
                        for key, items in (tasks or {}).items()}
         self._ids = itertools.count(1)
         self.calls: list[tuple[str, list[Message], list[str]]] = []
+        self.temperatures: list[float | None] = []   # asked for, call by call
 
     @property
     def remaining(self) -> int:
@@ -104,6 +106,7 @@ class ScriptedModel:
                        *, temperature: float | None = None,
                        on_stream: OnStream | None = None) -> ModelReply:
         self.calls.append((system, list(messages), [tool.name for tool in tools]))
+        self.temperatures.append(temperature)
         item = self._script_for(messages).next()
         if isinstance(item, Delayed):
             await asyncio.sleep(item.seconds)

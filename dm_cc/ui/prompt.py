@@ -13,7 +13,8 @@ loop in charge (:class:`Loaded`), None while the world loads (then the agent
 asked for, ``agent_hint``, names the prompt). ``settled()`` waits until no
 question is open or queued.
 
-Keys: Enter sends (or takes the highlighted completion); Alt-Enter, Esc-Enter or
+Tab completes slash commands and, after an ``@`` that starts the
+message, the subagents' names. Keys: Enter sends (or takes the highlighted completion); Alt-Enter, Esc-Enter or
 Ctrl-J insert a new line; Ctrl-C clears the line (at an empty one it raises
 KeyboardInterrupt); Shift+Tab switches to the next mode (``slash.modes``: build →
 build accepting edits → auto → plan → …; the toolbar says ``accept edits``).
@@ -26,10 +27,12 @@ question is open or queued.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from typing import TYPE_CHECKING, NamedTuple
 
 from prompt_toolkit import PromptSession
+from prompt_toolkit.completion import CompleteEvent, Completer, Completion, merge_completers
+from prompt_toolkit.document import Document
 from prompt_toolkit.formatted_text import FormattedText
 from prompt_toolkit.history import FileHistory, InMemoryHistory
 from prompt_toolkit.key_binding import KeyBindings
@@ -63,6 +66,24 @@ def _mode(world: World, agent: Agent) -> str:
     if world.transactional:
         return f"{agent.name} · {rules + ', ' if rules else ''}effects judged"
     return f"{agent.name} ({rules + ' ' if rules else ''}not in effect: {why})"
+
+
+class Mentions(Completer):
+    """``@`` at the start of a message completes to the subagents' names: ``@explore
+    find …`` starts that subagent (``agents.mentioned``)."""
+
+    def __init__(self, loaded: Callable[[], Loaded | None]) -> None:
+        self._loaded = loaded
+
+    def get_completions(self, document: Document, event: CompleteEvent) -> Iterator[Completion]:
+        text = document.text_before_cursor
+        loaded = self._loaded()
+        if not text.startswith("@") or any(c.isspace() for c in text) or loaded is None:
+            return
+        for agent in loaded.world.agents.values():
+            if agent.mode != "primary" and agent.name.startswith(text[1:]):
+                yield Completion(f"@{agent.name} ", start_position=-len(text),
+                                 display=f"@{agent.name}", display_meta=agent.description)
 
 
 class _StepAside(Exception):
@@ -119,7 +140,8 @@ class Prompt:
         history = FileHistory(self._history_path) if self._history_path else InMemoryHistory()
         return PromptSession(
             history=history, multiline=True, key_bindings=self._keys(),
-            bottom_toolbar=self._toolbar, completer=slash.SlashCompleter(),
+            bottom_toolbar=self._toolbar,
+            completer=merge_completers([slash.SlashCompleter(), Mentions(self._loaded)]),
             complete_while_typing=True, style=STYLE, prompt_continuation="… ",
             enable_history_search=False)
 

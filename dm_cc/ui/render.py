@@ -52,8 +52,7 @@ if TYPE_CHECKING:
     from dm_cc.core import Running
 
 Line = list[tuple[str, str]]
-ACCEPTING = ("edits inside the project without asking; protected files, paths outside it "
-             "and your own rules still ask")
+ACCEPTING = "edits in the project without asking; your rules and protected files still hold"
 HEAD_LINES = 6
 TAIL_LINES = 3
 DIFF_LINES = 40

@@ -14,8 +14,9 @@ prompt, never taken as the answer (``ReplApprover.trust_project``).
 
 Input: Enter sends; Alt-Enter, Esc-Enter or Ctrl-J insert a new line (a paste
 stays one message); Up/Down and Ctrl-R search the history (kept in the state
-dir); Tab completes slash commands; Shift+Tab switches to the next primary
-agent (a synthetic message, as plan_enter does). Ctrl-C cancels a running turn;
+dir); Tab completes slash commands and ``@`` subagent names; Shift+Tab
+switches to the next mode (build → accept edits → auto → plan). A message that
+starts with ``@explore`` starts that subagent with the rest as its task. Ctrl-C cancels a running turn;
 at the prompt it clears the line, and a second one at an empty prompt exits, as
 does Ctrl-D.
 
@@ -42,6 +43,7 @@ from typing import TYPE_CHECKING, Any
 from prompt_toolkit.application import get_app_or_none
 
 from dm_cc import __version__
+from dm_cc.agents import mentioned
 from dm_cc.config import state_dir
 from dm_cc.core import Event, TaskFinished, TaskStarted, ToolDecided, ToolFinished
 from dm_cc.errors import DmccError
@@ -62,7 +64,7 @@ if TYPE_CHECKING:
     from dm_cc.session import ToolCall
 
 REPLAY_EXCHANGES = 3
-WELCOME = "/help lists commands · Shift+Tab switches agent · Ctrl-D exits"
+WELCOME = "/help lists commands · Shift+Tab switches mode · Ctrl-D exits"
 CANCEL_WAIT = 5.0      # seconds a cancelled subagent gets to end before we go on
 
 
@@ -304,7 +306,12 @@ class Repl:
 
     async def _turn(self, text: str) -> None:
         screen = self.screen
-        task = asyncio.ensure_future(self.loop.run(text))
+        try:    # `@explore find …`: the person starts that subagent (agents.mentioned)
+            named = mentioned(self.loop.rt.agents, text)
+        except DmccError as exc:
+            screen.line(str(exc), "class:error")
+            return
+        task = asyncio.ensure_future(self.loop.run(text, task=named))
         try:
             with self.busy("thinking"), _sigint_cancels(task):
                 result = await task

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 from prompt_toolkit.completion import CompleteEvent, Completer, Completion
 from prompt_toolkit.document import Document
 
+from dm_cc.agents import named_agent
 from dm_cc.errors import DmccError
 from dm_cc.llm import ModelError
 from dm_cc.permissions import Request
@@ -104,21 +105,33 @@ def _agent(ctx: Context, args: list[str]) -> None:
             ctx.screen.line(f" {mark} {agent.name:<10} {agent.mode:<9} {agent.description}")
     elif sub == "switch" and len(args) == 2:
         _switch(ctx, args[1])
-    elif sub == "capabilities":
-        _capabilities(ctx)
+    elif sub == "capabilities" and len(args) <= 2:
+        _capabilities(ctx, args[1] if len(args) == 2 else None)
     else:
-        raise DmccError("usage: /agent list | switch NAME | capabilities")
+        raise DmccError("usage: /agent list | switch NAME | capabilities [NAME]")
 
 
-def _capabilities(ctx: Context) -> None:
-    agent = ctx.loop.agent
-    gate = ctx.loop.rights.gate()
-    ctx.screen.line(f"agent {agent.name} ({agent.mode}): {agent.description}", "class:agent")
+def _capabilities(ctx: Context, name: str | None) -> None:
+    """What an agent may do here: the one in charge, or NAME -- a subagent as the
+    agent in charge would start it (bounded by it), another as if it were in charge."""
+    loop = ctx.loop
+    agent = named_agent(ctx.world.agents, name) if name else loop.agent
+    gate = loop.rights.gate_of(agent)
+    how = ("in charge" if agent.name == loop.agent.name else
+           f"as {loop.agent.name} would start it" if agent.mode == "subagent" else
+           "if it were in charge")
+    ctx.screen.line(f"agent {agent.name} ({agent.mode}, {how}): {agent.description}",
+                    "class:agent")
+    settings = [f"{key} {value}" for key, value in (
+        ("model", agent.model), ("temperature", agent.temperature),
+        ("max_turns", agent.max_turns)) if value is not None]
+    ctx.screen.line(f"  defined at {agent.source}" + (f" · {', '.join(settings)}"
+                                                     if settings else ""), "class:dim")
     if agent.prompt:
         summary = " ".join(agent.prompt.split())
         ctx.screen.line("  prompt: " + (summary if len(summary) <= 200 else
                                         summary[:200].rsplit(" ", 1)[0] + " …"), "class:dim")
-    for tool in ctx.loop.rt.tools:
+    for tool in loop.rt.tools:
         permission = tool.entry.permission
         if gate.denies_outright(permission):
             action, how = "deny", "not offered to the model"
@@ -279,18 +292,28 @@ async def _compact(ctx: Context, args: list[str]) -> None:
 
 
 def _context(ctx: Context, args: list[str]) -> None:
-    from dm_cc.core import context_report
-
     loop, screen = ctx.loop, ctx.screen
+    parts = loop.context_report()
+    total = sum(part.tokens for part in parts)
     window = loop.rt.model.context_window
-    screen.line(f"context for {loop.agent.name}: about {loop.context_tokens()} tokens"
-                + (f" of {window}" if window else "") + " in the next call", "class:tool")
-    for section in context_report(loop.agent, loop.context()):
-        if section.left_out:
-            screen.line(f"  {section.name:<16} not loaded: {section.left_out}", "class:dim")
-        else:
-            screen.line(f"  {section.name:<16} {section.chars:>7} chars  ~{section.tokens} tokens")
-    screen.line("  (the conversation itself: /compact summarises older turns)", "class:dim")
+    screen.line(f"context for {loop.agent.name}: about {total} tokens"
+                + (f" of {window}" if window else "") + " in the next call "
+                "(characters / 4, part by part):", "class:tool")
+    for group in dict.fromkeys(part.group for part in parts):
+        rows = [part for part in parts if part.group == group]
+        screen.line(f"  {group:<24} ~{sum(row.tokens for row in rows):>7} tokens")
+        for row in rows:
+            if row.left_out:
+                screen.line(f"    {row.name:<22} not loaded: {row.left_out}", "class:dim")
+            elif group != "messages":
+                screen.line(f"    {row.name:<22} ~{row.tokens:>7} tokens  ({row.chars} chars)",
+                            "class:dim")
+            else:
+                screen.line(f"    {row.name} (/compact summarises older turns)", "class:dim")
+    screen.line(f"  {'total':<24} ~{total:>7} tokens")
+    if loop.window.measured:    # the provider's count for the last call, and what came since
+        screen.line(f"  as the model counted its last call, with what came since: about "
+                    f"{loop.context_tokens()} tokens (what compaction goes by)", "class:dim")
 
 
 def _tasks(ctx: Context, args: list[str]) -> Awaitable[None] | None:
@@ -378,7 +401,7 @@ def _exit(ctx: Context, args: list[str]) -> None:
 COMMANDS: dict[str, Command] = {command.name: command for command in (
     Command("help", "this list", _help),
     Command("agent", "list agents, switch to one, or show what this one may do", _agent,
-            "list|switch NAME|capabilities", ("list", "switch", "capabilities")),
+            "list|switch NAME|capabilities [NAME]", ("list", "switch", "capabilities")),
     Command("plan", "switch to the read-only plan agent", _switch_to("plan")),
     Command("build", "switch to the build agent", _switch_to("build")),
     Command("permissions", "effective rules with sources, saved approvals (revoke ID)",

@@ -22,7 +22,7 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import yaml
@@ -91,12 +91,13 @@ class Pane:
 
 
 def dm_cc_pane(project: Path, script: list | dict, *, width: int = 140,
-               starts: int = 1) -> Pane:
-    """dm_cc in a tmux pane in ``project``, playing ``script`` (a scripted model); the
-    code under test (PYTHONPATH, when set) rather than whatever dm_cc is installed."""
+               starts: int = 1, args: Sequence[str] = ()) -> Pane:
+    """dm_cc in a tmux pane in ``project``, playing ``script`` (a scripted model), with
+    ``args`` on its command line; the code under test (PYTHONPATH, when set) rather
+    than whatever dm_cc is installed."""
     path = project / ".script.yaml"
     path.write_text(yaml.safe_dump(script))
     env = {k: os.environ[k] for k in ("HOME", "DM_CC_HOME", "DM_CC_MANAGED_DIR", "PATH",
                                       "PYTHONPATH") if k in os.environ}
     return Pane(project, {**env, "TERM": "xterm-256color"}, "--model", f"scripted:{path}",
-                width=width, starts=starts)
+                *args, width=width, starts=starts)
