@@ -106,7 +106,8 @@ BUILTIN_AGENTS: dict[str, Agent] = {
     for agent in (
         Agent("build", "primary", "Default agent: reads, edits and runs commands as policy allows.",
               prompt=BUILD_PROMPT),
-        # Shift+Tab cycles the primary agents in this order: build → auto → plan
+        # Shift+Tab cycles the primary agents in this order: build → auto → plan (build
+        # accepting edits comes between build and auto: ui/slash.py modes)
         Agent("auto", "primary", "Build, asking about almost nothing: commands run confined as "
               "transactions, their effects judged; undo covers edits.",
               prompt=AUTO_PROMPT, auto=True),

@@ -1,8 +1,9 @@
 """The REPL's input line: the prompt (the agent in charge), its keys, Tab
-completion of slash commands, history, and the bottom toolbar (the agent -- in auto
-mode, whether that is in effect; whether it accepts edits --, running subagents, the model, the sandbox's
-state, the policy files -- a project's file that is not trusted, and would open
-something if it were, says so --, tokens and cost).
+completion of slash commands and ``@`` subagent names, history, and the bottom
+toolbar (the agent -- in auto mode, whether that is in effect; whether it accepts
+edits --, running subagents, the model, the sandbox's state, the policy files -- a
+project's file that is not trusted, and would open something if it were, says so
+--, tokens and cost).
 
     prompt = Prompt(loaded, settled, agent_hint, history_path)
     text = await prompt.read(pre_run)      # KeyboardInterrupt / EOFError as typed
@@ -13,8 +14,7 @@ loop in charge (:class:`Loaded`), None while the world loads (then the agent
 asked for, ``agent_hint``, names the prompt). ``settled()`` waits until no
 question is open or queued.
 
-Tab completes slash commands and, after an ``@`` that starts the
-message, the subagents' names. Keys: Enter sends (or takes the highlighted completion); Alt-Enter, Esc-Enter or
+Keys: Enter sends (or takes the highlighted completion); Alt-Enter, Esc-Enter or
 Ctrl-J insert a new line; Ctrl-C clears the line (at an empty one it raises
 KeyboardInterrupt); Shift+Tab switches to the next mode (``slash.modes``: build →
 build accepting edits → auto → plan → …; the toolbar says ``accept edits``).

@@ -39,7 +39,9 @@ def user_policy(project: Path, text: str) -> None:
     (home / "policy.yaml").write_text(textwrap.dedent(text))
 
 
-def test_edits_inside_the_project_only_and_never_what_a_rule_or_protection_says(project):
+def test_edits_inside_the_project_only_and_never_what_a_rule_or_protection_says(project,
+                                                                                tmp_path):
+    (project / "out").symlink_to(tmp_path)          # inside by name, outside in fact
     user_policy(project, """\
         rules:
           - {permission: edit, pattern: 'migrations/**', action: ask}
@@ -58,6 +60,7 @@ def test_edits_inside_the_project_only_and_never_what_a_rule_or_protection_says(
     assert decide(loop, ".git/hooks/pre-commit") == "ask"
     assert decide(loop, "/tmp/outside.txt") == "ask"        # outside the project
     assert decide(loop, "../sibling/a.txt") == "ask"
+    assert decide(loop, "out/a.txt") == "ask"               # a link to outside
     assert decide(loop, "src/app.py", "delete") == "ask"    # edits, not deletes
     verdict = loop.rights.gate().judge(path_requests("edit", "src/app.py", loop.rt.where)[0])
     assert verdict.layer == ACCEPT_EDITS_LAYER and verdict.rule.source == "builtin:accept-edits"

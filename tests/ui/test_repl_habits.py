@@ -111,13 +111,17 @@ def test_slash_commands_that_show_an_agent_and_what_the_context_holds(project):
 
 
 def test_accept_edits_by_shift_tab_max_turns_and_temperature(project):
-    run = drive(project, [WRITE, WRITE, {"text": "never"}], [
+    other = {"tool": "write", "args": {"path": "b.txt", "content": "bee\n"}}
+    run = drive(project, [WRITE, other, {"text": "never"}], [
         (READY, SHIFT_TAB), ("accept edits", "write it" + ENTER),
+        ("Stopped after 1 model calls", "/clear" + ENTER),     # a new session keeps it
+        ("new session", "write another" + ENTER),
         ("Stopped after 1 model calls", "/build" + ENTER), ("→ agent: build", "")],
         options=Options(max_turns=1, temperature=0.4))
     assert not run.errors
     assert (project / "a.txt").read_text() == "hello\n" and LEGEND not in run.screen
-    assert "allowed by allow edit \"**\" at builtin:accept-edits" in run.screen
-    assert run.repl.loop.rt.model.temperatures == [0.4]
+    assert (project / "b.txt").read_text() == "bee\n"
+    assert run.screen.count("allowed by allow edit \"**\" at builtin:accept-edits") == 2
+    assert run.repl.loop.rt.model.temperatures == [0.4, 0.4]
     assert not run.repl.loop.rights.accept_edits     # /build: plain build again
     assert "already the build agent" not in run.screen
