@@ -32,7 +32,8 @@ EXPORTS: dict[str, list[str]] = {
     "config": [
         "HostFilesystem", "LinePath", "PLAN_FILE_PATTERN", "PROJECT_DIR", "ProjectFile",
         "ProjectRoot", "ProjectTrust", "STARTING_TRUST", "ServerDefinition", "Settings",
-        "Trust", "agent_files_in", "cache_dir", "config_dir", "data_dir", "digest",
+        "Trust", "agent_files_in", "cache_dir", "config_dir", "counted", "data_dir",
+        "did_you_mean", "digest",
         "display_path", "find_project", "home_dir", "line_of", "load_settings", "load_yaml",
         "managed_dir", "plan_file", "policy_files", "project_dir", "project_files",
         "project_root", "state_dir", "validation_error",
