@@ -91,7 +91,8 @@ EXPORTS: dict[str, list[str]] = {
     "ui": [
         "CallLines", "auto_mode_text", "early_prompt", "event_json", "failure_json",
         "hooks_lines", "layer_lines", "replay", "result_json", "result_lines", "run_repl",
-        "server_lines", "server_rows", "session_json", "session_notice", "status_lines",
+        "server_lines", "server_rows", "session_json", "session_notice", "session_table",
+        "status_lines",
         "step_lines", "trace_lines", "tree_indent", "trust_lines", "trusted_lines", "where_line",
     ],
 }

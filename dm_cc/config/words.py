@@ -8,7 +8,6 @@ one spelling of a plural instead of a dozen ``'' if n == 1 else 's'``.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable
 
 
@@ -21,6 +20,8 @@ def counted(number: int, noun: str, plural: str | None = None) -> str:
 def did_you_mean(name: str, known: Iterable[str]) -> str:
     """`` (did you mean model?)`` when ``name`` is close to one or two of ``known``
     (the same name in other letter case first), else ``""``."""
+    import difflib  # only when a name is wrong: importing this module stays free
+
     known = sorted(set(known))
     folded = {k.casefold(): k for k in known}
     close = [folded[name.casefold()]] if name.casefold() in folded else \
