@@ -8,7 +8,7 @@ and their calls drawn as the session's own are, indented and led by the
 subagent's label; a grandchild's one step further:
 
     ▸ [explore #1] started: find auth code (ses_…)
-      [explore #1] ● grep def login
+      [explore #1] ● grep "def login" in .
       [explore #1]   allowed by allow grep "**" at builtin:defaults
     ✓ [explore #1] done · 1 tool, 0.4 s
 

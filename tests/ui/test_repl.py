@@ -489,6 +489,21 @@ def test_a_read_says_how_many_lines_and_a_grep_what_it_looks_for(project):
     assert "  │ src/one.py:1:def login(): pass" in lines
 
 
+def test_a_large_paste_shows_as_a_placeholder_and_the_model_gets_all_of_it(project):
+    log = "".join(f"row {n}\n" for n in range(3000))
+    paste = "\x1b[200~" + log.replace("\n", "\r\n") + "\x1b[201~"     # bracketed, as terminals send
+    run = drive(project, [{"text": "Read it."}, {"text": "Small one."}],
+                [(READY, "explain " + paste + " please" + ENTER),
+                 ("Read it.", "and\x1b[200~two\r\nlines\x1b[201~" + ENTER), ("Small one.", "")])
+    assert not run.errors
+    assert "explain [pasted 3000 lines #1] please" in run.screen
+    assert "row 2999" not in run.screen
+    model = run.repl.loop.rt.model
+    sent = [m.content for m in model.calls[0][1] if m.role == "user"]
+    assert sent[-1] == f"explain {log} please"                 # the whole text, as pasted
+    assert user_messages(run) == [f"explain {log} please", "andtwo\nlines"]  # small: as it is
+
+
 def test_sessions_shows_subagents_sessions_under_their_parent(project):
     script = {"replies": [task("look", "look at it"), {"text": "Looked."}],
               "tasks": {"look at it": [{"text": "seen"}]}}

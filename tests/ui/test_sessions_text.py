@@ -40,7 +40,7 @@ def test_columns_line_up_under_the_header_whatever_the_indent_and_names():
     assert rows[0][head.index("agent"):].startswith("build ")
     assert rows[2][head.index("last"):].startswith(time.strftime(
         "%Y-%m-%d", time.localtime(NOW - 400 * 86400)))   # another year: with its year
-    assert rows[0][head.index("last"):].startswith(time.strftime("%m-%d %H:%M"))
+    assert rows[0][head.index("last"):].startswith(time.strftime("%m-%d %H:%M", time.localtime(NOW)))
     assert rows[2].endswith('"say \\"hi\\"\\u001b[2J"')   # a control character is shown
 
 
