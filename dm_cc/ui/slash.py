@@ -204,7 +204,7 @@ def _sessions(ctx: Context, args: list[str]) -> None:
         head, *rows = session_table(shown, width, current)
         ctx.screen.line(head, "class:dim")
         ctx.screen.lines(rows)
-    if all(info.id != current for _depth, info in shown):   # saved with its first message
+    if all(info.id != current for _depth, info in tree):   # saved with its first message
         ctx.screen.line(f"this session ({current}) has no message yet", "class:dim")
     ctx.screen.line("resume one with: dm_cc --resume ID", "class:dim")
 

@@ -147,8 +147,10 @@ def test_ctrl_c_clears_the_line_and_twice_at_an_empty_prompt_exits(project):
 
 
 def test_ctrl_d_at_the_prompt_exits(project):
-    run = drive(project, [], [(READY, CTRL_D)])
-    assert run.code == 0 and "resume with dm_cc --resume" in run.screen
+    run = drive(project, [], [(READY, "/sessions" + ENTER), ("resume one with", CTRL_D)])
+    assert "has no message yet" in run.after("/sessions")   # nothing saved, nothing listed
+    assert run.code == 0 and "no message, so the session is not kept" in run.screen
+    assert "resume with" not in run.screen and run.repl.world.sessions.list(empty=True) == []
 
 
 def test_slash_commands_are_never_sent_to_the_model(project):
