@@ -33,6 +33,7 @@ from dm_cc.config import (
     HostFilesystem,
     ProjectFile,
     ProjectTrust,
+    counted,
     data_dir,
     digest,
     find_project,
@@ -216,7 +217,7 @@ class World:
             before.decode("utf-8", "replace").splitlines(),
             now.decode("utf-8", "replace").splitlines(), lineterm="", n=0)
             if line[:1] in "+-" and not line.startswith(("+++", "---"))]
-        return diff[:most] + ([f"… and {len(diff) - most} more changed lines"]
+        return diff[:most] + ([f"… and {counted(len(diff) - most, 'more changed line')}"]
                               if len(diff) > most else [])
 
     @cached_property

@@ -36,13 +36,17 @@ class DmccError(Exception):
 
 
 class ConfigError(DmccError):
-    """A configuration file is malformed; the message starts with ``file:line``."""
+    """A configuration file is malformed; the message starts with ``file:line``
+    (``file:line:column`` where the column says more, as in a YAML syntax error)."""
 
-    def __init__(self, path: str, line: int | None, message: str) -> None:
+    def __init__(self, path: str, line: int | None, message: str,
+                 column: int | None = None) -> None:
         self.path = path
         self.line = line
+        self.column = column
         self.message = message
-        where = f"{path}:{line}" if line is not None else path
+        where = path if line is None else f"{path}:{line}" if column is None \
+            else f"{path}:{line}:{column}"
         super().__init__(f"{where}: {message}")
 
 

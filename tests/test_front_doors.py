@@ -32,7 +32,8 @@ EXPORTS: dict[str, list[str]] = {
     "config": [
         "HostFilesystem", "LinePath", "PLAN_FILE_PATTERN", "PROJECT_DIR", "ProjectFile",
         "ProjectRoot", "ProjectTrust", "STARTING_TRUST", "ServerDefinition", "Settings",
-        "Trust", "agent_files_in", "cache_dir", "config_dir", "data_dir", "digest",
+        "Trust", "agent_files_in", "cache_dir", "config_dir", "counted", "data_dir",
+        "did_you_mean", "digest",
         "display_path", "find_project", "home_dir", "line_of", "load_settings", "load_yaml",
         "managed_dir", "plan_file", "policy_files", "project_dir", "project_files",
         "project_root", "state_dir", "validation_error",
@@ -90,7 +91,8 @@ EXPORTS: dict[str, list[str]] = {
     "ui": [
         "CallLines", "auto_mode_text", "early_prompt", "event_json", "failure_json",
         "hooks_lines", "layer_lines", "replay", "result_json", "result_lines", "run_repl",
-        "server_lines", "server_rows", "session_json", "session_notice", "status_lines",
+        "server_lines", "server_rows", "session_json", "session_notice", "session_table",
+        "status_lines",
         "step_lines", "trace_lines", "tree_indent", "trust_lines", "trusted_lines", "where_line",
     ],
 }

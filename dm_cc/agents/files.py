@@ -96,10 +96,11 @@ def parse_agent(text: str, name: str, shown: str) -> Agent:
                              "(description: …, mode: …)")
     from pydantic import ValidationError
 
+    model = _model()
     try:
-        spec = _model().model_validate(data).model_dump()
+        spec = model.model_validate(data).model_dump()
     except ValidationError as exc:
-        error = validation_error(exc, shown, lines)
+        error = validation_error(exc, shown, lines, schema=model.__pydantic_core_schema__)
         first, newline, more = error.message.partition("\n")
         detail = exc.errors()[0]
         if detail["type"] == "extra_forbidden" and detail["loc"][0] in _HINTS:

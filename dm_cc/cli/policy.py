@@ -10,6 +10,8 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
+from dm_cc.config import counted
+
 if TYPE_CHECKING:  # annotations only: `dm_cc --help` does not load the engine
     from dm_cc.agents import Agent
     from dm_cc.compose import World
@@ -196,7 +198,7 @@ def _lint(args: argparse.Namespace) -> int:
         print(f"no policy files found (project {PROJECT_DIR}/, user config "
               f"{config_dir()}, managed {managed_dir()})")
     elif not findings:
-        print(f"{len(files)} file(s), no findings")
+        print(f"{counted(len(files), 'file')}, no findings")
     return 1 if findings else 0
 
 
@@ -254,8 +256,9 @@ def _import(args: argparse.Namespace) -> int:
     for finding in lint_files([policy], known_agents=_known_agents()):
         print(f"dm_cc: lint: {finding}", file=sys.stderr)
     if args.output:
-        print(f"wrote {args.output}: {len(policy.rules)} rule(s), "
-              f"{len(policy.agents)} agent override(s), {len(policy.tests)} test(s); "
+        print(f"wrote {args.output}: {counted(len(policy.rules), 'rule')}, "
+              f"{counted(len(policy.agents), 'agent override')}, "
+              f"{counted(len(policy.tests), 'test')}; "
               f"{len(imported.dropped) + len(imported.refused)} not imported", file=sys.stderr)
     return 0
 

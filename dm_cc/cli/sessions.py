@@ -15,8 +15,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from dm_cc.config import counted
+
 if TYPE_CHECKING:  # the store is imported by the handlers only: `dm_cc policy` stays fast
-    from dm_cc.session import Message, SessionInfo
+    from dm_cc.session import Message
 
 RESULT_LINES = 6      # lines of a tool result shown by `show`
 LINE_CHARS = 200      # characters of one shown line (results, call arguments)
@@ -44,21 +46,14 @@ def _list(args: argparse.Namespace) -> int:
     if not infos:
         print(f"no sessions in {store.root}")
         return 0
-    for depth, info in session_tree(infos):
-        print(_list_line(info, depth))
+    import shutil
+
+    from dm_cc.ui import session_table
+
+    width = shutil.get_terminal_size().columns if sys.stdout.isatty() else None
+    for line in session_table(session_tree(infos), width, where=True):
+        print(line)
     return 0
-
-
-def _list_line(info: SessionInfo, depth: int) -> str:
-    """One session; a subagent's session indented under its parent (``child of``
-    named only when the parent is not listed)."""
-    from dm_cc.ui import tree_indent
-
-    orphan = info.parent_id is not None and depth == 0
-    where = f"{info.project}" + (f"; child of {info.parent_id}" if orphan else "")
-    title = json.dumps(info.title, ensure_ascii=False) if info.title else "(untitled)"
-    return (f"{tree_indent(depth)}{info.id}  {_when(info.created)}  {info.agent:<8} "
-            f"{info.messages:>4} msgs  {title}  ({where})")
 
 
 def _show(args: argparse.Namespace) -> int:
@@ -76,7 +71,8 @@ def _show(args: argparse.Namespace) -> int:
                                   if info.title else ""))
     print(f"  project {info.project}")
     print(f"  created {_when(info.created)}, agent in charge {info.agent}, "
-          f"{info.messages} messages" + (f", child of {info.parent_id}" if info.parent_id else ""))
+          f"{counted(info.messages, 'message')}"
+          + (f", child of {info.parent_id}" if info.parent_id else ""))
     for number, message in enumerate(session.messages, start=1):
         print()
         print("\n".join(_message_block(number, message)))
@@ -92,11 +88,11 @@ def _message_block(number: int, message: Message) -> list[str]:
     head += f" · {_when(message.time, '%H:%M:%S')}"
     lines = [head]
     if message.reasoning:
-        lines.append(f"    (reasoning, {len(message.reasoning)} characters)")
+        lines.append(f"    (reasoning, {counted(len(message.reasoning), 'character')})")
     content = message.content.splitlines()
     if message.role == "tool" and len(content) > RESULT_LINES:
         hidden = len(content) - RESULT_LINES
-        content = content[:RESULT_LINES] + [f"… ({hidden} more lines)"]
+        content = content[:RESULT_LINES] + [f"… ({counted(hidden, 'more line')})"]
     for line in content:
         lines.append("    " + (_cut(line) if message.role == "tool" else line))
     for call in message.tool_calls:
@@ -112,8 +108,9 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser],
                                    description="Saved sessions (append-only JSONL files).")
     sub = sessions.add_subparsers(dest="sessions_command", metavar="SUBCOMMAND", required=True)
     listing = sub.add_parser("list", help="every saved session, oldest first",
-                             description="Every saved session, oldest first (newest last); a "
-                             "subagent's session indented under the one that started it.")
+                             description="Every saved session that holds a message, oldest "
+                             "first (newest last); a subagent's session indented under the one "
+                             "that started it.")
     listing.add_argument("--json", action="store_true", help="machine-readable output")
     listing.add_argument("--project", metavar="DIR",
                          help="only the sessions of the project containing DIR")

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from dm_cc.config import counted
 from dm_cc.errors import UsageError
 
 
@@ -49,7 +50,7 @@ def _trust(args: argparse.Namespace) -> int:
     for line in trust_lines(world):
         print(line)
     world.answer_trust(True, note="trusted with `dm_cc trust`")
-    print(f"trusted {len(trust.files)} file(s) of {world.root} as they are now")
+    print(f"trusted {counted(len(trust.files), 'file')} of {world.root} as they are now")
     return 0
 
 

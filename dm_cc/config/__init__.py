@@ -8,6 +8,8 @@ that remembers line numbers. Imports nothing of dm_cc but ``dm_cc.errors``.
     server_files.py the files inside the project a server's command line names
     trust.py        whether the person trusts what the project's own files say
     yaml_lines.py   YAML with the line of each value; errors naming ``file:line``
+    words.py        counts and near misses in messages (``1 line``, ``did you
+                    mean``), for every part's messages: each may import this part
 
 The front door is lazy: a name's module is imported on its first use, so
 ``dm_cc --help`` loads ``dirs.py`` and no YAML.
@@ -41,6 +43,7 @@ if TYPE_CHECKING:
     from dm_cc.config.mcp_servers import STARTING_TRUST, ServerDefinition, Trust
     from dm_cc.config.settings import Settings, load_settings
     from dm_cc.config.trust import ProjectFile, ProjectTrust, digest
+    from dm_cc.config.words import counted, did_you_mean
     from dm_cc.config.yaml_lines import LinePath, display_path, line_of, load_yaml, validation_error
 
 __all__ = [
@@ -58,7 +61,9 @@ __all__ = [
     "agent_files_in",
     "cache_dir",
     "config_dir",
+    "counted",
     "data_dir",
+    "did_you_mean",
     "digest",
     "display_path",
     "find_project",
@@ -87,6 +92,7 @@ _LAZY: dict[str, tuple[str, ...]] = {
     "dm_cc.config.mcp_servers": ("STARTING_TRUST", "ServerDefinition", "Trust"),
     "dm_cc.config.settings": ("Settings", "load_settings"),
     "dm_cc.config.trust": ("ProjectFile", "ProjectTrust", "digest"),
+    "dm_cc.config.words": ("counted", "did_you_mean"),
     "dm_cc.config.yaml_lines": ("LinePath", "display_path", "line_of", "load_yaml",
                                 "validation_error"),
 }

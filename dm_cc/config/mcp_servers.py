@@ -48,6 +48,7 @@ from typing import Any, Literal
 from urllib.parse import unquote
 
 from dm_cc.config.server_files import NamedFile, named_files
+from dm_cc.config.words import did_you_mean
 from dm_cc.config.yaml_lines import LinePath, line_of
 from dm_cc.errors import SettingsError
 
@@ -247,7 +248,8 @@ def _definition(name: str, spec: Any, origin: Origin, shown: str, lines: dict[Li
     if not isinstance(spec, dict):
         raise fail(loc, f"{here}: a mapping with command: (stdio) or url: (streamable HTTP)")
     if unknown := sorted(set(map(str, spec)) - KEYS):
-        raise fail((*loc, unknown[0]), f"{here}: unknown key {unknown[0]!r} (known: "
+        raise fail((*loc, unknown[0]), f"{here}: unknown key {unknown[0]!r}"
+                                       f"{did_you_mean(unknown[0], KEYS)} (known: "
                                        f"{', '.join(sorted(KEYS))})")
     if ("command" in spec) == ("url" in spec):
         raise fail(loc, f"{here}: give exactly one of command: (stdio) or url: (streamable HTTP)")

@@ -115,10 +115,12 @@ def parse_settings(text: str, shown: str, *, origin: Origin = "user",
                             "default_agent:, max_task_depth:, sandbox:, mcp:)")
     from pydantic import ValidationError
 
+    model = _model()
     try:
-        spec: Any = _model().model_validate(data)  # its fields are SettingsFile's
+        spec: Any = model.model_validate(data)  # its fields are SettingsFile's
     except ValidationError as exc:
-        raise validation_error(exc, shown, lines, SettingsError) from None
+        raise validation_error(exc, shown, lines, SettingsError,
+                               model.__pydantic_core_schema__) from None
     values = {key: getattr(spec, key) for key in SCALARS if getattr(spec, key) is not None}
     sources = {key: f"{shown}:{line_of(lines, (key,))}" for key in values}
     return values, sources, parse_servers(spec.mcp, origin, shown, lines, env, root)

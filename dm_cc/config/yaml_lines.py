@@ -11,11 +11,13 @@ problem. Every file format of dm_cc (policies, agents, settings) reads through h
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import yaml
 
+from dm_cc.config.words import did_you_mean
 from dm_cc.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -97,17 +99,38 @@ def load_yaml(text: str, path: str, error: type[ConfigError] = ConfigError
         _index_lines(node, (), lines, path, error)
         data = loader.construct_document(node)
     except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line = mark.line + 1 if mark is not None else None
-        problem = " ".join(p for p in (exc.context, exc.problem) if p) or str(exc)
-        if "expected a single document" in problem:
-            problem = "only one YAML document is allowed (found a second '---')"
-        raise error(path, line, f"invalid YAML: {problem}") from None
+        raise _syntax_error(exc, text, path, error) from None
     except yaml.YAMLError as exc:
         raise error(path, None, f"invalid YAML: {exc}") from None
     finally:
         loader.dispose()
     return data, lines
+
+
+def _syntax_error(exc: yaml.MarkedYAMLError, text: str, path: str,
+                  error: type[ConfigError]) -> ConfigError:
+    """A YAML syntax error at ``file:line:column``. A quote never closed is reported
+    where it opens (YAML only notices at the end of the file); otherwise where YAML
+    stopped, naming the line of what it was reading when that began elsewhere."""
+    context, problem = exc.context_mark, exc.problem_mark
+    if context is not None and exc.context == "while scanning a quoted scalar" \
+            and "end of stream" in (exc.problem or ""):
+        quote = text[context.index] if context.index < len(text) else "quote"
+        return error(path, context.line + 1, f"invalid YAML: the {quote} opened here is never "
+                     "closed (the file ends first)", context.column + 1)
+    what = exc.problem or str(exc)
+    if "expected a single document" in f"{exc.context} {exc.problem}":
+        what = "only one YAML document is allowed (found a second '---')"
+    elif exc.context and context is not None and problem is not None \
+            and context.line != problem.line:
+        what += (f" ({exc.context} that starts at line {context.line + 1}, column "
+                 f"{context.column + 1})")
+    elif exc.context:
+        what = f"{exc.context} {what}"
+    mark = problem or context
+    if mark is None:
+        return error(path, None, f"invalid YAML: {what}")
+    return error(path, mark.line + 1, f"invalid YAML: {what}", mark.column + 1)
 
 
 def line_of(lines: dict[LinePath, int], loc: LinePath) -> int | None:
@@ -128,6 +151,47 @@ def display_path(path: Path) -> str:
     return relative if not relative.startswith("..") else str(path)
 
 
+def known_keys(schema: Mapping[str, Any], loc: LinePath) -> set[str]:
+    """The keys a mapping at ``loc`` may have, by the pydantic core ``schema`` of the
+    whole document (every branch of a union; none where it says nothing)."""
+    found: set[str] = set()
+    for fields in _fields_at(schema, tuple(loc), {}, 0):
+        found.update(map(str, fields))
+    return found
+
+
+def _fields_at(schema: Mapping[str, Any], loc: LinePath, refs: dict[str, Any],
+               depth: int) -> Iterator[Mapping[str, Any]]:
+    """The ``fields`` of each typed dict or model ``loc`` leads to in ``schema``."""
+    kind = schema.get("type")
+    if depth > 100:
+        return
+    if kind == "definitions":
+        refs = {**refs, **{item["ref"]: item for item in schema.get("definitions", ())}}
+    if kind == "definition-ref" and schema.get("schema_ref") in refs:
+        yield from _fields_at(refs[schema["schema_ref"]], loc, refs, depth + 1)
+    elif kind in ("union", "tagged-union"):
+        choices = schema.get("choices", ())
+        for choice in choices.values() if isinstance(choices, Mapping) else choices:
+            yield from _fields_at(choice[0] if isinstance(choice, tuple) else choice, loc, refs,
+                                  depth + 1)
+    elif kind == "chain":
+        for step in schema.get("steps", ()):
+            yield from _fields_at(step, loc, refs, depth + 1)
+    elif isinstance(schema.get("fields"), Mapping):
+        fields = schema["fields"]
+        if not loc:
+            yield fields
+        elif isinstance(fields.get(loc[0]), Mapping):
+            yield from _fields_at(fields[loc[0]].get("schema", {}), loc[1:], refs, depth + 1)
+    elif kind == "dict" and loc:
+        yield from _fields_at(schema.get("values_schema", {}), loc[1:], refs, depth + 1)
+    elif kind in ("list", "set", "frozenset", "tuple") and loc and isinstance(loc[0], int):
+        yield from _fields_at(schema.get("items_schema", {}), loc[1:], refs, depth + 1)
+    elif isinstance(schema.get("schema"), Mapping):   # model, nullable, default, validators
+        yield from _fields_at(schema["schema"], loc, refs, depth + 1)
+
+
 def _loc_text(loc: tuple[Any, ...]) -> str:
     text = ""
     for part in loc:
@@ -136,14 +200,19 @@ def _loc_text(loc: tuple[Any, ...]) -> str:
 
 
 def validation_error(exc: ValidationError, shown: str, lines: dict[LinePath, int],
-                     error: type[ConfigError] = ConfigError) -> ConfigError:
-    """A pydantic error as ``error`` naming the file and the line of each problem."""
+                     error: type[ConfigError] = ConfigError,
+                     schema: Mapping[str, Any] | None = None) -> ConfigError:
+    """A pydantic error as ``error`` naming the file and the line of each problem;
+    an unknown key with the known key it is close to, when ``schema`` (the pydantic
+    core schema the data was validated with) says which keys are known there. Unknown
+    keys come first: a misspelt key is usually why a required one is missing."""
     messages = []
-    for problem in exc.errors():
+    for problem in sorted(exc.errors(), key=lambda problem: problem["type"] != "extra_forbidden"):
         loc = tuple(part for part in problem["loc"] if not (isinstance(part, str) and "[" in part))
         message = problem["msg"]
         if problem["type"] == "extra_forbidden":
-            message = f"unknown key {loc[-1]!r}"
+            known = known_keys(schema, loc[:-1]) if schema is not None else set()
+            message = f"unknown key {loc[-1]!r}{did_you_mean(str(loc[-1]), known)}"
         elif problem["type"] == "missing":
             message = f"missing required field {loc[-1]!r}"
         messages.append((line_of(lines, loc), f"{_loc_text(loc)}: {message}"))

@@ -22,6 +22,7 @@ import json
 from collections.abc import Callable, Iterable, Sequence
 from typing import NamedTuple
 
+from dm_cc.config import counted
 from dm_cc.core.prompts import CHARS_PER_TOKEN, spec_chars
 from dm_cc.llm import ChatModel, ModelError, ToolSpec, Usage
 from dm_cc.session import Message, Session, ToolCall
@@ -160,7 +161,7 @@ def transcript(messages: Iterable[Message]) -> str:
             content = m.content
             if len(content) > RESULT_CHARS:
                 content = (content[:RESULT_CHARS]
-                           + f"\n[… {len(content) - RESULT_CHARS} more characters left out]")
+                           + f"\n[… {counted(len(content) - RESULT_CHARS, 'more character')} left out]")
             parts.append(f"[{m.tool_name} {'error' if m.is_error else 'result'}]\n{content}")
     return "\n\n".join(parts)
 

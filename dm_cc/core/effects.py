@@ -37,6 +37,7 @@ import os
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, replace
 
+from dm_cc.config import counted
 from dm_cc.core.approval import RUNNING, Approval
 from dm_cc.core.events import ChangesLanded, Notice
 from dm_cc.core.settle import Judged, Settle, rule_said
@@ -334,7 +335,7 @@ def _told(applied: Sequence[Outcome], refused: Sequence[Outcome]) -> list[str]:
     """What the model is told: how many changes landed, and each that did not."""
     if not refused:
         return []
-    lines = [f"(of this command's {len(applied) + len(refused)} changes to the project, "
+    lines = [f"(of this command's {counted(len(applied) + len(refused), 'change')} to the project, "
              f"{len(applied)} landed; these did not, and are as before:"]
     lines += [f"- {o.change.describe()}: {o.why}" for o in refused[:SHOWN_CHANGES]]
     if len(refused) > SHOWN_CHANGES:
@@ -356,7 +357,7 @@ def _question_text(outcomes: Sequence[Outcome], root: str, upper: str) -> str:
         lines.append(f"{mark[outcome.action]}{outcome.change.describe()}"
                      + (f"  ({outcome.why})" if outcome.why else ""))
     if len(outcomes) > SHOWN_CHANGES:
-        lines.append(f"  … and {len(outcomes) - SHOWN_CHANGES} more changes")
+        lines.append(f"  … and {counted(len(outcomes) - SHOWN_CHANGES, 'more change')}")
     for outcome in outcomes:
         if outcome.action == "ask" and _diffable(outcome.change):
             lines += _diff(outcome.change, root, upper)
@@ -364,7 +365,8 @@ def _question_text(outcomes: Sequence[Outcome], root: str, upper: str) -> str:
     shown = 0
     for at, outcome in enumerate(context):
         if shown >= CONTEXT_LINES:
-            lines.append(f"(not shown: the diffs of {len(context) - at} more changes that land)")
+            lines.append(f"(not shown: the diffs of {counted(len(context) - at, 'more change')}, "
+                         "landing whatever the answer)")
             break
         if not at:
             lines.append("(the changes below land whatever you answer)")
@@ -389,7 +391,7 @@ def _diff(change: Change, root: str, upper: str) -> list[str]:
                                      f"b/{change.shown}" if change.kind != "deleted" else "/dev/null",
                                      lineterm=""))
     if len(diff) > DIFF_LINES:
-        diff = [*diff[:DIFF_LINES], f"… {len(diff) - DIFF_LINES} more diff lines"]
+        diff = [*diff[:DIFF_LINES], f"… {counted(len(diff) - DIFF_LINES, 'more diff line')}"]
     return diff
 
 

@@ -31,7 +31,14 @@ from typing import Protocol
 
 from dm_cc.agents import Agent
 from dm_cc.core.approval import AskFailed
-from dm_cc.core.events import Event, InTask, TaskFinished, TaskStarted, ToolFinished
+from dm_cc.core.events import (
+    Event,
+    InTask,
+    TaskFinished,
+    TaskStarted,
+    ToolDecided,
+    ToolFinished,
+)
 from dm_cc.core.settle import TurnStopped
 from dm_cc.errors import DmccError
 from dm_cc.llm import Usage
@@ -51,12 +58,26 @@ class Running:
     description: str
     background: bool
     started: float = field(default_factory=time.monotonic)
-    tools: int = 0
+    finished: int = 0                                   # tool calls that have ended
+    deciding: set[str] = field(default_factory=set)     # ids of those decided, not ended
     job: asyncio.Task[ToolOutput] | None = None
 
     @property
     def seconds(self) -> float:
         return time.monotonic() - self.started
+
+    @property
+    def tools(self) -> int:
+        """Its tool calls so far, those running included: a call counts once decided."""
+        return self.finished + len(self.deciding)
+
+    def saw(self, event: Event) -> None:
+        """Count the calls of one of its own events."""
+        if isinstance(event, ToolDecided):
+            self.deciding.add(event.call.id)
+        elif isinstance(event, ToolFinished):
+            self.deciding.discard(event.call.id)
+            self.finished += 1
 
 
 class Child(Protocol):
@@ -171,8 +192,7 @@ class Subagents:
         parent = self.on_event
 
         def relay(event: Event) -> None:
-            if isinstance(event, ToolFinished):
-                work.tools += 1
+            work.saw(event)
             parent(InTask(work.task_id, work.label, event))
         return relay
 

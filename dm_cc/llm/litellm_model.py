@@ -8,7 +8,11 @@ One ``complete`` call is one streamed chat completion in OpenAI format::
 
 Transient failures (429, 5xx, timeouts, connection errors) are retried with
 exponential backoff, but only while nothing of that attempt has reached
-``on_stream``: once the user has seen output, a retry would show it twice.
+``on_stream``: once the user has seen output, a retry would show it twice. An
+endpoint that cannot be reached at all (the connection refused: nothing listens
+there; its host name unknown) is tried once more after a short pause, then
+reported as such ("cannot connect to http://127.0.0.1:9/v1: connection refused"),
+not as the 500 litellm makes of it after seconds of backoff.
 Everything else becomes one ``ModelError`` naming model, endpoint, status and
 the provider's message. Malformed tool-call arguments are not an error here:
 they come back as ``ToolCall(arguments=None, raw_arguments=...)`` for the loop
@@ -23,6 +27,7 @@ import json
 import logging
 import os
 import re
+import socket
 import uuid
 import warnings
 from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
@@ -47,6 +52,7 @@ Sleep = Callable[[float], Awaitable[None]]
 logger = logging.getLogger(__name__)    # dm_cc's side of each call, with --verbose
 
 RETRY_BASE = 0.5          # seconds; attempt n waits RETRY_BASE * 2**n
+UNREACHABLE_RETRIES = 1   # an endpoint nothing answers at: one more try (a server starting)
 RETRY_CAP = 30.0          # longest backoff (a server's Retry-After may ask for up to 60 s)
 DUMMY_KEY = "sk-dummy"    # for OpenAI-compatible servers that want no key
 
@@ -258,7 +264,13 @@ class LiteLLMModel:
                 break
             except _ProviderFailure as failure:
                 error = failure.error
-                if shown or attempt >= self.max_retries or not _transient(litellm, error):
+                unreachable = _unreachable(error)
+                retries = min(self.max_retries, UNREACHABLE_RETRIES) if unreachable \
+                    else self.max_retries
+                if unreachable and attempt >= retries:
+                    logger.debug("%s: attempt %d failed", self.model, attempt + 1, exc_info=error)
+                    raise ModelError(self._unreachable(unreachable)) from error
+                if shown or attempt >= retries or not _transient(litellm, error):
                     logger.debug("%s: attempt %d failed", self.model, attempt + 1, exc_info=error)
                     raise ModelError(self._describe(error, attempt, shown)) from error
                 logger.debug("%s: attempt %d failed, retrying: %r", self.model, attempt + 1,
@@ -302,6 +314,11 @@ class LiteLLMModel:
         except Exception:   # unknown model, no price: cost is simply unknown
             return 0.0
 
+    def _unreachable(self, why: str) -> str:
+        where = self.api_base or "the provider's endpoint"
+        hint = "; is the server running, and is --api-base right?" if self.api_base else ""
+        return f"cannot connect to {where}: {why} (model {self.model}{hint})"
+
     def _describe(self, error: Exception, attempt: int, shown: bool) -> str:
         status = getattr(error, "status_code", None)
         where = self.api_base or "its default endpoint"
@@ -342,6 +359,28 @@ def _transient(litellm: Any, error: Exception) -> bool:
         return True
     status = getattr(error, "status_code", None)
     return isinstance(status, int) and (status in (408, 429) or status >= 500)
+
+
+#: What it means when one of these is behind a failure: the endpoint cannot be reached.
+UNREACHABLE: tuple[tuple[type[BaseException], str], ...] = (
+    (ConnectionRefusedError, "connection refused"),
+    (socket.gaierror, "its host name is not known"),
+)
+
+
+def _unreachable(error: BaseException) -> str | None:
+    """Why the endpoint cannot be reached, when the chain of causes behind ``error``
+    (litellm wraps the OpenAI client's error, which wraps httpx's or aiohttp's,
+    which wraps the socket's) says so; None for any other failure."""
+    seen: set[int] = set()
+    cause: BaseException | None = error
+    while cause is not None and id(cause) not in seen:
+        seen.add(id(cause))
+        for kind, why in UNREACHABLE:
+            if isinstance(cause, kind):
+                return why
+        cause = cause.__cause__ or cause.__context__
+    return None
 
 
 def _backoff(attempt: int, error: Exception) -> float:

@@ -30,9 +30,10 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
+from dm_cc.config import did_you_mean
 from dm_cc.permissions import MCP_PREFIX, Rule, arguments_fault, covers, names_a_permission
 from dm_cc.policy.effects import Limited, describe, limited
-from dm_cc.policy.loader import PolicyFile, suggestion
+from dm_cc.policy.loader import PolicyFile
 from dm_cc.tools import effects_of, is_known_permission, known_permissions, language_of
 
 ROOT_LOOKING = {
@@ -207,7 +208,7 @@ def lint_files(files: Sequence[PolicyFile],
 def unknown_agents(files: Sequence[PolicyFile], known: Collection[str]) -> list[Finding]:
     """``agents:`` entries naming no agent in ``known`` (with a close match if any)."""
     return [Finding(policy.agent_sources.get(name, policy.path), "unknown-agent",
-                    f"unknown agent {name!r} under agents:{suggestion(name, known)}; its rules "
+                    f"unknown agent {name!r} under agents:{did_you_mean(name, known)}; its rules "
                     f"apply to no agent (known: {', '.join(sorted(known))})")
             for policy in files for name in policy.agents if name not in known]
 

@@ -6,15 +6,20 @@ there is no half-loaded policy.
 
 from __future__ import annotations
 
-import difflib
-from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import NamedTuple
 
 from pydantic_core import SchemaValidator, ValidationError
 
-from dm_cc.config import LinePath, display_path, line_of, load_yaml, validation_error
+from dm_cc.config import (
+    LinePath,
+    did_you_mean,
+    display_path,
+    line_of,
+    load_yaml,
+    validation_error,
+)
 from dm_cc.errors import PolicyError
 from dm_cc.permissions import MCP_PREFIX, Protected, Rule, path_pattern_problem
 from dm_cc.policy.hooks import Hook, hooks_from
@@ -64,15 +69,6 @@ class PolicyFile:
 AUTO_PERMISSIONS = ("bash", "edit", "delete")
 
 
-def suggestion(name: str, known: Iterable[str]) -> str:
-    """`` (did you mean read?)`` when ``name`` is close to a known name, else ``""``."""
-    known = sorted(known)
-    folded = {k.casefold(): k for k in known}
-    close = [folded[name.casefold()]] if name.casefold() in folded else \
-        difflib.get_close_matches(name, known, n=2, cutoff=0.6)
-    return f" (did you mean {' or '.join(close)}?)" if close else ""
-
-
 def unknown_permission(permission: str) -> str | None:
     """Why a rule's permission names nothing dm_cc knows; None when it is fine (a known
     permission, ``mcp__<server>__<tool>``, or a wildcard: ``*``, ``mcp__*``, ``e*``)."""
@@ -83,7 +79,7 @@ def unknown_permission(permission: str) -> str | None:
     elif permission.casefold().startswith(MCP_PREFIX[:3]):
         hint = " (an MCP tool's permission is mcp__<server>__<tool>, two underscores each)"
     else:
-        hint = suggestion(permission, known_permissions())
+        hint = did_you_mean(permission, known_permissions())
     return (f"unknown permission {permission!r}{hint}; known: "
             f"{', '.join(sorted(known_permissions()))} and mcp__<server>__<tool>; "
             "a rule naming it would never apply")
@@ -141,7 +137,7 @@ def parse_policy(text: str, shown: str, directory: Path | None = None) -> Policy
     try:
         model = _VALIDATOR.validate_python(data)
     except ValidationError as exc:
-        raise validation_error(exc, shown, lines, PolicyError) from None
+        raise validation_error(exc, shown, lines, PolicyError, POLICY_CORE_SCHEMA) from None
     rules = rules_from(model.get("rules", []), model.get("permission", {}), (), shown, lines)
     agents = {
         name: rules_from(override.get("rules", []), override.get("permission", {}),

@@ -36,6 +36,7 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from dm_cc.config import counted
 from dm_cc.errors import AuditLogError
 from dm_cc.session.durable import locked, replace_file, set_aside, shared, sync_directory
 
@@ -317,7 +318,7 @@ class AuditLog:
                                                        f"{self.head_path} is damaged: {exc}"))
         if data is None:
             return Verification(self.path, 0, Broken(None, (
-                f"the log is missing, but its head says it held {head.seq} records")))
+                f"the log is missing, but its head says it held {counted(head.seq, 'record')}")))
         if head.seq > seq:
             return Verification(self.path, seq, Broken(seq + 1, (
                 f"records {seq + 1} to {head.seq} are missing: the log ends before its head "

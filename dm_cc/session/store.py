@@ -1,7 +1,9 @@
 """Sessions as append-only JSONL files: ``<root>/<id>.jsonl``, root ``data_dir()/sessions``.
 
     {"type": "session", "id": …, "parent_id": …, "title": …, "project": …, "created": …,
-     "agent": …}                                  first line, written once, atomically
+     "agent": …}                                  first line, written once, atomically,
+                                                  with the first record: a session opened
+                                                  and left without a message leaves no file
     {"type": "message", …Message.to_json()}       one line per message, in order
     {"type": "title", "title": …}                 when the title changes; the last one wins
                                                   (an untitled session's first prompt sets it)
@@ -172,13 +174,23 @@ def _create_whole(path: Path, data: bytes) -> None:
 class Session:
     """A loaded or new session. Add messages with :meth:`append` only: it writes
     the line first, then updates ``messages`` and ``info``. An untitled session
-    takes its title from its first user message that is not synthetic, once."""
+    takes its title from its first user message that is not synthetic, once.
+    A new session's file is created with its first record (``header``: the line
+    that opens it, until then)."""
 
     def __init__(self, info: SessionInfo, messages: list[Message],
-                 warnings: list[str] | None = None) -> None:
+                 warnings: list[str] | None = None, header: bytes | None = None) -> None:
         self.info = info
         self.messages = messages
         self.warnings = warnings or []
+        self._header = header
+
+    def _write(self, record: dict[str, Any]) -> None:
+        """Append one record; a new session's file is created first, whole."""
+        if self._header is not None:
+            _create_whole(self.path, self._header)
+            self._header = None
+        _write_line(self.path, _encode(record))
 
     @property
     def id(self) -> str:
@@ -193,7 +205,7 @@ class Session:
         return self.info.agent
 
     def append(self, message: Message) -> None:
-        _write_line(self.path, _encode({"type": "message", **message.to_json()}))
+        self._write({"type": "message", **message.to_json()})
         self.messages.append(message)
         self.info = replace(self.info, messages=self.info.messages + 1,
                             agent=agent_in_charge(self.messages, self.info.agent),
@@ -205,7 +217,7 @@ class Session:
                 self.set_title(title)
 
     def set_title(self, title: str) -> None:
-        _write_line(self.path, _encode({"type": "title", "title": title}))
+        self._write({"type": "title", "title": title})
         self.info = replace(self.info, title=title)
 
     def truncate(self, count: int) -> None:
@@ -359,8 +371,7 @@ class SessionStore:
                            messages=0, path=self.path_of(session_id))
         header = {"type": "session", "id": session_id, "parent_id": parent_id, "title": title,
                   "project": str(info.project), "created": info.created, "agent": agent}
-        _create_whole(info.path, _encode(header))
-        return Session(info, [])
+        return Session(info, [], header=_encode(header))   # written with its first record
 
     def load(self, session_id: str) -> Session:
         path = self.path_of(session_id)
@@ -369,9 +380,12 @@ class SessionStore:
                                "(`dm_cc sessions list` shows them)")
         return read_session(path)
 
-    def list(self, project: Path | None = None) -> builtins.list[SessionInfo]:
-        """Every readable session (of ``project`` when given), oldest first.
-        Unreadable files are skipped with a logged warning."""
+    def list(self, project: Path | None = None, *,
+             empty: bool = False) -> builtins.list[SessionInfo]:
+        """Every readable session (of ``project`` when given) that holds a message,
+        oldest first; with ``empty`` those without one too (left by an older dm_cc:
+        a session's file is now written with its first message). Unreadable files
+        are skipped with a logged warning."""
         if not self.root.is_dir():
             return []
         wanted = project.resolve() if project is not None else None
@@ -382,12 +396,12 @@ class SessionStore:
             except SessionError as exc:
                 logger.warning("skipped session file: %s", exc)
                 continue
-            if wanted is None or info.project == wanted:
+            if (wanted is None or info.project == wanted) and (info.messages or empty):
                 found.append(info)
         return sorted(found, key=lambda info: (info.created, info.id))
 
     def latest(self, project: Path) -> SessionInfo | None:
         """The top-level session of ``project`` used most recently (for --continue);
         sessions without messages (opened and left) have nothing to continue."""
-        top = [info for info in self.list(project) if info.parent_id is None and info.messages]
+        top = [info for info in self.list(project) if info.parent_id is None]
         return max(top, key=lambda info: (info.updated, info.created, info.id), default=None)

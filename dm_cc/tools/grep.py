@@ -26,6 +26,7 @@ from typing import ClassVar
 from pydantic import BaseModel, Field
 from wcmatch import glob as wcglob
 
+from dm_cc.config import counted
 from dm_cc.tools.base import CatalogTool, ToolContext, ToolOutput
 from dm_cc.tools.glob_tool import FLAGS, shown_path, walk_files
 from dm_cc.tools.list_dir import IGNORED_DIRS
@@ -84,7 +85,8 @@ class GrepTool(CatalogTool[GrepParams]):
         readable = [m for m in matches if ctx.may_read(m[0])]
         if len(readable) < len(matches):
             hidden = len({m[0] for m in matches} - {m[0] for m in readable})
-            note += f"\n({hidden} file(s) with matches left out: the policy does not allow reading them)"
+            note += (f"\n({counted(hidden, 'file')} with matches left out: the policy does not allow "
+                     "reading them)")
             matches = readable
         if not matches:
             return ToolOutput(f"No matches for {params.pattern!r} under {where}." + note)

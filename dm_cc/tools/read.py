@@ -5,10 +5,11 @@ from __future__ import annotations
 import difflib
 import os
 from pathlib import Path
-from typing import ClassVar
+from typing import ClassVar, NamedTuple
 
 from pydantic import BaseModel, Field
 
+from dm_cc.config import counted
 from dm_cc.permissions import expand_home
 from dm_cc.tools.base import CatalogTool, ToolContext, ToolOutput
 
@@ -28,6 +29,23 @@ class ReadParams(BaseModel):
                     "of `path`, each with the same offset and limit.")
 
 
+class Window(NamedTuple):
+    """What a read gives: the numbered lines (with notes) or an error message."""
+
+    text: str
+    error: bool = False
+    lines: int = 0              # how many of the file's lines ``text`` holds
+    more: bool = False          # lines remain after them
+
+    def summary(self, offset: int) -> str:
+        """What the person is shown: ``Read 120 lines``, ``Read 3 lines from line 40,
+        more remain``; the error itself."""
+        if self.error:
+            return self.text
+        where = f" from line {offset}" if offset > 1 and self.lines else ""
+        return f"Read {counted(self.lines, 'line')}{where}" + (", more remain" if self.more else "")
+
+
 class ReadTool(CatalogTool[ReadParams]):
     name: ClassVar[str] = "read"
     description: ClassVar[str] = (
@@ -45,15 +63,16 @@ class ReadTool(CatalogTool[ReadParams]):
         # Exactly the files the requests describe: `paths` when given, else `path`.
         targets = list(dict.fromkeys(params.paths or [params.path]))
         if len(targets) == 1:
-            text, error = read_window(targets[0], params.offset, params.limit, ctx)
-            summary = text if error else f"Read {targets[0]}"
-            return ToolOutput(text, display=summary, is_error=error)
-        parts, failed = [], 0
+            window = read_window(targets[0], params.offset, params.limit, ctx)
+            return ToolOutput(window.text, display=window.summary(params.offset),
+                              is_error=window.error)
+        parts, failed, lines = [], 0, 0
         for raw in targets:
-            text, error = read_window(raw, params.offset, params.limit, ctx)
-            failed += error
-            parts.append(f"==> {raw} <==\n{text}")
-        display = f"Read {len(targets) - failed} of {len(targets)} files"
+            window = read_window(raw, params.offset, params.limit, ctx)
+            failed += window.error
+            lines += window.lines
+            parts.append(f"==> {raw} <==\n{window.text}")
+        display = f"Read {len(targets) - failed} of {len(targets)} files ({counted(lines, 'line')})"
         return ToolOutput("\n\n".join(parts), display=display, is_error=failed == len(targets))
 
 
@@ -62,26 +81,27 @@ def resolve(raw: str, ctx: ToolContext) -> Path:
     return Path(ctx.cwd, expand_home(raw, ctx.where))
 
 
-def read_window(raw: str, offset: int, limit: int, ctx: ToolContext) -> tuple[str, bool]:
-    """(numbered lines or an error message, whether it is an error)."""
+def read_window(raw: str, offset: int, limit: int, ctx: ToolContext) -> Window:
+    """The numbered lines of a window of the file, or why there are none."""
     path = resolve(raw, ctx)
     try:
         if path.is_dir():
-            return f"{raw} is a directory, not a file; use the list tool to see its entries.", True
+            return Window(f"{raw} is a directory, not a file; use the list tool to see its "
+                          "entries.", True)
         if path.exists() and not path.is_file():
-            return f"{raw} is not a regular file (a device, FIFO or socket).", True
+            return Window(f"{raw} is not a regular file (a device, FIFO or socket).", True)
         with path.open("rb") as handle:
             if b"\0" in handle.read(BINARY_SNIFF_BYTES):
-                return f"{raw} is a binary file; read only shows text files.", True
+                return Window(f"{raw} is a binary file; read only shows text files.", True)
             handle.seek(0)
             return _numbered(handle, raw, offset, limit)
     except FileNotFoundError:
-        return f"File not found: {raw}{_suggestion(path)}", True
+        return Window(f"File not found: {raw}{_suggestion(path)}", True)
     except OSError as exc:
-        return f"Cannot read {raw}: {exc.strerror or exc}", True
+        return Window(f"Cannot read {raw}: {exc.strerror or exc}", True)
 
 
-def _numbered(handle, raw: str, offset: int, limit: int) -> tuple[str, bool]:
+def _numbered(handle, raw: str, offset: int, limit: int) -> Window:
     lines: list[str] = []
     size, number, undecodable, cut_short = 0, 0, False, False
     for number, data in enumerate(handle, start=1):
@@ -101,8 +121,9 @@ def _numbered(handle, raw: str, offset: int, limit: int) -> tuple[str, bool]:
         size += len(lines[-1]) + 1
     if not lines:
         if number == 0:
-            return f"(empty file: {raw})", False
-        return (f"offset {offset} is past the end of {raw}, which has {number} lines.", True)
+            return Window(f"(empty file: {raw})")
+        return Window(f"offset {offset} is past the end of {raw}, which has "
+                      f"{counted(number, 'line')}.", True)
     notes = []
     if undecodable:
         notes.append("the file is not valid UTF-8; undecodable bytes are shown as �")
@@ -111,7 +132,8 @@ def _numbered(handle, raw: str, offset: int, limit: int) -> tuple[str, bool]:
         notes.append(f"showing lines {offset}-{last}; more lines remain, "
                      f"continue with offset={last + 1}")
     body = "\n".join(lines)
-    return body + "".join(f"\n\n({note})" for note in notes), False
+    return Window(body + "".join(f"\n\n({note})" for note in notes), lines=len(lines),
+                  more=cut_short)
 
 
 def _suggestion(path: Path) -> str:

@@ -10,6 +10,7 @@ from typing import ClassVar
 
 from pydantic import BaseModel, Field
 
+from dm_cc.config import counted
 from dm_cc.tools.base import CatalogTool, ToolContext, ToolOutput
 from dm_cc.tools.read import resolve
 from dm_cc.tools.undo_step import undo_step
@@ -58,12 +59,13 @@ class WriteTool(CatalogTool[WriteParams]):
         size = len(params.content.encode("utf-8"))
         if old is None:
             display = f"new file: {params.path}\n" + unified_diff("", params.content, params.path)
-            return ToolOutput(f"Created {params.path} ({lines} lines, {size} bytes).",
+            return ToolOutput(f"Created {params.path} ({counted(lines, 'line')}, "
+                              f"{counted(size, 'byte')}).",
                               display="\n".join([display, *notes]))
         if old == params.content:
             return ToolOutput(f"{params.path} already had this content; nothing changed.",
                               display=f"{params.path}: unchanged")
-        return ToolOutput(f"Wrote {params.path} ({lines} lines, {size} bytes).",
+        return ToolOutput(f"Wrote {params.path} ({counted(lines, 'line')}, {counted(size, 'byte')}).",
                           display="\n".join([unified_diff(old, params.content, params.path),
                                               *notes]))
 
@@ -97,5 +99,5 @@ def unified_diff(old: str, new: str, label: str) -> str:
              for line in lines]
     if len(lines) > MAX_DIFF_LINES:
         hidden = len(lines) - MAX_DIFF_LINES
-        lines = [*lines[:MAX_DIFF_LINES], f"… {hidden} more diff lines\n"]
+        lines = [*lines[:MAX_DIFF_LINES], f"… {counted(hidden, 'more diff line')}\n"]
     return "".join(lines).rstrip("\n")

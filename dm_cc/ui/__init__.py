@@ -7,9 +7,10 @@ renderer of the core's events.
     early.py         the first prompt, drawn before prompt_toolkit is imported
     headless.py      events as lines and JSON (``dm_cc run``); transcript.py a
                      session's history as lines
-    describe.py, sandbox_text.py, mcp_text.py, trust_text.py, undo_text.py
-                     decisions, the sandbox, MCP servers, a project's own files and
-                     undo steps in words: plain text, for the light commands too
+    describe.py, sandbox_text.py, mcp_text.py, trust_text.py, undo_text.py,
+    sessions_text.py decisions, the sandbox, MCP servers, a project's own files,
+                     undo steps and saved sessions in words: plain text, for the
+                     light commands too
 
 The front door is lazy: a name's module is imported on its first use, so the
 light commands never load prompt_toolkit.
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
     from dm_cc.ui.mcp_text import server_lines, server_rows
     from dm_cc.ui.repl import run_repl
     from dm_cc.ui.sandbox_text import status_lines, where_line
+    from dm_cc.ui.sessions_text import session_table
     from dm_cc.ui.transcript import replay, session_notice
     from dm_cc.ui.trust_text import trust_lines, trusted_lines
     from dm_cc.ui.undo_text import result_lines, step_lines
@@ -47,6 +49,7 @@ __all__ = [
     "server_rows",
     "session_json",
     "session_notice",
+    "session_table",
     "status_lines",
     "step_lines",
     "trace_lines",
@@ -66,6 +69,7 @@ _LAZY: dict[str, tuple[str, ...]] = {
     "dm_cc.ui.mcp_text": ("server_lines", "server_rows"),
     "dm_cc.ui.repl": ("run_repl",),
     "dm_cc.ui.sandbox_text": ("status_lines", "where_line"),
+    "dm_cc.ui.sessions_text": ("session_table",),
     "dm_cc.ui.transcript": ("replay", "session_notice"),
     "dm_cc.ui.trust_text": ("trust_lines", "trusted_lines"),
     "dm_cc.ui.undo_text": ("result_lines", "step_lines"),

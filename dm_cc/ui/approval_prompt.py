@@ -54,6 +54,7 @@ from prompt_toolkit.keys import Keys
 from prompt_toolkit.layout import Layout, Window
 from prompt_toolkit.layout.controls import FormattedTextControl
 
+from dm_cc.config import counted
 from dm_cc.core import Approval, ApprovalRequest
 from dm_cc.permissions import SANDBOX_ESCAPE, Rule
 from dm_cc.ui import changes_text
@@ -101,7 +102,7 @@ def question_lines(request: ApprovalRequest) -> Iterator[Line]:
         printed = request.stopped.split("\n(the sandbox may have stopped this")[0]
         lines = printed.rstrip("\n").splitlines()
         if len(lines) > STOPPED_LINES:
-            yield [("class:dim", f"  │ … {len(lines) - STOPPED_LINES} lines above")]
+            yield [("class:dim", f"  │ … {counted(len(lines) - STOPPED_LINES, 'line')} above")]
         for text in lines[-STOPPED_LINES:]:
             yield [("class:dim", f"  │ {text}")]
     yield from changes_text.list_lines(listed)   # each change says why it asks

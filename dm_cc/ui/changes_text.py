@@ -56,7 +56,7 @@ def list_lines(listed: list[str], limit: int = LIST_LINES) -> Iterator[Line]:
             shown.append(f"  … and {len(marked) - limit} more marked ? or ✗")
         rest = len(listed) - len(marked)
         if rest:
-            shown.append(f"  … and {rest} more that land whatever you answer")
+            shown.append(f"  … and {rest} more, landing whatever you answer")
     shown += more
     for line in shown:
         style = MARKS.get(line[:2])

@@ -3,6 +3,8 @@ prints them on stderr; the REPL can print the same) or as one JSON object
 (``dm_cc run --json``, JSON Lines; docs/headless.md lists every record).
 
     call_input(call)                       "rm -rf build": the call's main input, one line
+    call_text(call)                        what a call's line shows: the main input, a
+                                            search's pattern too ('"def login" in src')
     decision_line(call, decision, asked)   'bash rm -rf build → deny (deny bash "rm *" at
                                             .dm_cc/policy.yaml:4: no deletes)'
     CallLines(asked).lines(event)          the lines an event adds: one per call, plus one
@@ -18,6 +20,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from dm_cc.config import counted
 from dm_cc.core import (
     AgentSwitched,
     ChangesLanded,
@@ -61,8 +64,27 @@ def call_input(call: ToolCall) -> str:
     return one_line(found.main_text(call.arguments))
 
 
-def _call(call: ToolCall) -> str:
+#: A search's arguments shown before its main input (where it searches): what it looks
+#: for, and the files it keeps to (grep's ``include``).
+SEARCHED = {"grep": ("pattern", "include"), "glob": ("pattern", None)}
+
+
+def call_text(call: ToolCall) -> str:
+    """What a call's line shows after its name: its main input; for a search, what it
+    looks for in it too (``"def login" in src (*.py)``), not only where."""
     shown = call_input(call)
+    searched, args = SEARCHED.get(call.name), call.arguments or {}
+    if searched is None or not isinstance(args.get(searched[0]), str):
+        return shown
+    pattern, only = searched
+    text = f'"{args[pattern]}" in {shown}'
+    if only is not None and isinstance(args.get(only), str) and args[only]:
+        text += f" ({args[only]})"
+    return one_line(text)
+
+
+def _call(call: ToolCall) -> str:
+    shown = call_text(call)
     return f"{call.name} {shown}" if shown else call.name
 
 
@@ -128,7 +150,7 @@ def task_started_line(event: TaskStarted) -> str:
 
 def tools_text(count: int) -> str:
     """``1 tool``, ``5 tools``: how many calls a subagent made."""
-    return f"{count} tool{'' if count == 1 else 's'}"
+    return counted(count, "tool")
 
 
 def task_finished_line(event: TaskFinished) -> str:

@@ -17,7 +17,8 @@ question is open or queued.
 Keys: Enter sends (or takes the highlighted completion); Alt-Enter, Esc-Enter or
 Ctrl-J insert a new line; Ctrl-C clears the line (at an empty one it raises
 KeyboardInterrupt); Shift+Tab switches to the next mode (``slash.modes``: build →
-build accepting edits → auto → plan → …; the toolbar says ``accept edits``).
+build accepting edits → auto → plan → …; the toolbar says ``accept edits``). A large
+paste (bracketed paste) shows as a placeholder and is sent whole (``pastes.py``).
 
 A background subagent may ask while the person is typing: ``step_aside`` ends the
 prompt, keeping its text, and ``read`` draws it again, with that text, once no
@@ -37,8 +38,10 @@ from prompt_toolkit.formatted_text import FormattedText
 from prompt_toolkit.history import FileHistory, InMemoryHistory
 from prompt_toolkit.key_binding import KeyBindings
 from prompt_toolkit.key_binding.key_processor import KeyPressEvent
+from prompt_toolkit.keys import Keys
 
 from dm_cc.ui import slash
+from dm_cc.ui.pastes import Pastes
 from dm_cc.ui.screen import STYLE
 
 if TYPE_CHECKING:
@@ -102,6 +105,7 @@ class Prompt:
         self._session: PromptSession[str] | None = None
         self._kept = ""                      # what was typed when a question came
         self._aside = asyncio.Event()        # the prompt has stepped aside
+        self._pastes = Pastes()              # large pastes, by their placeholders
 
     async def read(self, pre_run: Callable[[], None] | None = None) -> str:
         """The next line the person sends; ``pre_run`` runs once it is drawn."""
@@ -110,8 +114,8 @@ class Prompt:
             await self._settled()   # never under an open question
             default, self._kept = self._kept, ""
             try:
-                return await session.prompt_async(self._message, default=default,
-                                                   pre_run=pre_run)
+                return self._pastes.expand(await session.prompt_async(
+                    self._message, default=default, pre_run=pre_run))
             except _StepAside:
                 self._aside.set()
                 await self._settled()
@@ -185,6 +189,11 @@ class Prompt:
         @keys.add("c-j")
         def newline(event: KeyPressEvent) -> None:
             event.current_buffer.insert_text("\n")
+
+        @keys.add(Keys.BracketedPaste)
+        def paste(event: KeyPressEvent) -> None:
+            text = event.data.replace("\r\n", "\n").replace("\r", "\n")  # as prompt_toolkit's own
+            event.current_buffer.insert_text(self._pastes.shown(text))
 
         @keys.add("c-c")
         def interrupt(event: KeyPressEvent) -> None:

@@ -8,7 +8,7 @@ and their calls drawn as the session's own are, indented and led by the
 subagent's label; a grandchild's one step further:
 
     ▸ [explore #1] started: find auth code (ses_…)
-      [explore #1] ● grep def login
+      [explore #1] ● grep "def login" in .
       [explore #1]   allowed by allow grep "**" at builtin:defaults
     ✓ [explore #1] done · 1 tool, 0.4 s
 
@@ -22,6 +22,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from dm_cc.config import counted
 from dm_cc.core import (
     AgentSwitched,
     ChangesLanded,
@@ -39,7 +40,7 @@ from dm_cc.session import ToolCall
 from dm_cc.tools import ToolOutput
 from dm_cc.ui.describe import rule_text
 from dm_cc.ui.headless import (
-    call_input,
+    call_text,
     changes_lines,
     one_line,
     task_finished_line,
@@ -66,14 +67,14 @@ def decided_lines(call: ToolCall, decision: Decision) -> Iterator[Line]:
     """``● bash git status`` and the rule that decided it (asks are shown by the
     approval question instead)."""
     style, mark = MARK[decision.action]
-    yield [(style, mark + " "), ("class:tool", call.name), ("", " " + call_input(call))]
+    yield [(style, mark + " "), ("class:tool", call.name), ("", " " + call_text(call))]
     verb = {"allow": "allowed", "deny": "denied", "ask": "asks"}[decision.action]
     for verdict in decision.deciding[:3]:
         reason = f": {verdict.rule.reason}" if verdict.rule.reason else ""
         note = f" ({verdict.note})" if verdict.note and decision.action != "allow" else ""
         yield [("class:dim", f"  {verb} by {rule_text(verdict.rule)}{reason}{note}")]
     if len(decision.deciding) > 3:
-        yield [("class:dim", f"  … and {len(decision.deciding) - 3} more requests (/why)")]
+        yield [("class:dim", f"  … and {counted(len(decision.deciding) - 3, 'more request')} (/why)")]
 
 
 def escape_lines(decision: Decision) -> Iterator[Line]:
@@ -103,14 +104,14 @@ def finished_lines(call: ToolCall, output: ToolOutput) -> Iterator[Line]:
     if output.display and call.name in ("edit", "write"):
         yield from diff_lines(shown)
         return
-    lines = shown.rstrip("\n").splitlines() or ["(no output)"]
-    if call.name == "read" and not output.is_error:
-        yield [("class:dim", f"  read {len(lines)} lines")]
+    if call.name == "read" and output.display and not output.is_error:
+        yield [("class:dim", f"  {one_line(output.display)}")]   # Read 120 lines: not the text
         return
+    lines = shown.rstrip("\n").splitlines() or ["(no output)"]
     style = "class:error" if output.is_error else "class:dim"
     if len(lines) > HEAD_LINES + TAIL_LINES + 1:
         hidden = len(lines) - HEAD_LINES - TAIL_LINES
-        lines = [*lines[:HEAD_LINES], f"… {hidden} lines hidden …", *lines[-TAIL_LINES:]]
+        lines = [*lines[:HEAD_LINES], f"… {counted(hidden, 'line')} hidden …", *lines[-TAIL_LINES:]]
     for text in lines:
         yield [(style, "  │ " + text)]
 
@@ -124,7 +125,7 @@ def diff_lines(text: str, limit: int = DIFF_LINES) -> Iterator[Line]:
                  "class:hunk" if text.startswith("@@") else "class:dim")
         yield [(style, "  " + text)]
     if len(lines) > limit:
-        yield [("class:dim", f"  … {len(lines) - limit} more lines")]
+        yield [("class:dim", f"  … {counted(len(lines) - limit, 'more line')}")]
 
 
 @dataclass
@@ -163,7 +164,7 @@ def event_lines(event: Event, shown: Shown) -> Iterator[Line]:
                   ("class:dim", f" ({ACCEPTING})")] if event.accept_edits else [])]
     elif isinstance(event, Compacted):
         how = "automatically (the context was nearly full)" if event.automatic else ""
-        yield [("class:notice", f"↻ compacted {how}: {event.summarised} messages summarised, "
+        yield [("class:notice", f"↻ compacted {how}: {counted(event.summarised, 'message')} summarised, "
                                 f"~{event.before_tokens} → ~{event.after_tokens} tokens")]
     elif isinstance(event, Notice):
         yield [("class:notice", f"! {event.text}")]

@@ -370,10 +370,11 @@ class Repl:
     async def _goodbye(self) -> int:
         if self._loop is not None:
             await self.cancel_background()
-            usage = self.loop.usage
+            usage, session = self.loop.usage, self.loop.session
+            kept = f"resume with dm_cc --resume {session.info.id}" if session.messages \
+                else "no message, so the session is not kept"   # saved with its first one
             self.screen.line(f"tokens: {usage.prompt_tokens} in, {usage.completion_tokens} out; "
-                             f"cost ${usage.cost:.4f} · resume with dm_cc --resume "
-                             f"{self.loop.session.info.id}", "class:dim")
+                             f"cost ${usage.cost:.4f} · {kept}", "class:dim")
         return 0
 
 

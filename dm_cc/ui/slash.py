@@ -25,13 +25,15 @@ from prompt_toolkit.completion import CompleteEvent, Completer, Completion
 from prompt_toolkit.document import Document
 
 from dm_cc.agents import named_agent
+from dm_cc.config import counted
 from dm_cc.errors import DmccError
 from dm_cc.llm import ModelError
 from dm_cc.permissions import Request
 from dm_cc.session import session_tree
-from dm_cc.ui.describe import layer_lines, trace_lines, tree_indent
+from dm_cc.ui.describe import layer_lines, trace_lines
 from dm_cc.ui.headless import one_line, tools_text
 from dm_cc.ui.mcp_text import server_lines, server_rows
+from dm_cc.ui.sessions_text import session_table
 from dm_cc.ui.trust_text import MAX_WIDTH, session_lines
 from dm_cc.ui.undo_text import result_lines, rewind_lines, step_lines
 
@@ -141,8 +143,8 @@ def _capabilities(ctx: Context, name: str | None) -> None:
             specific = sum(1 for rule in gate.rules_for(permission, bounds=True)
                            if rule.pattern != "*")
             if specific:
-                how = f"by default: {how}; {specific} more specific rules decide particular " \
-                      "inputs (/permissions)"
+                how = f"by default: {how}; {counted(specific, 'more specific rule')} for " \
+                      "particular inputs (/permissions)"
         ctx.screen.line(f"  {action:<5} {tool.name:<11} {how}", f"class:{action}")
 
 
@@ -233,11 +235,14 @@ def _sessions(ctx: Context, args: list[str]) -> None:
     tree = session_tree(ctx.world.sessions.list(ctx.world.root))
     roots = [number for number, (depth, _info) in enumerate(tree) if depth == 0]
     current = ctx.loop.session.info.id
-    for depth, info in tree[roots[-SESSIONS] if len(roots) > SESSIONS else 0:]:
-        mark = "*" if info.id == current else " "
-        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(info.updated))
-        ctx.screen.line(f" {mark} {tree_indent(depth)}{info.id}  {when}  {info.agent:<7} "
-                        f"{info.title or '(untitled)'}")
+    width = ctx.screen.output.get_size().columns - 1
+    shown = tree[roots[-SESSIONS] if len(roots) > SESSIONS else 0:]
+    if shown:
+        head, *rows = session_table(shown, width, current)
+        ctx.screen.line(head, "class:dim")
+        ctx.screen.lines(rows)
+    if all(info.id != current for _depth, info in tree):   # saved with its first message
+        ctx.screen.line(f"this session ({current}) has no message yet", "class:dim")
     ctx.screen.line("resume one with: dm_cc --resume ID", "class:dim")
 
 
@@ -389,7 +394,7 @@ def _rewind(ctx: Context, args: list[str]) -> None:
         if not result.ok:
             ctx.screen.line("nothing was rewound", "class:error")
             return
-    ctx.screen.line(f"rewound to before your message {args[0]}: {removed} messages removed; "
+    ctx.screen.line(f"rewound to before your message {args[0]}: {counted(removed, 'message')} removed; "
                     "the message is back at the prompt")
     ctx.prefill(message.content)
 

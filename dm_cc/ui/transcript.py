@@ -23,8 +23,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from dm_cc.config import counted
 from dm_cc.session import Message
-from dm_cc.ui.headless import call_input, one_line
+from dm_cc.ui.headless import call_text, one_line
 
 if TYPE_CHECKING:
     from dm_cc.session import Session
@@ -50,7 +51,7 @@ def replay(messages: Sequence[Message], last: int | None = REPLAY_EXCHANGES) -> 
     starts = [i for i, m in enumerate(messages) if m.role == "user" and not m.synthetic]
     skipped = len(starts) - last if last is not None and len(starts) > last else 0
     begin = starts[skipped] if skipped else 0
-    lines = [f"… {skipped} earlier exchange{'s' if skipped > 1 else ''}"] if skipped else []
+    lines = [f"… {counted(skipped, 'earlier exchange')}"] if skipped else []
     agent = next((m.agent for m in reversed(messages[:begin]) if m.role == "user"), None)
     for index, message in enumerate(messages[begin:], begin):
         if message.role == "user":
@@ -59,7 +60,7 @@ def replay(messages: Sequence[Message], last: int | None = REPLAY_EXCHANGES) -> 
         elif message.role == "assistant":
             lines += _shown(message.content, ANSWER_LINES, "", "")
             results = _results(messages, index)
-            lines += [_call_line(call.name, call_input(call), results.get(call.id))
+            lines += [_call_line(call.name, call_text(call), results.get(call.id))
                       for call in message.tool_calls]
     return lines
 
@@ -89,7 +90,7 @@ def _shown(text: str, limit: int, first: str, rest: str) -> list[str]:
     lines = text.strip("\n").splitlines()
     shown = [(first if n == 0 else rest) + line for n, line in enumerate(lines[:limit])]
     if len(lines) > limit:
-        shown.append(f"{rest}… {len(lines) - limit} more lines")
+        shown.append(f"{rest}… {counted(len(lines) - limit, 'more line')}")
     return shown
 
 

@@ -8,6 +8,8 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from dm_cc.config import counted
+
 if TYPE_CHECKING:
     from dm_cc.session import Message, Step, UndoResult
 
@@ -18,13 +20,9 @@ def _when(seconds: float) -> str:
     return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(seconds))
 
 
-def _count(number: int, what: str) -> str:
-    return f"{number} {what}" + ("" if number == 1 else "s")
-
-
 def step_line(step: Step) -> str:
     """``  3  2025-01-02 10:00:00  edit src/a.py  (1 path)``."""
-    return f"  {step.number:>3}  {_when(step.time)}  {step.label}  ({_count(len(step.paths), 'path')})"
+    return f"  {step.number:>3}  {_when(step.time)}  {step.label}  ({counted(len(step.paths), 'path')})"
 
 
 def step_lines(steps: Sequence[Step]) -> list[str]:
@@ -43,7 +41,7 @@ def result_lines(result: UndoResult) -> list[str]:
     restored = list(result.restored)
     lines += [f"  restored {path}" for path in restored[:SHOWN_PATHS]]
     if len(restored) > SHOWN_PATHS:
-        lines.append(f"  … and {len(restored) - SHOWN_PATHS} more paths")
+        lines.append(f"  … and {counted(len(restored) - SHOWN_PATHS, 'more path')}")
     lines += [f"  left {path}/ in place: it holds files no step made" for path in result.left]
     if result.failed:
         lines.append(f"stopped: {result.failed}")
@@ -62,5 +60,5 @@ def rewind_lines(typed: Sequence[tuple[int, Message]], steps: Sequence[Step]) ->
     for number, (index, message) in enumerate(typed, start=1):
         since = sum(1 for step in steps if step.turn >= index)
         lines.append(f"  {number:>3}  {one_line(message.content, 60)}"
-                     + (f"  ({_count(since, 'file step')} since)" if since else ""))
+                     + (f"  ({counted(since, 'file step')} since)" if since else ""))
     return lines

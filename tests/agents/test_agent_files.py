@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import textwrap
 
 import pytest
@@ -77,6 +78,8 @@ def test_defaults_and_integer_temperature():
     ("---\n- a list\n---\n", 2, "must be a mapping"),
     ("---\ndescription: d\ncolour: red\n---\n", 3, "unknown key 'colour'"),
     ("---\ndescription: d\nname: x\n---\n", 3, "(the agent's name is the file name)"),
+    ("---\ndescripton: d\n---\n", 2, "unknown key 'descripton' (did you mean description?)"),
+    ("---\ndescription: d\nmax_turn: 3\n---\n", 3, "'max_turn' (did you mean max_turns?)"),
     ("---\ndescription: 12\n---\n", 2, "description: Input should be a valid string"),
     ("---\ndescription: d\nmode: boss\n---\n", 3, "mode: Input should be 'primary'"),
     ("---\ndescription: d\ntemperature: 2.5\n---\n", 3, "temperature: Input should be less"),
@@ -98,7 +101,7 @@ def test_every_error_names_file_and_line(text, line, message):
     assert isinstance(error, ConfigError)
     assert (error.path, error.line) == ("agents/x.md", line), str(error)
     assert message in error.message
-    assert str(error).startswith(f"agents/x.md:{line}: ")
+    assert re.match(rf"agents/x\.md:{line}(:\d+)?: ", str(error)), str(error)
 
 
 @pytest.mark.parametrize(("name", "message"), [

@@ -40,6 +40,8 @@ def sessions(home):
                           tool_call_id="call_1", tool_name="bash", is_error=True))
     parent.append(Message("user", "Plan mode: read-only.", agent="plan", synthetic=True))
     child = store.create(home, parent_id=parent.id, agent="explore")
+    child.append(Message("user", "look around", agent="explore"))
+    store.create(home)          # opened and left without a message: not saved, not listed
     return parent, child
 
 
@@ -57,9 +59,18 @@ def test_list_json_newest_last(sessions, capsys):
 def test_list_human_and_project_filter(sessions, home, tmp_path, capsys):
     parent, child = sessions
     assert run("sessions", "list") == 0
-    out = capsys.readouterr().out.splitlines()
-    assert out[0].startswith(parent.id) and '"fix the tests"' in out[0] and "plan" in out[0]
-    assert out[1].startswith(f" └ {child.id}") and "child of" not in out[1]
+    head, *out = capsys.readouterr().out.splitlines()
+    assert head.split() == ["session", "last", "active", "agent", "msgs", "title"]
+    assert len(out) == 2
+    assert out[0].startswith(f"  {parent.id}  ") and '"fix the tests"' in out[0]
+    assert out[0].split()[3:5] == ["plan", "4"]
+    assert out[1].startswith(f"   └ {child.id}") and "child of" not in out[1]
+    assert out[1].split()[4:6] == ["explore", "1"]
+    # columns line up under the header: the agent, the count's right edge, the title
+    assert {line.index(" plan ") if " plan " in line else line.index(" explore ")
+            for line in out} == {head.index(" agent ")}
+    assert {line.index(" 4 ") + 2 if " 4 " in line else line.index(" 1 ") + 2
+            for line in out} == {head.index(" msgs ") + len(" msgs")}
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     assert run("sessions", "list", "--project", str(elsewhere)) == 0
@@ -73,9 +84,11 @@ def test_list_human_shows_the_session_tree(sessions, home, capsys):
     late = store.create(home, parent_id=parent.id, agent="general", title="late child")
     grandchild = store.create(home, parent_id=late.id, agent="explore")
     orphan = store.create(home, parent_id="ses_000000000000_deadbeef", agent="explore")
+    for session in (other, late, grandchild, orphan):
+        session.append(Message("user", "a task", agent=session.info.agent))
     assert run("sessions", "list") == 0
-    out = capsys.readouterr().out.splitlines()
-    shown = [(line[: len(line) - len(line.lstrip(" └"))], line.lstrip(" └").split()[0])
+    out = capsys.readouterr().out.splitlines()[1:]
+    shown = [(line[2: len(line) - len(line.lstrip(" └"))], line.lstrip(" └").split()[0])
              for line in out]
     assert shown == [("", parent.id), (" └ ", child.id), (" └ ", late.id),
                      ("    └ ", grandchild.id), ("", other.id), ("", orphan.id)]

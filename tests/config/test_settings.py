@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import textwrap
 
 import pytest
@@ -104,6 +105,10 @@ def test_settings_are_frozen(layout):
      "git.disabled: true or false"),
     ("mcp:\n  servers:\n    git:\n      command: x\n      enabled: true\n", 5,
      "unknown key 'enabled'"),
+    ("model: x\nsandbx: off\n", 2, "unknown key 'sandbx' (did you mean sandbox?)"),
+    ("mcp:\n  servers:\n    git:\n      comand: x\n", 4,
+     "unknown key 'comand' (did you mean command?) (known: "),
+    ("model: 'gpt\n", 1, "the ' opened here is never closed"),
     ("mcp:\n  servers:\n    git:\n      command: x\n      headers: {A: b}\n", 5,
      "git.headers: not accepted for a stdio server"),
     ("mcp:\n  servers:\n    web:\n      url: http://h\n      cwd: /\n", 5,
@@ -123,7 +128,7 @@ def test_errors_name_file_and_line(text, line, message):
     assert isinstance(error, ConfigError)
     assert (error.path, error.line) == ("cfg/config.yaml", line), str(error)
     assert message in error.message
-    assert str(error).startswith(f"cfg/config.yaml:{line}: ")
+    assert re.match(rf"cfg/config\.yaml:{line}(:\d+)?: ", str(error)), str(error)
 
 
 def test_mcp_servers_interpolate_the_environment_and_keep_the_written_text():

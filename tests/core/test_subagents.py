@@ -183,6 +183,25 @@ def test_a_childs_ask_goes_to_the_same_approver_named_by_its_label(project):
     assert approver.asked[0].agent == "general"
 
 
+def test_a_childs_call_counts_while_it_runs_and_once_when_it_ends(project):
+    events: list = []
+    seen: list[int] = []
+
+    class Looking(ScriptedApprover):     # looks at /tasks' count while the call waits for it
+        async def approve(self, request):
+            seen.extend(work.tools for work in loop.subagents.running.values())
+            return await super().approve(request)
+
+    scripted = ScriptedModel([calls(task("make a file", "general")), reply("ok")],
+                             tasks={"make a file": [call("write", path="n.txt", content="n"),
+                                                    reply("made")]})
+    loop = make_loop(project, scripted, Looking(["once"]), events=events)
+    run(loop, "go")
+    assert seen == [1]                  # the running call counts: not "0 tools"
+    finished = next(e for e in events if isinstance(e, TaskFinished))
+    assert finished.tools == 1          # and once, when it has ended
+
+
 def test_a_childs_ask_is_answered_headless_and_the_run_ends(project):
     scripted = ScriptedModel([calls(task("make a file", "general")), reply("parent done")],
                              tasks={"make a file": [call("write", path="n.txt", content="n"),

@@ -11,7 +11,7 @@ import pytest
 from support.openai_server import cut, failure, serve, slow, text, tool_call, tool_calls
 
 from dm_cc.llm.base import ModelError, ModelReply, ReasoningDelta, TextDelta, ToolSpec
-from dm_cc.llm.litellm_model import LiteLLMModel, _import_litellm
+from dm_cc.llm.litellm_model import LiteLLMModel, _import_litellm, _unreachable
 from dm_cc.session.messages import Message, ToolCall
 
 # litellm 1.106 trips pydantic 2.11+ deprecations on every streamed chunk; not ours to fix.
@@ -229,17 +229,65 @@ def test_broken_stream_with_nothing_shown_is_retried():
     assert reply.text == "again" and len(server.bodies) == 2 and sleep.delays == [0.5]
 
 
-def test_connection_refused_is_retried_then_reported():
-    with socket.socket() as probe:
+def test_a_refused_connection_is_tried_once_more_then_said_plainly():
+    with socket.socket() as probe:      # a port nothing listens on
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     sleep = FakeSleep()
     model = LiteLLMModel("openai/test-model", api_base=f"http://127.0.0.1:{port}/v1",
-                         api_key="sk-test", max_retries=1, timeout=5, sleep=sleep)
+                         api_key="sk-test", timeout=5, sleep=sleep)    # 4 retries for the rest
     with pytest.raises(ModelError) as caught:
         complete(model)
-    assert sleep.delays == [0.5]
-    assert f"127.0.0.1:{port}" in str(caught.value)
+    assert sleep.delays == [0.5]        # not 0.5 + 1 + 2 + 4 s of backoff for nothing
+    assert str(caught.value) == (f"cannot connect to http://127.0.0.1:{port}/v1: connection "
+                                 "refused (model openai/test-model; is the server running, "
+                                 "and is --api-base right?)")
+    assert "500" not in str(caught.value)
+    model.max_retries = 0               # no retries asked for: none
+    sleep.delays.clear()
+    with pytest.raises(ModelError, match="connection refused"):
+        complete(model)
+    assert sleep.delays == []
+
+
+def test_an_unreachable_endpoint_is_found_behind_the_wrappers_of_its_error():
+    def wrapped(inner: BaseException) -> Exception:
+        outer = RuntimeError("litellm.InternalServerError: Connection error.")
+        middle = ConnectionError("Cannot connect to host")
+        middle.__context__ = inner
+        outer.__cause__ = middle
+        return outer
+
+    assert _unreachable(wrapped(ConnectionRefusedError(111, "refused"))) == "connection refused"
+    assert _unreachable(wrapped(socket.gaierror(-2, "Name or service not known"))) \
+        == "its host name is not known"
+    assert _unreachable(wrapped(TimeoutError())) is None     # a timeout is retried as before
+    looped = RuntimeError("a")
+    looped.__context__ = RuntimeError("b")
+    looped.__context__.__context__ = looped
+    assert _unreachable(looped) is None
+
+
+def test_a_server_that_starts_while_refused_is_reached_on_the_second_try():
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    started = []
+
+    class StartOnSleep(FakeSleep):      # the server comes up during the pause
+        async def __call__(self, delay: float) -> None:
+            await super().__call__(delay)
+            started.append(serve([text("up now")], port=port))
+            started[0].__enter__()
+
+    model = LiteLLMModel("openai/test-model", api_base=f"http://127.0.0.1:{port}/v1",
+                         api_key="sk-test", timeout=5, sleep=StartOnSleep())
+    try:
+        reply, _ = complete(model)
+    finally:
+        for server in started:
+            server.__exit__(None, None, None)
+    assert reply.text == "up now"
 
 
 def test_an_exception_from_on_stream_propagates_unchanged():

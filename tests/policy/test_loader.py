@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import textwrap
 import time
 
@@ -140,7 +141,7 @@ def test_tab_inside_a_quoted_value_is_not_indentation():
 MALFORMED = {
     "yaml-syntax": ("rules:\n  - permission: bash\n    pattern: x: y\n    action: allow\n", 3),
     "yaml-bad-indent": ("rules:\n  - permission: bash\n   action: allow\n", 3),
-    "yaml-unterminated-quote": ('rules:\n  - permission: "bash\n', 3),
+    "yaml-unterminated-quote": ('rules:\n  - permission: "bash\n', 2),   # where it opens
     "tab-indentation": ("rules:\n  - permission: bash\n\t  pattern: x\n    action: allow\n", 3),
     "tab-indentation-late": ("version: 1\nrules:\n  - permission: bash\n    pattern: x\n"
                              "    action: allow\n  -\t{permission: read}\n\t\n\t- x\n", 8),
@@ -193,7 +194,7 @@ def test_malformed_policy_names_file_and_line(text, line):
     with pytest.raises(PolicyError) as caught:
         parse_policy(text, "team/policy.yaml")
     error = caught.value
-    assert str(error).startswith(f"team/policy.yaml:{line}: "), str(error)
+    assert re.match(rf"team/policy\.yaml:{line}(:\d+)?: ", str(error)), str(error)
     assert (error.path, error.line) == ("team/policy.yaml", line)
     assert isinstance(error, ConfigError)
     assert error.message and "Traceback" not in str(error)
@@ -216,6 +217,43 @@ def test_malformed_policy_message_says_what_is_wrong(kind, needle):
     with pytest.raises(PolicyError) as caught:
         parse_policy(MALFORMED[kind][0], "p.yaml")
     assert needle in str(caught.value)
+
+
+def test_an_unclosed_quote_is_reported_where_it_opens_not_at_the_end_of_the_file():
+    text = ("rules:\n  - permission: bash\n    pattern: 'git status *\n    action: allow\n"
+            "  - {permission: read, pattern: x, action: allow}\n\n# the end\n")
+    with pytest.raises(PolicyError) as caught:
+        parse_policy(text, "p.yaml")
+    assert str(caught.value) == ("p.yaml:3:14: invalid YAML: the ' opened here is never closed "
+                                 "(the file ends first)")
+    assert (caught.value.line, caught.value.column) == (3, 14)
+
+
+def test_an_unclosed_bracket_names_the_line_where_it_opens():
+    with pytest.raises(PolicyError) as caught:
+        parse_policy("rules: [{permission: bash, pattern: x, action: allow}\nagents: {}\n", "p.yaml")
+    assert str(caught.value).startswith("p.yaml:2:1: invalid YAML: ")
+    assert "flow sequence that starts at line 1, column 8" in str(caught.value)
+
+
+@pytest.mark.parametrize("text, said", [
+    ("rule:\n  - {permission: bash, pattern: x, action: allow}\n",
+     "p.yaml:1: rule: unknown key 'rule' (did you mean rules?)"),
+    ("rules:\n  - {permission: bash, pattern: x, acton: allow}\n",
+     "p.yaml:2: rules[0].acton: unknown key 'acton' (did you mean action?)"),
+    ("agents:\n  plan:\n    permision: {edit: deny}\n",
+     "p.yaml:3: agents.plan.permision: unknown key 'permision' (did you mean permission?)"),
+    ("hooks:\n  - {permission: bash, pattern: x, comand: ./h}\n",
+     "p.yaml:2: hooks[0].comand: unknown key 'comand' (did you mean command?)"),
+    ("tests:\n  - {tool: bash, input: ls, expect: allow, agnet: plan}\n",
+     "p.yaml:2: tests[0].agnet: unknown key 'agnet' (did you mean agent?)"),
+    ("rules: []\ncolour: red\n", "p.yaml:2: colour: unknown key 'colour'"),
+])
+def test_an_unknown_key_names_the_known_key_it_is_close_to(text, said):
+    with pytest.raises(PolicyError) as caught:
+        parse_policy(text, "p.yaml")
+    first = str(caught.value).splitlines()[0]
+    assert first == said        # the misspelt key first, before the field it leaves missing
 
 
 def test_bad_brace_pattern_under_question_mark_permission_fails_at_load():

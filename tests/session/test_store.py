@@ -105,8 +105,26 @@ def test_a_given_title_is_kept(store, project):
 
 def test_new_session_takes_its_agent_from_create(store, project):
     session = store.create(project, agent="plan")
-    assert store.load(session.id).info.agent == "plan"
     assert session.messages == [] and session.info.messages == 0
+    session.append(Message("user", "a prompt", agent="plan", synthetic=True))
+    assert store.load(session.id).info.agent == "plan"
+
+
+def test_a_session_is_saved_with_its_first_message_and_empty_ones_are_not_listed(store, project):
+    opened = store.create(project, title="opened and left")
+    assert not opened.path.exists() and store.list() == []
+    with pytest.raises(SessionError, match="no session"):
+        store.load(opened.id)
+    used = store.create(project)
+    used.append(Message("user", "hello"))
+    assert lines_of(used.path)[0].startswith('{"type":"session"')   # the header, then it
+    assert [i.id for i in store.list()] == [used.id]
+    assert not opened.path.exists()
+    # a file left empty by an older dm_cc is kept, listed only on request
+    old = store.create(project)
+    old.set_title("old and empty")
+    assert [i.id for i in store.list(project)] == [used.id]
+    assert [i.id for i in store.list(project, empty=True)] == [used.id, old.id]
 
 
 def test_ids_sort_by_creation_and_are_pattern_safe(store, project):
@@ -121,7 +139,9 @@ def test_list_newest_last_filtered_by_project_with_parents(store, project, tmp_p
     first = store.create(project, title="first")
     child = store.create(project, parent_id=first.id, agent="explore")
     elsewhere = store.create(other)
+    first.append(Message("user", "first"))
     child.append(Message("user", "look around", agent="explore"))
+    elsewhere.append(Message("user", "elsewhere"))
     assert [i.id for i in store.list()] == [first.id, child.id, elsewhere.id]
     infos = store.list(project)
     assert [i.id for i in infos] == [first.id, child.id]
@@ -144,7 +164,7 @@ def test_latest_is_the_most_recently_used_top_level_session(store, project, tmp_
 
 
 def test_unknown_or_malicious_id_is_a_session_error(store, project):
-    store.create(project)
+    store.create(project).append(Message("user", "x"))
     for bad in ("ses_nope", "../../etc/passwd", ""):
         with pytest.raises(SessionError, match="no session"):
             store.load(bad)
@@ -198,6 +218,7 @@ def test_crash_mid_line_then_append_keeps_everything_but_the_torn_line(store, pr
 
 def test_bad_header_is_an_error_and_list_skips_it(store, project, caplog):
     good = store.create(project)
+    good.append(Message("user", "x"))
     (store.root / "ses_broken.jsonl").write_text('{"type": "message"}\n')
     (store.root / "ses_empty.jsonl").write_text("")
     for name in ("ses_broken", "ses_empty"):
@@ -210,6 +231,7 @@ def test_bad_header_is_an_error_and_list_skips_it(store, project, caplog):
 
 def test_two_writers_on_one_file_never_interleave_within_a_line(store, project):
     session = store.create(project, title="damage")  # titled: no title record shifts lines
+    session.append(Message("user", "go"))
     writers = [store.load(session.id), store.load(session.id)]
     big = "x" * 20_000  # larger than a pipe buffer; still one write()
 
@@ -225,9 +247,9 @@ def test_two_writers_on_one_file_never_interleave_within_a_line(store, project):
         thread.join()
     loaded = store.load(session.id)
     assert loaded.warnings == []
-    assert len(lines_of(session.path)) == 201
+    assert len(lines_of(session.path)) == 202
     for tag in "ab":
-        mine = [m.content.split()[0] for m in loaded.messages if m.agent == tag]
+        mine = [m.content.split()[0] for m in loaded.messages[1:] if m.agent == tag]
         assert mine == [f"{tag}{n}" for n in range(100)]
 
 

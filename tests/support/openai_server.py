@@ -88,8 +88,8 @@ class Received:
 class OpenAIServer(ThreadingHTTPServer):
     daemon_threads = True
 
-    def __init__(self, script: Iterable[Answer]) -> None:
-        super().__init__(("127.0.0.1", 0), _Handler)
+    def __init__(self, script: Iterable[Answer], port: int = 0) -> None:
+        super().__init__(("127.0.0.1", port), _Handler)
         self.script: deque[Answer] = deque(script)
         self.requests: list[Received] = []
         self.lock = threading.Lock()
@@ -116,9 +116,10 @@ class OpenAIServer(ThreadingHTTPServer):
 
 
 @contextmanager
-def serve(script: Iterable[Answer]) -> Iterator[OpenAIServer]:
-    """Run a loopback server for the duration of the block; yields it (``.base_url``)."""
-    server = OpenAIServer(script)
+def serve(script: Iterable[Answer], port: int = 0) -> Iterator[OpenAIServer]:
+    """Run a loopback server for the duration of the block; yields it (``.base_url``);
+    on ``port`` when given (a free one by default)."""
+    server = OpenAIServer(script, port)
     thread = threading.Thread(target=server.serve_forever, args=(0.02,), daemon=True)
     thread.start()
     try:

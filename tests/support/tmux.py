@@ -4,6 +4,7 @@ tmux server (``-L``), killed afterwards.
 
     pane = dm_cc_pane(project, script, width=80, starts=2)
     pane.wait_for("/help lists commands")     # in what this start of dm_cc drew
+    pane.paste("two\nlines")                  # bracketed, as a terminal pastes
     pane.send("C-d")
     pane.again()                              # dm_cc exited: start it once more
 
@@ -20,6 +21,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 import uuid
 from collections.abc import Mapping, Sequence
@@ -85,6 +87,17 @@ class Pane:
         for char in text:
             self._tmux("send-keys", "-l", char)
             time.sleep(pause)
+
+    def paste(self, text: str) -> None:
+        """Paste ``text`` as a terminal does: bracketed (``paste-buffer -p``) when the
+        program asked for it, as prompt_toolkit does."""
+        with tempfile.NamedTemporaryFile("w", suffix=".paste", delete=False) as handle:
+            handle.write(text)
+        try:
+            self._tmux("load-buffer", "-b", "paste", handle.name)
+            self._tmux("paste-buffer", "-p", "-d", "-b", "paste")
+        finally:
+            os.unlink(handle.name)
 
     def close(self) -> None:
         subprocess.run([TMUX or "tmux", "-L", self.socket, "kill-server"], capture_output=True)

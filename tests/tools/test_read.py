@@ -12,7 +12,9 @@ def test_lines_are_numbered_like_cat_n(ctx, project):
     out = call(TOOL, ctx, path="a.txt")
     assert not out.is_error
     assert out.output == "     1\tfirst\n     2\tsecond\n     3\tthird"
-    assert out.display == "Read a.txt"
+    assert out.display == "Read 3 lines"     # what was read, for the person: not "1 lines"
+    (project / "one.txt").write_text("only\n")
+    assert call(TOOL, ctx, path="one.txt").display == "Read 1 line"
 
 
 def test_offset_and_limit_and_the_continue_note(ctx, project):
@@ -20,13 +22,17 @@ def test_offset_and_limit_and_the_continue_note(ctx, project):
     out = call(TOOL, ctx, path="a.txt", offset=4, limit=3)
     assert out.output.startswith("     4\tline 4\n     5\tline 5\n     6\tline 6\n")
     assert "showing lines 4-6" in out.output and "offset=7" in out.output
-    assert "more lines" not in call(TOOL, ctx, path="a.txt", offset=8, limit=3).output
+    assert out.display == "Read 3 lines from line 4, more remain"
+    last = call(TOOL, ctx, path="a.txt", offset=8, limit=3)
+    assert "more lines" not in last.output and last.display == "Read 3 lines from line 8"
 
 
 def test_offset_past_the_end_is_an_error(ctx, project):
     (project / "a.txt").write_text("one\ntwo\n")
     out = call(TOOL, ctx, path="a.txt", offset=5)
-    assert out.is_error and "has 2 lines" in out.output
+    assert out.is_error and "has 2 lines" in out.output and out.display == out.output
+    (project / "b.txt").write_text("one\n")
+    assert "which has 1 line." in call(TOOL, ctx, path="b.txt", offset=5).output
 
 
 def test_long_lines_are_cut(ctx, project):
@@ -46,7 +52,7 @@ def test_output_is_capped_near_100k_characters(ctx, project):
 def test_empty_file(ctx, project):
     (project / "e.txt").write_text("")
     out = call(TOOL, ctx, path="e.txt")
-    assert not out.is_error and "empty file" in out.output
+    assert not out.is_error and "empty file" in out.output and out.display == "Read 0 lines"
 
 
 def test_directory_missing_and_binary_are_errors(ctx, project):
@@ -86,7 +92,7 @@ def test_several_paths_at_once(ctx, project):
     assert "==> b.txt <==\n     1\tbeta" in out.output
     assert "==> nope.txt <==\nFile not found" in out.output
     assert "ignored.txt" not in out.output      # `paths` replaces `path`, as the requests do
-    assert out.display == "Read 2 of 3 files"
+    assert out.display == "Read 2 of 3 files (2 lines)"
     assert call(TOOL, ctx, path="x", paths=["nope.txt", "nada.txt"]).is_error
 
 

@@ -72,7 +72,7 @@ def test_a_long_list_shows_the_marked_changes_first_and_counts_the_rest():
     listed = [f"  created build/{n}.o" for n in range(30)] + ["? deleted keep.txt  (asks)"]
     lines = text(question_lines(request("header\n" + "\n".join(listed))))
     assert lines[3:5] == ["  ? deleted keep.txt  (asks)",
-                          "    … and 30 more that land whatever you answer"]
+                          "    … and 30 more, landing whatever you answer"]
 
 
 def test_a_long_diff_is_cut_to_the_question_s_limit():

@@ -24,7 +24,7 @@ from dm_cc.permissions import Decision, Rule, Verdict
 from dm_cc.sandbox import Change
 from dm_cc.session.messages import ToolCall
 from dm_cc.tools.base import ToolOutput
-from dm_cc.ui.headless import CallLines, call_input, decision_line, event_json
+from dm_cc.ui.headless import CallLines, call_input, call_text, decision_line, event_json
 
 RM = ToolCall("call_1", "bash", {"command": "rm -rf build", "description": "clean"})
 NO_DELETES = Rule("bash", "rm *", "deny", reason="no deletes", source=".dm_cc/policy.yaml:4")
@@ -45,6 +45,18 @@ def test_the_main_input_comes_from_the_catalog():
     assert call_input(ToolCall("c", "nosuch", {"a": "b"})) == '{"a": "b"}'
     assert call_input(ToolCall("c", "bash", None, raw_arguments="{oops")) == "{oops"
     assert len(call_input(ToolCall("c", "bash", {"command": "x" * 500}))) == 160
+
+
+def test_a_search_shows_what_it_looks_for_as_well_as_where():
+    grep = ToolCall("c", "grep", {"pattern": "def login", "path": "src", "include": "*.py"})
+    assert call_text(grep) == '"def login" in src (*.py)'
+    assert call_text(ToolCall("c", "grep", {"pattern": "TODO"})) == '"TODO" in .'
+    assert call_text(ToolCall("c", "glob", {"pattern": "**/*.md", "path": "docs"})) \
+        == '"**/*.md" in docs'
+    assert call_text(ToolCall("c", "grep", {"pattern": "a\nb"})) == '"a ⏎ b" in .'  # one line
+    assert call_text(ToolCall("c", "grep", {"path": "src"})) == "src"   # no pattern: as before
+    assert call_text(RM) == call_input(RM)                             # others: the main input
+    assert decision_line(grep, Decision("allow", ())) == 'grep "def login" in src (*.py) → allow'
 
 
 def test_a_deny_names_the_rule_its_source_and_reason():

@@ -147,8 +147,10 @@ def test_ctrl_c_clears_the_line_and_twice_at_an_empty_prompt_exits(project):
 
 
 def test_ctrl_d_at_the_prompt_exits(project):
-    run = drive(project, [], [(READY, CTRL_D)])
-    assert run.code == 0 and "resume with dm_cc --resume" in run.screen
+    run = drive(project, [], [(READY, "/sessions" + ENTER), ("resume one with", CTRL_D)])
+    assert "has no message yet" in run.after("/sessions")   # nothing saved, nothing listed
+    assert run.code == 0 and "no message, so the session is not kept" in run.screen
+    assert "resume with" not in run.screen and run.repl.world.sessions.list(empty=True) == []
 
 
 def test_slash_commands_are_never_sent_to_the_model(project):
@@ -173,7 +175,7 @@ def test_agent_capabilities_counts_the_rules_that_decide_particular_inputs(proje
     shown = {line.split()[1]: line for line in run.after("agent build").splitlines()[1:]
              if len(line.split()) > 2}
     assert shown["webfetch"].split()[0] == "ask"
-    assert shown["webfetch"].endswith("; 1 more specific rules decide particular inputs "
+    assert shown["webfetch"].endswith("; 1 more specific rule for particular inputs "
                                       "(/permissions)")
     assert shown["todo"].split() == ["allow", "todo", "allow", "todo", "'*'", "(builtin:defaults)"]
 
@@ -336,9 +338,10 @@ def test_two_parallel_subagents_show_their_calls_and_done_lines(project):
     auth, models = label_of(screen, "find auth"), label_of(screen, "find models")
     assert {auth, models} == {"explore #1", "explore #2"}
     # each child's call, indented under it and led by its label, drawn as a top-level one
-    assert f"  [{auth}] ● grep ." in screen and f"  [{auth}]   allowed by allow grep" in screen
+    assert f'  [{auth}] ● grep "def login" in .' in screen
+    assert f"  [{auth}]   allowed by allow grep" in screen
     assert f"  [{auth}]   │ auth.py:1:def login(): pass" in screen
-    assert f"  [{models}] ● glob ." in screen and f"  [{models}]   │ auth.py" in screen
+    assert f'  [{models}] ● glob "*.py" in .' in screen and f"  [{models}]   │ auth.py" in screen
     assert f"✓ [{auth}] done · 1 tool, " in screen and f"✓ [{models}] done · 1 tool, " in screen
     # the children's answers are the parent model's to read, not the person's answer
     assert "AUTH-REPORT" not in screen and "MODELS-REPORT" not in screen
@@ -471,6 +474,39 @@ def test_exit_cancels_background_children(project):
     assert not run.repl.loop.subagents.running and child.messages >= 1
 
 
+def test_a_read_says_how_many_lines_and_a_grep_what_it_looks_for(project):
+    (project / "src").mkdir()
+    (project / "src" / "big.py").write_text("".join(f"x = {n}\n" for n in range(120)))
+    (project / "src" / "one.py").write_text("def login(): pass\n")
+    run = drive(project, [{"tool": "read", "args": {"path": "src/big.py"}},
+                          {"tool": "read", "args": {"path": "src/one.py"}},
+                          {"tool": "grep", "args": {"pattern": "def login", "path": "src",
+                                                    "include": "*.py"}},
+                          {"text": "Looked."}],
+                [(READY, "look" + ENTER), ("Looked.", "")])
+    assert not run.errors
+    lines = run.after("look").replace("\r", "").splitlines()
+    assert lines[lines.index("● read src/big.py") + 2] == "  Read 120 lines"
+    assert lines[lines.index("● read src/one.py") + 2] == "  Read 1 line"
+    assert '● grep "def login" in src (*.py)' in lines
+    assert "  │ src/one.py:1:def login(): pass" in lines
+
+
+def test_a_large_paste_shows_as_a_placeholder_and_the_model_gets_all_of_it(project):
+    log = "".join(f"row {n}\n" for n in range(3000))
+    paste = "\x1b[200~" + log.replace("\n", "\r\n") + "\x1b[201~"     # bracketed, as terminals send
+    run = drive(project, [{"text": "Read it."}, {"text": "Small one."}],
+                [(READY, "explain " + paste + " please" + ENTER),
+                 ("Read it.", "and\x1b[200~two\r\nlines\x1b[201~" + ENTER), ("Small one.", "")])
+    assert not run.errors
+    assert "explain [pasted 3000 lines #1] please" in run.screen
+    assert "row 2999" not in run.screen
+    model = run.repl.loop.rt.model
+    sent = [m.content for m in model.calls[0][1] if m.role == "user"]
+    assert sent[-1] == f"explain {log} please"                 # the whole text, as pasted
+    assert user_messages(run) == [f"explain {log} please", "andtwo\nlines"]  # small: as it is
+
+
 def test_sessions_shows_subagents_sessions_under_their_parent(project):
     script = {"replies": [task("look", "look at it"), {"text": "Looked."}],
               "tasks": {"look at it": [{"text": "seen"}]}}
@@ -481,8 +517,12 @@ def test_sessions_shows_subagents_sessions_under_their_parent(project):
     child = next(info for info in run.repl.world.sessions.list() if info.parent_id)
     listing = run.after("/sessions").splitlines()
     top = next(n for n, line in enumerate(listing) if parent.id in line)
-    assert listing[top].startswith(" * ses_")
-    assert listing[top + 1].startswith(f"    └ {child.id}") and "look (@explore)" in listing[top + 1]
+    head = listing[top - 1]     # 80 columns: the agents' column gives the title room
+    assert head.split() == ["session", "last", "active", "msgs", "title"]
+    assert listing[top].startswith(f"* {parent.id}")
+    assert listing[top + 1].startswith(f"   └ {child.id}") and '"look (@explore)"' in listing[top + 1]
+    # the columns line up under the header, the child's indent notwithstanding
+    assert {line.index('"') for line in listing[top:top + 2]} == {head.index("title")}
 
 
 def test_a_grandchilds_lines_are_indented_one_step_further(project, policy):
@@ -497,7 +537,7 @@ def test_a_grandchilds_lines_are_indented_one_step_further(project, policy):
     assert "▸ [general #1] started: outer job" in "\n".join(lines)
     assert any(line.startswith("  [general #1] ● task explore") for line in lines)
     assert any(line.startswith("  ▸ [explore #2] started: inner look") for line in lines)
-    assert any(line.startswith("    [explore #2] ● glob .") for line in lines)
+    assert any(line.startswith('    [explore #2] ● glob "*.py" in .') for line in lines)
     assert any(line.startswith("  ✓ [explore #2] done · 1 tool") for line in lines)
     assert any(line.startswith("✓ [general #1] done · 1 tool") for line in lines)
 

@@ -87,9 +87,34 @@ def test_a_running_subagent_has_a_live_progress_line(project):
         pane.send("Enter")
         screen = pane.wait_for("[explore #1] scan the tree … 1 tool, ", timeout=5)
         assert "running task" in screen                       # the spinner above it
-        assert "  [explore #1] ● glob ." in screen            # its call, indented under it
+        assert '  [explore #1] ● glob "*.py" in .' in screen  # its call, indented under it
         screen = pane.wait_for("Scanned.", timeout=5)
         assert "✓ [explore #1] done · 1 tool, " in screen
         assert "scan the tree … " not in screen and "running task" not in screen  # erased
+    finally:
+        pane.close()
+
+
+def test_a_large_paste_is_a_placeholder_in_the_box_and_reaches_the_model_whole(project):
+    (project / "big.py").write_text("".join(f"x = {n}\n" for n in range(120)))
+    log = "".join(f"Traceback line {n}\n" for n in range(3000))
+    pane = dm_cc_pane(project, [{"tool": "read", "args": {"path": "big.py"}},
+                                {"text": "Read the log."}], width=100)
+    try:
+        pane.wait_for("/help lists commands")
+        pane.type("why does this fail? ")
+        pane.paste(log)
+        screen = pane.wait_for("[pasted 3000 lines #1]", timeout=5)
+        assert "why does this fail? [pasted 3000 lines #1]" in screen
+        assert "Traceback line 2999" not in screen and "Traceback line 1" not in screen
+        pane.type(" thanks")
+        pane.send("Enter")
+        screen = pane.wait_for("Read the log.", timeout=5)
+        assert "  Read 120 lines" in screen                  # not "read 1 lines"
+        assert "Traceback line" not in screen                 # the box kept the placeholder
+        session = open_world(cwd=project).sessions.list(project)[-1]
+        sent = open_world(cwd=project).sessions.load(session.id).messages[0].content
+        assert sent == f"why does this fail? {log} thanks"   # what the model is given
+        pane.send("C-d")
     finally:
         pane.close()

@@ -11,8 +11,9 @@ from __future__ import annotations
 from importlib import resources
 from pathlib import Path
 
+from dm_cc.config import did_you_mean
 from dm_cc.errors import UsageError
-from dm_cc.policy.loader import PolicyFile, load_policy_file, parse_policy, suggestion
+from dm_cc.policy.loader import PolicyFile, load_policy_file, parse_policy
 
 SHIPPED_PREFIX = "builtin:"
 
@@ -32,7 +33,7 @@ def shipped_text(name: str) -> str:
     found = _files().get(name)
     if found is None:
         raise UsageError(f"{SHIPPED_PREFIX}{name}: no shipped policy of that name"
-                         f"{suggestion(name, shipped_names())}; shipped: {', '.join(shipped_names())}")
+                         f"{did_you_mean(name, shipped_names())}; shipped: {', '.join(shipped_names())}")
     return found.read_text(encoding="utf-8")
 
 
