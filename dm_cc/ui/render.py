@@ -114,16 +114,17 @@ def finished_lines(call: ToolCall, output: ToolOutput) -> Iterator[Line]:
         yield [(style, "  │ " + text)]
 
 
-def diff_lines(text: str, limit: int = DIFF_LINES) -> Iterator[Line]:
-    """A unified diff (or a plan) in colour, cut to ``limit`` lines."""
+def diff_lines(text: str, limit: int | None = DIFF_LINES, hint: str = "") -> Iterator[Line]:
+    """A unified diff (or a plan) in colour, cut to ``limit`` lines (None: whole); the
+    line that counts what was cut ends with ``hint`` (how to see the rest)."""
     lines = text.splitlines()
     for text in lines[:limit]:
         style = ("class:add" if text.startswith("+") and not text.startswith("+++") else
                  "class:del" if text.startswith("-") and not text.startswith("---") else
                  "class:hunk" if text.startswith("@@") else "class:dim")
         yield [(style, "  " + text)]
-    if len(lines) > limit:
-        yield [("class:dim", f"  … {len(lines) - limit} more lines")]
+    if limit is not None and len(lines) > limit:
+        yield [("class:dim", f"  … {len(lines) - limit} more lines{hint}")]
 
 
 @dataclass

@@ -27,6 +27,8 @@ from pathlib import Path
 
 import yaml
 
+from dm_cc.ui.approval_prompt import GRACE
+
 TMUX = shutil.which("tmux")
 EXITED = "[dm_cc exited "
 
@@ -76,6 +78,15 @@ class Pane:
 
     def send(self, *keys: str) -> None:
         self._tmux("send-keys", *keys)
+
+    def answer(self, legend: str, *keys: str) -> str:
+        """Once ``legend`` is on screen, read the question as a person does (a key
+        sooner than ``GRACE`` after it appears does not answer it), then press ``keys``;
+        returns the screen with the question."""
+        screen = self.wait_for(legend)
+        time.sleep(GRACE)
+        self.send(*keys)
+        return screen
 
     def type(self, text: str, pause: float = 0) -> None:
         """Type ``text`` at once, or a key every ``pause`` seconds, as a person does."""
