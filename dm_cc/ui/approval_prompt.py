@@ -205,6 +205,7 @@ class ReplApprover:
         self.grace = grace
         self._lock = asyncio.Lock()
         self._waiting = 0                  # questions open or queued
+        self._returned: list[KeyPress] = []  # keys the last question gave back to the prompt
         self._settled = asyncio.Event()
 
     async def settled(self) -> None:
@@ -268,24 +269,36 @@ class ReplApprover:
                 typed = await self.make_room() if self.make_room is not None else ""
                 self.screen.hold()
                 self.screen.paused = True
-                held = _set_aside_typeahead()
+                held, fresh = self._set_aside()
                 try:
                     for line in question:
                         self.screen.line(line, now=True)
                     choice = await _answer(legend, {"y": "yes", "n": "no", "escape": "no",
                                                     "c-d": "no", "c-c": "no"},
-                                           held, typing=bool(typed or held), grace=self.grace,
+                                           held, typing=bool(typed) or fresh, grace=self.grace,
                                            waiting=self._others)
                     self.screen.line([said[choice]], now=True)
                     return choice
                 finally:
                     self.screen.paused = False
-                    _give_back(held)
+                    self._give_back(held)
                     self.screen.release()
         finally:
             self._waiting -= 1
             if not self._waiting:
                 self._settled.set()
+
+    def _set_aside(self) -> tuple[list[KeyPress], bool]:
+        """Keys typed before this question (they never answer it), and whether any was
+        typed since the last question gave its keys back (queued questions: those are
+        not typing going on)."""
+        held = _set_aside_typeahead()
+        returned = {id(key) for key in self._returned}   # the very keys, not equal ones
+        return held, any(id(key) not in returned for key in held)
+
+    def _give_back(self, held: list[KeyPress]) -> None:
+        self._returned = list(held)
+        _give_back(held)
 
     def _others(self) -> int:
         """Questions waiting behind the one on screen."""
@@ -301,12 +314,12 @@ class ReplApprover:
     async def _held_question(self, request: ApprovalRequest, typing: bool) -> Approval:
         self.screen.paused = True
         self.screen.clear_status()
-        held = _set_aside_typeahead()
+        held, fresh = self._set_aside()
         try:
-            approval = await self._ask(request, held, typing=typing or bool(held))
+            approval = await self._ask(request, held, typing=typing or fresh)
         finally:
             self.screen.paused = False
-            _give_back(held)
+            self._give_back(held)
         ran = is_escape(request.decision) or bool(request.changes)  # its result is shown
         if approval.answer in ("reject", "cancel") and not ran:
             self.shown.refused.add(request.call_id)

@@ -55,6 +55,7 @@ Line = list[tuple[str, str]]
 HEAD_LINES = 6
 TAIL_LINES = 3
 DIFF_LINES = 40
+KEPT_CUT = 50        # outputs shown cut that /expand can still show whole
 MARK = {"allow": ("class:allow", "●"), "deny": ("class:deny", "✗"), "ask": ("class:ask", "?")}
 ENDED = {"done": ("class:allow", "✓"), "max_turns": ("class:notice", "!"),
          "cancelled": ("class:notice", "■"), "stopped": ("class:notice", "■"),
@@ -96,11 +97,13 @@ def escape_lines(decision: Decision) -> Iterator[Line]:
         yield [("class:dim", f"    ({deciding[0].request.note})")]
 
 
-def finished_lines(call: ToolCall, output: ToolOutput) -> Iterator[Line]:
-    """A result: a diff for edits, trimmed output for the rest, errors in red."""
+def finished_lines(call: ToolCall, output: ToolOutput, kept: Shown | None = None) -> Iterator[Line]:
+    """A result: a diff for edits, trimmed output for the rest, errors in red. What is
+    cut is ``kept`` whole, and the line that says so names it (``/expand 3``)."""
     shown = output.display or output.output
     if output.display and call.name in ("edit", "write"):
-        yield from diff_lines(shown)
+        cut = len(shown.splitlines()) > DIFF_LINES
+        yield from diff_lines(shown, DIFF_LINES, _expand(kept, call, shown) if cut else "")
         return
     lines = shown.rstrip("\n").splitlines() or ["(no output)"]
     if call.name == "read" and not output.is_error:
@@ -109,9 +112,17 @@ def finished_lines(call: ToolCall, output: ToolOutput) -> Iterator[Line]:
     style = "class:error" if output.is_error else "class:dim"
     if len(lines) > HEAD_LINES + TAIL_LINES + 1:
         hidden = len(lines) - HEAD_LINES - TAIL_LINES
-        lines = [*lines[:HEAD_LINES], f"… {hidden} lines hidden …", *lines[-TAIL_LINES:]]
+        lines = [*lines[:HEAD_LINES], f"… {hidden} lines hidden{_expand(kept, call, shown)} …",
+                 *lines[-TAIL_LINES:]]
     for text in lines:
         yield [(style, "  │ " + text)]
+
+
+def _expand(kept: Shown | None, call: ToolCall, text: str) -> str:
+    """`` (/expand 3)``: ``text`` kept whole under its number, or "" (nowhere to keep it)."""
+    if kept is None:
+        return ""
+    return f" (/expand {kept.keep(f'{call.name} {call_input(call)}'.strip(), text)})"
 
 
 def diff_lines(text: str, limit: int | None = DIFF_LINES, hint: str = "") -> Iterator[Line]:
@@ -134,6 +145,16 @@ class Shown:
     refused: set[str] = field(default_factory=set)    # its error is for the model only
     previewed: set[str] = field(default_factory=set)  # its diff was in the question
     tasks: set[str] = field(default_factory=set)      # a task call whose subagent started
+    cut: dict[int, tuple[str, str]] = field(default_factory=dict)  # number: (call, whole text)
+    _numbered: int = 0
+
+    def keep(self, title: str, text: str) -> int:
+        """Keep an output the screen showed cut (``/expand N`` shows it whole); its
+        number. The last :data:`KEPT_CUT` are kept."""
+        self._numbered += 1
+        self.cut[self._numbered] = (title, text)
+        self.cut.pop(self._numbered - KEPT_CUT, None)
+        return self._numbered
 
 
 def event_lines(event: Event, shown: Shown) -> Iterator[Line]:
@@ -154,7 +175,7 @@ def event_lines(event: Event, shown: Shown) -> Iterator[Line]:
         if event.call.id in shown.previewed and not event.output.is_error:
             yield [("class:dim", f"  {event.output.output.splitlines()[0]}")]
             return
-        yield from finished_lines(event.call, event.output)
+        yield from finished_lines(event.call, event.output, shown)
     elif isinstance(event, ChangesLanded):   # a word only when some did not land
         yield from landed_lines(event)
     elif isinstance(event, AgentSwitched):

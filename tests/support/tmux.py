@@ -56,6 +56,10 @@ class Pane:
         whole = self._tmux("capture-pane", "-p", "-J", "-S", "-2000")
         return EXITED.join(whole.split(EXITED)[self._ended:])
 
+    def styled(self) -> str:
+        """The screen with its colours and attributes (escape sequences)."""
+        return self._tmux("capture-pane", "-p", "-e", "-S", "-2000")
+
     def lines(self) -> list[str]:
         """The screen's rows as drawn (not joined): none is wider than the pane."""
         return self._tmux("capture-pane", "-p", "-S", "-2000").splitlines()
@@ -69,6 +73,17 @@ class Pane:
             if time.monotonic() > deadline:
                 raise AssertionError(f"{text!r} never appeared; the screen:\n{screen}")
             time.sleep(0.1)
+
+    def wait_unwrapped(self, text: str, timeout: float = 20) -> str:
+        """:meth:`wait_for`, however ``text`` is wrapped (prompt_toolkit wraps a long
+        line mid-word, with its own line breaks): compared without whitespace."""
+        wanted = "".join(text.split())
+        deadline = time.monotonic() + timeout
+        while wanted not in "".join((screen := self.screen()).split()):
+            if time.monotonic() > deadline:
+                raise AssertionError(f"{text!r} never appeared; the screen:\n{screen}")
+            time.sleep(0.1)
+        return screen
 
     def again(self) -> None:
         """Once dm_cc has exited, start it again (Enter, as a person re-runs it)."""
