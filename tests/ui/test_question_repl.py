@@ -32,15 +32,6 @@ def test_a_key_pressed_as_the_question_appears_is_kept_for_the_prompt(project):
     assert user_messages(run) == ["write", "y"]       # the y went to the prompt
 
 
-def test_an_answer_after_the_grace_counts(project):
-    run = drive(project, [WRITE, {"text": "ok"}],
-                [(READY, "write" + ENTER), (LEGEND, ""), (GRACE + 0.1, "y"), ("ok", "")],
-                grace=GRACE)
-    assert not run.errors, run.errors
-    assert (project / "a.txt").read_text() == "hello\n"
-    assert TYPING not in run.screen
-
-
 @pytest.fixture
 def seq_allowed(project):
     (project / ".dm_cc").mkdir()

@@ -81,7 +81,7 @@ def test_a_background_question_takes_no_typed_key_and_counts_those_waiting(proje
     pane = dm_cc_pane(project, {
         "replies": [{"calls": [background(name) for name in "abc"]}, {"text": "They run."}],
         "tasks": {f"file {name}": [{"tool": "write", "args": {"path": f"{name}.txt",
-                                                              "content": "x\n"}, "delay": 1.0},
+                                                              "content": "x\n"}, "delay": 0.5},
                                    {"text": "written"}] for name in "abc"}})
     try:
         pane.wait_for(READY)

@@ -111,8 +111,8 @@ def test_y_trusts_the_files_their_rules_apply_and_the_next_start_does_not_ask(cl
         time.sleep(GRACE)
         pane.send("Escape")                                      # Esc says no
         pane.wait_for("not trusted: only their deny and ask rules apply (later: dm_cc trust)")
-        screen = pane.wait_for(READY)
-        assert "! the project's own files are not trusted (.dm_cc/policy.yaml)" in flat(screen)
+        pane.wait_for(READY)
+        wait_flat(pane, "! the project's own files are not trusted (.dm_cc/policy.yaml)")
         pane.send("C-d")
         pane.wait_for("[dm_cc exited 0]")
     finally:
@@ -155,9 +155,10 @@ def test_no_keeps_their_allow_rules_out_and_the_next_start_does_not_ask(cloned):
         pane.send("C-d")
 
         pane.again()                                     # said no to this content: not asked
-        screen = pane.wait_for(READY)
+        pane.wait_for(READY)
+        # the notice under the first lines (drawn in pieces, above the prompt)
+        screen = wait_flat(pane, "! the project's own files are not trusted")
         assert "Trust this project" not in screen
-        assert "! the project's own files are not trusted" in flat(screen)
         pane.send("C-d")
         pane.wait_for("[dm_cc exited 0]")
     finally:
