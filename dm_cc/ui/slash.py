@@ -365,8 +365,8 @@ def _expand(ctx: Context, args: list[str]) -> Awaitable[None]:
         raise DmccError(f"no cut output {number}: the last {len(cut)} are kept "
                         f"({min(cut)}-{max(cut)})")
     title, text = cut[number]
-    lines = list(diff_lines(text, None)) if text.startswith("--- ") else \
-        [[("", line)] for line in text.splitlines()]
+    is_diff = any(line.startswith("@@ ") for line in text.splitlines())   # an edit's
+    lines = list(diff_lines(text, None)) if is_diff else [[("", line)] for line in text.splitlines()]
     return page(lines, f"output {number}: {one_line(title, 100)}")
 
 

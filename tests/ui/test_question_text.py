@@ -10,12 +10,14 @@ import io
 
 from prompt_toolkit.output.plain_text import PlainTextOutput
 
-from dm_cc.core import ApprovalRequest
+from dm_cc.core import ApprovalRequest, ToolFinished
 from dm_cc.permissions import Request, Rule, decide, heredoc_bodies
-from dm_cc.session.messages import Message
+from dm_cc.session.messages import Message, ToolCall
+from dm_cc.tools import ToolOutput
 from dm_cc.ui.approval_prompt import hides, question_lines
 from dm_cc.ui.command_text import BODY_HEAD, BODY_TAIL, command_lines
 from dm_cc.ui.pager import View, wrap
+from dm_cc.ui.render import KEPT_CUT, Shown, event_lines
 from dm_cc.ui.screen import Screen
 from dm_cc.ui.thinking import last_thinking, thinking_lines
 
@@ -105,6 +107,25 @@ def test_a_cut_diff_says_how_much_is_hidden_and_the_whole_question_has_it():
     assert "  +line 201" in whole and "  +line 250" in whole and "more lines" not in whole[-1]
     assert hides(request)
     assert not hides(write_request(10))         # nothing cut: no v
+
+
+def test_an_output_the_screen_cuts_is_numbered_and_kept_whole_for_expand():
+    shown = Shown()
+    seq = ToolCall("c1", "bash", {"command": "seq 1 100"})
+    output = "".join(f"{n}\n" for n in range(1, 101))
+    lines = text(event_lines(ToolFinished(seq, ToolOutput(output)), shown))
+    assert "  │ … 91 lines hidden (/expand 1) …" in lines
+    assert shown.cut[1] == ("bash seq 1 100", output)
+    diff = "\n".join(["--- a/a.txt", "+++ b/a.txt", "@@ -1,50 +1,50 @@",
+                      *(f"+{n}" for n in range(50))])
+    edit = ToolCall("c2", "edit", {"path": "a.txt"})
+    lines = text(event_lines(ToolFinished(edit, ToolOutput("Edited.", display=diff)), shown))
+    assert lines[-1] == "  … 13 more lines (/expand 2)" and shown.cut[2][1] == diff
+    short = text(event_lines(ToolFinished(seq, ToolOutput("1\n2\n")), shown))
+    assert short == ["  │ 1", "  │ 2"] and len(shown.cut) == 2      # nothing cut: nothing kept
+    for _ in range(KEPT_CUT):
+        list(event_lines(ToolFinished(seq, ToolOutput(output)), shown))
+    assert len(shown.cut) == KEPT_CUT and min(shown.cut) == 3     # the oldest go
 
 
 # ---------------------------------------------------------------- the pager
