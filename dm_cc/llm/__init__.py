@@ -20,6 +20,7 @@ if TYPE_CHECKING:
         ModelError,
         ModelReply,
         OnStream,
+        ReasoningDelta,
         StreamEvent,
         TextDelta,
         ToolSpec,
@@ -33,6 +34,7 @@ __all__ = [
     "ModelError",
     "ModelReply",
     "OnStream",
+    "ReasoningDelta",
     "StreamEvent",
     "TextDelta",
     "ToolSpec",
@@ -44,8 +46,8 @@ __all__ = [
 # Each module of the part and the names of it re-exported here, imported on first
 # use (PEP 562): importing the package loads none of them.
 _LAZY: dict[str, tuple[str, ...]] = {
-    "dm_cc.llm.base": ("ChatModel", "ModelError", "ModelReply", "OnStream", "StreamEvent",
-                       "TextDelta", "ToolSpec", "Usage", "WarmsUp"),
+    "dm_cc.llm.base": ("ChatModel", "ModelError", "ModelReply", "OnStream", "ReasoningDelta",
+                       "StreamEvent", "TextDelta", "ToolSpec", "Usage", "WarmsUp"),
     "dm_cc.llm.factory": ("make_model",),
 }
 

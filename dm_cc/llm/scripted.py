@@ -132,7 +132,9 @@ def _pieces(text: str, count: int = 3) -> list[str]:
 def load_script(path: Path, name: str = "scripted") -> ScriptedModel:
     """The model a YAML (or JSON) file scripts, for ``--model scripted:PATH``: a list
     of replies, each ``{text: …}``, ``{tool: NAME, args: {…}}``, ``{calls: [{tool,
-    args}, …]}`` (text may go with calls), optionally with ``delay: SECONDS``; or a
+    args}, …]}`` (text may go with calls), optionally with ``reasoning: TEXT`` (the
+    model's thinking, streamed before the rest, as a reasoning model's is) and
+    ``delay: SECONDS``; or a
     mapping ``{replies: [...], tasks: {PROMPT_PART: [...]}}`` giving subagents their
     own replies (see :class:`ScriptedModel`). ValueError naming the entry when one
     is malformed."""
@@ -160,8 +162,11 @@ def _entries(entries: Any, where: str) -> list[Item]:
 
 def _entry(entry: Any, where: str) -> Item:
     if not isinstance(entry, dict) or not entry.keys() <= {"text", "tool", "args", "calls",
-                                                              "delay"}:
-        raise ValueError(f"{where}: expected a mapping of text, tool, args, calls, delay")
+                                                              "reasoning", "delay"}:
+        raise ValueError(f"{where}: expected a mapping of text, tool, args, calls, "
+                         "reasoning, delay")
+    if not isinstance(entry.get("reasoning", ""), str):
+        raise ValueError(f"{where}: reasoning is text")
     named = [(entry["tool"], entry.get("args") or {})] if "tool" in entry else []
     for one in entry.get("calls") or []:
         if not isinstance(one, dict) or "tool" not in one:
@@ -170,7 +175,8 @@ def _entry(entry: Any, where: str) -> Item:
     if any(not isinstance(name, str) or not isinstance(args, dict) for name, args in named):
         raise ValueError(f"{where}: tool is a name and args a mapping")
     result = calls(*named) if named else ModelReply()
-    result = replace(result, text=str(entry.get("text", "")))
+    result = replace(result, text=str(entry.get("text", "")),
+                     reasoning=entry.get("reasoning") or None)
     delay = entry.get("delay")
     if delay is None:
         return result

@@ -18,7 +18,8 @@ a module below. Importing it loads the whole engine (it is all needed to judge).
     patterns.py  the pattern languages (wildcards, path globs, MCP arguments)
     protected.py the files that make code run later (an edit asks unless named exactly)
     coverage.py  what a pattern can match, read without a request (policy lint)
-    shell/       static analysis of command lines
+    shell/       static analysis of command lines; where a line's here-document
+                 bodies are (``heredoc_bodies``: the REPL shows them as data)
 """
 
 from dm_cc.permissions.coverage import arguments_fault, covers, names_a_permission
@@ -76,6 +77,7 @@ from dm_cc.permissions.rules import (
     Rule,
     is_mcp_permission,
 )
+from dm_cc.permissions.shell import HeredocBody, heredoc_bodies
 from dm_cc.permissions.urls import canonical_url, url_names
 
 __all__ = [
@@ -108,6 +110,7 @@ __all__ = [
     "Decision",
     "Effect",
     "Gate",
+    "HeredocBody",
     "Kind",
     "Language",
     "Layer",
@@ -124,6 +127,7 @@ __all__ = [
     "covers",
     "decide",
     "derive_requests",
+    "heredoc_bodies",
     "host_requests",
     "escape_requests",
     "evaluate",

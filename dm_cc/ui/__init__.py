@@ -3,7 +3,9 @@ renderer of the core's events.
 
     repl.py          the REPL (prompt_toolkit), with prompt.py, screen.py, slash.py,
                      render.py and approval_prompt.py (changes_text.py: its
-                     question about a command's changes)
+                     question about a command's changes; command_text.py: a
+                     command, its here-documents as data); pager.py shows what
+                     the screen cut, whole; thinking.py the model's thinking
     early.py         the first prompt, drawn before prompt_toolkit is imported
     headless.py      events as lines and JSON (``dm_cc run``); transcript.py a
                      session's history as lines

@@ -3,15 +3,27 @@
     y  allow once            s  allow for this session      a  always allow (saved)
     n  deny (the turn stops)  f  deny and tell the model why (one line)
     Esc, Ctrl-D  deny         Ctrl-C  deny and cancel the turn
+    v  view the whole question in a pager (offered when part of it is cut)
+
+A long command, here-document body or diff is cut, saying how many lines are
+hidden; ``v`` shows the question whole (:mod:`dm_cc.ui.pager`), and q comes back
+to it, still open.
 
 Before an "always" (or "session") is kept, the rule is shown in an editable line
 (the arity suggestion for shell, the path for files); an edit that would no
 longer allow this call is refused. Questions from concurrent tool calls (two
-subagents asking at once) wait their turn (one lock); a subagent's question
-names it (``? [explore #2] wants to use bash``). Keys typed before the question
-appeared never answer it: they are set aside and given back to the next prompt.
-A question that comes while the REPL waits at its prompt (a background subagent
-asks) first makes the prompt step aside (``make_room``).
+subagents asking at once) wait their turn (one lock), and the one on screen
+counts them (``(2 more questions waiting)``); a subagent's question names it
+(``? [explore #2] wants to use bash``). A question that comes while the REPL
+waits at its prompt (a background subagent asks) first makes the prompt step
+aside (``make_room``).
+
+No key typed in a flow answers a question (:func:`_answer`): keys typed before it
+appeared (during the turn, at the prompt) are set aside and given back to the next
+prompt; a key pressed within :data:`GRACE` seconds of it appearing, or while keys
+keep coming (until :data:`QUIET` seconds pass without one), is kept for the prompt
+too, and the legend then says that what was typed is kept. So ``/tasks`` typed
+as a background subagent's question pops up never answers it ``a``.
 
 A ``sandbox_escape`` question (a confined command failed because of the sandbox)
 is headed "The sandbox stopped this command. Run it again outside the sandbox?",
@@ -29,10 +41,7 @@ project's own files are trusted (:meth:`ReplApprover.trust_project`): y trusts
 them as they are, n (Esc, Ctrl-D, Ctrl-C) says no to this content.
 
 Those two come while the world loads, when the person may be typing their first
-message: keys typed before or as the question appears are kept for the prompt,
-and while keys keep coming (until :data:`QUIET` seconds pass without one) not
-even y or n answers, so a word being typed ("every", "any") never does; the
-legend then says that what was typed is kept.
+message: the same rule keeps a word being typed ("every", "any") from answering.
 """
 
 from __future__ import annotations
@@ -58,7 +67,9 @@ from dm_cc.config import counted
 from dm_cc.core import Approval, ApprovalRequest
 from dm_cc.permissions import SANDBOX_ESCAPE, Rule
 from dm_cc.ui import changes_text
+from dm_cc.ui.command_text import VIEW, command_lines
 from dm_cc.ui.describe import rule_text
+from dm_cc.ui.pager import page
 from dm_cc.ui.render import Line, Shown, diff_lines
 from dm_cc.ui.sandbox_text import ESCAPE_QUESTION, is_escape
 from dm_cc.ui.screen import STYLE, Screen
@@ -68,9 +79,10 @@ if TYPE_CHECKING:
     from dm_cc.config import ServerDefinition
 
 PREVIEW_LINES = 60
-QUIET = 1.0         # seconds without a key before y or n answers a question that came
+GRACE = 0.5         # seconds after a question appears before a key answers it
+QUIET = 1.0         # seconds without a key before one answers a question that came
                     # while the person was typing (their keys are kept for the prompt)
-TYPING = "what you were typing is kept for the prompt: read this, then press y or n"
+TYPING = "what you were typing is kept for the prompt: read this, then answer"
 STOPPED_LINES = 6   # lines of a stopped command's output shown with its escape question
 SAID = {"once": ("class:allow", "allowed once"),
         "session": ("class:allow", "allowed for this session"),
@@ -79,9 +91,12 @@ SAID = {"once": ("class:allow", "allowed once"),
         "cancel": ("class:deny", "denied")}
 
 
-def question_lines(request: ApprovalRequest) -> Iterator[Line]:
-    """Who asks, the tool and what the call says it does, the whole input, each
-    request that asks with its rule (``file:line``) and reason, and the preview."""
+def question_lines(request: ApprovalRequest, *, whole: bool = False) -> Iterator[Line]:
+    """Who asks, the tool and what the call says it does, the input (a command's
+    here-document bodies as data: :mod:`dm_cc.ui.command_text`), each request that asks
+    with its rule (``file:line``) and reason, and the preview. What is long is cut, and
+    says how much and that ``v`` views all; ``whole``: nothing cut (the pager's text)."""
+    limit = None if whole else PREVIEW_LINES
     who = [("class:task", f"[{request.asker}]")] if request.asker \
         else [("class:agent", request.agent)]
     escape = is_escape(request.decision)
@@ -96,16 +111,21 @@ def question_lines(request: ApprovalRequest) -> Iterator[Line]:
         yield [("class:ask", "? "), *who, ("", " wants to use "), ("class:tool", request.tool)]
         if request.description:
             yield [("class:dim", f"  {request.description}")]
-    for text in (request.main_input or "").splitlines() or [""]:
-        yield [("class:tool", f"  $ {text}" if request.tool == "bash" else f"  {text}")]
+    if request.tool == "bash":
+        yield from command_lines(request.main_input or "", whole=whole)
+    else:
+        for text in (request.main_input or "").splitlines() or [""]:
+            yield [("class:tool", f"  {text}")]
     if escape and request.stopped:  # what the confined run printed, its end
         printed = request.stopped.split("\n(the sandbox may have stopped this")[0]
         lines = printed.rstrip("\n").splitlines()
-        if len(lines) > STOPPED_LINES:
-            yield [("class:dim", f"  │ … {counted(len(lines) - STOPPED_LINES, 'line')} above")]
-        for text in lines[-STOPPED_LINES:]:
+        if len(lines) > STOPPED_LINES and not whole:
+            yield [("class:dim", f"  │ … {counted(len(lines) - STOPPED_LINES, 'line')} above: {VIEW}")]
+            lines = lines[-STOPPED_LINES:]
+        for text in lines:
             yield [("class:dim", f"  │ {text}")]
-    yield from changes_text.list_lines(listed)   # each change says why it asks
+    # each change says why it asks
+    yield from changes_text.list_lines(listed, len(listed) if whole else changes_text.LIST_LINES)
     said = None   # an escape's requests share why the sandbox stopped it: said once
     for verdict in request.decision.verdicts:
         if verdict.action != "ask" or request.changes:
@@ -122,9 +142,15 @@ def question_lines(request: ApprovalRequest) -> Iterator[Line]:
         if verdict.note and verdict.note != said:
             yield [("class:dim", f"        note: {verdict.note}")]
     if request.preview:
-        yield from diff_lines(request.preview, PREVIEW_LINES)
+        yield from diff_lines(request.preview, limit, f": {VIEW}")
     if diffs:
-        yield from diff_lines(diffs, PREVIEW_LINES)
+        yield from diff_lines(diffs, limit, f": {VIEW}")
+
+
+def hides(request: ApprovalRequest) -> bool:
+    """Whether the question, as shown, leaves out part of what it is about (then ``v``
+    views it whole)."""
+    return list(question_lines(request)) != list(question_lines(request, whole=True))
 
 
 def server_lines(server: ServerDefinition, trust: str,
@@ -168,15 +194,19 @@ def _legend(request: ApprovalRequest) -> Line:
 
 
 class ReplApprover:
-    """The REPL's Approver: shows the question on ``screen``, reads one key."""
+    """The REPL's Approver: shows the question on ``screen``, reads one key (not one
+    pressed within ``grace`` seconds of the question appearing: :func:`_answer`)."""
 
     def __init__(self, screen: Screen, shown: Shown,
-                 make_room: Callable[[], Awaitable[str]] | None = None) -> None:
+                 make_room: Callable[[], Awaitable[str]] | None = None,
+                 grace: float = GRACE) -> None:
         self.screen = screen
         self.shown = shown
         self.make_room = make_room
+        self.grace = grace
         self._lock = asyncio.Lock()
         self._waiting = 0                  # questions open or queued
+        self._returned: list[KeyPress] = []  # keys the last question gave back to the prompt
         self._settled = asyncio.Event()
 
     async def settled(self) -> None:
@@ -194,9 +224,8 @@ class ReplApprover:
                     self.screen.line([("class:allow", f"  {who}{request.tool} "
                                        f"{request.main_input}: allowed by your earlier answer")])
                     return Approval("once", by="approval")
-                if self.make_room is not None:
-                    await self.make_room()
-                return await self._question(request)
+                typed = await self.make_room() if self.make_room is not None else ""
+                return await self._question(request, typing=bool(typed))
         finally:
             self._waiting -= 1
             if not self._waiting:
@@ -241,40 +270,57 @@ class ReplApprover:
                 typed = await self.make_room() if self.make_room is not None else ""
                 self.screen.hold()
                 self.screen.paused = True
-                held = _set_aside_typeahead()
+                held, fresh = self._set_aside()
                 try:
                     for line in question:
                         self.screen.line(line, now=True)
                     choice = await _answer(legend, {"y": "yes", "n": "no", "escape": "no",
                                                     "c-d": "no", "c-c": "no"},
-                                           held, typing=bool(typed or held))
+                                           held, typing=bool(typed) or fresh, grace=self.grace,
+                                           waiting=self._others)
                     self.screen.line([said[choice]], now=True)
                     return choice
                 finally:
                     self.screen.paused = False
-                    _give_back(held)
+                    self._give_back(held)
                     self.screen.release()
         finally:
             self._waiting -= 1
             if not self._waiting:
                 self._settled.set()
 
-    async def _question(self, request: ApprovalRequest) -> Approval:
+    def _set_aside(self) -> tuple[list[KeyPress], bool]:
+        """Keys typed before this question (they never answer it), and whether any was
+        typed since the last question gave its keys back (queued questions: those are
+        not typing going on)."""
+        held = _set_aside_typeahead()
+        returned = {id(key) for key in self._returned}   # the very keys, not equal ones
+        return held, any(id(key) not in returned for key in held)
+
+    def _give_back(self, held: list[KeyPress]) -> None:
+        self._returned = list(held)
+        _give_back(held)
+
+    def _others(self) -> int:
+        """Questions waiting behind the one on screen."""
+        return max(0, self._waiting - 1)
+
+    async def _question(self, request: ApprovalRequest, typing: bool = False) -> Approval:
         self.screen.hold()   # others' lines wait: nothing comes between question and keys
         try:
-            return await self._held_question(request)
+            return await self._held_question(request, typing)
         finally:
             self.screen.release()
 
-    async def _held_question(self, request: ApprovalRequest) -> Approval:
+    async def _held_question(self, request: ApprovalRequest, typing: bool) -> Approval:
         self.screen.paused = True
         self.screen.clear_status()
-        held = _set_aside_typeahead()
+        held, fresh = self._set_aside()
         try:
-            approval = await self._ask(request)
+            approval = await self._ask(request, held, typing=typing or fresh)
         finally:
             self.screen.paused = False
-            _give_back(held)
+            self._give_back(held)
         ran = is_escape(request.decision) or bool(request.changes)  # its result is shown
         if approval.answer in ("reject", "cancel") and not ran:
             self.shown.refused.add(request.call_id)
@@ -290,15 +336,30 @@ class ReplApprover:
         self.screen.line([(style, f"  {said}{extra}")], now=True)
         return approval
 
-    async def _ask(self, request: ApprovalRequest) -> Approval:
+    async def _ask(self, request: ApprovalRequest, held: list[KeyPress],
+                   typing: bool) -> Approval:
+        """The question, then its answer: keys typed as it appears never answer it
+        (``typing``: keys were typed just before; ``held`` gets what was typed)."""
         for line in question_lines(request):
             self.screen.line(line, now=True)
         keys = {"y": "once", "n": "reject", "f": "feedback", "escape": "reject",
                 "c-d": "reject", "c-c": "cancel"}
         if request.suggestions:
             keys.update(s="session", a="always")
+        legend = _legend(request)
+        if hides(request):
+            keys["v"] = "view"
+            legend = [*legend, ("", "  "), ("class:key", "v"), ("", " view all")]
+        grace = self.grace
         while True:
-            choice = await _choose(_legend(request), keys)
+            choice = await _answer(legend, keys, held, typing=typing, grace=grace,
+                                   waiting=self._others)
+            grace, typing = 0.0, False   # back at the question: the person is reading it
+            if choice == "view":
+                who = f"[{request.asker}]" if request.asker else request.agent
+                await page(list(question_lines(request, whole=True)),
+                           f"the whole question: {who} wants to use {request.tool}")
+                continue
             if choice == "feedback":
                 feedback = await _line("  tell the model: ", "")
                 if feedback is None:
@@ -332,55 +393,50 @@ class ReplApprover:
         return tuple(kept)
 
 
-async def _choose(legend: Line, keys: dict[str, str]) -> str:
-    """Show ``legend`` on one line and return the answer of the first key pressed
-    that means something; other keys are ignored."""
-    bindings = KeyBindings()
-    for key, answer in keys.items():
-        def pick(event: KeyPressEvent, answer: str = answer) -> None:
-            event.app.exit(result=answer)
-        bindings.add(key, eager=True)(pick)
-    app: Application[str] = Application(
-        layout=Layout(Window(FormattedTextControl(FormattedText(legend)), height=1, wrap_lines=True)),
-        key_bindings=bindings, style=STYLE, full_screen=False, erase_when_done=True)
-    app.ttimeoutlen = 0.05   # a lone Esc answers at once
-    # Ctrl-C is a key here; the turn's own SIGINT handler must survive the question
-    return await app.run_async(handle_sigint=False)
-
-
-async def _answer(legend: Line, keys: dict[str, str], held: list[KeyPress],
-                  typing: bool) -> str:
-    """:func:`_choose` for a question that may come while the person is typing: every
-    other key is kept in ``held`` (for the prompt), and so is an answer key pressed
-    less than :data:`QUIET` seconds after the last key typed (``typing``: keys were
-    typed as the question appeared). Nothing typed in a flow of keys answers it."""
-    last = time.monotonic() if typing else None
+async def _answer(legend: Line, keys: dict[str, str], held: list[KeyPress], *,
+                  typing: bool, grace: float, waiting: Callable[[], int] = lambda: 0) -> str:
+    """Show ``legend`` and return the answer (``keys``) of the first key that is one --
+    but no key typed in a flow answers: not one pressed less than ``grace`` seconds
+    after the question appeared, nor less than :data:`QUIET` seconds after another key
+    (``typing``: keys were typed as it appeared). Such a letter is kept in ``held`` for
+    the prompt, as is every key that answers nothing (the person was typing a message,
+    ``/tasks``); such an Esc, Ctrl-C or Ctrl-D is dropped (given back, it would clear
+    the prompt or end the session). Once a key was kept the legend says so
+    (:data:`TYPING`); it counts the questions waiting behind this one (``waiting``)."""
+    last = time.monotonic()
+    quiet = QUIET if typing else grace
+    kept = typing
     bindings = KeyBindings()
 
-    def keep(event: KeyPressEvent) -> None:
-        nonlocal last
-        held.extend(event.key_sequence)
-        last = time.monotonic()
+    def keep(event: KeyPressEvent, *, dropped: bool = False) -> None:
+        nonlocal last, quiet, kept
+        if not dropped:
+            held.extend(event.key_sequence)
+        last, quiet, kept = time.monotonic(), QUIET, True
         event.app.invalidate()
 
     for key, answer in keys.items():
-        def pick(event: KeyPressEvent, answer: str = answer) -> None:
-            if last is not None and time.monotonic() - last < QUIET:
-                keep(event)
+        def pick(event: KeyPressEvent, answer: str = answer, key: str = key) -> None:
+            if time.monotonic() - last < quiet:
+                keep(event, dropped=len(key) > 1)
             else:
                 event.app.exit(result=answer)
         bindings.add(key, eager=True)(pick)
     bindings.add(Keys.Any)(keep)
 
     def shown() -> FormattedText:
-        if last is None:
-            return FormattedText(legend)
-        return FormattedText([*legend, ("", "\n"), ("class:notice", TYPING)])
+        others = waiting()
+        more: Line = [("class:notice", f"  ({others} more question{'s' if others > 1 else ''} "
+                                       "waiting)")] if others else []
+        notice: Line = [("", "\n"), ("class:notice", TYPING)] if kept else []
+        return FormattedText([*legend, *more, *notice])
 
     app: Application[str] = Application(
         layout=Layout(Window(FormattedTextControl(shown), wrap_lines=True)),
-        key_bindings=bindings, style=STYLE, full_screen=False, erase_when_done=True)
+        key_bindings=bindings, style=STYLE, full_screen=False, erase_when_done=True,
+        refresh_interval=0.5)   # a question queued meanwhile is counted
     app.ttimeoutlen = 0.05   # a lone Esc answers at once
+    # Ctrl-C is a key here; the turn's own SIGINT handler must survive the question
     return await app.run_async(handle_sigint=False)
 
 

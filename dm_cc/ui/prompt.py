@@ -19,6 +19,8 @@ Ctrl-J insert a new line; Ctrl-C clears the line (at an empty one it raises
 KeyboardInterrupt); Shift+Tab switches to the next mode (``slash.modes``: build →
 build accepting edits → auto → plan → …; the toolbar says ``accept edits``). A large
 paste (bracketed paste) shows as a placeholder and is sent whole (``pastes.py``).
+Ctrl-O shows the model's last thinking in the pager (the prompt steps aside for it,
+keeping its text, as for a question).
 
 A background subagent may ask while the person is typing: ``step_aside`` ends the
 prompt, keeping its text, and ``read`` draws it again, with that text, once no
@@ -43,6 +45,7 @@ from prompt_toolkit.keys import Keys
 from dm_cc.ui import slash
 from dm_cc.ui.pastes import Pastes
 from dm_cc.ui.screen import STYLE
+from dm_cc.ui.thinking import show_thinking
 
 if TYPE_CHECKING:
     from dm_cc.agents import Agent
@@ -93,6 +96,14 @@ class _StepAside(Exception):
     """The prompt leaves the terminal to a question."""
 
 
+class _Show(Exception):
+    """The prompt leaves the terminal to a full-screen view (Ctrl-O), then comes back."""
+
+    def __init__(self, view: Callable[[], Awaitable[None]]) -> None:
+        super().__init__()
+        self.view = view
+
+
 class Prompt:
     """The REPL's input line (see the module docstring)."""
 
@@ -120,6 +131,10 @@ class Prompt:
                 self._aside.set()
                 await self._settled()
                 self._aside.clear()
+                pre_run = None
+            except _Show as show:
+                session.app.erase_when_done = False
+                await show.view()
                 pre_run = None
 
     def prefill(self, text: str) -> None:
@@ -201,6 +216,15 @@ class Prompt:
                 event.current_buffer.reset()
             else:
                 event.app.exit(exception=KeyboardInterrupt())
+
+        @keys.add("c-o")
+        def thinking(event: KeyPressEvent) -> None:
+            loaded = self._loaded()
+            if loaded is not None:
+                self._kept = event.current_buffer.text
+                event.app.erase_when_done = True
+                event.app.exit(exception=_Show(
+                    lambda: show_thinking(loaded.loop.session.messages)))
 
         @keys.add("s-tab")
         def next_agent(event: KeyPressEvent) -> None:

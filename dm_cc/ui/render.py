@@ -57,6 +57,7 @@ ACCEPTING = "edits in the project without asking; your rules and protected files
 HEAD_LINES = 6
 TAIL_LINES = 3
 DIFF_LINES = 40
+KEPT_CUT = 50        # outputs shown cut that /expand can still show whole
 MARK = {"allow": ("class:allow", "●"), "deny": ("class:deny", "✗"), "ask": ("class:ask", "?")}
 ENDED = {"done": ("class:allow", "✓"), "max_turns": ("class:notice", "!"),
          "cancelled": ("class:notice", "■"), "stopped": ("class:notice", "■"),
@@ -98,11 +99,13 @@ def escape_lines(decision: Decision) -> Iterator[Line]:
         yield [("class:dim", f"    ({deciding[0].request.note})")]
 
 
-def finished_lines(call: ToolCall, output: ToolOutput) -> Iterator[Line]:
-    """A result: a diff for edits, trimmed output for the rest, errors in red."""
+def finished_lines(call: ToolCall, output: ToolOutput, kept: Shown | None = None) -> Iterator[Line]:
+    """A result: a diff for edits, trimmed output for the rest, errors in red. What is
+    cut is ``kept`` whole, and the line that says so names it (``/expand 3``)."""
     shown = output.display or output.output
     if output.display and call.name in ("edit", "write"):
-        yield from diff_lines(shown)
+        cut = len(shown.splitlines()) > DIFF_LINES
+        yield from diff_lines(shown, DIFF_LINES, _expand(kept, call, shown) if cut else "")
         return
     if call.name == "read" and output.display and not output.is_error:
         yield [("class:dim", f"  {one_line(output.display)}")]   # Read 120 lines: not the text
@@ -111,21 +114,30 @@ def finished_lines(call: ToolCall, output: ToolOutput) -> Iterator[Line]:
     style = "class:error" if output.is_error else "class:dim"
     if len(lines) > HEAD_LINES + TAIL_LINES + 1:
         hidden = len(lines) - HEAD_LINES - TAIL_LINES
-        lines = [*lines[:HEAD_LINES], f"… {counted(hidden, 'line')} hidden …", *lines[-TAIL_LINES:]]
+        lines = [*lines[:HEAD_LINES], f"… {counted(hidden, 'line')} hidden{_expand(kept, call, shown)} …",
+                 *lines[-TAIL_LINES:]]
     for text in lines:
         yield [(style, "  │ " + text)]
 
 
-def diff_lines(text: str, limit: int = DIFF_LINES) -> Iterator[Line]:
-    """A unified diff (or a plan) in colour, cut to ``limit`` lines."""
+def _expand(kept: Shown | None, call: ToolCall, text: str) -> str:
+    """`` (/expand 3)``: ``text`` kept whole under its number, or "" (nowhere to keep it)."""
+    if kept is None:
+        return ""
+    return f" (/expand {kept.keep(f'{call.name} {call_text(call)}'.strip(), text)})"
+
+
+def diff_lines(text: str, limit: int | None = DIFF_LINES, hint: str = "") -> Iterator[Line]:
+    """A unified diff (or a plan) in colour, cut to ``limit`` lines (None: whole); the
+    line that counts what was cut ends with ``hint`` (how to see the rest)."""
     lines = text.splitlines()
     for text in lines[:limit]:
         style = ("class:add" if text.startswith("+") and not text.startswith("+++") else
                  "class:del" if text.startswith("-") and not text.startswith("---") else
                  "class:hunk" if text.startswith("@@") else "class:dim")
         yield [(style, "  " + text)]
-    if len(lines) > limit:
-        yield [("class:dim", f"  … {counted(len(lines) - limit, 'more line')}")]
+    if limit is not None and len(lines) > limit:
+        yield [("class:dim", f"  … {counted(len(lines) - limit, 'more line')}{hint}")]
 
 
 @dataclass
@@ -135,6 +147,16 @@ class Shown:
     refused: set[str] = field(default_factory=set)    # its error is for the model only
     previewed: set[str] = field(default_factory=set)  # its diff was in the question
     tasks: set[str] = field(default_factory=set)      # a task call whose subagent started
+    cut: dict[int, tuple[str, str]] = field(default_factory=dict)  # number: (call, whole text)
+    _numbered: int = 0
+
+    def keep(self, title: str, text: str) -> int:
+        """Keep an output the screen showed cut (``/expand N`` shows it whole); its
+        number. The last :data:`KEPT_CUT` are kept."""
+        self._numbered += 1
+        self.cut[self._numbered] = (title, text)
+        self.cut.pop(self._numbered - KEPT_CUT, None)
+        return self._numbered
 
 
 def event_lines(event: Event, shown: Shown) -> Iterator[Line]:
@@ -155,7 +177,7 @@ def event_lines(event: Event, shown: Shown) -> Iterator[Line]:
         if event.call.id in shown.previewed and not event.output.is_error:
             yield [("class:dim", f"  {event.output.output.splitlines()[0]}")]
             return
-        yield from finished_lines(event.call, event.output)
+        yield from finished_lines(event.call, event.output, shown)
     elif isinstance(event, ChangesLanded):   # a word only when some did not land
         yield from landed_lines(event)
     elif isinstance(event, AgentSwitched):

@@ -47,7 +47,7 @@ from dm_cc.agents import mentioned
 from dm_cc.config import state_dir
 from dm_cc.core import Event, TaskFinished, TaskStarted, ToolDecided, ToolFinished
 from dm_cc.errors import DmccError
-from dm_cc.llm import ModelError, StreamEvent, TextDelta, WarmsUp
+from dm_cc.llm import ModelError, ReasoningDelta, StreamEvent, TextDelta, WarmsUp
 from dm_cc.ui import slash
 from dm_cc.ui.approval_prompt import ReplApprover
 from dm_cc.ui.prompt import Loaded, Prompt
@@ -241,6 +241,8 @@ class Repl:
     def on_stream(self, event: StreamEvent) -> None:
         if isinstance(event, TextDelta):
             self.screen.stream(event.text)
+        elif isinstance(event, ReasoningDelta):   # under the spinner, then folded
+            self.screen.think(event.text)
 
     def _invalidate(self) -> None:
         app = get_app_or_none()
@@ -297,7 +299,7 @@ class Repl:
             command, args = slash.parse(line)
             context = slash.Context(self.screen, self.world, self.loop, self.last_decision,
                                     self.new_session, self.cancel_background, self.busy,
-                                    self.prompt.prefill)
+                                    self.prompt.prefill, shown=self.shown)
             result = command.run(context, args)
             if result is not None:
                 await result
@@ -347,6 +349,7 @@ class Repl:
             spinner.cancel()
             screen.busy_since = None
             screen.clear_status()
+            screen.fold()       # a reply that only thought
 
     async def _spin(self) -> None:
         while True:

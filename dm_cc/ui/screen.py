@@ -12,6 +12,11 @@ While a prompt or question is on screen, lines are printed above it; while a
 question is open (:meth:`Screen.hold`), what others write (a subagent's calls, a
 background answer) waits until it is answered, so nothing comes between the
 question and its keys.
+
+The model's thinking (:meth:`Screen.think`) is not printed as it streams: the status
+area shows its last line, dimmed, under the spinner; when anything else is written
+(the answer's text, a tool call, the turn's end: :meth:`Screen.fold`) it becomes one
+dim line, ``✻ thought for 3.2 s · Ctrl-O shows it`` (:mod:`dm_cc.ui.thinking`).
 """
 
 from __future__ import annotations
@@ -62,6 +67,8 @@ def visible(text: str) -> str:
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 STATUS_LINES = 10      # at most: the spinner and the running subagents under it
+THINKING = "✻ "        # leads the thinking's line under the spinner, and its folded line
+FOLDED = THINKING + "thought for {seconds:.1f} s · Ctrl-O shows it"
 
 
 class Screen:
@@ -76,6 +83,7 @@ class Screen:
         self.paused = False                     # a question is on screen: no spinner
         self._last_write = 0.0
         self._held: list[Callable[[], None]] | None = None  # writes kept back by hold()
+        self._thought: tuple[float, list[str]] | None = None  # thinking since when, not folded
 
     @property
     def output(self) -> Output:
@@ -90,6 +98,7 @@ class Screen:
         if self._held is not None:
             self._held.append(lambda: self.stream(text))
             return
+        self.fold()
         self.clear_status()
         self.output.write(visible(text.replace("\r\n", "\n")))
         self.output.flush()
@@ -103,6 +112,7 @@ class Screen:
         if self._held is not None and not now:
             self._held.append(lambda: self.line(fragments, style))
             return
+        self.fold(now=now)
         parts = [(style, fragments)] if isinstance(fragments, str) else list(fragments)
         if not self.at_line_start:
             parts.insert(0, ("", "\n"))
@@ -114,6 +124,20 @@ class Screen:
         else:
             self.clear_status()
             self._print(parts)
+
+    def think(self, text: str) -> None:
+        """A piece of the model's thinking: its last line shows under the spinner."""
+        if text:
+            since, pieces = self._thought or (time.monotonic(), [])
+            self._thought = (since, [*pieces, text])
+
+    def fold(self, *, now: bool = False) -> None:
+        """The thinking streamed so far, as one folded line (the whole is in the session);
+        ``now``: above a question's lines, as they are."""
+        thought, self._thought = self._thought, None
+        if thought is not None and "".join(thought[1]).strip():
+            self.line(FOLDED.format(seconds=time.monotonic() - thought[0]), "class:dim",
+                      now=now)
 
     def lines(self, texts: Sequence[str], style: str = "") -> None:
         for text in texts:
@@ -145,18 +169,34 @@ class Screen:
         elapsed = now - self.busy_since
         frame = SPINNER[int(elapsed * 10) % len(SPINNER)]
         size = self.output.get_size()
-        room = max(1, min(STATUS_LINES, size.rows - 2) - 1)
+        thought = self._thinking_line()   # the model's thinking, its last line, dimmed
+        room = max(1, min(STATUS_LINES, size.rows - 2) - 1 - bool(thought))
         if len(below) > room:
             below = [*below[: room - 1], f"  … and {len(below) - room + 1} more"]
+        if thought:
+            below = [thought, *below]
         lines = [f"{frame} {self.activity} {elapsed:.1f}s  (Ctrl-C to cancel)", *below]
         self.clear_status()
         self.output.write_raw("\r\x1b[K")
         for number, line in enumerate(lines):
             if number:
                 self.output.write_raw("\r\n\x1b[K")
+            dim = bool(thought) and number == 1
+            if dim:
+                self.output.set_attributes(STYLE.get_attrs_for_style_str("class:dim"),
+                                           self.output.get_default_color_depth())
             self.output.write(_fit(visible(line), size.columns - 1))   # a wrapped line would stay
+            if dim:
+                self.output.reset_attributes()
         self.output.flush()
         self._status_lines = len(lines)
+
+    def _thinking_line(self) -> str:
+        """``✻ thinking: <its last line>`` while the model thinks, else ""."""
+        if self._thought is None:
+            return ""
+        lines = [line for line in "".join(self._thought[1]).splitlines() if line.strip()]
+        return f"  {THINKING}thinking: {lines[-1].strip()}" if lines else ""
 
     def clear_status(self) -> None:
         """Erase the status area; the cursor goes back to where it began."""

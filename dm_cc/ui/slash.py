@@ -18,7 +18,7 @@ from __future__ import annotations
 import time
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from prompt_toolkit.completion import CompleteEvent, Completer, Completion
@@ -33,7 +33,10 @@ from dm_cc.session import session_tree
 from dm_cc.ui.describe import layer_lines, trace_lines
 from dm_cc.ui.headless import one_line, tools_text
 from dm_cc.ui.mcp_text import server_lines, server_rows
+from dm_cc.ui.pager import page
+from dm_cc.ui.render import Shown, diff_lines
 from dm_cc.ui.sessions_text import session_table
+from dm_cc.ui.thinking import show_thinking
 from dm_cc.ui.trust_text import MAX_WIDTH, session_lines
 from dm_cc.ui.undo_text import result_lines, rewind_lines, step_lines
 
@@ -60,6 +63,7 @@ class Context:
     cancel_background: Callable[[str], Awaitable[None]]  # one background subagent, by task id
     busy: Callable[[str], AbstractContextManager[None]]  # the spinner, doing this activity
     prefill: Callable[[str], None] = lambda text: None   # text for the next prompt (/rewind)
+    shown: Shown = field(default_factory=Shown)          # outputs the screen cut (/expand)
 
 
 Handler = Callable[[Context, list[str]], Awaitable[None] | None]
@@ -94,7 +98,8 @@ def _help(ctx: Context, args: list[str]) -> None:
     ctx.screen.lines([
         "Keys: Enter sends · Alt-Enter/Esc-Enter/Ctrl-J new line · Ctrl-R search history",
         "      Shift+Tab next mode (build → accept edits → auto → plan)",
-        "      Ctrl-C cancels a turn (twice at an empty prompt: exit) · Ctrl-D exits"],
+        "      Ctrl-C cancels a turn (twice at an empty prompt: exit) · Ctrl-D exits",
+        "      Ctrl-O the model's last thinking · v at a question views it whole"],
         "class:dim")
 
 
@@ -399,6 +404,28 @@ def _rewind(ctx: Context, args: list[str]) -> None:
     ctx.prefill(message.content)
 
 
+def _expand(ctx: Context, args: list[str]) -> Awaitable[None]:
+    """An output the screen showed cut (its ``… lines hidden (/expand N)`` line), whole,
+    in the pager; the last one cut without N."""
+    cut = ctx.shown.cut
+    if len(args) > 1 or (args and not args[0].lstrip("#").isdigit()):
+        raise DmccError("usage: /expand [N] (N: the number on a cut output's line)")
+    if not cut:
+        raise DmccError("no output was cut on screen in this session: nothing to expand")
+    number = int(args[0].lstrip("#")) if args else max(cut)
+    if number not in cut:
+        raise DmccError(f"no cut output {number}: the last {len(cut)} are kept "
+                        f"({min(cut)}-{max(cut)})")
+    title, text = cut[number]
+    is_diff = any(line.startswith("@@ ") for line in text.splitlines())   # an edit's
+    lines = list(diff_lines(text, None)) if is_diff else [[("", line)] for line in text.splitlines()]
+    return page(lines, f"output {number}: {one_line(title, 100)}")
+
+
+def _thinking(ctx: Context, args: list[str]) -> Awaitable[None]:
+    return show_thinking(ctx.loop.session.messages)
+
+
 def _exit(ctx: Context, args: list[str]) -> None:
     raise Exit
 
@@ -425,6 +452,10 @@ COMMANDS: dict[str, Command] = {command.name: command for command in (
             _undo, "[list|STEP]", ("list",)),
     Command("rewind", "go back to before one of your messages: conversation and files",
             _rewind, "[N]"),
+    Command("expand", "show an output the screen cut, whole (the last one, or N)", _expand,
+            "[N]"),
+    Command("thinking", "the model's thinking in the last turn, whole (also Ctrl-O)",
+            _thinking),
     Command("clear", "start a new session (the old one is kept)", _clear),
     Command("exit", "leave dm_cc (also Ctrl-D)", _exit),
 )}

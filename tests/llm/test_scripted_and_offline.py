@@ -80,6 +80,20 @@ def test_scripted_model_streams_reasoning_then_text():
     assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "the answer"
 
 
+def test_a_script_file_scripts_reasoning_and_refuses_reasoning_that_is_not_text(tmp_path):
+    path = tmp_path / "script.yaml"
+    path.write_text("- {reasoning: \"first this,\\nthen that\", tool: read, args: {path: a}}\n"
+                    "- {text: done}\n")
+    model = make_model(f"scripted:{path}", None)
+    result, events = complete(model, [Message("user", "q")])
+    assert result.reasoning == "first this,\nthen that" and result.tool_calls[0].name == "read"
+    assert "".join(e.text for e in events if isinstance(e, ReasoningDelta)) == result.reasoning
+    assert complete(model, [Message("user", "q")])[0].reasoning is None
+    path.write_text("- {reasoning: [not, text]}\n")
+    with pytest.raises(ValueError, match="reply 1: reasoning is text"):
+        make_model(f"scripted:{path}", None)
+
+
 # -- OfflineModel --------------------------------------------------------------------
 
 @pytest.mark.parametrize(("line", "name", "arguments"), [

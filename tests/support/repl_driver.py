@@ -70,12 +70,16 @@ def write_script(project: Path, replies: list[dict] | dict) -> str:
 
 
 def drive(project: Path, replies: list[dict] | dict, steps: Sequence[tuple[str, object]], *,
-          options: Options | None = None, timeout: float = 15, loading: float = 0) -> Run:
+          options: Options | None = None, timeout: float = 15, loading: float = 0,
+          grace: float = 0.0) -> Run:
     """Start the REPL in ``project`` with a scripted model; for each step wait until
     its text is on screen (counting from where the previous step's text was found),
     then send its keys. Ends with Ctrl-D (twice, in case a question is open).
     ``loading``: seconds the world takes to load (a slow disk), so that keys can be
-    typed at the first prompt before anything is asked."""
+    typed at the first prompt before anything is asked. ``grace``: how long after a
+    question appears a key may answer it (``ReplApprover.grace``; a person takes
+    longer than that to read one, the driver 50 ms): 0 answers at once, as tests
+    not about it want; keys typed in a flow still wait for QUIET."""
     model = write_script(project, replies)
     options = (options or Options())._replace(model=model)
     screen = Screen()
@@ -87,6 +91,7 @@ def drive(project: Path, replies: list[dict] | dict, steps: Sequence[tuple[str, 
             return open_world(options, cwd=project)
 
         repl = Repl(load, None)
+        repl.approver.grace = grace
         ended = threading.Event()   # the REPL returned: nothing more will show
 
         def feed() -> None:

@@ -29,6 +29,8 @@ from pathlib import Path
 
 import yaml
 
+from dm_cc.ui.approval_prompt import GRACE
+
 TMUX = shutil.which("tmux")
 EXITED = "[dm_cc exited "
 
@@ -56,6 +58,10 @@ class Pane:
         whole = self._tmux("capture-pane", "-p", "-J", "-S", "-2000")
         return EXITED.join(whole.split(EXITED)[self._ended:])
 
+    def styled(self) -> str:
+        """The screen with its colours and attributes (escape sequences)."""
+        return self._tmux("capture-pane", "-p", "-e", "-S", "-2000")
+
     def lines(self) -> list[str]:
         """The screen's rows as drawn (not joined): none is wider than the pane."""
         return self._tmux("capture-pane", "-p", "-S", "-2000").splitlines()
@@ -70,6 +76,17 @@ class Pane:
                 raise AssertionError(f"{text!r} never appeared; the screen:\n{screen}")
             time.sleep(0.1)
 
+    def wait_unwrapped(self, text: str, timeout: float = 20) -> str:
+        """:meth:`wait_for`, however ``text`` is wrapped (prompt_toolkit wraps a long
+        line mid-word, with its own line breaks): compared without whitespace."""
+        wanted = "".join(text.split())
+        deadline = time.monotonic() + timeout
+        while wanted not in "".join((screen := self.screen()).split()):
+            if time.monotonic() > deadline:
+                raise AssertionError(f"{text!r} never appeared; the screen:\n{screen}")
+            time.sleep(0.1)
+        return screen
+
     def again(self) -> None:
         """Once dm_cc has exited, start it again (Enter, as a person re-runs it)."""
         self.wait_for(EXITED)
@@ -78,6 +95,15 @@ class Pane:
 
     def send(self, *keys: str) -> None:
         self._tmux("send-keys", *keys)
+
+    def answer(self, legend: str, *keys: str) -> str:
+        """Once ``legend`` is on screen, read the question as a person does (a key
+        sooner than ``GRACE`` after it appears does not answer it), then press ``keys``;
+        returns the screen with the question."""
+        screen = self.wait_for(legend)
+        time.sleep(GRACE)
+        self.send(*keys)
+        return screen
 
     def type(self, text: str, pause: float = 0) -> None:
         """Type ``text`` at once, or a key every ``pause`` seconds, as a person does."""

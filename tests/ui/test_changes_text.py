@@ -78,7 +78,7 @@ def test_a_long_list_shows_the_marked_changes_first_and_counts_the_rest():
 def test_a_long_diff_is_cut_to_the_question_s_limit():
     diff = ["--- a/big.txt", "+++ b/big.txt", "@@ -1,100 +1,100 @@"] + [f"+{n}" for n in range(100)]
     lines = text(question_lines(request("header\n? modified big.txt\n" + "\n".join(diff))))
-    assert lines[-1] == "  … 43 more lines" and "  +56" in lines and "  +57" not in lines
+    assert lines[-1] == "  … 43 more lines: v views all" and "  +56" in lines and "  +57" not in lines
 
 
 def test_nothing_is_said_when_every_change_landed():

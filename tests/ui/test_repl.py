@@ -23,6 +23,7 @@ from support.trust import trust_project
 
 from dm_cc.compose import Options
 from dm_cc.ui import slash
+from dm_cc.ui.approval_prompt import QUIET, TYPING
 
 LEGEND = "y once"
 READY = "/help lists commands"   # the welcome line, once the session is loaded
@@ -122,8 +123,10 @@ def test_ctrl_c_at_the_question_denies_and_cancels_the_turn(project):
 
 def test_keys_typed_during_a_turn_never_answer_a_question(project):
     slow_write = {**WRITE, "delay": 1.0}
+    # the y was typed before the question appeared: it is no answer, and the legend
+    # says so; once the person stops typing and reads, n answers
     run = drive(project, [slow_write, {"text": "ok"}, {"text": "later"}],
-                [(READY, "write" + ENTER), ("write", "yes"), (LEGEND, "n"),
+                [(READY, "write" + ENTER), ("write", "yes"), (TYPING, ""), (QUIET + 0.1, "n"),
                  ("you said no", ENTER)])
     assert not run.errors
     assert not (project / "a.txt").exists()          # the typed "y" did not approve
@@ -455,7 +458,8 @@ def test_a_background_childs_question_at_the_prompt_keeps_what_was_typed(project
                           {"text": "It runs."}, {"text": "got both"}],
               "tasks": {"a.txt soon": [{**WRITE, "delay": 1.0}, {"text": "written"}]}}
     run = drive(project, script, [(READY, "go" + ENTER), ("It runs.", "half typed"),
-                                  (LEGEND, "y"), ("reaches the model", " and more" + ENTER),
+                                  (LEGEND, ""), (QUIET + 0.1, "y"),
+                                  ("reaches the model", " and more" + ENTER),
                                   ("got both", "")])
     assert not run.errors
     assert (project / "a.txt").exists()

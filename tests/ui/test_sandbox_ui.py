@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import time
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,7 @@ from support.tmux import TMUX, Pane
 from support.trust import trust_project
 
 from dm_cc.sandbox.host import availability
+from dm_cc.ui.approval_prompt import GRACE
 from dm_cc.ui.sandbox_text import ESCAPE_QUESTION
 
 needs_bwrap = pytest.mark.skipif(not availability().usable,
@@ -204,6 +206,7 @@ def test_in_a_terminal_the_toolbar_and_the_escape_question_read_well(project, al
         assert lines[after + 1].startswith('  asks: sandbox_escape "python3 -c open(')
         legend = "".join(lines).replace(" ", "")          # it may wrap, at a space too
         assert "nno,keepitinthesandboxandstoptheturn" in legend
+        time.sleep(GRACE)                                 # a person reads it first
         pane.send("y")
         screen = pane.wait_for("the turn went on")
         assert "(run outside the sandbox)" in screen

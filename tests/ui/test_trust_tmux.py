@@ -12,7 +12,7 @@ import pytest
 from support.tmux import TMUX, dm_cc_pane
 
 from dm_cc.compose import open_world
-from dm_cc.ui.approval_prompt import QUIET
+from dm_cc.ui.approval_prompt import GRACE, QUIET
 
 pytestmark = pytest.mark.skipif(TMUX is None, reason="tmux is not installed")
 
@@ -83,6 +83,7 @@ def test_y_trusts_the_files_their_rules_apply_and_the_next_start_does_not_ask(cl
         shown = question(pane)
         assert len(shown) < 20 and all(len(row) < 80 for row in shown), shown
 
+        time.sleep(GRACE)                                        # read, then answer
         pane.send("y")
         pane.wait_for("trusted as they are now (dm_cc untrust forgets it)")
         screen = pane.wait_for(READY)
@@ -107,10 +108,11 @@ def test_y_trusts_the_files_their_rules_apply_and_the_next_start_does_not_ask(cl
         screen = pane.wait_for(LEGEND)
         assert ".dm_cc/policy.yaml  (CHANGED since you trusted it)" in screen
         assert "        allow bash 'make *'\n" in screen
+        time.sleep(GRACE)
         pane.send("Escape")                                      # Esc says no
         pane.wait_for("not trusted: only their deny and ask rules apply (later: dm_cc trust)")
-        screen = pane.wait_for(READY)
-        assert "! the project's own files are not trusted (.dm_cc/policy.yaml)" in flat(screen)
+        pane.wait_for(READY)
+        wait_flat(pane, "! the project's own files are not trusted (.dm_cc/policy.yaml)")
         pane.send("C-d")
         pane.wait_for("[dm_cc exited 0]")
     finally:
@@ -141,6 +143,7 @@ def test_no_keeps_their_allow_rules_out_and_the_next_start_does_not_ask(cloned):
         screen = pane.wait_for("n no, stop the turn")            # the call is asked
         assert "$ touch src/tests-ran" in screen
         assert 'asks: bash "touch src/tests-ran"  ← ask * "*" at builtin:defaults' in screen
+        time.sleep(GRACE)
         pane.send("n")
         pane.wait_for("stopped: you said no")
         assert not (cloned / "src" / "tests-ran").exists()
@@ -152,9 +155,10 @@ def test_no_keeps_their_allow_rules_out_and_the_next_start_does_not_ask(cloned):
         pane.send("C-d")
 
         pane.again()                                     # said no to this content: not asked
-        screen = pane.wait_for(READY)
+        pane.wait_for(READY)
+        # the notice under the first lines (drawn in pieces, above the prompt)
+        screen = wait_flat(pane, "! the project's own files are not trusted")
         assert "Trust this project" not in screen
-        assert "! the project's own files are not trusted" in flat(screen)
         pane.send("C-d")
         pane.wait_for("[dm_cc exited 0]")
     finally:

@@ -39,11 +39,12 @@ from functools import cache
 
 from dm_cc.permissions.shell.judge import MAX_DEPTH, Judge
 from dm_cc.permissions.shell.results import FileRef, ShellAnalysis, SimpleCommand
+from dm_cc.permissions.shell.source import HeredocBody, heredoc_bodies
 from dm_cc.permissions.shell.tables import lookup
 from dm_cc.permissions.shell.tables.suggestions import ARITY
 
-__all__ = ["MAX_COMMAND_CHARS", "MAX_DEPTH", "FileRef", "ShellAnalysis", "SimpleCommand",
-           "always_pattern", "analyse"]
+__all__ = ["MAX_COMMAND_CHARS", "MAX_DEPTH", "FileRef", "HeredocBody", "ShellAnalysis",
+           "SimpleCommand", "always_pattern", "analyse", "heredoc_bodies"]
 
 MAX_COMMAND_CHARS = 10_000
 

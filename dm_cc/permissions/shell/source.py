@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from functools import cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from dm_cc.permissions.shell.quoting import ansi_c
 
@@ -111,6 +111,37 @@ def join_continuations(text: str) -> str:
     if "\\\n" not in text and "<<" not in text and (
             ("{" not in text and "$(" not in text) or _rewrite_needed().search(text) is None):
         return text
+    return _scan(text)
+
+
+class HeredocBody(NamedTuple):
+    """A here-document's body in a command line, by line (``text.split("\\n")``):
+    lines ``first`` to ``end - 1`` are its data; line ``end`` is its delimiter, when
+    ``closed`` (an unclosed one is read to the end of the input: ``end`` is past the
+    last line)."""
+
+    first: int
+    end: int
+    closed: bool
+
+
+def heredoc_bodies(text: str) -> list[HeredocBody]:
+    """Where the here-document bodies of ``text`` are, as bash reads them: the same scan
+    the analysis parses after (:func:`join_continuations`), so what a person is shown as
+    data is what was judged as data. For display only; [] when there is none."""
+    if "<<" not in text:
+        return []
+    bodies: list[tuple[int, int, bool]] = []
+    _scan(text, bodies)
+    lines = text.count("\n") + 1
+    return [HeredocBody(text.count("\n", 0, start),
+                        text.count("\n", 0, end) if closed else lines, closed)
+            for start, end, closed in bodies]
+
+
+def _scan(text: str, bodies: list[tuple[int, int, bool]] | None = None) -> str:
+    """:func:`join_continuations`' scanner; ``bodies`` collects each here-document's
+    (start of its body, start of its delimiter line, closed?) offsets in ``text``."""
     plain_run = re.compile(_PLAIN_RUN).match  # (re keeps the compiled pattern)
     out: list[str] = []
     n, i = len(text), 0
@@ -231,7 +262,9 @@ def join_continuations(text: str) -> str:
             i += 1
             for delim, strip, quoted, written in pending:
                 last = False
+                first = i
                 while i < n:
+                    line_start = i
                     end = text.find("\n", i)
                     end = n if end < 0 else end
                     line = text[i:end]
@@ -249,6 +282,8 @@ def join_continuations(text: str) -> str:
                     i = end + 1
                     if last:
                         break
+                if bodies is not None:
+                    bodies.append((first, line_start if last else n, last))
                 if not last:  # bash reads to the end of the input (with a warning)
                     out.append(("" if "".join(out[-1:]).endswith("\n") else "\n") + written)
             pending = []
