@@ -591,8 +591,9 @@ def test_fileref_shape() -> None:
     (("git", "-c"), "git *"),
     (("npm", "run", "$X"), "npm run *"),
     (("git", "a*b"), "git *"),
-    (("$X",), ""),
-    (("-x",), ""),
+    (("[", "-f", "x", "]"), "[ -f x ]"),   # no safe prefix: the exact command
+    (("-x",), "-x"),
+    (("a b",), ""),                        # nor an exact one: a word with a space
     ((), ""),
 ])
 def test_always_pattern(words_: tuple[str, ...], pattern: str) -> None:
