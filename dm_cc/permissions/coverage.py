@@ -163,8 +163,10 @@ def arguments_fault(pattern: str, action: Action) -> ArgumentsFault | None:
 def too_broad(pattern: str, language: Language) -> str | None:
     """Why an allow of ``pattern`` (read in ``language``) is as broad as a whole
     interpreter -- it lets a shell or interpreter run any program or code (``bash *``,
-    ``python3 -c *``), or matches every command, path, URL or name (``*``, ``**``) --
-    or None. The REPL and ``dm_cc approvals add`` ask before saving such a rule."""
+    ``python3 -c *``), or matches every command, path or URL (``*``, ``**``,
+    ``https://*``) -- or None. A name's ``*`` (every call of one MCP tool, any
+    subagent) is not: it names one tool. The REPL and ``dm_cc approvals add`` ask
+    before saving such a rule."""
     if language == "shell":
         words = pattern.split()
         literal = []
@@ -180,10 +182,10 @@ def too_broad(pattern: str, language: Language) -> str | None:
             return "matches every path" + (" in your home directory"
                                            if pattern.startswith("~") else "")
         return None
-    rest = pattern
     if language == "url":
+        rest = pattern
         for scheme in ("https://", "http://", "http*://", "*://"):
             rest = rest.removeprefix(scheme)
-    if "*" in rest and set(rest) <= set("*?/ "):
-        return "matches every URL" if language == "url" else "matches everything"
-    return None
+        if "*" in rest and set(rest) <= set("*?/ "):
+            return "matches every URL"
+    return None   # a name (a subagent, an MCP tool's arguments): `*` is that one tool's

@@ -125,8 +125,7 @@ class SavedApproval:
         return self.expires is not None and self.expires <= now
 
     def rule(self) -> Rule:
-        reason = f"saved approval {self.id} ({self.saved_on()})" \
-            + (f": {self.note}" if self.note else "")
+        reason = self.saved_on() + (f": {self.note}" if self.note else "")
         return Rule(self.permission, self.pattern, "allow", reason=reason,
                     source=f"approval:{self.id}")
 

@@ -53,8 +53,7 @@ def test_rule_of_an_approval():
                              note="approved for bash in session ses_1")
     day = time.strftime("%Y-%m-%d", time.localtime(NOW))
     assert approval.rule() == Rule("bash", "npm test *", "allow",
-                                   reason=f"saved approval apr_0a1b (saved {day}): approved "
-                                          "for bash in session ses_1",
+                                   reason=f"saved {day}: approved for bash in session ses_1",
                                    source="approval:apr_0a1b")
 
 
