@@ -14,6 +14,7 @@ from dm_cc.core.approval import suggested_rules
 from dm_cc.permissions import PathContext, Request, Rule, Ruleset, decide, too_broad
 from dm_cc.permissions.paths import PathContextDirs
 from dm_cc.permissions.shell import analyse
+from dm_cc.permissions.shell.tables.interpreters import SHELLS
 from dm_cc.permissions.shell.tables.suggestions import (
     EXACT,
     RUNNER_OPTIONS,
@@ -197,19 +198,23 @@ def test_the_suggestion_covers_the_call_and_never_another_script(first, second) 
 
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.one_of(WORD, st.sampled_from(
-    ["rm", "bash", "python3", "git", "push", "-c", "-m", "-", "a b", "*", "x?", "$X", "\\"])),
+    ["rm", "bash", "eval", "python3", "git", "push", "-c", "-m", "-", "a b", "*", "x?", "$X",
+     "\\"])),
     min_size=1, max_size=6))
 def test_any_suggestion_matches_only_what_the_words_say(words: list[str]) -> None:
     """A suggestion is a literal prefix of the words then `` *``, or the words exactly;
-    never broad, never holding a word that could be read as two."""
+    never broad, and only a shell's ``-c`` or ``eval`` line (its commands judged one by
+    one) holds a word with a space."""
     from dm_cc.permissions.shell import always_pattern
 
     pattern = always_pattern(words)
     if not pattern:
         return
     assert too_broad(pattern, "shell") is None
-    prefix = pattern.removesuffix(" *")
-    kept = prefix.split(" ")
+    if pattern == " ".join(words) and any(" " in w for w in words):
+        assert words[0] in {*SHELLS, "eval"}, words
+        return
+    kept = pattern.removesuffix(" *").split(" ")
     assert kept == words[:len(kept)] and (pattern.endswith(" *") or kept == words)
 
 
