@@ -436,17 +436,22 @@ class World:
 
     def gate(self, agent: Agent, approvals: Sequence[Rule] = (),
              session_id: str | None = None, under: Sequence[str] = (), *,
-             transactional: bool | None = None) -> Gate:
+             transactional: bool | None = None,
+             answers: Mapping[str, Sequence[Rule]] | None = None) -> Gate:
         """The layers in force for ``agent`` (with these approvals, in this session);
         ``under``: as a subagent started by these agents, outermost first;
         ``transactional``: as where commands do (or do not) run as transactions
-        (default: as here, :attr:`transactional`)."""
+        (default: as here, :attr:`transactional`); ``answers``: the approvals of each
+        agent by name, as a session starts with them (the project's saved ones:
+        ``dm_cc policy``), for ``agent`` before ``approvals`` and for each of ``under``."""
+        answers = answers or {}
+        approvals = (*answers.get(agent.name, ()), *approvals)
         cacheable = not (under or approvals or session_id is not None)
         key = (agent.name, transactional)
         if cacheable and key in self._gates:
             return self._gates[key]
         capabilities = self.capabilities()   # the MCP servers' tools, when started, too
-        lineage = [Link(self.agent(name)) for name in under]
+        lineage = [Link(self.agent(name), tuple(answers.get(name, ()))) for name in under]
         if transactional is not None:
             policy = replace(self.policy, transactional=transactional)
         elif any(link.agent.auto for link in lineage) or agent.auto or self.policy.auto_rules(False):
@@ -478,12 +483,13 @@ class World:
             raise UsageError(f"{tool}: {exc}") from None
 
     def decide(self, tool: str, text: str, agent: str = DEFAULT_AGENT,
-               under: Sequence[str] = (), *,
-               transactional: bool | None = None) -> tuple[Gate, Decision]:
+               under: Sequence[str] = (), *, transactional: bool | None = None,
+               answers: Mapping[str, Sequence[Rule]] | None = None) -> tuple[Gate, Decision]:
         """How ``agent`` would decide a ``tool`` call with main input ``text`` (as a
-        subagent of the agents ``under``, outermost first; ``transactional``: see
-        :meth:`gate`)."""
-        gate = self.gate(self.agent(agent), under=under, transactional=transactional)
+        subagent of the agents ``under``, outermost first; ``transactional`` and
+        ``answers``: see :meth:`gate`)."""
+        gate = self.gate(self.agent(agent), under=under, transactional=transactional,
+                         answers=answers)
         return gate, gate.decide(self.requests(tool, text))
 
     def consult_hooks(self, gate: Gate, decision: Decision, tool: str, text: str,

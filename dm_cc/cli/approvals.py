@@ -61,7 +61,19 @@ def _list(args: argparse.Namespace) -> int:
     widths = [max(len(row[column]) for row in rows) for column in range(len(rows[0]) - 1)]
     for row in rows:
         print("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=False)) + "  " + row[-1])
+    _unused(approvals)
     return 0
+
+
+def _unused(approvals: Sequence[SavedApproval]) -> None:
+    """Entries of a permission whose approvals are never saved (written by an older
+    dm_cc, or by hand): listed, never used; say so, and how to remove them."""
+    from dm_cc.permissions import NEVER_SAVED
+
+    for approval in approvals:
+        if approval.permission in NEVER_SAVED:
+            print(f"{approval.id}: not used: {approval.permission} approvals last one session "
+                  f"(dm_cc approvals revoke {approval.id} removes it)")
 
 
 def _check(world: World, permission: str, pattern: str, agent: str) -> None:
@@ -78,11 +90,30 @@ def _check(world: World, permission: str, pattern: str, agent: str) -> None:
         raise UsageError(f"bad path pattern {pattern!r}: {problem}")
 
 
+def _broad(permission: str, pattern: str, force: bool) -> None:
+    """A pattern as broad as a whole interpreter (``bash *``, ``*``, ``edit **``) is
+    saved only with ``--force``, and then with a warning: UsageError without it."""
+    import sys
+
+    from dm_cc.permissions import too_broad
+    from dm_cc.tools import language_of
+
+    why = too_broad(pattern, language_of(permission))
+    if why is None:
+        return
+    said = f"allow {permission} {pattern!r} {why}, in every later session of this project"
+    if not force:
+        raise UsageError(f"{said}. Name what it should allow (e.g. 'bash setup.sh *', "
+                         "'python3 -m pytest *', 'src/**'), or pass --force to save it as it is")
+    print(f"dm_cc: warning: {said}", file=sys.stderr)
+
+
 def _add(args: argparse.Namespace) -> int:
     from dm_cc.session import parse_duration
 
     world = _world()
     _check(world, args.permission, args.pattern, args.agent)
+    _broad(args.permission, args.pattern, args.force)
     try:
         expires = time.time() + parse_duration(args.duration) if args.duration else None
         approval = world.approvals.add(args.permission, args.pattern, agent=args.agent,
@@ -129,6 +160,9 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser],
     add.add_argument("--agent", default="build", help="the agent it applies to (default build)")
     add.add_argument("--for", dest="duration", metavar="DURATION",
                      help="expire after DURATION (30m, 8h, 1h30m, 7d, 2w); default never")
+    add.add_argument("--force", action="store_true",
+                     help="save a pattern as broad as a whole interpreter ('bash *', '*', "
+                          "'edit **'), which is refused without it")
     add.set_defaults(handler=_add)
     revoke = sub.add_parser("revoke", help="remove one saved approval",
                             description="Remove one saved approval.")

@@ -1,6 +1,8 @@
 """``dm_cc policy check|explain|show|test|lint|schema|import`` — the engine from the shell.
 
-None of these import litellm or mcp.
+``check``, ``explain``, ``show`` and ``test`` decide as a session does: with the
+project's saved approvals of each agent (``--no-approvals``: the policy alone), and
+say so, and which approval decided. None of these import litellm or mcp.
 """
 
 from __future__ import annotations
@@ -24,6 +26,41 @@ def _world(args: argparse.Namespace) -> World:
 
     # decisions as they will be where commands run as transactions (no bubblewrap tried)
     return with_root_warnings(open_world(Options(policies=tuple(args.policy), transactions=True)))
+
+
+def _answers(world: World, args: argparse.Namespace,
+             names: Sequence[str]) -> dict[str, tuple[Rule, ...]]:
+    """The project's saved approvals of each agent named, as a session starts with them
+    (the REPL decides with them: so does ``policy``); none with ``--no-approvals``, or
+    when the store cannot be read (said on stderr, as the REPL says it)."""
+    import sys
+
+    from dm_cc.errors import DmccError
+
+    if args.no_approvals:
+        return {}
+    try:
+        return {name: world.approvals.rules_for(name) for name in dict.fromkeys(names)}
+    except DmccError as exc:
+        print(f"dm_cc: saved approvals not counted: {exc}", file=sys.stderr)
+        return {}
+
+
+def _counted(answers: Mapping[str, Sequence[Rule]], agent: str) -> str | None:
+    """What ``policy`` says of the saved approvals it counted for ``agent``; None when
+    there are none."""
+    count = len(answers.get(agent, ()))
+    if not count:
+        return None
+    them = "it" if count == 1 else "them"
+    return (f"counted {count} saved approval{'' if count == 1 else 's'} of agent {agent}: "
+            f"dm_cc approvals list shows {them}; --no-approvals judges the policy alone")
+
+
+def _approval_id(rule: Rule) -> str | None:
+    """The saved approval a rule is (``approval:apr_…``), or None."""
+    source = rule.source.removeprefix("approval:")
+    return source if source != rule.source and source.startswith("apr_") else None
 
 
 def _print_json(value: object) -> None:
@@ -58,14 +95,16 @@ def _auto_mode(world: World, args: argparse.Namespace, decision: Decision) -> Au
 
     if not any(v.layer == AUTO_LAYER for v in decision.verdicts):
         return None
-    _, without = world.decide(args.tool, args.input, args.agent, args.under, transactional=False)
+    _, without = world.decide(args.tool, args.input, args.agent, args.under, transactional=False,
+                              answers=_answers(world, args, [args.agent, *args.under]))
     means = auto_mode_text(decision, without)
     return None if means is None else AutoMode(means, without.action, world.agent(args.agent).auto)
 
 
 def _check(args: argparse.Namespace) -> int:
     world = _world(args)
-    gate, decision = world.decide(args.tool, args.input, args.agent, args.under)
+    answers = _answers(world, args, [args.agent, *args.under])
+    gate, decision = world.decide(args.tool, args.input, args.agent, args.under, answers=answers)
     hooks = [] if args.no_hooks else world.policy.hooks
     if hooks:
         decision = world.consult_hooks(gate, decision, args.tool, args.input, args.agent)
@@ -77,12 +116,16 @@ def _check(args: argparse.Namespace) -> int:
             "decision": decision.action,
             "agent": args.agent,
             **({"under": args.under} if args.under else {}),
+            "approvals": "left out" if args.no_approvals
+            else len(answers.get(args.agent, ())),
             "requests": [{
                 "permission": v.request.permission, "pattern": v.request.pattern,
                 "decision": v.action, "rule": _rule_json(v.rule),
                 **({"note": v.note} if v.note else {}),
                 **({"aliases": list(v.request.aliases)} if v.request.aliases else {}),
                 **({"decided_by": "hook"} if v.layer == HOOK_LAYER else {}),
+                **({"decided_by": "approval", "approval": found}
+                   if (found := _approval_id(v.rule)) else {}),
             } for v in decision.verdicts],
             **({"hooks": [{"command": list(h.command), "source": h.source, "layer": h.layer}
                           for h in hooks]} if hooks else {}),
@@ -95,11 +138,22 @@ def _check(args: argparse.Namespace) -> int:
     print(f"{_headline(decision, auto)}: {args.tool} {args.input!r} (agent {_who(args)})")
     if auto:
         print(f"  ({auto})")
+    if counted := _counted(answers, args.agent):
+        print(f"  ({counted})")
     for line in trace_lines(decision):
+        print(line)
+    for line in _approval_lines(decision):
         print(line)
     for line in hooks_lines(hooks):
         print(line)
     return 0
+
+
+def _approval_lines(decision: Decision) -> list[str]:
+    """Which saved approvals decided a request (and how to take one back)."""
+    found = dict.fromkeys(i for v in decision.verdicts if (i := _approval_id(v.rule)))
+    return [f"  ← saved approval {i} decided: dm_cc approvals revoke {i} takes it back"
+            for i in found]
 
 
 def _headline(decision: Decision, auto: AutoMode | None) -> str:
@@ -109,10 +163,13 @@ def _headline(decision: Decision, auto: AutoMode | None) -> str:
 
 def _explain(args: argparse.Namespace) -> int:
     world = _world(args)
-    gate, decision = world.decide(args.tool, args.input, args.agent, args.under)
+    answers = _answers(world, args, [args.agent, *args.under])
+    gate, decision = world.decide(args.tool, args.input, args.agent, args.under, answers=answers)
     auto = _auto_mode(world, args, decision)
     print(f"{args.tool} {args.input!r} under agent {_who(args)}: {_headline(decision, auto)}"
           + (f" ({auto})" if auto else ""))
+    if counted := _counted(answers, args.agent):
+        print(f"({counted})")
     for v in decision.verdicts:
         request = v.request
         print(f"\nrequest {request.permission} {request.pattern!r}"
@@ -140,7 +197,8 @@ def _explain(args: argparse.Namespace) -> int:
 
 def _show(args: argparse.Namespace) -> int:
     world = _world(args)
-    gate = world.gate(world.agent(args.agent), under=args.under)
+    answers = _answers(world, args, [args.agent, *args.under])
+    gate = world.gate(world.agent(args.agent), under=args.under, answers=answers)
     if args.json:
         layers = [*gate.layers, *(layer for layer, _why in gate.bounds())]
         _print_json({"agent": args.agent, "rules": [
@@ -150,6 +208,8 @@ def _show(args: argparse.Namespace) -> int:
     from dm_cc.ui import layer_lines
 
     print(f"effective rules for agent {_who(args)} (last match wins; later layers win):")
+    if counted := _counted(answers, args.agent):
+        print(f"({counted}; the [approvals] layer holds them)")
     for line in layer_lines(gate):
         print(("\n" if line.startswith("[") else "") + line)
     if args.under:
@@ -168,8 +228,10 @@ def _test(args: argparse.Namespace) -> int:
     from dm_cc.policy import run_inline_tests
 
     world = _world(args)
+    answers = _answers(world, args, [t.agent or DEFAULT_AGENT
+                                     for f in world.policy.files for t in f.tests])
     results = run_inline_tests(world.policy.files, lambda test: world.decide(
-        test.tool, test.input, test.agent or DEFAULT_AGENT)[1])
+        test.tool, test.input, test.agent or DEFAULT_AGENT, answers=answers)[1])
     failed = [r for r in results if not r.passed]
     for result in results:
         test = result.test
@@ -181,6 +243,11 @@ def _test(args: argparse.Namespace) -> int:
             for v in result.decision.deciding:
                 print(f"       {v.request.permission} {v.request.pattern!r}: {v.rule.describe()}")
     print(f"{len(results) - len(failed)} passed, {len(failed)} failed")
+    approved = [r for r in failed if r.decision is not None
+                and any(_approval_id(v.rule) for v in r.decision.deciding)]
+    if approved:
+        print(f"{len(approved)} failed as decided by saved approvals of this project "
+              "(dm_cc approvals list); --no-approvals tests the policy alone")
     return 1 if failed else 0
 
 
@@ -306,10 +373,21 @@ def _tool_call(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("input", metavar="INPUT", help="its main input (command, path, URL …)")
 
 
+def _no_approvals(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--no-approvals", action="store_true",
+                        help="leave out the project's saved approvals (dm_cc approvals list): "
+                             "the policy alone; by default they count, as in a session")
+
+
 def _check_arguments(parser: argparse.ArgumentParser) -> None:
-    _tool_call(parser)
+    _explain_arguments(parser)
     parser.add_argument("--no-hooks", action="store_true",
                         help="do not run the policy's decision hooks (they run by default)")
+
+
+def _explain_arguments(parser: argparse.ArgumentParser) -> None:
+    _tool_call(parser)
+    _no_approvals(parser)
 
 
 def _files(parser: argparse.ArgumentParser) -> None:
@@ -323,9 +401,10 @@ SUBCOMMANDS: dict[str, tuple[str, Callable[[argparse.Namespace], int],
                              Callable[[argparse.ArgumentParser], None] | None]] = {
     "check": ("decide one tool call (running the policy's hooks)", _check, (True, True),
               _check_arguments),
-    "explain": ("show every rule considered", _explain, (True, False), _tool_call),
-    "show": ("the effective ordered rules with sources", _show, (True, True), None),
-    "test": ("run the inline tests of every loaded policy file", _test, (False, False), None),
+    "explain": ("show every rule considered", _explain, (True, False), _explain_arguments),
+    "show": ("the effective ordered rules with sources", _show, (True, True), _no_approvals),
+    "test": ("run the inline tests of every loaded policy file", _test, (False, False),
+             _no_approvals),
     "lint": ("find shadowed, unknown and never-matching rules", _lint, (False, False), _files),
     "builtin": ("list the shipped policies (builtin:NAME), or print one", _builtin, None,
                 _policy_name),

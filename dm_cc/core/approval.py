@@ -12,9 +12,12 @@ approver only answers; the loop applies the answer:
               on, without it the turn stops
     cancel    do not run it, and cancel the turn (Ctrl-C at the question)
 
-What "session" and "always" remember are the request set's *suggestions* (the
-arity rule for shell, the exact path for files), which the person may edit
-before they are kept; :class:`Approvals` holds them per agent, so an approval
+What "session" and "always" remember are the request set's *suggestions* (for
+shell the narrowest useful rule -- ``bash setup.sh *``, ``git log *``, ``rm -rf
+build`` --, the exact path for files), which the person may edit before they are
+kept (a rule as broad as a whole interpreter, :meth:`ApprovalRequest.breadth`, is
+confirmed first); a permission in ``NEVER_SAVED`` (doom_loop, sandbox_escape) is
+never saved, whatever the answer; :class:`Approvals` holds them per agent, so an approval
 given to build opens nothing for plan. They sit in the gate's approvals layer,
 which never beats a configured deny, a managed rule or a ceiling.
 """
@@ -26,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from dm_cc.errors import DmccError
-from dm_cc.permissions import Decision, Request, Rule
+from dm_cc.permissions import NEVER_SAVED, Decision, Request, Rule, too_broad
 
 Answer = Literal["once", "session", "always", "reject", "cancel"]
 REMEMBERING: frozenset[str] = frozenset({"session", "always"})
@@ -34,17 +37,17 @@ RUNNING: frozenset[str] = frozenset({"once", *REMEMBERING})   # the answers that
 
 
 def suggested_rules(requests: Iterable[Request], tool: str) -> tuple[Rule, ...]:
-    """The rules "always allow" would add for ``requests``: the arity-table
-    suggestion for shell commands, the exact pattern for everything else and for
-    requests with sensitive tokens (a prefix would not name them, and would not
-    stick).
+    """The rules "always allow" would add for ``requests``: the suggestion for shell
+    commands (``Request.always``: ``bash setup.sh *``, ``git log *``, ``rm -rf build``,
+    or none for inline code), the exact pattern for everything else and for requests
+    with sensitive tokens (a prefix would not name them, and would not stick).
 
     A request whose text holds the pattern language's wildcards (a literal
     `*.tmp`, a path `.env*`, a URL with `?`) gets no rule: as a pattern it would
     allow more than what was asked."""
     rules = []
     for request in requests:
-        if not request.allowable:
+        if not request.allowable or request.always == "":  # "": nothing names it safely
             continue
         exact = request.pattern if request.sensitive else None
         pattern = exact or request.always or request.pattern
@@ -100,6 +103,19 @@ class ApprovalRequest:
 
     def always_rules(self) -> tuple[Rule, ...]:
         return suggested_rules(self.asking, self.tool)
+
+    @property
+    def may_save(self) -> bool:
+        """Whether "always" is offered: no rule it would keep is of a permission whose
+        approvals last one session (``NEVER_SAVED``: doom_loop, sandbox_escape)."""
+        return bool(self.suggestions) and not any(
+            rule.permission in NEVER_SAVED for rule in self.suggestions)
+
+    def breadth(self, rule: Rule) -> str | None:
+        """Why keeping ``rule`` would allow as much as a whole interpreter (``bash *``,
+        ``*``), read in the language of the requests it was suggested for; or None."""
+        languages = [r.reading for r in self.asking if r.permission == rule.permission]
+        return too_broad(rule.pattern, languages[0] if languages else "name")
 
     def kept(self, approval: Approval) -> tuple[Rule, ...]:
         """What a session/always answer remembers: the (edited) suggestions, and only
@@ -164,7 +180,16 @@ class Approvals:
 
     def remember(self, agent: str, rules: Sequence[Rule], *, save: bool, note: str) -> None:
         """Keep ``rules`` for ``agent``: in the store when ``save`` (read back from
-        it), else -- or when saving fails -- for this session."""
+        it), else -- or when saving fails -- for this session. A rule of a permission
+        whose approvals are never saved (``NEVER_SAVED``) is kept for this session,
+        whoever answered "always"."""
+        if save and (session_only := [r for r in rules if r.permission in NEVER_SAVED]):
+            self.warnings += [f"{p} approvals last for this session only: {NEVER_SAVED[p]}"
+                              for p in dict.fromkeys(r.permission for r in session_only)]
+            self._keep(agent, session_only)
+            rules = [r for r in rules if r.permission not in NEVER_SAVED]
+            if not rules:
+                return
         saved = self.saved
         if save and saved is None:
             self.warnings.append("no approval store: this approval lasts for this session only")
@@ -177,6 +202,10 @@ class Approvals:
             else:
                 self._loaded.pop(agent, None)  # read back what the store now holds
                 return
+        self._keep(agent, rules)
+
+    def _keep(self, agent: str, rules: Sequence[Rule]) -> None:
+        """Keep ``rules`` for ``agent`` until the process ends."""
         kept = self.session.setdefault(agent, [])
         kept.extend(rule for rule in rules if rule not in kept)
 

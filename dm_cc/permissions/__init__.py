@@ -17,12 +17,13 @@ a module below. Importing it loads the whole engine (it is all needed to judge).
     paths.py     canonical paths (the filesystem passed in); urls.py canonical URLs
     patterns.py  the pattern languages (wildcards, path globs, MCP arguments)
     protected.py the files that make code run later (an edit asks unless named exactly)
-    coverage.py  what a pattern can match, read without a request (policy lint)
+    coverage.py  what a pattern can match, read without a request (policy lint; how
+                 broad an approval would be)
     shell/       static analysis of command lines; where a line's here-document
                  bodies are (``heredoc_bodies``: the REPL shows them as data)
 """
 
-from dm_cc.permissions.coverage import arguments_fault, covers, names_a_permission
+from dm_cc.permissions.coverage import arguments_fault, covers, names_a_permission, too_broad
 from dm_cc.permissions.engine import Ruleset, evaluate
 from dm_cc.permissions.gate import (
     REACHING,
@@ -67,6 +68,7 @@ from dm_cc.permissions.rules import (
     ENGINE_PERMISSIONS,
     MCP_PREFIX,
     NETWORK,
+    NEVER_SAVED,
     READS,
     SANDBOX_ESCAPE,
     STRICTNESS,
@@ -100,6 +102,7 @@ __all__ = [
     "KIND_LANGUAGE",
     "MCP_PREFIX",
     "NETWORK",
+    "NEVER_SAVED",
     "READS",
     "SANDBOX_ESCAPE",
     "DELETE",
@@ -138,5 +141,6 @@ __all__ = [
     "path_pattern_problem",
     "path_requests",
     "stricter",
+    "too_broad",
     "url_names",
 ]

@@ -4,7 +4,9 @@
   rule that does silences the earlier one: last match wins);
 * :func:`names_a_permission` -- can a rule for a permission wildcard apply at all?
 * :func:`arguments_fault` -- an MCP tool's arguments pattern that can never match,
-  or an allow of one that can never allow.
+  or an allow of one that can never allow;
+* :func:`too_broad` -- is an allow of a pattern as broad as a whole interpreter
+  (``bash *``, ``*``, ``edit **``)? Asked before an approval is saved.
 
 Coverage is judged conservatively, as the engine matches: sound, not complete (a
 deny or ask shell rule also matches other flag spellings, which only ``*`` or ``<its
@@ -18,6 +20,7 @@ from collections.abc import Callable, Iterable
 from typing import Literal
 
 from dm_cc.permissions.patterns import (
+    UNIVERSAL_PATHS,
     PathContext,
     PathGlob,
     Wildcard,
@@ -29,6 +32,7 @@ from dm_cc.permissions.patterns import (
     unescaped_prefix,
 )
 from dm_cc.permissions.rules import MCP_PREFIX, Action, Language, Rule
+from dm_cc.permissions.shell import broad_command
 from dm_cc.permissions.shell.flags import compile_flag_rule
 
 ArgumentsFault = Literal["never-matches", "never-allows"]
@@ -154,3 +158,34 @@ def arguments_fault(pattern: str, action: Action) -> ArgumentsFault | None:
     if action == "allow" and spoofable(pattern):
         return "never-allows"
     return None
+
+
+def too_broad(pattern: str, language: Language) -> str | None:
+    """Why an allow of ``pattern`` (read in ``language``) is as broad as a whole
+    interpreter -- it lets a shell or interpreter run any program or code (``bash *``,
+    ``python3 -c *``), or matches every command, path or URL (``*``, ``**``,
+    ``https://*``) -- or None. A name's ``*`` (every call of one MCP tool, any
+    subagent) is not: it names one tool. The REPL and ``dm_cc approvals add`` ask
+    before saving such a rule."""
+    if language == "shell":
+        words = pattern.split()
+        literal = []
+        for word in words:
+            if not is_literal(word):
+                break
+            literal.append(unescaped_prefix(word))
+        return None if len(literal) == len(words) else broad_command(literal)
+    if language == "path":
+        if pattern in UNIVERSAL_PATHS:
+            return "matches every path in the project"
+        if "*" in pattern and set(pattern) <= set("*/~."):
+            return "matches every path" + (" in your home directory"
+                                           if pattern.startswith("~") else "")
+        return None
+    if language == "url":
+        rest = pattern
+        for scheme in ("https://", "http://", "http*://", "*://"):
+            rest = rest.removeprefix(scheme)
+        if "*" in rest and set(rest) <= set("*?/ "):
+            return "matches every URL"
+    return None   # a name (a subagent, an MCP tool's arguments): `*` is that one tool's

@@ -34,7 +34,7 @@ from dm_cc.permissions.rules import (
     Language,
     Request,
 )
-from dm_cc.permissions.shell import ShellAnalysis, always_pattern, analyse
+from dm_cc.permissions.shell import ShellAnalysis, always_pattern, analyse, exact_pattern
 from dm_cc.permissions.urls import canonical_url, url_names
 
 __all__ = ["KIND_LANGUAGE", "Kind", "canonical_url", "derive_requests", "escape_requests",
@@ -79,14 +79,16 @@ def path_requests(permission: str, raw: str, where: PathContextDirs, *,
 def _command_requests(permission: str, analysis: ShellAnalysis, *, suggest: bool = True,
                       note: str | None = None) -> list[Request]:
     """One request per simple command (and guessed inner command) of ``analysis``.
-    ``suggest``: "always" is the arity-table prefix, else the command as read;
-    ``note`` leads each command's own note."""
+    ``suggest``: "always" is the suggestion (:func:`always_pattern`: a prefix, or the
+    command exactly), else the command exactly as read; ``note`` leads each command's
+    own note."""
     return [
         Request(permission, cmd.text, words=cmd.words, allowable=not cmd.dynamic,
                 sensitive=cmd.sensitive, note="; ".join(filter(None, (note, cmd.note))) or None,
                 speculative=cmd.speculative, other_names=cmd.names,
-                always=None if cmd.dynamic or cmd.speculative or not suggest
-                else (always_pattern(cmd.words) or None), language="shell")
+                always=None if cmd.dynamic or cmd.speculative
+                else always_pattern(cmd.words, cmd.sensitive) if suggest
+                else exact_pattern(cmd.words), language="shell")
         for cmd in (*analysis.commands, *analysis.speculative)
     ]
 

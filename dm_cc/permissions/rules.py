@@ -35,6 +35,17 @@ DELETE = "delete"
 #: Permissions no tool owns: the engine, the loop and the sandbox make these requests.
 ENGINE_PERMISSIONS = frozenset({EXTERNAL_DIRECTORY, DOOM_LOOP, NETWORK, SANDBOX_ESCAPE, DELETE})
 
+#: Permissions whose approvals last one session and are never saved (the value: why),
+#: whatever answered: the REPL offers no "always" for them, the loop keeps such an
+#: answer for the session, and the approval store refuses them (docs/approvals.md).
+NEVER_SAVED: dict[str, str] = {
+    DOOM_LOOP: "a repetition guard turned off for good would stay off for every later "
+               "call of that tool",
+    SANDBOX_ESCAPE: "what a command does outside the sandbox depends on files the project "
+                    "(and the model, inside the sandbox) can change; to let a command out "
+                    "for good, write a sandbox_escape allow rule in your own policy file",
+}
+
 MCP_PREFIX = "mcp__"
 
 #: How a request's pattern is read (DESIGN.md §1): ``path`` globs, ``shell`` commands,
@@ -136,6 +147,8 @@ class Request:
     allowable: bool = True
     sensitive: tuple[str, ...] = ()
     note: str | None = None
+    #: What "always allow" remembers (a shell command's suggestion); None: the pattern
+    #: itself; "": nothing -- no rule can name it safely (inline code, a word with a space).
     always: str | None = field(default=None, compare=False)
     speculative: bool = False  # only a deny counts (a guessed inner command)
     # How ``pattern`` is read; None: the engine's own permissions' language, else a name.

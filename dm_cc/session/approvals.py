@@ -12,7 +12,9 @@
     }
 
 An approval is an allow rule for one agent (:meth:`SavedApproval.rule`): one given
-to ``build`` opens nothing for ``plan``. Its permission is exact (no ``*`` or
+to ``build`` opens nothing for ``plan``. A permission whose approvals last one session
+(``NEVER_SAVED``: doom_loop, sandbox_escape) is refused by :meth:`ApprovalStore.add`,
+and an entry of one found in the file gives no rule. Its permission is exact (no ``*`` or
 ``?``); its pattern is the rule's pattern. Where it sits among the layers, and
 that it never beats a configured deny, a managed rule or the ceiling, is the
 gate's business (``dm_cc.permissions.gate``), not this store's.
@@ -64,7 +66,7 @@ from pathlib import Path
 from typing import Any
 
 from dm_cc.errors import ApprovalStoreError
-from dm_cc.permissions import Rule
+from dm_cc.permissions import NEVER_SAVED, Rule
 from dm_cc.session.durable import locked, replace_file, set_aside
 
 VERSION = 1
@@ -112,11 +114,18 @@ class SavedApproval:
                     or not math.isfinite(value):
                 raise ValueError(f"{name} must be a number of seconds since the epoch")
 
+    def saved_on(self) -> str:
+        """The local date it was saved (``saved 2026-11-02``), as its rule says."""
+        try:
+            return time.strftime("saved %Y-%m-%d", time.localtime(self.created))
+        except (OverflowError, OSError, ValueError):  # a hand-edited year 10000
+            return f"saved at {self.created:.0f}"
+
     def expired(self, now: float) -> bool:
         return self.expires is not None and self.expires <= now
 
     def rule(self) -> Rule:
-        reason = f"saved approval {self.id}" + (f": {self.note}" if self.note else "")
+        reason = self.saved_on() + (f": {self.note}" if self.note else "")
         return Rule(self.permission, self.pattern, "allow", reason=reason,
                     source=f"approval:{self.id}")
 
@@ -262,9 +271,12 @@ class ApprovalStore:
                 and (agent is None or a.agent == agent)]
 
     def rules_for(self, agent: str, now: float | None = None) -> tuple[Rule, ...]:
-        """The allow rules ``agent``'s live approvals give."""
+        """The allow rules ``agent``'s live approvals give. An entry of a permission
+        that is never saved (``NEVER_SAVED``: one written by hand, or by a dm_cc from
+        before the rule) gives none: ``approvals list`` shows it, to revoke."""
         return tuple(approval.rule() for approval in self.list(now, agent)
-                     if approval.permission not in TRUST_KINDS)
+                     if approval.permission not in TRUST_KINDS
+                     and approval.permission not in NEVER_SAVED)
 
     def trusted_servers(self, now: float | None = None) -> dict[str, str]:
         """The project's trusted MCP servers: name → fingerprint of the definition."""
@@ -292,6 +304,9 @@ class ApprovalStore:
         now = time.time() if now is None else now
         if expires is not None and expires <= now:
             raise ValueError("an approval cannot expire before it is saved")
+        if permission in NEVER_SAVED:
+            raise ValueError(f"{permission} approvals are never saved (they last one "
+                             f"session): {NEVER_SAVED[permission]}")
         with self._changing(now) as approvals:
             for index, old in enumerate(approvals):
                 if (old.permission, old.pattern, old.agent) == (permission, pattern, agent):

@@ -10,8 +10,11 @@ hidden; ``v`` shows the question whole (:mod:`dm_cc.ui.pager`), and q comes back
 to it, still open.
 
 Before an "always" (or "session") is kept, the rule is shown in an editable line
-(the arity suggestion for shell, the path for files); an edit that would no
-longer allow this call is refused. Questions from concurrent tool calls (two
+(the narrowest useful rule for shell -- ``bash setup.sh *``, ``rm -rf build`` --,
+the path for files); an edit that would no longer allow this call is refused, and
+one as broad as a whole interpreter (``bash *``, ``*``) is kept only after a warning
+and ``y``. A doom_loop or sandbox_escape question offers ``s`` but no ``a``: those
+approvals are never saved. Questions from concurrent tool calls (two
 subagents asking at once) wait their turn (one lock), and the one on screen
 counts them (``(2 more questions waiting)``); a subagent's question names it
 (``? [explore #2] wants to use bash``). A question that comes while the REPL
@@ -178,8 +181,11 @@ def _legend(request: ApprovalRequest) -> Line:
     parts: Line = [("class:key", "y"), ("", " once  ")]
     if remember:
         shown = ", ".join(f'{r.permission} "{r.pattern}"' for r in remember)
-        parts += [("class:key", "s"), ("", " session  "), ("class:key", "a"),
-                  ("", f" always ({shown})  ")]
+        if request.may_save:
+            parts += [("class:key", "s"), ("", " session  "), ("class:key", "a"),
+                      ("", f" always ({shown})  ")]
+        else:   # doom_loop, sandbox_escape: for this session at most, never saved
+            parts += [("class:key", "s"), ("", f" this session ({shown})  ")]
     if is_escape(request.decision):   # a no keeps the failed result and stops the turn
         parts[1] = ("", " run it outside once  ")
         stop = " no, keep it in the sandbox and stop the turn  "
@@ -191,6 +197,14 @@ def _legend(request: ApprovalRequest) -> Line:
     parts += [("class:key", "n"), ("", stop), ("class:key", "f"),
               ("", " no, tell the model why  "), ("class:dim", "Esc/Ctrl-D = n · Ctrl-C = n + cancel")]
     return parts
+
+
+def _remembering(request: ApprovalRequest) -> dict[str, str]:
+    """The keys that remember an answer: s and a, s alone for a permission whose
+    approvals are never saved (``ApprovalRequest.may_save``), none with no rule."""
+    if not request.suggestions:
+        return {}
+    return {"s": "session", "a": "always"} if request.may_save else {"s": "session"}
 
 
 class ReplApprover:
@@ -344,8 +358,7 @@ class ReplApprover:
             self.screen.line(line, now=True)
         keys = {"y": "once", "n": "reject", "f": "feedback", "escape": "reject",
                 "c-d": "reject", "c-c": "cancel"}
-        if request.suggestions:
-            keys.update(s="session", a="always")
+        keys.update(_remembering(request))
         legend = _legend(request)
         if hides(request):
             keys["v"] = "view"
@@ -366,14 +379,17 @@ class ReplApprover:
                     continue
                 return Approval("reject", feedback.strip() or None)
             if choice in ("session", "always"):
-                rules = await self._edit(request)
+                rules = await self._edit(request, choice)
                 if rules is None:
                     continue
                 return Approval(choice, rules=rules)  # type: ignore[arg-type]
             return Approval(choice)  # type: ignore[arg-type]
 
-    async def _edit(self, request: ApprovalRequest) -> tuple[Rule, ...] | None:
-        """Each suggested rule in an editable line; None when the person backs out."""
+    async def _edit(self, request: ApprovalRequest,
+                    choice: str = "always") -> tuple[Rule, ...] | None:
+        """Each suggested rule in an editable line; None when the person backs out.
+        A rule as broad as a whole interpreter (``bash *``) is kept only once the
+        person confirms it (:meth:`_broad_confirmed`)."""
         kept = []
         self.screen.line("  the rule to keep (edit it if you like) · Enter keeps it · "
                          "Esc goes back", "class:dim", now=True)
@@ -384,13 +400,32 @@ class ReplApprover:
                 if edited is None:
                     return None
                 candidate = dataclasses.replace(rule, pattern=edited.strip())
-                if candidate.pattern and request.covers(candidate):
-                    kept.append(candidate)
-                    break
                 pattern = edited
+                if candidate.pattern and request.covers(candidate):
+                    if await self._broad_confirmed(request, candidate, choice):
+                        kept.append(candidate)
+                        break
+                    continue
                 self.screen.line(f"  {rule_text(candidate)} would not allow this call; "
                                  "edit it again, or Esc to go back", "class:error", now=True)
         return tuple(kept)
+
+    async def _broad_confirmed(self, request: ApprovalRequest, rule: Rule, choice: str) -> bool:
+        """True unless ``rule`` is as broad as a whole interpreter and the person, warned,
+        goes back to edit it (``e``, Esc) rather than keep it (``y``)."""
+        why = request.breadth(rule)
+        if why is None:
+            return True
+        kept = "saved for this project" if choice == "always" else "kept for this session"
+        self.screen.line(f'  ! allow {rule.permission} "{rule.pattern}" {why}: it would be '
+                         f"{kept}, allowing far more than this call", "class:error", now=True)
+        legend: Line = [("class:key", "y"), ("", " keep it anyway  "), ("class:key", "e"),
+                        ("", " edit it  "), ("class:dim", "Esc = e")]
+        typed: list[KeyPress] = []   # keys of a flow confirm nothing; they are dropped here
+        answer = await _answer(legend, {"y": "keep", "e": "edit", "escape": "edit",
+                                        "c-d": "edit", "c-c": "edit"}, typed, typing=False,
+                               grace=self.grace)
+        return answer == "keep"
 
 
 async def _answer(legend: Line, keys: dict[str, str], held: list[KeyPress], *,

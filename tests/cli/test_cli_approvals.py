@@ -116,3 +116,52 @@ def test_two_processes_of_ten_dm_cc_approvals_add(cli):
     listed = open_world(cwd=cli).approvals.list()
     assert sorted(a.id for a in listed) == sorted(ids) and len(set(ids)) == 20
     assert {a.pattern for a in listed} == {f"echo {n}{i}" for n in "ab" for i in range(10)}
+
+
+@pytest.mark.parametrize(("permission", "pattern", "why"), [
+    ("bash", "*", "matches any command"),
+    ("bash", "bash *", "lets bash run any script"),
+    ("bash", "python3 *", "lets python3 run any script"),
+    ("bash", "python3 -c *", "lets python3 run any code given on its command line"),
+    ("bash", "eval *", "lets eval run any code given on its command line"),
+    ("edit", "**", "matches every path in the project"),
+    ("webfetch", "https://*", "matches every URL"),
+])
+def test_a_pattern_as_broad_as_an_interpreter_needs_force(cli, capsys, permission, pattern, why):
+    assert main(["approvals", "add", permission, pattern]) == 2
+    err = capsys.readouterr().err
+    assert why in err and "--force" in err
+    assert open_world(cwd=cli).approvals.list() == []          # nothing saved
+    assert main(["approvals", "add", permission, pattern, "--force"]) == 0
+    out, err = capsys.readouterr()
+    assert out.startswith("apr_") and f"warning: allow {permission} {pattern!r} {why}" in err
+    assert [(a.permission, a.pattern) for a in open_world(cwd=cli).approvals.list()] \
+        == [(permission, pattern)]
+
+
+def test_a_named_program_or_one_tool_needs_no_force(cli, capsys):
+    for permission, pattern in [("bash", "bash setup.sh *"), ("bash", "python3 -m pytest *"),
+                                ("bash", "git log *"), ("edit", "src/**"),
+                                ("mcp__github__create_issue", "*")]:
+        assert main(["approvals", "add", permission, pattern]) == 0
+        assert "warning" not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("permission", ["doom_loop", "sandbox_escape"])
+def test_a_session_only_permission_cannot_be_added(cli, capsys, permission):
+    assert main(["approvals", "add", permission, "edit", "--force"]) == 2
+    assert f"{permission} approvals are never saved" in capsys.readouterr().err
+    assert open_world(cwd=cli).approvals.list() == []
+
+
+def test_list_says_an_old_session_only_entry_is_not_used(cli, capsys):
+    kept = added(capsys, "bash", "make *")
+    path = store_path(cli)
+    document = json.loads(path.read_text(encoding="utf-8"))
+    document["approvals"].append(dict(document["approvals"][0], id="apr_00ff",
+                                      permission="doom_loop", pattern="edit"))
+    path.write_text(json.dumps(document), encoding="utf-8")
+    assert main(["approvals", "list"]) == 0
+    out = capsys.readouterr().out
+    assert kept in out and ("apr_00ff: not used: doom_loop approvals last one session "
+                            "(dm_cc approvals revoke apr_00ff removes it)") in out

@@ -85,8 +85,9 @@ def test_check_json_has_exactly_the_documented_keys(cli):
     code, out, err = cli.run("policy", "check", "--json", "bash", "git push origin main")
     assert (code, err) == (0, "")
     data = json.loads(out)
-    assert set(data) == {"decision", "agent", "requests"}
+    assert set(data) == {"decision", "agent", "approvals", "requests"}
     assert data["decision"] == "deny"
+    assert data["approvals"] == 0       # saved approvals counted (none here)
     assert data["agent"] == "build"
     assert len(data["requests"]) == 1
     request = data["requests"][0]

@@ -145,18 +145,32 @@ def test_reject_with_feedback_goes_to_the_model(project):
     assert "use docs/ instead" in tool_messages(loop)[0].content
 
 
-def test_always_adds_a_session_approval(project):
-    approver = ScriptedApprover(["always"])
+def test_always_remembers_the_script_not_the_interpreter(project):
+    (project / "mk.py").write_text("import os, sys\nos.mkdir(sys.argv[1])\n")
+    (project / "evil.py").write_text("open('evil', 'w')\n")
+    approver = ScriptedApprover(["always", "reject"])
     model = ScriptedModel([
-        call("bash", command="python3 -c \"import os; os.mkdir('sub')\""),
-        call("bash", command="python3 -c \"import os; os.mkdir('sub2')\""),
+        call("bash", command="python3 mk.py sub"),
+        call("bash", command="python3 mk.py sub2"),
+        call("bash", command="python3 evil.py"),
         reply("ok"),
     ])
     loop = make_loop(project, model, approver)
     run(loop, "init")
-    assert len(approver.asked) == 1
+    assert [a.main_input for a in approver.asked] == ["python3 mk.py sub", "python3 evil.py"]
     assert (project / "sub").is_dir() and (project / "sub2").is_dir()
-    assert any(r.pattern == "python3 *" for r in loop.rt.approvals.rules("build"))
+    assert not (project / "evil").exists()
+    assert [r.pattern for r in loop.rt.approvals.rules("build")] == ["python3 mk.py *"]
+
+
+def test_inline_code_offers_nothing_to_remember(project):
+    approver = ScriptedApprover(["always", "once"])
+    code = "python3 -c \"import os; os.mkdir('sub')\""
+    model = ScriptedModel([call("bash", command=code), call("bash", command=code), reply("ok")])
+    loop = make_loop(project, model, approver)
+    run(loop, "init")
+    assert len(approver.asked) == 2 and approver.asked[0].suggestions == ()
+    assert loop.rt.approvals.rules("build") == ()
 
 
 def test_approval_never_overrides_a_configured_deny(project):
@@ -221,6 +235,25 @@ def test_doom_loop_asks_on_the_third_identical_call(project):
     decisions = [e.decision.action for e in events if isinstance(e, ToolDecided)]
     assert decisions == ["allow", "allow", "ask"]
     assert "headless" in tool_messages(loop)[2].content
+
+
+def test_always_on_a_repetition_lasts_the_session_and_is_never_saved(project):
+    """Today's `a` on the repeated-call guard would turn it off for every read, for
+    good: the question offers no "always", and an approver answering it anyway is
+    kept to this session (the person is told)."""
+    model = ScriptedModel([call("read", path="x.txt")] * 4 + [reply("stop")])
+    (project / "x.txt").write_text("x\n")
+    events: list = []
+    approver = ScriptedApprover(["always"])
+    loop = make_loop(project, model, approver, events=events)
+    run(loop, "read")
+    (asked,) = approver.asked         # the fourth read: allowed by the session's answer
+    assert [(r.permission, r.pattern) for r in asked.suggestions] == [("doom_loop", "read")]
+    assert not asked.may_save
+    assert [(r.permission, r.pattern) for r in loop.rt.approvals.rules("build")] \
+        == [("doom_loop", "read")]
+    assert open_world(cwd=project).approvals.rules_for("build") == ()
+    assert any("doom_loop approvals last for this session only" in str(e) for e in events)
 
 
 def test_malformed_tool_json_becomes_an_error_the_model_can_fix(project):

@@ -26,13 +26,13 @@ POLICY = """rules:
 
 
 def writer(target: Path) -> str:
-    code = f"open({str(target)!r}, 'w').write('escaped')"
+    code = f"open({str(target)!r},'w').write('escaped')"  # one word: an exact rule names it
     return f"python3 -c {shlex.quote(code)}"
 
 
 def read(target: Path) -> str:
     """The writer's command as the shell analysis reads it: its words, quotes removed."""
-    return f"python3 -c open({str(target)!r}, 'w').write('escaped')"
+    return f"python3 -c open({str(target)!r},'w').write('escaped')"
 
 
 def make_loop(project: Path, model, approver, policy: str = POLICY) -> Loop:
@@ -111,7 +111,9 @@ def test_a_deny_rule_refuses_the_escape_without_asking(project, tmp_path):
     assert "may not run outside the sandbox" in result_of(loop)
 
 
-def test_always_remembers_that_exact_command_as_read(project, tmp_path):
+def test_an_escape_is_remembered_exactly_for_the_session_and_never_saved(project, tmp_path):
+    """What a command does outside depends on files the project can change: an escape
+    answer lasts the session, even when an approver answers "always"."""
     target = tmp_path / "outside.txt"
     command = writer(target)
     approver = ScriptedApprover(["always"])
@@ -119,9 +121,11 @@ def test_always_remembers_that_exact_command_as_read(project, tmp_path):
                                              call("bash", command=command), reply("ok")]),
                      approver)
     run(loop)
-    assert len(approver.asked) == 1  # the second time the saved answer decides
-    saved = [r for r in loop.rt.approvals.rules("build") if r.permission == "sandbox_escape"]
-    assert [r.pattern for r in saved] == [read(target)]
+    assert len(approver.asked) == 1  # the second time the session's answer decides
+    assert not approver.asked[0].may_save     # the REPL offers no "always"
+    kept = [r for r in loop.rt.approvals.rules("build") if r.permission == "sandbox_escape"]
+    assert [r.pattern for r in kept] == [read(target)]
+    assert open_world(cwd=project).approvals.rules_for("build") == ()
 
 
 def test_a_command_that_works_inside_is_never_asked_about(project):
@@ -178,12 +182,12 @@ def test_a_command_that_cannot_be_known_statically_is_never_let_out_by_a_rule(pr
     assert "did not let it run outside the sandbox: not that" in result_of(loop)
 
 
-def test_always_remembers_each_command_that_asked_exactly(project, tmp_path):
+def test_session_remembers_each_command_that_asked_exactly(project, tmp_path):
     """Not the arity prefix bash suggests (`python3 *` would let any Python out), and
     not the whole line: each simple command that asked, as it was read."""
     target = tmp_path / "outside.txt"
     command = f"true && {writer(target)}"
-    approver = ScriptedApprover(["always"])
+    approver = ScriptedApprover(["session"])
     loop = make_loop(project, ScriptedModel([call("bash", command=command),
                                              call("bash", command=f"{writer(target)} || true"),
                                              reply("ok")]),

@@ -570,6 +570,16 @@ def test_files_read_through_urls_and_options(source: str, expected: set[tuple[st
     assert {(p, a) for p, a, _ in files(source)} == expected
 
 
+@pytest.mark.parametrize("source", [
+    "bash -eo pipefail /tmp/evil.sh", "bash -oe pipefail /tmp/evil.sh",
+    "bash -euo pipefail /tmp/evil.sh", "sh -o errexit /tmp/evil.sh",
+    "bash -Oe extglob /tmp/evil.sh", "bash -o pipefail -O extglob /tmp/evil.sh",
+])
+def test_a_shell_option_cluster_with_o_takes_a_word_then_reads_the_script(source: str) -> None:
+    """bash(1): each o or O of a cluster takes the next word; `pipefail` is no script."""
+    assert files(source) == {("/tmp/evil.sh", "read", False)}
+
+
 def test_fileref_shape() -> None:
     assert analyse("cat 'my file'").files == (FileRef("my file", "read"),)
 
@@ -591,8 +601,9 @@ def test_fileref_shape() -> None:
     (("git", "-c"), "git *"),
     (("npm", "run", "$X"), "npm run *"),
     (("git", "a*b"), "git *"),
-    (("$X",), ""),
-    (("-x",), ""),
+    (("[", "-f", "x", "]"), "[ -f x ]"),   # no safe prefix: the exact command
+    (("-x",), "-x"),
+    (("a b",), ""),                        # nor an exact one: a word with a space
     ((), ""),
 ])
 def test_always_pattern(words_: tuple[str, ...], pattern: str) -> None:

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import tempfile
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -50,9 +51,30 @@ def test_round_trip_through_a_readable_file(store, tmp_path):
 def test_rule_of_an_approval():
     approval = SavedApproval("apr_0a1b", "bash", "npm test *", "build", NOW,
                              note="approved for bash in session ses_1")
+    day = time.strftime("%Y-%m-%d", time.localtime(NOW))
     assert approval.rule() == Rule("bash", "npm test *", "allow",
-                                   reason="saved approval apr_0a1b: approved for bash in session ses_1",
+                                   reason=f"saved {day}: approved for bash in session ses_1",
                                    source="approval:apr_0a1b")
+
+
+@pytest.mark.parametrize("permission", ["doom_loop", "sandbox_escape"])
+def test_a_session_only_permission_is_never_saved(tmp_path, permission):
+    store = ApprovalStore(tmp_path / "a.json")
+    with pytest.raises(ValueError, match=f"{permission} approvals are never saved"):
+        store.add(permission, "*", agent="build", now=NOW)
+    assert not store.path.exists()
+
+
+def test_a_session_only_entry_in_the_file_gives_no_rule(tmp_path):
+    """One saved by a dm_cc from before the rule (or by hand): listed, to revoke, never used."""
+    store = ApprovalStore(tmp_path / "a.json")
+    kept = store.add("bash", "npm test *", agent="build", now=NOW)
+    document = json.loads(store.path.read_text(encoding="utf-8"))
+    old = dict(document["approvals"][0], id="apr_00ff", permission="doom_loop", pattern="edit")
+    document["approvals"].append(old)
+    store.path.write_text(json.dumps(document), encoding="utf-8")
+    assert [a.id for a in store.list(now=NOW)] == [kept.id, "apr_00ff"]
+    assert [r.permission for r in store.rules_for("build", now=NOW)] == ["bash"]
 
 
 def test_one_file_per_project_in_the_data_dir(tmp_path):

@@ -79,7 +79,8 @@ def test_the_question_shows_the_whole_command_its_rule_and_reason(project, polic
 
 
 def test_s_allows_for_the_session_without_saving(project):
-    made = ["python3 -c \"import os; os.mkdir('one')\"", "python3 -c \"import os; os.mkdir('two')\""]
+    (project / "mk.py").write_text("import os, sys\nos.mkdir(sys.argv[1])\n")
+    made = ["python3 mk.py one", "python3 mk.py two"]   # s keeps `python3 mk.py *`
     run = drive(project, [*({"tool": "bash", "args": {"command": c}} for c in made), {"text": "ok"}],
                 [(READY, "go" + ENTER), (LEGEND, "s"), ("allow bash ", ENTER)])
     assert not run.errors
@@ -241,7 +242,7 @@ def test_a_saves_the_edited_rule_and_a_later_session_does_not_ask(project):
     git_status = {"tool": "bash", "args": {"command": MKDIR}}
     run = drive(project, [git_status, {"text": "first"}],
                 [(READY, "status" + ENTER), (LEGEND, "a"),
-                 ("allow bash ", "\x7f" * len("python3 *") + MKDIR + ENTER),
+                 ("allow bash ", "\x7f" * len(f"{MKDIR} *") + MKDIR + ENTER),
                  ("first", "")])
     assert not run.errors
     saved = run.repl.world.approvals.list()
@@ -262,7 +263,7 @@ def test_a_saves_the_edited_rule_and_a_later_session_does_not_ask(project):
 def test_an_edit_that_no_longer_covers_the_call_is_refused(project):
     run = drive(project, [{"tool": "bash", "args": {"command": MKDIR}}, {"text": "ok"}],
                 [(READY, "go" + ENTER), (LEGEND, "a"),
-                 ("allow bash ", "\x7f" * len("python3 *") + "git log *" + ENTER),
+                 ("allow bash ", "\x7f" * len(f"{MKDIR} *") + "git log *" + ENTER),
                  ("would not allow this call", ESC), (LEGEND, "y")])
     assert not run.errors
     assert run.repl.world.approvals.list() == []

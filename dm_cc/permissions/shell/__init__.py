@@ -3,7 +3,8 @@
 ``analyse(source)`` never raises and does no I/O. It parses with tree-sitter-bash and
 reports each simple command as a :class:`SimpleCommand` (normalised words) and each
 redirect target or file operand as a :class:`FileRef`. :func:`always_pattern` turns a
-command's words into an "always allow" suggestion. This module is the public entry; the
+command's words into an "always allow" suggestion, and :func:`broad_command` says when a
+pattern is as broad as a whole interpreter (:mod:`.suggest`). This module is the public entry; the
 work is a one-way pipeline, each stage handing plain data to the next:
 
 * **parse** -- :mod:`.source`: backslash-newlines joined and ``<<-`` heredocs rewritten as
@@ -33,18 +34,14 @@ past a count the line asks.
 
 from __future__ import annotations
 
-import re
-from collections.abc import Sequence
-from functools import cache
-
 from dm_cc.permissions.shell.judge import MAX_DEPTH, Judge
 from dm_cc.permissions.shell.results import FileRef, ShellAnalysis, SimpleCommand
 from dm_cc.permissions.shell.source import HeredocBody, heredoc_bodies
-from dm_cc.permissions.shell.tables import lookup
-from dm_cc.permissions.shell.tables.suggestions import ARITY
+from dm_cc.permissions.shell.suggest import always_pattern, broad_command, exact_pattern
 
 __all__ = ["MAX_COMMAND_CHARS", "MAX_DEPTH", "FileRef", "HeredocBody", "ShellAnalysis",
-           "SimpleCommand", "always_pattern", "analyse", "heredoc_bodies"]
+           "SimpleCommand", "always_pattern", "analyse", "broad_command", "exact_pattern",
+           "heredoc_bodies"]
 
 MAX_COMMAND_CHARS = 10_000
 
@@ -59,28 +56,3 @@ def analyse(source: str) -> ShellAnalysis:
     except Exception:  # noqa: BLE001 - the contract is "never raises"; fail closed
         judge.dynamic(source, "internal error while analysing the command")
     return judge.result()
-
-
-@cache
-def _unsafe_word() -> re.Pattern[str]:
-    """A character no suggestion may contain (compiled once, on first use)."""
-    return re.compile(r"[\s*?\[\]{}$`'\"\\()<>|;&!#~=]")
-
-
-def always_pattern(words: Sequence[str]) -> str:
-    """An "always allow" suggestion: ``git commit -m x`` → ``git commit *``.
-
-    Keeps as many leading words as ``ARITY`` says (default 1), stopping at an option or
-    any word that is not plain text. Returns ``""`` when even the command name is unsafe
-    to put in a pattern.
-    """
-    words, unsafe = list(words), _unsafe_word()
-    if not words or not words[0] or words[0][0] == "-" or unsafe.search(words[0]):
-        return ""
-    key, arity = lookup(ARITY, words)
-    kept = list(key)
-    for word in words[len(key):max(arity or 1, len(key))]:
-        if not word or word[0] == "-" or unsafe.search(word):
-            break
-        kept.append(word)
-    return " ".join(kept) + " *"

@@ -56,7 +56,8 @@ def shell(words: list[Word], stdin: Stdin | None) -> Outcome:
             break
         if text[0] == "-" and text[1] != "-":
             inline, from_stdin = inline or "c" in text, from_stdin or "s" in text
-        i += 1
+        # each o or O of a cluster takes the next word (`bash -eo pipefail x.sh` runs x.sh)
+        i += 1 + (sum(text.count(letter) for letter in "oO") if text[1] != "-" else 0)
     operand = words[i] if i < len(words) else None
     if inline:  # no operand: xargs/find supply the script at run time
         if operand is None:
