@@ -171,6 +171,22 @@ class Plan:
             self.transaction.close()
         return self.after.settle(answered) if self.after is not None else None
 
+    def abandon(self) -> str | None:
+        """After a cancelled command: what it changed in the project is dropped (a
+        transaction's changes are judged only for a command that ended: the person
+        who stopped it is not asked about what it left half done), what no mount
+        could hold settled as after any command; says so."""
+        if self.transaction is None:
+            return self.settle()
+        try:
+            count = len(self.transaction.changes(ignore=self.mount_points().__contains__))
+        except OSError:
+            count = 0
+        aside = self.finish()
+        dropped = (f"(none of its {count} change{'' if count == 1 else 's'} to the project "
+                   "landed: a cancelled command's changes are discarded)") if count else None
+        return "\n".join(filter(None, (dropped, aside))) or None
+
     def mount_points(self) -> frozenset[str]:
         """The project-relative paths the spec mounts on (bubblewrap may make an empty
         one in the command's view: no change of the command's)."""
