@@ -12,10 +12,12 @@ output is returned after a short grace and the job is left running.
 
 The command runs confined when the loop hands the call a sandbox
 (``ToolContext.confine``): inside ``bwrap``, with what the policy allows it to
-write, read and reach. When it fails in a way the sandbox causes (a read-only file
-system, no network), the result says so and carries its ``sandbox_escape``
-requests, one per simple command (as bash rules read it): the loop may run that exact
-command line again unconfined when they are settled as allowed.
+write, read and reach. When the sandbox kept something of it from happening
+(:meth:`Plan.stopped`: what it wrote outside the project, a host the proxy
+refused) or it failed in a way the sandbox causes (a read-only file system, no
+network), the result says so and carries its ``sandbox_escape`` requests, one per
+simple command (as bash rules read it): the loop may run that exact command line
+again unconfined when they are settled as allowed.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from typing import BinaryIO, ClassVar, NamedTuple
 from pydantic import BaseModel, Field
 
 from dm_cc.permissions import escape_requests
-from dm_cc.sandbox import Plan, stopped_by_sandbox
+from dm_cc.sandbox import Plan
 from dm_cc.tools.base import CatalogTool, ToolContext, ToolOutput
 
 DEFAULT_TIMEOUT = 120
@@ -72,17 +74,18 @@ class BashTool(CatalogTool[BashParams]):
         ran = await run_plan(plan, ctx.cwd, params.timeout or DEFAULT_TIMEOUT,
                              on_output=ctx.on_output, on_cancel=ctx.on_cancel)
         output = replace(ran.output(), landing=plan if plan.transaction else None)
-        why = stopped_by_sandbox(ran.text, plan.spec) if ran.code and plan.spec else None
-        if why is None:
+        stopped = plan.stopped(ran.text, ran.code) if ran.started else None
+        if stopped is None:
             return output
+        said = f"the sandbox {'stopped' if stopped.seen else 'may have stopped'} this: {stopped.why}"
         if not plan.escapable:
             return replace(output, output=(
-                f"{output.output}\n(the sandbox may have stopped this: {why}. The sandbox is "
-                "required here, so it cannot run outside it: do it inside the project or "
-                "$TMPDIR, or tell the user what is needed.)"))
-        return replace(output, output=f"{output.output}\n(the sandbox may have stopped this: {why})",
+                f"{output.output}\n({said}. The sandbox is required here, so it cannot run "
+                "outside it: do it inside the project or $TMPDIR, or tell the user what is "
+                "needed.)"))
+        return replace(output, output=f"{output.output}\n({said})",
                        escape=tuple(escape_requests(params.command,
-                                                    f"the sandbox stopped it: {why}")))
+                                                    f"the sandbox stopped it: {stopped.why}")))
 
 
 class _Capture:
