@@ -118,11 +118,16 @@ class _Capture:
 
 async def _drain(reader: asyncio.StreamReader, capture: _Capture,
                  on_output: Callable[[str], None] | None) -> None:
+    """Read the pipe to its end; what shows the output failing must not stop the
+    reading (the command would block on a full pipe)."""
     decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
     while chunk := await reader.read(1 << 16):
         capture.add(chunk)
         if on_output is not None:
-            on_output(decoder.decode(chunk))
+            try:
+                on_output(decoder.decode(chunk))
+            except Exception:  # noqa: BLE001 - a display's bug; the output is still kept
+                on_output = None
 
 
 def _kill_group(proc: asyncio.subprocess.Process) -> None:
