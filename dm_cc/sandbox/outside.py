@@ -54,6 +54,7 @@ SCRATCH = (
     "go/pkg/mod",             # GOMODCACHE's default (go help environment)
     ".gradle",                # Gradle's user home: caches, daemons (docs.gradle.org)
     ".m2/repository",         # Maven's local repository
+    ".config/configstore",    # update-notifier's last check, npm's and most node CLIs'
 )
 
 _TRIED: dict[int, bool] = {}   # by the device of an area: an overlay takes it as lower layer
