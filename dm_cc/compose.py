@@ -515,7 +515,7 @@ class World:
                   on_event: Callable[[Event], None] = lambda event: None,
                   on_stream: OnStream | None = None, fresh: bool = False,
                   wait_background: bool = True, ask_trust: AskTrust | None = None,
-                  on_output: Callable[[ToolCall, str], None] | None = None) -> Loop:
+                  on_output: Callable[[ToolCall, str | None], None] | None = None) -> Loop:
         """THE loop of a session, as every front end and test gets it: the session the
         options name (resumed, continued or new; ``fresh``: always new), the model the
         options and settings name (or ``model``: a test's), the built-in tools and

@@ -51,10 +51,10 @@ class Calls:
     same call several times running is asked about (``doom_loop``)."""
 
     def __init__(self, tools: Mapping[str, Tool[Any]], settle: Settle, *,
-                 on_output: Callable[[ToolCall, str], None] | None = None) -> None:
+                 on_output: Callable[[ToolCall, str | None], None] | None = None) -> None:
         self.tools = tools
         self.settle = settle
-        self.on_output = on_output      # what a running call prints, as it comes
+        self.on_output = on_output      # what a running call prints, as it comes; None: ended
         self._recent: list[str] = []
         self._cut: dict[str, ToolOutput] = {}   # by call id: what a cancelled call had
 
@@ -165,6 +165,9 @@ class Calls:
         except Exception as exc:  # a tool bug must not kill the session
             return ToolOutput(f"{item.call.name} failed: {type(exc).__name__}: {exc}",
                               is_error=True)
+        finally:
+            if show is not None:
+                show(call, None)
 
 
 async def all_or_none(done: list[Done | None], jobs: Sequence[Any]) -> None:

@@ -58,8 +58,9 @@ class Runtime:
     on_event: Callable[[Event], None] = lambda event: None
     on_stream: OnStream | None = None
     # What a running call of this loop prints, as it comes (a command's output: the
-    # REPL's spinner shows its last lines); subagents' calls are not shown so.
-    on_output: Callable[[ToolCall, str], None] | None = None
+    # REPL's spinner shows its last lines), then None once it ended; subagents'
+    # calls are not shown so.
+    on_output: Callable[[ToolCall, str | None], None] | None = None
     approvals: Approvals = field(default_factory=Approvals)
     # A subagent whose agent names a model of its own gets it from here (None: the
     # parent's model); subagents nest at most this deep.

@@ -231,7 +231,6 @@ class Repl:
                 self.screen.activity = f"running {event.call.name}"
         elif isinstance(event, ToolFinished):
             self.screen.activity = "thinking"
-            self.tails.pop(event.call.id, None)
         for line in event_lines(event, self.shown):
             self.screen.line(line)
         if isinstance(event, TaskStarted | TaskFinished):
@@ -241,9 +240,13 @@ class Repl:
                                  "class:dim")
             self._invalidate()   # the toolbar counts running subagents
 
-    def on_output(self, call: ToolCall, text: str) -> None:
-        """What a running call prints: its last lines go under the spinner."""
-        self.tails.setdefault(call.id, Tail()).add(text)
+    def on_output(self, call: ToolCall, text: str | None) -> None:
+        """What a running call prints: its last lines go under the spinner until it
+        ends (None)."""
+        if text is None:
+            self.tails.pop(call.id, None)
+        else:
+            self.tails.setdefault(call.id, Tail()).add(text)
 
     def on_stream(self, event: StreamEvent) -> None:
         if isinstance(event, TextDelta):

@@ -22,8 +22,8 @@ from dm_cc.session import Message
 SLOW = "echo first; echo second >&2; touch made.txt; sleep 30"
 
 
-def open_loop(project: Path, model: ScriptedModel, printed: list[str], approver=None, *,
-              sandbox: str = "off") -> Loop:
+def open_loop(project: Path, model: ScriptedModel, printed: list[str | None], approver=None,
+              *, sandbox: str = "off") -> Loop:
     (config_dir() / "config.yaml").parent.mkdir(parents=True, exist_ok=True)
     (config_dir() / "config.yaml").write_text(f"sandbox: {sandbox}\n")
     my_policy(COMMANDS_AND_EDITS)
@@ -32,11 +32,15 @@ def open_loop(project: Path, model: ScriptedModel, printed: list[str], approver=
                            on_output=lambda call, text: printed.append(text))
 
 
-async def cancel_once(loop: Loop, printed: list[str], seen: str) -> None:
+def shown(printed: list[str | None]) -> str:
+    return "".join(text for text in printed if text is not None)
+
+
+async def cancel_once(loop: Loop, printed: list[str | None], seen: str) -> None:
     """Run a turn, and cancel it once ``seen`` was printed (as Ctrl-C does)."""
     turn = asyncio.ensure_future(loop.run("go"))
     for _ in range(500):
-        if seen in "".join(printed):
+        if seen in shown(printed):
             break
         await asyncio.sleep(0.01)
     turn.cancel()
@@ -50,10 +54,10 @@ def results(loop: Loop) -> list[Message]:
 
 def test_what_a_cancelled_command_printed_is_its_result_for_the_model(project):
     model = ScriptedModel([call("bash", command=SLOW), reply("seen")])
-    printed: list[str] = []
+    printed: list[str | None] = []
     loop = open_loop(project, model, printed)
     asyncio.run(cancel_once(loop, printed, "second"))
-    assert "first\n" in "".join(printed)                   # shown as it came
+    assert "first\n" in shown(printed) and printed[-1] is None   # shown as it came, then ended
     result = results(loop)[0]
     assert result.is_error
     assert result.content.startswith("first\nsecond\n(cancelled by the user after ")
@@ -67,7 +71,7 @@ def test_what_a_cancelled_command_printed_is_its_result_for_the_model(project):
 def test_each_of_calls_run_at_once_keeps_its_own(project):
     model = ScriptedModel([calls(("bash", {"command": "echo one; sleep 30"}),
                                  ("bash", {"command": "sleep 0.1; echo two; sleep 30"}))])
-    printed: list[str] = []
+    printed: list[str | None] = []
     loop = open_loop(project, model, printed)
     asyncio.run(cancel_once(loop, printed, "two"))
     one, two = results(loop)
@@ -78,7 +82,7 @@ def test_each_of_calls_run_at_once_keeps_its_own(project):
 @needs_bwrap
 def test_a_cancelled_transaction_changes_nothing_and_says_so(project):
     model = ScriptedModel([call("bash", command=SLOW)])
-    printed: list[str] = []
+    printed: list[str | None] = []
     loop = open_loop(project, model, printed, sandbox="required")
     if not loop.rt.sandbox or not loop.rt.sandbox.transactional:
         pytest.skip("commands do not run as transactions here")
