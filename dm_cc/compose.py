@@ -52,7 +52,7 @@ if TYPE_CHECKING:
     from dm_cc.llm import ChatModel, OnStream
     from dm_cc.mcp import McpServers
     from dm_cc.sandbox import Plan, Sandbox
-    from dm_cc.session import ApprovalStore, AuditLog, SessionStore, UndoStore
+    from dm_cc.session import ApprovalStore, AuditLog, SessionStore, ToolCall, UndoStore
     from dm_cc.tools import Tool
 
 __all__ = ["DEFAULT_AGENT", "Options", "World", "open_world"]
@@ -526,14 +526,16 @@ class World:
                   tools: Sequence[Tool[Any]] | None = None,
                   on_event: Callable[[Event], None] = lambda event: None,
                   on_stream: OnStream | None = None, fresh: bool = False,
-                  wait_background: bool = True, ask_trust: AskTrust | None = None) -> Loop:
+                  wait_background: bool = True, ask_trust: AskTrust | None = None,
+                  on_output: Callable[[ToolCall, str | None], None] | None = None) -> Loop:
         """THE loop of a session, as every front end and test gets it: the session the
         options name (resumed, continued or new; ``fresh``: always new), the model the
         options and settings name (or ``model``: a test's), the built-in tools and
         those of the MCP servers it may start (:meth:`start_mcp`, asking
         ``ask_trust``; :meth:`close` stops them) -- or ``tools`` --, the approvals
         saved and given in this process, the sandbox, the audit log, the undo store.
-        ``wait_background``: see :class:`~dm_cc.core.loop.Loop`. ``continue_last``
+        ``wait_background``: see :class:`~dm_cc.core.loop.Loop`; ``on_output``: what a
+        running call prints, as it comes (:class:`~dm_cc.core.loop.Runtime`). ``continue_last``
         with no earlier session of this project (none with a message) opens a new
         one: its ``messages`` are empty, which is how a front end tells and says so.
         Raises UsageError for an unknown or subagent-only agent or no model."""
@@ -571,7 +573,8 @@ class World:
                           model=model or self.make_model(model_name),  # type: ignore[arg-type]
                           approver=approver, where=self.where,
                           capabilities=self.capabilities(tools), on_event=on_event,
-                          on_stream=on_stream, approvals=self.answers, models=self.make_model,
+                          on_stream=on_stream, on_output=on_output, approvals=self.answers,
+                          models=self.make_model,
                           max_task_depth=self.settings.max_task_depth, sandbox=self.sandbox,
                           audit=self.audit, undo=self.undo, temperature=options.temperature)
         requested = agent.name if (options.agent or not session.messages) else None

@@ -87,7 +87,6 @@ def _command_line(words: Sequence[str]) -> str:
 def _run(args: argparse.Namespace) -> int:
     import asyncio
 
-    from dm_cc.sandbox import stopped_by_sandbox
     from dm_cc.tools import DEFAULT_TIMEOUT, run_plan
     from dm_cc.ui import where_line
 
@@ -108,10 +107,10 @@ def _run(args: argparse.Namespace) -> int:
               "process group were killed", file=sys.stderr)
         return EXIT_TIMED_OUT
     code = ran.code if ran.code is not None else 1
-    if code and plan.confined and plan.spec is not None:
-        why = stopped_by_sandbox(ran.text, plan.spec)
-        if why is not None:
-            print(f"dm_cc: sandbox: the sandbox may have stopped this: {why}", file=sys.stderr)
+    stopped = plan.stopped(ran.text, code) if plan.confined else None
+    if stopped is not None:
+        said = "stopped" if stopped.seen else "may have stopped"
+        print(f"dm_cc: sandbox: the sandbox {said} this: {stopped.why}", file=sys.stderr)
     return 128 - code if code < 0 else code
 
 

@@ -10,6 +10,11 @@ and asks; this module runs what was allowed: confined when the session has a
 sandbox, and -- when the sandbox stopped it -- again outside only if its
 ``sandbox_escape`` requests (one per simple command) are settled as allowed.
 Nothing here decides.
+
+A call cancelled with the turn leaves what its tool had (``ToolContext.on_cancel``:
+a command's output so far) or, cancelled at a question after it ran, its output
+and that nothing of it landed; :meth:`Calls.finished` puts that in place of the
+loop's "Cancelled", so the person and the model see what it printed.
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -48,10 +53,13 @@ class Calls:
     """The tools of a session and its settle path; it remembers the last calls, so the
     same call several times running is asked about (``doom_loop``)."""
 
-    def __init__(self, tools: Mapping[str, Tool[Any]], settle: Settle) -> None:
+    def __init__(self, tools: Mapping[str, Tool[Any]], settle: Settle, *,
+                 on_output: Callable[[ToolCall, str | None], None] | None = None) -> None:
         self.tools = tools
         self.settle = settle
+        self.on_output = on_output      # what a running call prints, as it comes; None: ended
         self._recent: list[str] = []
+        self._cut: dict[str, ToolOutput] = {}   # by call id: what a cancelled call had
 
     async def judge(self, call: ToolCall, ctx: ToolContext) -> Judged | ToolOutput:
         """The call's tool, params and decision; a tool error when it names no tool or
@@ -88,9 +96,23 @@ class Calls:
                 else "Rejected by the user."
             return Done(ToolOutput(said, is_error=True), settled.stops)
         output = await self._run(item, ctx)
-        if output.escape and ctx.confine is not None:
-            return await self._escape(item, ctx, output, settled.answer is not None)
-        return await self._land(item, ctx, output, settled.answer is not None)
+        try:
+            if output.escape and ctx.confine is not None:
+                return await self._escape(item, ctx, output, settled.answer is not None)
+            return await self._land(item, ctx, output, settled.answer is not None)
+        except asyncio.CancelledError:   # at a question after it ran: its output stays
+            landed = "; what it changed in the project did not land" if output.landing else ""
+            self._cut.setdefault(item.call.id, replace(output, is_error=True, output=(
+                f"{output.output}\n(the turn was cancelled while the user was asked about "
+                f"this command{landed})")))
+            raise
+
+    def finished(self, calls: Sequence[ToolCall], done: Sequence[Done | None]) -> list[Done | None]:
+        """``done``, with what a call cancelled with the turn had in place of nothing
+        (then forgotten: the next reply's calls start afresh)."""
+        cut, self._cut = self._cut, {}
+        return [result if result is not None or call.id not in cut else Done(cut[call.id])
+                for call, result in zip(calls, done, strict=True)]
 
     async def _land(self, item: Judged, ctx: ToolContext, output: ToolOutput,
                     approved: bool) -> Done:
@@ -132,14 +154,24 @@ class Calls:
                     settled.stops or landed.stops)
 
     async def _run(self, item: Judged, ctx: ToolContext) -> ToolOutput:
+        call, show = item.call, self.on_output
+
+        def cut(output: ToolOutput) -> None:
+            self._cut[call.id] = output
+
         try:
-            return await item.tool.run(item.params, replace(ctx, call_id=item.call.id))
+            return await item.tool.run(item.params, replace(
+                ctx, call_id=call.id, on_cancel=cut,
+                on_output=(lambda text: show(call, text)) if show is not None else None))
         except (asyncio.CancelledError, TurnStopped, AskFailed):  # a subagent's stop is ours
             raise
         except Exception as exc:  # a tool bug must not kill the session
             logger.exception("%s (%s) failed", item.call.name, item.call.id)
             return ToolOutput(f"{item.call.name} failed: {type(exc).__name__}: {exc}",
                               is_error=True)
+        finally:
+            if show is not None:
+                show(call, None)
 
 
 async def all_or_none(done: list[Done | None], jobs: Sequence[Any]) -> None:

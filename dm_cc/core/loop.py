@@ -62,6 +62,10 @@ class Runtime:
     capabilities: Capabilities          # what each permission does (read-only rights)
     on_event: Callable[[Event], None] = lambda event: None
     on_stream: OnStream | None = None
+    # What a running call of this loop prints, as it comes (a command's output: the
+    # REPL's spinner shows its last lines), then None once it ended; subagents'
+    # calls are not shown so.
+    on_output: Callable[[ToolCall, str | None], None] | None = None
     approvals: Approvals = field(default_factory=Approvals)
     # A subagent whose agent names a model of its own gets it from here (None: the
     # parent's model); subagents nest at most this deep.
@@ -111,7 +115,8 @@ class Loop:
                                    on_event=runtime.on_event, depth=depth,
                                    max_depth=runtime.max_task_depth, numbers=numbers)
         tool_specs(runtime.tools)  # ValueError now, not at the first call, for a name twice
-        self.calls = Calls({tool.name: tool for tool in runtime.tools}, self.settle)
+        self.calls = Calls({tool.name: tool for tool in runtime.tools}, self.settle,
+                           on_output=runtime.on_output)
         self.window = compaction.Window(session)
         self.steps = Steps(runtime.undo, self.rights, runtime.where.root)
         self._todos: list[dict[str, Any]] = []
@@ -315,9 +320,10 @@ class Loop:
 
     def _results(self, calls: Sequence[ToolCall], done: Sequence[Done | None], missing: str) -> None:
         """Record one result per call, in call order (``missing`` for calls that did not
-        run or finish); then apply an agent switch (plan_enter / plan_exit)."""
+        run or finish, but what a cancelled one had: :meth:`Calls.finished`); then
+        apply an agent switch (plan_enter / plan_exit)."""
         switch: ToolOutput | None = None
-        for call, result in zip(calls, done, strict=True):
+        for call, result in zip(calls, self.calls.finished(calls, done), strict=True):
             output = result.output if result is not None else ToolOutput(missing, is_error=True)
             self.session.append(Message("tool", output.output, agent=self.agent.name,
                                         tool_call_id=call.id, tool_name=call.name,
@@ -339,7 +345,8 @@ class Loop:
         model = self.rt.model
         if agent.model and self.rt.models is not None:
             model = self.rt.models(agent.model)
-        runtime = replace(self.rt, model=model, on_stream=None, on_event=on_event)
+        runtime = replace(self.rt, model=model, on_stream=None, on_event=on_event,
+                          on_output=None)
         return Loop(session, runtime, agent=agent.name, parent=self.rights, label=label,
                     depth=self.subagents.depth + 1, numbers=self.subagents.numbers)
 

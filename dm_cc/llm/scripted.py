@@ -136,8 +136,9 @@ def load_script(path: Path, name: str = "scripted") -> ScriptedModel:
     model's thinking, streamed before the rest, as a reasoning model's is) and
     ``delay: SECONDS``; or a
     mapping ``{replies: [...], tasks: {PROMPT_PART: [...]}}`` giving subagents their
-    own replies (see :class:`ScriptedModel`). ValueError naming the entry when one
-    is malformed."""
+    own replies (see :class:`ScriptedModel`). ``echo: true`` makes a reply's text
+    end with the last tool result the model was sent (what a test sees the model
+    was told). ValueError naming the entry when one is malformed."""
     import yaml
 
     try:
@@ -162,9 +163,9 @@ def _entries(entries: Any, where: str) -> list[Item]:
 
 def _entry(entry: Any, where: str) -> Item:
     if not isinstance(entry, dict) or not entry.keys() <= {"text", "tool", "args", "calls",
-                                                              "reasoning", "delay"}:
+                                                              "reasoning", "delay", "echo"}:
         raise ValueError(f"{where}: expected a mapping of text, tool, args, calls, "
-                         "reasoning, delay")
+                         "reasoning, delay, echo")
     if not isinstance(entry.get("reasoning", ""), str):
         raise ValueError(f"{where}: reasoning is text")
     named = [(entry["tool"], entry.get("args") or {})] if "tool" in entry else []
@@ -177,9 +178,19 @@ def _entry(entry: Any, where: str) -> Item:
     result = calls(*named) if named else ModelReply()
     result = replace(result, text=str(entry.get("text", "")),
                      reasoning=entry.get("reasoning") or None)
+    item: ModelReply | ReplyFn = _echoing(result) if entry.get("echo") else result
     delay = entry.get("delay")
     if delay is None:
-        return result
+        return item
     if not isinstance(delay, int | float) or delay < 0:
         raise ValueError(f"{where}: delay is a number of seconds")
-    return Delayed(result, float(delay))
+    return Delayed(item, float(delay))
+
+
+def _echoing(result: ModelReply) -> ReplyFn:
+    """``result`` with the last tool result the model is sent after its text."""
+    def play(system: str, messages: list[Message], tools: list[ToolSpec]) -> ModelReply:
+        told = next((m.content for m in reversed(messages) if m.role == "tool"), "(none)")
+        return replace(result, text=f"{result.text}{told}")
+
+    return play

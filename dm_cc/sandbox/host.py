@@ -29,16 +29,17 @@ import sys
 import tempfile
 import weakref
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, BinaryIO, Literal
+from typing import TYPE_CHECKING, BinaryIO, Literal, NamedTuple
 
 from dm_cc.config import PROJECT_DIR, cache_dir, config_dir, data_dir, project_dir, state_dir
 from dm_cc.permissions import Gate, PathContextDirs
 from dm_cc.sandbox.aside import Watch, watch
 from dm_cc.sandbox.derive import Private, spec_for
 from dm_cc.sandbox.machine import LocalMachine, TreeLister
+from dm_cc.sandbox.outside import binds, caches, discarded, mount_points, scratch_areas, summary
 from dm_cc.sandbox.repository import git_config, verified_git_dirs
 from dm_cc.sandbox.seccomp import filter_file, unix_socket_filter, unsupported_note
 from dm_cc.sandbox.spec import SandboxSpec, bwrap_argv
@@ -46,7 +47,7 @@ from dm_cc.sandbox.transaction import Support, Transaction, support
 from dm_cc.sandbox.tree import Tree
 
 if TYPE_CHECKING:
-    from dm_cc.sandbox.proxy import Proxy
+    from dm_cc.sandbox.proxy import Proxy, Refusals
 
 # The in-sandbox end of the network proxy (a script: it imports nothing of dm_cc).
 FORWARDER = Path(__file__).with_name("inside.py")
@@ -105,7 +106,8 @@ LOOPBACK_SYMPTOMS = ("Connection refused", "Couldn't connect to server", "ECONNR
 
 
 def stopped_by_sandbox(output: str, spec: SandboxSpec) -> str | None:
-    """Why a failed confined command looks stopped by the sandbox, or None."""
+    """Why a failed confined command looks stopped by the sandbox, from what it
+    printed, or None (what the sandbox itself saw comes first: :meth:`Plan.stopped`)."""
     if any(symptom in output for symptom in WRITE_SYMPTOMS):
         return ("it wrote outside the writable paths (the project and $TMPDIR) or to a "
                 f"read-only one ({PROJECT_DIR}/, git config and hooks, paths edit rules protect)")
@@ -133,6 +135,14 @@ def _stopped_by_proxy(output: str, spec: SandboxSpec) -> str | None:
     return None
 
 
+class Stopped(NamedTuple):
+    """Why the sandbox stopped a command; ``seen``: from what the sandbox kept from
+    happening (not a guess from what the command printed)."""
+
+    why: str
+    seen: bool
+
+
 @dataclass(frozen=True)
 class Plan:
     """How to run one command: ``argv`` (confined or not), or a refusal.
@@ -154,6 +164,42 @@ class Plan:
     # The command's copy-on-write view of the project, when it runs as a transaction:
     # its changes land only when the caller applies them (then it settles ``after``).
     transaction: Transaction | None = None
+    # What it writes in its transaction's scratch areas outside the project is not
+    # kept (:mod:`dm_cc.sandbox.outside`); but for these caches, :meth:`stopped`
+    # says so. ``home`` names paths in it ``~/…``.
+    caches: tuple[str, ...] = ()
+    home: str = ""
+    # The hosts the network proxy kept out, and why (filled while it runs).
+    refused: list[tuple[str, str]] = field(default_factory=list)
+
+    def stopped(self, output: str, code: int | None) -> Stopped | None:
+        """Why the sandbox stopped the command, or None: what it wrote outside the
+        project and the sandbox discarded, a host the proxy refused -- whatever the
+        command printed, and whether it failed or not (a push to a local remote
+        "succeeds" in the view) --; else, when it failed, what it printed
+        (:func:`stopped_by_sandbox`). Before the transaction is finished."""
+        seen = [*self._discarded(), *(f"the sandbox's proxy refused {host} ({why})"
+                                      for host, why in dict(self.refused).items())]
+        if seen:
+            return Stopped("; ".join(seen), True)
+        why = stopped_by_sandbox(output, self.spec) if code and self.spec is not None else None
+        return Stopped(why, False) if why is not None else None
+
+    def _discarded(self) -> list[str]:
+        transaction = self.transaction
+        if transaction is None or not transaction.outside or self.spec is None:
+            return []
+        mounted = {m.path for _, m in self.spec.mounts()} | set(mount_points())
+        try:
+            found = discarded(transaction.outside_changes(ignore=mounted.__contains__),
+                              self.caches)
+        except OSError as exc:
+            return [f"what it wrote outside the project could not be listed "
+                    f"({exc.strerror or exc}); none of it was kept"]
+        if not found:
+            return []
+        return [f"it wrote outside the project, where the sandbox keeps no write: "
+                f"{summary(found, self.home)}; none of it happened"]
 
     def settle(self) -> str | None:
         """After the command: set aside what it made that no mount could stop and git
@@ -170,6 +216,22 @@ class Plan:
         if self.transaction is not None:
             self.transaction.close()
         return self.after.settle(answered) if self.after is not None else None
+
+    def abandon(self) -> str | None:
+        """After a cancelled command: what it changed in the project is dropped (a
+        transaction's changes are judged only for a command that ended: the person
+        who stopped it is not asked about what it left half done), what no mount
+        could hold settled as after any command; says so."""
+        if self.transaction is None:
+            return self.settle()
+        try:
+            count = len(self.transaction.changes(ignore=self.mount_points().__contains__))
+        except OSError:
+            count = 0
+        aside = self.finish()
+        dropped = (f"(none of its {count} change{'' if count == 1 else 's'} to the project "
+                   "landed: a cancelled command's changes are discarded)") if count else None
+        return "\n".join(filter(None, (dropped, aside))) or None
 
     def mount_points(self) -> frozenset[str]:
         """The project-relative paths the spec mounts on (bubblewrap may make an empty
@@ -350,8 +412,9 @@ class Sandbox:
             return Plan(list(command), confined=False, refusal=(
                 f"Not run: the sandbox's seccomp filter could not be prepared: {exc}"))
         passed = [guard] if guard is not None else []
+        refused: list[tuple[str, str]] = []
         if spec.network == "proxy":
-            channel = self._channel(gate)
+            channel = self._channel(gate, lambda host, why: refused.append((host, why)))
             passed.append(channel)
             # run by the Python running dm_cc, isolated from the project's and the
             # user's packages (-I -S)
@@ -360,7 +423,8 @@ class Sandbox:
         began: Transaction | None = None
         if transaction:
             try:
-                began = Transaction.begin(self.where.root.as_posix(), self.transactions_dir)
+                began = Transaction.begin(self.where.root.as_posix(), self.transactions_dir,
+                                          scratch_areas(spec, self.where, self.transactions_dir))
             except OSError as exc:
                 return Plan(list(command), confined=False, refusal=(
                     f"Not run: the command's copy-on-write view could not be prepared: {exc}"))
@@ -368,13 +432,17 @@ class Sandbox:
         # namespace of its own gives the command back the person's ids
         ids = ("--unshare-user", "--uid", str(os.getuid()), "--gid", str(os.getgid())) \
             if began is not None else ()
+        first = binds(began.outside, began.outside_views(), spec) if began is not None else ()
         argv = bwrap_argv(spec, command, empty_file=str(self.private_dir() / "empty"),
                           bwrap=self.availability.bwrap or "bwrap",
-                          seccomp_fd=guard.fileno() if guard is not None else None, extra=ids)
+                          seccomp_fd=guard.fileno() if guard is not None else None, extra=ids,
+                          first=first)
         if began is not None:
             argv = began.wrap(argv)
+        home = str(self.where.home)
         return Plan(argv, confined=True, spec=spec, pass_files=tuple(passed),
-                    escapable=self.mode != "required", transaction=began, after=watch(
+                    escapable=self.mode != "required", transaction=began,
+                    caches=caches(home, self.env), home=home, refused=refused, after=watch(
                         self.where.root.as_posix(), self._lister, tree, private.git,
                         private.hooks_paths, private.git_config_files, self.where.protected,
                         str(state_dir(self.env) / "set-aside")))
@@ -401,11 +469,12 @@ class Sandbox:
             weakref.finalize(self, self._proxy.close)
         return self._proxy
 
-    def _channel(self, gate: Gate) -> BinaryIO:
-        """A new channel to the proxy whose connections are judged by ``gate``: its
-        inside end, as a file to pass (the runner closes it once the command started;
-        the proxy's end closes when the command and everything it left have gone)."""
-        inside = self.proxy().channel(gate)
+    def _channel(self, gate: Gate, refused: Refusals) -> BinaryIO:
+        """A new channel to the proxy whose connections are judged by ``gate`` (each
+        host kept out told to ``refused``): its inside end, as a file to pass (the
+        runner closes it once the command started; the proxy's end closes when the
+        command and everything it left have gone)."""
+        inside = self.proxy().channel(gate, refused)
         return open(inside.detach(), "rb", buffering=0)  # noqa: SIM115 - the plan's to close
 
     def close(self) -> None:

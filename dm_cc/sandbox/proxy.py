@@ -77,16 +77,22 @@ HOP_HEADERS = frozenset({b"proxy-connection", b"proxy-authorization", b"connecti
 
 
 Decide = Callable[[Sequence[Request]], Decision]   # a gate's decide
+Refusals = Callable[[str, str], None]               # told a host kept out, and why
 
 
 class Refused(Exception):
-    """Why a connection is not made: the HTTP status, reason and body to send."""
+    """Why a connection is not made: the HTTP status, reason and body to send; for a
+    host a rule keeps out (a 403), which host and why, as the channel's ``refused``
+    is told."""
 
-    def __init__(self, status: int, reason: str, text: str) -> None:
+    def __init__(self, status: int, reason: str, text: str, host: str = "",
+                 why: str = "") -> None:
         super().__init__(text)
         self.status = status
         self.reason = reason
         self.text = text
+        self.host = host
+        self.why = why
 
 
 # --------------------------------------------------------------------------- judging
@@ -102,14 +108,15 @@ def _denial(host: str, verdict: Verdict) -> Refused:
     return Refused(403, REFUSED, (
         f"{MARK} network access to {host} is not allowed: {why}. A network rule can allow "
         f'it, for example {{permission: network, pattern: "{host}", action: allow}} in a '
-        "policy file; or run the command outside the sandbox.\n"))
+        "policy file; or run the command outside the sandbox.\n"), host, why)
 
 
 def judge(decide: Decide, host: str) -> str:
     """The canonical host when the gate allows connecting to it; Refused otherwise."""
     requests = host_requests(host)
     if isinstance(requests, str):
-        raise Refused(403, REFUSED, f"{MARK} {host!r} cannot be judged: {requests}.\n")
+        raise Refused(403, REFUSED, f"{MARK} {host!r} cannot be judged: {requests}.\n", host,
+                      f"it cannot be judged: {requests}")
     decision = decide(requests)
     if decision.action != "allow":
         raise _denial(requests[0].pattern, decision.deciding[0])
@@ -135,7 +142,8 @@ def resolve(decide: Decide, host: str, port: int) -> list[tuple[int, tuple[str, 
                 verdict = decision.deciding[0]
                 raise Refused(403, REFUSED, (
                     f"{MARK} {host} resolves to {address}, and connecting to it is not "
-                    f"allowed: {verdict.rule.describe()} denies it.\n"))
+                    f"allowed: {verdict.rule.describe()} denies it.\n"), host,
+                    f"it resolves to {address}, which {verdict.rule.describe()} denies")
         addresses.append((family, (address, port)))
     return addresses
 
@@ -243,12 +251,14 @@ class Proxy:
         self._threads: set[threading.Thread] = set()
         self._closed = False
 
-    def channel(self, gate: Gate) -> socket.socket:
+    def channel(self, gate: Gate, refused: Refusals = lambda host, why: None) -> socket.socket:
         """A new channel judged by ``gate``: the end to pass into the sandbox (the
-        caller closes its copy once the command started). After :meth:`close`, a
-        channel whose other end is already closed."""
+        caller closes its copy once the command started); ``refused`` is told each
+        host a rule kept out, and why (from the channel's threads). After
+        :meth:`close`, a channel whose other end is already closed."""
         host_end, inside_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-        if not self._start(self._receive, host_end, gate, name="dm_cc-proxy"):
+        if not self._start(lambda conn, judged: self._receive(conn, judged, refused), host_end,
+                           gate, name="dm_cc-proxy"):
             host_end.close()
         return inside_end
 
@@ -296,7 +306,7 @@ class Proxy:
                 self._open.discard(conn)
             conn.close()
 
-    def _receive(self, channel: socket.socket, gate: Gate) -> None:
+    def _receive(self, channel: socket.socket, gate: Gate, refused: Refusals) -> None:
         """Take the connections sent over ``channel`` until it ends."""
         while True:
             try:
@@ -307,8 +317,9 @@ class Proxy:
                 return   # every holder of the inside end has gone: the command ended
             for fd in fds:
                 client = _client(fd)
-                if client is not None and not self._start(self._serve, client, gate,
-                                                          name="dm_cc-proxy-connection"):
+                if client is not None and not self._start(
+                        lambda conn, judged: self._serve(conn, judged, refused), client, gate,
+                        name="dm_cc-proxy-connection"):
                     client.close()
 
     def _track(self, conn: socket.socket) -> bool:
@@ -318,14 +329,16 @@ class Proxy:
             self._open.add(conn)
             return True
 
-    def _serve(self, conn: socket.socket, gate: Gate) -> None:
+    def _serve(self, conn: socket.socket, gate: Gate, refused: Refusals) -> None:
         upstream: socket.socket | None = None
         try:
             conn.settimeout(HEAD_TIMEOUT)
             try:
                 upstream, first = self._open_upstream(gate, _Reader(conn))
-            except Refused as refused:
-                _reply(conn, refused)
+            except Refused as refusal:
+                if refusal.host:
+                    refused(refusal.host, refusal.why)
+                _reply(conn, refusal)
                 return
             if not self._track(upstream):
                 return

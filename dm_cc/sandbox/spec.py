@@ -71,16 +71,18 @@ class SandboxSpec:
 
 def bwrap_argv(spec: SandboxSpec, command: Sequence[str], *, empty_file: str,
                bwrap: str = "bwrap", seccomp_fd: int | None = None,
-               extra: Sequence[str] = ()) -> list[str]:
+               extra: Sequence[str] = (), first: Sequence[str] = ()) -> list[str]:
     """The ``bwrap`` command line running ``command`` confined by ``spec``.
     ``empty_file`` is an empty regular file bound over each hidden file;
     ``seccomp_fd`` an open file bwrap reads a seccomp filter from (``--seccomp``,
-    see :mod:`dm_cc.sandbox.seccomp`), passed to bwrap under that number."""
+    see :mod:`dm_cc.sandbox.seccomp`), passed to bwrap under that number; ``first``
+    mounts made before the spec's (a transaction's scratch areas, which hold none
+    of the spec's mounts: :mod:`dm_cc.sandbox.outside`)."""
     argv = [bwrap, "--die-with-parent", "--new-session", "--cap-drop", "ALL",
             "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
     if spec.network != "on":
         argv.append("--unshare-net")
-    argv += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    argv += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", *first]
     for kind, mount in spec.mounts():
         if kind == "writable":
             argv += ["--bind", mount.path, mount.path]

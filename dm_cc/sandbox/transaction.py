@@ -42,7 +42,9 @@ from __future__ import annotations
 
 import contextlib
 import filecmp
+import functools
 import os
+import posixpath
 import shutil
 import stat
 import subprocess
@@ -56,11 +58,16 @@ OPAQUE = "user.overlay.opaque"
 OVERLAY_XATTRS = "user.overlay."
 # Mounted by the unshared shell, then bubblewrap exec'd in its place: $1 the
 # transaction's directory (lower, upper and work named relative to it, so no path
-# needs escaping in the mount options), $2 the project root, then bwrap's argv.
-MOUNT_SCRIPT = ('cd "$1" && mount -t overlay dm_cc -o '
-                'lowerdir=lower,upperdir=upper,workdir=work,userxattr "$2" '
+# needs escaping in the mount options), $2 the project root, $3 how many scratch
+# areas (outside/N/, each with its lower, upper, work and the view to mount:
+# :mod:`dm_cc.sandbox.outside`), then bwrap's argv.
+OVERLAY = ('view() { mount -t overlay dm_cc -o "lowerdir=$1/lower,upperdir=$1/upper,'
+           'workdir=$1/work,userxattr" "$2"; }; ')
+MOUNT_SCRIPT = (OVERLAY + 'cd "$1" && view . "$2" && n=$3 && i=0 && '
+                'while [ "$i" -lt "$n" ]; do view "outside/$i" "outside/$i/view" || break; '
+                'i=$((i + 1)); done && [ "$i" -eq "$n" ] '
                 '|| { echo "dm_cc: the command\'s copy-on-write view of the project could '
-                'not be set up" >&2; exit 125; }; shift 2; exec "$@"')
+                'not be set up" >&2; exit 125; }; shift 3; exec "$@"')
 NOT_SET_UP = 125
 OPENED = 64        # project directories a transaction keeps open while applying
 
@@ -103,7 +110,7 @@ def _try(directory: str) -> Support:
             done = subprocess.run(
                 [unshare, "--user", "--map-root-user", "--mount", "sh", "-c",
                  MOUNT_SCRIPT,
-                 "sh", str(base), str(base / "view"), "touch", str(base / "view" / "x")],
+                 "sh", str(base), str(base / "view"), "0", "touch", str(base / "view" / "x")],
                 capture_output=True, text=True, timeout=10, stdin=subprocess.DEVNULL)
             if done.returncode != 0 or not (base / "upper" / "x").exists():
                 error = done.stderr.strip().splitlines()
@@ -157,11 +164,13 @@ class Conflict(Exception):
 class Transaction:
     """One command's copy-on-write view of ``root`` (see the module docstring)."""
 
-    def __init__(self, root: str, base: Path, started: int) -> None:
+    def __init__(self, root: str, base: Path, started: int,
+                 outside: Sequence[str] = ()) -> None:
         self.root = root
         self.base = base
         self.upper = base / "upper"
         self.started = started
+        self.outside = tuple(outside)     # its scratch areas (outside/N/ each)
         self.same_fs = os.stat(base).st_dev == os.stat(root).st_dev
         self._changes: list[Change] | None = None
         self._opened: dict[str, int] = {}     # project directories reached, by path ("": root)
@@ -171,20 +180,41 @@ class Transaction:
         self._replaced: set[str] = set()   # paths whose kind the command changed
 
     @classmethod
-    def begin(cls, root: str, directory: Path) -> Transaction:
+    def begin(cls, root: str, directory: Path, outside: Sequence[str] = ()) -> Transaction:
+        """A new view of ``root``, and one of each scratch area in ``outside``
+        (absolute directories: :mod:`dm_cc.sandbox.outside`)."""
         directory.mkdir(parents=True, exist_ok=True, mode=0o700)
         base = Path(tempfile.mkdtemp(dir=directory, prefix="tx-"))
-        (base / "upper").mkdir()
-        (base / "work").mkdir()
-        (base / "lower").symlink_to(root)
+        for at, lower in [(base, root), *((base / "outside" / str(n), area)
+                                          for n, area in enumerate(outside))]:
+            for name in ("upper", "work", *(("view",) if at != base else ())):
+                (at / name).mkdir(parents=True)
+            (at / "lower").symlink_to(lower)
         # now, as the file system stamps a change (its coarse clock, not time.time)
-        return cls(root, base, os.lstat(base / "lower").st_ctime_ns)
+        return cls(root, base, os.lstat(base / "lower").st_ctime_ns, outside)
 
     def wrap(self, argv: Sequence[str]) -> list[str]:
-        """``argv`` (bubblewrap's, which must bind the root writable) run in a new user
-        and mount namespace where the root is the overlay."""
+        """``argv`` (bubblewrap's, which must bind the root writable, and each scratch
+        area's view on it: :meth:`outside_views`) run in a new user and mount
+        namespace where the root is the overlay."""
         return ["unshare", "--user", "--map-root-user", "--mount", "sh", "-c", MOUNT_SCRIPT,
-                "sh", str(self.base), self.root, *argv]
+                "sh", str(self.base), self.root, str(len(self.outside)), *argv]
+
+    def outside_views(self) -> list[str]:
+        """Where each scratch area's overlay is mounted (to bind on the area)."""
+        return [str(self.base / "outside" / str(n) / "view") for n in range(len(self.outside))]
+
+    def outside_changes(self, ignore: Callable[[str], bool] = lambda path: False
+                        ) -> list[tuple[str, Change]]:
+        """What the command wrote in its scratch areas, as ``(area, change)`` (``ignore``:
+        absolute paths the sandbox mounts on, as for :meth:`changes`). OSError when an
+        upper directory cannot be read."""
+        found: list[tuple[str, Change]] = []
+        for n, area in enumerate(self.outside):
+            view = Transaction(area, self.base / "outside" / str(n), self.started)
+            found += [(area, change) for change in view.changes(
+                ignore=functools.partial(_joined, ignore, area))]
+        return found
 
     # ------------------------------------------------------------------ listing
 
@@ -424,6 +454,10 @@ class Transaction:
 
 
 # ------------------------------------------------------------------ helpers
+
+def _joined(ignore: Callable[[str], bool], area: str, path: str) -> bool:
+    return ignore(posixpath.join(area, path))
+
 
 def _kind(mode: int) -> What:
     if stat.S_ISDIR(mode):

@@ -104,6 +104,13 @@ class ToolContext:
     # the most bytes one step may keep (None: no undo).
     undo: Callable[[str], UndoRecorder] | None = None
     undo_limit: int | None = None
+    # Where a running tool shows what it prints, as it prints it (the REPL keeps a
+    # command's last lines under the spinner); None: nowhere. Set for each call.
+    on_output: Callable[[str], None] | None = None
+    # Given what a tool had when the turn was cancelled under it (a command's output
+    # so far, saying it was cut): the loop records it as the call's result, for the
+    # model too, instead of "Cancelled". Set for each call.
+    on_cancel: Callable[[ToolOutput], None] | None = None
 
     @property
     def root(self) -> Path:

@@ -2,25 +2,33 @@
 
 The command gets an empty stdin and no controlling terminal (a new session), so a
 password prompt fails instead of hanging. stdout and stderr share one pipe, so the
-combined output keeps its order. A timeout or a cancellation kills the whole group.
+combined output keeps its order; what it prints is shown as it comes
+(``ToolContext.on_output``: the REPL keeps its last lines under the spinner). A
+timeout or a cancellation kills the whole group, and what it printed until then is
+kept, with a line saying it was cut: a timeout's in the result, a cancellation's
+handed to ``ToolContext.on_cancel`` (the loop records it instead of "Cancelled").
 When the command exits but a background job it started still holds the pipe, the
 output is returned after a short grace and the job is left running.
 
 The command runs confined when the loop hands the call a sandbox
 (``ToolContext.confine``): inside ``bwrap``, with what the policy allows it to
-write, read and reach. When it fails in a way the sandbox causes (a read-only file
-system, no network), the result says so and carries its ``sandbox_escape``
-requests, one per simple command (as bash rules read it): the loop may run that exact
-command line again unconfined when they are settled as allowed.
+write, read and reach. When the sandbox kept something of it from happening
+(:meth:`Plan.stopped`: what it wrote outside the project, a host the proxy
+refused) or it failed in a way the sandbox causes (a read-only file system, no
+network), the result says so and carries its ``sandbox_escape`` requests, one per
+simple command (as bash rules read it): the loop may run that exact command line
+again unconfined when they are settled as allowed.
 """
 
 from __future__ import annotations
 
 import asyncio
+import codecs
 import contextlib
 import os
 import signal
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import BinaryIO, ClassVar, NamedTuple
@@ -28,7 +36,7 @@ from typing import BinaryIO, ClassVar, NamedTuple
 from pydantic import BaseModel, Field
 
 from dm_cc.permissions import escape_requests
-from dm_cc.sandbox import Plan, stopped_by_sandbox
+from dm_cc.sandbox import Plan
 from dm_cc.tools.base import CatalogTool, ToolContext, ToolOutput
 
 DEFAULT_TIMEOUT = 120
@@ -63,19 +71,21 @@ class BashTool(CatalogTool[BashParams]):
         plan = ctx.confine(command) if ctx.confine is not None else Plan(command, confined=False)
         if plan.refusal is not None:
             return ToolOutput(plan.refusal, is_error=True)
-        ran = await run_plan(plan, ctx.cwd, params.timeout or DEFAULT_TIMEOUT)
+        ran = await run_plan(plan, ctx.cwd, params.timeout or DEFAULT_TIMEOUT,
+                             on_output=ctx.on_output, on_cancel=ctx.on_cancel)
         output = replace(ran.output(), landing=plan if plan.transaction else None)
-        why = stopped_by_sandbox(ran.text, plan.spec) if ran.code and plan.spec else None
-        if why is None:
+        stopped = plan.stopped(ran.text, ran.code) if ran.started else None
+        if stopped is None:
             return output
+        said = f"the sandbox {'stopped' if stopped.seen else 'may have stopped'} this: {stopped.why}"
         if not plan.escapable:
             return replace(output, output=(
-                f"{output.output}\n(the sandbox may have stopped this: {why}. The sandbox is "
-                "required here, so it cannot run outside it: do it inside the project or "
-                "$TMPDIR, or tell the user what is needed.)"))
-        return replace(output, output=f"{output.output}\n(the sandbox may have stopped this: {why})",
+                f"{output.output}\n({said}. The sandbox is required here, so it cannot run "
+                "outside it: do it inside the project or $TMPDIR, or tell the user what is "
+                "needed.)"))
+        return replace(output, output=f"{output.output}\n({said})",
                        escape=tuple(escape_requests(params.command,
-                                                    f"the sandbox stopped it: {why}")))
+                                                    f"the sandbox stopped it: {stopped.why}")))
 
 
 class _Capture:
@@ -106,9 +116,18 @@ class _Capture:
                 + self.tail.decode("utf-8", errors="replace"))
 
 
-async def _drain(reader: asyncio.StreamReader, capture: _Capture) -> None:
+async def _drain(reader: asyncio.StreamReader, capture: _Capture,
+                 on_output: Callable[[str], None] | None) -> None:
+    """Read the pipe to its end; what shows the output failing must not stop the
+    reading (the command would block on a full pipe)."""
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
     while chunk := await reader.read(1 << 16):
         capture.add(chunk)
+        if on_output is not None:
+            try:
+                on_output(decoder.decode(chunk))
+            except Exception:  # noqa: BLE001 - a display's bug; the output is still kept
+                on_output = None
 
 
 def _kill_group(proc: asyncio.subprocess.Process) -> None:
@@ -117,7 +136,8 @@ def _kill_group(proc: asyncio.subprocess.Process) -> None:
 
 
 class Ran(NamedTuple):
-    """A finished command: its output, exit code, and how it ended."""
+    """A finished command: its output, exit code, and how it ended (``seconds``: how
+    long it ran)."""
 
     text: str
     code: int | None
@@ -125,28 +145,48 @@ class Ran(NamedTuple):
     timed_out: bool = False
     lingering: bool = False
     started: bool = True
+    cancelled: bool = False
+    seconds: float = 0.0
 
     def output(self) -> ToolOutput:
         if not self.started:
             return ToolOutput(self.text, is_error=True)
-        return _result(self.text, self.code, self.timeout, self.timed_out, self.lingering)
+        return _result(self)
 
 
-async def run_plan(plan: Plan, cwd: Path, timeout: float) -> Ran:
+async def run_plan(plan: Plan, cwd: Path, timeout: float, *,
+                   on_output: Callable[[str], None] | None = None,
+                   on_cancel: Callable[[ToolOutput], None] | None = None) -> Ran:
     """Run a sandbox plan's command (``dm_cc sandbox run`` runs commands this way too),
-    then undo what no mount could hold (:meth:`Plan.settle`), saying so."""
-    ran = await run_command(plan.argv, cwd, timeout, pass_files=plan.pass_files)
+    then undo what no mount could hold (:meth:`Plan.settle`), saying so. Cancelled,
+    what it printed goes to ``on_cancel``, with what became of its changes
+    (:meth:`Plan.abandon`), before the cancellation goes on."""
+    cut: list[Ran] = []
+    try:
+        ran = await run_command(plan.argv, cwd, timeout, pass_files=plan.pass_files,
+                                on_output=on_output, on_cancel=cut.append)
+    except asyncio.CancelledError:
+        said = plan.abandon()
+        if on_cancel is not None and cut:
+            output = cut[0].output()
+            on_cancel(replace(output, output="\n".join(filter(None, (output.output, said)))))
+        raise
     undone = plan.settle()
     return ran if undone is None else ran._replace(text=ran.text.rstrip("\n") + "\n" + undone)
 
 
 async def run_command(argv: Sequence[str], cwd: Path, timeout: float, *,
-                      pass_files: Sequence[BinaryIO] = ()) -> Ran:
+                      pass_files: Sequence[BinaryIO] = (),
+                      on_output: Callable[[str], None] | None = None,
+                      on_cancel: Callable[[Ran], None] | None = None) -> Ran:
     """Run ``argv`` (``bash -c …``, or bwrap around it) in its own process group.
     ``pass_files`` (a sandbox plan's: the seccomp filter ``argv`` names by number)
-    are inherited under their numbers and closed here once the command started."""
+    are inherited under their numbers and closed here once the command started.
+    ``on_output`` is given the output as it comes (decoded); cancelled, the command
+    is killed and ``on_cancel`` given what it printed until then."""
     pass_fds = [file.fileno() for file in pass_files]
     read_fd, write_fd = os.pipe()
+    began = time.monotonic()
     try:
         proc = await asyncio.create_subprocess_exec(
             *argv, cwd=cwd, stdin=asyncio.subprocess.DEVNULL,
@@ -167,7 +207,7 @@ async def run_command(argv: Sequence[str], cwd: Path, timeout: float, *,
     try:
         transport, _ = await asyncio.get_running_loop().connect_read_pipe(
             lambda: asyncio.StreamReaderProtocol(reader), pipe)
-        drain = asyncio.create_task(_drain(reader, capture))
+        drain = asyncio.create_task(_drain(reader, capture, on_output))
         try:
             async with asyncio.timeout(timeout):
                 await proc.wait()
@@ -180,8 +220,10 @@ async def run_command(argv: Sequence[str], cwd: Path, timeout: float, *,
             await asyncio.wait({drain}, timeout=LINGER_SECONDS)
     except asyncio.CancelledError:
         _kill_group(proc)
-        with contextlib.suppress(Exception):
-            await asyncio.wait_for(proc.wait(), 5)
+        await _ended(proc, drain)
+        if on_cancel is not None:
+            on_cancel(Ran(capture.text(), proc.returncode, timeout, cancelled=True,
+                          seconds=time.monotonic() - began))
         raise
     finally:
         if drain is not None:
@@ -190,22 +232,35 @@ async def run_command(argv: Sequence[str], cwd: Path, timeout: float, *,
             transport.close()
         else:
             pipe.close()
-    return Ran(capture.text(), proc.returncode, timeout, timed_out, lingering)
+    return Ran(capture.text(), proc.returncode, timeout, timed_out, lingering,
+               seconds=time.monotonic() - began)
 
 
-def _result(text: str, code: int | None, timeout: float, timed_out: bool,
-            lingering: bool) -> ToolOutput:
-    lines = [text.rstrip("\n") or "(no output)"]
-    if timed_out:
-        lines.append(f"(timed out after {timeout:g} s: the command and its process group "
-                     "were killed)")
-    elif code:
-        killed = f" (killed by signal {_signal_name(-code)})" if code < 0 else ""
-        lines.append(f"exit code {code}{killed}")
-    if lingering:
+async def _ended(proc: asyncio.subprocess.Process, drain: asyncio.Task[None] | None) -> None:
+    """After a cancelled command's group was killed: wait for it to end, and for what
+    was still in the pipe; a second cancellation (Ctrl-C again) stops the wait, not
+    the cancellation under way."""
+    with contextlib.suppress(Exception, asyncio.CancelledError):
+        await asyncio.wait_for(proc.wait(), 5)
+        if drain is not None:
+            await asyncio.wait({drain}, timeout=LINGER_SECONDS)
+
+
+def _result(ran: Ran) -> ToolOutput:
+    lines = [ran.text.rstrip("\n") or "(no output)"]
+    if ran.cancelled:
+        lines.append(f"(cancelled by the user after {ran.seconds:.1f} s: the command and its "
+                     f"process group were killed; the output above is what it printed until then)")
+    elif ran.timed_out:
+        lines.append(f"(timed out after {ran.timeout:g} s: the command and its process group "
+                     "were killed; the output above is what it printed until then)")
+    elif ran.code:
+        killed = f" (killed by signal {_signal_name(-ran.code)})" if ran.code < 0 else ""
+        lines.append(f"exit code {ran.code}{killed}")
+    if ran.lingering:
         lines.append("(background processes still hold the output open; they keep running "
                      "and their later output is not captured)")
-    return ToolOutput("\n".join(lines), is_error=timed_out)
+    return ToolOutput("\n".join(lines), is_error=ran.timed_out or ran.cancelled)
 
 
 def _signal_name(number: int) -> str:

@@ -20,6 +20,9 @@ starts with ``@explore`` starts that subagent with the rest as its task. Ctrl-C 
 at the prompt it clears the line, and a second one at an empty prompt exits, as
 does Ctrl-D.
 
+A running command's last lines (its output as it comes) are under the spinner;
+after Ctrl-C what it printed is kept, on screen and for the model.
+
 Subagents: while a turn runs, each running child has a line under the spinner;
 their calls are printed indented under them (``ui/render.py``). Background
 children outlive the turn: their lines appear above the prompt, the toolbar
@@ -52,7 +55,7 @@ from dm_cc.ui import slash
 from dm_cc.ui.approval_prompt import ReplApprover
 from dm_cc.ui.prompt import Loaded, Prompt
 from dm_cc.ui.render import Shown, event_lines, progress_line
-from dm_cc.ui.screen import Screen
+from dm_cc.ui.screen import TAIL_LINES, Screen, Tail
 from dm_cc.ui.transcript import replay, session_notice
 from dm_cc.ui.trust_text import MAX_WIDTH, notice_lines, question_lines, untrusted
 
@@ -84,6 +87,7 @@ class Repl:
         self._loop: Loop | None = None
         self._ready: asyncio.Future[None] | None = None
         self.last_decision: tuple[ToolCall, Decision] | None = None
+        self.tails: dict[str, Tail] = {}   # by call id: what a running command printed
 
     # ------------------------------------------------------------------ the world, once loaded
 
@@ -141,7 +145,7 @@ class Repl:
                 world = self._trusted_world(ask)
                 loop = world.open_loop(self.approver, on_event=on_event,
                                        on_stream=self.on_stream, wait_background=False,
-                                       ask_trust=ask_trust)
+                                       ask_trust=ask_trust, on_output=self.on_output)
                 # these try bubblewrap (and the transactions): here, not in the toolbar
                 in_charge = world.agent(loop.next_agent or loop.agent.name)
                 warnings = tuple(w for w in (world.sandbox.warning(), world.auto_notice(in_charge))
@@ -214,7 +218,8 @@ class Repl:
         old = self.loop
         loop = self._loop = self.world.open_loop(self.approver, on_event=self.on_event,
                                                  on_stream=self.on_stream, fresh=True,
-                                                 wait_background=False)
+                                                 wait_background=False,
+                                                 on_output=self.on_output)
         loop.rt.model = old.rt.model   # the approvals are the World's, shared
         loop.next_agent = old.agent.name
         loop.rights.accept_edits = old.rights.accept_edits
@@ -237,6 +242,14 @@ class Repl:
                 self.screen.line("  its result reaches the model with your next message",
                                  "class:dim")
             self._invalidate()   # the toolbar counts running subagents
+
+    def on_output(self, call: ToolCall, text: str | None) -> None:
+        """What a running call prints: its last lines go under the spinner until it
+        ends (None)."""
+        if text is None:
+            self.tails.pop(call.id, None)
+        else:
+            self.tails.setdefault(call.id, Tail()).add(text)
 
     def on_stream(self, event: StreamEvent) -> None:
         if isinstance(event, TextDelta):
@@ -347,6 +360,7 @@ class Repl:
             yield
         finally:
             spinner.cancel()
+            self.tails.clear()
             screen.busy_since = None
             screen.clear_status()
             screen.fold()       # a reply that only thought
@@ -354,8 +368,14 @@ class Repl:
     async def _spin(self) -> None:
         while True:
             running = self._loop.subagents.running.values() if self._loop is not None else ()
-            self.screen.tick(time.monotonic(), [progress_line(work) for work in running])
+            self.screen.tick(time.monotonic(), [*(progress_line(work) for work in running),
+                                                *self._tail_lines()])
             await asyncio.sleep(0.1)
+
+    def _tail_lines(self) -> list[str]:
+        """The last lines of each running command (fewer each when several run)."""
+        count = TAIL_LINES if len(self.tails) <= 1 else 2
+        return [f"  │ {line}" for tail in self.tails.values() for line in tail.lines(count)]
 
     async def cancel_background(self, task_id: str | None = None) -> None:
         """Cancel this loop's background subagents (or the one ``task_id``) and wait

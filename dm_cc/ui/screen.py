@@ -1,6 +1,6 @@
 """The REPL's output: streamed text, whole styled lines, and a status area (the
-spinner, and a line per running subagent under it) that is erased before
-anything else is written.
+spinner, and under it a line per running subagent and a running command's last
+lines, :class:`Tail`) that is erased before anything else is written.
 
 Everything goes to prompt_toolkit's output of the current app session (a real
 terminal, or the pipe/plain-text output tests create), never to ``print``.
@@ -21,6 +21,7 @@ dim line, ``✻ thought for 3.2 s · Ctrl-O shows it`` (:mod:`dm_cc.ui.thinking`
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable, Sequence
 
@@ -69,6 +70,41 @@ SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 STATUS_LINES = 10      # at most: the spinner and the running subagents under it
 THINKING = "✻ "        # leads the thinking's line under the spinner, and its folded line
 FOLDED = THINKING + "thought for {seconds:.1f} s · Ctrl-O shows it"
+TAIL_LINES = 5         # a running command's last lines under the spinner
+TAIL_CHARS = 8192      # of its output kept for them
+# What a terminal would take as a command rather than text: CSI (colours, cursor
+# moves) and OSC (titles, links) sequences, and any other escape and its next char.
+_ESCAPES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b.?")
+
+
+class Tail:
+    """The last lines a running command printed, as the status area shows them: its
+    colours and cursor moves dropped, each line as a terminal would leave it after a
+    carriage return (a progress bar redrawn in place is its last state), blank
+    lines skipped. Only the end of the output is kept."""
+
+    def __init__(self) -> None:
+        self._text = ""
+
+    def add(self, text: str) -> None:
+        self._text = (self._text + text)[-TAIL_CHARS:]
+
+    def lines(self, count: int = TAIL_LINES) -> list[str]:
+        shown = []
+        for line in reversed(_ESCAPES.sub("", self._text).split("\n")):
+            line = _after_return(line).expandtabs(4).rstrip()
+            if line.strip():
+                shown.append(line)
+                if len(shown) == count:
+                    break
+        return shown[::-1]
+
+
+def _after_return(line: str) -> str:
+    """What is left of ``line`` on screen after its carriage returns (the text after
+    the last one that has text after it)."""
+    parts = [part for part in line.split("\r") if part]
+    return parts[-1] if parts else ""
 
 
 class Screen:
@@ -161,8 +197,9 @@ class Screen:
     # ------------------------------------------------------------------ the status area
 
     def tick(self, now: float, below: Sequence[str] = ()) -> None:
-        """Draw the spinner, and the lines ``below`` it (running subagents), when a
-        turn has been quiet for a moment."""
+        """Draw the spinner, and the lines ``below`` it (running subagents, a running
+        command's last lines), each cut to the width, when a turn has been quiet for
+        a moment."""
         if self.busy_since is None or self.paused or not self.at_line_start \
                 or now - self._last_write < 0.25:
             return

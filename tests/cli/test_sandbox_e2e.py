@@ -113,10 +113,15 @@ def test_an_allowed_program_is_held_to_the_policy_by_the_kernel(setup):
     done = setup.run()
     assert done.returncode == 0, done.stderr
     log = setup.log()
-    assert setup.tool_output(done).startswith("outside FAILED")
+    output = setup.tool_output(done)
     failed = [line.split()[0] for line in log if line.split()[1] == "FAILED"]
-    assert failed == ["outside", "policy", "user-config", "approvals", "secret", "network"], log
-    assert not (setup.outside / "escaped.txt").exists()
+    # outside the project the write goes to the command's scratch copy (a transaction's
+    # view): it "works" there, lands nowhere, and the sandbox says what it kept out
+    assert failed == ["policy", "user-config", "approvals", "secret", "network"], log
+    assert log[0] == "outside DONE" and not (setup.outside / "escaped.txt").exists()
+    assert (f"(the sandbox stopped this: it wrote outside the project, where the sandbox keeps "
+            f"no write: {setup.outside}/escaped.txt; none of it happened. The sandbox is "
+            "required here") in output
     assert (setup.root / ".dm_cc" / "policy.yaml").read_text() == "rules: []\n"
     assert (setup.dm_home / "config" / "config.yaml").read_text() == config
     assert not (setup.dm_home / "data" / "forged.json").exists()
@@ -130,7 +135,8 @@ def test_a_network_rule_opens_the_network(setup):
     done = setup.run()
     assert done.returncode == 0, done.stderr
     assert "network DONE hello from loopback" in setup.log()
-    assert "outside FAILED OSError" in setup.log()       # the rest still holds
+    assert "policy FAILED OSError" in setup.log()       # the rest still holds
+    assert not (setup.outside / "escaped.txt").exists()
 
 
 def test_required_refuses_to_run_without_bubblewrap(setup):
@@ -183,8 +189,8 @@ def test_a_stopped_command_says_so_and_is_not_run_unconfined_headless(setup):
     setup.user_config("sandbox: auto\n")   # `required` offers no escape at all
     done = setup.run(_write_outside(setup))
     output = setup.tool_output(done)
-    assert "Read-only file system" in output
-    assert "(the sandbox may have stopped this: it wrote outside the writable paths" in output
+    assert output.startswith("(no output)\n(the sandbox stopped this: it wrote outside the "
+                             f"project, where the sandbox keeps no write: {setup.outside}/")
     assert "did not let it run outside the sandbox" in output
     assert not (setup.outside / "escaped.txt").exists()
 
@@ -220,3 +226,24 @@ def test_a_project_policy_cannot_let_commands_out_of_the_sandbox(setup):
     done = setup.run(_write_outside(setup))
     assert not (setup.outside / "escaped.txt").exists()
     assert "a project's rules never open anything beyond the project" in done.stdout + done.stderr
+
+
+@needs_bwrap
+def test_a_push_to_a_local_remote_is_seen_as_stopped_whatever_git_said(setup):
+    """git's own error on a read-only remote ("unable to create temporary object
+    directory") never said "read-only": the sandbox now sees the writes themselves."""
+    remote = setup.tmp / "remote.git"
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run([*git, "init", "-q", "--bare", str(remote)], check=True)
+    for step in (["init", "-q"], ["commit", "-q", "--allow-empty", "-m", "one"],
+                 ["remote", "add", "origin", str(remote)]):
+        subprocess.run([*git, *step], cwd=setup.root, check=True, capture_output=True)
+    setup.user_config("sandbox: auto\n")
+    setup.policy(POLICY + '  - {permission: bash, pattern: "git push *", action: allow}\n')
+    output = setup.tool_output(setup.run("git push origin HEAD:main"))
+    assert (f"(the sandbox stopped this: it wrote outside the project, where the sandbox keeps "
+            f"no write: {remote}/objects (") in output
+    assert f"{remote}/refs/heads/main; none of it happened)" in output
+    assert "did not let it run outside the sandbox" in output       # headless: refused
+    assert not subprocess.run(["git", "-C", str(remote), "for-each-ref"], capture_output=True,
+                              text=True, check=True).stdout

@@ -300,7 +300,7 @@ def test_cancellation_leaves_a_loadable_session(project):
     asyncio.run(cancel_soon())
     stored = SessionStore(loop.session.path.parent).load(loop.session.info.id)
     assert [m.role for m in stored.messages] == ["user", "assistant", "tool"]
-    assert "Cancelled" in stored.messages[-1].content
+    assert "(cancelled by the user after " in stored.messages[-1].content
 
 
 def test_tools_denied_outright_are_not_offered(project):

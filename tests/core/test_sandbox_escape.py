@@ -9,6 +9,7 @@ import shlex
 from pathlib import Path
 
 import pytest
+from support.bwrap import kept_out as kept_out_of
 from support.trust import trust_project
 
 from dm_cc.compose import open_world
@@ -46,6 +47,11 @@ def run(loop: Loop, prompt: str = "go"):
     return asyncio.run(asyncio.wait_for(loop.run(prompt), timeout=60))
 
 
+def kept_out(loop: Loop, target: Path) -> str:
+    assert loop.rt.sandbox is not None
+    return kept_out_of(loop.rt.sandbox.transactional, target)
+
+
 def result_of(loop: Loop) -> str:
     return next(m.content for m in loop.session.messages if m.role == "tool")
 
@@ -61,7 +67,8 @@ def test_the_person_lets_a_stopped_command_run_outside(project, tmp_path):
     (escape,) = [v.request for v in asked.decision.verdicts]
     assert (escape.permission, escape.pattern) == ("sandbox_escape", read(target))
     assert "sandbox" in escape.note
-    assert "Read-only file system" in asked.stopped  # the person sees what it printed
+    # the person sees why: what the sandbox kept from happening, not a guess from its output
+    assert kept_out(loop, target) in asked.stopped
     assert result_of(loop).endswith("(run outside the sandbox)")
 
 
@@ -74,7 +81,7 @@ def test_a_refusal_with_feedback_keeps_the_confined_result_and_the_turn_goes_on(
     assert run(loop).text == "understood"
     assert not target.exists()
     text = result_of(loop)
-    assert "Read-only file system" in text
+    assert kept_out(loop, target) in text
     assert "did not let it run outside the sandbox: write it in the project" in text
 
 
@@ -88,7 +95,7 @@ def test_a_refusal_without_a_word_stops_the_turn_as_at_any_question(project, tmp
     assert run(loop).reason == "rejected"
     assert not target.exists()
     text = result_of(loop)
-    assert "Read-only file system" in text and "did not let it run outside the sandbox" in text
+    assert kept_out(loop, target) in text and "did not let it run outside the sandbox" in text
 
 
 def test_headless_never_escapes(project, tmp_path):

@@ -185,11 +185,29 @@ def test_the_bash_tool_offers_the_escape_when_the_proxy_refuses(sandbox, where, 
     params = BashParams(command=f"{FETCH} http://127.0.0.1:{web}/ok && {FETCH} http://localhost:{web}/")
     out = asyncio.run(BashTool().run(params, ctx))
     assert out.output.startswith("page /ok for")
-    assert "the sandbox may have stopped this: the sandbox's proxy refused a host" in out.output
+    assert out.output.endswith("(the sandbox stopped this: the sandbox's proxy refused localhost "
+                               "(no network rule allows it))")
     ok, refused = out.escape     # one sandbox_escape request per simple command
     assert ok.permission == refused.permission == "sandbox_escape"
     assert ok.pattern.endswith(f" http://127.0.0.1:{web}/ok")
     assert refused.pattern.endswith(f" http://localhost:{web}/")
+
+
+@needs_bwrap
+def test_a_refusal_is_known_from_the_proxy_whatever_the_command_printed(sandbox, where, web):
+    # the program swallows the error and succeeds: the proxy still knows what it refused
+    rules = gate(where, ("127.0.0.1", "allow"))
+    ctx = ToolContext(where, session_id="s", agent="build",
+                      confine=functools.partial(sandbox.confine, rules))
+    quiet = ("python3 -c 'import sys, urllib.request\ntry: urllib.request.urlopen(sys.argv[1])\n"
+             f"except Exception: pass' http://localhost:{web}/")
+    out = asyncio.run(BashTool().run(BashParams(command=quiet), ctx))
+    assert out.output.startswith("(no output)\n(the sandbox stopped this: the sandbox's proxy "
+                                 "refused localhost (no network rule allows it))")
+    assert [r.permission for r in out.escape] == ["sandbox_escape"]
+    allowed = asyncio.run(BashTool().run(BashParams(command=f"{FETCH} http://127.0.0.1:{web}/"),
+                                         ctx))
+    assert not allowed.escape and "sandbox" not in allowed.output, allowed.output
 
 
 @needs_bwrap

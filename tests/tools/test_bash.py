@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
 import time
 
@@ -117,3 +118,32 @@ def test_requests_come_from_the_parsed_command(ctx):
     assert requests[:2] == [("bash", "git status"), ("bash", "rm -rf build")]
     assert ("edit", "build") in requests          # rm's operand, found by the shell parser
     assert ("edit", "out.txt") in derive(TOOL, ctx, command="echo hi > out.txt")
+
+
+def test_output_is_shown_as_it_comes_and_a_failing_display_loses_nothing(ctx):
+    seen: list[str] = []
+
+    def show(text: str) -> None:
+        seen.append(text)
+        raise RuntimeError("a display's bug")
+
+    out = call(TOOL, dataclasses.replace(ctx, on_output=show),
+               command="printf 'caf\\xc3'; sleep 0.2; printf '\\xa9\\n'; seq 1 50000 | tail -1")
+    assert seen == ["caf"]                      # once, then no more: the reading went on
+    assert out.output == "café\n50000"
+
+
+def test_a_cancelled_command_hands_over_what_it_printed(ctx):
+    kept = []
+
+    async def scenario():
+        task = asyncio.create_task(TOOL.run(TOOL.Params(command="echo partial; sleep 30"),
+                                            dataclasses.replace(ctx, on_cancel=kept.append)))
+        await asyncio.sleep(0.3)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(scenario())
+    (out,) = kept
+    assert out.is_error and out.output.startswith("partial\n(cancelled by the user after 0.")

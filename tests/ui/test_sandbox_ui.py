@@ -11,10 +11,12 @@ from pathlib import Path
 
 import pytest
 import yaml
+from support.bwrap import kept_out
 from support.repl_driver import ENTER, drive
 from support.tmux import TMUX, Pane
 from support.trust import trust_project
 
+from dm_cc.compose import open_world
 from dm_cc.sandbox.host import availability
 from dm_cc.ui.approval_prompt import GRACE
 from dm_cc.ui.sandbox_text import ESCAPE_QUESTION
@@ -118,9 +120,11 @@ def test_yes_runs_the_stopped_command_outside_the_sandbox(project, allowed_pytho
     assert question.startswith(ESCAPE_QUESTION)
     assert "build's bash call: Write the probe file" in question
     assert f"$ python3 -c \"open('{target}'" in question
-    assert "│ PermissionError" in question or "│ OSError" in question  # what it printed
-    assert "Read-only file system" in question.split("the sandbox stopped it")[0]
-    assert "the sandbox stopped it: it wrote outside the writable paths" in question
+    seen = open_world(cwd=project).sandbox.transactional
+    said = kept_out(seen, target)
+    assert said in question.split("the sandbox stopped it")[0]      # what it printed
+    why = said if seen else "it wrote outside the writable paths"
+    assert f"the sandbox stopped it: {why}" in question
     assert f'asks: sandbox_escape "python3 -c open({str(target)!r}, ' in question
     assert '← ask sandbox_escape "*" at builtin:defaults' in question
     assert "(run outside the sandbox)" in question
@@ -136,7 +140,7 @@ def test_no_stops_the_turn_as_at_any_question_and_keeps_the_failed_result(
     assert not run.errors
     after = run.after(ESCAPE_QUESTION)
     assert "not run outside the sandbox" in after
-    assert "Read-only file system" in after
+    assert kept_out(open_world(cwd=project).sandbox.transactional, target) in after
     assert "The user did not let it run outside the sandbox." in after
     assert "the turn went on" not in after
     assert not target.exists()
@@ -200,8 +204,11 @@ def test_in_a_terminal_the_toolbar_and_the_escape_question_read_well(project, al
         assert lines[at + 1] == "  build's bash call: Write the probe file"
         assert lines[at + 2].startswith("  $ python3 -c")
         printed = [line for line in lines[at + 3:] if line.startswith("  │ ")]
-        assert any("Read-only file system" in line for line in printed)
+        said = kept_out(open_world(cwd=project).sandbox.transactional, target)
+        assert said.split(":")[0] in "".join(printed)
         after = at + 3 + len(printed)
+        while not lines[after].startswith("  the sandbox stopped it: "):  # a wrapped line
+            after += 1
         assert lines[after].startswith("  the sandbox stopped it: it wrote outside")
         assert lines[after + 1].startswith('  asks: sandbox_escape "python3 -c open(')
         legend = "".join(lines).replace(" ", "")          # it may wrap, at a space too
