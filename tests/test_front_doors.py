@@ -51,7 +51,7 @@ EXPORTS: dict[str, list[str]] = {
         "ChatModel", "ModelError", "ModelReply", "OnStream", "StreamEvent", "TextDelta", "ToolSpec",
         "Usage", "WarmsUp", "make_model",
     ],
-    "mcp": ["McpServers"],
+    "mcp": ["Listings", "McpServers", "ServerStatus"],
     "package": ["__version__"],
     "permissions": [
         "ACTIONS", "Action", "Candidate", "Ceiling", "DEFAULT_PROTECTED", "DEFAULT_RULE",

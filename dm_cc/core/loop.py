@@ -18,7 +18,7 @@ would pass COMPACT_AT of the context window, older turns are summarised first
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -65,6 +65,10 @@ class Runtime:
     sandbox: Sandbox | None = None      # where shell commands run confined (None: unconfined)
     audit: AuditLog | None = None       # where every enforced decision is recorded
     undo: UndoStore | None = None       # where tools keep what they change (None: nothing kept)
+    # Before each model request: the tools as they are now and what each permission
+    # does with them (None: ``tools`` and ``capabilities`` never change). MCP servers
+    # starting in the background add their tools once they list them.
+    refresh: Callable[[], Awaitable[tuple[Sequence[Tool[Any]], Capabilities]]] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,6 +183,7 @@ class Loop:
     async def query(self) -> ModelReply:
         for text in self.subagents.take_finished():  # background results, never mid-call
             self.session.append(Message("user", text, agent=self.agent.name, synthetic=True))
+        await self._refresh_tools()
         window = self.rt.model.context_window
         if window and self.context_tokens() > compaction.COMPACT_AT * window:
             await self.compact(automatic=True)
@@ -191,6 +196,19 @@ class Loop:
                                     tool_calls=reply.tool_calls, reasoning=reply.reasoning))
         self.window.counted(reply.usage)
         return reply
+
+    async def _refresh_tools(self) -> None:
+        """Take the session's tools as they are now (``Runtime.refresh``): a tool that
+        joined is offered from this request on, and read-only rights count it."""
+        if self.rt.refresh is None:
+            return
+        tools, capabilities = await self.rt.refresh()
+        if tools is not self.rt.tools:
+            self.rt.tools = tools
+            self.calls.tools = {tool.name: tool for tool in tools}
+        if capabilities is not self.rt.capabilities:
+            self.rt.capabilities = capabilities
+            self.rights.use(capabilities)
 
     async def compact(self, *, automatic: bool = False) -> Compacted | None:
         """Summarise the older turns (core/compaction.py); None: nothing to summarise."""
