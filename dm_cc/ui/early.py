@@ -11,10 +11,12 @@ piped input or output nothing is drawn early.
 Enter stays Enter. A terminal in its ordinary (cooked) mode turns the Enter key's
 carriage return into a newline as it queues it, and prompt_toolkit reads a newline
 as Ctrl-J, "insert a new line": a message sent before the REPL took over would sit
-in the input box, never sent. So, for as long as dm_cc runs, the terminal keeps a
-carriage return as typed (``stty -icrnl``): keys typed before the REPL reads them
-(at start, or while a turn runs) arrive as they were pressed, Enter sends. The
-terminal's settings are put back as they were when dm_cc exits.
+in the input box, never sent. So from the first prompt until the REPL takes over
+(:func:`give_back`, as its first prompt is drawn: keys already queued keep their
+carriage return) the terminal keeps a carriage return as typed (``stty -icrnl``).
+Only that long: in cooked mode a terminal pastes a newline as a carriage return
+too, so a paste while a turn runs would become one message per line. The settings
+are put back at exit as well, should the REPL never take over.
 
 No import here may be heavy: this runs before anything else of the REPL.
 """
@@ -47,8 +49,12 @@ def early_prompt() -> bool:
     return True
 
 
+_kept: list[tuple[int, list[Any]]] = []   # the terminal and its settings before keep_enter
+
+
 def keep_enter(fd: int) -> None:
-    """Keep a carriage return as typed until dm_cc exits (see the module docstring)."""
+    """Keep a carriage return as typed until :func:`give_back` (see the module
+    docstring)."""
     try:
         before = termios.tcgetattr(fd)
         after = termios.tcgetattr(fd)
@@ -56,9 +62,14 @@ def keep_enter(fd: int) -> None:
         termios.tcsetattr(fd, termios.TCSANOW, after)
     except termios.error:
         return
-    atexit.register(_restore, fd, before)
+    _kept.append((fd, before))
+    atexit.register(give_back)
 
 
-def _restore(fd: int, attributes: list[Any]) -> None:
-    with contextlib.suppress(termios.error):
-        termios.tcsetattr(fd, termios.TCSANOW, attributes)
+def give_back() -> None:
+    """Put the terminal's settings back as they were before :func:`keep_enter`
+    (nothing when it kept none)."""
+    while _kept:
+        fd, before = _kept.pop()
+        with contextlib.suppress(termios.error):
+            termios.tcsetattr(fd, termios.TCSANOW, before)

@@ -53,6 +53,7 @@ from dm_cc.errors import DmccError
 from dm_cc.llm import ModelError, StreamEvent, TextDelta, WarmsUp
 from dm_cc.ui import slash
 from dm_cc.ui.approval_prompt import ReplApprover
+from dm_cc.ui.early import give_back
 from dm_cc.ui.prompt import Loaded, Prompt
 from dm_cc.ui.render import Shown, event_lines, progress_line
 from dm_cc.ui.screen import Screen
@@ -108,6 +109,12 @@ class Repl:
         if self._world is None or self._loop is None:
             return None
         return Loaded(self._world, self._loop, self._untrusted)
+
+    def _taken_over(self) -> None:
+        """The first prompt is drawn: the terminal is the REPL's (``ui/early.py``
+        kept Enter as typed until now), and the world starts loading."""
+        give_back()
+        self._start_loading()
 
     def _start_loading(self) -> None:
         """Load the world in a thread; the prompt is already on screen."""
@@ -302,7 +309,7 @@ class Repl:
         first = True
         while True:
             try:
-                text = await self.prompt.read(self._start_loading if first else None)
+                text = await self.prompt.read(self._taken_over if first else None)
             except KeyboardInterrupt:
                 if interrupted:
                     return await self._goodbye()

@@ -17,7 +17,7 @@ from support.repl_driver import ENTER, SIGINT, drive
 from support.tmux import TMUX, dm_cc_pane
 
 from dm_cc.config import config_dir
-from dm_cc.ui.early import _restore, keep_enter
+from dm_cc.ui.early import give_back, keep_enter
 from dm_cc.ui.repl import WAITING
 
 HELLO = [{"text": "Hello there."}, {"text": "Again."}]
@@ -48,7 +48,8 @@ def test_ctrl_c_while_it_waits_keeps_the_message_unsent_and_gives_it_back(projec
 def test_enter_typed_before_the_repl_takes_over_stays_enter():
     """A terminal in its ordinary mode turns Enter's carriage return into a newline as
     it queues it, and prompt_toolkit reads a newline as "insert a new line": the
-    early prompt keeps it a carriage return, and puts the terminal back at exit."""
+    early prompt keeps it a carriage return until the REPL takes over; a key queued
+    before then stays as typed."""
     main, side = pty.openpty()
     try:
         before = termios.tcgetattr(side)
@@ -56,10 +57,11 @@ def test_enter_typed_before_the_repl_takes_over_stays_enter():
         keep_enter(side)
         assert not termios.tcgetattr(side)[0] & termios.ICRNL
         os.write(main, b"hi\r")
+        time.sleep(0.2)                        # the terminal takes the keys in (a kernel worker)
+        give_back()                            # the REPL takes over: settings as they were
+        assert termios.tcgetattr(side) == before
         termios.tcsetattr(side, termios.TCSANOW, _raw(termios.tcgetattr(side)))
         assert os.read(side, 10) == b"hi\r"   # as typed: Enter
-        _restore(side, before)
-        assert termios.tcgetattr(side) == before
     finally:
         os.close(main)
         os.close(side)
@@ -78,8 +80,8 @@ def test_in_a_terminal_early_enter_sends_and_mcp_trouble_never_stops_the_repl(pr
     and is sent once loaded; a typo in one MCP server's entry skips that server with
     its file:line. Start 2: a message waits for a server still starting, Ctrl-C
     cancels it, and Ctrl-D leaves while the server still starts: no traceback, and
-    the server is stopped. (Each start after the first is begun by Enter at the
-    shell's `read`: the terminal's settings were put back.)"""
+    the server is stopped. (The second start is begun by Enter at the shell's
+    `read`: the terminal's settings were put back.)"""
     config = config_dir() / "config.yaml"
     config.parent.mkdir(parents=True)
     (config_dir() / "policy.yaml").write_text("rules:\n" + "".join(
