@@ -102,7 +102,7 @@ class World:
         self.home = home_dir(env)
         self.project = find_project(self.cwd, self.home)
         self.root = self.project.root
-        self._gates: dict[tuple[str, bool | None], Gate] = {}
+        self._gates: dict[tuple[str, bool | None, int], Gate] = {}
         self._mcp: McpServers | None = None
         self._mcp_started = False
 
@@ -337,8 +337,10 @@ class World:
     # ------------------------------------------------------------------ MCP servers
 
     def mcp_definitions(self) -> list[ServerDefinition]:
-        """The MCP servers the settings define and do not disable, in order."""
-        return [server for server in self.settings.mcp.values() if not server.disabled]
+        """The MCP servers the settings define and do not disable, in order (an entry
+        that is broken is skipped: :meth:`start_mcp` says why)."""
+        return [server for server in self.settings.mcp.values()
+                if not server.disabled and not server.broken]
 
     def mcp_trust(self, server: ServerDefinition) -> Trust:
         """Whether ``server`` may start (a project's only once approved)."""
@@ -346,12 +348,19 @@ class World:
 
     def start_mcp(self, ask: AskTrust | None = None,
                   notify: Callable[[str], None] = lambda text: None,
-                  agent: str | None = None) -> McpServers | None:
-        """Start the MCP servers this session may run, once per World (None: none
-        started; a second call returns what the first started). A project's server
-        that is not approved is put to ``ask``; not approved (or nobody to ask), it
-        is not started and ``notify`` says why and how to approve it. A server that
-        fails to start is told to ``notify`` too.
+                  agent: str | None = None, *, every: bool = True) -> McpServers | None:
+        """Start the MCP servers this session may run, in the background, once per
+        World (None: none may start; a second call returns what the first started).
+        ``every``: begin starting each now (the REPL, ``dm_cc mcp list``); else only
+        those whose tools are not known from an earlier listing, the others at their
+        first call (``dm_cc run``: a run that calls none starts none). Nothing here
+        waits for a server: :meth:`McpServers.listed`, :meth:`McpServers.start`.
+
+        An entry of the settings that is broken is skipped, and ``notify`` says why
+        (``file:line``). A project's server that is not approved is put to ``ask``;
+        not approved (or nobody to ask), it is not started and ``notify`` says why
+        and how to approve it. A server that fails to start is told to ``notify``
+        too, from the servers' thread, when it fails.
 
         Stdio servers run inside the sandbox (the mode permitting), with the spec of
         ``agent``'s policy (the session's; default the default agent) for a server:
@@ -362,6 +371,9 @@ class World:
         self._mcp_started = True
         from dm_cc.config import STARTING_TRUST
 
+        for server in self.settings.mcp.values():
+            if server.broken and not server.disabled:
+                notify(f"MCP server {server.name} is skipped: {server.broken}")
         definitions = self.mcp_definitions()
         trusted: dict[str, str] = {}
         if any(server.origin == "project" for server in definitions):
@@ -385,7 +397,8 @@ class World:
             starting.append(server)
         if not starting:
             return None
-        from dm_cc.mcp import McpServers
+        from dm_cc.config import cache_dir
+        from dm_cc.mcp import Listings, McpServers, ServerStatus
 
         gate = self.server_gate(agent)
         sandbox = self.sandbox
@@ -393,14 +406,25 @@ class World:
         def confine(argv: list[str], cwd: Path) -> Plan:
             return sandbox.confine(gate, argv, cwd=str(cwd), server=True)
 
-        self._mcp = McpServers(starting, self.root, self.env, confine=confine)
-        self._gates.clear()  # their tools' effects are known now (read-only agents' rights)
-        for status in self._mcp.start():
+        told: set[str] = set()   # servers whose tools left out were named
+
+        def started(status: ServerStatus) -> None:
+            name = status.definition.name
             if status.state != "running":
-                notify(f"MCP server {status.definition.name} did not start: {status.error}")
-            elif status.left_out:
-                notify(f"MCP server {status.definition.name}: tools left out, their names "
-                       f"would be too long for the model: {', '.join(status.left_out)}")
+                notify(f"MCP server {name} did not start: {status.error}")
+            elif status.left_out and name not in told:
+                told.add(name)
+                notify(f"MCP server {name}: tools left out, their names would be too long "
+                       f"for the model: {', '.join(status.left_out)}")
+
+        self._mcp = McpServers(starting, self.root, self.env, confine=confine,
+                               listings=Listings(cache_dir(self.env) / "mcp-tools", self.root,
+                                                 self.env),
+                               on_started=started)
+        for status in self._mcp.statuses():   # as listed last time
+            if status.left_out:
+                started(status)
+        self._mcp.start_background(unknown_only=not every)
         return self._mcp
 
     def close(self) -> None:
@@ -447,7 +471,8 @@ class World:
         answers = answers or {}
         approvals = (*answers.get(agent.name, ()), *approvals)
         cacheable = not (under or approvals or session_id is not None)
-        key = (agent.name, transactional)
+        # the MCP servers' tools count (read-only agents' rights): as they are now
+        key = (agent.name, transactional, self._mcp.version if self._mcp is not None else 0)
         if cacheable and key in self._gates:
             return self._gates[key]
         capabilities = self.capabilities()   # the MCP servers' tools, when started, too
@@ -527,12 +552,15 @@ class World:
                   on_event: Callable[[Event], None] = lambda event: None,
                   on_stream: OnStream | None = None, fresh: bool = False,
                   wait_background: bool = True, ask_trust: AskTrust | None = None,
-                  on_output: Callable[[ToolCall, str | None], None] | None = None) -> Loop:
+                  on_output: Callable[[ToolCall, str | None], None] | None = None,
+                  start_servers: bool = False) -> Loop:
         """THE loop of a session, as every front end and test gets it: the session the
         options name (resumed, continued or new; ``fresh``: always new), the model the
         options and settings name (or ``model``: a test's), the built-in tools and
         those of the MCP servers it may start (:meth:`start_mcp`, asking
-        ``ask_trust``; :meth:`close` stops them) -- or ``tools`` --, the approvals
+        ``ask_trust``; ``start_servers``: every one now, in the background, else only
+        those whose tools are not known yet; :meth:`close` stops them; their tools
+        join as they are listed, :class:`SessionTools`) -- or ``tools`` --, the approvals
         saved and given in this process, the sandbox, the audit log, the undo store.
         ``wait_background``: see :class:`~dm_cc.core.loop.Loop`; ``on_output``: what a
         running call prints, as it comes (:class:`~dm_cc.core.loop.Runtime`). ``continue_last``
@@ -564,15 +592,23 @@ class World:
             raise UsageError(NO_MODEL)
         if session is None:
             session = store.create(self.root, agent=agent.name)
+        refresh = None
         if tools is None:
-            servers = self.start_mcp(ask_trust, lambda text: on_event(Notice(text)), agent.name)
-            tools = [*builtin_tools(), *(servers.tools() if servers is not None else [])]
+            def notify(text: str) -> None:
+                on_event(Notice(text))
+
+            servers = self.start_mcp(ask_trust, notify, agent.name, every=start_servers)
+            session_tools = SessionTools(self, builtin_tools(), servers, notify)
+            tools, capabilities = session_tools.now()
+            refresh = session_tools.refresh if servers is not None else None
+        else:
+            capabilities = self.capabilities(tools)
         if logger.isEnabledFor(logging.DEBUG):     # --verbose: every event in the log too
             on_event = _logged(on_event)
         runtime = Runtime(policy=self.in_force, agents=self.agents, tools=tools,
                           model=model or self.make_model(model_name),  # type: ignore[arg-type]
-                          approver=approver, where=self.where,
-                          capabilities=self.capabilities(tools), on_event=on_event,
+                          approver=approver, where=self.where, refresh=refresh,
+                          capabilities=capabilities, on_event=on_event,
                           on_stream=on_stream, on_output=on_output, approvals=self.answers,
                           models=self.make_model,
                           max_task_depth=self.settings.max_task_depth, sandbox=self.sandbox,
@@ -588,6 +624,40 @@ def _logged(on_event: Callable[[Event], None]) -> Callable[[Event], None]:
         logger.debug("event: %s", repr(event)[:LOGGED])
         on_event(event)
     return log_and_emit
+
+
+class SessionTools:
+    """A session's tools: the built-in ones and those its MCP servers offer, which
+    change as the servers start in the background (docs/mcp.md, "Starting").
+
+    :meth:`now` gives the tools and what each permission does with them (read-only
+    agents' rights), the same objects until the servers' offer changes; the loop
+    awaits :meth:`refresh` before each model request, which first waits for the
+    servers whose tools are not known yet (saying so), so the model is always told
+    every tool."""
+
+    def __init__(self, world: World, builtin: Sequence[Tool[Any]], servers: McpServers | None,
+                 notify: Callable[[str], None]) -> None:
+        self.world = world
+        self.builtin = list(builtin)
+        self.servers = servers
+        self.notify = notify
+        self._now: tuple[int, list[Tool[Any]], Capabilities] | None = None
+
+    def now(self) -> tuple[list[Tool[Any]], Capabilities]:
+        version = self.servers.version if self.servers is not None else 0
+        if self._now is None or self._now[0] != version:
+            tools = [*self.builtin, *(self.servers.tools() if self.servers is not None else [])]
+            self._now = (version, tools, self.world.capabilities(tools))
+        return self._now[1], self._now[2]
+
+    async def refresh(self) -> tuple[list[Tool[Any]], Capabilities]:
+        if self.servers is not None and (waiting := self.servers.unlisted()):
+            self.notify(f"waiting for MCP server{'s' if len(waiting) > 1 else ''} "
+                        f"{', '.join(waiting)} to list {'their' if len(waiting) > 1 else 'its'} "
+                        "tools")
+            await self.servers.listed()
+        return self.now()
 
 
 def _said(rule: Rule) -> str:

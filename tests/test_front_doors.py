@@ -53,7 +53,7 @@ EXPORTS: dict[str, list[str]] = {
         "TextDelta", "ToolSpec",
         "Usage", "WarmsUp", "make_model",
     ],
-    "mcp": ["McpServers"],
+    "mcp": ["Listings", "McpServers", "ServerStatus"],
     "package": ["__version__"],
     "permissions": [
         "ACTIONS", "Action", "Candidate", "Ceiling", "DEFAULT_PROTECTED", "DEFAULT_RULE",

@@ -38,6 +38,8 @@ def _server(world: World, name: str) -> ServerDefinition:
     if name not in servers:
         known = ", ".join(servers) or f"none is configured (mcp.servers in {PROJECT_DIR}/config.yaml)"
         raise UsageError(f"no MCP server {name!r} (known: {known})")
+    if servers[name].broken:
+        raise UsageError(f"MCP server {name} cannot be used: {servers[name].broken}")
     return servers[name]
 
 
@@ -45,6 +47,8 @@ def _rows(world: World, agent: str) -> list[dict[str, Any]]:
     """Every configured server as a JSON-ready record (starting those that may)."""
     judged = world.agent(agent)  # UsageError naming the known agents, before any server starts
     running = world.start_mcp()
+    if running is not None:
+        running.start()   # every one, waited for (each within its timeout)
     # a subagent is judged as build's child, as the loop judges it (its parent bounds it)
     gate = world.gate(judged, under=[DEFAULT_AGENT] if judged.mode == "subagent" else [])
     return server_rows(world, running, gate)

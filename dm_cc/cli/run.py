@@ -38,11 +38,15 @@ JSON_HELP = ("print JSON Lines on stdout: a session record, every event (tool_de
 
 
 def _say(line: str) -> None:
-    print(f"dm_cc: {line}", file=sys.stderr, flush=True)
+    """One line on stderr, written whole (an MCP server's notice may come from its
+    thread)."""
+    sys.stderr.write(f"dm_cc: {line}\n")
+    sys.stderr.flush()
 
 
 def _record(record: dict[str, Any]) -> None:
-    print(json.dumps(record, ensure_ascii=False), flush=True)
+    sys.stdout.write(json.dumps(record, ensure_ascii=False) + "\n")
+    sys.stdout.flush()
 
 
 def read_prompt(argument: str) -> str:
@@ -80,21 +84,25 @@ def _run(args: argparse.Namespace) -> int:
 def _turn(args: argparse.Namespace, world: World, prompt: str,
           emit: Callable[[Event], None]) -> int:
     import asyncio
+    import threading
 
     from dm_cc.agents import mentioned
     from dm_cc.core import AskFailed, HeadlessApprover
     from dm_cc.llm import ModelError
     from dm_cc.ui import failure_json, result_json
 
-    opening: list[Event] = []   # notices while it opens (MCP servers) follow the session record
+    # notices while it opens (MCP servers) follow the session record; those of the MCP
+    # servers come from their thread, whenever one fails: one event at a time, in order
+    opening: list[Event] | None = []
+    lock = threading.Lock()
 
     def on_event(event: Event) -> None:
-        if not started:
-            opening.append(event)
-        else:
-            emit(event)
+        with lock:
+            if opening is not None:
+                opening.append(event)
+            else:
+                emit(event)
 
-    started = False
     named = mentioned(world.agents, prompt)   # `@explore find …` starts that subagent
     loop = world.open_loop(HeadlessApprover(args.on_ask), on_event=on_event)
     session = loop.session
@@ -103,9 +111,10 @@ def _turn(args: argparse.Namespace, world: World, prompt: str,
         if warning is not None:
             _say(warning)
     _opening(args, session, world.root)
-    started = True
-    for event in opening:
-        emit(event)
+    with lock:
+        for event in opening or ():
+            emit(event)
+        opening = None
 
     def stopped(kind: str, message: str) -> None:
         if args.json:

@@ -80,6 +80,7 @@ class ServerDefinition:
     disabled: bool = False
     written: str = "{}"                      # the definition as written, canonical JSON
     files: tuple[NamedFile, ...] = ()        # what its command line names (a project's)
+    broken: str = ""                         # why the entry cannot be used: never started
 
     @property
     def transport(self) -> Literal["stdio", "http"]:
@@ -214,7 +215,12 @@ def parse_servers(section: Any, origin: Origin, shown: str,
                   root: Path | None = None) -> dict[str, ServerDefinition]:
     """The ``mcp:`` section of one settings file → its servers by name; with the
     project ``root`` (a project's file), each stdio server's named files too.
-    SettingsError naming ``file:line`` for a bad entry or a missing variable."""
+
+    A bad entry (an unknown key, a missing variable, a bad name) spoils that server
+    only: it is kept as a :attr:`ServerDefinition.broken` definition, whose
+    ``broken`` is the SettingsError's text (``file:line: …``), and never started;
+    the other servers, and everything else the file sets, still count. A section
+    that is not ``servers:`` of a mapping is a SettingsError."""
     if section is None:
         return {}
 
@@ -230,10 +236,15 @@ def parse_servers(section: Any, origin: Origin, shown: str,
     found = {}
     for name, spec in servers.items():
         loc: LinePath = ("servers", name)
-        if not isinstance(name, str) or not SERVER_NAME.fullmatch(name):
-            raise fail(loc, f"mcp.servers: bad server name {name!r} (letters, digits, '-', "
-                            "and single '_' between them)")
-        server = _definition(name, spec, origin, shown, lines, env, fail)
+        try:
+            if not isinstance(name, str) or not SERVER_NAME.fullmatch(name):
+                raise fail(loc, f"mcp.servers: bad server name {name!r} (letters, digits, "
+                                "'-', and single '_' between them)")
+            server = _definition(name, spec, origin, shown, lines, env, fail)
+        except SettingsError as exc:
+            source = f"{shown}:{line_of(lines, ('mcp', *loc))}"
+            found[str(name)] = ServerDefinition(str(name), origin, source, broken=str(exc))
+            continue
         if root is not None and server.command is not None:
             server = replace(server, files=named_files(server.argv, server.directory(root),
                                                        root, env.get("PATH")))

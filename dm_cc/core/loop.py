@@ -21,7 +21,7 @@ import asyncio
 import json
 import logging
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -75,6 +75,10 @@ class Runtime:
     audit: AuditLog | None = None       # where every enforced decision is recorded
     undo: UndoStore | None = None       # where tools keep what they change (None: nothing kept)
     temperature: float | None = None    # for an agent that sets none (None: the model's default)
+    # Before each model request: the tools as they are now and what each permission
+    # does with them (None: ``tools`` and ``capabilities`` never change). MCP servers
+    # starting in the background add their tools once they list them.
+    refresh: Callable[[], Awaitable[tuple[Sequence[Tool[Any]], Capabilities]]] | None = None
 
 
 def own_ids(calls: Sequence[ToolCall]) -> tuple[ToolCall, ...]:
@@ -223,6 +227,7 @@ class Loop:
     async def query(self) -> ModelReply:
         for text in self.subagents.take_finished():  # background results, never mid-call
             self.session.append(Message("user", text, agent=self.agent.name, synthetic=True))
+        await self._refresh_tools()
         window = self.rt.model.context_window
         if window and self.context_tokens() > compaction.COMPACT_AT * window:
             await self.compact(automatic=True)
@@ -251,6 +256,19 @@ class Loop:
                      [f"{c.name} {c.id} (the model's {c.wire_id})" for c in reply.tool_calls],
                      reply.usage)
         return reply
+
+    async def _refresh_tools(self) -> None:
+        """Take the session's tools as they are now (``Runtime.refresh``): a tool that
+        joined is offered from this request on, and read-only rights count it."""
+        if self.rt.refresh is None:
+            return
+        tools, capabilities = await self.rt.refresh()
+        if tools is not self.rt.tools:
+            self.rt.tools = tools
+            self.calls.tools = {tool.name: tool for tool in tools}
+        if capabilities is not self.rt.capabilities:
+            self.rt.capabilities = capabilities
+            self.rights.use(capabilities)
 
     async def compact(self, *, automatic: bool = False) -> Compacted | None:
         """Summarise the older turns (core/compaction.py); None: nothing to summarise."""

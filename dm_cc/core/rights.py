@@ -99,6 +99,12 @@ class Rights:
         return Rights(self.policy, self.agents, self.approvals, self.capabilities, session,
                       parent=self, notify=notify or self.notify)
 
+    def use(self, capabilities: Capabilities) -> None:
+        """What each permission does from now on (a session's MCP tools joined): the
+        gate is compiled again."""
+        self.capabilities = capabilities
+        self._gate = None
+
     # ------------------------------------------------------------------ the gate
 
     def gate(self) -> Gate:

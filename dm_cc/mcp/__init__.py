@@ -3,6 +3,7 @@
     names.py      mcp__<server>__<tool>: sanitised names, collisions refused (pure)
     stdio.py      a stdio server's process: its own process group, killed whole
     connection.py one server's session: start, list tools, call, stop, restart
+    listing.py    what each server listed last time, kept: its tools without starting it
     manager.py    every server of a session, in one thread with its own event loop
     tools.py      each server tool as a dm_cc Tool (gated like any other)
 
@@ -17,14 +18,16 @@ from importlib import import_module
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from dm_cc.mcp.manager import McpServers
+    from dm_cc.mcp.listing import Listings
+    from dm_cc.mcp.manager import McpServers, ServerStatus
 
-__all__ = ["McpServers"]
+__all__ = ["Listings", "McpServers", "ServerStatus"]
 
 # Each module of the part and the names of it re-exported here, imported on first
 # use (PEP 562): importing the package loads none of them.
 _LAZY: dict[str, tuple[str, ...]] = {
-    "dm_cc.mcp.manager": ("McpServers",),
+    "dm_cc.mcp.listing": ("Listings",),
+    "dm_cc.mcp.manager": ("McpServers", "ServerStatus"),
 }
 
 if not TYPE_CHECKING:  # for mypy, the imports above are the names

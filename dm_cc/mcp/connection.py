@@ -18,20 +18,16 @@ import asyncio
 from collections.abc import Callable, Mapping
 from contextlib import AsyncExitStack
 from pathlib import Path
-from typing import Any, Literal
-
-import anyio
-import mcp_types as types
-from mcp.client.session import ClientSession
-from mcp.client.stdio import DEFAULT_INHERITED_ENV_VARS
-from mcp.client.streamable_http import streamable_http_client
-from mcp.shared._httpx_utils import create_mcp_http_client
-from mcp.shared.exceptions import MCPError
-from mcp_types import CONNECTION_CLOSED
+from typing import TYPE_CHECKING, Any, Literal
 
 from dm_cc.config import ServerDefinition
-from dm_cc.mcp.stdio import StdioProcess
 from dm_cc.sandbox import Plan
+
+if TYPE_CHECKING:  # the SDK is imported when a server starts: a run that starts none never
+    import mcp_types as types
+    from mcp.client.session import ClientSession
+
+    from dm_cc.mcp.stdio import StdioProcess
 
 Status = Literal["stopped", "starting", "running", "failed"]
 # How a stdio server's argv runs in its working directory: confined by the sandbox
@@ -98,6 +94,9 @@ class Connection:
         except TimeoutError:
             ready.cancel()  # nobody waits for it any more
             await self._fail(f"did not start within {timeout:g} s")
+        except asyncio.CancelledError:
+            ready.cancel()  # the start was given up (dm_cc is closing): stop() ends it
+            raise
         except Exception as exc:  # noqa: BLE001 - every failure to start is reported
             await self._fail(_describe(exc))
         self.status = "running"
@@ -126,6 +125,10 @@ class Connection:
     async def _hold(self, ready: asyncio.Future[None], closing: asyncio.Event) -> None:
         """Open the transport and session, list the tools, then keep them open until
         ``closing`` is set or a stdio server exits."""
+        from mcp.client.session import ClientSession
+        from mcp.client.streamable_http import streamable_http_client
+        from mcp.shared._httpx_utils import create_mcp_http_client
+
         process: StdioProcess | None = None
         self._process = None
         streams: tuple[Any, Any]
@@ -164,6 +167,10 @@ class Connection:
             self._session = None
 
     def _stdio(self) -> StdioProcess:
+        from mcp.client.stdio import DEFAULT_INHERITED_ENV_VARS
+
+        from dm_cc.mcp.stdio import StdioProcess
+
         cwd = self.definition.directory(self.root)
         inherited = {key: self.env[key] for key in DEFAULT_INHERITED_ENV_VARS
                      if key in self.env and not self.env[key].startswith("()")}
@@ -189,6 +196,10 @@ class Connection:
         """Call ``tool``. CallTimedOut after ``timeout`` seconds; CallRefused when the
         server answers with an error; ServerFailed (the connection is then stopped)
         when the server is gone or the connection broke."""
+        import anyio
+        from mcp.shared.exceptions import MCPError
+        from mcp_types import CONNECTION_CLOSED
+
         session = self._session
         if session is None or self.status != "running":
             raise ServerFailed(self.error or "the server is not running")
@@ -213,6 +224,8 @@ class Connection:
 
 async def _all_tools(session: ClientSession) -> list[types.Tool]:
     """Every tool the server lists, page after page."""
+    import mcp_types as types
+
     tools: list[types.Tool] = []
     cursor: str | None = None
     while True:

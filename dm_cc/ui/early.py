@@ -8,13 +8,30 @@ REPL takes over the same line (``handover``) and reads them as the first
 characters of the first message. Nothing typed is lost. Only on a terminal: with
 piped input or output nothing is drawn early.
 
+Enter stays Enter. A terminal in its ordinary (cooked) mode turns the Enter key's
+carriage return into a newline as it queues it, and prompt_toolkit reads a newline
+as Ctrl-J, "insert a new line": a message sent before the REPL took over would sit
+in the input box, never sent. So from the first prompt until the REPL takes over
+(:func:`give_back`, as its first prompt is drawn: keys already queued keep their
+carriage return) the terminal keeps a carriage return as typed (``stty -icrnl``).
+Only that long: in cooked mode a terminal pastes a newline as a carriage return
+too, so a paste while a turn runs would become one message per line. The settings
+are put back at exit as well, should the REPL never take over.
+
 No import here may be heavy: this runs before anything else of the REPL.
 """
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import os
 import sys
+import termios
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any
 
 PROMPT = "dm_cc> "
 
@@ -26,6 +43,33 @@ def early_prompt() -> bool:
             return False
     except (AttributeError, ValueError, OSError):
         return False
+    keep_enter(sys.stdin.fileno())
     sys.stdout.write(PROMPT)
     sys.stdout.flush()
     return True
+
+
+_kept: list[tuple[int, list[Any]]] = []   # the terminal and its settings before keep_enter
+
+
+def keep_enter(fd: int) -> None:
+    """Keep a carriage return as typed until :func:`give_back` (see the module
+    docstring)."""
+    try:
+        before = termios.tcgetattr(fd)
+        after = termios.tcgetattr(fd)
+        after[0] &= ~termios.ICRNL       # the input flags
+        termios.tcsetattr(fd, termios.TCSANOW, after)
+    except termios.error:
+        return
+    _kept.append((fd, before))
+    atexit.register(give_back)
+
+
+def give_back() -> None:
+    """Put the terminal's settings back as they were before :func:`keep_enter`
+    (nothing when it kept none)."""
+    while _kept:
+        fd, before = _kept.pop()
+        with contextlib.suppress(termios.error):
+            termios.tcsetattr(fd, termios.TCSANOW, before)

@@ -39,7 +39,8 @@ def server_rows(world: World, running: McpServers | None, gate: Gate) -> list[di
     rows = []
     for server in world.settings.mcp.values():
         status = statuses.get(server.name)
-        state = "disabled" if server.disabled else status.state if status else "not started"
+        state = "disabled" if server.disabled else "skipped" if server.broken \
+            else status.state if status else "not started"
         tools = []
         for name, original in (status.names.items() if status else ()):
             tool = next((t for t in status.tools if t.name == original), None) if status else None
@@ -56,14 +57,15 @@ def server_rows(world: World, running: McpServers | None, gate: Gate) -> list[di
         changes = server.changes(world.approvals.trusted_servers()) \
             if trust == "changed since approved" else []
         rows.append({"name": server.name, "origin": server.origin, "source": server.source,
-                     "transport": server.transport, "runs": server.where(),
+                     "transport": "" if server.broken else server.transport,
+                     "runs": server.where(),
                      "reads": server.references(),
                      "files": [{"path": f.path, "checked": f.checked, "outside": f.outside,
                                 "target": f.target}
                                for f in server.files],
                      "facts": server.facts(), "changes": changes,
                      "trust": trust, "status": state,
-                     "error": status.error if status else "",
+                     "error": server.broken or (status.error if status else ""),
                      "pid": status.pid if status else None, "tools": tools,
                      "left_out": list(status.left_out) if status else [],
                      "sandbox": _confinement(world, server.transport, status.confined
@@ -99,6 +101,10 @@ def server_lines(rows: Iterable[dict[str, Any]]) -> Iterator[str]:
     for row in rows:
         empty = False
         pid = f", pid {row['pid']}" if row["pid"] else ""
+        if row["status"] == "skipped":   # its entry is broken: nothing else is known
+            yield f"{row['name']}  skipped: its entry is broken  ({row['origin']})"
+            yield f"  error: {row['error']}"
+            continue
         yield (f"{row['name']}  {row['status']}{pid}  trust: {row['trust']}  "
                f"({row['origin']}, {row['source']})")
         if row["changes"]:

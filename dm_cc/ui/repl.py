@@ -4,8 +4,13 @@
 
 The prompt is drawn first; the world (policy files, agents, the session, the
 tools) is loaded in a thread right after, and litellm is imported in the
-background once it is: the person can type at once. A policy that fails to load
-ends the session with its ``file:line`` error before any turn runs. When the
+background once it is: the person can type at once. A message sent before the
+world is there waits for it, a spinner saying so (Ctrl-C: not sent, given back to
+the prompt). MCP servers start in the background once it is, and notices from
+other threads (a server that fails) are shown on the REPL's loop; after Ctrl-D,
+nothing is (a world that finishes loading then is closed by its thread). A policy
+that fails to load ends the session with its ``file:line`` error before any turn
+runs. When the
 project's own files (.dm_cc/) are not trusted and trusting them would open
 something, the person is asked once, as the world loads, whether to trust them
 (``ui/trust_text.py`` says what they would open): a message sent before the
@@ -53,6 +58,7 @@ from dm_cc.errors import DmccError
 from dm_cc.llm import ModelError, ReasoningDelta, StreamEvent, TextDelta, WarmsUp
 from dm_cc.ui import slash
 from dm_cc.ui.approval_prompt import ReplApprover
+from dm_cc.ui.early import give_back
 from dm_cc.ui.prompt import Loaded, Prompt
 from dm_cc.ui.render import Shown, event_lines, progress_line
 from dm_cc.ui.screen import TAIL_LINES, Screen, Tail
@@ -68,6 +74,7 @@ if TYPE_CHECKING:
 
 REPLAY_EXCHANGES = 3
 WELCOME = "/help lists commands · Shift+Tab switches mode · Ctrl-D exits"
+WAITING = "waiting for the session to load, then sending"   # a message sent early
 CANCEL_WAIT = 5.0      # seconds a cancelled subagent gets to end before we go on
 
 
@@ -86,6 +93,7 @@ class Repl:
         self._untrusted: frozenset[str] = frozenset()   # the project's files the toolbar marks
         self._loop: Loop | None = None
         self._ready: asyncio.Future[None] | None = None
+        self._ended = False
         self.last_decision: tuple[ToolCall, Decision] | None = None
         self.tails: dict[str, Tail] = {}   # by call id: what a running command printed
 
@@ -108,6 +116,12 @@ class Repl:
             return None
         return Loaded(self._world, self._loop, self._untrusted)
 
+    def _taken_over(self) -> None:
+        """The first prompt is drawn: the terminal is the REPL's (``ui/early.py``
+        kept Enter as typed until now), and the world starts loading."""
+        give_back()
+        self._start_loading()
+
     def _start_loading(self) -> None:
         """Load the world in a thread; the prompt is already on screen."""
         aio = asyncio.get_running_loop()
@@ -120,16 +134,27 @@ class Repl:
 
         main = threading.get_ident()
 
+        def post(callback: Callable[..., object], *args: object) -> bool:
+            """Run ``callback`` on the REPL's loop; False once the session has ended
+            (Ctrl-D while it loaded): nothing is left to show it."""
+            try:
+                aio.call_soon_threadsafe(callback, *args, context=here)
+            except RuntimeError:   # the loop is closed
+                return False
+            return True
+
         def on_event(event: Event) -> None:
-            """Events come from the REPL's loop, except notices while the world
-            loads (MCP servers that do not start): those are shown on it too."""
+            """Events come from the REPL's loop, except notices from other threads
+            (the world loading, MCP servers starting or failing in the background):
+            those are shown on it too."""
             if threading.get_ident() == main:
                 self.on_event(event)
             else:
-                aio.call_soon_threadsafe(self.on_event, event, context=here)
+                post(self.on_event, event)
 
         def ask(question: Callable[[], Awaitable[bool]]) -> bool:
-            """A question asked on the REPL's loop; this thread waits for the answer."""
+            """A question asked on the REPL's loop; this thread waits for the answer
+            (no, when the session has ended)."""
             answer: concurrent.futures.Future[bool] = concurrent.futures.Future()
 
             def begin() -> None:
@@ -137,23 +162,24 @@ class Repl:
                 task.add_done_callback(lambda done: answer.set_result(
                     not done.cancelled() and done.exception() is None and done.result()))
 
-            aio.call_soon_threadsafe(begin, context=here)
-            return answer.result()
+            return post(begin) and answer.result()
 
         def load() -> None:
             try:
                 world = self._trusted_world(ask)
                 loop = world.open_loop(self.approver, on_event=on_event,
                                        on_stream=self.on_stream, wait_background=False,
-                                       ask_trust=ask_trust, on_output=self.on_output)
+                                       ask_trust=ask_trust, on_output=self.on_output,
+                                       start_servers=True)
                 # these try bubblewrap (and the transactions): here, not in the toolbar
                 in_charge = world.agent(loop.next_agent or loop.agent.name)
                 warnings = tuple(w for w in (world.sandbox.warning(), world.auto_notice(in_charge))
                                  if w)
             except BaseException as exc:  # noqa: BLE001 - handed to the event loop
-                aio.call_soon_threadsafe(self._failed, exc, context=here)
+                post(self._failed, exc)
                 return
-            aio.call_soon_threadsafe(self._loaded, world, loop, warnings, context=here)
+            if not post(self._loaded, world, loop, warnings):
+                world.close()   # the session ended while it loaded: stop what it started
 
         threading.Thread(target=load, name="dm_cc-load", daemon=True).start()
 
@@ -174,6 +200,9 @@ class Repl:
     def _loaded(self, world: World, loop: Loop, warnings: tuple[str, ...] = ()) -> None:
         """The world is here: say where the session is, and, once, that shell
         commands will not be confined, or that auto mode is not in effect (``warnings``)."""
+        if self._ended:   # Ctrl-D came first: nobody will use it
+            threading.Thread(target=world.close, name="dm_cc-close", daemon=True).start()
+            return
         self._world, self._loop = world, loop
         session = loop.session
         self.screen.line(f"dm_cc {__version__} · session {session.info.id} · {world.root}",
@@ -200,6 +229,8 @@ class Repl:
 
     def _failed(self, exc: BaseException) -> None:
         assert self._ready is not None
+        if self._ended:
+            return
         self._ready.set_exception(exc)
         self._ready.exception()   # reported here or by ready(): never "never retrieved"
         app = get_app_or_none()
@@ -209,6 +240,26 @@ class Repl:
     async def ready(self) -> None:
         assert self._ready is not None
         await asyncio.shield(self._ready)
+
+    async def _when_ready(self, text: str) -> bool:
+        """Wait for the world before the first message is handled, saying so under it
+        (a spinner) when it is not there yet. Ctrl-C while waiting: the message is not
+        sent, and goes back to the prompt. False if it was not sent."""
+        assert self._ready is not None
+        if self._ready.done():
+            self._ready.result()    # a world that failed to load raises here
+            return True
+        waiting = asyncio.ensure_future(self.ready())
+        try:
+            with self.busy(WAITING), _sigint_cancels(waiting):
+                await waiting
+        except asyncio.CancelledError:
+            if not waiting.cancelled():
+                raise
+            self.screen.line("not sent: the session was still loading", "class:notice")
+            self.prompt.prefill(text)
+            return False
+        return True
 
     async def new_session(self) -> Loop:
         """A fresh session with the same model, agent and session approvals (the old
@@ -268,6 +319,7 @@ class Repl:
         try:
             return await self._run()
         finally:
+            self._ended = True   # a world that loads from now on is closed by its thread
             if self._world is not None:  # its MCP servers and network proxy stop with it
                 await asyncio.to_thread(self._world.close)
 
@@ -276,7 +328,7 @@ class Repl:
         first = True
         while True:
             try:
-                text = await self.prompt.read(self._start_loading if first else None)
+                text = await self.prompt.read(self._taken_over if first else None)
             except KeyboardInterrupt:
                 if interrupted:
                     return await self._goodbye()
@@ -295,7 +347,8 @@ class Repl:
             if not text:
                 continue
             try:
-                await self.ready()
+                if not await self._when_ready(text):
+                    continue
             except DmccError as exc:
                 self.screen.line(f"dm_cc: {exc}", "class:error")
                 return 2
@@ -424,6 +477,7 @@ def run_repl(load_world: Callable[[], World], agent_hint: str | None = None, *,
     history = state_dir() / "history"
     with contextlib.suppress(OSError):
         history.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    if handover:
-        sys.stdout.write("\r")    # the prompt is drawn again where the early one was
+    if handover:   # the prompt is drawn again where the early one was (now: prompt_toolkit
+        sys.stdout.write("\r")    # writes to the bytes underneath, ahead of a pending \r)
+        sys.stdout.flush()
     return asyncio.run(Repl(load_world, agent_hint, str(history)).run())

@@ -251,11 +251,17 @@ def _sessions(ctx: Context, args: list[str]) -> None:
     ctx.screen.line("resume one with: dm_cc --resume ID", "class:dim")
 
 
-def _mcp(ctx: Context, args: list[str]) -> None:
+async def _mcp(ctx: Context, args: list[str]) -> None:
+    """The servers as they stand once none is starting any more (they start in the
+    background as the session loads: each within its timeout)."""
     if args:
         raise DmccError("usage: /mcp")
     world = ctx.world
-    rows = server_rows(world, world.start_mcp(), ctx.loop.rights.gate())  # started while loading
+    servers = world.start_mcp()   # begun while loading
+    if servers is not None:
+        with ctx.busy("waiting for MCP servers to start"):
+            await servers.started()
+    rows = server_rows(world, servers, ctx.loop.rights.gate())
     if rows:
         ctx.screen.line(f"MCP servers; each tool with what {ctx.loop.agent.name} decides for "
                         "a call with no arguments (/permissions shows the rules):", "class:tool")

@@ -94,6 +94,20 @@ def test_settings_are_frozen(layout):
     ("mcp:\n  git: {command: x}\n", 1, "mcp: expected `servers:`"),
     ("mcp: [git]\n", 1, "mcp: expected `servers:`"),
     ("mcp:\n  servers: [git]\n", 2, "mcp.servers: a mapping"),
+    ("model: x\nsandbx: off\n", 2, "unknown key 'sandbx' (did you mean sandbox?)"),
+    ("model: 'gpt\n", 1, "the ' opened here is never closed"),
+])
+def test_errors_name_file_and_line(text, line, message):
+    with pytest.raises(SettingsError) as caught:
+        parse_settings(text, "cfg/config.yaml")
+    error = caught.value
+    assert isinstance(error, ConfigError)
+    assert (error.path, error.line) == ("cfg/config.yaml", line), str(error)
+    assert message in error.message
+    assert re.match(rf"cfg/config\.yaml:{line}(:\d+)?: ", str(error)), str(error)
+
+
+@pytest.mark.parametrize(("text", "line", "message"), [
     ("mcp:\n  servers:\n    git:\n      args: [x]\n", 3, "exactly one of command: (stdio)"),
     ("mcp:\n  servers:\n    git: {command: x, url: 'http://h'}\n", 3, "exactly one of"),
     ("mcp:\n  servers:\n    git:\n      command: 3\n", 4, "git.command: a non-empty string"),
@@ -105,10 +119,8 @@ def test_settings_are_frozen(layout):
      "git.disabled: true or false"),
     ("mcp:\n  servers:\n    git:\n      command: x\n      enabled: true\n", 5,
      "unknown key 'enabled'"),
-    ("model: x\nsandbx: off\n", 2, "unknown key 'sandbx' (did you mean sandbox?)"),
     ("mcp:\n  servers:\n    git:\n      comand: x\n", 4,
      "unknown key 'comand' (did you mean command?) (known: "),
-    ("model: 'gpt\n", 1, "the ' opened here is never closed"),
     ("mcp:\n  servers:\n    git:\n      command: x\n      headers: {A: b}\n", 5,
      "git.headers: not accepted for a stdio server"),
     ("mcp:\n  servers:\n    web:\n      url: http://h\n      cwd: /\n", 5,
@@ -121,14 +133,18 @@ def test_settings_are_frozen(layout):
      "        Authorization: Bearer ${DM_CC_TEST_UNSET}\n", 6,
      "web.headers.Authorization: environment variable DM_CC_TEST_UNSET is not set"),
 ])
-def test_errors_name_file_and_line(text, line, message):
-    with pytest.raises(SettingsError) as caught:
-        parse_settings(text, "cfg/config.yaml")
-    error = caught.value
-    assert isinstance(error, ConfigError)
-    assert (error.path, error.line) == ("cfg/config.yaml", line), str(error)
-    assert message in error.message
-    assert re.match(rf"cfg/config\.yaml:{line}(:\d+)?: ", str(error)), str(error)
+def test_a_bad_server_entry_spoils_that_server_only_and_names_file_and_line(text, line, message):
+    """A typo in one server's entry skips that server (it is never started: the
+    definition is ``broken``), with the file:line message; the rest still counts."""
+    values, _sources, servers = parse_settings(
+        f"model: m1\n{text}    good: {{command: ok}}\n", "cfg/config.yaml")
+    assert values == {"model": "m1"}
+    name = next(name for name in servers if name != "good")
+    broken = servers[name]
+    assert broken.broken.startswith(f"cfg/config.yaml:{line + 1}: "), broken.broken
+    assert message in broken.broken
+    assert broken.source == f"cfg/config.yaml:{4}"
+    assert servers["good"].argv == ["ok"] and not servers["good"].broken
 
 
 def test_mcp_servers_interpolate_the_environment_and_keep_the_written_text():

@@ -66,6 +66,10 @@ class Pane:
         """The screen's rows as drawn (not joined): none is wider than the pane."""
         return self._tmux("capture-pane", "-p", "-S", "-2000").splitlines()
 
+    def visible(self) -> list[str]:
+        """The rows on screen now, as drawn (what scrolled away is not among them)."""
+        return self._tmux("capture-pane", "-p").splitlines()
+
     def wait_for(self, text: str, timeout: float = 20) -> str:
         deadline = time.monotonic() + timeout
         while True:

@@ -1,6 +1,10 @@
 """A small MCP server for the tests, over stdio or streamable HTTP on loopback.
 
     python toolbox.py stdio [--start-delay SECONDS] [--clash] [--long-name] [--exit-at-start]
+                            [--log FILE]
+
+``--log FILE``: each start appends a line to FILE (its pid), before anything else
+(before the SDK is imported).
     python toolbox.py http PORT
 
 Tools: echo (read-only), slow, crash (the process exits at once), spawn (starts a
@@ -16,8 +20,12 @@ import subprocess
 import sys
 import time
 
-from mcp.server.mcpserver import Context, MCPServer
-from mcp_types import ToolAnnotations
+if __name__ == "__main__" and "--log" in sys.argv:   # first: the SDK takes a while to import
+    with open(sys.argv[sys.argv.index("--log") + 1], "a") as log:
+        log.write(f"{os.getpid()}\n")
+
+from mcp.server.mcpserver import Context, MCPServer  # noqa: E402
+from mcp_types import ToolAnnotations  # noqa: E402
 
 
 def build(clash: bool = False, long_name: bool = False) -> MCPServer:
