@@ -41,7 +41,7 @@ class Rights:
     def __init__(self, policy: Policy, agents: Mapping[str, Agent], approvals: Approvals,
                  capabilities: Capabilities, session: Session, *, parent: Rights | None = None,
                  notify: Callable[[str], None] = lambda text: None) -> None:
-        self.policy = policy
+        self._policy = policy
         self.agents = agents
         self.approvals = approvals
         self.capabilities = capabilities
@@ -51,6 +51,17 @@ class Rights:
         # the parent's agent when it started this child: it bounds the child for good
         self.started_by: Agent | None = parent.agent if parent is not None else None
         self._gate: tuple[tuple[object, ...], Gate] | None = None
+
+    @property
+    def policy(self) -> Policy:
+        """The policy files the gate is made of. A subagent's are its parent's, so what
+        the person changes mid-session (``/permissions add``) holds at once for the
+        subagents at work too."""
+        return self.parent.policy if self.parent is not None else self._policy
+
+    @policy.setter
+    def policy(self, policy: Policy) -> None:
+        self._policy = policy
 
     @property
     def agent(self) -> Agent:
@@ -114,9 +125,9 @@ class Rights:
         return links
 
     def _key(self) -> tuple[object, ...]:
-        """What the gate depends on: the agents and approvals of the lineage."""
+        """What the gate depends on: the policy, the agents and approvals of the lineage."""
         name = self.agent.name
-        own: tuple[object, ...] = (name, self.approvals.rules(name))
+        own: tuple[object, ...] = (self.policy, name, self.approvals.rules(name))
         if self.parent is None or self.started_by is None:
             return own
         return (*own, self.approvals.rules(self.started_by.name), self.parent._key())

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from dm_cc.ui.describe import auto_mode_text, hooks_lines, layer_lines, trace_lines, tree_indent
     from dm_cc.ui.early import early_prompt
     from dm_cc.ui.headless import CallLines, event_json, failure_json, result_json, session_json
-    from dm_cc.ui.mcp_text import server_lines, server_rows
+    from dm_cc.ui.mcp_text import approved_lines, server_lines, server_rows, unapproved_line
     from dm_cc.ui.repl import run_repl
     from dm_cc.ui.sandbox_text import status_lines, where_line
     from dm_cc.ui.transcript import replay, session_notice
@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CallLines",
+    "approved_lines",
     "auto_mode_text",
     "early_prompt",
     "event_json",
@@ -53,6 +54,7 @@ __all__ = [
     "tree_indent",
     "trust_lines",
     "trusted_lines",
+    "unapproved_line",
     "where_line",
 ]
 
@@ -63,7 +65,7 @@ _LAZY: dict[str, tuple[str, ...]] = {
                           "tree_indent"),
     "dm_cc.ui.early": ("early_prompt",),
     "dm_cc.ui.headless": ("CallLines", "event_json", "failure_json", "result_json", "session_json"),
-    "dm_cc.ui.mcp_text": ("server_lines", "server_rows"),
+    "dm_cc.ui.mcp_text": ("approved_lines", "server_lines", "server_rows", "unapproved_line"),
     "dm_cc.ui.repl": ("run_repl",),
     "dm_cc.ui.sandbox_text": ("status_lines", "where_line"),
     "dm_cc.ui.transcript": ("replay", "session_notice"),
