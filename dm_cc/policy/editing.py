@@ -306,7 +306,8 @@ def remove_rule(path: Path, shown: str, place: Place) -> Edit:
     old = _parsed(before or "", shown, path)
     rules = _section_rules(old.file, place.section)
     line = _line(place.rule.source)
-    if before is None or place.position >= len(rules) or rules[place.position] != place.rule:
+    if before is None or place.position >= len(rules) \
+            or _said(rules[place.position]) != _said(place.rule):
         raise PolicyError(shown, line or None, f"the file changed since this session read it: "
                           f"{_said(place.rule)} is no longer there; edit it by hand, or start "
                           "dm_cc again to see it as it is")
@@ -329,7 +330,9 @@ def _section_rules(file: PolicyFile, section: tuple[str, ...]) -> tuple[Rule, ..
 
 
 def _said(rule: Rule) -> str:
-    return f'{rule.action} {rule.permission} "{rule.pattern}" (line {_line(rule.source)})'
+    """The rule as written at its line (whatever its file is called)."""
+    return f'{rule.action} {rule.permission} "{rule.pattern}"' + \
+        (f" # {rule.reason}" if rule.reason else "") + f" (line {_line(rule.source)})"
 
 
 def _removed_text(text: str, entry: _Entry, shown: str) -> tuple[str, list[str]]:

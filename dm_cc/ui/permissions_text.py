@@ -91,6 +91,7 @@ class View:
     trust: str = ""                                # the project's files, in a line
     servers: tuple[str, ...] = ()                  # the MCP servers and their trust
     covering: Callable[[str], frozenset[Rule]] = lambda permission: frozenset()
+    home: str = ""                                 # written ~ in the files' names
 
 
 def view_of(world: World, gate: Gate, agent: str,
@@ -111,12 +112,13 @@ def view_of(world: World, gate: Gate, agent: str,
                 error, {layer: _home(display_path(world.rule_file(layer)), world.home.as_posix())
                         for layer in LAYERS},
                 _trust_line(world), tuple(_servers(world)),
-                lambda permission: frozenset(gate.rules_for(permission, bounds=True)))
+                lambda permission: frozenset(gate.rules_for(permission, bounds=True)),
+                world.home.as_posix())
 
 
 def _home(path: str, home: str) -> str:
     """``path`` with the home directory written ``~``."""
-    return "~" + path[len(home):] if path.startswith(home + "/") else path
+    return "~" + path[len(home):] if home and path.startswith(home + "/") else path
 
 
 def _approved(world: World, session: Mapping[str, Sequence[Rule]]
@@ -324,8 +326,8 @@ def _layer(view: View, section: _Section, rules: Sequence[Rule], width: int, *,
     if not rules and layer.name in LAYERS:
         return _wrap(f"[{layer.name}] none yet: /permissions add --{layer.name} … writes "
                      f"{view.files.get(layer.name, '')}", width, "class:tool")
-    parts = [part for part in (_shown(files[0]) if len(files) == 1 else "", section.about)
-             if part]
+    parts = [part for part in (_home(_shown(files[0]), view.home) if len(files) == 1 else "",
+                               section.about) if part]
     heading = f"[{layer.name}] " + " · ".join(parts)
     return _wrap(heading, width, "class:tool", "  ", "") + \
         _table(rules, view, width, files=len(files) > 1)
@@ -368,7 +370,7 @@ def _table(rules: Sequence[Rule], view: View, width: int, *, files: bool = False
     for run in _runs(rules):
         file = _files(run[:1])[0]
         if files and file != last_file:
-            lines.append((" " * 2 + _shown(file), "class:dim"))
+            lines += _wrap(_home(_shown(file), view.home), width, "class:dim", "  ")
         last_file = file
         shared = run[0].reason if len(run) > 1 else None
         if shared:
@@ -399,7 +401,7 @@ def _row(rule: Rule, number: int | None, permission: int, pattern: int, width: i
     style = f"class:{rule.action}"
     if len(cells) > width // 2:   # a long permission: the pattern under it
         return [(cells.rstrip(), style)] + \
-            _rest(" " * (NUMBER + 7), _pattern(rule), tail, pattern, width, style)
+            _rest(" " * (NUMBER + 7), _pattern(rule), tail, 0, width, style)
     return _rest(cells, _pattern(rule), tail, pattern, width, style)
 
 
@@ -408,11 +410,11 @@ def _rest(lead: str, text: str, tail: str, pattern: int, width: int, style: str)
     reason; what does not fit goes under the pattern, wrapped."""
     under = " " * len(lead)
     if not tail:
-        return _wrap(lead + text, width, style, under, lead, hard=True)
+        return _wrap(lead + text, width, style, under, lead)
     for row in (f"{lead}{text:<{pattern}}  {tail}", f"{lead}{text}  {tail}"):
         if len(row) < width:
             return [(row, style)]
-    return _wrap(f"{lead}{text}  {tail}", width, style, under, lead, hard=True)
+    return _wrap(f"{lead}{text}  {tail}", width, style, under, lead)
 
 
 def _approvals(view: View, approved: Sequence[Approved], width: int) -> list[Line]:
@@ -431,7 +433,7 @@ def _approvals(view: View, approved: Sequence[Approved], width: int) -> list[Lin
         if len(row) < width:
             lines.append((row, "class:allow"))
         else:
-            lines += _wrap(lead + said, width, "class:allow", " " * len(lead), lead, hard=True)
+            lines += _wrap(lead + said, width, "class:allow", " " * len(lead), lead)
             lines += _wrap(f"· {item.until}", width, "class:dim", " " * len(lead))
     return lines
 
@@ -502,8 +504,7 @@ def changed_lines(changed: Changed, width: int = WIDTH) -> list[Line]:
     lines = _wrap(f"{'added to' if added else 'removed from'} {where}, in force from now on:",
                   width, "class:tool")
     for line in edit.lines:
-        lines += _wrap(_shown(line), width, "class:add" if added else "class:del", "      ", "",
-                       hard=True)
+        lines += _wrap(_shown(line), width, "class:add" if added else "class:del", "      ", "")
     if changed.trust:
         lines += _wrap(f"{edit.shown}: {changed.trust}", width, "class:dim", "  ")
     for finding in changed.findings:
@@ -533,13 +534,14 @@ def _pattern(rule: Rule) -> str:
 
 
 def _wrap(text: str, width: int, style: str = "", indent: str = "", then: str | None = None,
-          *, hard: bool = False) -> list[Line]:
-    """``text`` in lines narrower than ``width``; ``hard``: a word too long for a line
-    is cut (a pattern), else it overflows (a path)."""
+          ) -> list[Line]:
+    """``text`` in lines narrower than ``width``, the first led by ``then`` (default
+    ``indent``), the others by ``indent``; a word too long for a line (a long path or
+    pattern) is cut, so that no line is wider than the terminal."""
     if then is not None and text.startswith(then):   # the lead is kept as it is
         text = text[len(then):]
     wrapped = textwrap.wrap(text, max(width - 1, 20),
                             initial_indent=indent if then is None else then,
-                            subsequent_indent=indent, break_long_words=hard,
+                            subsequent_indent=indent, break_long_words=True,
                             break_on_hyphens=False, drop_whitespace=True) if text else [""]
     return [(line, style) for line in wrapped]
