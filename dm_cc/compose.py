@@ -629,7 +629,8 @@ class World:
         if layer != PROJECT:
             return
         own = project_dir(self.root)
-        if own.is_symlink() or path.is_symlink() or path.resolve().parent != own.resolve():
+        if own.is_symlink() or path.is_symlink() or \
+                not path.resolve().is_relative_to(own.resolve()):
             raise UsageError(f"{display_path(path)} is a link or lies outside {own}: dm_cc "
                              "does not write it; change it by hand")
 
@@ -668,7 +669,10 @@ class World:
         before = None if edit.before is None else digest(edit.before.encode("utf-8"))
         save(edit)
         trust = self._carry_trust(edit, before) if layer == PROJECT else ""
-        self.reload_policy()
+        try:
+            self.reload_policy()
+        except DmccError as exc:   # another file, changed by hand since: it is said
+            return Changed(edit, True, findings, trust, str(exc))
         return Changed(edit, True, findings, trust)
 
     def _carry_trust(self, edit: Edit, before: str | None) -> str:

@@ -448,12 +448,14 @@ def save(edit: Edit) -> None:
 
 class Changed(NamedTuple):
     """What became of an edit: saved or not, what the lint found that it did not find
-    before, and what became of the file's trust (a project's file; "" for another)."""
+    before, what became of the file's trust (a project's file; "" for another), and
+    why the policy could not be read again after it ("": it was)."""
 
     edit: Edit
     saved: bool
     findings: list[Finding]
     trust: str = ""
+    unread: str = ""
 
 
 def findings_of(edit: Edit, files: Sequence[PolicyFile], at: int,

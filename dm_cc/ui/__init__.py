@@ -10,6 +10,7 @@ renderer of the core's events.
     describe.py, sandbox_text.py, mcp_text.py, trust_text.py, undo_text.py
                      decisions, the sandbox, MCP servers, a project's own files and
                      undo steps in words: plain text, for the light commands too
+    permissions_text.py  what /permissions shows: the layers folded to a screen
 
 The front door is lazy: a name's module is imported on its first use, so the
 light commands never load prompt_toolkit.

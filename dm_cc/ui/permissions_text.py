@@ -501,14 +501,18 @@ def changed_lines(changed: Changed, width: int = WIDTH) -> list[Line]:
             lines += _wrap(str(finding), width, "class:error", "    ", "  ")
         return lines + _wrap(BACK, width, "class:dim", "  ")
     where = f"{edit.shown}:{_line(edit.rule)}"
-    lines = _wrap(f"{'added to' if added else 'removed from'} {where}, in force from now on:",
-                  width, "class:tool")
+    lines = _wrap(f"{'added to' if added else 'removed from'} {where}" +
+                  (":" if changed.unread else ", in force from now on:"), width, "class:tool")
     for line in edit.lines:
         lines += _wrap(_shown(line), width, "class:add" if added else "class:del", "      ", "")
     if changed.trust:
         lines += _wrap(f"{edit.shown}: {changed.trust}", width, "class:dim", "  ")
     for finding in changed.findings:
         lines += _wrap(f"! {finding}", width, "class:notice", "  ")
+    if changed.unread:
+        lines += _wrap(f"! saved, but the policy could not be read again ({changed.unread}): "
+                       "this session keeps the rules it had until that is fixed", width,
+                       "class:error", "  ")
     return lines
 
 

@@ -42,7 +42,7 @@ from dm_cc.ui.permissions_text import (
     summary_lines,
     view_of,
 )
-from dm_cc.ui.trust_text import MAX_WIDTH, session_lines, trust_lines
+from dm_cc.ui.trust_text import MAX_WIDTH, session_lines, trust_lines, trusted_lines
 from dm_cc.ui.undo_text import result_lines, rewind_lines, step_lines
 
 if TYPE_CHECKING:
@@ -233,8 +233,9 @@ def _revoke(ctx: Context, args: list[str], width: int) -> None:
 
 def _trust_project(ctx: Context, args: list[str], width: int) -> None:
     world = ctx.world
-    if not world.trust.files:
-        raise DmccError("this project has no dm_cc files of its own (.dm_cc/): nothing to trust")
+    if not world.trust.pending:   # none, or all trusted already: nothing to do
+        ctx.screen.lines(trusted_lines(world))
+        return
     shown = trust_lines(world, width)
     count = world.trust_project(note="trusted with /permissions trust")
     ctx.screen.lines(shown)
@@ -314,8 +315,8 @@ def _mcp(ctx: Context, args: list[str]) -> None:
 
 def _trust(ctx: Context, args: list[str]) -> None:
     if args:
-        raise DmccError("usage: /trust (it only shows: `dm_cc trust` and `dm_cc untrust` "
-                        "change it, for the next session)")
+        raise DmccError("usage: /trust (it only shows: /permissions trust|untrust change it, "
+                        "as `dm_cc trust|untrust` do for the next session)")
     width = min(ctx.screen.output.get_size().columns, MAX_WIDTH)
     ctx.screen.lines(session_lines(ctx.world, width))
 

@@ -164,3 +164,41 @@ def test_a_subagent_at_work_follows_the_policy_its_session_reads_again(project, 
     world.add_rule("user", NewRule("deny", "bash", "curl *"))
     parent.policy = world.in_force
     assert child.gate().decide([Request("bash", "curl x")]).action == "deny"
+
+
+def test_a_file_broken_by_hand_meanwhile_is_said_and_the_session_keeps_its_rules(project, policy):
+    trust_project(project)
+    world = open_world(cwd=project)
+    assert _decides(world, "curl x")[0] == "ask"                   # (loaded now)
+    user_file = world.rule_file("user")
+    user_file.parent.mkdir(parents=True)
+    user_file.write_text("rules:\n  - {permission: bash, pattern: x, action: maybe}\n")
+    changed = world.add_rule("project", NewRule("deny", "bash", "curl *"))
+    assert changed.saved and "policy.yaml:2" in changed.unread
+    assert "curl" in policy.read_text()
+    assert _decides(world, "curl x")[0] == "ask"                   # the rules it had
+    user_file.write_text("rules: []\n")
+    world.add_rule("project", NewRule("deny", "bash", "wget *"))
+    assert _decides(world, "curl x") == ("deny", ".dm_cc/policy.yaml:5")
+
+
+def test_a_rule_of_a_projects_policies_file_is_removed_there(project, policy, tmp_path):
+    extra = project / ".dm_cc" / "policies" / "ci.yaml"
+    extra.parent.mkdir()
+    extra.write_text("rules:\n  - {permission: bash, pattern: \"npm publish *\", action: deny}\n")
+    trust_project(project)
+    world = open_world(cwd=project)
+    assert [p.rule.pattern for p in world.editable_rules()][2] == "npm publish *"
+    changed = world.remove_rule(3)
+    assert changed.saved and extra.read_text() == "rules: []\n"
+    assert not open_world(cwd=project).trust.pending        # both files still trusted
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "x.yaml").write_text(extra.read_text().replace("[]", "[{permission: bash, "
+                                                                "pattern: x, action: deny}]"))
+    extra.unlink()
+    extra.parent.rmdir()
+    extra.parent.symlink_to(elsewhere)                        # policies/ leads outside
+    with pytest.raises(UsageError, match="is a link or lies outside"):
+        open_world(cwd=project).remove_rule(3)
+    assert "pattern: x" in (elsewhere / "x.yaml").read_text()
