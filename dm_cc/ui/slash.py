@@ -32,16 +32,8 @@ from dm_cc.session import session_tree
 from dm_cc.ui.describe import trace_lines, tree_indent
 from dm_cc.ui.headless import one_line, tools_text
 from dm_cc.ui.mcp_text import approved_lines, server_lines, server_rows, unapproved_line
-from dm_cc.ui.permissions_text import (
-    changed_lines,
-    focus_lines,
-    parse_add,
-    refused_lines,
-    said_lines,
-    session_approval,
-    summary_lines,
-    view_of,
-)
+from dm_cc.ui.permissions_text import focus_lines, session_approval, summary_lines, view_of
+from dm_cc.ui.rule_edits import LAYERS, changed_lines, parse_add, refused_lines, said_lines
 from dm_cc.ui.trust_text import MAX_WIDTH, session_lines, trust_lines, trusted_lines
 from dm_cc.ui.undo_text import result_lines, rewind_lines, step_lines
 
@@ -171,13 +163,14 @@ def _permissions(ctx: Context, args: list[str]) -> None:
     width = min(ctx.screen.output.get_size().columns, MAX_WIDTH)
     change = PERMISSION_CHANGES.get(sub)
     if change is not None:
-        change(ctx, rest, width)
+        try:
+            change(ctx, rest, width)
+        except DmccError as exc:   # wrapped to the terminal: file:line messages can be long
+            _said(ctx, str(exc), width, "class:error")
         return
-    approvals = ctx.loop.rt.approvals
     view = view_of(ctx.world, ctx.loop.rights.gate(), ctx.loop.agent.name,
-                                    approvals.session)
-    shown = focus_lines(view, " ".join(args), width) if args \
-        else summary_lines(view, width)
+                   ctx.loop.rt.approvals.session)
+    shown = focus_lines(view, " ".join(args), width) if args else summary_lines(view, width)
     for text, style in shown:
         ctx.screen.line(text, style)
 
@@ -189,11 +182,24 @@ def _in_force(ctx: Context) -> None:
     ctx.loop.rights.policy = policy
 
 
+def _read_again(ctx: Context, width: int) -> bool:
+    """After the trust changed: the policy read again, in force for the session; a file
+    that does not load (edited by hand meanwhile) is said, and the session keeps its rules."""
+    try:
+        ctx.world.reload_policy()
+    except DmccError as exc:
+        _said(ctx, f"the policy could not be read again ({exc}): this session keeps the rules "
+              "it had until that is fixed", width, "class:error")
+        return False
+    _in_force(ctx)
+    return True
+
+
 def _add_rule(ctx: Context, args: list[str], width: int) -> None:
     changed = None
     try:
         layer, rule = parse_add(args, {name: display_path(ctx.world.rule_file(name))
-                                       for name in ("project", "user")})
+                                       for name in LAYERS})
         changed = ctx.world.add_rule(layer, rule)
     except DmccError as exc:
         shown = refused_lines(str(exc), width)
@@ -239,19 +245,19 @@ def _trust_project(ctx: Context, args: list[str], width: int) -> None:
     shown = trust_lines(world, width)
     count = world.trust_project(note="trusted with /permissions trust")
     ctx.screen.lines(shown)
-    world.reload_policy()
-    _in_force(ctx)
+    now = _read_again(ctx, width)
     _said(ctx, f"trusted {count} file(s) of {world.root} as they are now: their rules apply "
-          "from now on (their agents and settings from the next start)", width)
+          + ("from now on (their agents and settings from the next start)" if now
+             else "from the next start"), width)
 
 
 def _untrust_project(ctx: Context, args: list[str], width: int) -> None:
     world = ctx.world
     count = world.untrust_project()
-    world.reload_policy()
-    _in_force(ctx)
+    now = _read_again(ctx, width)
     _said(ctx, f"forgot {count} trusted file(s) of {world.root}: their allow rules count for "
-          "nothing from now on (their agents and settings from the next start)" if count
+          "nothing " + ("from now on (their agents and settings from the next start)" if now
+                        else "from the next start") if count
           else f"no file of {world.root} was trusted", width)
 
 

@@ -13,13 +13,8 @@ from dm_cc.compose import open_world
 from dm_cc.errors import UsageError
 from dm_cc.permissions import Rule
 from dm_cc.policy import NewRule
-from dm_cc.ui.permissions_text import (
-    changed_lines,
-    focus_lines,
-    parse_add,
-    summary_lines,
-    view_of,
-)
+from dm_cc.ui.permissions_text import focus_lines, summary_lines, view_of
+from dm_cc.ui.rule_edits import changed_lines, parse_add
 
 LONG = "mcp__github__create_pull_request_review_comment"
 PROJECT = """\
