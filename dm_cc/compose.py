@@ -575,6 +575,8 @@ class World:
     def rule_file(self, layer: str) -> Path:
         """Where a rule added to ``layer`` (``project`` or ``user``) is written: that
         layer's ``policy.yaml``."""
+        if layer not in (PROJECT, USER):
+            raise UsageError(f"rules are added to the project's file or yours, not {layer!r}")
         directory = project_dir(self.root) if layer == PROJECT else config_dir(self.env)
         return directory / "policy.yaml"
 
