@@ -33,11 +33,14 @@ from dm_cc.config import (
     HostFilesystem,
     ProjectFile,
     ProjectTrust,
+    config_dir,
     counted,
     data_dir,
     digest,
+    display_path,
     find_project,
     home_dir,
+    project_dir,
     project_files,
     state_dir,
 )
@@ -51,6 +54,7 @@ if TYPE_CHECKING:
     from dm_cc.core import Approvals, Approver, Event, Loop
     from dm_cc.llm import ChatModel, OnStream
     from dm_cc.mcp import McpServers
+    from dm_cc.policy import Changed, Edit, Finding, NewRule, Place
     from dm_cc.sandbox import Plan, Sandbox
     from dm_cc.session import ApprovalStore, AuditLog, SessionStore, ToolCall, UndoStore
     from dm_cc.tools import Tool
@@ -67,6 +71,7 @@ DEFAULT_AGENT = "build"
 LOGGED = 4000      # characters of an event the debug log keeps (--verbose)
 
 logger = logging.getLogger(__name__)    # written only with --verbose (cli/options.py)
+PROJECT, USER = "project", "user"   # the layers whose files /permissions add and remove change
 
 # Asked before a project's MCP server that is not approved starts (the REPL asks the
 # person); True approves it (saved). None: nobody to ask, it does not start.
@@ -616,6 +621,194 @@ class World:
         requested = agent.name if (options.agent or not session.messages) else None
         return Loop(session, runtime, max_turns=options.max_turns, agent=requested,
                     wait_background=wait_background)
+
+    # ------------------------------------------------------------------ changing rules and trust
+    # (the REPL's /permissions; `dm_cc trust|untrust`, `dm_cc mcp trust|untrust`)
+
+    def rule_file(self, layer: str) -> Path:
+        """Where a rule added to ``layer`` (``project`` or ``user``) is written: that
+        layer's ``policy.yaml``."""
+        if layer not in (PROJECT, USER):
+            raise UsageError(f"rules are added to the project's file or yours, not {layer!r}")
+        directory = project_dir(self.root) if layer == PROJECT else config_dir(self.env)
+        return directory / "policy.yaml"
+
+    def editable_rules(self) -> list[Place]:
+        """The rules of the project's files and the person's own, in the order
+        ``/permissions`` numbers them (from 1): file by file, line by line."""
+        from dm_cc.policy import numbered
+
+        return numbered([*self.policy.project, *self.policy.user])
+
+    def add_rule(self, layer: str, rule: NewRule) -> Changed:
+        """Add ``rule`` at the end of ``layer``'s ``policy.yaml`` (made if there is
+        none), unless the lint finds a problem it did not find before (then nothing is
+        saved: ``saved`` is False and ``findings`` says why). UsageError for a rule
+        that would do nothing there; PolicyError naming ``file:line`` for a file that
+        does not load. Once saved, the policy is read again (:meth:`reload_policy`)."""
+        from dm_cc.policy import Changed, add_rule
+
+        path = self.rule_file(layer)
+        self._may_write(layer, path)
+        if layer == PROJECT and rule.action == "allow":
+            self._allow_applies(path)
+        shown = next((f.path for f in self.policy.files if f.location == str(path)),
+                     display_path(path))
+        edit = add_rule(path, shown, rule)
+        findings = self._findings(layer, edit)
+        if findings:
+            return Changed(edit, False, findings)
+        return self._save(layer, edit, findings)
+
+    def remove_rule(self, number: int) -> Changed:
+        """Remove the rule ``number`` of :meth:`editable_rules` from its file (what the
+        lint then finds that it did not before is said, not a reason to keep it).
+        PolicyError when the file changed since this World read it."""
+        from dm_cc.policy import remove_rule
+
+        places = self.editable_rules()
+        if not 1 <= number <= len(places):
+            raise UsageError(f"no rule {number}: /permissions numbers the rules of your "
+                             f"files and the project's (1 to {len(places)})" if places else
+                             "neither your files nor the project's hold a rule")
+        place = places[number - 1]
+        layer = PROJECT if any(f is place.file for f in self.policy.project) else USER
+        path = Path(place.file.location)
+        self._may_write(layer, path)
+        edit = remove_rule(path, place.file.path, place)
+        return self._save(layer, edit, self._findings(layer, edit))
+
+    def _may_write(self, layer: str, path: Path) -> None:
+        """A project's policy file is written only where it is, in the project's own
+        directory: never through a link a repository planted (it could name any file)."""
+        if layer != PROJECT:
+            return
+        own = project_dir(self.root)
+        if own.is_symlink() or path.is_symlink() or \
+                not path.resolve().is_relative_to(own.resolve()):
+            raise UsageError(f"{display_path(path)} is a link or lies outside {own}: dm_cc "
+                             "does not write it; change it by hand")
+
+    def _allow_applies(self, path: Path) -> None:
+        """UsageError when an allow rule in the project's file ``path`` would not apply:
+        trusting projects is turned off, or the file is not trusted as it is now."""
+        trust = self.trust
+        if trust.forbidden is not None:
+            raise UsageError(f"trusting projects is turned off ({trust.forbidden}): an allow "
+                             "rule in the project's files would never apply; add it to your "
+                             "own file (--user)")
+        try:
+            content = path.read_bytes()
+        except FileNotFoundError:
+            return   # a file the person makes is theirs: trusted (_carry_trust)
+        except OSError as exc:
+            raise UsageError(f"cannot read {display_path(path)}: {exc}") from None
+        relative = path.relative_to(self.root).as_posix()
+        if not self.options.trust_project and \
+                self.approvals.trusted_files().get(relative) != digest(content):
+            raise UsageError(f"this project's files are not trusted, so an allow rule in "
+                             f"{relative} would not apply: trust them first (/permissions "
+                             "trust), or add it to your own file (--user)")
+
+    def _findings(self, layer: str, edit: Edit) -> list[Finding]:
+        """What the lint finds in every file once ``edit`` is made, that it did not before."""
+        from dm_cc.policy import findings_of
+
+        policy = self.policy
+        at = len(policy.managed) + (len(policy.project) if layer == USER else 0)
+        return findings_of(edit, policy.files, at, self.agents)
+
+    def _save(self, layer: str, edit: Edit, findings: list[Finding]) -> Changed:
+        from dm_cc.policy import Changed, save
+
+        before = None if edit.before is None else digest(edit.before.encode("utf-8"))
+        save(edit)
+        trust = self._carry_trust(edit, before) if layer == PROJECT else ""
+        try:
+            self.reload_policy()
+        except DmccError as exc:   # another file, changed by hand since: it is said
+            return Changed(edit, True, findings, trust, str(exc))
+        return Changed(edit, True, findings, trust)
+
+    def _carry_trust(self, edit: Edit, before: str | None) -> str:
+        """The person changed a project file through dm_cc: what they said of its content
+        before holds for the new content (``ApprovalStore.carry_file``); what it is now."""
+        trust = self.trust
+        if trust.forbidden is not None:
+            return f"not trusted: trusting projects is turned off ({trust.forbidden})"
+        if self.options.trust_project:
+            return "trusted for this run (--trust-project)"
+        content = edit.after.encode("utf-8")
+        after = digest(content)
+        relative = edit.path.relative_to(self.root).as_posix()
+        try:
+            carried = self.approvals.carry_file(relative, before, after,
+                                                note="changed with /permissions")
+        except DmccError as exc:
+            return f"not trusted: its trust could not be kept ({exc})"
+        if carried == "trusted":
+            self.approvals.keep_copy(after, content)
+            return "still trusted: the change is yours"
+        if carried == "declined":
+            return "not trusted, as you said when asked: its deny and ask rules apply"
+        return "not trusted: its deny and ask rules apply (/permissions trust)"
+
+    def reload_policy(self) -> Policy:
+        """Read the policy files and the person's trust in the project's again, after
+        a change (a rule added, the project trusted): the policy in force from now on.
+        A file that does not load raises, and what was loaded before stays. (The
+        agents and settings stay as they were loaded: they change at the next start.)"""
+        names = ("trusted", "_policy", "policy", "in_force")
+        kept = {name: self.__dict__.pop(name) for name in names if name in self.__dict__}
+        try:
+            self.__dict__["policy"] = self._policy   # (its warnings were said at start)
+            in_force = self.in_force
+        except BaseException:
+            for name in names:
+                self.__dict__.pop(name, None)
+            self.__dict__.update(kept)
+            raise
+        self._gates.clear()
+        return in_force
+
+    def trust_project(self, note: str) -> int:
+        """Trust the project's own files as they are now (saved); how many there are.
+        UsageError when trusting projects is turned off."""
+        trust = self.trust
+        if trust.forbidden is not None:
+            raise UsageError(f"trusting projects is turned off ({trust.forbidden})")
+        self.answer_trust(True, note=note)
+        return len(trust.files)
+
+    def untrust_project(self) -> int:
+        """Forget that the project's files are trusted; how many were."""
+        return self.approvals.untrust_files()
+
+    def mcp_server(self, name: str) -> ServerDefinition:
+        """The MCP server ``name`` of the settings; UsageError naming the known ones."""
+        servers = self.settings.mcp
+        if name not in servers:
+            known = ", ".join(servers) or \
+                f"none is configured (mcp.servers in {PROJECT_DIR}/config.yaml)"
+            raise UsageError(f"no MCP server {name!r} (known: {known})")
+        return servers[name]
+
+    def trust_server(self, name: str, note: str) -> ServerDefinition:
+        """Approve the project's MCP server ``name`` as it is defined now (saved; a
+        changed definition needs approving again). One of the person's own config
+        needs no approval: nothing is saved for it."""
+        server = self.mcp_server(name)
+        if server.broken:
+            raise UsageError(f"MCP server {name} cannot be used: {server.broken}")
+        if server.origin != "user":
+            self.approvals.trust_server(server.name, server.fingerprint,
+                                        note=f"{note} ({server.source})")
+        return server
+
+    def untrust_server(self, name: str) -> bool:
+        """Forget the approval of the MCP server ``name``; whether there was one."""
+        return self.approvals.untrust_server(name)
+
 
 
 def _logged(on_event: Callable[[Event], None]) -> Callable[[Event], None]:

@@ -69,11 +69,13 @@ EXPORTS: dict[str, list[str]] = {
         "path_pattern_problem", "path_requests", "stricter", "too_broad", "url_names",
     ],
     "policy": [
-        "APPROVALS_LAYER", "AUTO_LAYER", "ActionName", "Capabilities", "HOOK_LAYER", "Hook",
-        "IMPORTERS", "Link", "Policy", "RuleSpec", "SHIPPED_PREFIX", "TRUSTED_HOOK_LAYERS", "beyond_rights",
-        "lint_files", "load_policy", "load_policy_arg", "parse_policy", "policy_json_schema",
-        "render_policy", "rules_from", "run_inline_tests", "shipped_names", "shipped_summary",
-        "shipped_text", "unknown_agents",
+        "APPROVALS_LAYER", "AUTO_LAYER", "ActionName", "Capabilities", "Changed", "Edit",
+        "Finding", "HOOK_LAYER", "Hook", "IMPORTERS", "Link", "NewRule", "Place", "Policy",
+        "RuleSpec", "SHIPPED_PREFIX",
+        "TRUSTED_HOOK_LAYERS", "add_rule", "beyond_rights", "findings_of", "lint_files",
+        "load_policy", "load_policy_arg", "numbered", "parse_policy", "policy_json_schema",
+        "remove_rule", "render_policy", "rules_from", "run_inline_tests", "save",
+        "shipped_names", "shipped_summary", "shipped_text", "unknown_agents",
     ],
     "sandbox": [
         "Change", "Conflict", "Mount", "Plan", "Sandbox", "SandboxSpec", "Support",
@@ -91,11 +93,11 @@ EXPORTS: dict[str, list[str]] = {
         "mcp_effects", "run_plan",
     ],
     "ui": [
-        "CallLines", "auto_mode_text", "early_prompt", "event_json", "failure_json",
-        "hooks_lines", "layer_lines", "replay", "result_json", "result_lines", "run_repl",
-        "server_lines", "server_rows", "session_json", "session_notice", "session_table",
-        "status_lines",
-        "step_lines", "trace_lines", "tree_indent", "trust_lines", "trusted_lines", "where_line",
+        "CallLines", "approved_lines", "auto_mode_text", "early_prompt", "event_json",
+        "failure_json", "hooks_lines", "layer_lines", "replay", "result_json", "result_lines",
+        "run_repl", "server_lines", "server_rows", "session_json", "session_notice",
+        "session_table", "status_lines", "step_lines", "trace_lines", "tree_indent", "trust_lines",
+        "trusted_lines", "unapproved_line", "where_line",
     ],
 }
 

@@ -16,31 +16,18 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from dm_cc.config import PROJECT_DIR
-from dm_cc.errors import UsageError
-from dm_cc.ui import server_lines, server_rows
+from dm_cc.ui import approved_lines, server_lines, server_rows, unapproved_line
 
 DEFAULT_AGENT = "build"
 
 if TYPE_CHECKING:  # the world is imported by the handlers only
     from dm_cc.compose import World
-    from dm_cc.config import ServerDefinition
 
 
 def _world() -> World:
     from dm_cc.compose import open_world
 
     return open_world()
-
-
-def _server(world: World, name: str) -> ServerDefinition:
-    servers = world.settings.mcp
-    if name not in servers:
-        known = ", ".join(servers) or f"none is configured (mcp.servers in {PROJECT_DIR}/config.yaml)"
-        raise UsageError(f"no MCP server {name!r} (known: {known})")
-    if servers[name].broken:
-        raise UsageError(f"MCP server {name} cannot be used: {servers[name].broken}")
-    return servers[name]
 
 
 def _rows(world: World, agent: str) -> list[dict[str, Any]]:
@@ -69,28 +56,14 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _trust(args: argparse.Namespace) -> int:
-    world = _world()
-    server = _server(world, args.name)
-    if server.origin == "user":
-        print(f"{server.name} is defined in your user config ({server.source}): it starts "
-              "without approval")
-        return 0
-    world.approvals.trust_server(server.name, server.fingerprint,
-                                 note=f"approved with `dm_cc mcp trust` ({server.source})")
-    print(f"trusted {server.name} as defined at {server.source}: {server.transport} "
-          f"{server.where()}")
-    for fact in server.facts():
-        print(f"  {fact}")
-    print("  (a change to its definition or to these files makes it unapproved again)")
+    server = _world().trust_server(args.name, note="approved with `dm_cc mcp trust`")
+    for line in approved_lines(server):
+        print(line)
     return 0
 
 
 def _untrust(args: argparse.Namespace) -> int:
-    world = _world()
-    if world.approvals.untrust_server(args.name):
-        print(f"{args.name} is no longer trusted: it will not start until approved again")
-    else:
-        print(f"{args.name} was not trusted")
+    print(unapproved_line(args.name, _world().untrust_server(args.name)))
     return 0
 
 

@@ -13,7 +13,6 @@ import argparse
 from typing import Any
 
 from dm_cc.config import counted
-from dm_cc.errors import UsageError
 
 
 def register(commands: Any, argv: Any = ()) -> None:
@@ -45,12 +44,11 @@ def _trust(args: argparse.Namespace) -> int:
         for line in trust_lines(world) if trust.pending else trusted_lines(world):
             print(line)
         return 0
-    if trust.forbidden is not None:
-        raise UsageError(f"trusting projects is turned off ({trust.forbidden})")
-    for line in trust_lines(world):
+    lines = trust_lines(world)
+    count = world.trust_project(note="trusted with `dm_cc trust`")
+    for line in lines:
         print(line)
-    world.answer_trust(True, note="trusted with `dm_cc trust`")
-    print(f"trusted {counted(len(trust.files), 'file')} of {world.root} as they are now")
+    print(f"trusted {counted(count, 'file')} of {world.root} as they are now")
     return 0
 
 
@@ -58,7 +56,7 @@ def _untrust(args: argparse.Namespace) -> int:
     from dm_cc.compose import open_world
 
     world = open_world()
-    count = world.approvals.untrust_files()
-    print(f"forgot {count} trusted file(s) of {world.root}" if count
+    count = world.untrust_project()
+    print(f"forgot {counted(count, 'trusted file')} of {world.root}" if count
           else f"no file of {world.root} was trusted")
     return 0

@@ -46,7 +46,7 @@ class Rights:
     def __init__(self, policy: Policy, agents: Mapping[str, Agent], approvals: Approvals,
                  capabilities: Capabilities, session: Session, *, parent: Rights | None = None,
                  notify: Callable[[str], None] = lambda text: None) -> None:
-        self.policy = policy
+        self._policy = policy
         self.agents = agents
         self.approvals = approvals
         self.capabilities = capabilities
@@ -57,6 +57,17 @@ class Rights:
         self.started_by: Agent | None = parent.agent if parent is not None else None
         self._gate: tuple[tuple[object, ...], Gate] | None = None
         self._accept_edits = False     # the top session's word (see accept_edits)
+
+    @property
+    def policy(self) -> Policy:
+        """The policy files the gate is made of. A subagent's are its parent's, so what
+        the person changes mid-session (``/permissions add``) holds at once for the
+        subagents at work too."""
+        return self.parent.policy if self.parent is not None else self._policy
+
+    @policy.setter
+    def policy(self, policy: Policy) -> None:
+        self._policy = policy
 
     @property
     def agent(self) -> Agent:
@@ -153,9 +164,9 @@ class Rights:
         return links
 
     def _key(self) -> tuple[object, ...]:
-        """What the gate depends on: the agents and approvals of the lineage."""
+        """What the gate depends on: the policy, the agents and approvals of the lineage."""
         name = self.agent.name
-        own: tuple[object, ...] = (name, self.approvals.rules(name), self.accept_edits)
+        own: tuple[object, ...] = (self.policy, name, self.approvals.rules(name), self.accept_edits)
         if self.parent is None or self.started_by is None:
             return own
         return (*own, self.approvals.rules(self.started_by.name), self.parent._key())

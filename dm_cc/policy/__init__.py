@@ -6,6 +6,7 @@ inline tests, the schema, the shipped policies and importers.
     schema.py        the file format as pydantic models; validator_schema.py generated
     defaults.py      the built-in default rules; effects.py rights from effects
     hooks.py         a file's ``hooks:``; inline_tests.py its ``tests:``; lint.py
+    editing.py       one rule added to or removed from a file, as a line of its text
     shipped/         the policies that ship with dm_cc (``builtin:NAME``)
     importers/       other assistants' settings rewritten as policy files
 
@@ -19,6 +20,17 @@ from importlib import import_module
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from dm_cc.policy.editing import (
+        Changed,
+        Edit,
+        NewRule,
+        Place,
+        add_rule,
+        findings_of,
+        numbered,
+        remove_rule,
+        save,
+    )
     from dm_cc.policy.effects import Capabilities
     from dm_cc.policy.hooks import Hook
     from dm_cc.policy.importers import IMPORTERS, render_policy
@@ -32,7 +44,7 @@ if TYPE_CHECKING:
         Policy,
         load_policy,
     )
-    from dm_cc.policy.lint import beyond_rights, lint_files, unknown_agents
+    from dm_cc.policy.lint import Finding, beyond_rights, lint_files, unknown_agents
     from dm_cc.policy.loader import parse_policy, rules_from
     from dm_cc.policy.schema import ActionName, RuleSpec, policy_json_schema
     from dm_cc.policy.shipped import (
@@ -52,19 +64,29 @@ __all__ = [
     "TRUSTED_HOOK_LAYERS",
     "ActionName",
     "Capabilities",
+    "Changed",
+    "Edit",
+    "Finding",
     "Hook",
     "Link",
+    "NewRule",
+    "Place",
     "Policy",
     "RuleSpec",
+    "add_rule",
     "beyond_rights",
+    "findings_of",
     "lint_files",
     "load_policy",
     "load_policy_arg",
+    "numbered",
     "parse_policy",
     "policy_json_schema",
+    "remove_rule",
     "render_policy",
     "rules_from",
     "run_inline_tests",
+    "save",
     "shipped_names",
     "shipped_summary",
     "shipped_text",
@@ -74,13 +96,15 @@ __all__ = [
 # Each module of the part and the names of it re-exported here, imported on first
 # use (PEP 562): importing the package loads none of them.
 _LAZY: dict[str, tuple[str, ...]] = {
+    "dm_cc.policy.editing": ("Changed", "Edit", "NewRule", "Place", "add_rule", "findings_of",
+                             "numbered", "remove_rule", "save"),
     "dm_cc.policy.effects": ("Capabilities",),
     "dm_cc.policy.hooks": ("Hook",),
     "dm_cc.policy.importers": ("IMPORTERS", "render_policy"),
     "dm_cc.policy.inline_tests": ("run_inline_tests",),
     "dm_cc.policy.layers": ("APPROVALS_LAYER", "AUTO_LAYER", "HOOK_LAYER", "TRUSTED_HOOK_LAYERS", "Link",
                             "Policy", "load_policy"),
-    "dm_cc.policy.lint": ("beyond_rights", "lint_files", "unknown_agents"),
+    "dm_cc.policy.lint": ("Finding", "beyond_rights", "lint_files", "unknown_agents"),
     "dm_cc.policy.loader": ("parse_policy", "rules_from"),
     "dm_cc.policy.schema": ("ActionName", "RuleSpec", "policy_json_schema"),
     "dm_cc.policy.shipped": ("SHIPPED_PREFIX", "load_policy_arg", "shipped_names",

@@ -27,6 +27,7 @@ one does; this module walks the files and words the findings.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -234,3 +235,21 @@ def beyond_rights(files: Sequence[PolicyFile], agents: Mapping[str, Limited]) ->
                     "applies to it, whatever the rules say (define an agent of your own "
                     "with `may:` to give one more)")))
     return found
+
+
+def findings_added(before: Sequence[Finding], after: Sequence[Finding], shown: str,
+                   moved: Mapping[int, int]) -> list[Finding]:
+    """The findings of ``after`` that ``before`` did not have: what a change to the
+    file ``shown`` brings (``/permissions add``). ``moved``: each line of the file
+    before the change that is still there → its number after (a finding that names
+    a line no longer there cannot come back)."""
+    where = re.compile(re.escape(shown) + r":(\d+)")
+
+    def renumbered(text: str) -> str | None:
+        lines = [int(found) for found in where.findall(text)]
+        if any(line not in moved for line in lines):
+            return None
+        return where.sub(lambda match: f"{shown}:{moved[int(match.group(1))]}", text)
+
+    seen = {renumbered(str(finding)) for finding in before}
+    return [finding for finding in after if str(finding) not in seen]

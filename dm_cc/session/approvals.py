@@ -355,6 +355,24 @@ class ApprovalStore:
             for relative, content in files.items():
                 _trust(approvals, kind, relative, content, note, now)
 
+    def carry_file(self, relative: str, before: str | None, after: str, *, note: str = "",
+                   now: float | None = None) -> str | None:
+        """The person changed the project file ``relative`` themselves, through dm_cc
+        (``/permissions add|remove``), from the content whose digest is ``before``
+        (None: there was no such file) to ``after``: what they said of the content
+        before they say of the new one, and a file they made is theirs. ``trusted``
+        (it was trusted, or is new), ``declined`` (they had said "not now" to it), or
+        None: they had said nothing of ``before`` (someone else changed the file
+        since), so nothing is carried."""
+        now = time.time() if now is None else now
+        with self._changing(now) as approvals:
+            for kind, said in ((FILE_TRUST, "trusted"), (FILE_ASKED, "declined")):
+                if before is None and kind == FILE_TRUST or any(
+                        _trusted(a, kind) == (relative, before) for a in approvals):
+                    _trust(approvals, kind, relative, after, note, now)
+                    return said
+            return None
+
     @property
     def _copies(self) -> Path:
         """Where the content of trusted project files is kept, by digest: what the

@@ -13,6 +13,7 @@ renderer of the core's events.
     sessions_text.py decisions, the sandbox, MCP servers, a project's own files,
                      undo steps and saved sessions in words: plain text, for the
                      light commands too
+    permissions_text.py  what /permissions shows: the layers folded to a screen
 
 The front door is lazy: a name's module is imported on its first use, so the
 light commands never load prompt_toolkit.
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
     from dm_cc.ui.describe import auto_mode_text, hooks_lines, layer_lines, trace_lines, tree_indent
     from dm_cc.ui.early import early_prompt
     from dm_cc.ui.headless import CallLines, event_json, failure_json, result_json, session_json
-    from dm_cc.ui.mcp_text import server_lines, server_rows
+    from dm_cc.ui.mcp_text import approved_lines, server_lines, server_rows, unapproved_line
     from dm_cc.ui.repl import run_repl
     from dm_cc.ui.sandbox_text import status_lines, where_line
     from dm_cc.ui.sessions_text import session_table
@@ -37,6 +38,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CallLines",
+    "approved_lines",
     "auto_mode_text",
     "early_prompt",
     "event_json",
@@ -58,6 +60,7 @@ __all__ = [
     "tree_indent",
     "trust_lines",
     "trusted_lines",
+    "unapproved_line",
     "where_line",
 ]
 
@@ -68,7 +71,7 @@ _LAZY: dict[str, tuple[str, ...]] = {
                           "tree_indent"),
     "dm_cc.ui.early": ("early_prompt",),
     "dm_cc.ui.headless": ("CallLines", "event_json", "failure_json", "result_json", "session_json"),
-    "dm_cc.ui.mcp_text": ("server_lines", "server_rows"),
+    "dm_cc.ui.mcp_text": ("approved_lines", "server_lines", "server_rows", "unapproved_line"),
     "dm_cc.ui.repl": ("run_repl",),
     "dm_cc.ui.sandbox_text": ("status_lines", "where_line"),
     "dm_cc.ui.sessions_text": ("session_table",),

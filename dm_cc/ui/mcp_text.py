@@ -9,6 +9,9 @@ and what the REPL's ``/mcp`` shows.
                                         gate's decision for a call with no
                                         arguments, the tools left out
     server_lines(rows)                  those records as text, a few lines each
+    approved_lines(server)              what ``dm_cc mcp trust`` and ``/permissions mcp
+                                        trust`` say of the server approved
+    unapproved_line(name, was)          what ``… untrust`` says
 
 The caller chooses the gate: ``dm_cc mcp list`` builds the one of ``--agent``
 (a subagent as build's child), the REPL uses the agent in charge's (its session
@@ -23,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from dm_cc.compose import World
+    from dm_cc.config import ServerDefinition
     from dm_cc.mcp import McpServers
     from dm_cc.permissions import Gate
 
@@ -124,3 +128,20 @@ def server_lines(rows: Iterable[dict[str, Any]]) -> Iterator[str]:
                    "(it starts the next time dm_cc does)")
     if empty:
         yield NONE_CONFIGURED
+
+
+def approved_lines(server: ServerDefinition) -> list[str]:
+    """What approving ``server`` did (:meth:`World.trust_server`): the definition
+    approved and what it reads, or that one of the person's own needs no approval."""
+    if server.origin == "user":
+        return [f"{server.name} is defined in your user config ({server.source}): it starts "
+                "without approval"]
+    return [f"trusted {server.name} as defined at {server.source}: {server.transport} "
+            f"{server.where()}", *(f"  {fact}" for fact in server.facts()),
+            "  (a change to its definition or to these files makes it unapproved again)"]
+
+
+def unapproved_line(name: str, was: bool) -> str:
+    """What forgetting the approval of the server ``name`` did (``was``: it had one)."""
+    return (f"{name} is no longer trusted: it will not start until approved again" if was
+            else f"{name} was not trusted")

@@ -91,6 +91,7 @@ class Repl:
         self.approver = ReplApprover(self.screen, self.shown, make_room=self.prompt.step_aside)
         self._world: World | None = None
         self._untrusted: frozenset[str] = frozenset()   # the project's files the toolbar marks
+        self._untrusted_of: object = None    # the policy they were found in (/permissions trust)
         self._loop: Loop | None = None
         self._ready: asyncio.Future[None] | None = None
         self._ended = False
@@ -114,6 +115,8 @@ class Repl:
         """The world and the loop in charge, or None while the world is loading."""
         if self._world is None or self._loop is None:
             return None
+        if self._untrusted_of is not self._world.policy:   # read again since: look again
+            self._untrusted, self._untrusted_of = untrusted(self._world), self._world.policy
         return Loaded(self._world, self._loop, self._untrusted)
 
     def _taken_over(self) -> None:
@@ -217,6 +220,7 @@ class Repl:
         for said in (*world.root_warnings, *session.warnings, *warnings):
             self.screen.line(f"! {said}", "class:notice")
         self._untrusted = untrusted(world)   # none: trusting would change nothing, not a word
+        self._untrusted_of = world.policy
         width = min(self.screen.output.get_size().columns, MAX_WIDTH)
         self.screen.lines(notice_lines(world, width), "class:notice")
         loop.rights.gate()  # compile the rules now, and report saved approvals that cannot be read

@@ -15,7 +15,6 @@ nothing but this registry.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
@@ -25,19 +24,21 @@ from prompt_toolkit.completion import CompleteEvent, Completer, Completion
 from prompt_toolkit.document import Document
 
 from dm_cc.agents import named_agent
-from dm_cc.config import counted
+from dm_cc.config import counted, display_path
 from dm_cc.errors import DmccError
 from dm_cc.llm import ModelError
 from dm_cc.permissions import Request
 from dm_cc.session import session_tree
-from dm_cc.ui.describe import layer_lines, trace_lines
+from dm_cc.ui.describe import trace_lines
 from dm_cc.ui.headless import one_line, tools_text
-from dm_cc.ui.mcp_text import server_lines, server_rows
+from dm_cc.ui.mcp_text import approved_lines, server_lines, server_rows, unapproved_line
 from dm_cc.ui.pager import page
+from dm_cc.ui.permissions_text import focus_lines, session_approval, summary_lines, view_of
 from dm_cc.ui.render import Shown, diff_lines
+from dm_cc.ui.rule_edits import LAYERS, changed_lines, parse_add, refused_lines, said_lines
 from dm_cc.ui.sessions_text import session_table
 from dm_cc.ui.thinking import show_thinking
-from dm_cc.ui.trust_text import MAX_WIDTH, session_lines
+from dm_cc.ui.trust_text import MAX_WIDTH, session_lines, trust_lines, trusted_lines
 from dm_cc.ui.undo_text import result_lines, rewind_lines, step_lines
 
 if TYPE_CHECKING:
@@ -199,32 +200,133 @@ def next_agent(world: World, loop: Loop) -> None:
 
 
 def _permissions(ctx: Context, args: list[str]) -> None:
-    approvals = ctx.world.approvals
-    if args[:1] == ["revoke"] and len(args) == 2:
-        gone = approvals.revoke(args[1])
-        ctx.loop.rt.approvals.reload()
-        ctx.screen.line(f"revoked {gone.id}: {gone.permission} {gone.pattern!r} "
-                        f"(agent {gone.agent})")
+    """The rules in force, folded to a screen; a filter; or a change (docs/repl.md)."""
+    sub, rest = (args[0], args[1:]) if args else ("", [])
+    width = min(ctx.screen.output.get_size().columns, MAX_WIDTH)
+    change = PERMISSION_CHANGES.get(sub)
+    if change is not None:
+        try:
+            change(ctx, rest, width)
+        except DmccError as exc:   # wrapped to the terminal: file:line messages can be long
+            _said(ctx, str(exc), width, "class:error")
         return
-    if args:
-        raise DmccError("usage: /permissions [revoke ID]")
-    agent = ctx.loop.agent.name
-    ctx.screen.line(f"effective rules for {agent} (last match wins; later layers win):",
-                    "class:tool")
-    ctx.screen.lines(list(layer_lines(ctx.loop.rights.gate())))
-    saved = approvals.list()
-    ctx.screen.line("saved approvals (/permissions revoke ID):", "class:tool")
-    for item in saved:
-        until = time.strftime("%Y-%m-%d %H:%M", time.localtime(item.expires)) \
-            if item.expires else "never"
-        ctx.screen.line(f"  {item.id}  {item.agent:<8} {item.permission} {item.pattern!r}"
-                        f"  expires {until}")
-    if not saved:
-        ctx.screen.line("  (none)", "class:dim")
-    session = ctx.loop.rt.approvals.session.get(agent, [])
-    if session:
-        ctx.screen.line("approved for this session:", "class:tool")
-        ctx.screen.lines([f"  {r.permission} {r.pattern!r}" for r in session])
+    view = view_of(ctx.world, ctx.loop.rights.gate(), ctx.loop.agent.name,
+                   ctx.loop.rt.approvals.session)
+    shown = focus_lines(view, " ".join(args), width) if args else summary_lines(view, width)
+    for text, style in shown:
+        ctx.screen.line(text, style)
+
+
+def _in_force(ctx: Context) -> None:
+    """The session decides with the policy as read again (its subagents follow it)."""
+    policy = ctx.world.in_force
+    ctx.loop.rt.policy = policy
+    ctx.loop.rights.policy = policy
+
+
+def _read_again(ctx: Context, width: int) -> bool:
+    """After the trust changed: the policy read again, in force for the session; a file
+    that does not load (edited by hand meanwhile) is said, and the session keeps its rules."""
+    try:
+        ctx.world.reload_policy()
+    except DmccError as exc:
+        _said(ctx, f"the policy could not be read again ({exc}): this session keeps the rules "
+              "it had until that is fixed", width, "class:error")
+        return False
+    _in_force(ctx)
+    return True
+
+
+def _add_rule(ctx: Context, args: list[str], width: int) -> None:
+    changed = None
+    try:
+        layer, rule = parse_add(args, {name: display_path(ctx.world.rule_file(name))
+                                       for name in LAYERS})
+        changed = ctx.world.add_rule(layer, rule)
+    except DmccError as exc:
+        shown = refused_lines(str(exc), width)
+    else:
+        shown = changed_lines(changed, width)
+    if changed is not None and changed.saved:
+        _in_force(ctx)
+    else:
+        ctx.prefill(" ".join(["/permissions", "add", *args]))   # to correct, not to type again
+    for text, style in shown:
+        ctx.screen.line(text, style)
+
+
+def _remove_rule(ctx: Context, args: list[str], width: int) -> None:
+    if len(args) != 1 or not args[0].isdigit():
+        raise DmccError("usage: /permissions remove N (N: a rule's number in /permissions)")
+    changed = ctx.world.remove_rule(int(args[0]))
+    _in_force(ctx)
+    for text, style in changed_lines(changed, width):
+        ctx.screen.line(text, style)
+
+
+def _revoke(ctx: Context, args: list[str], width: int) -> None:
+    if len(args) != 1:
+        raise DmccError("usage: /permissions revoke ID (apr_…: saved; s1, s2…: this session)")
+    approvals = ctx.loop.rt.approvals
+    if args[0].startswith("s"):
+        agent, rule = session_approval(approvals.session, args[0])
+        approvals.session[agent].remove(rule)
+        ctx.screen.line(f"revoked {args[0]}: {rule.permission} {rule.pattern!r} (agent {agent}, "
+                        "this session)")
+        return
+    gone = ctx.world.approvals.revoke(args[0])
+    approvals.reload()
+    ctx.screen.line(f"revoked {gone.id}: {gone.permission} {gone.pattern!r} (agent {gone.agent})")
+
+
+def _trust_project(ctx: Context, args: list[str], width: int) -> None:
+    world = ctx.world
+    if not world.trust.pending:   # none, or all trusted already: nothing to do
+        ctx.screen.lines(trusted_lines(world))
+        return
+    shown = trust_lines(world, width)
+    count = world.trust_project(note="trusted with /permissions trust")
+    ctx.screen.lines(shown)
+    now = _read_again(ctx, width)
+    _said(ctx, f"trusted {count} file(s) of {world.root} as they are now: their rules apply "
+          + ("from now on (their agents and settings from the next start)" if now
+             else "from the next start"), width)
+
+
+def _untrust_project(ctx: Context, args: list[str], width: int) -> None:
+    world = ctx.world
+    count = world.untrust_project()
+    now = _read_again(ctx, width)
+    _said(ctx, f"forgot {count} trusted file(s) of {world.root}: their allow rules count for "
+          "nothing " + ("from now on (their agents and settings from the next start)" if now
+                        else "from the next start") if count
+          else f"no file of {world.root} was trusted", width)
+
+
+def _said(ctx: Context, text: str, width: int, style: str = "") -> None:
+    for line, how in said_lines(text, width, style):
+        ctx.screen.line(line, how)
+
+
+def _mcp_trust(ctx: Context, args: list[str], width: int) -> None:
+    if len(args) != 2 or args[0] not in ("trust", "untrust"):
+        raise DmccError("usage: /permissions mcp trust|untrust NAME")
+    world = ctx.world
+    if args[0] == "untrust":
+        ctx.screen.line(unapproved_line(args[1], world.untrust_server(args[1])))
+        ctx.screen.line("(a server this session started runs until dm_cc exits)", "class:dim")
+        return
+    server = world.trust_server(args[1], note="approved with /permissions mcp trust")
+    ctx.screen.lines(approved_lines(server))
+    if server.origin != "user":
+        ctx.screen.line("(it starts with the next session of dm_cc)", "class:dim")
+
+
+#: ``/permissions WORD …`` that change something (any other word is a filter).
+PERMISSION_CHANGES: dict[str, Callable[[Context, list[str], int], None]] = {
+    "add": _add_rule, "remove": _remove_rule, "revoke": _revoke, "trust": _trust_project,
+    "untrust": _untrust_project, "mcp": _mcp_trust,
+}
 
 
 def _why(ctx: Context, args: list[str]) -> None:
@@ -270,8 +372,8 @@ async def _mcp(ctx: Context, args: list[str]) -> None:
 
 def _trust(ctx: Context, args: list[str]) -> None:
     if args:
-        raise DmccError("usage: /trust (it only shows: `dm_cc trust` and `dm_cc untrust` "
-                        "change it, for the next session)")
+        raise DmccError("usage: /trust (it only shows: /permissions trust|untrust change it, "
+                        "as `dm_cc trust|untrust` do for the next session)")
     width = min(ctx.screen.output.get_size().columns, MAX_WIDTH)
     ctx.screen.lines(session_lines(ctx.world, width))
 
@@ -442,8 +544,9 @@ COMMANDS: dict[str, Command] = {command.name: command for command in (
             "list|switch NAME|capabilities [NAME]", ("list", "switch", "capabilities")),
     Command("plan", "switch to the read-only plan agent", _switch_to("plan")),
     Command("build", "switch to the build agent", _switch_to("build")),
-    Command("permissions", "effective rules with sources, saved approvals (revoke ID)",
-            _permissions, "[revoke ID]", ("revoke",)),
+    Command("permissions", "the rules in force, folded; filter them; add, remove, revoke, trust",
+            _permissions, "[FILTER|add|remove N|revoke ID|trust|untrust|mcp]",
+            ("add", "remove", "revoke", "trust", "untrust", "mcp", "guardrails", "all")),
     Command("why", "the full trace of the last decision", _why),
     Command("tasks", "running subagents; cancel a background one", _tasks,
             "[cancel ID|LABEL]", ("cancel",)),

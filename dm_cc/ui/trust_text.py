@@ -45,9 +45,12 @@ QUESTION = "? Trust this project's dm_cc files as they are now?"
 LATER = ("Change your mind later: `dm_cc trust` trusts them, `dm_cc untrust` forgets them "
          "(/trust shows this).")
 RESTART = ("This session runs without them. To trust them, run `dm_cc trust` in a shell "
-           "and start dm_cc again (`dm_cc --trust-project` trusts them for one run).")
-FORGET = "`dm_cc untrust` forgets them: sessions started afterwards run without them."
-SAVE = "`dm_cc trust` trusts them for later sessions too."
+           "and start dm_cc again (`dm_cc --trust-project` trusts them for one run), or type "
+           "/permissions trust: their rules count at once, their agents and settings from "
+           "the next start.")
+FORGET = ("`dm_cc untrust` forgets them: sessions started afterwards run without them "
+          "(/permissions untrust: this one too, from then on).")
+SAVE = "`dm_cc trust` trusts them for later sessions too. So does /permissions trust."
 STATE = {"new": "not trusted yet", "changed": "CHANGED since you trusted it",
          "declined": "not trusted: you said no", "refused": "CHANGED since you said no",
          "trusted": "trusted",

@@ -323,3 +323,21 @@ def test_trusted_mcp_servers_are_entries_of_the_project_never_rules(store):
     assert store.trusted_servers(NOW) == {"docs": "sha256:bb"}
     shown = [(a.permission, a.agent, a.pattern) for a in store.list(NOW)]
     assert shown == [("bash", "build", "ls *"), ("mcp_server", "*", "docs sha256:bb")]
+
+
+def test_a_file_the_person_changed_keeps_what_they_said_of_it_and_nothing_more(store):
+    store.trust_files({".dm_cc/policy.yaml": "sha256:a1", ".dm_cc/config.yaml": "sha256:c1"},
+                      now=NOW)
+    store.asked_about_files({".dm_cc/policy.yaml": "sha256:a1",
+                             ".dm_cc/agents/x.md": "sha256:x1"}, now=NOW)
+    assert store.carry_file(".dm_cc/policy.yaml", "sha256:a1", "sha256:a2", now=NOW) == "trusted"
+    assert store.trusted_files(NOW) == {".dm_cc/policy.yaml": "sha256:a2",
+                                        ".dm_cc/config.yaml": "sha256:c1"}   # the others kept
+    assert store.carry_file(".dm_cc/agents/x.md", "sha256:x1", "sha256:x2", now=NOW) == "declined"
+    assert store.asked_files(NOW)[".dm_cc/agents/x.md"] == "sha256:x2"
+    # someone else changed it since: what the person said was of other content
+    assert store.carry_file(".dm_cc/config.yaml", "sha256:zz", "sha256:c2", now=NOW) is None
+    assert store.trusted_files(NOW)[".dm_cc/config.yaml"] == "sha256:c1"
+    # a file the person makes is theirs
+    assert store.carry_file(".dm_cc/policies/new.yaml", None, "sha256:n1", now=NOW) == "trusted"
+    assert store.trusted_files(NOW)[".dm_cc/policies/new.yaml"] == "sha256:n1"
