@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import shutil
+import tempfile
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, HTTPServer
+from pathlib import Path
 
 import pytest
 
@@ -22,6 +25,22 @@ def project(tmp_path, monkeypatch):
     for variable in ("DM_CC_MODEL", "DM_CC_API_BASE", "OPENAI_API_KEY"):
         monkeypatch.delenv(variable, raising=False)
     return root
+
+
+LONG_PATH = 60   # characters: a long project path, and the same wherever pytest runs
+
+
+@pytest.fixture
+def long_path_project(project) -> Iterator[Path]:
+    """:func:`project` (its environment) at a path exactly :data:`LONG_PATH` characters
+    long, for what is laid out around the path (tmp_path's length depends on the test's
+    name and on the pytest worker)."""
+    base = Path(tempfile.mkdtemp(prefix="dmcc-"))
+    root = base / "a-project-with-a-long-name".ljust(LONG_PATH - len(str(base)) - 1, "x")
+    (root / ".git").mkdir(parents=True)
+    assert len(str(root)) == LONG_PATH
+    yield root
+    shutil.rmtree(base, ignore_errors=True)
 
 
 class _Hello(BaseHTTPRequestHandler):

@@ -18,7 +18,8 @@ def write(project, text: str = POLICY) -> None:
     (project / ".dm_cc" / "policy.yaml").write_text(text)
 
 
-def test_the_question_fits_80_columns_and_breaks_no_word(project):
+def test_the_question_fits_80_columns_and_breaks_no_word(long_path_project):
+    project = long_path_project
     assert len(str(project)) > 40          # a long path: no room beside it on its line
     write(project)
     world = open_world(cwd=project)

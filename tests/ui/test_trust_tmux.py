@@ -33,8 +33,9 @@ TESTS = [{"tool": "bash", "args": {"command": "touch src/tests-ran",
 
 
 @pytest.fixture
-def cloned(project):
+def cloned(long_path_project):
     """A repository as cloned: its policy lets the agent run the tests and edit src/."""
+    project = long_path_project
     (project / "src").mkdir()
     (project / ".dm_cc").mkdir()
     (project / ".dm_cc" / "policy.yaml").write_text(POLICY)
