@@ -14,11 +14,21 @@ if TYPE_CHECKING:
     from dm_cc.compose import Options, World
 
 
-def add_session_options(parser: argparse.ArgumentParser) -> None:
+POLICY_AFTER = "policy_after_command"   # ``run --policy F``: after those before ``run``
+
+
+def add_session_options(parser: argparse.ArgumentParser, *, command: bool = False) -> None:
+    """The session options, on ``dm_cc`` itself and on a ``command`` (``run``): there
+    they default to nothing (``SUPPRESS``), so that ``dm_cc --model M run …`` keeps
+    the option given before the command (argparse lets a subcommand's defaults
+    overwrite it), and ``--policy`` given in both places counts both (``POLICY_AFTER``)."""
+    if command:
+        parser.argument_default = argparse.SUPPRESS
     parser.add_argument("--agent", help="primary agent: build (default), plan, or a custom one")
     parser.add_argument("--model", help="litellm model string, or 'offline' (env DM_CC_MODEL)")
     parser.add_argument("--api-base", help="OpenAI-compatible server URL (env DM_CC_API_BASE)")
     parser.add_argument("--policy", action="append", default=[], metavar="FILE",
+                        dest=POLICY_AFTER if command else "policy",
                         help="extra policy file, after the user policy (repeatable); "
                              "builtin:NAME names a shipped one (dm_cc policy builtin)")
     parser.add_argument("--continue", dest="continue_last", action="store_true",
@@ -35,6 +45,7 @@ def add_session_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--verbose", action="store_true",
                         help="write a debug log (model calls, decisions, events); its path is "
                              "printed at the start")
+    parser.argument_default = None   # the command's own options have their defaults
 
 
 def _positive(text: str) -> int:
@@ -61,7 +72,8 @@ def options_from(args: argparse.Namespace) -> Options:
     from dm_cc.compose import Options
 
     return Options(agent=args.agent, model=args.model, api_base=args.api_base,
-                   policies=tuple(args.policy), continue_last=args.continue_last,
+                   policies=(*args.policy, *getattr(args, POLICY_AFTER, ())),
+                   continue_last=args.continue_last,
                    resume=args.resume, max_turns=args.max_turns,
                    trust_project=args.trust_project, temperature=args.temperature)
 

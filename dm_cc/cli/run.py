@@ -157,7 +157,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser],
              rest: Sequence[str] = ()) -> None:
     run = commands.add_parser("run", help="one headless turn: print the final answer",
                               description=(__doc__ or "").split("\n\n")[0].replace("``", ""))
-    add_session_options(run)
+    add_session_options(run, command=True)
     run.add_argument("--on-ask", choices=("deny", "fail"), default="deny",
                      help="what an ask becomes: deny (the model is told) or fail (exit 3)")
     run.add_argument("--json", action="store_true", help=JSON_HELP)

@@ -86,3 +86,21 @@ def test_max_turns_stops_a_run(project, capsys):
 def test_without_verbose_nothing_is_logged(project, capsys):
     assert main(["run", "--model", script(project, [{"text": "ok"}]), "hi"]) == 0
     assert "debug log" not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv", [
+    ["--model", "M", "--max-turns", "3", "--policy", "a.yaml", "run", "--policy", "b.yaml", "hi"],
+    ["--model", "M", "run", "--max-turns", "3", "--policy", "a.yaml", "--policy", "b.yaml", "hi"],
+    ["run", "--model", "M", "--max-turns", "3", "--policy", "a.yaml", "--policy", "b.yaml", "hi"],
+    ["--model", "other", "--max-turns", "9", "run", "--model", "M", "--max-turns", "3",
+     "--policy", "a.yaml", "--policy", "b.yaml", "hi"],
+])
+def test_session_options_count_before_run_as_after_it(argv):
+    """``dm_cc --model M run …`` is ``dm_cc run --model M …`` (argparse would let run's
+    defaults overwrite what came before it); given in both places, run's wins, and
+    policies add up in the order written."""
+    args = build_parser(argv).parse_args(argv)
+    options = options_from(args)
+    assert (options.model, options.max_turns) == ("M", 3)
+    assert options.policies == ("a.yaml", "b.yaml")
+    assert args.json is False and args.on_ask == "deny"
