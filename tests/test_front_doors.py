@@ -35,8 +35,9 @@ EXPORTS: dict[str, list[str]] = {
         "Trust", "agent_files_in", "cache_dir", "config_dir", "counted", "data_dir",
         "did_you_mean", "digest",
         "display_path", "find_project", "home_dir", "line_of", "load_settings", "load_yaml",
-        "managed_dir", "plan_file", "policy_files", "project_dir", "project_files",
-        "project_root", "state_dir", "validation_error",
+        "locked", "managed_dir", "plan_file", "policy_files", "project_dir", "project_files",
+        "project_root", "replace_file", "set_aside", "shared", "state_dir", "sync_directory",
+        "validation_error",
     ],
     "core": [
         "AgentSwitched", "Approval", "ApprovalRequest", "Approvals", "Approver", "AskFailed",

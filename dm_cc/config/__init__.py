@@ -8,6 +8,8 @@ that remembers line numbers. Imports nothing of dm_cc but ``dm_cc.errors``.
     server_files.py the files inside the project a server's command line names
     trust.py        whether the person trusts what the project's own files say
     yaml_lines.py   YAML with the line of each value; errors naming ``file:line``
+    durable.py      a file replaced whole in one step, locks, damage set aside:
+                    what every store and edited file shares to survive crashes
     words.py        counts and near misses in messages (``1 line``, ``did you
                     mean``), for every part's messages: each may import this part
 
@@ -40,6 +42,7 @@ if TYPE_CHECKING:
         project_root,
         state_dir,
     )
+    from dm_cc.config.durable import locked, replace_file, set_aside, shared, sync_directory
     from dm_cc.config.mcp_servers import STARTING_TRUST, ServerDefinition, Trust
     from dm_cc.config.settings import Settings, load_settings
     from dm_cc.config.trust import ProjectFile, ProjectTrust, digest
@@ -71,13 +74,18 @@ __all__ = [
     "line_of",
     "load_settings",
     "load_yaml",
+    "locked",
     "managed_dir",
     "plan_file",
     "policy_files",
     "project_dir",
     "project_files",
     "project_root",
+    "replace_file",
+    "set_aside",
+    "shared",
     "state_dir",
+    "sync_directory",
     "validation_error",
 ]
 
@@ -89,6 +97,7 @@ _LAZY: dict[str, tuple[str, ...]] = {
                           "find_project", "home_dir", "managed_dir", "plan_file",
                           "policy_files", "project_dir", "project_files", "project_root",
                           "state_dir"),
+    "dm_cc.config.durable": ("locked", "replace_file", "set_aside", "shared", "sync_directory"),
     "dm_cc.config.mcp_servers": ("STARTING_TRUST", "ServerDefinition", "Trust"),
     "dm_cc.config.settings": ("Settings", "load_settings"),
     "dm_cc.config.trust": ("ProjectFile", "ProjectTrust", "digest"),

@@ -28,18 +28,15 @@ from __future__ import annotations
 import copy
 import difflib
 import json
-import os
 import re
-import tempfile
 from collections.abc import Mapping, Sequence
-from contextlib import suppress
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, NamedTuple
 
 import yaml
 
-from dm_cc.config import load_yaml
+from dm_cc.config import load_yaml, replace_file
 from dm_cc.errors import PolicyError
 from dm_cc.permissions import Rule
 from dm_cc.policy.effects import Limited
@@ -432,18 +429,7 @@ def save(edit: Edit) -> None:
                                             "nothing was saved; try again")
     path.parent.mkdir(parents=True, exist_ok=True)
     mode = path.stat().st_mode & 0o7777 if edit.before is not None else 0o644
-    fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as out:
-            out.write(edit.after)
-            out.flush()
-            os.fchmod(out.fileno(), mode)
-            os.fsync(out.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        with suppress(OSError):
-            os.unlink(temporary)
-        raise
+    replace_file(path, edit.after.encode("utf-8"), mode)
 
 
 class Changed(NamedTuple):

@@ -8,7 +8,8 @@
                   with undo_recorder.py (a step being recorded), undo_records.py (its
                   data and JSON), undo_restore.py (undoing on the files) and
                   file_states.py (a path's state, looked at without following links)
-    durable.py    what the stores share to survive crashes
+
+What the stores share to survive crashes is ``dm_cc.config.durable``.
 
 The front door is lazy: a name's module is imported on its first use, so a
 command loads only the stores it uses.

@@ -65,9 +65,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from dm_cc.config import locked, replace_file, set_aside
 from dm_cc.errors import ApprovalStoreError
 from dm_cc.permissions import NEVER_SAVED, Rule
-from dm_cc.session.durable import locked, replace_file, set_aside
 
 VERSION = 1
 _FIELDS = ("id", "permission", "pattern", "agent", "created", "expires", "note")

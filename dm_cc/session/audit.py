@@ -36,9 +36,8 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from dm_cc.config import counted
+from dm_cc.config import counted, locked, replace_file, set_aside, shared, sync_directory
 from dm_cc.errors import AuditLogError
-from dm_cc.session.durable import locked, replace_file, set_aside, shared, sync_directory
 
 GENESIS = "0" * 64
 SUFFIX = ".jsonl"

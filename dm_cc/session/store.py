@@ -44,8 +44,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from dm_cc.config import replace_file
 from dm_cc.errors import SessionError
-from dm_cc.session.durable import replace_file
 from dm_cc.session.messages import Message, agent_in_charge, title_of
 
 try:

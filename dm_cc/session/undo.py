@@ -78,8 +78,8 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
+from dm_cc.config import locked, replace_file
 from dm_cc.errors import UndoError
-from dm_cc.session.durable import locked, replace_file
 from dm_cc.session.file_states import Unsafe
 from dm_cc.session.undo_recorder import Recorder
 from dm_cc.session.undo_records import (

@@ -1,9 +1,9 @@
-"""What the stores in the data dir share to survive crashes and other dm_cc
-processes: an exclusive lock on a lock file beside the store, a file replaced
-whole in one step (:func:`replace_file`), damage moved aside unchanged
-(:func:`set_aside`), and an fsync of the directory after a file in it was
-created, replaced or renamed (so the new name survives a crash, not only the
-bytes)."""
+"""What dm_cc's files share to survive crashes and other dm_cc processes (the
+stores in the data dir, a policy file /permissions edits): an exclusive lock on a
+lock file beside the store, a file replaced whole in one step
+(:func:`replace_file`), damage moved aside unchanged (:func:`set_aside`), and an
+fsync of the directory after a file in it was created, replaced or renamed (so the
+new name survives a crash, not only the bytes)."""
 
 from __future__ import annotations
 
@@ -62,9 +62,9 @@ def sync_directory(directory: Path) -> None:
         os.close(fd)
 
 
-def replace_file(path: Path, data: bytes) -> None:
+def replace_file(path: Path, data: bytes, mode: int = 0o600) -> None:
     """Make ``data`` the content of ``path`` in one step: written to a temporary file
-    in the same directory (0600), fsynced, ``os.replace``-d over ``path``, then the
+    in the same directory (``mode``), fsynced, ``os.replace``-d over ``path``, then the
     directory fsynced. A reader sees the old file or the new one, whole. OSError
     when it cannot be done (the temporary file is removed)."""
     fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
@@ -72,6 +72,8 @@ def replace_file(path: Path, data: bytes) -> None:
         with os.fdopen(fd, "wb") as out:
             out.write(data)
             out.flush()
+            if mode != 0o600:   # what mkstemp made it
+                os.fchmod(out.fileno(), mode)
             os.fsync(out.fileno())
         os.replace(temporary, path)
     except BaseException:
