@@ -22,10 +22,18 @@ import json
 from collections.abc import Callable, Iterable, Sequence
 from typing import NamedTuple
 
+from dm_cc.agents import Agent
 from dm_cc.config import counted
-from dm_cc.core.prompts import CHARS_PER_TOKEN, spec_chars
+from dm_cc.core.prompts import (
+    CHARS_PER_TOKEN,
+    SectionSize,
+    context_report,
+    spec_chars,
+    tool_sizes,
+)
 from dm_cc.llm import ChatModel, ModelError, ToolSpec, Usage
 from dm_cc.session import Message, Session, ToolCall
+from dm_cc.tools import ToolContext
 
 COMPACT_AT = 0.8              # compact before a call whose prompt passes this share of the window
 KEEP_USER_TURNS = 2           # the last turns the user typed are kept whole …
@@ -83,6 +91,17 @@ def message_tokens(messages: Iterable[Message]) -> int:
     return sum(4 + estimate_tokens(m.content + "".join(c.name + _arguments(c)
                                                        for c in m.tool_calls))
                for m in messages)
+
+
+def prompt_report(agent: Agent, ctx: ToolContext, specs: Sequence[ToolSpec],
+                  messages: Sequence[Message]) -> list[SectionSize]:
+    """What a model call's prompt holds, part by part, each with its estimated size
+    (``/context``, whose total is their sum): the system prompt's sections (an
+    instruction file left out, with why), the tools' schemas (dm_cc's own, the MCP
+    servers'), the messages the model is shown."""
+    return [*context_report(agent, ctx), *tool_sizes(specs),
+            SectionSize(f"{len(messages)} messages", sum(len(m.content) for m in messages),
+                        message_tokens(messages), group="messages")]
 
 
 def request_tokens(system: str, specs: Sequence[ToolSpec], messages: Sequence[Message]) -> int:

@@ -18,7 +18,6 @@ would pass COMPACT_AT of the context window, older turns are summarised first
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import time
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
@@ -32,16 +31,16 @@ from dm_cc.core.approval import Approvals, Approver, AskFailed
 from dm_cc.core.calls import Calls, Done, all_or_none
 from dm_cc.core.events import AgentSwitched, Compacted, Event, Notice, ToolFinished, TurnEnded
 from dm_cc.core.instructions import LeftOut
-from dm_cc.core.prompts import SectionSize, build_prompt, context_report, tool_sizes, tool_specs
+from dm_cc.core.prompts import SectionSize, build_prompt, tool_specs
 from dm_cc.core.rights import Rights
 from dm_cc.core.settle import Judged, Settle, TurnStopped
-from dm_cc.core.subagents import Subagents
+from dm_cc.core.subagents import Subagents, task_call
 from dm_cc.core.undo import Steps
 from dm_cc.llm import ChatModel, ModelReply, OnStream, ToolSpec, Usage
 from dm_cc.permissions import PathContextDirs
 from dm_cc.policy import Capabilities, Policy
 from dm_cc.sandbox import Sandbox
-from dm_cc.session import AuditLog, Message, Session, ToolCall, UndoResult, UndoStore, new_id
+from dm_cc.session import AuditLog, Message, Session, ToolCall, UndoResult, UndoStore
 from dm_cc.tools import Tool, ToolContext, ToolOutput
 
 DEFAULT_MAX_TURNS = 50
@@ -79,14 +78,6 @@ class Runtime:
     # does with them (None: ``tools`` and ``capabilities`` never change). MCP servers
     # starting in the background add their tools once they list them.
     refresh: Callable[[], Awaitable[tuple[Sequence[Tool[Any]], Capabilities]]] | None = None
-
-
-def own_ids(calls: Sequence[ToolCall]) -> tuple[ToolCall, ...]:
-    """The calls of a reply with dm_cc's own ids, unique in the session tree; the
-    model's are kept as ``wire_id``, for the wire format only (a model may number
-    its calls from 1 again: after ``/model``, or a subagent's model of its own)."""
-    return tuple(replace(call, id=new_id("call"), wire_id=call.wire_id or call.id)
-                 for call in calls)
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,8 +185,11 @@ class Loop:
         self.session.append(Message("user", prompt, agent=agent))
         limit = self.max_turns or self.agent.max_turns or DEFAULT_MAX_TURNS
         try:
-            if task is not None:
-                await self.execute(self._task_call(*task))
+            if task is not None:   # recorded as a reply of the agent in charge: dm_cc made it
+                call = task_call(*task)
+                self.session.append(Message("assistant", "", agent=self.agent.name,
+                                            synthetic=True, tool_calls=(call,)))
+                await self.execute((call,))
             for _ in range(limit):
                 reply = await self.query()
                 if not reply.tool_calls:
@@ -212,17 +206,6 @@ class Loop:
             raise
         self.rt.on_event(TurnEnded(result.reason, result.text))
         return result
-
-    def _task_call(self, subagent: str, task: str) -> tuple[ToolCall, ...]:
-        """The task call a message naming ``subagent`` stands for, recorded as a reply of
-        the agent in charge (synthetic: dm_cc made it) for the model to read."""
-        words = task.split()
-        description = " ".join(words[:6]) + (" …" if len(words) > 6 else "")
-        arguments = {"description": description, "prompt": task, "subagent_type": subagent}
-        call = ToolCall(new_id("call"), "task", arguments, json.dumps(arguments))
-        self.session.append(Message("assistant", "", agent=self.agent.name, synthetic=True,
-                                    tool_calls=(call,)))
-        return (call,)
 
     async def query(self) -> ModelReply:
         for text in self.subagents.take_finished():  # background results, never mid-call
@@ -250,7 +233,7 @@ class Loop:
         started = time.monotonic()
         reply = await self.rt.model.complete(system, messages, specs, temperature=temperature,
                                              on_stream=self.rt.on_stream)
-        reply = replace(reply, tool_calls=own_ids(reply.tool_calls))
+        reply = replace(reply, tool_calls=tuple(call.with_own_id() for call in reply.tool_calls))
         logger.debug("model reply after %.2f s: %d characters, calls %s, usage %s",
                      time.monotonic() - started, len(reply.text),
                      [f"{c.name} {c.id} (the model's {c.wire_id})" for c in reply.tool_calls],
@@ -287,12 +270,8 @@ class Loop:
         sections (an instruction file left out, with why), the tools' schemas (dm_cc's
         own, the MCP servers'), the messages the model is shown."""
         ctx = self.context()
-        specs = tool_specs(self.rights.offered(self.calls.tools.values()), ctx)
-        messages = self.window.messages()
-        return [*context_report(self.agent, ctx), *tool_sizes(specs),
-                SectionSize(f"{len(messages)} messages",
-                            sum(len(m.content) for m in messages),
-                            compaction.message_tokens(messages), group="messages")]
+        return compaction.prompt_report(self.agent, ctx, tool_specs(self.rights.offered(
+            self.calls.tools.values()), ctx), self.window.messages())
 
     def context_tokens(self) -> int:
         """About how many tokens the next model call's prompt holds."""

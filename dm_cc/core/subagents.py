@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import json
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -42,7 +43,7 @@ from dm_cc.core.events import (
 from dm_cc.core.settle import TurnStopped
 from dm_cc.errors import DmccError
 from dm_cc.llm import Usage
-from dm_cc.session import Session, SessionStore
+from dm_cc.session import Session, SessionStore, ToolCall, new_id
 from dm_cc.tools import TaskParams, ToolOutput
 
 RESUME_HINT = "(pass it as task_id to continue this task with its history)"
@@ -263,6 +264,15 @@ class Subagents:
         for work in list(self.running.values()):
             if work.job is not None:
                 work.job.cancel()
+
+
+def task_call(subagent: str, task: str) -> ToolCall:
+    """The task call a message naming ``subagent`` stands for (``@explore find the
+    login code``: ``agents.mentioned``), made as the model's would be."""
+    words = task.split()
+    description = " ".join(words[:6]) + (" …" if len(words) > 6 else "")
+    arguments = {"description": description, "prompt": task, "subagent_type": subagent}
+    return ToolCall(new_id("call"), "task", arguments, json.dumps(arguments))
 
 
 def _outcome(work: Running, reason: str, text: str) -> ToolOutput:

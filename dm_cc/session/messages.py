@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Literal
 
 Role = Literal["user", "assistant", "tool"]
@@ -50,6 +50,12 @@ class ToolCall:
         if not self.wire_id:    # as sessions saved before dm_cc had ids of its own
             del data["wire_id"]
         return data
+
+    def with_own_id(self) -> ToolCall:
+        """This call as the loop keeps it: a new id of dm_cc's, the model's kept as
+        ``wire_id`` (a model may number its calls from 1 again: after ``/model``, or a
+        subagent's model of its own)."""
+        return replace(self, id=new_id("call"), wire_id=self.wire_id or self.id)
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> ToolCall:
