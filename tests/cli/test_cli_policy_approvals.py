@@ -8,24 +8,9 @@ import json
 import textwrap
 import time
 
-import pytest
 from support.trust import trust_project
 
-from dm_cc.cli import main
 from dm_cc.compose import open_world
-
-
-@pytest.fixture
-def cli(project, monkeypatch, capsys):
-    monkeypatch.chdir(project)
-
-    def run(*argv: str) -> tuple[int, str, str]:
-        capsys.readouterr()
-        code = main(list(argv))
-        out, err = capsys.readouterr()
-        return code, out, err
-
-    return run
 
 
 def save(project, permission: str, pattern: str, agent: str = "build") -> str:

@@ -10,20 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from dm_cc.cli import main
-
-
-@pytest.fixture
-def cli(project: Path, monkeypatch, capsys):
-    monkeypatch.chdir(project)
-
-    def run(*argv: str) -> tuple[int, str, str]:
-        capsys.readouterr()
-        code = main(list(argv))
-        out, err = capsys.readouterr()
-        return code, out, err
-    return run
-
 
 def mine(text: str) -> Path:
     """The person's own policy file (a project's may not open the sandbox)."""
