@@ -159,6 +159,24 @@ CASES = [
  ([A("*"), D("rm *")], "bash", "cat <<EOF\nrm -rf x\nEOF", "allow"),
  ([A("hash *")], "bash", "hash -r", "allow"),
  ([A("type *")], "bash", "type ls", "allow"),
+ # shells whose code is not sh (fish, csh, tcsh): their inline code, in every form
+ # fish(1) takes it, is parsed for deny rules, and never allowed outright
+ (RM, "bash", "fish -C 'rm -rf x' ok.fish", "deny"),
+ (RM, "bash", "fish --init-command='rm -rf x' ok.fish", "deny"),
+ (RM, "bash", "fish --command 'rm -rf x'", "deny"),
+ (RM, "bash", "fish -ic 'rm -rf x'", "deny"),
+ (RM, "bash", "fish -c'rm -rf x'", "deny"),
+ (RM, "bash", "/usr/bin/fish -d all -c 'rm -rf x'", "deny"),
+ (RM, "bash", "fish <<'EOF'\nrm -rf x\nEOF", "deny"),
+ (RM, "bash", "tcsh -fc 'rm -rf x'", "deny"),
+ (ANY, "bash", "fish -c 'true; and echo hi'", "not-allow"),   # `and` is no command in sh
+ (ANY, "bash", "fish -c 'echo hi'", "not-allow"),
+ (ANY, "bash", "csh -c 'echo hi'", "not-allow"),
+ (ANY, "bash", "fish <<'EOF'\necho hi\nEOF", "not-allow"),
+ ([A("*"), R("edit", "**", "deny")], "bash", "fish -o notes.txt -c 'echo hi'",
+  "deny"),                                                      # a file it writes
+ ([A("*"), R("read", "**", "allow")], "bash", "fish ok.fish", "allow"),  # a script file, as sh's
+ (ANY, "bash", "bash -c 'echo hi'", "allow"),
 ]
 
 

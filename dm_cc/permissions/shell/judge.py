@@ -51,6 +51,7 @@ from dm_cc.permissions.shell.programs import (
     embedded_commands,
     eval_builtin,
     interpreter,
+    not_sh_shell,
     renames,
     shell,
     source,
@@ -88,7 +89,12 @@ from dm_cc.permissions.shell.tables.commands import (
     SYSTEM_BIN_DIRS,
 )
 from dm_cc.permissions.shell.tables.environment import COMMAND_TABLES
-from dm_cc.permissions.shell.tables.interpreters import EVAL_BUILTINS, INTERPRETERS, SHELLS
+from dm_cc.permissions.shell.tables.interpreters import (
+    EVAL_BUILTINS,
+    INTERPRETERS,
+    NOT_SH_SHELLS,
+    SHELLS,
+)
 from dm_cc.permissions.shell.tables.planting import PLANTERS
 from dm_cc.permissions.shell.tables.wrappers import WRAPPERS
 from dm_cc.permissions.shell.walk import SHOWN, walk
@@ -533,7 +539,7 @@ class Judge:
         if wrapper is not None:  # global options between the key words: see unwrap
             stop, outcome = unwrap(key, wrapper, words, where, stdin)
         elif name in SHELLS:
-            outcome = shell(words, stdin)
+            outcome = (not_sh_shell if name in NOT_SH_SHELLS else shell)(words, stdin)
         elif name in INTERPRETERS or versioned_interpreter(name):
             outcome = interpreter(words, stdin)
             if self.scanning and self.guessing is None:  # python3 -c 'os.system("rm x")'

@@ -21,6 +21,9 @@ from dm_cc.permissions.shell.records import Effect, FileUse, Outcome, Parse, Scr
 from dm_cc.permissions.shell.tables.environment import risky_env
 from dm_cc.permissions.shell.tables.interpreters import (
     CALLBACK_OPTS,
+    FISH_CODE_OPTS,
+    FISH_VALUE_OPTS,
+    FISH_WRITE_OPTS,
     INLINE_CODE_BY_FAMILY,
     INLINE_CODE_OPTS,
     INTERPRETER_FAMILIES,
@@ -70,6 +73,64 @@ def shell(words: list[Word], stdin: Stdin | None) -> Outcome:
             and not dev_fd(operand.text):
         return Outcome(script_operand_note(operand, stdin), (FileUse(operand, "read"),))
     return stdin_shell(stdin)
+
+
+def not_sh_shell(words: list[Word], stdin: Stdin | None) -> Outcome:
+    """fish, csh or tcsh (``NOT_SH_SHELLS``): their code is parsed as sh so that deny
+    rules see what it may run, but sh is not their language (fish's ``true; and rm x``
+    is no ``and`` command): a command running such code is never modelled."""
+    name = words[0].text.rsplit("/", 1)[-1]
+    outcome = _fish(words, stdin) if name == "fish" else shell(words, stdin)
+    if outcome.note is None and any(isinstance(e, Script | Parse) for e in outcome.effects):
+        return outcome._replace(note=f"runs {name} code, which is not sh: it is not modelled")
+    return outcome
+
+
+def _fish(words: list[Word], stdin: Stdin | None) -> Outcome:
+    """fish(1)'s options: code given inline (``-c``, ``-C``/``--init-command``, also as
+    ``--command=CODE`` or in a cluster ``-ic CODE``), files it writes (``-o``, ``-p``),
+    then a script operand or stdin."""
+    effects: list[Effect] = []
+
+    def took(option: str, value: Word) -> None:
+        if option in FISH_CODE_OPTS:
+            effects.append(Script(value))
+        elif option in FISH_WRITE_OPTS:
+            effects.append(FileUse(value, "edit"))
+
+    i = 1
+    while i < len(words):
+        text = words[i].text
+        if text == "--" or len(text) < 2 or text[0] != "-":
+            i += text == "--"
+            break
+        if text.startswith("--"):
+            option, equals, value = text.partition("=")
+            if equals:
+                took(option, words[i]._replace(text=value))
+            elif option in FISH_VALUE_OPTS and i + 1 < len(words):
+                took(option, words[i + 1])
+                i += 1
+            i += 1
+            continue
+        for at, letter in enumerate(text[1:], 1):   # a cluster: -ic CODE, -cCODE
+            if f"-{letter}" in FISH_VALUE_OPTS:
+                rest = text[at + 1:]
+                if rest:
+                    took(f"-{letter}", words[i]._replace(text=rest))
+                elif i + 1 < len(words):
+                    took(f"-{letter}", words[i + 1])
+                    i += 1
+                break
+        i += 1
+    if any(isinstance(effect, Script) for effect in effects):
+        return Outcome(None, tuple(effects))
+    operand = words[i] if i < len(words) else None
+    if operand is not None:
+        return Outcome(script_operand_note(operand, stdin),
+                       (*effects, FileUse(operand, "read")))
+    stdin_outcome = stdin_shell(stdin)
+    return stdin_outcome._replace(effects=(*effects, *stdin_outcome.effects))
 
 
 def stdin_shell(stdin: Stdin | None) -> Outcome:

@@ -15,6 +15,18 @@ from dm_cc.permissions.shell.tables import names, words
 #: Their options: bash(1) (GNU bash 5.2) "OPTIONS" and "INVOCATION"; dash(1), zsh(1),
 #: ksh(1), fish(1), csh(1)/tcsh(1) take ``-c`` the same way.
 SHELLS = words("sh bash zsh dash ksh mksh fish ash yash posh rbash csh tcsh")
+#: Shells whose code is not sh code: fish(1) (``and``/``or``/``begin … end``, ``(cmd)``
+#: substitutions) and csh(1)/tcsh(1) (``if (…) then``, ``foreach``). Their inline code is
+#: parsed as sh for deny rules to see what it may run, but read as sh it is not modelled:
+#: such a command can never be allowed outright.
+NOT_SH_SHELLS = words("fish csh tcsh")
+#: fish(1) 3.x "OPTIONS": those that give code inline (``-c``/``--command``, and
+#: ``-C``/``--init-command``, run before it), those that name a file fish writes
+#: (``-o``/``--debug-output``, ``-p``/``--profile``, ``--profile-startup``) and the
+#: other options that take a value (``-d``/``--debug``, ``-f``/``--features``).
+FISH_CODE_OPTS = words("-c --command -C --init-command")
+FISH_WRITE_OPTS = words("-o --debug-output -p --profile --profile-startup")
+FISH_VALUE_OPTS = FISH_CODE_OPTS | FISH_WRITE_OPTS | words("-d --debug -f --features")
 #: Shell options that take a separate value (bash(1): ``-o``/``+o`` option-name,
 #: ``-O``/``+O`` shopt_option, ``--rcfile``/``--init-file`` FILE).
 SHELL_VALUE_OPTS = words("-o +o -O +O --rcfile --init-file")

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from typing import NamedTuple
 
 from dm_cc.permissions.shell.tables import names, table, words
-from dm_cc.permissions.shell.tables.interpreters import SHELL_VALUE_OPTS, SHELLS
+from dm_cc.permissions.shell.tables.interpreters import NOT_SH_SHELLS, SHELL_VALUE_OPTS, SHELLS
 
 #: Leading words -> how many words an "always allow" suggestion keeps.
 ARITY: Mapping[tuple[str, ...], int] = table(
@@ -134,7 +134,7 @@ RUNNER_OPTIONS: Mapping[str, RunnerOptions] = names(
 #: cluster of these letters takes no value, ``o``/``O`` each take the next word, ``c``
 #: gives the code inline, ``s`` reads stdin. The other shells (fish, csh, tcsh): no
 #: option is read (the exact command).
-SH_FAMILY = SHELLS - words("fish csh tcsh")
+SH_FAMILY = SHELLS - NOT_SH_SHELLS
 SH_FLAG_LETTERS = frozenset("abefhkmnptuvxBCEHPTilrD")
 SH_LONG_FLAGS = words("--login --noprofile --norc --posix --restricted --verbose --version"
                       " --help --noediting --debugger --dump-strings --dump-po-strings")
