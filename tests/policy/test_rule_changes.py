@@ -147,6 +147,9 @@ def test_a_rule_is_removed_by_its_number_and_the_policy_read_again(project, poli
     assert _decides(world, "npm test")[1] == ".dm_cc/policy.yaml:3"
     with pytest.raises(UsageError, match=r"no rule 9: .* \(1 to 2\)"):
         world.remove_rule(9)
+    world.remove_rule(2)
+    with pytest.raises(UsageError, match=r"no rule 9: .* \(only 1\)"):
+        world.remove_rule(9)
     policy.write_text(PROJECT.replace("npm test", "npm ci"))        # changed by hand since
     with pytest.raises(PolicyError, match="changed since this session read it"):
         world.remove_rule(1)
