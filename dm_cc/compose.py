@@ -748,7 +748,8 @@ class World:
             return f"not trusted: its trust could not be kept ({exc})"
         if carried == "trusted":
             self.approvals.keep_copy(after, content)
-            return "still trusted: the change is yours"
+            return ("trusted: you made it" if before is None   # no "still": it is new
+                    else "still trusted: the change is yours")
         if carried == "declined":
             return "not trusted, as you said when asked: its deny and ask rules apply"
         return "not trusted: its deny and ask rules apply (/permissions trust)"

@@ -92,7 +92,7 @@ def test_trust_turned_off_refuses_a_project_allow(project, policy, tmp_path):
 def test_a_project_file_the_person_makes_is_trusted(project):
     world = open_world(cwd=project)
     changed = world.add_rule("project", NewRule("allow", "bash", "make *"))
-    assert changed.saved and changed.trust == "still trusted: the change is yours"
+    assert changed.saved and changed.trust == "trusted: you made it"
     assert _decides(world, "make all") == ("allow", ".dm_cc/policy.yaml:3")
     assert not open_world(cwd=project).trust.pending
 
