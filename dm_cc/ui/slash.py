@@ -294,7 +294,7 @@ def _trust_project(ctx: Context, args: list[str], width: int) -> None:
     count = world.trust_project(note="trusted with /permissions trust")
     ctx.screen.lines(shown)
     now = _read_again(ctx, width)
-    _said(ctx, f"trusted {count} file(s) of {world.root} as they are now: their rules apply "
+    _said(ctx, f"trusted {counted(count, 'file')} of {world.root} as they are now: their rules apply "
           + ("from now on (their agents and settings from the next start)" if now
              else "from the next start"), width)
 
@@ -303,7 +303,7 @@ def _untrust_project(ctx: Context, args: list[str], width: int) -> None:
     world = ctx.world
     count = world.untrust_project()
     now = _read_again(ctx, width)
-    _said(ctx, f"forgot {count} trusted file(s) of {world.root}: their allow rules count for "
+    _said(ctx, f"forgot {counted(count, 'trusted file')} of {world.root}: their allow rules count for "
           "nothing " + ("from now on (their agents and settings from the next start)" if now
                         else "from the next start") if count
           else f"no file of {world.root} was trusted", width)
