@@ -669,7 +669,7 @@ class World:
         places = self.editable_rules()
         if not 1 <= number <= len(places):
             raise UsageError(f"no rule {number}: /permissions numbers the rules of your "
-                             f"files and the project's (1 to {len(places)})" if places else
+                             f"files and the project's ({_numbers(len(places))})" if places else
                              "neither your files nor the project's hold a rule")
         place = places[number - 1]
         layer = PROJECT if any(f is place.file for f in self.policy.project) else USER
@@ -748,7 +748,8 @@ class World:
             return f"not trusted: its trust could not be kept ({exc})"
         if carried == "trusted":
             self.approvals.keep_copy(after, content)
-            return "still trusted: the change is yours"
+            return ("trusted: you made it" if before is None   # no "still": it is new
+                    else "still trusted: the change is yours")
         if carried == "declined":
             return "not trusted, as you said when asked: its deny and ask rules apply"
         return "not trusted: its deny and ask rules apply (/permissions trust)"
@@ -851,6 +852,11 @@ class SessionTools:
                         "tools")
             await self.servers.listed()
         return self.now()
+
+
+def _numbers(count: int) -> str:
+    """The rule numbers there are, as a person would say them: "only 1", "1 to 3"."""
+    return "only 1" if count == 1 else f"1 to {count}"
 
 
 def _said(rule: Rule) -> str:

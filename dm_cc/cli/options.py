@@ -25,7 +25,8 @@ def add_session_options(parser: argparse.ArgumentParser, *, command: bool = Fals
     if command:
         parser.argument_default = argparse.SUPPRESS
     parser.add_argument("--agent", help="primary agent: build (default), plan, or a custom one")
-    parser.add_argument("--model", help="litellm model string, or 'offline' (env DM_CC_MODEL)")
+    parser.add_argument("--model", help="litellm model string, 'offline', or 'scripted:FILE.yaml' "
+                        "(replies played from a file: dm_cc/llm/scripted.py) (env DM_CC_MODEL)")
     parser.add_argument("--api-base", help="OpenAI-compatible server URL (env DM_CC_API_BASE)")
     parser.add_argument("--policy", action="append", default=[], metavar="FILE",
                         dest=POLICY_AFTER if command else "policy",

@@ -57,7 +57,7 @@ from typing import TYPE_CHECKING
 
 from prompt_toolkit import PromptSession
 from prompt_toolkit.application import Application
-from prompt_toolkit.application.current import get_app_session
+from prompt_toolkit.application.current import get_app, get_app_session
 from prompt_toolkit.formatted_text import FormattedText
 from prompt_toolkit.input.typeahead import get_typeahead, store_typeahead
 from prompt_toolkit.key_binding import KeyBindings, KeyPress
@@ -65,6 +65,7 @@ from prompt_toolkit.key_binding.key_processor import KeyPressEvent
 from prompt_toolkit.keys import Keys
 from prompt_toolkit.layout import Layout, Window
 from prompt_toolkit.layout.controls import FormattedTextControl
+from prompt_toolkit.utils import get_cwidth
 
 from dm_cc.config import counted
 from dm_cc.core import Approval, ApprovalRequest
@@ -74,6 +75,7 @@ from dm_cc.ui.command_text import VIEW, command_lines
 from dm_cc.ui.describe import rule_text
 from dm_cc.ui.pager import page
 from dm_cc.ui.render import Line, Shown, diff_lines
+from dm_cc.ui.rule_table import wrapped
 from dm_cc.ui.sandbox_text import ESCAPE_QUESTION, is_escape
 from dm_cc.ui.screen import STYLE, Screen
 from dm_cc.ui.trust_text import MAX_WIDTH
@@ -417,8 +419,11 @@ class ReplApprover:
         if why is None:
             return True
         kept = "saved for this project" if choice == "always" else "kept for this session"
-        self.screen.line(f'  ! allow {rule.permission} "{rule.pattern}" {why}: it would be '
-                         f"{kept}, allowing far more than this call", "class:error", now=True)
+        warning = (f'! allow {rule.permission} "{rule.pattern}" {why}: it would be {kept}, '
+                   "allowing far more than this call")
+        for text, _ in wrapped(warning, self.screen.output.get_size().columns,
+                               indent="    ", first="  "):   # between words, not by the terminal
+            self.screen.line(text, "class:error", now=True)
         legend: Line = [("class:key", "y"), ("", " keep it anyway  "), ("class:key", "e"),
                         ("", " edit it  "), ("class:dim", "Esc = e")]
         typed: list[KeyPress] = []   # keys of a flow confirm nothing; they are dropped here
@@ -426,6 +431,31 @@ class ReplApprover:
                                         "c-d": "edit", "c-c": "edit"}, typed, typing=False,
                                grace=self.grace)
         return answer == "keep"
+
+
+def fit_legend(legend: Line, width: int) -> Line:
+    """``legend`` broken into rows of at most ``width`` cells between its parts (a key
+    and what it does, the dim note, the count of questions waiting), never inside a
+    word as the terminal would; a part wider than a row still wraps."""
+    groups: list[Line] = []
+    for style, text in legend:
+        if style in ("class:key", "class:dim", "class:notice") or not groups:
+            groups.append([])
+        groups[-1].append((style, text))
+    rows: Line = []
+    used = 0
+    for group in groups:
+        cells = sum(get_cwidth(text) for _, text in group)
+        if used and used + get_cwidth(_rstrip(group)) > width:
+            rows = [*rows[:-1], (rows[-1][0], rows[-1][1].rstrip()), ("", "\n")]
+            used = 0
+        rows += group
+        used += cells
+    return rows
+
+
+def _rstrip(group: Line) -> str:
+    return "".join(text for _, text in group).rstrip()
 
 
 async def _answer(legend: Line, keys: dict[str, str], held: list[KeyPress], *,
@@ -464,7 +494,8 @@ async def _answer(legend: Line, keys: dict[str, str], held: list[KeyPress], *,
         more: Line = [("class:notice", f"  ({others} more question{'s' if others > 1 else ''} "
                                        "waiting)")] if others else []
         notice: Line = [("", "\n"), ("class:notice", TYPING)] if kept else []
-        return FormattedText([*legend, *more, *notice])
+        width = get_app().output.get_size().columns
+        return FormattedText([*fit_legend([*legend, *more], width), *notice])
 
     app: Application[str] = Application(
         layout=Layout(Window(FormattedTextControl(shown), wrap_lines=True)),

@@ -30,7 +30,8 @@ from dm_cc.ui.screen import STYLE, visible
 
 Line = list[tuple[str, str]]
 BARS = 2            # rows the title and the position line take
-KEYS = "↑↓ j k line · PgUp PgDn b Space screen · g G top/bottom · q Esc back"
+# the way out first: on a narrow terminal the bar is cut at its end
+KEYS = "q Esc back · ↑↓ j k line · PgUp PgDn b Space screen · g G top/bottom"
 _STYLE = merge_styles([STYLE, Style.from_dict({"pager-bar": "reverse"})])
 
 

@@ -240,7 +240,8 @@ def _filter(view: View, wanted: str) -> _Filter:
                        {name for name in names if words and
                         words[0] in (name, re.split(r"[:.]", name)[0])})
     about = "of every layer" if words[:1] == ["all"] else \
-        f"of {', '.join(sorted(layers))}" if layers else ""
+        f"of the {', '.join(sorted(layers))} layer{'s' if len(layers) > 1 else ''}" \
+        if layers else ""
     rest = " ".join(words[1:] if layers else words)
     matches, said = _matching(view, rest) if rest else ((lambda rule: True), "")
     return _Filter(lambda rule, layer: (not layers or layer is None or layer.name in layers)

@@ -36,6 +36,7 @@ from dm_cc.ui.pager import page
 from dm_cc.ui.permissions_text import focus_lines, session_approval, summary_lines, view_of
 from dm_cc.ui.render import Shown, diff_lines
 from dm_cc.ui.rule_edits import LAYERS, changed_lines, parse_add, refused_lines, said_lines
+from dm_cc.ui.rule_table import wrapped
 from dm_cc.ui.sessions_text import session_table
 from dm_cc.ui.thinking import show_thinking
 from dm_cc.ui.trust_text import MAX_WIDTH, session_lines, trust_lines, trusted_lines
@@ -89,14 +90,18 @@ class Exit(Exception):
 # ---------------------------------------------------------------------- the commands
 
 def _help(ctx: Context, args: list[str]) -> None:
+    """The commands, each what it does wrapped between words under its own column."""
+    width = min(ctx.screen.output.get_size().columns, MAX_WIDTH)
     ctx.screen.line("Commands:", "class:tool")
     for command in COMMANDS.values():
         usage = f"/{command.name}" + (f" {command.usage}" if command.usage else "")
         if len(usage) > 26:
             ctx.screen.line(f"  {usage}")
             usage = ""
-        ctx.screen.line(f"  {usage:<26} {command.help}")
+        for text, _ in wrapped(command.help, width, indent=" " * 29, first=f"  {usage:<26} "):
+            ctx.screen.line(text)
     ctx.screen.lines([
+        "@NAME TASK starts that subagent yourself (@explore find X) · Tab completes NAME",
         "Keys: Enter sends · Alt-Enter/Esc-Enter/Ctrl-J new line · Ctrl-R search history",
         "      Shift+Tab next mode (build → accept edits → auto → plan)",
         "      Ctrl-C cancels a turn (twice at an empty prompt: exit) · Ctrl-D exits",
@@ -139,7 +144,8 @@ def _capabilities(ctx: Context, name: str | None) -> None:
         summary = " ".join(agent.prompt.split())
         ctx.screen.line("  prompt: " + (summary if len(summary) <= 200 else
                                         summary[:200].rsplit(" ", 1)[0] + " …"), "class:dim")
-    for tool in loop.rt.tools:
+    column = min(max((len(tool.name) for tool in loop.rt.tools), default=0), 30)
+    for tool in loop.rt.tools:   # names in one column, however long an MCP tool's name
         permission = tool.entry.permission
         if gate.denies_outright(permission):
             action, how = "deny", "not offered to the model"
@@ -151,7 +157,7 @@ def _capabilities(ctx: Context, name: str | None) -> None:
             if specific:
                 how = f"by default: {how}; {counted(specific, 'more specific rule')} for " \
                       "particular inputs (/permissions)"
-        ctx.screen.line(f"  {action:<5} {tool.name:<11} {how}", f"class:{action}")
+        ctx.screen.line(f"  {action:<5} {tool.name:<{column}} {how}", f"class:{action}")
 
 
 def _switch_to(name: str) -> Handler:
@@ -288,7 +294,7 @@ def _trust_project(ctx: Context, args: list[str], width: int) -> None:
     count = world.trust_project(note="trusted with /permissions trust")
     ctx.screen.lines(shown)
     now = _read_again(ctx, width)
-    _said(ctx, f"trusted {count} file(s) of {world.root} as they are now: their rules apply "
+    _said(ctx, f"trusted {counted(count, 'file')} of {world.root} as they are now: their rules apply "
           + ("from now on (their agents and settings from the next start)" if now
              else "from the next start"), width)
 
@@ -297,7 +303,7 @@ def _untrust_project(ctx: Context, args: list[str], width: int) -> None:
     world = ctx.world
     count = world.untrust_project()
     now = _read_again(ctx, width)
-    _said(ctx, f"forgot {count} trusted file(s) of {world.root}: their allow rules count for "
+    _said(ctx, f"forgot {counted(count, 'trusted file')} of {world.root}: their allow rules count for "
           "nothing " + ("from now on (their agents and settings from the next start)" if now
                         else "from the next start") if count
           else f"no file of {world.root} was trusted", width)
@@ -555,7 +561,8 @@ COMMANDS: dict[str, Command] = {command.name: command for command in (
     Command("trust", "whether this project's own dm_cc files are trusted", _trust),
     Command("model", "show or change the model", _model, "[NAME]"),
     Command("cost", "tokens and cost so far", _cost),
-    Command("context", "what the system prompt holds (AGENTS.md …)", _context),
+    Command("context", "what the next model call holds: system prompt (AGENTS.md …), "
+            "tools, messages", _context),
     Command("compact", "summarise older turns to free context", _compact),
     Command("undo", "undo the last file step of this session, or back to before STEP",
             _undo, "[list|STEP]", ("list",)),

@@ -19,7 +19,7 @@ from dm_cc.core.approval import Approval, ApprovalRequest
 from dm_cc.llm.scripted import ScriptedModel, call, calls, reply
 from dm_cc.session import Message
 
-SLOW = "echo first; echo second >&2; touch made.txt; sleep 30"
+SLOW = "echo first; touch made.txt; echo second >&2; sleep 30"   # made before "second" shows
 
 
 def open_loop(project: Path, model: ScriptedModel, printed: list[str | None], approver=None,

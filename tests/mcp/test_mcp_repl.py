@@ -79,7 +79,7 @@ def test_slash_mcp_lists_a_running_server_its_tools_and_the_agents_decisions(pro
     run = drive(project, [], [(READY, "/help" + ENTER), ("/mcp", "/mcp" + ENTER),
                               ("mcp__box__pid", "")], timeout=20)
     assert not run.errors and run.code == 0, run.errors
-    assert "MCP servers: trust, status, tools and their decision" in run.after("Commands:")
+    assert "MCP servers: trust, status, tools and their" in run.after("Commands:")   # wrapped at 80
     shown = run.after("MCP servers; each tool with what build decides")
     assert "box  running, pid " in shown and "  trust: user config  (user, " in shown
     assert "  mcp__box__echo  allow (" in shown and "/.dm_cc/policy.yaml:2)  read-only\r" in shown

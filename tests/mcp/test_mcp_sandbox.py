@@ -83,7 +83,8 @@ def test_mcp_list_says_a_server_is_confined(project, capsys):
 def test_nothing_of_a_confined_server_is_left_running(project, capsys):
     setup(project)
     outputs(project, capsys, call("spawn"))
-    assert not [pid for pid in _pids() if TOOLBOX in _cmdline(pid)]
+    # this test's (other workers run toolboxes of their own meanwhile): in this project
+    assert not [pid for pid in _pids() if TOOLBOX in _cmdline(pid) and _cwd(pid) == project.resolve()]
 
 
 def _pids() -> list[int]:
@@ -95,3 +96,10 @@ def _cmdline(pid: int) -> str:
         return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
     except OSError:
         return ""
+
+
+def _cwd(pid: int) -> Path | None:
+    try:
+        return Path(os.readlink(f"/proc/{pid}/cwd"))
+    except OSError:
+        return None

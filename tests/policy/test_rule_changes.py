@@ -92,7 +92,7 @@ def test_trust_turned_off_refuses_a_project_allow(project, policy, tmp_path):
 def test_a_project_file_the_person_makes_is_trusted(project):
     world = open_world(cwd=project)
     changed = world.add_rule("project", NewRule("allow", "bash", "make *"))
-    assert changed.saved and changed.trust == "still trusted: the change is yours"
+    assert changed.saved and changed.trust == "trusted: you made it"
     assert _decides(world, "make all") == ("allow", ".dm_cc/policy.yaml:3")
     assert not open_world(cwd=project).trust.pending
 
@@ -146,6 +146,9 @@ def test_a_rule_is_removed_by_its_number_and_the_policy_read_again(project, poli
     assert _decides(world, "git push origin")[0] == "ask"          # the default, no rule now
     assert _decides(world, "npm test")[1] == ".dm_cc/policy.yaml:3"
     with pytest.raises(UsageError, match=r"no rule 9: .* \(1 to 2\)"):
+        world.remove_rule(9)
+    world.remove_rule(2)
+    with pytest.raises(UsageError, match=r"no rule 9: .* \(only 1\)"):
         world.remove_rule(9)
     policy.write_text(PROJECT.replace("npm test", "npm ci"))        # changed by hand since
     with pytest.raises(PolicyError, match="changed since this session read it"):

@@ -43,11 +43,12 @@ def test_always_offers_the_script_warns_on_the_interpreter_and_never_saves_a_rep
         pane.send("C-u")
         pane.type("bash setup.sh *")
         pane.send("Enter")
-        pane.wait_for("always allowed (saved)")
-        saved = open_world(cwd=project).approvals.rules_for("build")
+        pane.wait_for("always allowed (saved)")   # said as the answer is given, saved just after
+        saved = _saved(project, lambda saved: bool(saved))
         assert [(r.permission, r.pattern) for r in saved] == [("bash", "bash setup.sh *")]
 
-        screen = pane.wait_for('asks: doom_loop "bash"')   # the third `ls` in a row
+        # the third `ls` in a row; its legend is drawn a moment after its lines
+        screen = pane.wait_for('s this session (doom_loop "bash")')
         question = screen[screen.rindex("? build wants to use bash"):]
         assert 's this session (doom_loop "bash")' in question and "a always" not in question
         time.sleep(GRACE)
@@ -55,9 +56,19 @@ def test_always_offers_the_script_warns_on_the_interpreter_and_never_saves_a_rep
         time.sleep(QUIET)                   # a key right after another is typing, not an answer
         pane.send("y")
         pane.wait_for("All set.")
-        saved = open_world(cwd=project).approvals.rules_for("build")
+        saved = open_world(cwd=project).approvals.rules_for("build")   # the turn is over
         assert [r.permission for r in saved] == ["bash"]
         pane.send("C-u", "C-d")             # the kept "a" is at the prompt: clear it, exit
         pane.wait_for("[dm_cc exited 0]")
     finally:
         pane.close()
+
+
+def _saved(project, done, seconds: float = 5.0):
+    """The saved rules once ``done`` says they are complete (or ``seconds`` passed)."""
+    deadline = time.monotonic() + seconds
+    while True:
+        saved = open_world(cwd=project).approvals.rules_for("build")
+        if done(saved) or time.monotonic() > deadline:
+            return saved
+        time.sleep(0.05)

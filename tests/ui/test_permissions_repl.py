@@ -20,9 +20,9 @@ def test_trusting_and_forgetting_the_project_holds_from_the_next_call(project):
     run = drive(project, [MAKE, {"text": "built once"}, MAKE, {"text": "built twice"}], [
         ("y trust them", CTRL_D),                                   # not now, at start
         (READY, "/permissions trust" + ENTER),
-        ("trusted 1 file(s)", "build it" + ENTER),
+        ("trusted 1 file of", "build it" + ENTER),
         ("built once", "/permissions untrust" + ENTER),
-        ("forgot 1 trusted file(s)", "once more" + ENTER),
+        ("forgot 1 trusted file of", "once more" + ENTER),
         ("build wants to use bash", "n"),
         ("stopped: you said no", "/permissions revoke s9" + ENTER),
         ("no approval 's9'", "/permissions mcp trust nope" + ENTER),

@@ -108,6 +108,7 @@ def test_filters_show_a_tools_permission_a_layer_or_some_text(world):
                             "bash", t) for t in about_bash)            # still folded
     assert '   1 ask   bash "git push *"  :2  # pushes are visible' in about_bash
     guardrails = _texts(focus_lines(view, "guardrails dd", 80))
+    assert guardrails[0].startswith("Rules of the guardrails layer that mention 'dd' for build")
     assert "      # irreversible damage to the whole machine or home directory" in guardrails
     assert '     deny  bash "dd * of=/dev/sd*"' in guardrails
     assert all("rm -r" not in t for t in guardrails)

@@ -14,9 +14,9 @@ from dm_cc.core import ApprovalRequest, ToolFinished
 from dm_cc.permissions import Request, Rule, decide, heredoc_bodies
 from dm_cc.session.messages import Message, ToolCall
 from dm_cc.tools import ToolOutput
-from dm_cc.ui.approval_prompt import hides, question_lines
+from dm_cc.ui.approval_prompt import fit_legend, hides, question_lines
 from dm_cc.ui.command_text import BODY_HEAD, BODY_TAIL, command_lines
-from dm_cc.ui.pager import View, wrap
+from dm_cc.ui.pager import KEYS, View, wrap
 from dm_cc.ui.render import KEPT_CUT, Shown, event_lines
 from dm_cc.ui.screen import Screen
 from dm_cc.ui.thinking import last_thinking, thinking_lines
@@ -144,6 +144,31 @@ def test_the_pager_wraps_to_the_width_and_scrolls_within_its_ends():
     assert view.position(80, 10) == "lines 91-100 of 100"
     view.scroll(-25, 80, 10)
     assert view.position(80, 10) == "lines 66-75 of 100"
+
+
+def test_the_pager_bar_keeps_the_way_out_on_a_narrow_terminal():
+    bar = f" lines 221-258 of 258 · {KEYS}"
+    assert "q Esc back" in bar[:60]
+
+
+# ---------------------------------------------------------------- the legend
+
+LEGEND = [("class:key", "y"), ("", " once  "), ("class:key", "a"),
+          ("", ' always (bash "seq *", bash "sleep *")  '), ("class:key", "n"),
+          ("", " no, stop the turn  "), ("class:key", "f"), ("", " no, tell the model why  "),
+          ("class:dim", "Esc/Ctrl-D = n · Ctrl-C = n + cancel"), ("", "  "),
+          ("class:key", "v"), ("", " view all")]
+
+
+def test_the_legend_breaks_between_its_keys_never_inside_a_word():
+    rows = "".join(text for _, text in fit_legend(LEGEND, 80)).split("\n")
+    assert rows == ['y once  a always (bash "seq *", bash "sleep *")  n no, stop the turn',
+                    "f no, tell the model why  Esc/Ctrl-D = n · Ctrl-C = n + cancel  v view all"]
+    assert all(len(row) <= 80 for row in rows)
+    assert "\n" not in "".join(text for _, text in fit_legend(LEGEND, 200))
+    narrow = "".join(text for _, text in fit_legend(LEGEND, 30)).split("\n")
+    assert narrow[0] == "y once"      # a part wider than the row still goes on its own row
+    assert narrow[1].startswith("a always")
 
 
 # ---------------------------------------------------------------- thinking

@@ -164,6 +164,11 @@ def test_slash_commands_are_never_sent_to_the_model(project):
                               ("decided yet", "")])
     assert not run.errors
     assert "/permissions" in run.screen and "/compact" in run.screen
+    helped = run.after("Commands:").split("@NAME TASK")[0].splitlines()
+    assert max(len(line) for line in helped) <= 80    # wrapped between words, not by the terminal
+    assert "  /context                   what the next model call holds: system prompt" in helped
+    assert " " * 29 + "(AGENTS.md …), tools, messages" in helped
+    assert "@NAME TASK starts that subagent yourself (@explore find X)" in run.screen
     for name in ("build", "plan", "explore", "general"):
         assert f" {name} " in run.after("/agent list")
     assert "* build" in run.screen
