@@ -115,11 +115,22 @@ class Screen:
         self.at_line_start = True
         self._status_lines = 0                  # how many lines the status area holds
         self.busy_since: float | None = None   # a turn is running: the spinner may show
-        self.activity = "thinking"
+        self._activity = ("thinking", 0.0)      # what the turn does now, since when
         self.paused = False                     # a question is on screen: no spinner
         self._last_write = 0.0
         self._held: list[Callable[[], None]] | None = None  # writes kept back by hold()
         self._thought: tuple[float, list[str]] | None = None  # thinking since when, not folded
+
+    @property
+    def activity(self) -> str:
+        """What the turn does now (``running bash``, ``thinking``): the spinner counts
+        its time from when it began, and the turn's beside it once they differ."""
+        return self._activity[0]
+
+    @activity.setter
+    def activity(self, text: str) -> None:
+        if text != self._activity[0]:
+            self._activity = (text, time.monotonic())
 
     @property
     def output(self) -> Output:
@@ -204,6 +215,8 @@ class Screen:
                 or now - self._last_write < 0.25:
             return
         elapsed = now - self.busy_since
+        own = now - max(self.busy_since, self._activity[1])
+        took = f"{own:.1f}s · turn {elapsed:.1f}s" if elapsed - own >= 1 else f"{elapsed:.1f}s"
         frame = SPINNER[int(elapsed * 10) % len(SPINNER)]
         size = self.output.get_size()
         thought = self._thinking_line()   # the model's thinking, its last line, dimmed
@@ -212,7 +225,7 @@ class Screen:
             below = [*below[: room - 1], f"  … and {len(below) - room + 1} more"]
         if thought:
             below = [thought, *below]
-        lines = [f"{frame} {self.activity} {elapsed:.1f}s  (Ctrl-C to cancel)", *below]
+        lines = [f"{frame} {self.activity} {took}  (Ctrl-C to cancel)", *below]
         self.clear_status()
         self.output.write_raw("\r\x1b[K")
         for number, line in enumerate(lines):

@@ -37,6 +37,27 @@ def test_the_lines_under_the_spinner_are_cut_to_the_width():
     line = "  │ " + "word " * 40 + "\x08"
     screen.tick(time.monotonic(), [line, "  │ short"])
     drawn = out.getvalue().replace("\r", "").replace("\x1b[K", "").split("\n")
-    assert "running bash 3.0s  (Ctrl-C to cancel)" in drawn[0]
+    assert "running bash 0.0s · turn 3.0s  (Ctrl-C to cancel)" in drawn[0]
     assert drawn[1].endswith("…") and len(drawn[1]) == 79 and drawn[1].startswith("  │ word")
     assert drawn[2] == "  │ short"
+
+
+def test_the_spinner_counts_what_runs_from_when_it_began_and_the_turn_beside_it():
+    """A command that began 2 s ago in a turn of 12 s (the model thought, a question
+    waited) is not said to have run 12 s; a turn doing one thing shows one time."""
+    out = io.StringIO()
+    screen = Screen(PlainTextOutput(out))
+    now = time.monotonic()
+    screen.busy_since = now - 12
+    screen.activity = "running bash"
+    screen.tick(now + 2)
+    assert "running bash 2.0s · turn 14.0s  (Ctrl-C to cancel)" in out.getvalue()
+    screen.activity = "running bash"          # the same activity: its time goes on
+    screen.tick(now + 3)
+    assert "running bash 3.0s · turn 15.0s" in out.getvalue()
+    out.truncate(0)
+    screen = Screen(PlainTextOutput(out))
+    screen.activity = "thinking"
+    screen.busy_since = time.monotonic()
+    screen.tick(screen.busy_since + 4)
+    assert "thinking 4.0s  (Ctrl-C to cancel)" in out.getvalue()
