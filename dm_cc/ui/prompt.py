@@ -34,6 +34,7 @@ from collections.abc import Awaitable, Callable, Iterator
 from typing import TYPE_CHECKING, NamedTuple
 
 from prompt_toolkit import PromptSession
+from prompt_toolkit.application import get_app_or_none
 from prompt_toolkit.completion import CompleteEvent, Completer, Completion, merge_completers
 from prompt_toolkit.document import Document
 from prompt_toolkit.formatted_text import FormattedText
@@ -90,6 +91,16 @@ class Mentions(Completer):
             if agent.mode != "primary" and agent.name.startswith(text[1:]):
                 yield Completion(f"@{agent.name} ", start_position=-len(text),
                                  display=f"@{agent.name}", display_meta=agent.description)
+
+
+def fit_toolbar(parts: list[tuple[str, int]], width: int) -> str:
+    """The toolbar's parts (``text, rank``) joined by `` · `` in one line narrower than
+    ``width``: the parts of the highest rank left out first, then the line cut (``…``)."""
+    for cut in range(max(rank for _, rank in parts), -1, -1):
+        line = " · ".join(text for text, rank in parts if rank <= cut)
+        if len(line) < width or cut == 0:
+            break
+    return line if len(line) < width else line[:max(0, width - 2)] + "…"
 
 
 class _StepAside(Exception):
@@ -183,10 +194,17 @@ class Prompt:
         tasks = f" · {running} task{'' if running == 1 else 's'} running (/tasks)" if running else ""
         tasks = (" · accept edits" if loop.rights.accept_edits else "") + tasks
         sandbox = world.sandbox.state()   # bubblewrap was tried while loading
-        return FormattedText([("", f" {_mode(world, loop.agent)}{tasks} · {loop.rt.model.name} · "
-                                   f"sandbox: {sandbox} · policy: {policy} · "
-                                   f"{usage.prompt_tokens + usage.completion_tokens} tokens · "
-                                   f"${usage.cost:.4f} · /help")])
+        app = get_app_or_none()
+        width = app.output.get_size().columns if app is not None else 200
+        # (text, rank): on a narrow terminal the highest ranks go first; what the
+        # session may do, what it cost and where its commands run stay longest, an
+        # untrusted policy file is said before what it cost
+        return FormattedText([("", fit_toolbar([
+            (f" {_mode(world, loop.agent)}{tasks}", 0),
+            (loop.rt.model.name, 5), (f"sandbox: {sandbox}", 3),
+            (f"policy: {policy}", 1 if "(not trusted" in policy else 4),
+            (f"{usage.prompt_tokens + usage.completion_tokens} tokens", 2),
+            (f"${usage.cost:.4f}", 2), ("/help", 6)], width))])
 
     def _keys(self) -> KeyBindings:
         keys = KeyBindings()

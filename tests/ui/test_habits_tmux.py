@@ -46,7 +46,7 @@ def test_shift_tab_accept_edits_and_an_at_mention_in_a_real_terminal(project, tm
     try:
         screen = pane.wait_for(READY)
         log = Path(re.search(r"dm_cc: debug log: (\S+\.log)", screen).group(1))
-        assert wait_toolbar(pane, " build · scripted")
+        assert wait_toolbar(pane, " build · sandbox")
         pane.send("BTab")
         pane.wait_for("→ agent: build · accept edits")
         assert wait_toolbar(pane, " build · accept edits · ")
@@ -67,7 +67,7 @@ def test_shift_tab_accept_edits_and_an_at_mention_in_a_real_terminal(project, tm
         pane.send("BTab")
         assert wait_toolbar(pane, " plan · ")
         pane.send("BTab")
-        assert wait_toolbar(pane, " build · scripted")     # round again: accept edits off
+        assert wait_toolbar(pane, " build · sandbox")     # round again: accept edits off
 
         pane.type("@explore find the login code")
         pane.send("Enter")
