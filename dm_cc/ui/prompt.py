@@ -42,10 +42,11 @@ from prompt_toolkit.history import FileHistory, InMemoryHistory
 from prompt_toolkit.key_binding import KeyBindings
 from prompt_toolkit.key_binding.key_processor import KeyPressEvent
 from prompt_toolkit.keys import Keys
+from prompt_toolkit.utils import get_cwidth
 
 from dm_cc.ui import slash
 from dm_cc.ui.pastes import Pastes
-from dm_cc.ui.screen import STYLE
+from dm_cc.ui.screen import STYLE, fit
 from dm_cc.ui.thinking import show_thinking
 
 if TYPE_CHECKING:
@@ -95,12 +96,12 @@ class Mentions(Completer):
 
 def fit_toolbar(parts: list[tuple[str, int]], width: int) -> str:
     """The toolbar's parts (``text, rank``) joined by `` · `` in one line narrower than
-    ``width``: the parts of the highest rank left out first, then the line cut (``…``)."""
+    ``width`` cells: the parts of the highest rank left out first, then the line cut."""
     for cut in range(max(rank for _, rank in parts), -1, -1):
         line = " · ".join(text for text, rank in parts if rank <= cut)
-        if len(line) < width or cut == 0:
+        if get_cwidth(line) < width or cut == 0:
             break
-    return line if len(line) < width else line[:max(0, width - 2)] + "…"
+    return fit(line, width - 1)
 
 
 class _StepAside(Exception):

@@ -235,7 +235,7 @@ class Screen:
             if dim:
                 self.output.set_attributes(STYLE.get_attrs_for_style_str("class:dim"),
                                            self.output.get_default_color_depth())
-            self.output.write(_fit(visible(line), size.columns - 1))   # a wrapped line would stay
+            self.output.write(fit(visible(line), size.columns - 1))   # a wrapped line would stay
             if dim:
                 self.output.reset_attributes()
         self.output.flush()
@@ -257,7 +257,7 @@ class Screen:
             self._status_lines = 0
 
 
-def _fit(line: str, columns: int) -> str:
+def fit(line: str, columns: int) -> str:
     """``line`` cut to ``columns`` terminal cells (wide characters take two)."""
     if get_cwidth(line) <= columns:
         return line
