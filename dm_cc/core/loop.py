@@ -218,7 +218,8 @@ class Loop:
         reply = await self._complete(agent, system, specs)
         self._usage = self._usage + reply.usage
         self.session.append(Message("assistant", reply.text, agent=agent.name,
-                                    tool_calls=reply.tool_calls, reasoning=reply.reasoning))
+                                    tool_calls=reply.tool_calls, reasoning=reply.reasoning,
+                                    reasoning_blocks=reply.reasoning_blocks))
         self.window.counted(reply.usage)
         return reply
 

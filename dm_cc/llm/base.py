@@ -25,21 +25,35 @@ class ToolSpec:
 
 @dataclass(frozen=True, slots=True)
 class Usage:
+    """Tokens and cost of model calls. ``prompt_tokens`` counts every prompt token,
+    cached ones too; ``cache_read_tokens`` of them came from the provider's prompt
+    cache (billed at a fraction), ``cache_write_tokens`` were written to it."""
+
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost: float = 0.0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(self.prompt_tokens + other.prompt_tokens,
-                     self.completion_tokens + other.completion_tokens, self.cost + other.cost)
+                     self.completion_tokens + other.completion_tokens, self.cost + other.cost,
+                     self.cache_read_tokens + other.cache_read_tokens,
+                     self.cache_write_tokens + other.cache_write_tokens)
 
 
 @dataclass(frozen=True, slots=True)
 class ModelReply:
+    """One assistant reply. ``reasoning``: what the model showed of its thinking (to
+    display); ``reasoning_blocks``: the provider's own signed record of it (Anthropic
+    ``thinking``/``redacted_thinking`` blocks, as JSON), which must go back with the
+    turn's tool results, unchanged — opaque to dm_cc."""
+
     text: str = ""
     tool_calls: tuple[ToolCall, ...] = ()
     reasoning: str | None = None
     usage: Usage = field(default_factory=Usage)
+    reasoning_blocks: tuple[dict[str, Any], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -73,6 +73,7 @@ class Message:
     tool_name: str | None = None       # role == "tool"
     is_error: bool = False             # role == "tool": the model sees an error
     reasoning: str | None = None       # role == "assistant", when the model gives it
+    reasoning_blocks: tuple[dict[str, Any], ...] = ()  # the provider's signed thinking
     compaction: bool = False           # a compaction summary (role == "user", synthetic)
     kept_from: str | None = None       # compaction: the first earlier message kept verbatim
     id: str = field(default_factory=lambda: new_id("msg"))
@@ -81,13 +82,18 @@ class Message:
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
         data["tool_calls"] = [call.to_json() for call in self.tool_calls]
+        data["reasoning_blocks"] = list(self.reasoning_blocks)
+        if not self.reasoning_blocks:
+            del data["reasoning_blocks"]    # sessions without them read as before
         return data
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Message:
         calls = tuple(ToolCall.from_json(call) for call in data.get("tool_calls", ()))
         known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
-        return cls(**{**known, "tool_calls": calls})
+        blocks = tuple(block for block in data.get("reasoning_blocks", ())
+                       if isinstance(block, dict))
+        return cls(**{**known, "tool_calls": calls, "reasoning_blocks": blocks})
 
 
 def agent_in_charge(messages: list[Message], default: str = "build") -> str:
