@@ -69,7 +69,7 @@ def write_script(project: Path, replies: list[dict] | dict) -> str:
     return f"scripted:{path}"
 
 
-def drive(project: Path, replies: list[dict] | dict, steps: Sequence[tuple[str, object]], *,
+def drive(project: Path, replies: list[dict] | dict | None, steps: Sequence[tuple[str, object]], *,
           options: Options | None = None, timeout: float = 15, loading: float = 0,
           grace: float = 0.0) -> Run:
     """Start the REPL in ``project`` with a scripted model; for each step wait until
@@ -79,9 +79,11 @@ def drive(project: Path, replies: list[dict] | dict, steps: Sequence[tuple[str, 
     typed at the first prompt before anything is asked. ``grace``: how long after a
     question appears a key may answer it (``ReplApprover.grace``; a person takes
     longer than that to read one, the driver 50 ms): 0 answers at once, as tests
-    not about it want; keys typed in a flow still wait for QUIET."""
-    model = write_script(project, replies)
-    options = (options or Options())._replace(model=model)
+    not about it want; keys typed in a flow still wait for QUIET. ``replies`` None:
+    the model is the one ``options`` names (a real one, against a loopback server)."""
+    options = options or Options()
+    if replies is not None:
+        options = options._replace(model=write_script(project, replies))
     screen = Screen()
     errors: list[str] = []
     with create_pipe_input() as pipe, create_app_session(input=pipe,
