@@ -39,7 +39,9 @@ class Answer:
     ``reasoning``: what the model thought, in each format's own form (OpenAI-style
     ``reasoning_content``, an Anthropic ``thinking`` block signed ``signature``, a
     Gemini ``thought`` part); ``redacted``: an Anthropic ``redacted_thinking`` block's
-    opaque data. ``cache``: (read, written) prompt tokens, for formats that say."""
+    opaque data. ``cache``: (read, written) prompt tokens, for formats that say.
+    ``interleave``: stream the calls' argument fragments in turn (call 0, call 1,
+    call 0, …) after all their headers, as some OpenAI-compatible servers do."""
 
     text: str = ""
     tool_calls: tuple[tuple[str, str], ...] = ()
@@ -55,6 +57,7 @@ class Answer:
     cut_after: int | None = None                # drop the connection after N events
     delay: float = 0.0                          # seconds to wait before answering
     fragment: int = 3                           # characters per streamed fragment
+    interleave: bool = False                    # tool-call fragments in turn, see above
 
 
 def text(content: str, *, reasoning: str = "", signature: str = "", redacted: str = "",
@@ -71,11 +74,11 @@ def tool_call(name: str, arguments: dict[str, Any] | str, *, text: str = "",
 
 def tool_calls(*calls: tuple[str, dict[str, Any] | str], text: str = "", reasoning: str = "",
                signature: str = "", redacted: str = "",
-               cache: tuple[int, int] = (0, 0)) -> Answer:
+               cache: tuple[int, int] = (0, 0), interleave: bool = False) -> Answer:
     encoded = tuple((name, args if isinstance(args, str) else json.dumps(args))
                     for name, args in calls)
     return Answer(text=text, tool_calls=encoded, reasoning=reasoning, signature=signature,
-                  redacted=redacted, cache=cache)
+                  redacted=redacted, cache=cache, interleave=interleave)
 
 
 def failure(status: int, message: str = "", *, retry_after: float | None = None,

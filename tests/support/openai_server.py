@@ -6,7 +6,8 @@
 
 POST /v1/chat/completions answers the next ``Answer``: streamed as SSE chunks when
 the request asks for ``stream`` (text and ``reasoning_content`` in fragments, each
-tool call's arguments in fragments under its ``index``, usage in a last chunk with
+tool call's arguments in fragments under its ``index`` -- one call after another, or
+interleaved (``tool_calls(..., interleave=True)``), usage in a last chunk with
 no choices when ``stream_options.include_usage``), plain JSON otherwise.
 GET /v1/models lists one model.
 """
@@ -14,8 +15,9 @@ GET /v1/models lists one model.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
+from itertools import zip_longest
 from typing import Any
 
 from support.model_server import (
@@ -100,18 +102,32 @@ def _chunks(answer: Answer, number: int, include_usage: bool) -> list[dict[str, 
     chunks += [chunk({"reasoning_content": part})
                for part in split(answer.reasoning, answer.fragment)]
     chunks += [chunk({"content": part}) for part in split(answer.text, answer.fragment)]
-    for index, (name, arguments) in enumerate(answer.tool_calls):
-        chunks.append(chunk({"tool_calls": [{
-            "index": index, "id": _call_id(number, index), "type": "function",
-            "function": {"name": name, "arguments": ""}}]}))
-        chunks += [chunk({"tool_calls": [{"index": index, "function": {"arguments": part}}]})
-                   for part in split(arguments, answer.fragment)]
+    chunks += _call_chunks(answer, number, chunk)
     chunks.append(chunk({}, "tool_calls" if answer.tool_calls else "stop"))
     usage = _usage(answer)
     if include_usage and usage is not None:
         chunks.append({"id": f"chatcmpl-{number}", "object": "chat.completion.chunk",
                        "created": 0, "model": MODEL, "choices": [], "usage": usage})
     return chunks
+
+
+def _call_chunks(answer: Answer, number: int,
+                 chunk: Callable[[dict[str, Any]], dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each call's first chunk (index, id, name), then its arguments in fragments
+    under its index: call after call, or -- ``answer.interleave`` -- every call's
+    first chunk, then their fragments in turn."""
+    heads, fragments = [], []
+    for index, (name, arguments) in enumerate(answer.tool_calls):
+        heads.append(chunk({"tool_calls": [{
+            "index": index, "id": _call_id(number, index), "type": "function",
+            "function": {"name": name, "arguments": ""}}]}))
+        fragments.append([chunk({"tool_calls": [{"index": index,
+                                                 "function": {"arguments": part}}]})
+                          for part in split(arguments, answer.fragment)])
+    if not answer.interleave:
+        return [c for head, parts in zip(heads, fragments, strict=True) for c in (head, *parts)]
+    in_turn = [c for row in zip_longest(*fragments) for c in row if c is not None]
+    return heads + in_turn
 
 
 def _completion(answer: Answer, number: int) -> dict[str, Any]:
