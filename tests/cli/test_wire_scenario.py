@@ -1,6 +1,7 @@
 """One session, end to end, over each model wire format litellm speaks for dm_cc.
 
-The same scenario against a loopback server in each format (tests/support/*_server.py),
+The same scenario against a loopback server in each format (tests/support/*_server.py:
+OpenAI Chat Completions, Anthropic Messages, Gemini generateContent),
 through litellm's real provider code: the REPL sends a prompt; the model answers with
 two parallel tool calls (a read that runs, a write the person approves with ``y``);
 then starts a subagent (explore), whose own request is answered; then ends the turn.
@@ -17,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from support import anthropic_server, openai_server
+from support import anthropic_server, gemini_server, openai_server
 from support.model_server import Answer, ModelServer, text, tool_call, tool_calls
 from support.repl_driver import ENTER, drive
 
@@ -70,11 +71,30 @@ def _anthropic_texts(body: Any) -> list[str]:
     return [b["text"] for b in _anthropic_blocks(body) if b["type"] == "text"]
 
 
+def _gemini_parts(body: Any, name: str) -> list[Any]:
+    """One kind of part (``text``, ``function_response``) of a request's contents, in
+    order; litellm writes the proto names in snake case."""
+    return [part[name] for content in body["contents"] for part in content["parts"]
+            if name in part]
+
+
+def _gemini_results(body: Any) -> list[str]:
+    responses = [r["response"] for r in _gemini_parts(body, "function_response")]
+    return [r["content"] if isinstance(r.get("content"), str) else json.dumps(r)
+            for r in responses]
+
+
+def _gemini_texts(body: Any) -> list[str]:
+    return _gemini_parts(body, "text")
+
+
 WIRES = {
     "openai": WireFormat("openai/test-model", openai_server.serve, "/v1", None,
                          _openai_results, _openai_texts),
     "anthropic": WireFormat("anthropic/claude-sonnet-4-5", anthropic_server.serve, "",
                             "ANTHROPIC_API_KEY", _anthropic_results, _anthropic_texts),
+    "gemini": WireFormat("gemini/gemini-2.5-flash", gemini_server.serve, "", "GEMINI_API_KEY",
+                         _gemini_results, _gemini_texts),
 }
 
 
