@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import urllib.request
+from dataclasses import replace
 
 import pytest
 from support import anthropic_server, gemini_server, openai_server
@@ -290,3 +291,14 @@ def test_reasoning_content_is_shown_as_reasoning_and_never_sent_back(project, mo
     (session,) = saved.list()
     kept = [m.reasoning for m in saved.load(session.id).messages if m.role == "assistant"]
     assert kept == ["SECRET-PLAN: read a.txt", "SECOND-THOUGHT"]
+
+
+def test_reasoning_under_its_newer_name_is_shown_as_reasoning_too():
+    """OpenRouter, recent vLLM and Ollama stream it as ``reasoning``; litellm reads both."""
+    answer = replace(text("Four.", reasoning="2 + 2 is 4"), reasoning_field="reasoning")
+    with openai_server.serve([answer]) as server:
+        reply, events = complete(LiteLLMModel("openai/test-model",
+                                              api_base=server.base_url + "/v1",
+                                              api_key="sk-test", timeout=10))
+    assert shown(events, ReasoningDelta) == reply.reasoning == "2 + 2 is 4"
+    assert shown(events, TextDelta) == reply.text == "Four."

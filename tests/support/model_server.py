@@ -41,7 +41,9 @@ class Answer:
     Gemini ``thought`` part); ``redacted``: an Anthropic ``redacted_thinking`` block's
     opaque data. ``cache``: (read, written) prompt tokens, for formats that say.
     ``interleave``: stream the calls' argument fragments in turn (call 0, call 1,
-    call 0, …) after all their headers, as some OpenAI-compatible servers do."""
+    call 0, …) after all their headers, as some OpenAI-compatible servers do.
+    ``reasoning_field``: the OpenAI-format field the reasoning goes in (DeepSeek's
+    ``reasoning_content``; OpenRouter, recent vLLM and Ollama say ``reasoning``)."""
 
     text: str = ""
     tool_calls: tuple[tuple[str, str], ...] = ()
@@ -58,6 +60,7 @@ class Answer:
     delay: float = 0.0                          # seconds to wait before answering
     fragment: int = 3                           # characters per streamed fragment
     interleave: bool = False                    # tool-call fragments in turn, see above
+    reasoning_field: str = "reasoning_content"  # OpenAI format only, see above
 
 
 def text(content: str, *, reasoning: str = "", signature: str = "", redacted: str = "",

@@ -5,7 +5,8 @@
         model = LiteLLMModel("openai/test-model", api_base=server.base_url + "/v1")
 
 POST /v1/chat/completions answers the next ``Answer``: streamed as SSE chunks when
-the request asks for ``stream`` (text and ``reasoning_content`` in fragments, each
+the request asks for ``stream`` (text and ``reasoning_content`` -- or the answer's
+``reasoning_field`` -- in fragments, each
 tool call's arguments in fragments under its ``index`` -- one call after another, or
 interleaved (``tool_calls(..., interleave=True)``), usage in a last chunk with
 no choices when ``stream_options.include_usage``), plain JSON otherwise.
@@ -99,7 +100,7 @@ def _chunks(answer: Answer, number: int, include_usage: bool) -> list[dict[str, 
                 "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
 
     chunks = [chunk({"role": "assistant", "content": ""})]
-    chunks += [chunk({"reasoning_content": part})
+    chunks += [chunk({answer.reasoning_field: part})
                for part in split(answer.reasoning, answer.fragment)]
     chunks += [chunk({"content": part}) for part in split(answer.text, answer.fragment)]
     chunks += _call_chunks(answer, number, chunk)
@@ -133,7 +134,7 @@ def _call_chunks(answer: Answer, number: int,
 def _completion(answer: Answer, number: int) -> dict[str, Any]:
     message: dict[str, Any] = {"role": "assistant", "content": answer.text or None}
     if answer.reasoning:
-        message["reasoning_content"] = answer.reasoning
+        message[answer.reasoning_field] = answer.reasoning
     if answer.tool_calls:
         message["tool_calls"] = [
             {"id": _call_id(number, index), "type": "function",
