@@ -168,8 +168,8 @@ def retry_line(event: Retrying) -> str:
 
 
 def seconds(delay: float) -> str:
-    """'0.5 s', '8 s': tenths only where they matter."""
-    return f"{delay:.1f} s" if delay < 2 else f"{delay:.0f} s"
+    """'0.5 s', '1 s', '8 s': tenths only where they matter."""
+    return f"{round(delay, 1):g} s" if delay < 2 else f"{delay:.0f} s"
 
 
 def changes_lines(event: ChangesLanded, most: int = 5) -> list[str]:

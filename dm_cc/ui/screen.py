@@ -140,12 +140,12 @@ class Screen:
         self._waiting = (reason, now, now + delay)
 
     def _doing(self, now: float) -> str:
-        """What the spinner says the turn does: ``rate limited (429), retrying in 6 s``
+        """What the spinner says the turn does: ``rate limited (429), retrying in 6 s ·``
         until this turn's retry is made, else the activity."""
         if self._waiting is not None:
             reason, since, until = self._waiting
             if self.busy_since is not None and since >= self.busy_since and now < until:
-                return f"{reason}, retrying in {math.ceil(until - now)} s"
+                return f"{reason}, retrying in {math.ceil(until - now)} s ·"
         return self.activity
 
     @property

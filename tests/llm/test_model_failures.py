@@ -10,6 +10,7 @@ import socket
 from pathlib import Path
 
 import pytest
+from support import anthropic_server
 from support.openai_server import cut, failure, serve, text
 
 from dm_cc.compose import open_world
@@ -91,6 +92,32 @@ def test_a_front_end_that_shows_only_retries_still_gets_a_broken_reply_retried()
     assert reply.text == "whole" and len(server.bodies) == 3
     assert [r.reason for r in heard] == ["rate limited (429)", "the connection broke"]
     assert all(isinstance(r, Retrying) for r in heard) and sleep.delays == [0.5, 1.0]
+
+
+def test_anthropics_overloaded_529_rate_limit_too_long_and_refused_key(monkeypatch):
+    """Over Anthropic's wire format: litellm says 500 of a 529 and quotes the JSON
+    body; the person is told 'overloaded (529)' and the body's message."""
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-wrong")
+    script = [failure(529, "Overloaded"), failure(429, "slow down", retry_after=3),
+              text("ok"),
+              failure(400, "prompt is too long: 208000 tokens > 200000 maximum"),
+              failure(401, "invalid x-api-key")]
+    sleep = FakeSleep()
+    with anthropic_server.serve(script) as server:
+        model = LiteLLMModel("anthropic/claude-test", api_base=server.base_url, sleep=sleep,
+                             timeout=10)
+        events = complete(model)
+        too_long, refused = failed(model), failed(model)
+    assert events[:2] == [Retrying("overloaded (529)", 0.5, 2, 5),
+                          Retrying("rate limited (429)", 3.0, 3, 5)]
+    assert isinstance(too_long, ContextTooLong) and too_long.limit == 200_000
+    assert str(too_long) == ("model anthropic/claude-test: the prompt is longer than its "
+                             "context window (prompt is too long: 208000 tokens > 200000 "
+                             "maximum)")
+    assert str(refused) == (f"model anthropic/claude-test at {server.base_url}: 401 the API key "
+                            "was refused (invalid x-api-key); the key comes from "
+                            "ANTHROPIC_API_KEY: check that it is right and may use this model")
+    assert sleep.delays == [0.5, 3.0] and len(server.bodies) == 5
 
 
 def test_the_status_is_the_providers_own_behind_litellms_wrapper():

@@ -71,9 +71,9 @@ def test_the_spinner_counts_down_to_a_retry_of_this_turn_only():
     screen.activity = "thinking"
     screen.wait("rate limited (429)", 8)
     screen.tick(now + 0.5)
-    assert "rate limited (429), retrying in 8 s " in out.getvalue()
+    assert "rate limited (429), retrying in 8 s · " in out.getvalue()
     screen.tick(now + 6.2)
-    assert "rate limited (429), retrying in 2 s " in out.getvalue()
+    assert "rate limited (429), retrying in 2 s · " in out.getvalue()
     out.truncate(0)
     screen.tick(now + 8.5)                      # the retry is made: thinking again
     assert "thinking" in out.getvalue() and "retrying" not in out.getvalue()
