@@ -50,8 +50,8 @@ EXPORTS: dict[str, list[str]] = {
         "PolicyError", "SessionError", "SettingsError", "UndoError", "UsageError",
     ],
     "llm": [
-        "ChatModel", "ModelError", "ModelReply", "OnStream", "ReasoningDelta", "StreamEvent",
-        "TextDelta", "ToolSpec",
+        "ChatModel", "ContextTooLong", "ModelError", "ModelReply", "OnStream", "ReasoningDelta",
+        "RetryNotices", "Retrying", "StreamEvent", "TextDelta", "ToolSpec",
         "Usage", "WarmsUp", "make_model",
     ],
     "mcp": ["Listings", "McpServers", "ServerStatus"],
@@ -96,7 +96,7 @@ EXPORTS: dict[str, list[str]] = {
     "ui": [
         "CallLines", "approved_lines", "auto_mode_text", "early_prompt", "event_json",
         "failure_json", "hooks_lines", "layer_lines", "replay", "result_json", "result_lines",
-        "run_repl", "server_lines", "server_rows", "session_json", "session_notice",
+        "retry_line", "run_repl", "server_lines", "server_rows", "session_json", "session_notice",
         "session_table", "status_lines", "step_lines", "trace_lines", "tree_indent", "trust_lines",
         "trusted_lines", "unapproved_line", "where_line",
     ],

@@ -2,6 +2,7 @@
 per tool call on stderr (or, with ``--json``, every event as JSON Lines on stdout).
 
 ``PROMPT`` ``-`` reads the prompt from standard input (all of it: one message).
+A model call that is retried (rate limited, overloaded) says so on stderr.
 An ask never waits for input that cannot come: ``--on-ask deny`` (default) tells
 the model it was not allowed; ``--on-ask fail`` stops the run with exit status 3.
 """
@@ -88,8 +89,8 @@ def _turn(args: argparse.Namespace, world: World, prompt: str,
 
     from dm_cc.agents import mentioned
     from dm_cc.core import AskFailed, HeadlessApprover
-    from dm_cc.llm import ModelError
-    from dm_cc.ui import failure_json, result_json
+    from dm_cc.llm import ModelError, RetryNotices
+    from dm_cc.ui import failure_json, result_json, retry_line
 
     # notices while it opens (MCP servers) follow the session record; those of the MCP
     # servers come from their thread, whenever one fails: one event at a time, in order
@@ -104,7 +105,8 @@ def _turn(args: argparse.Namespace, world: World, prompt: str,
                 emit(event)
 
     named = mentioned(world.agents, prompt)   # `@explore find …` starts that subagent
-    loop = world.open_loop(HeadlessApprover(args.on_ask), on_event=on_event)
+    retries = RetryNotices(lambda retry: _say(retry_line(retry)))   # the reply: only at its end
+    loop = world.open_loop(HeadlessApprover(args.on_ask), on_event=on_event, on_stream=retries)
     session = loop.session
     in_charge = world.agent(loop.next_agent or loop.agent.name)
     for warning in (world.sandbox.warning(), world.auto_notice(in_charge), world.trust_notice()):

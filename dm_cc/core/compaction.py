@@ -244,11 +244,14 @@ class Window:
         system, specs = prompt()
         return request_tokens(system, specs, model_messages(messages))
 
-    async def compact(self, model: ChatModel, agent: str) -> Compaction | None:
+    async def compact(self, model: ChatModel, agent: str, *,
+                      context_window: int | None = None) -> Compaction | None:
         """Summarise the older turns by one call to ``model`` and append the summary
-        (None: nothing older to summarise); ModelError leaves the session as it was."""
+        (None: nothing older to summarise); ModelError leaves the session as it was.
+        ``context_window``: the window to keep turns for, when the provider named
+        one (it refused a prompt as too long), else the model's."""
         done = await compact(model, since_compaction(self.session.messages), agent=agent,
-                             keep_tokens=keep_budget(model.context_window))
+                             keep_tokens=keep_budget(context_window or model.context_window))
         if done is not None:
             self.session.append(done.message)
             self._measured = None

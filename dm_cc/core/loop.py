@@ -12,7 +12,8 @@ lineage, the tools offered); subagents are :class:`~dm_cc.core.subagents.Subagen
 given a ``spawn`` callable. Control flow that ends a turn is an exception carrying
 its payload (:class:`TurnStopped`), not a flag. Before a model call whose prompt
 would pass COMPACT_AT of the context window, older turns are summarised first
-(core/compaction.py).
+(core/compaction.py); a call the provider refuses as too long all the same
+(ContextTooLong) is compacted once and made again.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ from dm_cc.core.rights import Rights
 from dm_cc.core.settle import Judged, Settle, TurnStopped
 from dm_cc.core.subagents import Subagents, task_call
 from dm_cc.core.undo import Steps
-from dm_cc.llm import ChatModel, ModelReply, OnStream, ToolSpec, Usage
+from dm_cc.llm import ChatModel, ContextTooLong, ModelReply, OnStream, RetryNotices, ToolSpec, Usage
 from dm_cc.permissions import PathContextDirs
 from dm_cc.policy import Capabilities, Policy
 from dm_cc.sandbox import Sandbox
@@ -44,6 +45,7 @@ from dm_cc.session import AuditLog, Message, Session, ToolCall, UndoResult, Undo
 from dm_cc.tools import Tool, ToolContext, ToolOutput
 
 DEFAULT_MAX_TURNS = 50
+START_OVER = "start a new session or change to a model with a larger one (/model)"
 
 logger = logging.getLogger(__name__)    # written only with --verbose (cli/options.py)
 
@@ -214,14 +216,46 @@ class Loop:
         window = self.rt.model.context_window
         if window and self.context_tokens() > compaction.COMPACT_AT * window:
             await self.compact(automatic=True)
-        agent, system, specs = self._prompt()
-        reply = await self._complete(agent, system, specs)
+        agent, reply = await self._complete_fitting()
         self._usage = self._usage + reply.usage
         self.session.append(Message("assistant", reply.text, agent=agent.name,
                                     tool_calls=reply.tool_calls, reasoning=reply.reasoning,
                                     reasoning_blocks=reply.reasoning_blocks))
         self.window.counted(reply.usage)
         return reply
+
+    async def _complete_fitting(self) -> tuple[Agent, ModelReply]:
+        """One model call for the agent in charge. Refused as longer than the model's
+        context window, the older turns are compacted and the call made once more;
+        ContextTooLong, saying what to do, when nothing is older or it is still too long."""
+        agent, system, specs = self._prompt()
+        try:
+            return agent, await self._complete(agent, system, specs)
+        except ContextTooLong as error:
+            await self._compact_to_fit(error)
+        agent, system, specs = self._prompt()
+        try:
+            return agent, await self._complete(agent, system, specs)
+        except ContextTooLong as error:
+            raise ContextTooLong(f"{error}, even after compacting the conversation; "
+                                 f"{START_OVER}", error.limit) from error
+
+    async def _compact_to_fit(self, error: ContextTooLong) -> None:
+        """Compact after the provider refused the prompt as too long, keeping what the
+        window it named (else the model's) allows; ContextTooLong when that cannot be."""
+        name = self.rt.model.name
+        limit = error.limit or self.rt.model.context_window
+        too_long = f"the conversation is too long for {name}'s context window" + \
+                   (f" ({limit} tokens)" if limit else "")
+        self.rt.on_event(Notice(f"{too_long}: compacting it and trying again"))
+        try:
+            done = await self.compact(automatic=True, context_window=limit)
+        except ContextTooLong as again:
+            raise ContextTooLong(f"{too_long}, and its older part is too long to summarise; "
+                                 f"{START_OVER}", limit) from again
+        if done is None:
+            raise ContextTooLong(f"{too_long} and there is nothing older to summarise; "
+                                 f"{START_OVER}", limit) from error
 
     async def _complete(self, agent: Agent, system: str, specs: list[ToolSpec]) -> ModelReply:
         """One model call (at the agent's temperature, else the session's), its calls
@@ -254,10 +288,13 @@ class Loop:
             self.rt.capabilities = capabilities
             self.rights.use(capabilities)
 
-    async def compact(self, *, automatic: bool = False) -> Compacted | None:
-        """Summarise the older turns (core/compaction.py); None: nothing to summarise."""
+    async def compact(self, *, automatic: bool = False,
+                      context_window: int | None = None) -> Compacted | None:
+        """Summarise the older turns (core/compaction.py), keeping verbatim what fits
+        ``context_window`` (default: the model's); None: nothing to summarise."""
         before = self.context_tokens()
-        done = await self.window.compact(self.rt.model, self.agent.name)
+        done = await self.window.compact(self.rt.model, self.agent.name,
+                                         context_window=context_window)
         if done is None:
             return None
         self._usage = self._usage + done.usage
@@ -339,12 +376,13 @@ class Loop:
                on_event: Callable[[Event], None]) -> Loop:
         """A subagent's loop over ``session``: this loop's tools, approver and approvals;
         its agent's model when it names one; no streaming to the screen; bounded by
-        these rights."""
+        these rights. Its model's retries are shown, not its reply."""
         model = self.rt.model
         if agent.model and self.rt.models is not None:
             model = self.rt.models(agent.model)
-        runtime = replace(self.rt, model=model, on_stream=None, on_event=on_event,
-                          on_output=None)
+        on_stream = self.rt.on_stream    # only its retries: "rate limited (429), retrying …"
+        runtime = replace(self.rt, model=model, on_event=on_event, on_output=None,
+                          on_stream=RetryNotices(on_stream) if on_stream is not None else None)
         return Loop(session, runtime, agent=agent.name, parent=self.rights, label=label,
                     depth=self.subagents.depth + 1, numbers=self.subagents.numbers)
 

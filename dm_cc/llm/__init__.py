@@ -1,7 +1,8 @@
 """Chat models behind one Protocol: litellm (lazily), scripted, offline.
 
     base.py           the ChatModel seam and what crosses it: ToolSpec, ModelReply,
-                      stream events, Usage, ModelError
+                      stream events (text, thinking, a retry), Usage,
+                      ModelError and ContextTooLong
     factory.py        ``make_model``: the model a ``--model`` name names
     litellm_model.py  over litellm, which it imports on first use
     scripted.py       plays a script (the fake for tests); offline.py: rules, no LLM
@@ -17,10 +18,13 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from dm_cc.llm.base import (
         ChatModel,
+        ContextTooLong,
         ModelError,
         ModelReply,
         OnStream,
         ReasoningDelta,
+        Retrying,
+        RetryNotices,
         StreamEvent,
         TextDelta,
         ToolSpec,
@@ -31,10 +35,13 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ChatModel",
+    "ContextTooLong",
     "ModelError",
     "ModelReply",
     "OnStream",
     "ReasoningDelta",
+    "RetryNotices",
+    "Retrying",
     "StreamEvent",
     "TextDelta",
     "ToolSpec",
@@ -46,8 +53,9 @@ __all__ = [
 # Each module of the part and the names of it re-exported here, imported on first
 # use (PEP 562): importing the package loads none of them.
 _LAZY: dict[str, tuple[str, ...]] = {
-    "dm_cc.llm.base": ("ChatModel", "ModelError", "ModelReply", "OnStream", "ReasoningDelta",
-                       "StreamEvent", "TextDelta", "ToolSpec", "Usage", "WarmsUp"),
+    "dm_cc.llm.base": ("ChatModel", "ContextTooLong", "ModelError", "ModelReply", "OnStream",
+                       "ReasoningDelta", "RetryNotices", "Retrying", "StreamEvent", "TextDelta",
+                       "ToolSpec", "Usage", "WarmsUp"),
     "dm_cc.llm.factory": ("make_model",),
 }
 

@@ -66,12 +66,53 @@ class ReasoningDelta:
     text: str
 
 
-StreamEvent = TextDelta | ReasoningDelta
+@dataclass(frozen=True, slots=True)
+class Retrying:
+    """The call failed in a way that may pass (rate limited, overloaded, timed out)
+    and is made again in ``delay`` seconds: sent before the wait, so the person
+    knows why nothing happens. Not part of the reply: a retry may follow it."""
+
+    reason: str         # "rate limited (429)", "overloaded (529)", "timed out"
+    delay: float        # seconds until the next attempt
+    attempt: int        # the attempt about to be made: 2 for the first retry
+    attempts: int       # how many attempts there are at most
+
+
+StreamEvent = TextDelta | ReasoningDelta | Retrying
 OnStream = Callable[[StreamEvent], None]
+
+
+@dataclass(frozen=True, slots=True)
+class RetryNotices:
+    """An ``on_stream`` that shows nothing of the reply, only its retries (``dm_cc
+    run`` on stderr, a subagent's in its parent's REPL): a model given one still
+    retries a reply that broke off half-way, as no one saw its start."""
+
+    on_retry: Callable[[Retrying], None]
+
+    def __call__(self, event: StreamEvent) -> None:
+        if isinstance(event, Retrying):
+            self.on_retry(event)
+
+
+def shows_reply(on_stream: OnStream | None) -> bool:
+    """Whether what ``on_stream`` is given of a reply reaches the person (so a
+    broken reply cannot be retried without showing its start twice)."""
+    return on_stream is not None and not isinstance(on_stream, RetryNotices)
 
 
 class ModelError(Exception):
     """The model could not be reached or answered unusably after retries."""
+
+
+class ContextTooLong(ModelError):
+    """The provider refused the prompt as longer than the model's context window
+    (the loop compacts the conversation once and tries again). ``limit``: that
+    window in tokens, when the provider said it."""
+
+    def __init__(self, message: str, limit: int | None = None) -> None:
+        super().__init__(message)
+        self.limit = limit
 
 
 class ChatModel(Protocol):

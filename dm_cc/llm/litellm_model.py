@@ -28,22 +28,27 @@ import logging
 import os
 import re
 import socket
+import time
 import uuid
 import warnings
-from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Iterator, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass, field
+from email.utils import parsedate_to_datetime
 from typing import Any
 
 from dm_cc.llm.base import (
+    ContextTooLong,
     ModelError,
     ModelReply,
     OnStream,
     ReasoningDelta,
+    Retrying,
     StreamEvent,
     TextDelta,
     ToolSpec,
     Usage,
+    shows_reply,
 )
 from dm_cc.session import Message, ToolCall
 
@@ -53,7 +58,8 @@ logger = logging.getLogger(__name__)    # dm_cc's side of each call, with --verb
 
 RETRY_BASE = 0.5          # seconds; attempt n waits RETRY_BASE * 2**n
 UNREACHABLE_RETRIES = 1   # an endpoint nothing answers at: one more try (a server starting)
-RETRY_CAP = 30.0          # longest backoff (a server's Retry-After may ask for up to 60 s)
+RETRY_CAP = 30.0          # longest backoff of our own
+RETRY_AFTER_CAP = 60.0    # longest wait a server's Retry-After may ask for
 DUMMY_KEY = "sk-dummy"    # for OpenAI-compatible servers that want no key
 
 
@@ -251,6 +257,7 @@ class LiteLLMModel:
         litellm = _import_litellm()
         request = self._request(system, messages, tools, temperature)
         attempt = 0
+        shows = shows_reply(on_stream)
         while True:
             assembly = _Assembly()
             shown = False
@@ -259,23 +266,14 @@ class LiteLLMModel:
                     async for chunk in chunks:
                         for event in assembly.add(chunk):
                             if on_stream is not None:
-                                shown = True
+                                shown = shows
                                 on_stream(event)
                 break
             except _ProviderFailure as failure:
-                error = failure.error
-                unreachable = _unreachable(error)
-                retries = min(self.max_retries, UNREACHABLE_RETRIES) if unreachable \
-                    else self.max_retries
-                if unreachable and attempt >= retries:
-                    logger.debug("%s: attempt %d failed", self.model, attempt + 1, exc_info=error)
-                    raise ModelError(self._unreachable(unreachable)) from error
-                if shown or attempt >= retries or not _transient(litellm, error):
-                    logger.debug("%s: attempt %d failed", self.model, attempt + 1, exc_info=error)
-                    raise ModelError(self._describe(error, attempt, shown)) from error
-                logger.debug("%s: attempt %d failed, retrying: %r", self.model, attempt + 1,
-                              error)
-                await self._sleep(_backoff(attempt, error))
+                retry = self._retry(litellm, failure.error, attempt, shown)
+                if on_stream is not None:      # before the wait: the person sees why
+                    on_stream(retry)
+                await self._sleep(retry.delay)
                 attempt += 1
         return assembly.reply(self._cost(litellm, assembly.usage))
 
@@ -314,15 +312,78 @@ class LiteLLMModel:
         except Exception:   # unknown model, no price: cost is simply unknown
             return 0.0
 
+    def _retry(self, litellm: Any, error: Exception, attempt: int, shown: bool) -> Retrying:
+        """The retry after attempt ``attempt`` (from 0) failed with ``error``: when,
+        and why in words; raises the ModelError that says it when there is none."""
+        unreachable = _unreachable(error)
+        retries = min(self.max_retries, UNREACHABLE_RETRIES) if unreachable else self.max_retries
+        if shown or attempt >= retries or not (unreachable or _transient(litellm, error)) \
+                or _key_refused(litellm, error):
+            logger.debug("%s: attempt %d failed", self.model, attempt + 1, exc_info=error)
+            raise self._failure(litellm, error, attempt, shown, unreachable) from error
+        logger.debug("%s: attempt %d failed, retrying: %r", self.model, attempt + 1, error)
+        return Retrying(unreachable or _reason(litellm, error), _backoff(attempt, error),
+                        attempt + 2, retries + 1)
+
+    def _failure(self, litellm: Any, error: Exception, attempt: int, shown: bool,
+                 unreachable: str | None) -> ModelError:
+        """The error that ends the call, in words the person can act on."""
+        if unreachable:
+            return ModelError(self._unreachable(unreachable))
+        if _too_long(litellm, error):
+            message = _provider_message(error)
+            return ContextTooLong(f"model {self.model}: the prompt is longer than its context "
+                                  f"window ({message})", _limit(message))
+        if _key_refused(litellm, error):
+            return ModelError(self._key_refused(litellm, error))
+        return ModelError(self._describe(error, attempt, shown))
+
     def _unreachable(self, why: str) -> str:
         where = self.api_base or "the provider's endpoint"
         hint = "; is the server running, and is --api-base right?" if self.api_base else ""
         return f"cannot connect to {where}: {why} (model {self.model}{hint})"
 
-    def _describe(self, error: Exception, attempt: int, shown: bool) -> str:
-        status = getattr(error, "status_code", None)
+    def _key_refused(self, litellm: Any, error: Exception) -> str:
+        """'… the API key was refused (…); the key comes from ANTHROPIC_API_KEY …', or,
+        when litellm found none to send, which variable is not set."""
+        unset, hint = self._key_hint(litellm)
+        if unset:
+            return f"model {self.model}: no API key: {hint}"
         where = self.api_base or "its default endpoint"
-        text = f"model {self.model} at {where}: {status or 'no status'} " \
+        status = _status(error)
+        what = "permission denied" if status == 403 and not isinstance(
+            error, litellm.AuthenticationError) else "the API key was refused"
+        return (f"model {self.model} at {where}: {status or 'no status'} {what} "
+                f"({_provider_message(error)}); {hint}")
+
+    def _key_hint(self, litellm: Any) -> tuple[bool, str]:
+        """Where the key comes from: the environment variable litellm reads for this
+        provider (``litellm.validate_environment`` names it when it is unset, else
+        KEY_VARIABLES), and whether it is unset."""
+        if self.api_key:
+            return False, "check the key dm_cc was given"
+        if self._api_key() == DUMMY_KEY:
+            return False, ("dm_cc sent a placeholder key as OPENAI_API_KEY is not set: set it "
+                           "to the key this server wants")
+        try:
+            missing = litellm.validate_environment(self.model, api_base=self.api_base)
+            provider = litellm.get_llm_provider(self.model, api_base=self.api_base)[1]
+        except Exception:   # a model string litellm cannot place
+            missing, provider = {}, ""
+        unset = [name for name in missing.get("missing_keys", ()) if name.endswith("_KEY")]
+        if unset:
+            said = f"{unset[0]} is not set" if len(unset) == 1 else \
+                f"neither {', '.join(unset[:-1])} nor {unset[-1]} is set"
+            return True, f"{said}: set it to your {provider or 'API'} key"
+        names = KEY_VARIABLES.get(provider)
+        if names is None:
+            return False, f"check the API key litellm reads for {provider or self.model}"
+        return False, (f"the key comes from {' (read first) or '.join(names)}: check that it "
+                       "is right and may use this model")
+
+    def _describe(self, error: Exception, attempt: int, shown: bool) -> str:
+        where = self.api_base or "its default endpoint"
+        text = f"model {self.model} at {where}: {_status(error) or 'no status'} " \
                f"{type(error).__name__}: {_provider_message(error)}"
         if shown:
             text += " (the reply broke off after output had been shown; not retried)"
@@ -357,9 +418,49 @@ def _transient(litellm: Any, error: Exception) -> bool:
     if isinstance(error, litellm.Timeout | litellm.APIConnectionError | TimeoutError
                   | ConnectionError):
         return True
-    status = getattr(error, "status_code", None)
+    status = _status(error)
     return isinstance(status, int) and (status in (408, 429) or status >= 500)
 
+
+def _chain(error: BaseException) -> Iterator[BaseException]:
+    """``error`` and the chain of causes behind it (litellm wraps the provider
+    client's error, which wraps httpx's or aiohttp's, which wraps the socket's)."""
+    seen: set[int] = set()
+    cause: BaseException | None = error
+    while cause is not None and id(cause) not in seen:
+        seen.add(id(cause))
+        yield cause
+        cause = cause.__cause__ or cause.__context__
+
+
+def _status(error: BaseException) -> int | None:
+    """The HTTP status the provider sent: the innermost in the chain, as litellm's
+    wrapper may say another (500 for Anthropic's 529 "overloaded")."""
+    statuses = [s for cause in _chain(error)
+                if isinstance(s := getattr(cause, "status_code", None), int)]
+    return statuses[-1] if statuses else None
+
+
+def _reason(litellm: Any, error: Exception) -> str:
+    """Why a call is retried, in a few words: 'rate limited (429)', 'overloaded (529)'."""
+    status = _status(error)
+    code = f" ({status})" if status else ""
+    if status == 429:
+        return f"rate limited{code}"
+    if status == 529 or "overloaded" in _provider_message(error).lower():
+        return f"overloaded{code}"
+    if status == 408 or isinstance(error, litellm.Timeout | TimeoutError):
+        return "timed out"
+    if any(kind.__name__ in BROKEN for cause in _chain(error) for kind in type(cause).__mro__):
+        return "the connection broke"
+    if status is not None and status >= 500:
+        return f"server error{code}"
+    return "connection failed"
+
+
+#: httpx's and aiohttp's errors for a connection lost (or a reply cut) half-way, by
+#: name: litellm says "500" of them, though no server said so.
+BROKEN = frozenset({"TransportError", "ClientConnectionError", "ClientPayloadError"})
 
 #: What it means when one of these is behind a failure: the endpoint cannot be reached.
 UNREACHABLE: tuple[tuple[type[BaseException], str], ...] = (
@@ -370,27 +471,100 @@ UNREACHABLE: tuple[tuple[type[BaseException], str], ...] = (
 
 def _unreachable(error: BaseException) -> str | None:
     """Why the endpoint cannot be reached, when the chain of causes behind ``error``
-    (litellm wraps the OpenAI client's error, which wraps httpx's or aiohttp's,
-    which wraps the socket's) says so; None for any other failure."""
-    seen: set[int] = set()
-    cause: BaseException | None = error
-    while cause is not None and id(cause) not in seen:
-        seen.add(id(cause))
+    says so; None for any other failure."""
+    for cause in _chain(error):
         for kind, why in UNREACHABLE:
             if isinstance(cause, kind):
                 return why
-        cause = cause.__cause__ or cause.__context__
     return None
 
 
+#: How providers say a prompt is longer than the context window, when litellm did
+#: not map it to ContextWindowExceededError (OpenAI's code; llama.cpp's wording).
+TOO_LONG = re.compile(r"context_length_exceeded|prompt is too long|maximum context length"
+                      r"|context window|context size|too many (?:input )?tokens", re.IGNORECASE)
+#: The window a provider names in its message: OpenAI and vLLM, Anthropic, Gemini,
+#: llama.cpp.
+LIMIT = re.compile(r"maximum context length is (\d+)|tokens > (\d+) maximum"
+                   r"|maximum number of tokens allowed \((\d+)\)|context size \((\d+) tokens\)")
+
+
+def _too_long(litellm: Any, error: Exception) -> bool:
+    """Whether the provider refused the prompt as too long for the context window."""
+    if isinstance(error, litellm.ContextWindowExceededError):
+        return True
+    return _status(error) in (400, 413) and any(
+        TOO_LONG.search(str(part)) for cause in _chain(error)
+        for part in (cause, getattr(cause, "body", None) or ""))
+
+
+def _limit(message: str) -> int | None:
+    """The context window the provider's message names, if it names one."""
+    match = LIMIT.search(message)
+    return int(next(group for group in match.groups() if group)) if match else None
+
+
+#: litellm's words when it finds no key to send (for Gemini, as a connection error).
+NO_KEY = re.compile(r"\bmissing \w+ api key\b|\bno (?:api )?key is set\b", re.IGNORECASE)
+
+
+def _key_refused(litellm: Any, error: Exception) -> bool:
+    """Whether the provider refused the credentials, or litellm found none to send
+    (never retried)."""
+    if isinstance(error, litellm.AuthenticationError | litellm.PermissionDeniedError):
+        return True
+    return any(getattr(cause, "status_code", None) in (401, 403) for cause in _chain(error)) \
+        or bool(NO_KEY.search(str(error)))
+
+
+#: The environment variables litellm reads a provider's API key from, in order, for
+#: the providers people use most (``validate_environment`` names them only when unset).
+KEY_VARIABLES: dict[str, tuple[str, ...]] = {
+    "openai": ("OPENAI_API_KEY",),
+    "anthropic": ("ANTHROPIC_API_KEY",),
+    "gemini": ("GOOGLE_API_KEY", "GEMINI_API_KEY"),
+    "openrouter": ("OPENROUTER_API_KEY",),
+    "groq": ("GROQ_API_KEY",),
+    "mistral": ("MISTRAL_API_KEY",),
+    "deepseek": ("DEEPSEEK_API_KEY",),
+    "xai": ("XAI_API_KEY",),
+}
+
+
 def _backoff(attempt: int, error: Exception) -> float:
+    """Exponential, or what the server asked for (Retry-After) when that is longer,
+    up to RETRY_AFTER_CAP."""
     delay = min(RETRY_BASE * 2 ** attempt, RETRY_CAP)
-    headers = getattr(error, "litellm_response_headers", None) or {}
+    return max(delay, min(_retry_after(error) or 0.0, RETRY_AFTER_CAP))
+
+
+def _retry_after(error: BaseException) -> float | None:
+    """Seconds the server asked to wait: ``retry-after-ms``, or ``Retry-After`` in
+    seconds or as an HTTP date; the first in the chain that says it."""
+    for cause in _chain(error):
+        for headers in (getattr(cause, "litellm_response_headers", None),
+                        getattr(getattr(cause, "response", None), "headers", None)):
+            if not headers:
+                continue
+            found = {str(name).lower(): str(value) for name, value in dict(headers).items()}
+            if (seconds := _seconds(found)) is not None:
+                return seconds
+    return None
+
+
+def _seconds(headers: dict[str, str]) -> float | None:
     try:
-        retry_after = float(headers.get("retry-after", 0))
-    except (TypeError, ValueError):
-        retry_after = 0.0
-    return max(delay, min(retry_after, 60.0))
+        if "retry-after-ms" in headers:
+            return float(headers["retry-after-ms"]) / 1000
+        value = headers.get("retry-after")
+        if value is None:
+            return None
+        try:
+            return max(0.0, float(value))
+        except ValueError:
+            return max(0.0, parsedate_to_datetime(value).timestamp() - time.time())
+    except (TypeError, ValueError, OverflowError):    # nothing readable
+        return None
 
 
 _PREFIX = re.compile(r"^\s*(?:litellm\.\w+|\w+Error|\w+Exception)\s*[:-]\s*")
@@ -398,9 +572,25 @@ _ADVICE = re.compile(r"\s*Handle with `litellm\.\w+`\.?")
 
 
 def _provider_message(error: Exception) -> str:
-    """'litellm.RateLimitError: RateLimitError: OpenAIException - slow down' -> 'slow down'."""
+    """'litellm.RateLimitError: RateLimitError: OpenAIException - slow down' -> 'slow down';
+    a provider's JSON error body (Anthropic's, Gemini's, as litellm quotes it) -> its message."""
     message = str(getattr(error, "message", None) or error)
     while (stripped := _PREFIX.sub("", message, count=1)) != message:
         message = stripped
+    message = _body_message(message) or message
     message = " ".join(_ADVICE.sub("", message).split())
     return message[:400] + ("…" if len(message) > 400 else "") if message else "(no message)"
+
+
+def _body_message(text: str) -> str | None:
+    """The ``error.message`` of the first JSON object in ``text``, if there is one."""
+    start = text.find("{")
+    if start < 0:
+        return None
+    try:
+        body, _ = json.JSONDecoder().raw_decode(text, start)
+    except ValueError:
+        return None
+    error = body.get("error", body) if isinstance(body, dict) else None
+    message = error.get("message") if isinstance(error, dict) else None
+    return message if isinstance(message, str) and message.strip() else None

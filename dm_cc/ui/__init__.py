@@ -27,7 +27,14 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from dm_cc.ui.describe import auto_mode_text, hooks_lines, layer_lines, trace_lines, tree_indent
     from dm_cc.ui.early import early_prompt
-    from dm_cc.ui.headless import CallLines, event_json, failure_json, result_json, session_json
+    from dm_cc.ui.headless import (
+        CallLines,
+        event_json,
+        failure_json,
+        result_json,
+        retry_line,
+        session_json,
+    )
     from dm_cc.ui.mcp_text import approved_lines, server_lines, server_rows, unapproved_line
     from dm_cc.ui.repl import run_repl
     from dm_cc.ui.sandbox_text import status_lines, where_line
@@ -48,6 +55,7 @@ __all__ = [
     "replay",
     "result_json",
     "result_lines",
+    "retry_line",
     "run_repl",
     "server_lines",
     "server_rows",
@@ -70,7 +78,8 @@ _LAZY: dict[str, tuple[str, ...]] = {
     "dm_cc.ui.describe": ("auto_mode_text", "hooks_lines", "layer_lines", "trace_lines",
                           "tree_indent"),
     "dm_cc.ui.early": ("early_prompt",),
-    "dm_cc.ui.headless": ("CallLines", "event_json", "failure_json", "result_json", "session_json"),
+    "dm_cc.ui.headless": ("CallLines", "event_json", "failure_json", "result_json", "retry_line",
+                          "session_json"),
     "dm_cc.ui.mcp_text": ("approved_lines", "server_lines", "server_rows", "unapproved_line"),
     "dm_cc.ui.repl": ("run_repl",),
     "dm_cc.ui.sandbox_text": ("status_lines", "where_line"),

@@ -34,7 +34,7 @@ from dm_cc.core import (
     ToolFinished,
     TurnEnded,
 )
-from dm_cc.llm import Usage
+from dm_cc.llm import Retrying, Usage
 from dm_cc.permissions import Decision, Verdict
 from dm_cc.sandbox import Change
 from dm_cc.session import ToolCall
@@ -159,6 +159,17 @@ def task_finished_line(event: TaskFinished) -> str:
         text = event.text.split("\n", 1)[1] if event.text.startswith("task_id:") else event.text
         line += f": {one_line(text, 200)}" if text.strip() not in ("", event.status) else ""
     return line
+
+
+def retry_line(event: Retrying) -> str:
+    """'rate limited (429), retrying in 8 s (attempt 2 of 5)': why the model is quiet."""
+    return f"{event.reason}, retrying in {seconds(event.delay)} " \
+           f"(attempt {event.attempt} of {event.attempts})"
+
+
+def seconds(delay: float) -> str:
+    """'0.5 s', '1 s', '8 s': tenths only where they matter."""
+    return f"{round(delay, 1):g} s" if delay < 2 else f"{delay:.0f} s"
 
 
 def changes_lines(event: ChangesLanded, most: int = 5) -> list[str]:

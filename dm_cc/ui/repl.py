@@ -55,10 +55,11 @@ from dm_cc.agents import mentioned
 from dm_cc.config import state_dir
 from dm_cc.core import Event, TaskFinished, TaskStarted, ToolDecided, ToolFinished
 from dm_cc.errors import DmccError
-from dm_cc.llm import ModelError, ReasoningDelta, StreamEvent, TextDelta, WarmsUp
+from dm_cc.llm import ModelError, ReasoningDelta, Retrying, StreamEvent, TextDelta, WarmsUp
 from dm_cc.ui import slash
 from dm_cc.ui.approval_prompt import ReplApprover
 from dm_cc.ui.early import give_back
+from dm_cc.ui.headless import retry_line
 from dm_cc.ui.prompt import Loaded, Prompt
 from dm_cc.ui.render import Shown, event_lines, progress_line
 from dm_cc.ui.screen import TAIL_LINES, Screen, Tail
@@ -311,6 +312,9 @@ class Repl:
             self.screen.stream(event.text)
         elif isinstance(event, ReasoningDelta):   # under the spinner, then folded
             self.screen.think(event.text)
+        elif isinstance(event, Retrying):   # a notice, and the spinner counts down to it
+            self.screen.line(f"! {retry_line(event)}", "class:notice")
+            self.screen.wait(event.reason, event.delay)
 
     def _invalidate(self) -> None:
         app = get_app_or_none()

@@ -21,6 +21,7 @@ dim line, ``✻ thought for 3.2 s · Ctrl-O shows it`` (:mod:`dm_cc.ui.thinking`
 
 from __future__ import annotations
 
+import math
 import re
 import time
 from collections.abc import Callable, Sequence
@@ -120,6 +121,7 @@ class Screen:
         self._last_write = 0.0
         self._held: list[Callable[[], None]] | None = None  # writes kept back by hold()
         self._thought: tuple[float, list[str]] | None = None  # thinking since when, not folded
+        self._waiting: tuple[str, float, float] | None = None  # a retry: why, since, until
 
     @property
     def activity(self) -> str:
@@ -131,6 +133,20 @@ class Screen:
     def activity(self, text: str) -> None:
         if text != self._activity[0]:
             self._activity = (text, time.monotonic())
+
+    def wait(self, reason: str, delay: float) -> None:
+        """A model call is retried in ``delay`` seconds: the spinner counts down to it."""
+        now = time.monotonic()
+        self._waiting = (reason, now, now + delay)
+
+    def _doing(self, now: float) -> str:
+        """What the spinner says the turn does: ``rate limited (429), retrying in 6 s ·``
+        until this turn's retry is made, else the activity."""
+        if self._waiting is not None:
+            reason, since, until = self._waiting
+            if self.busy_since is not None and since >= self.busy_since and now < until:
+                return f"{reason}, retrying in {math.ceil(until - now)} s ·"
+        return self.activity
 
     @property
     def output(self) -> Output:
@@ -225,7 +241,7 @@ class Screen:
             below = [*below[: room - 1], f"  … and {len(below) - room + 1} more"]
         if thought:
             below = [thought, *below]
-        lines = [f"{frame} {self.activity} {took}  (Ctrl-C to cancel)", *below]
+        lines = [f"{frame} {self._doing(now)} {took}  (Ctrl-C to cancel)", *below]
         self.clear_status()
         self.output.write_raw("\r\x1b[K")
         for number, line in enumerate(lines):

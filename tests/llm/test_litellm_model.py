@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+import email.utils
 import json
 import socket
 import urllib.request
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from support.openai_server import cut, failure, serve, slow, text, tool_call, tool_calls
 
-from dm_cc.llm.base import ModelError, ModelReply, ReasoningDelta, TextDelta, ToolSpec
+from dm_cc.llm.base import ModelError, ModelReply, ReasoningDelta, Retrying, TextDelta, ToolSpec
 from dm_cc.llm.litellm_model import LiteLLMModel, _import_litellm, _unreachable
 from dm_cc.session.messages import Message, ToolCall
 
@@ -168,21 +170,30 @@ def test_local_server_without_key_gets_a_dummy_key(monkeypatch):
     assert server.requests[0].headers["authorization"] == "Bearer sk-dummy"
 
 
-def test_rate_limit_and_server_errors_are_retried_with_backoff():
-    script = [failure(429, "slow down"), failure(503, "overloaded"), text("finally")]
+def test_rate_limit_and_server_errors_are_retried_with_backoff_each_retry_said_first():
+    script = [failure(429, "slow down"), failure(502, "bad gateway"), text("finally")]
     with serve(script) as server:
         model, sleep = model_for(server)
         reply, events = complete(model)
-    assert reply.text == "finally" and "".join(e.text for e in events) == "finally"
+    assert reply.text == "finally"
+    assert events[:2] == [Retrying("rate limited (429)", 0.5, 2, 5),
+                          Retrying("server error (502)", 1.0, 3, 5)]
+    assert "".join(e.text for e in events[2:]) == "finally"     # a retry notice is no output
     assert len(server.bodies) == 3
     assert sleep.delays == [0.5, 1.0]
 
 
-def test_retry_after_header_is_honoured():
-    with serve([failure(429, "slow down", retry_after=7), text("ok")]) as server:
+def test_retry_after_header_is_honoured_in_seconds_or_as_a_date_and_capped():
+    soon = email.utils.format_datetime(datetime.now(UTC) + timedelta(seconds=20), usegmt=True)
+    script = [failure(429, "slow down", retry_after=7), failure(429, retry_after=soon),
+              failure(429, retry_after=3600), failure(429, retry_after="whenever"), text("ok")]
+    with serve(script) as server:
         model, sleep = model_for(server)
-        complete(model)
-    assert sleep.delays == [7.0]
+        _, events = complete(model)
+    seven, dated, capped, unread = sleep.delays
+    assert (seven, capped, unread) == (7.0, 60.0, 4.0)      # unreadable: the backoff's own
+    assert 17 < dated <= 20
+    assert [e.delay for e in events if isinstance(e, Retrying)] == sleep.delays
 
 
 def test_retries_give_up_with_a_model_error():

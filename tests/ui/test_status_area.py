@@ -61,3 +61,24 @@ def test_the_spinner_counts_what_runs_from_when_it_began_and_the_turn_beside_it(
     screen.busy_since = time.monotonic()
     screen.tick(screen.busy_since + 4)
     assert "thinking 4.0s  (Ctrl-C to cancel)" in out.getvalue()
+
+
+def test_the_spinner_counts_down_to_a_retry_of_this_turn_only():
+    out = io.StringIO()
+    screen = Screen(PlainTextOutput(out))
+    now = time.monotonic()
+    screen.busy_since = now - 1
+    screen.activity = "thinking"
+    screen.wait("rate limited (429)", 8)
+    screen.tick(now + 0.5)
+    assert "rate limited (429), retrying in 8 s · " in out.getvalue()
+    screen.tick(now + 6.2)
+    assert "rate limited (429), retrying in 2 s · " in out.getvalue()
+    out.truncate(0)
+    screen.tick(now + 8.5)                      # the retry is made: thinking again
+    assert "thinking" in out.getvalue() and "retrying" not in out.getvalue()
+    screen.wait("overloaded (529)", 30)         # a turn cancelled during the wait …
+    screen.busy_since = time.monotonic() + 1    # … and the next one: no countdown
+    out.truncate(0)
+    screen.tick(screen.busy_since + 1)
+    assert "retrying" not in out.getvalue()
