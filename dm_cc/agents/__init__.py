@@ -20,4 +20,5 @@ from dm_cc.agents.builtin import (
 )
 from dm_cc.agents.files import load_agents
 
-__all__ = ["BUILTIN_SUBAGENTS", "DEFAULT_MAX_TURNS", "Agent", "configured", "load_agents", "mentioned", "named_agent"]
+__all__ = ["BUILTIN_SUBAGENTS", "DEFAULT_MAX_TURNS", "Agent", "configured", "load_agents",
+           "mentioned", "named_agent"]

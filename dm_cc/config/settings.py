@@ -96,9 +96,8 @@ class Key:
                 raise ValueError(f"expected {kind} from {_number(self.ge)} to "
                                  f"{_number(self.le)}, not {text!r}")
             return value
-        if choices := get_args(self.type):
-            if text not in choices:
-                raise ValueError(f"expected one of {', '.join(choices)}, not {text!r}")
+        if (choices := get_args(self.type)) and text not in choices:
+            raise ValueError(f"expected one of {', '.join(choices)}, not {text!r}")
         return text
 
     def field(self) -> tuple[Any, Any]:
@@ -188,13 +187,12 @@ def _model() -> type[BaseModel]:
     class _Strict(BaseModel):
         model_config = ConfigDict(strict=True, extra="forbid")
 
-    agent: Any = create_model("AgentSettings", __base__=_Strict,
-                              **{name: key.field() for name, key in AGENT_KEYS.items()})
-    return create_model(  # type: ignore[call-overload, no-any-return]
-        "SettingsFile", __base__=_Strict,
-        **{name: key.field() for name, key in KEYS.items()},
-        agents=(dict[str, agent] | None, None),
-        mcp=(Any, None))  # mcp is checked by parse_servers, which names each line
+    fields: dict[str, Any] = {name: key.field() for name, key in AGENT_KEYS.items()}
+    agent: Any = create_model("AgentSettings", __base__=_Strict, **fields)
+    fields = {name: key.field() for name, key in KEYS.items()}
+    fields["agents"] = (dict[str, agent] | None, None)
+    fields["mcp"] = (Any, None)   # checked by parse_servers, which names each line
+    return create_model("SettingsFile", __base__=_Strict, **fields)
 
 
 Values = dict[str, Any]     # "model": …, "agents.explore.model": … (flat, as the sources)
@@ -225,7 +223,7 @@ def parse_settings(text: str, shown: str, *, origin: Origin = "user",
         raise validation_error(exc, shown, lines, SettingsError,
                                model.__pydantic_core_schema__) from None
     values = {name: getattr(spec, name) for name in KEYS if getattr(spec, name) is not None}
-    paths = {name: (name,) for name in values}
+    paths: dict[str, tuple[str, ...]] = {name: (name,) for name in values}
     for agent, keys in (spec.agents or {}).items():
         if agent not in subagents:
             raise SettingsError(shown, line_of(lines, ("agents", agent)), _not_subagent(

@@ -310,7 +310,8 @@ def _outcome(work: Running, reason: str, text: str) -> ToolOutput:
         return ToolOutput(f"{head}\n\n<task_result>\n{text}\n</task_result>")
     if reason == "max_turns":
         return ToolOutput(f"{head}\nThe {work.agent} subagent reached its turn limit "
-                          f"({work.turns} model calls) before finishing.\n\n<task_result>\n{text}\n</task_result>", is_error=True)
+                          f"({work.turns} model calls) before finishing.\n\n<task_result>\n"
+                          f"{text}\n</task_result>", is_error=True)
     if reason == "rejected":
         return ToolOutput(f"{head}\nThe user rejected a call of the {work.agent} subagent and "
                           "stopped it.", is_error=True)

@@ -19,9 +19,9 @@ from dm_cc.agents import mentioned
 from dm_cc.compose import Options, open_world
 from dm_cc.core.approval import HeadlessApprover
 from dm_cc.core.events import AgentSwitched, TaskStarted
+from dm_cc.llm import ModelReply, ToolSpec
 from dm_cc.llm.scripted import ScriptedModel, call, reply
 from dm_cc.session import Message, ToolCall
-from dm_cc.llm import ModelReply, ToolSpec
 
 
 def open_loop(project, model, agent: str = "build", events: list | None = None):
