@@ -27,7 +27,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from dm_cc.agents import Agent, load_agents, named_agent
+from dm_cc.agents import BUILTIN_SUBAGENTS, Agent, configured, load_agents, named_agent
 from dm_cc.config import (
     PROJECT_DIR,
     HostFilesystem,
@@ -291,8 +291,12 @@ class World:
     def settings(self) -> Settings:
         from dm_cc.config import load_settings
 
-        return load_settings(self.root, self.env, model=self.options.model,
-                             api_base=self.options.api_base, trusts=self.trust.trusts)
+        options = self.options
+        return load_settings(self.root, self.env, model=options.model,
+                             api_base=options.api_base, subagents=BUILTIN_SUBAGENTS,
+                             flags={"max_turns": options.max_turns,
+                                    "temperature": options.temperature},
+                             trusts=self.trust.trusts)
 
     @cached_property
     def sessions(self) -> SessionStore:
@@ -610,16 +614,19 @@ class World:
             capabilities = self.capabilities(tools)
         if logger.isEnabledFor(logging.DEBUG):     # --verbose: every event in the log too
             on_event = _logged(on_event)
-        runtime = Runtime(policy=self.in_force, agents=self.agents, tools=tools,
+        settings = self.settings
+        runtime = Runtime(policy=self.in_force, agents=configured(self.agents, settings.agents),
+                          tools=tools,
                           model=model or self.make_model(model_name),  # type: ignore[arg-type]
                           approver=approver, where=self.where, refresh=refresh,
                           capabilities=capabilities, on_event=on_event,
                           on_stream=on_stream, on_output=on_output, approvals=self.answers,
                           models=self.make_model,
-                          max_task_depth=self.settings.max_task_depth, sandbox=self.sandbox,
-                          audit=self.audit, undo=self.undo, temperature=options.temperature)
+                          max_task_depth=settings.max_task_depth, max_turns=settings.max_turns,
+                          sandbox=self.sandbox, audit=self.audit, undo=self.undo,
+                          temperature=settings.temperature)
         requested = agent.name if (options.agent or not session.messages) else None
-        return Loop(session, runtime, max_turns=options.max_turns, agent=requested,
+        return Loop(session, runtime, max_turns=settings.max_turns, agent=requested,
                     wait_background=wait_background)
 
     # ------------------------------------------------------------------ changing rules and trust

@@ -26,7 +26,8 @@ import pytest
 from test_architecture import DESIGN, REPO, door, module_path
 
 EXPORTS: dict[str, list[str]] = {
-    "agents": ["Agent", "load_agents", "mentioned", "named_agent"],
+    "agents": ["Agent", "BUILTIN_SUBAGENTS", "DEFAULT_MAX_TURNS", "configured", "load_agents", "mentioned",
+               "named_agent"],
     "cli": ["main"],
     "compose": ["DEFAULT_AGENT", "Options", "World", "open_world"],
     "config": [

@@ -16,14 +16,17 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Literal
+from dataclasses import dataclass, replace
+from typing import Any, Literal
 
 from dm_cc.config import PLAN_FILE_PATTERN
 from dm_cc.errors import UsageError
 from dm_cc.permissions import EFFECTS, READS, Action, Effect, Origin, Rule
 
 Mode = Literal["primary", "subagent", "all"]
+#: Model calls in one turn when neither the agent (``max_turns:``) nor the settings
+#: (``max_turns``, ``--max-turns``) say how many.
+DEFAULT_MAX_TURNS = 50
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,7 +80,17 @@ PLAN_RULES = _rules(
 
 BUILD_PROMPT = """You are the build agent. Make the change the user asks for: read the \
 relevant code first, edit precisely, run the project's checks when they exist, and say what \
-you changed. For a large or risky change, call plan_enter to plan it first."""
+you changed. For a large or risky change, call plan_enter to plan it first.
+
+""" + """Delegate with the task tool; its description lists the subagents you may start and \
+when to use each. Send exploration -- finding where something is defined or used, how a \
+feature works, anything that takes several searches -- to explore, which reports back \
+briefly instead of flooding this conversation; do a single targeted lookup yourself. Send \
+review -- when the user asks for one, and after a substantial change before you report it \
+-- to the reviewer. Hand an independent piece of work you can describe completely to \
+general. When the user asks only for a plan, call plan_enter: the plan agent writes it for \
+their approval. When the user names a subagent ("use the reviewer to ...", "ask explore \
+..."), start that one with the task tool."""
 
 AUTO_PROMPT = BUILD_PROMPT + """ Your shell commands run confined, as transactions: \
 what a command changes in the project is checked before it lands, and a change the rules do \
@@ -86,7 +99,8 @@ not allow is discarded (you are told which and why)."""
 PLAN_PROMPT = """You are the plan agent. You may read, search and run read-only commands; \
 you may not change anything except your plan file. Explore until you understand the change, \
 write a concrete step-by-step plan (files, functions, tests, risks) into the plan file, then \
-call plan_exit so the user can approve it."""
+call plan_exit so the user can approve it. Send broad searches to the explore subagent and \
+ask the reviewer to check what the plan builds on, with the task tool."""
 
 EXPLORE_PROMPT = """You are the explore subagent: answer the question you were given by \
 reading and searching the codebase. You cannot change anything. Reply with a concise report \
@@ -116,15 +130,35 @@ BUILTIN_AGENTS: dict[str, Agent] = {
               may_edit=(PLAN_FILE_PATTERN,)),
         # as children, subagents keep no todo list and start no subagents of their own
         # unless their rules say so (dm_cc.policy.defaults.SUBAGENT_RULES)
-        Agent("explore", "subagent", "Fast read-only exploration of the codebase.",
+        Agent("explore", "subagent", "Read-only exploration of the codebase. Use it to find "
+              "where something is defined or used, how a feature works, or anything that "
+              "takes several searches; it reports files and line numbers.",
               prompt=EXPLORE_PROMPT, may=READS),
-        Agent("general", "subagent", "General-purpose subagent for multi-step tasks.",
+        Agent("general", "subagent", "General-purpose subagent for an independent "
+              "multi-step task that may edit files and run commands; give it the whole task.",
               prompt=GENERAL_PROMPT),
         Agent("reviewer", "subagent",
-              "Read-only review of a diff or files; reports findings by severity.",
+              "Read-only code review. Use it to review a diff, a commit or files: when the "
+              "user asks for a review, and after a substantial change before reporting it; "
+              "it reports findings by severity with file and line.",
               prompt=REVIEWER_PROMPT, may=READS),
     )
 }
+
+#: The built-in subagents, whose model, temperature and max_turns the settings may set
+#: (``agents.explore.model: …``; an agent file says its own, a primary agent uses the
+#: top-level keys).
+BUILTIN_SUBAGENTS = tuple(name for name, agent in BUILTIN_AGENTS.items()
+                          if agent.mode == "subagent")
+
+
+def configured(agents: Mapping[str, Agent], settings: Mapping[str, Mapping[str, Any]]
+               ) -> dict[str, Agent]:
+    """``agents`` with the settings' ``agents.<name>:`` values (model, temperature,
+    max_turns) in place of their own; the settings name only built-in subagents."""
+    return {name: replace(agent, **settings[name]) if name in settings else agent
+            for name, agent in agents.items()}
+
 
 #: ``@explore find the login code``: a message that starts with a subagent's name (or
 #: ``@agent-explore``, as Claude Code writes it) is that subagent's task.

@@ -25,7 +25,7 @@ from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from dm_cc.agents import Agent, named_agent
+from dm_cc.agents import DEFAULT_MAX_TURNS, Agent, named_agent
 from dm_cc.config import plan_file
 from dm_cc.core import compaction
 from dm_cc.core.approval import Approvals, Approver, AskFailed
@@ -44,7 +44,6 @@ from dm_cc.sandbox import Sandbox
 from dm_cc.session import AuditLog, Message, Session, ToolCall, UndoResult, UndoStore
 from dm_cc.tools import Tool, ToolContext, ToolOutput
 
-DEFAULT_MAX_TURNS = 50
 START_OVER = "start a new session or change to a model with a larger one (/model)"
 
 logger = logging.getLogger(__name__)    # written only with --verbose (cli/options.py)
@@ -72,6 +71,7 @@ class Runtime:
     # parent's model); subagents nest at most this deep.
     models: Callable[[str], ChatModel] | None = None
     max_task_depth: int = 3
+    max_turns: int | None = None        # the settings' max_turns: no subagent's turn is longer
     sandbox: Sandbox | None = None      # where shell commands run confined (None: unconfined)
     audit: AuditLog | None = None       # where every enforced decision is recorded
     undo: UndoStore | None = None       # where tools keep what they change (None: nothing kept)
@@ -110,7 +110,8 @@ class Loop:
                              audit_log=runtime.audit, label=label)
         self.subagents = Subagents(self._spawn, runtime.agents, self.rights.may_start, session,
                                    on_event=runtime.on_event, depth=depth,
-                                   max_depth=runtime.max_task_depth, numbers=numbers)
+                                   max_depth=runtime.max_task_depth, numbers=numbers,
+                                   max_turns=runtime.max_turns)
         tool_specs(runtime.tools)  # ValueError now, not at the first call, for a name twice
         self.calls = Calls({tool.name: tool for tool in runtime.tools}, self.settle,
                            on_output=runtime.on_output)
@@ -373,16 +374,18 @@ class Loop:
             self.rt.on_event(AgentSwitched(switch.switch_agent))
 
     def _spawn(self, agent: Agent, session: Session, label: str,
-               on_event: Callable[[Event], None]) -> Loop:
+               on_event: Callable[[Event], None], max_turns: int | None = None) -> Loop:
         """A subagent's loop over ``session``: this loop's tools, approver and approvals;
         its agent's model when it names one; no streaming to the screen; bounded by
-        these rights. Its model's retries are shown, not its reply."""
+        these rights; at most ``max_turns`` model calls a turn. Its model's retries are
+        shown, not its reply."""
         model = self.rt.model
         if agent.model and self.rt.models is not None:
             model = self.rt.models(agent.model)
         on_stream = self.rt.on_stream    # only its retries: "rate limited (429), retrying …"
         runtime = replace(self.rt, model=model, on_event=on_event, on_output=None,
                           on_stream=RetryNotices(on_stream) if on_stream is not None else None)
-        return Loop(session, runtime, agent=agent.name, parent=self.rights, label=label,
+        return Loop(session, runtime, max_turns=max_turns, agent=agent.name, parent=self.rights,
+                    label=label,
                     depth=self.subagents.depth + 1, numbers=self.subagents.numbers)
 

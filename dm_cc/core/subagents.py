@@ -15,6 +15,10 @@ What comes back to the parent: ``task_id: <id>`` and ``<task_result>`` holding t
 child's final text; a child that fails or is cancelled becomes a tool error. A
 person who rejects a child's call without feedback (or presses Ctrl-C at its
 question) stops the parent's turn too, as they would at the top level.
+``max_turns`` asks for at most that many model calls; what the child gets is the
+smallest of that, its agent's ``max_turns`` and the settings' (``max_turns``,
+``--max-turns``), the default when none is set, and the parent is told the bound
+it got when it asked for one (a bigger request is lowered, never refused).
 ``background: true`` returns the task id at once; the result reaches the parent
 as a synthetic message before its next model call (and a loop that waits for its
 children, as a headless run and a child do, waits for it before it ends).
@@ -30,7 +34,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from dm_cc.agents import Agent
+from dm_cc.agents import DEFAULT_MAX_TURNS, Agent
 from dm_cc.core.approval import AskFailed
 from dm_cc.core.events import (
     Event,
@@ -58,6 +62,8 @@ class Running:
     agent: str
     description: str
     background: bool
+    turns: int = DEFAULT_MAX_TURNS                      # the most model calls of its turn
+    told: str = ""                                      # what the parent is told of them
     started: float = field(default_factory=time.monotonic)
     finished: int = 0                                   # tool calls that have ended
     deciding: set[str] = field(default_factory=set)     # ids of those decided, not ended
@@ -104,9 +110,10 @@ class _Result(Protocol):
     def text(self) -> str: ...
 
 
-#: Makes a subagent's loop: the agent to run, its session, its label and where its
-#: events go (the parent's loop supplies it: its tools, model and rights).
-Spawn = Callable[[Agent, Session, str, Callable[[Event], None]], Child]
+#: Makes a subagent's loop: the agent to run, its session, its label, where its
+#: events go and the most model calls of its turn (the parent's loop supplies it:
+#: its tools, model and rights).
+Spawn = Callable[[Agent, Session, str, Callable[[Event], None], int], Child]
 
 
 class Subagents:
@@ -114,11 +121,13 @@ class Subagents:
     child's loop; ``may_start(name)`` says whether the agent in charge may start
     that subagent; ``depth`` is the loop's (0 for a session's own) and no child is
     started at ``max_depth``; ``numbers`` is shared by a whole session tree, so
-    labels stay unique among all descendants."""
+    labels stay unique among all descendants; ``max_turns``: the settings' bound on a
+    child's turn (None: only its agent's, else the default)."""
 
     def __init__(self, spawn: Spawn, agents: Mapping[str, Agent], may_start: Callable[[str], bool],
                  session: Session, *, on_event: Callable[[Event], None], depth: int = 0,
-                 max_depth: int = 3, numbers: Iterator[int] | None = None) -> None:
+                 max_depth: int = 3, numbers: Iterator[int] | None = None,
+                 max_turns: int | None = None) -> None:
         self.spawn = spawn
         self.agents = agents
         self.may_start = may_start
@@ -126,6 +135,7 @@ class Subagents:
         self.on_event = on_event
         self.depth = depth
         self.max_depth = max_depth
+        self.max_turns = max_turns
         self.numbers: Iterator[int] = numbers if numbers is not None else itertools.count(1)
         self.running: dict[str, Running] = {}
         self.finished: list[str] = []      # background results not yet shown to the model
@@ -158,8 +168,10 @@ class Subagents:
         except DmccError as exc:
             return ToolOutput(str(exc), is_error=True)
         label = f"{agent.name} #{next(self.numbers)}"
-        work = Running(session.info.id, label, agent.name, params.description, params.background)
-        child = self.spawn(agent, session, label, self._relay(work))
+        turns, told = self.turns(agent, params.max_turns)
+        work = Running(session.info.id, label, agent.name, params.description, params.background,
+                       turns, told)
+        child = self.spawn(agent, session, label, self._relay(work), turns)
         self.running[work.task_id] = work
         self.on_event(TaskStarted(work.task_id, label, work.agent, params.description,
                                   params.background, resumed, call_id))
@@ -167,9 +179,26 @@ class Subagents:
             return await self._run(child, work, params.prompt)
         work.job = asyncio.ensure_future(self._run(child, work, params.prompt))
         work.job.add_done_callback(lambda job: self._arrived(work, job))
-        return ToolOutput(f"task_id: {work.task_id} {RESUME_HINT}\nThe {work.agent} subagent is "
-                          "working in the background; its result will arrive in a message "
-                          "when it finishes. Go on with other work meanwhile.")
+        told = f"{work.told}\n" if work.told else ""
+        return ToolOutput(f"task_id: {work.task_id} {RESUME_HINT}\n{told}The {work.agent} "
+                          "subagent is working in the background; its result will arrive in a "
+                          "message when it finishes. Go on with other work meanwhile.")
+
+    def turns(self, agent: Agent, asked: int | None) -> tuple[int, str]:
+        """The most model calls ``agent``'s child may make in its turn (the smallest
+        of ``asked``, the agent's max_turns and the settings'), and what the model
+        that asked is told of it (nothing when it asked for none)."""
+        limits = [(limit, why) for limit, why in (
+            (agent.max_turns, f"the {agent.name} agent's own max_turns"),
+            (self.max_turns, "the max_turns setting")) if limit is not None]
+        ceiling, why = min(limits, default=(DEFAULT_MAX_TURNS, "the default"),
+                           key=lambda limit: limit[0])
+        if asked is None:
+            return ceiling, ""
+        if asked <= ceiling:
+            return asked, f"max_turns: {asked}, as asked."
+        return ceiling, (f"max_turns: {ceiling}, not the {asked} asked for: {ceiling} is the "
+                         f"most the {agent.name} subagent may take here ({why}).")
 
     def _session(self, params: TaskParams, agent: Agent) -> tuple[Session, bool]:
         """The child's session: the one ``task_id`` names (a task of this session, of
@@ -276,12 +305,13 @@ def task_call(subagent: str, task: str) -> ToolCall:
 
 
 def _outcome(work: Running, reason: str, text: str) -> ToolOutput:
-    head = f"task_id: {work.task_id} {RESUME_HINT}"
+    head = f"task_id: {work.task_id} {RESUME_HINT}" + (f"\n{work.told}" if work.told else "")
     if reason == "done":
         return ToolOutput(f"{head}\n\n<task_result>\n{text}\n</task_result>")
     if reason == "max_turns":
-        return ToolOutput(f"{head}\nThe {work.agent} subagent reached its turn limit before "
-                          f"finishing.\n\n<task_result>\n{text}\n</task_result>", is_error=True)
+        return ToolOutput(f"{head}\nThe {work.agent} subagent reached its turn limit "
+                          f"({work.turns} model calls) before finishing.\n\n<task_result>\n"
+                          f"{text}\n</task_result>", is_error=True)
     if reason == "rejected":
         return ToolOutput(f"{head}\nThe user rejected a call of the {work.agent} subagent and "
                           "stopped it.", is_error=True)

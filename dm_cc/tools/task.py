@@ -26,6 +26,10 @@ class TaskParams(BaseModel):
     subagent_type: str = Field(description="Which subagent runs it (one of those listed above)")
     task_id: str | None = Field(default=None, description=(
         "Resume that earlier task (its child session and history) instead of starting anew"))
+    max_turns: int | None = Field(default=None, ge=1, description=(
+        "At most this many model calls for the subagent (a bound for a small task). It "
+        "never gets more than its agent's and the settings' limit: a larger number is "
+        "lowered, and the result says the bound it got"))
     background: bool = Field(default=False, description=(
         "Return the task id at once and keep working; the result arrives as a message "
         "when the subagent finishes"))
@@ -36,7 +40,9 @@ INTRO = (
     "that: it does not see this conversation), with its own tools and never more rights "
     "than you, then returns its final answer inside <task_result>. Several task calls in "
     "one message run at the same time. Use it for broad searches or independent pieces "
-    "of work that would flood this conversation.")
+    "of work that would flood this conversation. Pick the subagent whose description fits "
+    "the task; when the user names one (\"use the reviewer to ...\", \"@explore ...\"), "
+    "start that one.")
 
 
 def choices_text(choices: dict[str, str]) -> str:

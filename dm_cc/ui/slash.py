@@ -128,7 +128,7 @@ def _capabilities(ctx: Context, name: str | None) -> None:
     """What an agent may do here: the one in charge, or NAME -- a subagent as the
     agent in charge would start it (bounded by it), another as if it were in charge."""
     loop = ctx.loop
-    agent = named_agent(ctx.world.agents, name) if name else loop.agent
+    agent = named_agent(loop.rt.agents, name) if name else loop.agent   # as the settings set it
     gate = loop.rights.gate_of(agent)
     how = ("in charge" if agent.name == loop.agent.name else
            f"as {loop.agent.name} would start it" if agent.mode == "subagent" else

@@ -236,3 +236,112 @@ def test_an_unknown_sandbox_mode_names_the_line(layout):
     with pytest.raises(SettingsError) as caught:
         load_settings(project, env)
     assert caught.value.line == 2
+
+
+# ---------------------------------------------------------------- the environment
+
+SUBAGENTS = ("explore", "general", "reviewer")
+# a value for every key as the file writes it, and as its variable spells it
+VALUES = {"model": ("file/model", "env/model"), "api_base": ("http://file", "http://env"),
+          "default_agent": ("plan", "auto"), "max_task_depth": (2, "5"),
+          "max_turns": (30, "12"), "temperature": (0.5, "0.25"), "sandbox": ("off", "required")}
+PARSED = {"max_task_depth": 5, "max_turns": 12, "temperature": 0.25}
+
+
+def test_every_key_has_a_value_here():
+    from dm_cc.config.settings import KEYS
+
+    assert set(VALUES) == set(KEYS)
+
+
+@pytest.mark.parametrize("key", list(VALUES))
+def test_every_key_is_overridden_by_its_variable_and_the_flag_beats_it(layout, key):
+    from dm_cc.config.settings import environment_variables
+
+    env, user, _project_file, project = layout
+    file_value, text = VALUES[key]
+    user.write_text(f"{key}: {file_value}\n")
+    assert getattr(load_settings(project, env), key) == file_value
+    variable = environment_variables()[key]
+    assert variable == f"DM_CC_{key.upper()}"
+    settings = load_settings(project, {**env, variable: text})
+    assert getattr(settings, key) == PARSED.get(key, text)
+    assert settings.sources[key] == f"environment {variable}"
+    assert getattr(load_settings(project, {**env, variable: ""}), key) == file_value
+    settings = load_settings(project, {**env, variable: text}, flags={key: "flag"})
+    assert (getattr(settings, key), settings.sources[key]) == (
+        "flag", f"--{key.replace('_', '-')}")
+
+
+@pytest.mark.parametrize(("variable", "text", "said"), [
+    ("DM_CC_MAX_TASK_DEPTH", "abc", "expected a whole number, not 'abc'"),
+    ("DM_CC_MAX_TASK_DEPTH", "11", "expected a whole number from 0 to 10, not '11'"),
+    ("DM_CC_MAX_TURNS", "0", "expected a whole number from 1 to 10000, not '0'"),
+    ("DM_CC_MAX_TURNS", "2.5", "expected a whole number, not '2.5'"),
+    ("DM_CC_TEMPERATURE", "warm", "expected a number, not 'warm'"),
+    ("DM_CC_TEMPERATURE", "3", "expected a number from 0 to 2, not '3'"),
+    ("DM_CC_SANDBOX", "maybe", "expected one of auto, required, off, not 'maybe'"),
+    ("DM_CC_AGENTS_EXPLORE_MAX_TURNS", "-1", "expected a whole number from 1 to 10000, not '-1'"),
+])
+def test_a_bad_variable_is_an_error_naming_it(layout, variable, text, said):
+    env, _user, _project_file, project = layout
+    with pytest.raises(SettingsError) as caught:
+        load_settings(project, {**env, variable: text}, subagents=SUBAGENTS)
+    assert str(caught.value).startswith(f"environment {variable}: {said}")
+
+
+def test_the_managed_sandbox_beats_the_environment(layout, tmp_path):
+    env, _user, _project_file, project = layout
+    managed = tmp_path / "managed"
+    managed.mkdir()
+    env = {**env, "DM_CC_MANAGED_DIR": str(managed), "DM_CC_SANDBOX": "off"}
+    assert load_settings(project, env).sandbox == "off"
+    (managed / "config.yaml").write_text("sandbox: required\n")
+    settings = load_settings(project, env)
+    assert settings.sandbox == "required" and settings.sources["sandbox"].endswith(":1")
+
+
+def test_built_in_subagents_settings_merge_by_key_and_the_environment_wins(layout):
+    env, user, project_file, project = layout
+    user.write_text(dedent("""
+        agents:
+          explore: {model: user/cheap, temperature: 1}
+          reviewer: {max_turns: 7}
+    """))
+    project_file.write_text("agents:\n  explore:\n    model: project/cheap\n")
+    settings = load_settings(project, env, subagents=SUBAGENTS)   # the project's: untrusted
+    assert dict(settings.agents["explore"]) == {"model": "user/cheap", "temperature": 1.0}
+    settings = load_settings(project, {**env, "DM_CC_AGENTS_EXPLORE_TEMPERATURE": "0.1"},
+                             subagents=SUBAGENTS, trusts=lambda path: True)
+    assert dict(settings.agents["explore"]) == {"model": "project/cheap", "temperature": 0.1}
+    assert dict(settings.agents["reviewer"]) == {"max_turns": 7}
+    assert settings.sources["agents.explore.model"] == f"{project_file}:3"
+    assert settings.sources["agents.explore.temperature"] == \
+        "environment DM_CC_AGENTS_EXPLORE_TEMPERATURE"
+    assert settings.sources["agents.reviewer.max_turns"] == f"{user}:3"
+
+
+@pytest.mark.parametrize(("text", "said"), [
+    ("agents:\n  build: {model: x}\n", ":2: agents: 'build' is not one of dm_cc's built-in"),
+    ("agents:\n  explore: {api_base: http://x}\n", ":2: agents.explore.api_base: unknown key 'api_base'"),
+    ("agents:\n  explore: {max_turns: 0}\n", ":2: agents.explore.max_turns: Input should be"),
+    ("agents:\n  explore: {temperature: '0.5'}\n", "agents.explore.temperature: Input should"),
+])
+def test_bad_agent_settings_name_the_line(layout, text, said):
+    env, user, _project_file, project = layout
+    user.write_text(text)
+    with pytest.raises(SettingsError, match=re.escape(said)):
+        load_settings(project, env, subagents=SUBAGENTS)
+
+
+def test_every_variable_is_in_the_docs():
+    from pathlib import Path
+
+    from dm_cc.config.settings import environment_variables
+
+    docs = (Path(__file__).parents[2] / "docs" / "agent-loop.md").read_text()
+    table = docs[docs.index("| key | environment"):]
+    for key, variable in environment_variables(SUBAGENTS).items():
+        if not key.startswith("agents."):
+            assert f"| `{key}` | `{variable}` |" in table
+    assert "`DM_CC_AGENTS_<NAME>_MODEL`" in table

@@ -68,18 +68,18 @@ def reload(loop: Loop):
 
 def test_automatic_compaction_sends_the_summary_and_recent_turns_only(project):
     events: list = []
-    # Each message is about 308 tokens; the prompt before any is 300 to 600. The 6th
-    # call would pass 80% of 4,400 tokens; the 5th would not.
-    model = ScriptedModel([answering()] * 20, context_window=4400)
+    # Each message is about 308 tokens; the prompt before any is 300 to 800. The 6th
+    # call would pass 80% of 4,600 tokens; the 5th would not.
+    model = ScriptedModel([answering()] * 20, context_window=4600)
     loop = make_loop(project, model, events)
-    assert 300 < loop.context_tokens() < 600
+    assert 300 < loop.context_tokens() < 800
     for n in range(1, 7):
         run(loop, prompt(n))
     compacted = [e for e in events if isinstance(e, Compacted)]
     assert len(compacted) == 1 and compacted[0].automatic
     event = compacted[0]
     assert event.summarised == 8 and event.after_tokens < event.before_tokens
-    assert event.before_tokens > 0.8 * 4400
+    assert event.before_tokens > 0.8 * 4600
     # the summariser got the older turns as a transcript, and no tools
     summary_call = next(c for c in model.calls if is_summary_call(c[0]))
     assert summary_call[2] == [] and len(summary_call[1]) == 1
@@ -195,7 +195,7 @@ def test_a_failed_manual_compaction_leaves_the_history_unchanged(project, failur
 
 def test_a_failed_automatic_compaction_ends_the_turn_with_the_error(project):
     script = [answering()] * 5 + [fail]
-    model = ScriptedModel(script, context_window=4400)   # see the first test
+    model = ScriptedModel(script, context_window=4600)   # see the first test
     loop = make_loop(project, model)
     for n in range(1, 6):
         run(loop, prompt(n))
@@ -207,13 +207,13 @@ def test_a_failed_automatic_compaction_ends_the_turn_with_the_error(project):
 
 
 def test_a_long_turn_is_split_between_a_tool_call_and_the_next_not_inside_one(project):
-    # Each read costs about 516 tokens: the 5th call would pass 80% of 2,800 tokens,
+    # Each read costs about 516 tokens: the 5th call would pass 80% of 3,000 tokens,
     # and only the last call and its result fit in the quarter of it that is kept.
     for n in range(5):
         (project / f"f{n}.txt").write_text(f"file {n}\n" + "z" * 2000 + "\n")
     script = [call("read", path=f"f{n}.txt") for n in range(4)]
     model = ScriptedModel([*script, reply("S"), call("read", path="f4.txt"), reply("done")],
-                          context_window=2800)
+                          context_window=3000)
     events: list = []
     loop = make_loop(project, model, events)
     assert run(loop, "read them all").text == "done"
