@@ -95,6 +95,7 @@ class Options(NamedTuple):
     # (`dm_cc policy …` judges as where they do, and tries no bubblewrap)
     transactions: bool | None = None
     temperature: float | None = None   # --temperature: for agents that set none
+    thinking: int | None = None        # --thinking: a budget of tokens (0: off); None: settings'
 
 
 class World:
@@ -292,7 +293,8 @@ class World:
         from dm_cc.config import load_settings
 
         return load_settings(self.root, self.env, model=self.options.model,
-                             api_base=self.options.api_base, trusts=self.trust.trusts)
+                             api_base=self.options.api_base, thinking=self.options.thinking,
+                             trusts=self.trust.trusts)
 
     @cached_property
     def sessions(self) -> SessionStore:
@@ -548,7 +550,7 @@ class World:
         from dm_cc.llm import make_model
 
         try:
-            return make_model(name, self.settings.api_base)
+            return make_model(name, self.settings.api_base, thinking=self.settings.thinking)
         except ValueError as exc:
             raise UsageError(str(exc)) from None
 

@@ -8,6 +8,7 @@ api_base: http://localhost:8000  # env DM_CC_API_BASE, flag --api-base
 default_agent: build             # the primary agent a new session starts with
 max_task_depth: 3                # how deep subagents may nest (a child is depth 1)
 sandbox: auto                    # auto | required | off: user or managed config only
+thinking: 8000                   # extended thinking, in tokens; off (default): none
 mcp:                             # MCP servers (dm_cc/config/mcp_servers.py, docs/mcp.md)
   servers:
     time: {command: mcp-server-time, args: [--local-timezone, UTC]}
@@ -53,7 +54,7 @@ from dm_cc.errors import SettingsError
 if TYPE_CHECKING:  # pydantic is imported only when a file must be validated
     from pydantic import BaseModel
 
-SCALARS = ("model", "api_base", "default_agent", "max_task_depth", "sandbox")
+SCALARS = ("model", "api_base", "default_agent", "max_task_depth", "sandbox", "thinking")
 SANDBOX_MODES = ("auto", "required", "off")
 # Keys a project's config may not set, and why.
 NOT_FROM_PROJECT = {
@@ -65,7 +66,24 @@ NOT_FROM_PROJECT = {
                 "config."),
 }
 DEFAULT_TASK_DEPTH = 3
-ENVIRONMENT = {"model": "DM_CC_MODEL", "api_base": "DM_CC_API_BASE"}
+ENVIRONMENT = {"model": "DM_CC_MODEL", "api_base": "DM_CC_API_BASE",
+               "thinking": "DM_CC_THINKING"}
+THINKING_MOST = 1_000_000   # tokens: more is a typo (a model cuts it to what it allows)
+
+
+def thinking_budget(value: Any) -> int:
+    """A ``thinking:`` value as a budget of tokens, 0 for off: a whole number (0 is
+    off), or off / false / no (YAML reads a bare ``off`` as false); ValueError
+    otherwise (a bare ``true`` too: how much is for the person to say)."""
+    if isinstance(value, str):
+        text = value.strip().lower()
+        value = False if text in ("off", "false", "no") else int(text) if text.isdigit() else value
+    if value is False:
+        return 0
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= THINKING_MOST:
+        return value
+    raise ValueError(f"expected a number of thinking tokens (e.g. 8000) or off, not {value!r}")
+
 
 @dataclass(frozen=True, slots=True)
 class Settings:
@@ -74,6 +92,7 @@ class Settings:
     default_agent: str = "build"
     max_task_depth: int = DEFAULT_TASK_DEPTH
     sandbox: str = "auto"
+    thinking: int = 0               # a budget of thinking tokens; 0: off
     mcp: Mapping[str, ServerDefinition] = field(default_factory=lambda: MappingProxyType({}))
     sources: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
 
@@ -91,7 +110,13 @@ def _model() -> type[BaseModel]:
         default_agent: str | None = Field(default=None, min_length=1)
         max_task_depth: int | None = Field(default=None, ge=0, le=10)
         sandbox: Literal["auto", "required", "off"] | None = None
+        thinking: Any = None  # thinking_budget checks it
         mcp: Any = None  # checked by parse_servers, which names each line
+
+        @field_validator("thinking", mode="before")
+        @classmethod
+        def _thinking(cls, value: Any) -> Any:
+            return None if value is None else thinking_budget(value)
 
         @field_validator("sandbox", mode="before")
         @classmethod
@@ -112,7 +137,7 @@ def parse_settings(text: str, shown: str, *, origin: Origin = "user",
         return {}, {}, {}
     if not isinstance(data, dict):
         raise SettingsError(shown, 1, "a settings file is a mapping (model:, api_base:, "
-                            "default_agent:, max_task_depth:, sandbox:, mcp:)")
+                            "default_agent:, max_task_depth:, sandbox:, thinking:, mcp:)")
     from pydantic import ValidationError
 
     model = _model()
@@ -133,6 +158,7 @@ def settings_files(root: Path, env: Mapping[str, str] = os.environ) -> list[Path
 
 def load_settings(root: Path, env: Mapping[str, str] = os.environ, *,
                   model: str | None = None, api_base: str | None = None,
+                  thinking: int | None = None,
                   trusts: Callable[[Path], bool] = lambda path: False) -> Settings:
     """The settings in force. ``trusts``: whether the person trusts the project's
     config file as it is (``dm_cc.config.trust``); untrusted, its values are not
@@ -178,14 +204,26 @@ def load_settings(root: Path, env: Mapping[str, str] = os.environ, *,
         sources.update(file_sources)
     for key, variable in ENVIRONMENT.items():
         if env.get(variable):
-            values[key] = env[variable]
+            values[key] = _from_environment(key, variable, env[variable])
             sources[key] = f"environment {variable}"
     for key, flag in (("model", model), ("api_base", api_base)):
         if flag:
             values[key] = flag
             sources[key] = f"--{key.replace('_', '-')}"
+    if thinking is not None:
+        values["thinking"], sources["thinking"] = thinking, "--thinking"
     sources.update({f"mcp.servers.{name}": server.source for name, server in servers.items()})
     return Settings(**values, mcp=MappingProxyType(servers), sources=MappingProxyType(sources))
+
+
+def _from_environment(key: str, variable: str, text: str) -> Any:
+    """An environment variable's text as its key's value (SettingsError naming it)."""
+    if key != "thinking":
+        return text
+    try:
+        return thinking_budget(text)
+    except ValueError as exc:
+        raise SettingsError(f"environment {variable}", None, str(exc)) from None
 
 
 def _line(source: str) -> int | None:

@@ -216,6 +216,8 @@ class Loop:
             await self.compact(automatic=True)
         agent, system, specs = self._prompt()
         reply = await self._complete(agent, system, specs)
+        for notice in reply.notices:     # e.g. thinking the model does not support
+            self.rt.on_event(Notice(notice))
         self._usage = self._usage + reply.usage
         self.session.append(Message("assistant", reply.text, agent=agent.name,
                                     tool_calls=reply.tool_calls, reasoning=reply.reasoning,

@@ -39,13 +39,17 @@ class Answer:
     ``reasoning``: what the model thought, in each format's own form (OpenAI-style
     ``reasoning_content``, an Anthropic ``thinking`` block signed ``signature``, a
     Gemini ``thought`` part); ``redacted``: an Anthropic ``redacted_thinking`` block's
-    opaque data. ``cache``: (read, written) prompt tokens, for formats that say."""
+    opaque data; ``interleaved``: further signed thinking blocks (text, signature) of
+    the same answer, the i-th before the i-th tool call (Claude's interleaved
+    thinking; Anthropic only). ``cache``: (read, written) prompt tokens, for formats
+    that say."""
 
     text: str = ""
     tool_calls: tuple[tuple[str, str], ...] = ()
     reasoning: str = ""
     signature: str = ""
     redacted: str = ""
+    interleaved: tuple[tuple[str, str], ...] = ()
     status: int = 200
     error: str = ""
     error_type: str = ""                        # the format's error kind; "" for its usual one
@@ -71,11 +75,12 @@ def tool_call(name: str, arguments: dict[str, Any] | str, *, text: str = "",
 
 def tool_calls(*calls: tuple[str, dict[str, Any] | str], text: str = "", reasoning: str = "",
                signature: str = "", redacted: str = "",
+               interleaved: tuple[tuple[str, str], ...] = (),
                cache: tuple[int, int] = (0, 0)) -> Answer:
     encoded = tuple((name, args if isinstance(args, str) else json.dumps(args))
                     for name, args in calls)
     return Answer(text=text, tool_calls=encoded, reasoning=reasoning, signature=signature,
-                  redacted=redacted, cache=cache)
+                  redacted=redacted, interleaved=interleaved, cache=cache)
 
 
 def failure(status: int, message: str = "", *, retry_after: float | None = None,

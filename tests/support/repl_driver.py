@@ -71,7 +71,7 @@ def write_script(project: Path, replies: list[dict] | dict) -> str:
 
 def drive(project: Path, replies: list[dict] | dict, steps: Sequence[tuple[str, object]], *,
           options: Options | None = None, timeout: float = 15, loading: float = 0,
-          grace: float = 0.0) -> Run:
+          grace: float = 0.0, model: str | None = None) -> Run:
     """Start the REPL in ``project`` with a scripted model; for each step wait until
     its text is on screen (counting from where the previous step's text was found),
     then send its keys. Ends with Ctrl-D (twice, in case a question is open).
@@ -79,8 +79,9 @@ def drive(project: Path, replies: list[dict] | dict, steps: Sequence[tuple[str, 
     typed at the first prompt before anything is asked. ``grace``: how long after a
     question appears a key may answer it (``ReplApprover.grace``; a person takes
     longer than that to read one, the driver 50 ms): 0 answers at once, as tests
-    not about it want; keys typed in a flow still wait for QUIET."""
-    model = write_script(project, replies)
+    not about it want; keys typed in a flow still wait for QUIET. ``model``: a model
+    string instead of the script (one pointed at a loopback server by ``options``)."""
+    model = model or write_script(project, replies)
     options = (options or Options())._replace(model=model)
     screen = Screen()
     errors: list[str] = []
