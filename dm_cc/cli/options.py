@@ -77,7 +77,7 @@ def _temperature(text: str) -> float:
 
 
 def _thinking(text: str) -> int:
-    from dm_cc.config.settings import thinking_budget
+    from dm_cc.config import thinking_budget
 
     try:
         return thinking_budget(text)

@@ -66,7 +66,7 @@ DUMMY_KEY = "sk-dummy"    # for OpenAI-compatible servers that want no key
 # --thinking BUDGET (tokens), per provider: see _plan_thinking and docs/models.md
 THINKING_EFFORT = ((4_000, "low"), (16_000, "medium"))  # an OpenAI effort by budget; more: high
 THINKING_MIN = 1_024       # Anthropic's smallest budget
-ANSWER_TOKENS = 4_096      # what a Claude reply keeps for its answer beyond the budget, at least
+ANSWER_TOKENS = 16_384     # what a thinking Claude's reply keeps for its answer beyond the budget
 CLAUDE_HOSTS = ("bedrock", "vertex_ai", "vertex_ai_beta")   # Claude also runs there
 GEMINI_PROVIDERS = ("gemini", "vertex_ai", "vertex_ai_beta")
 
@@ -318,26 +318,25 @@ def _plan_thinking(litellm: Any, model: str, budget: int) -> _Thinking:
 
 def _claude_thinking(litellm: Any, model: str, budget: int) -> _Thinking:
     """Anthropic requires a budget of THINKING_MIN at least, and ``max_tokens`` above
-    it: the model's own output limit (what litellm sends without thinking), the
-    budget cut to leave ANSWER_TOKENS of it for the answer; the budget plus
-    ANSWER_TOKENS * 2 when the limit is unknown (litellm would leave only 4096)."""
-    limit = _max_output(litellm, model)
+    it: the budget plus ANSWER_TOKENS for the answer (a file written by a tool call
+    is part of it), the budget cut where that would pass the model's output limit.
+    Not the limit itself (litellm's choice without thinking): Claude refuses a
+    request whose prompt and ``max_tokens`` together pass its context window, and a
+    long session's prompt comes near it."""
     notice = None
     if budget < THINKING_MIN:
         notice = (f"thinking budget {budget} tokens is less than {model} takes: thinking "
                   f"with {THINKING_MIN}")
         budget = THINKING_MIN
-    if limit is None:
-        max_tokens = budget + 2 * ANSWER_TOKENS
-    else:
-        max_tokens = limit
-        if budget > limit - ANSWER_TOKENS:
-            cut = max(THINKING_MIN, limit - ANSWER_TOKENS)
-            notice = (f"thinking budget {budget} tokens is more than {model} can write in a "
-                      f"reply ({limit}): thinking with {cut}")
-            budget = cut
+    limit = _max_output(litellm, model)
+    if limit is not None and budget > limit - ANSWER_TOKENS:
+        cut = max(THINKING_MIN, limit - ANSWER_TOKENS)
+        notice = (f"thinking budget {budget} tokens is more than {model} can write in a "
+                  f"reply ({limit}, {ANSWER_TOKENS} of them kept for its answer): thinking "
+                  f"with {cut}")
+        budget = cut
     return _Thinking({"thinking": {"type": "enabled", "budget_tokens": budget},
-                      "max_tokens": max_tokens}, signed=True, notice=notice)
+                      "max_tokens": budget + ANSWER_TOKENS}, signed=True, notice=notice)
 
 
 def thinking_effort(budget: int) -> str:
@@ -359,7 +358,7 @@ def _max_output(litellm: Any, model: str) -> int | None:
         tokens = litellm.get_model_info(model).get("max_output_tokens")
     except Exception:
         return None
-    return tokens if isinstance(tokens, int) and tokens > ANSWER_TOKENS else None
+    return tokens if isinstance(tokens, int) and tokens > ANSWER_TOKENS + THINKING_MIN else None
 
 
 def _unthought_tool_turn(messages: Sequence[Message]) -> bool:

@@ -229,7 +229,7 @@ def test_the_budget_becomes_each_providers_own_parameter(litellm_imported):
     plan = _plan_thinking(litellm, CLAUDE, 8000)
     assert plan.signed and plan.notice is None
     assert plan.params == {"thinking": {"type": "enabled", "budget_tokens": 8000},
-                           "max_tokens": 64000}       # the model's own output limit
+                           "max_tokens": 8000 + 16384}      # the budget and the answer
     bedrock = _plan_thinking(litellm, "bedrock/anthropic.claude-3-7-sonnet-20250219-v1:0", 4000)
     assert bedrock.signed and bedrock.params["thinking"]["budget_tokens"] == 4000
     gemini = _plan_thinking(litellm, "gemini/gemini-2.5-flash", 3000)
@@ -248,9 +248,12 @@ def test_a_budget_the_model_cannot_take_is_cut_and_said(litellm_imported):
     assert small.params["thinking"]["budget_tokens"] == 1024
     assert small.notice == ("thinking budget 500 tokens is less than "
                             "anthropic/claude-sonnet-4-5 takes: thinking with 1024")
-    big = _plan_thinking(litellm_imported, CLAUDE, 100_000)
-    assert big.params["thinking"]["budget_tokens"] == 64000 - 4096
-    assert big.params["max_tokens"] == 64000 and "more than" in (big.notice or "")
+    big = _plan_thinking(litellm_imported, CLAUDE, 100_000)     # it writes 64000 at most
+    assert big.params["thinking"]["budget_tokens"] == 64000 - 16384
+    assert big.params["max_tokens"] == 64000
+    assert big.notice == ("thinking budget 100000 tokens is more than anthropic/claude-sonnet-"
+                          "4-5 can write in a reply (64000, 16384 of them kept for its "
+                          "answer): thinking with 47616")
 
 
 @pytest.mark.parametrize(("model", "notice"), [
