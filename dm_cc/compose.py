@@ -95,6 +95,7 @@ class Options(NamedTuple):
     # (`dm_cc policy …` judges as where they do, and tries no bubblewrap)
     transactions: bool | None = None
     temperature: float | None = None   # --temperature: for agents that set none
+    thinking: int | None = None        # --thinking: a budget of tokens (0: off); None: settings'
 
 
 class World:
@@ -295,7 +296,8 @@ class World:
         return load_settings(self.root, self.env, model=options.model,
                              api_base=options.api_base, subagents=BUILTIN_SUBAGENTS,
                              flags={"max_turns": options.max_turns,
-                                    "temperature": options.temperature},
+                                    "temperature": options.temperature,
+                                    "thinking": options.thinking},
                              trusts=self.trust.trusts)
 
     @cached_property
@@ -552,7 +554,7 @@ class World:
         from dm_cc.llm import make_model
 
         try:
-            return make_model(name, self.settings.api_base)
+            return make_model(name, self.settings.api_base, thinking=self.settings.thinking)
         except ValueError as exc:
             raise UsageError(str(exc)) from None
 

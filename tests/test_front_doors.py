@@ -38,7 +38,7 @@ EXPORTS: dict[str, list[str]] = {
         "display_path", "find_project", "home_dir", "line_of", "load_settings", "load_yaml",
         "locked", "managed_dir", "plan_file", "policy_files", "project_dir", "project_files",
         "project_root", "replace_file", "set_aside", "shared", "state_dir", "sync_directory",
-        "validation_error",
+        "thinking_budget", "validation_error",
     ],
     "core": [
         "AgentSwitched", "Approval", "ApprovalRequest", "Approvals", "Approver", "AskFailed",

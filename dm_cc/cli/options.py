@@ -15,6 +15,7 @@ if TYPE_CHECKING:
 
 
 POLICY_AFTER = "policy_after_command"   # ``run --policy F``: after those before ``run``
+THINKING_BUDGET = 8000     # tokens: ``--thinking`` with no number
 
 
 def add_session_options(parser: argparse.ArgumentParser, *, command: bool = False) -> None:
@@ -43,6 +44,12 @@ def add_session_options(parser: argparse.ArgumentParser, *, command: bool = Fals
                              "agent's max_turns)")
     parser.add_argument("--temperature", type=_temperature, metavar="T",
                         help="sampling temperature, 0 to 2, for agents that set none")
+    parser.add_argument("--thinking", nargs="?", const=THINKING_BUDGET, type=_thinking,
+                        metavar="BUDGET",
+                        help=f"extended thinking, up to BUDGET tokens a reply (alone: "
+                             f"{THINKING_BUDGET}; off: none), where the model has it: Claude, "
+                             "Gemini, OpenAI reasoning models (env DM_CC_THINKING, config "
+                             "thinking:; docs/models.md)")
     parser.add_argument("--verbose", action="store_true",
                         help="write a debug log (model calls, decisions, events); its path is "
                              "printed at the start")
@@ -69,6 +76,16 @@ def _temperature(text: str) -> float:
     return number
 
 
+def _thinking(text: str) -> int:
+    from dm_cc.config import thinking_budget
+
+    try:
+        return thinking_budget(text)
+    except ValueError as exc:   # e.g. `run --thinking "fix it"`: the prompt taken for it
+        raise argparse.ArgumentTypeError(f"{exc} (a prompt goes after the budget: "
+                                         f"--thinking {THINKING_BUDGET} PROMPT)") from None
+
+
 def options_from(args: argparse.Namespace) -> Options:
     from dm_cc.compose import Options
 
@@ -76,7 +93,8 @@ def options_from(args: argparse.Namespace) -> Options:
                    policies=(*args.policy, *getattr(args, POLICY_AFTER, ())),
                    continue_last=args.continue_last,
                    resume=args.resume, max_turns=args.max_turns,
-                   trust_project=args.trust_project, temperature=args.temperature)
+                   trust_project=args.trust_project, temperature=args.temperature,
+                   thinking=args.thinking)
 
 
 def start_debug_log(args: argparse.Namespace) -> Path | None:

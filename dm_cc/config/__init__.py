@@ -44,7 +44,7 @@ if TYPE_CHECKING:
     )
     from dm_cc.config.durable import locked, replace_file, set_aside, shared, sync_directory
     from dm_cc.config.mcp_servers import STARTING_TRUST, ServerDefinition, Trust
-    from dm_cc.config.settings import Settings, load_settings
+    from dm_cc.config.settings import Settings, load_settings, thinking_budget
     from dm_cc.config.trust import ProjectFile, ProjectTrust, digest
     from dm_cc.config.words import counted, did_you_mean
     from dm_cc.config.yaml_lines import LinePath, display_path, line_of, load_yaml, validation_error
@@ -86,6 +86,7 @@ __all__ = [
     "shared",
     "state_dir",
     "sync_directory",
+    "thinking_budget",
     "validation_error",
 ]
 
@@ -99,7 +100,7 @@ _LAZY: dict[str, tuple[str, ...]] = {
                           "state_dir"),
     "dm_cc.config.durable": ("locked", "replace_file", "set_aside", "shared", "sync_directory"),
     "dm_cc.config.mcp_servers": ("STARTING_TRUST", "ServerDefinition", "Trust"),
-    "dm_cc.config.settings": ("Settings", "load_settings"),
+    "dm_cc.config.settings": ("Settings", "load_settings", "thinking_budget"),
     "dm_cc.config.trust": ("ProjectFile", "ProjectTrust", "digest"),
     "dm_cc.config.words": ("counted", "did_you_mean"),
     "dm_cc.config.yaml_lines": ("LinePath", "display_path", "line_of", "load_yaml",

@@ -12,6 +12,7 @@ temperature: 0.2                 # for agents that set none
 sandbox: auto                    # auto | required | off: user or managed config only
 agents:                          # dm_cc's built-in subagents (explore, general, reviewer)
   explore: {model: openai/gpt-4o-mini, temperature: 0, max_turns: 20}
+thinking: 8000                   # extended thinking, in tokens; off (default): none
 mcp:                             # MCP servers (dm_cc/config/mcp_servers.py, docs/mcp.md)
   servers:
     time: {command: mcp-server-time, args: [--local-timezone, UTC]}
@@ -55,7 +56,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Literal, get_args
+from typing import TYPE_CHECKING, Annotated, Any, Literal, get_args
 
 from dm_cc.config import dirs
 from dm_cc.config.mcp_servers import Origin, ServerDefinition, parse_servers
@@ -78,6 +79,7 @@ class Key:
     type: Any
     ge: float | None = None
     le: float | None = None
+    convert: Callable[[Any], Any] | None = None   # its own reading (ValueError: what it wants)
 
     def env(self, prefix: str = "DM_CC_") -> str:
         return prefix + self.name.upper()
@@ -85,6 +87,8 @@ class Key:
     def parse(self, text: str) -> Any:
         """An environment variable's text as the file's value, checked as it is; a
         ValueError saying what was expected."""
+        if self.convert is not None:
+            return self.convert(text)
         kind = {int: "a whole number", float: "a number"}.get(self.type)
         if kind is not None:
             try:
@@ -102,8 +106,12 @@ class Key:
 
     def field(self) -> tuple[Any, Any]:
         """The pydantic field of the file's schema (every key may be null: not set)."""
-        from pydantic import Field
+        from pydantic import BeforeValidator, Field
 
+        if self.convert is not None:
+            convert = self.convert
+            checked = BeforeValidator(lambda value: None if value is None else convert(value))
+            return Annotated[self.type | None, checked], Field(default=None)
         limits = {name: value for name, value in (("ge", self.ge), ("le", self.le))
                   if value is not None}
         if self.type is str:
@@ -124,6 +132,23 @@ def _table(*keys: Key) -> dict[str, Key]:
     return table
 
 
+THINKING_MOST = 1_000_000   # tokens: more is a typo (a model cuts it to what it allows)
+
+
+def thinking_budget(value: Any) -> int:
+    """A ``thinking:`` value as a budget of tokens, 0 for off: a whole number (0 is
+    off), or off / false / no (YAML reads a bare ``off`` as false); ValueError
+    otherwise (a bare ``true`` too: how much is for the person to say)."""
+    if isinstance(value, str):
+        text = value.strip().lower()
+        value = False if text in ("off", "false", "no") else int(text) if text.isdigit() else value
+    if value is False:
+        return 0
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= THINKING_MOST:
+        return value
+    raise ValueError(f"expected a number of thinking tokens (e.g. 8000) or off, not {value!r}")
+
+
 #: The top-level keys that hold one value: the file, ``DM_CC_<KEY>``, and (some) a flag.
 KEYS = _table(
     Key("model", str),
@@ -133,6 +158,7 @@ KEYS = _table(
     Key("max_turns", int, ge=1, le=10_000),
     Key("temperature", float, ge=0, le=2),
     Key("sandbox", SandboxMode),
+    Key("thinking", int, convert=thinking_budget),
 )
 #: What ``agents.<name>:`` may set for a built-in subagent (an agent file's keys of the
 #: same names): ``DM_CC_AGENTS_<NAME>_<KEY>``.
@@ -164,6 +190,8 @@ def environment_variables(subagents: Collection[str] = ()) -> dict[str, str]:
     return variables
 
 
+
+
 @dataclass(frozen=True, slots=True)
 class Settings:
     model: str | None = None
@@ -176,6 +204,7 @@ class Settings:
     # agents.<built-in subagent>: {model, temperature, max_turns} as set (only those set)
     agents: Mapping[str, Mapping[str, Any]] = field(
         default_factory=lambda: MappingProxyType({}))
+    thinking: int = 0               # a budget of thinking tokens; 0: off
     mcp: Mapping[str, ServerDefinition] = field(default_factory=lambda: MappingProxyType({}))
     sources: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
 
@@ -211,7 +240,8 @@ def parse_settings(text: str, shown: str, *, origin: Origin = "user",
         return {}, {}, {}
     if not isinstance(data, dict):
         raise SettingsError(shown, 1, "a settings file is a mapping (model:, api_base:, "
-                            "default_agent:, max_task_depth:, sandbox:, agents:, mcp:)")
+                            "default_agent:, max_task_depth:, sandbox:, thinking:, agents:, "
+                            "mcp:)")
     if data.get("sandbox") is False:
         data = {**data, "sandbox": "off"}    # YAML reads a bare `off` as false
     from pydantic import ValidationError

@@ -218,6 +218,8 @@ class Loop:
         if window and self.context_tokens() > compaction.COMPACT_AT * window:
             await self.compact(automatic=True)
         agent, reply = await self._complete_fitting()
+        for notice in reply.notices:     # e.g. thinking the model does not support
+            self.rt.on_event(Notice(notice))
         self._usage = self._usage + reply.usage
         self.session.append(Message("assistant", reply.text, agent=agent.name,
                                     tool_calls=reply.tool_calls, reasoning=reply.reasoning,

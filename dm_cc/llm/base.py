@@ -47,13 +47,15 @@ class ModelReply:
     """One assistant reply. ``reasoning``: what the model showed of its thinking (to
     display); ``reasoning_blocks``: the provider's own signed record of it (Anthropic
     ``thinking``/``redacted_thinking`` blocks, as JSON), which must go back with the
-    turn's tool results, unchanged — opaque to dm_cc."""
+    turn's tool results, unchanged — opaque to dm_cc. ``notices``: what the person
+    should be told about the model (thinking it does not support), said once."""
 
     text: str = ""
     tool_calls: tuple[ToolCall, ...] = ()
     reasoning: str | None = None
     usage: Usage = field(default_factory=Usage)
     reasoning_blocks: tuple[dict[str, Any], ...] = ()
+    notices: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,14 +12,15 @@ from dm_cc.llm.scripted import load_script
 SCRIPTED = "scripted:"
 
 
-def make_model(name: str, api_base: str | None) -> ChatModel:
+def make_model(name: str, api_base: str | None, *, thinking: int = 0) -> ChatModel:
     """``offline`` is the rule-based model; ``scripted:PATH`` plays the replies of a
     script file (demos, end-to-end tests); any other name is a litellm model string
-    (``anthropic/claude-…``, ``openai/<name>`` with ``api_base`` for a local server).
+    (``anthropic/claude-…``, ``openai/<name>`` with ``api_base`` for a local server),
+    thinking up to ``thinking`` tokens a reply where it can (0: off).
     ValueError for a script that cannot be read."""
     if name == OfflineModel.name:
         return OfflineModel()
     if name.startswith(SCRIPTED):
         path = Path(name[len(SCRIPTED):]).expanduser()
         return load_script(path, name)
-    return LiteLLMModel(name, api_base=api_base)
+    return LiteLLMModel(name, api_base=api_base, thinking=thinking)

@@ -17,11 +17,18 @@ Everything else becomes one ``ModelError`` naming model, endpoint, status and
 the provider's message. Malformed tool-call arguments are not an error here:
 they come back as ``ToolCall(arguments=None, raw_arguments=...)`` for the loop
 to answer with a tool error the model can fix.
+
+``thinking`` (``--thinking BUDGET``) turns on the provider's own thinking where
+litellm knows the model has it (:func:`_plan_thinking`). A Claude's signed thinking
+blocks are kept with its reply (``ModelReply.reasoning_blocks``) and go back with
+the turn while it thinks, as Anthropic requires; no model is sent what another
+showed of its reasoning (docs/models.md, "Thinking").
 """
 
 from __future__ import annotations
 
 import asyncio
+import copy
 import functools
 import json
 import logging
@@ -33,7 +40,7 @@ import uuid
 import warnings
 from collections.abc import AsyncGenerator, Awaitable, Callable, Iterator, Sequence
 from contextlib import aclosing
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from email.utils import parsedate_to_datetime
 from typing import Any
 
@@ -62,6 +69,13 @@ RETRY_CAP = 30.0          # longest backoff of our own
 RETRY_AFTER_CAP = 60.0    # longest wait a server's Retry-After may ask for
 DUMMY_KEY = "sk-dummy"    # for OpenAI-compatible servers that want no key
 
+# --thinking BUDGET (tokens), per provider: see _plan_thinking and docs/models.md
+THINKING_EFFORT = ((4_000, "low"), (16_000, "medium"))  # an OpenAI effort by budget; more: high
+THINKING_MIN = 1_024       # Anthropic's smallest budget
+ANSWER_TOKENS = 16_384     # what a thinking Claude's reply keeps for its answer beyond the budget
+CLAUDE_HOSTS = ("bedrock", "vertex_ai", "vertex_ai_beta")   # Claude also runs there
+GEMINI_PROVIDERS = ("gemini", "vertex_ai", "vertex_ai_beta")
+
 
 @functools.cache
 def _import_litellm() -> Any:
@@ -81,9 +95,13 @@ def _import_litellm() -> Any:
 
 # -- OpenAI wire format (pure) ---------------------------------------------------
 
-def to_openai_messages(system: str, messages: Sequence[Message]) -> list[dict[str, Any]]:
+def to_openai_messages(system: str, messages: Sequence[Message], *,
+                       thinking_blocks: bool = False) -> list[dict[str, Any]]:
     """The system prompt first, then each message in OpenAI chat format; tool calls
-    and results by the ids the model gave them (:func:`wire_ids`)."""
+    and results by the ids the model gave them (:func:`wire_ids`). ``thinking_blocks``:
+    each assistant message carries its signed thinking (:func:`_thinking_blocks`), for
+    a Claude model with thinking on. What a model showed of its reasoning (``reasoning``)
+    never goes back: DeepSeek rejects it, and to others it is only more tokens."""
     out: list[dict[str, Any]] = [{"role": "system", "content": system}] if system else []
     wire = wire_ids(messages)
     for message in messages:
@@ -97,7 +115,16 @@ def to_openai_messages(system: str, messages: Sequence[Message]) -> list[dict[st
                         "content": message.content})
         else:
             out.append({"role": message.role, "content": message.content})
+        if thinking_blocks and message.role == "assistant" and message.reasoning_blocks:
+            out[-1]["thinking_blocks"] = _thinking_blocks(message)
     return out
+
+
+def _thinking_blocks(message: Message) -> list[dict[str, Any]]:
+    """A reply's signed thinking as litellm takes it back (``thinking_blocks``, which it
+    puts first in the Anthropic message, before the text and the ``tool_use`` blocks):
+    copies, unchanged — Anthropic checks each signature against its text."""
+    return [dict(block) for block in message.reasoning_blocks]
 
 
 def wire_ids(messages: Sequence[Message]) -> dict[str, str]:
@@ -151,13 +178,17 @@ class _PartialCall:
 
 @dataclass
 class _Assembly:
-    """Folds stream chunks into a reply; ``add`` returns the deltas to show."""
+    """Folds stream chunks into a reply; ``add`` returns the deltas to show.
+    ``signed_thinking``: the model is a Claude, whose thinking blocks are kept
+    (:meth:`_add_thinking`) to go back with the turn."""
 
     text: list[str] = field(default_factory=list)
     reasoning: list[str] = field(default_factory=list)
     calls: dict[int, _PartialCall] = field(default_factory=dict)
     slot_of: dict[int, int] = field(default_factory=dict)   # provider index -> our slot
     usage: Any = None
+    signed_thinking: bool = False
+    blocks: list[dict[str, Any]] = field(default_factory=list)
 
     def add(self, chunk: Any) -> list[StreamEvent]:
         if getattr(chunk, "usage", None):
@@ -165,6 +196,10 @@ class _Assembly:
         events: list[StreamEvent] = []
         for choice in (getattr(chunk, "choices", None) or [])[:1]:
             delta = choice.delta
+            if self.signed_thinking and self._add_thinking(
+                    getattr(delta, "thinking_blocks", None) or ()) and self.reasoning:
+                self.reasoning.append("\n\n")      # the reply's next thinking block
+                events.append(ReasoningDelta("\n\n"))
             if reasoning := getattr(delta, "reasoning_content", None):
                 self.reasoning.append(reasoning)
                 events.append(ReasoningDelta(reasoning))
@@ -174,6 +209,35 @@ class _Assembly:
             for fragment in getattr(delta, "tool_calls", None) or ():
                 self._add_call_fragment(fragment)
         return events
+
+    def _add_thinking(self, fragments: Sequence[Any]) -> bool:
+        """litellm streams a Claude thinking block in pieces: its text in fragments
+        (``{"type": "thinking", "thinking": TEXT}``), then its signature alone (empty
+        thinking), which closes it; a redacted block comes whole (``data``). A reply
+        may hold several (interleaved thinking), kept in order. True when a thinking
+        block began after another (its text is shown apart)."""
+        another = False
+        for fragment in fragments:
+            if not isinstance(fragment, dict):
+                continue
+            if fragment.get("type") == "redacted_thinking":
+                self.blocks.append({"type": "redacted_thinking", "data": fragment.get("data")})
+            elif fragment.get("type") == "thinking":
+                last = self.blocks[-1] if self.blocks else None
+                if last is None or last["type"] != "thinking" or "signature" in last:
+                    another = another or last is not None
+                    last = {"type": "thinking", "thinking": ""}
+                    self.blocks.append(last)
+                last["thinking"] += fragment.get("thinking") or ""
+                if signature := fragment.get("signature"):
+                    last["signature"] = signature
+        return another
+
+    def _signed_blocks(self) -> tuple[dict[str, Any], ...]:
+        """The whole blocks: a thinking block whose signature never came (the stream
+        broke off) would be refused by Anthropic, so it is left out."""
+        return tuple(block for block in self.blocks
+                     if block["type"] == "redacted_thinking" or block.get("signature"))
 
     def _add_call_fragment(self, fragment: Any) -> None:
         index = fragment.index if fragment.index is not None else max(self.slot_of, default=0)
@@ -202,11 +266,113 @@ class _Assembly:
         usage = Usage(prompt_tokens=_tokens(self.usage, "prompt_tokens"),
                       completion_tokens=_tokens(self.usage, "completion_tokens"), cost=cost)
         return ModelReply(text="".join(self.text), tool_calls=calls,
-                          reasoning="".join(self.reasoning) or None, usage=usage)
+                          reasoning="".join(self.reasoning) or None, usage=usage,
+                          reasoning_blocks=self._signed_blocks())
 
 
 def _tokens(usage: Any, name: str) -> int:
     return int(getattr(usage, name, 0) or 0) if usage is not None else 0
+
+
+# -- thinking (--thinking BUDGET) ----------------------------------------------------
+
+@dataclass(frozen=True)
+class _Thinking:
+    """How one model's requests carry ``--thinking``: ``params`` added to each
+    request; ``signed``: the model is a Claude, whose signed thinking blocks are kept
+    and, while it thinks, sent back; ``notice``: to say once (not supported, a
+    budget cut to what the model allows)."""
+
+    params: dict[str, Any] = field(default_factory=dict)
+    signed: bool = False
+    notice: str | None = None
+
+    @property
+    def claude_thinks(self) -> bool:
+        return self.signed and "thinking" in self.params
+
+
+def _plan_thinking(litellm: Any, model: str, budget: int) -> _Thinking:
+    """Thinking where the model supports it, as litellm knows the model (its model
+    map: ``supports_reasoning``, the params it takes for it): a Claude or a Gemini
+    gets ``thinking={"type": "enabled", "budget_tokens": N}`` (litellm makes Gemini's
+    ``thinkingConfig`` of it), an OpenAI reasoning model ``reasoning_effort``; any
+    other model is told it once."""
+    name, provider = _provider(litellm, model)
+    claude = provider == "anthropic" or (provider in CLAUDE_HOSTS and "claude" in name.lower())
+    if budget <= 0:
+        return _Thinking(signed=claude)
+    try:
+        reasons = bool(litellm.supports_reasoning(model=model))
+        supported = litellm.get_supported_openai_params(model=name,
+                                                        custom_llm_provider=provider) or []
+    except Exception:   # a model litellm does not know: nothing is known to work
+        reasons, supported = False, []
+    if reasons and claude and "thinking" in supported:
+        return _claude_thinking(litellm, model, budget)
+    if (reasons and provider in GEMINI_PROVIDERS and "gemini" in name.lower()
+            and "thinking" in supported):
+        return _Thinking({"thinking": {"type": "enabled", "budget_tokens": budget}})
+    if reasons and provider in ("openai", "azure") and "reasoning_effort" in supported:
+        return _Thinking({"reasoning_effort": thinking_effort(budget)})
+    if reasons:     # DeepSeek's reasoner, a local reasoning model: it thinks anyway
+        return _Thinking(signed=claude, notice=f"{model} reasons on its own: --thinking "
+                                               "does not change it")
+    return _Thinking(signed=claude, notice=f"thinking is not supported by {model}: "
+                                           "--thinking has no effect")
+
+
+def _claude_thinking(litellm: Any, model: str, budget: int) -> _Thinking:
+    """Anthropic requires a budget of THINKING_MIN at least, and ``max_tokens`` above
+    it: the budget plus ANSWER_TOKENS for the answer (a file written by a tool call
+    is part of it), the budget cut where that would pass the model's output limit.
+    Not the limit itself (litellm's choice without thinking): Claude refuses a
+    request whose prompt and ``max_tokens`` together pass its context window, and a
+    long session's prompt comes near it."""
+    notice = None
+    if budget < THINKING_MIN:
+        notice = (f"thinking budget {budget} tokens is less than {model} takes: thinking "
+                  f"with {THINKING_MIN}")
+        budget = THINKING_MIN
+    limit = _max_output(litellm, model)
+    if limit is not None and budget > limit - ANSWER_TOKENS:
+        cut = max(THINKING_MIN, limit - ANSWER_TOKENS)
+        notice = (f"thinking budget {budget} tokens is more than {model} can write in a "
+                  f"reply ({limit}, {ANSWER_TOKENS} of them kept for its answer): thinking "
+                  f"with {cut}")
+        budget = cut
+    return _Thinking({"thinking": {"type": "enabled", "budget_tokens": budget},
+                      "max_tokens": budget + ANSWER_TOKENS}, signed=True, notice=notice)
+
+
+def thinking_effort(budget: int) -> str:
+    """An OpenAI ``reasoning_effort`` for a budget of thinking tokens."""
+    return next((effort for most, effort in THINKING_EFFORT if budget <= most), "high")
+
+
+def _provider(litellm: Any, model: str) -> tuple[str, str]:
+    """(the model's name at its provider, the provider) as litellm routes it."""
+    try:
+        name, provider, _, _ = litellm.get_llm_provider(model)
+    except Exception:   # litellm cannot route it: complete() will say so
+        return model, ""
+    return str(name), str(provider)
+
+
+def _max_output(litellm: Any, model: str) -> int | None:
+    try:
+        tokens = litellm.get_model_info(model).get("max_output_tokens")
+    except Exception:
+        return None
+    return tokens if isinstance(tokens, int) and tokens > ANSWER_TOKENS + THINKING_MIN else None
+
+
+def _unthought_tool_turn(messages: Sequence[Message]) -> bool:
+    """Whether the last reply called tools without thinking (thinking was off then,
+    or another model made it): Anthropic refuses thinking on the request that goes on
+    from it ("a final assistant message must start with a thinking block")."""
+    last = next((m for m in reversed(messages) if m.role == "assistant"), None)
+    return last is not None and bool(last.tool_calls) and not last.reasoning_blocks
 
 
 # -- the model -----------------------------------------------------------------------
@@ -225,15 +391,18 @@ class LiteLLMModel:
 
     def __init__(self, model: str, api_base: str | None = None, api_key: str | None = None,
                  max_retries: int = 4, timeout: float = 120, *,
-                 context_window: int | None = None, sleep: Sleep = asyncio.sleep) -> None:
+                 context_window: int | None = None, sleep: Sleep = asyncio.sleep,
+                 thinking: int = 0) -> None:
         self.name = model
         self.model = model
         self.api_base = api_base
         self.api_key = api_key
         self.max_retries = max_retries
         self.timeout = timeout
+        self.thinking = thinking            # --thinking: a budget of tokens; 0 is off
         self._context_window = context_window
         self._sleep = sleep
+        self._noticed = False
 
     def warm_up(self) -> None:
         """Import litellm now (seconds): the REPL calls this in the background."""
@@ -251,6 +420,10 @@ class LiteLLMModel:
             return None
         return tokens if isinstance(tokens, int) and tokens > 0 else None
 
+    @functools.cached_property
+    def _thinking(self) -> _Thinking:
+        return _plan_thinking(_import_litellm(), self.model, self.thinking)
+
     async def complete(self, system: str, messages: Sequence[Message], tools: Sequence[ToolSpec],
                        *, temperature: float | None = None,
                        on_stream: OnStream | None = None) -> ModelReply:
@@ -259,7 +432,7 @@ class LiteLLMModel:
         attempt = 0
         shows = shows_reply(on_stream)
         while True:
-            assembly = _Assembly()
+            assembly = _Assembly(signed_thinking=self._thinking.signed)
             shown = False
             try:
                 async with aclosing(_guarded(litellm, request)) as chunks:
@@ -275,25 +448,47 @@ class LiteLLMModel:
                     on_stream(retry)
                 await self._sleep(retry.delay)
                 attempt += 1
-        return assembly.reply(self._cost(litellm, assembly.usage))
+        return self._noticing(assembly.reply(self._cost(litellm, assembly.usage)))
+
+    def _noticing(self, reply: ModelReply) -> ModelReply:
+        """``reply``, with what to say of this model's thinking the first time only."""
+        if self._noticed or self._thinking.notice is None:
+            return reply
+        self._noticed = True
+        return replace(reply, notices=(*reply.notices, self._thinking.notice))
 
     def _request(self, system: str, messages: Sequence[Message], tools: Sequence[ToolSpec],
                  temperature: float | None) -> dict[str, Any]:
+        thinking = self._thinking_now(messages)
         request: dict[str, Any] = {
-            "model": self.model, "messages": to_openai_messages(system, messages),
+            "model": self.model,
+            "messages": to_openai_messages(system, messages,
+                                           thinking_blocks=thinking.claude_thinks),
             "stream": True, "stream_options": {"include_usage": True},
             "timeout": self.timeout, "max_retries": 0,   # retries are ours, see complete()
             "drop_params": True,                         # e.g. temperature on reasoning models
+            **copy.deepcopy(thinking.params),    # litellm may rewrite them in place
         }
         if tools:
             request["tools"] = to_openai_tools(tools)
-        if temperature is not None:
+        if temperature is not None and not thinking.claude_thinks:   # Anthropic: 1 only
             request["temperature"] = temperature
         if self.api_base:
             request["api_base"] = self.api_base
         if api_key := self._api_key():
             request["api_key"] = api_key
         return request
+
+    def _thinking_now(self, messages: Sequence[Message]) -> _Thinking:
+        """This request's thinking: none for a Claude going on from a reply that
+        called tools without it (its blocks are not sent either: thinking off, they
+        are not needed); the next turn thinks again."""
+        plan = self._thinking
+        if plan.claude_thinks and _unthought_tool_turn(messages):
+            logger.debug("%s: no thinking on this request: the last reply called tools "
+                         "without it", self.model)
+            return _Thinking(signed=True)
+        return plan
 
     def _api_key(self) -> str | None:
         if self.api_key:

@@ -104,3 +104,27 @@ def test_session_options_count_before_run_as_after_it(argv):
     assert (options.model, options.max_turns) == ("M", 3)
     assert options.policies == ("a.yaml", "b.yaml")
     assert args.json is False and args.on_ask == "deny"
+
+
+@pytest.mark.parametrize("argv, thinking", [
+    ([], None), (["--thinking"], 8000), (["--thinking", "2000"], 2000),
+    (["--thinking", "off"], 0), (["--thinking=12000"], 12000),
+])
+def test_thinking_alone_is_the_default_budget_and_off_turns_it_off(argv, thinking):
+    assert options_from(build_parser(argv).parse_args(argv)).thinking == thinking
+    run = ["--thinking", "3000", "run", *argv, "--agent", "build", "hi"]
+    assert options_from(build_parser(run).parse_args(run)).thinking == \
+        (3000 if thinking is None else thinking)
+
+
+def test_a_prompt_taken_for_the_budget_is_a_clear_usage_error(capsys):
+    assert main(["run", "--thinking", "fix the bug"]) == 2
+    err = capsys.readouterr().err
+    assert "--thinking: expected a number of thinking tokens (e.g. 8000) or off, not " \
+           "'fix the bug' (a prompt goes after the budget: --thinking 8000 PROMPT)" in err
+
+
+def test_help_says_the_default_budget(capsys):
+    assert main(["--help"]) == 0
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert "--thinking [BUDGET]" in help_text and "(alone: 8000; off: none)" in help_text

@@ -244,8 +244,9 @@ SUBAGENTS = ("explore", "general", "reviewer")
 # a value for every key as the file writes it, and as its variable spells it
 VALUES = {"model": ("file/model", "env/model"), "api_base": ("http://file", "http://env"),
           "default_agent": ("plan", "auto"), "max_task_depth": (2, "5"),
-          "max_turns": (30, "12"), "temperature": (0.5, "0.25"), "sandbox": ("off", "required")}
-PARSED = {"max_task_depth": 5, "max_turns": 12, "temperature": 0.25}
+          "max_turns": (30, "12"), "temperature": (0.5, "0.25"), "sandbox": ("off", "required"),
+          "thinking": (8000, "4000")}
+PARSED = {"max_task_depth": 5, "max_turns": 12, "temperature": 0.25, "thinking": 4000}
 
 
 def test_every_key_has_a_value_here():
@@ -345,3 +346,34 @@ def test_every_variable_is_in_the_docs():
         if not key.startswith("agents."):
             assert f"| `{key}` | `{variable}` |" in table
     assert "`DM_CC_AGENTS_<NAME>_MODEL`" in table
+
+
+def test_thinking_is_a_budget_of_tokens_or_off_from_file_environment_and_flag(layout):
+    env, user, project_file, project = layout
+    assert load_settings(project, env).thinking == 0          # off unless asked for
+    user.write_text("thinking: 8000\n")
+    assert load_settings(project, env).thinking == 8000
+    project_file.write_text("thinking: off\n")                # YAML reads it as false
+    settings = load_settings(project, env, trusts=lambda path: True)
+    assert settings.thinking == 0 and settings.sources["thinking"].endswith("config.yaml:1")
+    settings = load_settings(project, {**env, "DM_CC_THINKING": "4000"})
+    assert settings.thinking == 4000 and settings.sources["thinking"] == \
+        "environment DM_CC_THINKING"
+    assert load_settings(project, {**env, "DM_CC_THINKING": "false"}).thinking == 0
+    settings = load_settings(project, {**env, "DM_CC_THINKING": "4000"},
+                             flags={"thinking": 0})
+    assert settings.thinking == 0 and settings.sources["thinking"] == "--thinking"
+
+
+@pytest.mark.parametrize("value", ["lots", "true", "-5", "2000000"])
+def test_a_bad_thinking_budget_names_the_line_or_the_variable(layout, value):
+    env, user, _project_file, project = layout
+    user.write_text(f"model: a/b\nthinking: {value}\n")
+    with pytest.raises(SettingsError) as caught:
+        load_settings(project, env)
+    assert caught.value.line == 2 and "a number of thinking tokens (e.g. 8000) or off" in str(
+        caught.value)
+    user.write_text("")
+    with pytest.raises(SettingsError) as caught:
+        load_settings(project, {**env, "DM_CC_THINKING": value})
+    assert str(caught.value).startswith("environment DM_CC_THINKING: expected a number")

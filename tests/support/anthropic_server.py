@@ -8,7 +8,8 @@ POST …/v1/messages answers the next ``Answer``. Streamed (``"stream": true``),
 the SSE sequence ``message_start`` (input and cache token counts), then for each
 content block ``content_block_start`` / ``content_block_delta``… /
 ``content_block_stop`` — a ``thinking`` block (``thinking_delta`` fragments, then
-one ``signature_delta``), a ``redacted_thinking`` block (whole in its start), a
+one ``signature_delta``; more of them between the tool calls with
+``Answer.interleaved``), a ``redacted_thinking`` block (whole in its start), a
 ``text`` block (``text_delta``), a ``tool_use`` block per call (``input_json_delta``
 fragments of its input) — with a ``ping`` among them, then ``message_delta`` (stop
 reason, output tokens) and ``message_stop``. Failures are Anthropic's error body
@@ -124,10 +125,14 @@ def _blocks(answer: Answer, number: int) -> list[dict[str, Any]]:
         blocks.append({"type": "redacted_thinking", "data": answer.redacted})
     if answer.text:
         blocks.append({"type": "text", "text": answer.text})
+    thoughts = [{"type": "thinking", "thinking": thought, "signature": signature}
+                for thought, signature in answer.interleaved]
     for index, (name, arguments) in enumerate(answer.tool_calls):
+        if index < len(thoughts):     # interleaved thinking: Claude thinks between calls
+            blocks.append(thoughts[index])
         blocks.append({"type": "tool_use", "id": tool_use_id(number, index), "name": name,
                        "input": arguments})    # the JSON text; parsed below when whole
-    return blocks
+    return blocks + thoughts[len(answer.tool_calls):]
 
 
 def _block_events(index: int, block: dict[str, Any], size: int) -> list[str]:

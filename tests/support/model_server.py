@@ -39,9 +39,11 @@ class Answer:
     ``reasoning``: what the model thought, in each format's own form (OpenAI-style
     ``reasoning_content``, an Anthropic ``thinking`` block signed ``signature``, a
     Gemini ``thought`` part); ``redacted``: an Anthropic ``redacted_thinking`` block's
-    opaque data. ``cache``: (read, written) prompt tokens, for formats that say.
-    ``interleave``: stream the calls' argument fragments in turn (call 0, call 1,
-    call 0, …) after all their headers, as some OpenAI-compatible servers do.
+    opaque data; ``interleaved``: further signed thinking blocks (text, signature) of
+    the same answer, the i-th before the i-th tool call (Claude's interleaved
+    thinking; Anthropic only). ``cache``: (read, written) prompt tokens, for formats
+    that say. ``interleave``: stream the calls' argument fragments in turn (call 0,
+    call 1, call 0, …) after all their headers, as some OpenAI-compatible servers do.
     ``reasoning_field``: the OpenAI-format field the reasoning goes in (DeepSeek's
     ``reasoning_content``; OpenRouter, recent vLLM and Ollama say ``reasoning``)."""
 
@@ -50,6 +52,7 @@ class Answer:
     reasoning: str = ""
     signature: str = ""
     redacted: str = ""
+    interleaved: tuple[tuple[str, str], ...] = ()
     status: int = 200
     error: str = ""
     error_type: str = ""                        # the format's error kind; "" for its usual one
@@ -77,11 +80,12 @@ def tool_call(name: str, arguments: dict[str, Any] | str, *, text: str = "",
 
 def tool_calls(*calls: tuple[str, dict[str, Any] | str], text: str = "", reasoning: str = "",
                signature: str = "", redacted: str = "",
+               interleaved: tuple[tuple[str, str], ...] = (),
                cache: tuple[int, int] = (0, 0), interleave: bool = False) -> Answer:
     encoded = tuple((name, args if isinstance(args, str) else json.dumps(args))
                     for name, args in calls)
     return Answer(text=text, tool_calls=encoded, reasoning=reasoning, signature=signature,
-                  redacted=redacted, cache=cache, interleave=interleave)
+                  redacted=redacted, interleaved=interleaved, cache=cache, interleave=interleave)
 
 
 def failure(status: int, message: str = "", *, retry_after: float | None = None,

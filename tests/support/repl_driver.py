@@ -69,8 +69,8 @@ def write_script(project: Path, replies: list[dict] | dict) -> str:
     return f"scripted:{path}"
 
 
-def drive(project: Path, replies: list[dict] | dict | None, steps: Sequence[tuple[str, object]], *,
-          options: Options | None = None, timeout: float = 15, loading: float = 0,
+def drive(project: Path, replies: list[dict] | dict | None, steps: Sequence[tuple[str, object]],
+          *, options: Options | None = None, timeout: float = 15, loading: float = 0,
           grace: float = 0.0) -> Run:
     """Start the REPL in ``project`` with a scripted model; for each step wait until
     its text is on screen (counting from where the previous step's text was found),
