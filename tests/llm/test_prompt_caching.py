@@ -4,6 +4,7 @@ Anthropic wire, none on OpenAI's, and cache reads and writes counted and priced.
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -85,7 +86,7 @@ def session(model: LiteLLMModel, prompts: list[str], tools=TOOLS) -> list[Messag
 
 def test_each_request_reads_the_previous_ones_whole_prefix_within_four_breakpoints():
     many = [("read", {"path": f"src/m{i}.py"}) for i in range(25)]    # more than 20 blocks
-    script = [tool_calls(*many), tool_calls(("grep", {"pattern": "x"}), ("bash", {})),
+    script = [replace(tool_calls(*many), fragment=100), tool_calls(("grep", {"pattern": "x"}), ("bash", {})),
               text("First done."), tool_calls(("read", {"path": "a"})), text("Second done.")]
     with anthropic_server.serve(script) as server:
         model = LiteLLMModel(CLAUDE, api_base=server.base_url)
@@ -196,3 +197,22 @@ def test_the_provider_rule_itself():
     assert caches_by_breakpoints("anthropic", "anything")
     assert caches_by_breakpoints("bedrock", "eu.anthropic.Claude-3-haiku")
     assert not caches_by_breakpoints("openai", "claude-sonnet-4-5")
+
+
+def test_on_bedrock_litellm_makes_the_same_breakpoints_cache_points():
+    """No Bedrock server here (its event stream is signed binary): litellm's own
+    Converse transformation of the marked request, which is what would be sent."""
+    from litellm.llms.bedrock.chat.converse_transformation import AmazonConverseConfig
+
+    call = ToolCall(id="c1", name="read", arguments={})
+    history = [Message("user", "hi"), Message("assistant", "", tool_calls=(call,)),
+               Message("tool", "text", tool_call_id="c1", tool_name="read")]
+    tools = [{"type": "function", "function": {"name": "read", "description": "Read.",
+                                               "parameters": {"type": "object"}}}]
+    marked = with_cache_breakpoints(to_openai_messages("sys", history), tools)
+    body = AmazonConverseConfig()._transform_request(
+        model="us.anthropic.claude-sonnet-4-5-20250929-v1:0", messages=marked["messages"],
+        optional_params={"tools": marked["tools"]}, litellm_params={}, headers={})
+    point = {"cachePoint": {"type": "default"}}
+    assert body["system"][-1] == point and body["toolConfig"]["tools"][-1] == point
+    assert [m["content"][-1] == point for m in body["messages"]] == [True, False, True]
