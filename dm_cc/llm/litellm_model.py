@@ -166,8 +166,9 @@ def with_cache_breakpoints(messages: list[dict[str, Any]], tools: list[dict[str,
     last two :func:`request_ends` of the conversation — this request's end, which the
     next request reads, and the previous request's end, which this one reads even
     when more than the ~20 content blocks Anthropic looks back from a breakpoint came
-    since (a turn of many tool results). Never more than :data:`MAX_BREAKPOINTS`. A prefix shorter than the
-    model's minimum (1024 tokens; 2048 on Haiku) is simply not cached."""
+    since (a turn of many tool results). Never more than :data:`MAX_BREAKPOINTS`.
+    A prefix shorter than the model's minimum (1024 tokens on Sonnet, 4096 on Opus
+    4.5 and Haiku 4.5) is simply not cached: the breakpoint is harmless."""
     marked: dict[str, list[dict[str, Any]]] = {"messages": list(messages)}
     if tools:
         marked["tools"] = [*tools[:-1], {**tools[-1], "cache_control": EPHEMERAL}]

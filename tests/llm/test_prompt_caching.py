@@ -8,7 +8,7 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
-from support import anthropic_server, openai_server
+from support import anthropic_server, gemini_server, openai_server
 from support.model_server import text, tool_calls
 
 from dm_cc.llm.base import ToolSpec
@@ -176,6 +176,16 @@ def test_openai_cached_tokens_are_read_tokens_at_their_price():
     expected = (464 * price["input_cost_per_token"] + 5 * price["output_cost_per_token"]
                 + 1536 * price["cache_read_input_token_cost"])
     assert usage.cost == pytest.approx(expected)
+
+
+def test_gemini_gets_no_breakpoints_and_its_implicit_cache_reads_are_counted(monkeypatch):
+    monkeypatch.setenv("GEMINI_API_KEY", "dummy-gemini-key")
+    with gemini_server.serve([text("ok", usage=(3000, 5), cache=(2048, 0))]) as server:
+        model = LiteLLMModel("gemini/gemini-2.5-flash", api_base=server.base_url)
+        reply = asyncio.run(model.complete("sys", [Message("user", "hi")], TOOLS))
+    assert marks(server.bodies) == []
+    assert (reply.usage.prompt_tokens, reply.usage.cache_read_tokens,
+            reply.usage.cache_write_tokens) == (3000, 2048, 0)
 
 
 @pytest.mark.parametrize(("model", "marked"), [
