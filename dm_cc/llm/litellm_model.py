@@ -167,6 +167,63 @@ def parse_arguments(raw: str) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
+# -- prompt caching (Claude's cache breakpoints) -----------------------------------
+
+EPHEMERAL = {"type": "ephemeral"}   # Anthropic's only cache type (5 minutes, renewed on a hit)
+MAX_BREAKPOINTS = 4                 # per request, the API refuses more: tools, system, 2 ends
+#: Providers whose Claude models cache only where the request marks it; litellm turns
+#: OpenAI-format ``cache_control`` into their markers (Bedrock: ``cachePoint``).
+def is_claude(provider: str, model: str) -> bool:
+    """Whether litellm reaches a Claude the Anthropic way: Anthropic's API always;
+    Bedrock and Vertex AI for their Claude models. Those take ``cache_control``
+    breakpoints and signed thinking blocks; what the hosts run besides caches by
+    other rules or not at all (OpenAI, Gemini and DeepSeek cache a repeated prefix
+    on their own, a local server has no use for markers), and a Claude behind an
+    OpenAI-format proxy is reached the OpenAI way."""
+    return provider == "anthropic" or (provider in CLAUDE_HOSTS and "claude" in model.lower())
+
+
+def with_cache_breakpoints(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None
+                           ) -> dict[str, list[dict[str, Any]]]:
+    """An OpenAI-format request's ``messages`` and ``tools`` (when any), copied with
+    ``cache_control`` breakpoints where Claude Code puts them: on the last tool and
+    on the system prompt (the cache's order is tools, system, messages), and on the
+    last two :func:`request_ends` of the conversation — this request's end, which the
+    next request reads, and the previous request's end, which this one reads even
+    when more than the ~20 content blocks Anthropic looks back from a breakpoint came
+    since (a turn of many tool results). Never more than :data:`MAX_BREAKPOINTS`.
+    A prefix shorter than the model's minimum (1024 tokens on Sonnet, 4096 on Opus
+    4.5 and Haiku 4.5) is simply not cached: the breakpoint is harmless."""
+    marked: dict[str, list[dict[str, Any]]] = {"messages": list(messages)}
+    if tools:
+        marked["tools"] = [*tools[:-1], {**tools[-1], "cache_control": EPHEMERAL}]
+    messages = marked["messages"]
+    if messages and messages[0]["role"] == "system" and messages[0]["content"]:
+        messages[0] = _marked(messages[0])
+    for index in request_ends(messages)[-2:]:
+        messages[index] = _marked(messages[index])
+    return marked
+
+
+def request_ends(messages: Sequence[dict[str, Any]]) -> list[int]:
+    """Indices of the user and tool messages that ended a request of this conversation
+    (an assistant's reply follows them) or end this one (the last message). An empty
+    user message is left out: Anthropic refuses a breakpoint on an empty text block."""
+    return [index for index, message in enumerate(messages)
+            if (message["role"] == "tool" or (message["role"] == "user" and message["content"]))
+            and (index + 1 == len(messages) or messages[index + 1]["role"] == "assistant")]
+
+
+def _marked(message: dict[str, Any]) -> dict[str, Any]:
+    """``message`` with a breakpoint on its last content block. A tool result carries
+    it on the message, which litellm puts on the ``tool_result`` block."""
+    if message["role"] == "tool":
+        return {**message, "cache_control": EPHEMERAL}
+    content = message["content"]
+    blocks = [{"type": "text", "text": content}] if isinstance(content, str) else list(content)
+    return {**message, "content": [*blocks[:-1], {**blocks[-1], "cache_control": EPHEMERAL}]}
+
+
 # -- assembling a streamed reply ---------------------------------------------------
 
 @dataclass
@@ -263,8 +320,10 @@ class _Assembly:
                                arguments=parse_arguments(call.arguments),
                                raw_arguments=call.arguments)
                       for _, call in sorted(self.calls.items()))
+        read, written = _cache_tokens(self.usage)
         usage = Usage(prompt_tokens=_tokens(self.usage, "prompt_tokens"),
-                      completion_tokens=_tokens(self.usage, "completion_tokens"), cost=cost)
+                      completion_tokens=_tokens(self.usage, "completion_tokens"), cost=cost,
+                      cache_read_tokens=read, cache_write_tokens=written)
         return ModelReply(text="".join(self.text), tool_calls=calls,
                           reasoning="".join(self.reasoning) or None, usage=usage,
                           reasoning_blocks=self._signed_blocks())
@@ -299,7 +358,7 @@ def _plan_thinking(litellm: Any, model: str, budget: int) -> _Thinking:
     ``thinkingConfig`` of it), an OpenAI reasoning model ``reasoning_effort``; any
     other model is told it once."""
     name, provider = _provider(litellm, model)
-    claude = provider == "anthropic" or (provider in CLAUDE_HOSTS and "claude" in name.lower())
+    claude = is_claude(provider, name)
     if budget <= 0:
         return _Thinking(signed=claude)
     try:
@@ -373,6 +432,17 @@ def _unthought_tool_turn(messages: Sequence[Message]) -> bool:
     from it ("a final assistant message must start with a thinking block")."""
     last = next((m for m in reversed(messages) if m.role == "assistant"), None)
     return last is not None and bool(last.tool_calls) and not last.reasoning_blocks
+
+def _cache_tokens(usage: Any) -> tuple[int, int]:
+    """(read from, written to) the provider's prompt cache: Anthropic's own counts
+    (litellm adds both into ``prompt_tokens``, as OpenAI counts its cached tokens
+    there), else the OpenAI-style ``prompt_tokens_details`` (OpenAI, Gemini, DeepSeek
+    and vLLM as litellm reports them)."""
+    details = getattr(usage, "prompt_tokens_details", None)
+    read = _tokens(usage, "cache_read_input_tokens") or _tokens(details, "cached_tokens")
+    written = (_tokens(usage, "cache_creation_input_tokens")
+               or _tokens(details, "cache_creation_tokens"))
+    return read, written
 
 
 # -- the model -----------------------------------------------------------------------
@@ -471,6 +541,8 @@ class LiteLLMModel:
         }
         if tools:
             request["tools"] = to_openai_tools(tools)
+        if self.marks_cache_breakpoints:
+            request.update(with_cache_breakpoints(request["messages"], request.get("tools")))
         if temperature is not None and not thinking.claude_thinks:   # Anthropic: 1 only
             request["temperature"] = temperature
         if self.api_base:
@@ -489,6 +561,13 @@ class LiteLLMModel:
                          "without it", self.model)
             return _Thinking(signed=True)
         return plan
+
+    @functools.cached_property
+    def marks_cache_breakpoints(self) -> bool:
+        """Whether requests carry ``cache_control`` breakpoints: Claude, reached
+        directly or through Bedrock or Vertex AI (:func:`is_claude`)."""
+        name, provider = _provider(_import_litellm(), self.model)
+        return is_claude(provider, name)    # unplaced (""): no markers
 
     def _api_key(self) -> str | None:
         if self.api_key:

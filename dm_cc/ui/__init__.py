@@ -12,7 +12,7 @@ renderer of the core's events.
     describe.py, sandbox_text.py, mcp_text.py, trust_text.py, undo_text.py,
     sessions_text.py decisions, the sandbox, MCP servers, a project's own files,
                      undo steps and saved sessions in words: plain text, for the
-                     light commands too
+                     light commands too; usage_text.py tokens, cache and cost
     permissions_text.py  what /permissions shows: the layers folded to a screen
 
 The front door is lazy: a name's module is imported on its first use, so the

@@ -41,6 +41,7 @@ from dm_cc.session import ToolCall
 from dm_cc.tools import entry
 from dm_cc.ui.describe import rule_text
 from dm_cc.ui.sandbox_text import is_escape
+from dm_cc.ui.usage_text import usage_json
 
 INPUT_CHARS = 160     # characters of a call's main input shown on its line
 
@@ -285,8 +286,7 @@ def session_json(session_id: str, title: str, messages: int) -> dict[str, Any]:
 def result_json(session_id: str, reason: str, text: str, usage: Usage) -> dict[str, Any]:
     """The last record of a run that finished its turn."""
     return {"type": "result", "session_id": session_id, "reason": reason, "text": text,
-            "usage": {"prompt_tokens": usage.prompt_tokens,
-                      "completion_tokens": usage.completion_tokens, "cost": usage.cost}}
+            "usage": usage_json(usage)}
 
 
 def failure_json(kind: str, session_id: str, message: str) -> dict[str, Any]:

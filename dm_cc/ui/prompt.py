@@ -48,6 +48,7 @@ from dm_cc.ui import slash
 from dm_cc.ui.pastes import Pastes
 from dm_cc.ui.screen import STYLE, fit
 from dm_cc.ui.thinking import show_thinking
+from dm_cc.ui.usage_text import count
 
 if TYPE_CHECKING:
     from dm_cc.agents import Agent
@@ -94,12 +95,13 @@ class Mentions(Completer):
                                  display=f"@{agent.name}", display_meta=agent.description)
 
 
-def fit_toolbar(parts: list[tuple[str, int]], width: int) -> str:
+def fit_toolbar(parts: list[tuple[str, float]], width: int) -> str:
     """The toolbar's parts (``text, rank``) joined by `` · `` in one line narrower than
     ``width`` cells: the parts of the highest rank left out first, then the line cut."""
-    for cut in range(max(rank for _, rank in parts), -1, -1):
+    ranks = sorted({rank for _, rank in parts}, reverse=True)
+    for cut in ranks:
         line = " · ".join(text for text, rank in parts if rank <= cut)
-        if get_cwidth(line) < width or cut == 0:
+        if get_cwidth(line) < width or cut == ranks[-1]:
             break
     return fit(line, width - 1)
 
@@ -204,7 +206,9 @@ class Prompt:
             (f" {_mode(world, loop.agent)}{tasks}", 0),
             (loop.rt.model.name, 5), (f"sandbox: {sandbox}", 3),
             (f"policy: {policy}", 1 if "(not trusted" in policy else 4),
-            (f"{usage.prompt_tokens + usage.completion_tokens} tokens", 2),
+            (f"{count(usage.prompt_tokens + usage.completion_tokens)} tokens", 2),
+            *([(f"{count(usage.cache_read_tokens)} cached", 3.5)] if usage.cache_read_tokens
+              else []),     # read from the prompt cache: left out before the sandbox
             (f"${usage.cost:.4f}", 2), ("/help", 6)], width))])
 
     def _keys(self) -> KeyBindings:

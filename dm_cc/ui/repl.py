@@ -65,6 +65,7 @@ from dm_cc.ui.render import Shown, event_lines, progress_line
 from dm_cc.ui.screen import TAIL_LINES, Screen, Tail
 from dm_cc.ui.transcript import replay, session_notice
 from dm_cc.ui.trust_text import MAX_WIDTH, notice_lines, question_lines, untrusted
+from dm_cc.ui.usage_text import usage_line
 
 if TYPE_CHECKING:
     from dm_cc.compose import World
@@ -457,8 +458,7 @@ class Repl:
             usage, session = self.loop.usage, self.loop.session
             kept = f"resume with dm_cc --resume {session.info.id}" if session.messages \
                 else "no message, so the session is not kept"   # saved with its first one
-            self.screen.line(f"tokens: {usage.prompt_tokens} in, {usage.completion_tokens} out; "
-                             f"cost ${usage.cost:.4f} · {kept}", "class:dim")
+            self.screen.line(f"{usage_line(usage)} · {kept}", "class:dim")
         return 0
 
 

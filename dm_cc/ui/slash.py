@@ -41,6 +41,7 @@ from dm_cc.ui.sessions_text import session_table
 from dm_cc.ui.thinking import show_thinking
 from dm_cc.ui.trust_text import MAX_WIDTH, session_lines, trust_lines, trusted_lines
 from dm_cc.ui.undo_text import result_lines, rewind_lines, step_lines
+from dm_cc.ui.usage_text import usage_line
 
 if TYPE_CHECKING:
     from dm_cc.compose import World
@@ -393,9 +394,7 @@ def _model(ctx: Context, args: list[str]) -> None:
 
 
 def _cost(ctx: Context, args: list[str]) -> None:
-    usage = ctx.loop.usage
-    ctx.screen.line(f"tokens: {usage.prompt_tokens} in, {usage.completion_tokens} out; "
-                    f"cost ${usage.cost:.4f}")
+    ctx.screen.line(usage_line(ctx.loop.usage))
 
 
 async def _clear(ctx: Context, args: list[str]) -> None:
