@@ -427,11 +427,17 @@ def _max_output(litellm: Any, model: str) -> int | None:
 
 
 def _unthought_tool_turn(messages: Sequence[Message]) -> bool:
-    """Whether the last reply called tools without thinking (thinking was off then,
-    or another model made it): Anthropic refuses thinking on the request that goes on
-    from it ("a final assistant message must start with a thinking block")."""
-    last = next((m for m in reversed(messages) if m.role == "assistant"), None)
-    return last is not None and bool(last.tool_calls) and not last.reasoning_blocks
+    """Whether the turn under way (the replies since the last user message) began with
+    a reply that called tools without thinking (thinking was off then, or another
+    model made it): Anthropic refuses thinking on the requests that go on from it
+    ("a final assistant message must start with a thinking block"), and a turn is
+    thought in one mode throughout. A turn that began thinking goes on thinking,
+    though its later replies carry no blocks (Claude thinks once a turn unless
+    interleaved thinking is asked for)."""
+    start = next((i for i in range(len(messages) - 1, -1, -1) if messages[i].role == "user"), -1)
+    first = next((m for m in messages[start + 1:] if m.role == "assistant"), None)
+    return first is not None and bool(first.tool_calls) and not first.reasoning_blocks
+
 
 def _cache_tokens(usage: Any) -> tuple[int, int]:
     """(read from, written to) the provider's prompt cache: Anthropic's own counts
@@ -552,13 +558,13 @@ class LiteLLMModel:
         return request
 
     def _thinking_now(self, messages: Sequence[Message]) -> _Thinking:
-        """This request's thinking: none for a Claude going on from a reply that
-        called tools without it (its blocks are not sent either: thinking off, they
-        are not needed); the next turn thinks again."""
+        """This request's thinking: none for a Claude going on with a turn that began
+        with a reply that called tools without it (its blocks are not sent either:
+        thinking off, they are not needed); the next turn thinks again."""
         plan = self._thinking
         if plan.claude_thinks and _unthought_tool_turn(messages):
-            logger.debug("%s: no thinking on this request: the last reply called tools "
-                         "without it", self.model)
+            logger.debug("%s: no thinking on this request: the turn's first reply called "
+                         "tools without it", self.model)
             return _Thinking(signed=True)
         return plan
 

@@ -42,7 +42,8 @@ class WireFormat:
     key: str | None                             # the API key variable the provider reads
     tool_results: Callable[[Any], list[str]]    # one request's tool results, in order
     texts: Callable[[Any], list[str]]           # one request's message texts
-    extra: tuple[str, ...] = ()                 # more session options (--thinking …)
+    thinking: int | None = None                 # --thinking BUDGET
+    signed: Callable[[Any], list[dict[str, Any]]] = lambda body: []  # thinking sent back
 
 
 def _openai_results(body: Any) -> list[str]:
@@ -71,6 +72,10 @@ def _anthropic_texts(body: Any) -> list[str]:
     return [b["text"] for b in _anthropic_blocks(body) if b["type"] == "text"]
 
 
+def _anthropic_thinking(body: Any) -> list[dict[str, Any]]:
+    return [b for b in _anthropic_blocks(body) if b["type"] in ("thinking", "redacted_thinking")]
+
+
 def _gemini_parts(body: Any, name: str) -> list[Any]:
     """One kind of part (``text``, ``function_response``) of a request's contents, in
     order; litellm writes the proto names in snake case."""
@@ -92,7 +97,8 @@ WIRES = {
     "openai": WireFormat("openai/test-model", openai_server.serve, "/v1", None,
                          _openai_results, _openai_texts),
     "anthropic": WireFormat("anthropic/claude-sonnet-4-5", anthropic_server.serve, "",
-                            "ANTHROPIC_API_KEY", _anthropic_results, _anthropic_texts),
+                            "ANTHROPIC_API_KEY", _anthropic_results, _anthropic_texts,
+                            thinking=2000, signed=_anthropic_thinking),
     "gemini": WireFormat("gemini/gemini-2.5-flash", gemini_server.serve, "", "GEMINI_API_KEY",
                          _gemini_results, _gemini_texts),
 }
@@ -113,7 +119,8 @@ def wire(request, monkeypatch) -> WireFormat:
 
 SCRIPT = [
     tool_calls(("read", {"path": "a.txt"}), ("write", {"path": "b.txt", "content": "beta\n"}),
-               text="Reading a.txt and writing b.txt.", reasoning="Both at once is faster."),
+               text="Reading a.txt and writing b.txt.", reasoning="Both at once is faster.",
+               signature="sig-parallel", redacted="opaque-1"),
     tool_call("task", {"description": "look around", "prompt": "List the project's files.",
                        "subagent_type": "explore"}),
     text("The project holds a.txt and b.txt."),           # the explore subagent's answer
@@ -126,13 +133,14 @@ def test_a_session_over_each_wire_format(wire, project, monkeypatch, capsys):
     (project / "a.txt").write_text("alpha\n")
     with wire.serve(SCRIPT) as server:
         api_base = server.base_url + wire.path
-        options = Options(model=wire.model, api_base=api_base)
+        options = Options(model=wire.model, api_base=api_base, thinking=wire.thinking)
         run = drive(project, None, [(READY, "do the thing" + ENTER), (LEGEND, "y"),
                                     ("All done", "")], options=options, timeout=30)
         assert not run.errors, run.screen
         session_id = run.repl.loop.session.info.id
         monkeypatch.chdir(project)
-        code = main(["run", "--model", wire.model, "--api-base", api_base, *wire.extra,
+        thinking = ("--thinking", str(wire.thinking)) if wire.thinking else ()
+        code = main(["run", "--model", wire.model, "--api-base", api_base, *thinking,
                      "--resume", session_id, "and now?"])
         bodies = server.bodies
 
@@ -154,3 +162,10 @@ def test_a_session_over_each_wire_format(wire, project, monkeypatch, capsys):
     assert any("All done: b.txt written." in t for t in resumed)
     assert "and now?" in resumed[-1]
     assert "Still here." in capsys.readouterr().out
+    if wire.thinking:   # asked for on every request, the signed blocks sent back unchanged
+        assert all(b["thinking"]["budget_tokens"] == wire.thinking for b in bodies)
+        signed = [{"type": "thinking", "thinking": "Both at once is faster.",
+                   "signature": "sig-parallel"}, {"type": "redacted_thinking", "data": "opaque-1"}]
+        assert wire.signed(bodies[0]) == []
+        assert wire.signed(bodies[1]) == signed
+        assert wire.signed(bodies[4]) == signed    # after the resume too

@@ -166,6 +166,23 @@ def test_a_tool_turn_made_without_thinking_goes_on_without_it_then_thinks_again(
     assert server.bodies[1]["thinking"]["type"] == "enabled"
 
 
+def test_a_turn_that_began_thinking_goes_on_thinking_after_replies_without_blocks():
+    """Claude thinks once a turn: its later tool calls in the turn carry no blocks,
+    and the turn's requests keep thinking on (a turn is thought in one mode), the
+    turn's first blocks sent back."""
+    first = ModelReply(tool_calls=tool_call_of("read", {"path": "a.txt"}),
+                       reasoning_blocks=(SIGNED,))
+    second = ModelReply(tool_calls=tool_call_of("read", {"path": "b.txt"}))
+    history = [Message("user", "read a then b"), recorded(first), *results(first),
+               recorded(second), *results(second)]
+    with anthropic_server.serve([text("done")]) as server:
+        complete(claude(server), history)
+    assert server.bodies[0]["thinking"]["type"] == "enabled"
+    sent = [block for message in server.bodies[0]["messages"] if message["role"] == "assistant"
+            for block in message["content"] if block["type"] == "thinking"]
+    assert sent == [SIGNED]
+
+
 def test_kept_blocks_survive_compaction_and_go_back_as_stored():
     kept = Message("assistant", "", tool_calls=tool_call_of("read", {"path": "a"}),
                    reasoning_blocks=(SIGNED, REDACTED))
