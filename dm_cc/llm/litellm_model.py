@@ -151,8 +151,11 @@ def _openai_call(call: ToolCall, wire_id: str) -> dict[str, Any]:
 
 
 def to_openai_tools(tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
+    """The tools in OpenAI format, each schema a copy: litellm's Gemini path rewrites
+    a schema in place, which would change the session's own specs (and every later
+    request, to any model) after the first Gemini request."""
     return [{"type": "function", "function": {"name": tool.name, "description": tool.description,
-                                              "parameters": tool.parameters}}
+                                              "parameters": copy.deepcopy(tool.parameters)}}
             for tool in tools]
 
 

@@ -7,6 +7,7 @@ DeepSeek/vLLM-style ``reasoning_content``). The servers are loopback ones
 from __future__ import annotations
 
 import asyncio
+import copy
 import json
 import urllib.request
 from dataclasses import replace
@@ -302,3 +303,23 @@ def test_reasoning_under_its_newer_name_is_shown_as_reasoning_too():
                                               api_key="sk-test", timeout=10))
     assert shown(events, ReasoningDelta) == reply.reasoning == "2 + 2 is 4"
     assert shown(events, TextDelta) == reply.text == "Four."
+
+
+@pytest.mark.parametrize("wire", ["gemini", "anthropic", "openai"])
+def test_a_request_leaves_the_sessions_tool_schemas_as_they_were(wire, monkeypatch):
+    """litellm's Gemini path rewrites a tool schema in place: the session's specs (one
+    copy for every later request, to whichever model) must not change."""
+    from dm_cc.core.prompts import tool_specs
+    from dm_cc.tools.base import builtin_tools
+
+    monkeypatch.setenv("GEMINI_API_KEY", "test-key")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+    serve, name, path = {"gemini": (gemini_server.serve, "gemini/gemini-2.5-flash", ""),
+                         "anthropic": (anthropic_server.serve, "anthropic/claude-sonnet-4-5", ""),
+                         "openai": (openai_server.serve, "openai/test-model", "/v1")}[wire]
+    specs = tool_specs(builtin_tools())
+    before = copy.deepcopy([spec.parameters for spec in specs])
+    with serve([text("hi")]) as server:
+        model = LiteLLMModel(name, api_base=server.base_url + path, timeout=10)
+        asyncio.run(model.complete("system", [Message("user", "hi")], specs))
+    assert [spec.parameters for spec in specs] == before
