@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
 import threading
@@ -22,9 +23,35 @@ def project(tmp_path, monkeypatch):
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     monkeypatch.setenv("DM_CC_HOME", str(tmp_path / "dmhome"))
     monkeypatch.setenv("DM_CC_MANAGED_DIR", str(tmp_path / "managed"))
-    for variable in ("DM_CC_MODEL", "DM_CC_API_BASE", "OPENAI_API_KEY"):
-        monkeypatch.delenv(variable, raising=False)
+    for variable in [name for name in os.environ if name.startswith("DM_CC_")]:
+        if variable not in ("DM_CC_HOME", "DM_CC_MANAGED_DIR"):
+            monkeypatch.delenv(variable)     # DM_CC_THINKING, DM_CC_MAX_TURNS … set nothing
     return root
+
+
+#: Variables that would reach a test's model through litellm: a key read from the
+#: person's shell must never go to a loopback server, nor decide which path is taken.
+PROVIDER_VARIABLES = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY",
+                      "GOOGLE_API_KEY", "GEMINI_API_BASE", "ANTHROPIC_API_BASE",
+                      "OPENAI_BASE_URL", "OPENAI_API_BASE")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def no_provider_keys() -> Iterator[None]:
+    """The run's environment without :data:`PROVIDER_VARIABLES` (a test sets the dummy
+    key it needs with monkeypatch), put back at the end."""
+    saved = {name: os.environ.pop(name) for name in PROVIDER_VARIABLES if name in os.environ}
+    yield
+    os.environ.update(saved)
+
+
+@pytest.fixture(scope="session")
+def litellm_imported():
+    """litellm, imported (seconds, once per worker) before the tests that use it run:
+    with ``pytestmark = pytest.mark.usefixtures("litellm_imported")``."""
+    from dm_cc.llm.litellm_model import _import_litellm
+
+    return _import_litellm()
 
 
 LONG_PATH = 60   # characters: a long project path, and the same wherever pytest runs

@@ -14,15 +14,10 @@ from support.openai_server import serve, text, tool_call, tool_calls
 from support.trust import trust_project
 
 from dm_cc.cli import main
-from dm_cc.llm.litellm_model import _import_litellm
 from dm_cc.session.store import SessionStore
 
-pytestmark = pytest.mark.filterwarnings("ignore:Accessing the 'model_:DeprecationWarning")
+pytestmark = pytest.mark.usefixtures("litellm_imported")
 
-
-@pytest.fixture(scope="module", autouse=True)
-def litellm_imported():
-    return _import_litellm()
 
 
 @pytest.fixture

@@ -10,14 +10,8 @@ import json
 import pytest
 from support.openai_server import failure, serve, text
 
-from dm_cc.llm.litellm_model import _import_litellm
+pytestmark = pytest.mark.usefixtures("litellm_imported")
 
-pytestmark = pytest.mark.filterwarnings("ignore:Accessing the 'model_:DeprecationWarning")
-
-
-@pytest.fixture(scope="module", autouse=True)
-def litellm_imported():
-    return _import_litellm()
 
 
 def test_run_says_each_retry_on_stderr_and_ends_plainly_on_what_no_retry_fixes(cli, monkeypatch):

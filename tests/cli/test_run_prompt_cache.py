@@ -10,14 +10,9 @@ from support.anthropic_server import serve
 from support.model_server import text, tool_calls
 
 from dm_cc.cli import main
-from dm_cc.llm.litellm_model import _import_litellm
 
-pytestmark = pytest.mark.filterwarnings("ignore:Accessing the 'model_:DeprecationWarning")
+pytestmark = pytest.mark.usefixtures("litellm_imported")
 
-
-@pytest.fixture(scope="module", autouse=True)
-def litellm_imported():
-    return _import_litellm()
 
 
 def test_a_run_marks_its_requests_and_reports_cache_reads_and_writes(project, monkeypatch,

@@ -13,18 +13,13 @@ from support.anthropic_server import serve, tool_use_id
 from support.model_server import text, tool_calls
 
 from dm_cc.cli import main
-from dm_cc.llm.litellm_model import _import_litellm
 
-pytestmark = pytest.mark.filterwarnings("ignore:Accessing the 'model_:DeprecationWarning")
+pytestmark = pytest.mark.usefixtures("litellm_imported")
 
 THOUGHT = {"type": "thinking", "thinking": "a.txt will say.", "signature": "c2lnLTE="}
 REDACTED = {"type": "redacted_thinking", "data": "EmwKAhgBEgy3va3pzix"}
 AFTER = {"type": "thinking", "thinking": "It said hello.", "signature": "c2lnLTI="}
 
-
-@pytest.fixture(scope="module", autouse=True)
-def litellm_imported():
-    return _import_litellm()
 
 
 @pytest.fixture

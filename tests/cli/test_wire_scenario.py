@@ -24,9 +24,8 @@ from support.repl_driver import ENTER, drive
 
 from dm_cc.cli import main
 from dm_cc.compose import Options
-from dm_cc.llm.litellm_model import _import_litellm
 
-pytestmark = pytest.mark.filterwarnings("ignore:Accessing the 'model_:DeprecationWarning")
+pytestmark = pytest.mark.usefixtures("litellm_imported")
 
 READY = "/help lists commands"
 LEGEND = "y once"
@@ -104,13 +103,9 @@ WIRES = {
 }
 
 
-@pytest.fixture(scope="module", autouse=True)
-def litellm_imported():
-    return _import_litellm()
-
 
 @pytest.fixture(params=sorted(WIRES))
-def wire(request, monkeypatch) -> WireFormat:
+def wire(request, project, monkeypatch) -> WireFormat:
     chosen = WIRES[request.param]
     if chosen.key:
         monkeypatch.setenv(chosen.key, "test-key-not-secret")

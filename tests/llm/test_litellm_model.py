@@ -10,33 +10,16 @@ import urllib.request
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from support.model_client import BASH, READ, FakeSleep
 from support.openai_server import cut, failure, serve, slow, text, tool_call, tool_calls
 
-from dm_cc.llm.base import ModelError, ModelReply, ReasoningDelta, Retrying, TextDelta, ToolSpec
-from dm_cc.llm.litellm_model import LiteLLMModel, _import_litellm, _unreachable
+from dm_cc.llm.base import ModelError, ModelReply, ReasoningDelta, Retrying, TextDelta
+from dm_cc.llm.litellm_model import LiteLLMModel, _unreachable
 from dm_cc.session.messages import Message, ToolCall
 
-# litellm 1.106 trips pydantic 2.11+ deprecations on every streamed chunk; not ours to fix.
-pytestmark = pytest.mark.filterwarnings("ignore:Accessing the 'model_:DeprecationWarning")
-
-READ = ToolSpec("read", "Read a file.", {"type": "object", "required": ["path"],
-                                         "properties": {"path": {"type": "string"}}})
-BASH = ToolSpec("bash", "Run a command.", {"type": "object",
-                                           "properties": {"command": {"type": "string"}}})
+pytestmark = pytest.mark.usefixtures("litellm_imported")
 
 
-@pytest.fixture(scope="module", autouse=True)
-def litellm_imported():
-    """The first import of litellm costs seconds: pay it once, outside any test."""
-    return _import_litellm()
-
-
-class FakeSleep:
-    def __init__(self) -> None:
-        self.delays: list[float] = []
-
-    async def __call__(self, delay: float) -> None:
-        self.delays.append(delay)
 
 
 def model_for(server, **kwargs) -> tuple[LiteLLMModel, FakeSleep]:

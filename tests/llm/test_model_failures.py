@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from support import anthropic_server
+from support.model_client import FakeSleep
 from support.openai_server import cut, failure, serve, text
 
 from dm_cc.compose import open_world
@@ -19,27 +20,15 @@ from dm_cc.core.compaction import SUMMARY_PREFIX, SUMMARY_SYSTEM
 from dm_cc.core.events import Compacted, Notice
 from dm_cc.core.loop import Loop
 from dm_cc.llm.base import ContextTooLong, ModelError, Retrying, RetryNotices, TextDelta
-from dm_cc.llm.litellm_model import LiteLLMModel, _import_litellm, _provider_message, _status
+from dm_cc.llm.litellm_model import LiteLLMModel, _provider_message, _status
 from dm_cc.session.messages import Message
 from dm_cc.tools.base import builtin_tools
 
-pytestmark = pytest.mark.filterwarnings("ignore:Accessing the 'model_:DeprecationWarning")
+pytestmark = pytest.mark.usefixtures("litellm_imported")
 
 TOO_LONG = ("This model's maximum context length is 1000 tokens. However, your messages "
             "resulted in 1500 tokens. Please reduce the length of the messages.")
 
-
-@pytest.fixture(scope="module", autouse=True)
-def litellm_imported():
-    return _import_litellm()
-
-
-class FakeSleep:
-    def __init__(self) -> None:
-        self.delays: list[float] = []
-
-    async def __call__(self, delay: float) -> None:
-        self.delays.append(delay)
 
 
 def model_for(server, model: str = "openai/test-model", **kwargs) -> tuple[LiteLLMModel, FakeSleep]:

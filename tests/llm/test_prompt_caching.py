@@ -22,16 +22,12 @@ from dm_cc.llm.litellm_model import (
 )
 from dm_cc.session.messages import Message, ToolCall
 
-pytestmark = pytest.mark.filterwarnings("ignore:Accessing the 'model_:DeprecationWarning")
+pytestmark = pytest.mark.usefixtures("litellm_imported")
 
 CLAUDE = "anthropic/claude-sonnet-4-5"
 TOOLS = [ToolSpec(name, f"The {name} tool.", {"type": "object", "properties": {}})
          for name in ("read", "grep", "bash")]
 
-
-@pytest.fixture(scope="module", autouse=True)
-def litellm_imported():
-    return _import_litellm()
 
 
 @pytest.fixture(autouse=True)

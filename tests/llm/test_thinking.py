@@ -9,31 +9,25 @@ import asyncio
 
 import pytest
 from support import anthropic_server, openai_server
+from support.model_client import READ
 from support.model_server import text, tool_call, tool_calls
 
 from dm_cc.core.compaction import model_messages
-from dm_cc.llm.base import ModelReply, ReasoningDelta, ToolSpec
+from dm_cc.llm.base import ModelReply, ReasoningDelta
 from dm_cc.llm.litellm_model import (
     LiteLLMModel,
-    _import_litellm,
     _plan_thinking,
     thinking_effort,
     to_openai_messages,
 )
 from dm_cc.session.messages import Message, ToolCall
 
-pytestmark = pytest.mark.filterwarnings("ignore:Accessing the 'model_:DeprecationWarning")
+pytestmark = pytest.mark.usefixtures("litellm_imported")
 
 CLAUDE = "anthropic/claude-sonnet-4-5"
-READ = ToolSpec("read", "Read a file.", {"type": "object", "required": ["path"],
-                                         "properties": {"path": {"type": "string"}}})
 SIGNED = {"type": "thinking", "thinking": "I should read a.txt first.", "signature": "sig-A=="}
 REDACTED = {"type": "redacted_thinking", "data": "EmwKAhgBEgy3va3pzix/LafPsn4a"}
 
-
-@pytest.fixture(scope="module", autouse=True)
-def litellm_imported():
-    return _import_litellm()
 
 
 @pytest.fixture(autouse=True)

@@ -14,29 +14,22 @@ from dataclasses import replace
 
 import pytest
 from support import anthropic_server, gemini_server, openai_server
+from support.model_client import BASH, READ, FakeSleep
 from support.model_server import failure, text, tool_calls
 from support.trust import trust_project
 
 from dm_cc.cli import main
-from dm_cc.llm.base import ModelError, ModelReply, ReasoningDelta, TextDelta, ToolSpec
-from dm_cc.llm.litellm_model import LiteLLMModel, _import_litellm
+from dm_cc.llm.base import ModelError, ModelReply, ReasoningDelta, TextDelta
+from dm_cc.llm.litellm_model import LiteLLMModel
 from dm_cc.session.messages import Message, ToolCall
 from dm_cc.session.store import SessionStore
 
-pytestmark = pytest.mark.filterwarnings("ignore:Accessing the 'model_:DeprecationWarning")
+pytestmark = pytest.mark.usefixtures("litellm_imported")
 
 GEMINI_MODEL = "gemini/gemini-2.5-flash"
 GEMINI_KEY = "dummy-gemini-key"
 SIGNATURE = "CiQBjz1rX3Rob3VnaHQtc2lnbmF0dXJlLW9mLXRoZS1jYWxscw=="  # base64, as Google's
-READ = ToolSpec("read", "Read a file.", {"type": "object", "required": ["path"],
-                                         "properties": {"path": {"type": "string"}}})
-BASH = ToolSpec("bash", "Run a command.", {"type": "object",
-                                           "properties": {"command": {"type": "string"}}})
 
-
-@pytest.fixture(scope="module", autouse=True)
-def litellm_imported():
-    return _import_litellm()
 
 
 @pytest.fixture(autouse=True)
@@ -44,14 +37,6 @@ def dummy_keys(monkeypatch):
     monkeypatch.setenv("GEMINI_API_KEY", GEMINI_KEY)
     monkeypatch.delenv("GOOGLE_API_KEY", raising=False)
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-dummy")
-
-
-class FakeSleep:
-    def __init__(self) -> None:
-        self.delays: list[float] = []
-
-    async def __call__(self, delay: float) -> None:
-        self.delays.append(delay)
 
 
 def complete(model: LiteLLMModel, messages=None, tools=()) -> tuple[ModelReply, list]:

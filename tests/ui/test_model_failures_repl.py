@@ -10,16 +10,11 @@ from support.openai_server import failure, serve, text
 from support.repl_driver import ENTER, drive
 
 from dm_cc.compose import Options
-from dm_cc.llm.litellm_model import _import_litellm
 
-pytestmark = pytest.mark.filterwarnings("ignore:Accessing the 'model_:DeprecationWarning")
+pytestmark = pytest.mark.usefixtures("litellm_imported")
 
 READY = "/help lists commands"
 
-
-@pytest.fixture(scope="module", autouse=True)
-def litellm_imported():
-    return _import_litellm()
 
 
 def test_retries_are_said_a_refused_key_says_where_it_came_from(project, monkeypatch):

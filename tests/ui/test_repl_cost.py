@@ -9,14 +9,12 @@ from support.model_server import text
 from support.repl_driver import ENTER, drive
 
 from dm_cc.compose import Options
-from dm_cc.llm.litellm_model import _import_litellm
 
-pytestmark = pytest.mark.filterwarnings("ignore:Accessing the 'model_:DeprecationWarning")
+pytestmark = pytest.mark.usefixtures("litellm_imported")
 READY = "/help lists commands"
 
 
 def test_cost_shows_the_cache_reads_of_the_second_request(project, monkeypatch):
-    _import_litellm()
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-dummy")
     script = [text("First answer.", usage=(30, 4), cache=(0, 2000)),
               text("Second answer.", usage=(25, 6), cache=(2000, 60))]

@@ -11,18 +11,13 @@ from support.model_server import text, tool_calls
 from support.repl_driver import drive
 
 from dm_cc.compose import Options
-from dm_cc.llm.litellm_model import _import_litellm
 
-pytestmark = pytest.mark.filterwarnings("ignore:Accessing the 'model_:DeprecationWarning")
+pytestmark = pytest.mark.usefixtures("litellm_imported")
 
 READY = "/help lists commands"
 PAGER = "q Esc back"
 CTRL_O = "\x0f"
 
-
-@pytest.fixture(scope="module", autouse=True)
-def litellm_imported():
-    return _import_litellm()
 
 
 def test_claudes_thinking_folds_and_ctrl_o_shows_it_whole(project, monkeypatch):
