@@ -93,6 +93,12 @@ class Imported:
     def approximate(self, message: str) -> None:
         self.dropped.append(message)
 
+    def unused(self, key: str, why: str) -> None:
+        """Report a key of the source file the import does not use (``why``: what it
+        means there and why nothing in dm_cc stands for it): every key is either
+        imported or said, never passed over in silence."""
+        self.dropped.append(f"{key}: not imported ({why})")
+
 
 # --------------------------------------------------------------------------- shell
 
