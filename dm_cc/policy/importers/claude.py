@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any
 
 from dm_cc.errors import PolicyError
-from dm_cc.permissions.patterns import Wildcard
 from dm_cc.policy.importers.jsonfile import line_with, read_json
 from dm_cc.policy.importers.model import (
     Entry,
@@ -132,7 +131,7 @@ def _wildcard(spec: str) -> str:
 # (the flags `-P`/`-L` and `--` with them: stricter).
 CD_COMMANDS = ("cd", "pushd")
 CD_LEAVES = ("", " -*", " ~*", " /*", " *..*", " *$*", " *`*")
-CD_PROBES = ("cd", "cd /", "cd ~", "cd ..", "cd -", "pushd /", "popd")
+CD_PROGRAMS = ("cd", "pushd", "popd")
 
 
 def cd_leaving_rules() -> list[str]:
@@ -168,10 +167,23 @@ def claude_decision(settings: dict[str, list[str]], command: str) -> str | None:
     return None
 
 
+def _may_run_cd(pattern: str) -> bool:
+    """Whether a dm_cc shell pattern may match a cd, pushd or popd: its literal text
+    before the first wildcard could start one (``*``, ``c*``, ``cd *``, ``cd src``)."""
+    head = re.split(r"(?<!\\)[*?]", pattern, maxsplit=1)[0].replace("\\", "")
+    return any(program.startswith(head) or head.startswith(program + " ")
+               for program in CD_PROGRAMS)
+
+
 def _leaves_project(command: str) -> bool:
     """Whether Claude's check of working directories asks about ``command`` (a `cd`
     that may leave the project), whatever its allow rules say."""
-    return any(Wildcard(pattern).match(command) for pattern in cd_leaving_rules())
+    for pattern in cd_leaving_rules():
+        body = pattern.removesuffix(" *")
+        regex = ".*".join(re.escape(part) for part in body.split("*"))
+        if re.fullmatch(regex + ("(?: .*)?" if body != pattern else ""), command, re.S):
+            return True
+    return False
 
 
 def _bash_sample(spec: str | None) -> str | None:
@@ -454,9 +466,8 @@ def _cd_stays(out: Imported) -> None:
     """After the allows: a `cd` an imported allow lets through asks again where it may
     leave the project (:func:`cd_leaving_rules`), as Claude asks whatever its allow
     rules say."""
-    allows = [Wildcard(entry.pattern) for entry in out.rules
-              if entry.permission == "bash" and entry.action == "allow"]
-    if not any(allow.match(probe) for allow in allows for probe in CD_PROBES):
+    if not any(_may_run_cd(entry.pattern) for entry in out.rules
+               if entry.permission == "bash" and entry.action == "allow"):
         return
     for index, pattern in enumerate(cd_leaving_rules()):
         out.rules.append(Entry("bash", pattern, "ask", comment=None if index else (
