@@ -52,7 +52,19 @@ DEFAULT_MODES: dict[str, list[tuple[str, str, str]]] = {
     "acceptEdits": [("edit", "*", "allow")],
     "bypassPermissions": [("*", "*", "allow")],
     "dontAsk": [("*", "*", "deny")],
+    # auto mode lets a classifier answer what would ask: dm_cc asks instead (stricter)
+    "auto": [],
 }
+# In dontAsk mode Claude denies whatever is not allowed: every ask (an ask rule's,
+# a cd that leaves the project) is a deny
+ASK_IS_DENY = frozenset({"dontAsk"})
+
+# Claude Code matches files against Edit(path) rules only (they cover every tool that
+# edits files): a path rule of these tools applies to nothing in Claude (its startup
+# warns "…is not matched by file permission checks — only Edit(path) rules are"). The
+# bare tool names the one tool, which dm_cc's single `edit` permission cannot tell
+# from Claude's Edit: an allow of it would allow more.
+EDIT_ALIASES = frozenset({"Write", "MultiEdit", "NotebookEdit"})
 
 # Claude Code's documented tools dm_cc has no tool like: a rule about one decides
 # nothing in dm_cc, whatever its action (docs.anthropic.com, "Tools available to Claude")
@@ -66,7 +78,8 @@ PARAMETERS = frozenset({"command", "timeout", "description", "run_in_background"
                         "dangerouslyDisableSandbox", "file_path", "offset", "limit",
                         "old_string", "new_string", "replace_all", "content", "pattern",
                         "path", "glob", "type", "output_mode", "url", "prompt",
-                        "subagent_type", "notebook_path", "edit_mode", "cell_id"})
+                        "subagent_type", "notebook_path", "edit_mode", "cell_id",
+                        "model", "name", "team_name", "mode", "isolation", "pages"})
 
 _RULE = re.compile(r"^([A-Za-z][A-Za-z0-9_*-]*)(?:\((.*)\))?$", re.S)
 _TOOL = re.compile(r"^\s*([^\s(]+)")     # the whole name, whatever it holds
@@ -96,6 +109,10 @@ def bash_pattern(spec: str, action: str = "deny", notes: list[str] | None = None
         return literal_command(prefix) + " *"
     if ":*" in spec:
         raise Unexpressible("':*' works only at the end of a Bash rule")
+    if action == "allow" and spec.endswith(" *") and spec.count("*") > 1:
+        # Claude makes a trailing ` *` optional only when it is the rule's one
+        # wildcard (`git * *` needs two words); dm_cc's always is: ` ?*` is not
+        return _wildcard(spec[:-2]) + " ?*"
     if "*" in spec:
         return _wildcard(spec)
     return literal_command(spec)
@@ -105,6 +122,22 @@ def _wildcard(spec: str) -> str:
     if "\\" in spec:
         raise Unexpressible("a backslash in a wildcard rule has no documented meaning")
     return spec.replace("?", "\\?")
+
+
+# Claude checks where `cd` goes against its working directories, before any allow
+# rule: no argument ($HOME), `-` ($OLDPWD), `~…`, an absolute path or one through
+# `..` leaves the project and asks, whatever `Bash(cd:*)` says. dm_cc's shell
+# pattern cannot say "inside the project", so after the allows these ask again
+# (the flags `-P`/`-L` and `--` with them: stricter).
+CD_COMMANDS = ("cd", "pushd")
+CD_LEAVES = ("", " -*", " ~*", " /*", " *..*", " *$*", " *`*")
+CD_PROGRAMS = ("cd", "pushd", "popd")
+
+
+def cd_leaving_rules() -> list[str]:
+    """The dm_cc shell patterns of a `cd` that may leave the project (asked again
+    after the allows), and `popd` (back to wherever the stack says)."""
+    return [f"{command}{leave}" for command in CD_COMMANDS for leave in CD_LEAVES] + ["popd *"]
 
 
 def bash_matches(spec: str | None, command: str) -> bool:
@@ -132,6 +165,25 @@ def claude_decision(settings: dict[str, list[str]], command: str) -> str | None:
             if match and match.group(1) == "Bash" and bash_matches(match.group(2), command):
                 return action
     return None
+
+
+def _may_run_cd(pattern: str) -> bool:
+    """Whether a dm_cc shell pattern may match a cd, pushd or popd: its literal text
+    before the first wildcard could start one (``*``, ``c*``, ``cd *``, ``cd src``)."""
+    head = re.split(r"(?<!\\)[*?]", pattern, maxsplit=1)[0].replace("\\", "")
+    return any(program.startswith(head) or head.startswith(program + " ")
+               for program in CD_PROGRAMS)
+
+
+def _leaves_project(command: str) -> bool:
+    """Whether Claude's check of working directories asks about ``command`` (a `cd`
+    that may leave the project), whatever its allow rules say."""
+    for pattern in cd_leaving_rules():
+        body = pattern.removesuffix(" *")
+        regex = ".*".join(re.escape(part) for part in body.split("*"))
+        if re.fullmatch(regex + ("(?: .*)?" if body != pattern else ""), command, re.S):
+            return True
+    return False
 
 
 def _bash_sample(spec: str | None) -> str | None:
@@ -225,11 +277,13 @@ def _domain_patterns(spec: str, action: str) -> list[str]:
 def _mcp(name: str, spec: str | None, action: str) -> str:
     if spec is not None:
         raise Unexpressible("MCP rules take no specifier")
+    if name == "mcp__*":
+        return name                     # every tool of every server, in both
     parts = name.split("__")
     whole_server = len(parts) == 2 or (len(parts) == 3 and parts[2] == "*")
     if action == "allow" and "*" in name and not (whole_server and "*" not in parts[1]):
-        raise Unexpressible("a '*' in an MCP rule, but for mcp__<server>__*, has no "
-                            "documented meaning")
+        raise Unexpressible("a '*' in an MCP rule, but for mcp__* and mcp__<server>__*, "
+                            "has no documented meaning")
     if len(parts) == 2 and parts[1]:
         return f"{name}__*"             # a whole server
     if len(parts) >= 3 and all(parts[1:]):
@@ -261,9 +315,13 @@ def convert(text: str, action: str, root: Path | None,
     if tool not in TOOLS:
         raise Unexpressible(f"dm_cc has no tool like Claude Code's {tool}")
     permission, kind = TOOLS[tool]
+    if tool in EDIT_ALIASES:
+        return _edit_alias(tool, spec, action, root, notes)
     if spec is None:
         return [(permission, "*")]
-    if (parameter := _PARAMETER.match(spec)) and parameter.group(1) in PARAMETERS:
+    if (parameter := _PARAMETER.match(spec)) and (
+            parameter.group(1) in PARAMETERS or kind == "name"):
+        # an agent's name holds no ':' (Agent(model:opus) is a rule on a parameter)
         raise Unexpressible(f"a rule on the {parameter.group(1)} parameter of a {tool} call, "
                             "which dm_cc's patterns cannot say")
     if kind == "command":
@@ -277,6 +335,27 @@ def convert(text: str, action: str, root: Path | None,
         names = [spec] if action == "allow" else [spec, spec.lower(), SUBAGENTS.get(spec, spec)]
         return [(permission, name) for name in dict.fromkeys(names)]
     raise Unexpressible(f"Claude Code's {tool} takes no specifier")
+
+
+def _edit_alias(tool: str, spec: str | None, action: str, root: Path | None,
+                notes: list[str] | None) -> list[tuple[str, str]]:
+    """``Write``, ``MultiEdit``, ``NotebookEdit`` rules (:data:`EDIT_ALIASES`). With a
+    path they apply to nothing in Claude: an allow allows nothing (left out); a deny or
+    ask is kept as the Edit(path) rule its author meant (stricter than Claude). Bare,
+    they name one tool: an allow cannot be said (dm_cc's ``edit`` is also Claude's
+    Edit); a deny or ask covers every edit (NotebookEdit's: every notebook)."""
+    if spec is not None:
+        if action == "allow":
+            raise SaysNothing(f"Claude Code applies no {tool}(path) rule (only Edit(path) "
+                              "rules are matched against files), so it allows nothing")
+        if notes is not None:
+            notes.append(f"Claude Code applies no {tool}(path) rule; kept as Edit(path), "
+                         "stricter than Claude")
+        return _path_pairs("edit", spec, action, root)
+    if action == "allow":
+        raise Unexpressible(f"allows Claude Code's {tool} tool alone; dm_cc's edit "
+                            "permission is also Claude's Edit, so it would allow more")
+    return [("edit", "*.ipynb" if tool == "NotebookEdit" else "*")]
 
 
 def _path_pairs(permission: str, spec: str, action: str,
@@ -354,6 +433,10 @@ def claude_policy(data: Any, shown: str, root: Path | None) -> Imported:
         "Paths: Claude's /x is the project root (x here), //x is absolute (/x), ~/x is home.",
     ])
     mode = permissions.get("defaultMode")
+    if mode == "bypassPermissions" and _disabled(permissions.get("disableBypassPermissionsMode")):
+        out.approximate("defaultMode: 'bypassPermissions': not imported, as Claude Code "
+                        "does not enter it: disableBypassPermissionsMode is 'disable'")
+        mode = None
     if mode is not None:
         if mode in DEFAULT_MODES:
             for permission, pattern, action in DEFAULT_MODES[mode]:
@@ -367,11 +450,75 @@ def claude_policy(data: Any, shown: str, root: Path | None) -> Imported:
             _add(out, text, action, root)
         if action == "allow":
             _directories(out, permissions.get("additionalDirectories"), root, shown)
-    _tests(out, lists)
-    for key in ("hooks", "sandbox"):
-        if key in data:
-            out.approximate(f"{key}: Claude Code's {key} settings are not imported")
+            _cd_stays(out)
+    if mode in ASK_IS_DENY:
+        _asks_denied(out, mode)
+    _tests(out, lists, ask_is="deny" if mode in ASK_IS_DENY else "ask")
+    _unused(out, data, permissions)
     return out
+
+
+def _disabled(value: Any) -> bool:
+    return value in ("disable", True)
+
+
+def _cd_stays(out: Imported) -> None:
+    """After the allows: a `cd` an imported allow lets through asks again where it may
+    leave the project (:func:`cd_leaving_rules`), as Claude asks whatever its allow
+    rules say."""
+    if not any(_may_run_cd(entry.pattern) for entry in out.rules
+               if entry.permission == "bash" and entry.action == "allow"):
+        return
+    for index, pattern in enumerate(cd_leaving_rules()):
+        out.rules.append(Entry("bash", pattern, "ask", comment=None if index else (
+            "Claude Code asks about a cd that leaves the project (no argument, -, ~, an "
+            "absolute path, ..), whatever its allow rules say")))
+
+
+def _asks_denied(out: Imported, mode: str) -> None:
+    """defaultMode dontAsk: Claude denies what it would ask about, so every ask this
+    import wrote is a deny (said in the rule's comment)."""
+    for index, entry in enumerate(out.rules):
+        if entry.permission is not None and entry.action == "ask":
+            out.rules[index] = Entry(entry.permission, entry.pattern, "deny",
+                                     f"{entry.comment}  (an ask: a deny in {mode} mode)"
+                                     if entry.comment else None)
+
+
+# Settings a Claude Code file may hold that say nothing about permissions dm_cc's
+# policy could take, and why (every key is imported or said: Imported.unused)
+UNUSED_WHY = {
+    "env": "environment variables for Claude Code's sessions; set them in your shell",
+    "hooks": "Claude Code's hook commands; dm_cc's hooks are configured apart (docs/hooks.md)",
+    "sandbox": "Claude Code's sandbox settings; dm_cc's sandbox has its own (docs/sandbox.md)",
+    "model": "Claude Code's model; choose dm_cc's with --model",
+    "allowManagedPermissionRulesOnly": (
+        "in Claude Code's managed settings, only the managed rules count; dm_cc has no "
+        "switch that ignores other layers: install this import as the managed enforced "
+        "layer (<managed>/enforced.yaml), which comes after every other layer so no "
+        "user or project rule changes what it decides"),
+    "disableAutoMode": (
+        "keeps Claude Code's auto mode off; dm_cc's auto mode is lifted by rules: put "
+        "`auto: {rules: [{permission: bash, pattern: '*', action: ask}, {permission: edit, "
+        "pattern: '**', action: ask}]}` in the managed policy to keep it from lifting asks"),
+    "disableBypassPermissionsMode": (
+        "keeps Claude Code out of bypassPermissions mode; dm_cc has no mode that skips "
+        "its rules"),
+}
+PERMISSION_KEYS = frozenset({*LISTS, "defaultMode", "additionalDirectories"})
+SILENT_KEYS = frozenset({"$schema"})
+
+
+def _unused(out: Imported, data: dict[str, Any], permissions: dict[str, Any]) -> None:
+    """Say every key of the file the import did not use."""
+    for key in permissions:
+        if key not in PERMISSION_KEYS:
+            out.unused(f"permissions.{key}", UNUSED_WHY.get(
+                key, "a Claude Code permission setting with no dm_cc rule like it"))
+    for key in data:
+        if key != "permissions" and key not in SILENT_KEYS:
+            out.unused(key, UNUSED_WHY.get(key, "a Claude Code setting that is not a "
+                                                "permission rule"))
 
 
 def _add(out: Imported, text: str, action: str, root: Path | None) -> None:
@@ -418,9 +565,10 @@ def _directories(out: Imported, value: Any, root: Path | None, shown: str) -> No
         out.rules.append(Entry("read", pattern, "allow"))
 
 
-def _tests(out: Imported, lists: dict[str, list[str]]) -> None:
+def _tests(out: Imported, lists: dict[str, list[str]], ask_is: str = "ask") -> None:
     """For each Bash rule with an obvious example command, the decision Claude
-    Code would give it (deny > ask > allow over every Bash rule)."""
+    Code would give it (deny > ask > allow over every Bash rule; ``ask_is`` what
+    an ask is in the file's mode)."""
     seen: set[str] = set()
     for action in ("deny", "ask", "allow"):
         for text in lists[action]:
@@ -436,6 +584,10 @@ def _tests(out: Imported, lists: dict[str, list[str]]) -> None:
                 continue
             seen.add(sample)
             expect = claude_decision(lists, sample)
+            if expect == "allow" and _leaves_project(sample):
+                expect = "ask"
+            if expect == "ask":
+                expect = ask_is
             if expect is not None:
                 out.tests.append(InlineTestEntry("bash", sample, expect,
                                                  name=f"Claude Code: {expect} ({text})"))

@@ -30,9 +30,13 @@ from dm_cc.policy.importers.model import (
 
 DECISIONS = {"allow": "allow", "prompt": "ask", "forbidden": "deny"}
 ORDER = ("allow", "prompt", "forbidden")       # written in this order: last match wins
-FIELDS = {"pattern", "decision", "justification", "match", "not_match"}
+FIELDS = {"pattern", "decision", "justification", "match", "not_match", "reviewer"}
 # calls of a rules file that make no rule (Codex's execpolicy: a program's paths)
 NOT_RULES = frozenset({"host_executable"})
+# network_rule(host=…, protocol=…, decision=…): the hosts a sandboxed command may
+# reach, dm_cc's ``network`` permission ("deny" is Codex's other name of forbidden)
+NETWORK_DECISIONS = {**DECISIONS, "deny": "deny"}
+NETWORK_FIELDS = {"host", "protocol", "decision", "justification"}
 
 
 class Other(NamedTuple):
@@ -41,6 +45,13 @@ class Other(NamedTuple):
 
     message: str
     may_deny: bool = False
+
+
+class NetworkRule(NamedTuple):
+    line: int
+    host: str
+    decision: str          # dm_cc's action
+    source: str            # the call, shortened, for the comment
 
 
 class PrefixRule:
@@ -110,20 +121,54 @@ def _rule(call: ast.Call, shown: str) -> PrefixRule:
                  [_example(v, shown, line) for v in values.get("not_match", [])])
 
 
+def _network_rule(call: ast.Call) -> NetworkRule | None:
+    """A ``network_rule`` whose arguments are all literal and known; None otherwise
+    (then it is a statement that may make rules: refused unless --lossy)."""
+    values: dict[str, Any] = {}
+    for keyword in call.keywords:
+        if keyword.arg not in NETWORK_FIELDS or call.args:
+            return None
+        try:
+            values[keyword.arg] = ast.literal_eval(keyword.value)
+        except ValueError:
+            return None
+    host, decision = values.get("host"), values.get("decision")
+    if not isinstance(host, str) or decision not in NETWORK_DECISIONS:
+        return None
+    host = host.strip().strip("[]").rstrip(".").lower()
+    host = host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+    if not host or any(c in host for c in "*/?#@ "):
+        return None
+    source = f"network_rule(host={values['host']!r}, decision={decision!r})"
+    return NetworkRule(call.lineno, host, NETWORK_DECISIONS[decision], source)
+
+
 def parse_rules(text: str, shown: str) -> tuple[list[PrefixRule], list[Other]]:
     """The prefix rules of a rules file, and a line for each other statement."""
+    rules, others, _ = parse_file(text, shown)
+    return rules, others
+
+
+def parse_file(text: str, shown: str
+               ) -> tuple[list[PrefixRule], list[Other], list[NetworkRule]]:
+    """The prefix rules, the other statements and the network rules of a rules file."""
     try:
         tree = ast.parse(text, shown)
     except SyntaxError as exc:
         raise PolicyError(shown, exc.lineno, f"not a rules file: {exc.msg}") from None
     rules: list[PrefixRule] = []
     others: list[Other] = []
+    network: list[NetworkRule] = []
     for node in tree.body:
         call = node.value if isinstance(node, ast.Expr) else None
         name = call.func.id if isinstance(call, ast.Call) and isinstance(call.func, ast.Name) \
             else None
         if isinstance(call, ast.Call) and name == "prefix_rule":
             rules.append(_rule(call, shown))
+            continue
+        if isinstance(call, ast.Call) and name == "network_rule" and \
+                (found := _network_rule(call)) is not None:
+            network.append(found)
             continue
         what = ast.get_source_segment(text, node) or type(node).__name__
         first = what.splitlines()[0][:60]
@@ -133,7 +178,7 @@ def parse_rules(text: str, shown: str) -> tuple[list[PrefixRule], list[Other]]:
             others.append(Other(f"line {node.lineno}: {first!r}: only prefix_rule calls are "
                                 "read, and this may make rules (a forbidden one among them)",
                                 may_deny=True))
-    return rules, others
+    return rules, others, network
 
 
 def import_codex(path: Path) -> Imported:
@@ -144,15 +189,42 @@ def import_codex(path: Path) -> Imported:
         "last matching rule wins, so allows come first, then asks, then denies.",
         "A prefix rule [a, b] is the shell pattern 'a b *' (a b, or a b and more words).",
     ])
-    rules, others = parse_rules(text, shown)
+    rules, others, network = parse_file(text, shown)
     for other in others:
         out.unsaid(out.rules, "deny" if other.may_deny else None, other.message,
                    says_nothing=not other.may_deny)
     for decision in ORDER:
         for rule in (r for r in rules if r.decision == decision):
             _add(out, rule)
+    for action in ("allow", "ask", "deny"):
+        for net in (n for n in network if n.decision == action):
+            _add_network(out, net)
+    _reviewers(out, text)
     _tests(out, rules)
     return out
+
+
+def _add_network(out: Imported, rule: NetworkRule) -> None:
+    """A network_rule as dm_cc's ``network`` rules for its host on any port. Codex's
+    rule names one protocol, dm_cc's every one: a deny or ask is kept (wider), an
+    allow is left out (it would open the host's other protocols too)."""
+    what = f"line {rule.line}: {rule.source}"
+    if rule.decision == "allow":
+        out.drop(out.rules, f"{what}: a Codex network allow names one protocol; dm_cc's "
+                            "network rules cover every protocol of a host")
+        return
+    out.rules.append(Entry("network", rule.host, rule.decision, comment=what))
+    out.rules.append(Entry("network", f"{rule.host}:*", rule.decision))
+
+
+def _reviewers(out: Imported, text: str) -> None:
+    """``reviewer`` (who answers a prompt rule: the user or Codex's auto-review) is
+    not imported: dm_cc asks the person, which is never looser."""
+    if "reviewer" in text and any(
+            isinstance(node, ast.keyword) and node.arg == "reviewer"
+            for node in ast.walk(ast.parse(text))):
+        out.unused("reviewer", "who answers a Codex prompt; dm_cc's ask always asks the "
+                               "person")
 
 
 def _add(out: Imported, rule: PrefixRule) -> None:
@@ -173,8 +245,10 @@ def _add(out: Imported, rule: PrefixRule) -> None:
         out.approximate(f"line {rule.line}: a token with a space is matched as words (wider)")
     for index, alternative in enumerate(alternatives):
         pattern = literal_command(" ".join(alternative)) + " *"
-        out.rules.append(Entry("bash", pattern if action == "allow" else denial_pattern(pattern),
-                               action, comment=comment if index == 0 else None))
+        if action != "allow":   # tokens are argument values: their quotes are text
+            pattern = denial_pattern(pattern, shell_text=False)
+        out.rules.append(Entry("bash", pattern, action,
+                               comment=comment if index == 0 else None))
 
 
 def _tests(out: Imported, rules: list[PrefixRule]) -> None:

@@ -108,13 +108,17 @@ def literal_command(text: str) -> str:
     return re.sub(r"([\\?*])", r"\\\1", text)
 
 
-def denial_pattern(pattern: str) -> str:
+def denial_pattern(pattern: str, *, shell_text: bool = True) -> str:
     """A deny or ask shell pattern as dm_cc judges commands, so it matches what the
     source's matched: quotes left out (dm_cc judges a command with its quotes
     removed: ``git commit -m "wip"`` is ``git commit -m wip``), spaces as one (and
     none before the program), and the program by its name (``/usr/bin/rm`` and
-    ``./rm`` are judged as ``rm``: a pattern naming the path would never match)."""
-    pattern = re.sub(r"\s+", " ", pattern.replace('"', "").replace("'", "")).lstrip()
+    ``./rm`` are judged as ``rm``: a pattern naming the path would never match).
+    ``shell_text`` False: the pattern is made of argument values already unquoted
+    (Codex tokens), whose quote characters are literal text and stay."""
+    if shell_text:
+        pattern = pattern.replace('"', "").replace("'", "")
+    pattern = re.sub(r"\s+", " ", pattern).lstrip()
     program, space, rest = pattern.partition(" ")
     if "/" in program and program.rstrip("/"):
         program = program.rstrip("/").rsplit("/", 1)[1]

@@ -3,10 +3,12 @@ rules' own match/not_match examples become inline tests that pass."""
 
 from __future__ import annotations
 
+import shlex
 import shutil
 from pathlib import Path
 
-from hypothesis import given, settings
+import pytest
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from support.requests import evaluate
 
@@ -14,6 +16,11 @@ from dm_cc.cli import main
 from dm_cc.policy.importers import render_policy
 from dm_cc.policy.importers.codex import codex_decision, import_codex, parse_rules
 from dm_cc.policy.loader import parse_policy
+
+from . import reference_codex
+from .reference_codex import AS_DM_CC
+
+STRICTNESS = {"allow": 0, "ask": 1, "deny": 2}
 
 FIXTURE = Path(__file__).parent / "default.rules"
 
@@ -70,3 +77,65 @@ def test_random_prefix_rules_decide_as_codex(tmp_path_factory, rules, commands):
             codex_decision(parsed, command)]
         got = evaluate("bash", " ".join(command), policy_rules).action
         assert got == expected, (command, rules)
+
+
+# --------------------------------------------------------------------------- never looser
+
+# tokens that are no plain word: quotes and shell operators are an argument's text
+# in Codex, a space makes one argument of two words, `*`/`?` are literal
+ODD = ["it's", 'say "hi"', "a;b", "x|y", "*", "a?", "$HOME", "back\\slash", "two words",
+       "git", "push", "rm"]
+odd_tokens = st.lists(st.sampled_from(ODD), min_size=1, max_size=3)
+odd_pattern = st.lists(st.one_of(st.sampled_from(ODD),
+                                 st.lists(st.sampled_from(ODD), min_size=1, max_size=2,
+                                          unique=True)), min_size=1, max_size=3)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(rules=st.lists(st.tuples(odd_pattern, st.sampled_from(["allow", "prompt", "forbidden"])),
+                      max_size=5),
+       commands=st.lists(odd_tokens, min_size=1, max_size=6))
+def test_no_codex_import_decides_a_command_more_loosely(stage, rules, commands):
+    """For rules whose tokens hold quotes, operators, wildcard characters and spaces,
+    dm_cc's decision of the command (its argv quoted as a shell would need, judged by
+    the whole engine) is never looser than execpolicy's (reference_codex.py)."""
+    world = codex_world(stage, rules)
+    for argv in commands:
+        expected = AS_DM_CC[reference_codex.decide(rules, argv)]
+        got = world.decide("bash", shlex.join(argv))[1].action
+        assert STRICTNESS[got] >= STRICTNESS[expected], (argv, got, expected, rules)
+
+
+def codex_world(stage, rules):
+    source = stage.root / "r.rules"
+    source.write_text("".join(f"prefix_rule(pattern={p!r}, decision={d!r})\n" for p, d in rules))
+    return stage.world(render_policy(import_codex(source)))
+
+
+@pytest.mark.parametrize(("token", "command"), [
+    ("it's", "echo \"it's\""), ('say "hi"', "echo 'say \"hi\"'"), ("a;b", "echo 'a;b'"),
+    ("*", "echo '*'"), ("$HOME", "echo '$HOME'"),
+])
+def test_a_forbidden_token_keeps_its_quote_and_operator_characters(stage, token, command):
+    world = codex_world(stage, [(["echo"], "allow"), (["echo", token], "forbidden")])
+    assert world.decide("bash", command)[1].action == "deny"
+    assert world.decide("bash", "echo other")[1].action == "allow"
+
+
+def test_network_rules_and_reviewers(tmp_path, capsys):
+    source = tmp_path / "r.rules"
+    source.write_text('network_rule(host="Evil.COM:443", protocol="https", decision="deny")\n'
+                      'network_rule(host="ask.test", protocol="http", decision="prompt")\n'
+                      'network_rule(host="pypi.org", protocol="https", decision="allow")\n'
+                      'prefix_rule(pattern=["git"], decision="prompt", reviewer="auto_review")\n')
+    imported = import_codex(source)
+    rules = [(e.permission, e.pattern, e.action) for e in imported.rules if e.permission]
+    assert ("network", "evil.com", "deny") in rules and ("network", "evil.com:*", "deny") in rules
+    assert ("network", "ask.test", "ask") in rules
+    assert not [r for r in rules if "pypi" in r[1]]          # an allow of one protocol: out
+    said = "\n".join(imported.dropped)
+    assert "pypi.org" in said and "reviewer: not imported" in said
+    assert main(["policy", "import", "codex", str(source), "-o", str(tmp_path / "o.yaml")]) == 0
+    assert main(["policy", "lint", str(tmp_path / "o.yaml")]) == 0
+    source.write_text('network_rule(host=HOST, protocol="https", decision="deny")\n')
+    assert main(["policy", "import", "codex", str(source)]) == 1    # not data: refused
