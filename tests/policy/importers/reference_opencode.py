@@ -17,10 +17,10 @@ from typing import Any
 def wildcard(text: str, pattern: str) -> bool:
     """opencode's Wildcard.match: ``*`` any run of characters (``/`` too), ``?``
     one; a trailing `` *`` is optional (``git *`` matches ``git``)."""
-    regex = "".join(".*" if c == "*" else "." if c == "?" else re.escape(c) for c in pattern)
-    if regex.endswith(" .*"):
-        regex = regex[:-3] + "( .*)?"
-    return re.fullmatch(regex, text, re.S) is not None
+    optional = pattern.endswith(" *")
+    body = pattern[:-2] if optional else pattern
+    regex = "".join(".*" if c == "*" else "." if c == "?" else re.escape(c) for c in body)
+    return re.fullmatch(regex + ("( .*)?" if optional else ""), text, re.S) is not None
 
 
 def _block(value: Any) -> list[tuple[str, str, str]]:
@@ -46,12 +46,18 @@ def ruleset(config: dict[str, Any], agent: str) -> list[tuple[str, str, str]] | 
     return rules + _block(own.get("permission", {})) + _ordered(own.get("permissions", []))
 
 
+# the shell tool is `bash` to opencode V1 and `shell` to V2 (which reads V1's rules)
+NAMES = {"bash": ("bash", "shell")}
+
+
 def decide(config: dict[str, Any], agent: str, permission: str, pattern: str) -> str:
-    """opencode's decision; a disabled agent decides nothing: deny (it cannot run)."""
+    """opencode's decision for the tool dm_cc calls ``permission``; a disabled agent
+    decides nothing: deny (it cannot run)."""
     rules = ruleset(config, agent)
     if rules is None:
         return "deny"
+    names = NAMES.get(permission, (permission,))
     for key, rule_pattern, action in reversed(rules):
-        if wildcard(permission, key) and wildcard(pattern, rule_pattern):
+        if any(wildcard(name, key) for name in names) and wildcard(pattern, rule_pattern):
             return action
     return "ask"
