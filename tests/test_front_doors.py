@@ -72,7 +72,7 @@ EXPORTS: dict[str, list[str]] = {
     ],
     "policy": [
         "APPROVALS_LAYER", "AUTO_LAYER", "ActionName", "Capabilities", "Changed", "Edit",
-        "Finding", "HOOK_LAYER", "Hook", "IMPORTERS", "Link", "NewRule", "Place", "Policy",
+        "Finding", "HOOK_LAYER", "Hook", "IMPORTERS", "InvalidSource", "Link", "NewRule", "Place", "Policy",
         "RuleSpec", "SHIPPED_PREFIX",
         "TRUSTED_HOOK_LAYERS", "add_rule", "beyond_rights", "findings_of", "lint_files",
         "load_policy", "load_policy_arg", "numbered", "parse_policy", "policy_json_schema",

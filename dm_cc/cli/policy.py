@@ -297,9 +297,14 @@ def _import(args: argparse.Namespace) -> int:
     """Rewrite another assistant's permission settings as a dm_cc policy file."""
     import sys
 
-    from dm_cc.policy import IMPORTERS, lint_files, parse_policy, render_policy
+    from dm_cc.policy import IMPORTERS, InvalidSource, lint_files, parse_policy, render_policy
 
-    imported = IMPORTERS[args.source][1](Path(args.file))
+    try:
+        imported = IMPORTERS[args.source][1](Path(args.file))
+    except InvalidSource as exc:   # its own tool would load none of it: exit 1
+        print(f"dm_cc: import: {exc}\ndm_cc: import: nothing written: the source tool "
+              "refuses this file, so no rule of it holds there", file=sys.stderr)
+        return 1
     if imported.refused and not args.lossy:
         for line in imported.refused:
             print(f"dm_cc: import: {imported.source}: cannot import without loosening the "

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     )
     from dm_cc.policy.effects import Capabilities
     from dm_cc.policy.hooks import Hook
-    from dm_cc.policy.importers import IMPORTERS, render_policy
+    from dm_cc.policy.importers import IMPORTERS, InvalidSource, render_policy
     from dm_cc.policy.inline_tests import run_inline_tests
     from dm_cc.policy.layers import (
         APPROVALS_LAYER,
@@ -60,6 +60,7 @@ __all__ = [
     "AUTO_LAYER",
     "HOOK_LAYER",
     "IMPORTERS",
+    "InvalidSource",
     "SHIPPED_PREFIX",
     "TRUSTED_HOOK_LAYERS",
     "ActionName",
@@ -100,7 +101,7 @@ _LAZY: dict[str, tuple[str, ...]] = {
                              "numbered", "remove_rule", "save"),
     "dm_cc.policy.effects": ("Capabilities",),
     "dm_cc.policy.hooks": ("Hook",),
-    "dm_cc.policy.importers": ("IMPORTERS", "render_policy"),
+    "dm_cc.policy.importers": ("IMPORTERS", "InvalidSource", "render_policy"),
     "dm_cc.policy.inline_tests": ("run_inline_tests",),
     "dm_cc.policy.layers": ("APPROVALS_LAYER", "AUTO_LAYER", "HOOK_LAYER", "TRUSTED_HOOK_LAYERS", "Link",
                             "Policy", "load_policy"),

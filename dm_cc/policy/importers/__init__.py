@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from dm_cc.policy.importers.model import Entry, Imported, InlineTestEntry
+from dm_cc.policy.importers.model import Entry, Imported, InlineTestEntry, InvalidSource
 from dm_cc.policy.importers.render import render_policy
 
 Importer = Callable[[Path], Imported]
@@ -57,4 +57,4 @@ IMPORTERS: dict[str, tuple[str, Importer]] = {
     "gemini": ("Gemini CLI policy .toml ([[rule]] toolName, commandPrefix, priority)", _gemini),
 }
 
-__all__ = ["IMPORTERS", "Entry", "Imported", "InlineTestEntry", "render_policy"]
+__all__ = ["IMPORTERS", "Entry", "Imported", "InlineTestEntry", "InvalidSource", "render_policy"]

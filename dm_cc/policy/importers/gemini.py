@@ -19,9 +19,9 @@ name matches them all.
 
 from __future__ import annotations
 
-import math
 import re
 import tomllib
+from collections.abc import Callable
 from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -32,6 +32,7 @@ from dm_cc.policy.importers.model import (
     Entry,
     Imported,
     InlineTestEntry,
+    InvalidSource,
     SaysNothing,
     Unexpressible,
     denial_pattern,
@@ -43,6 +44,7 @@ from dm_cc.policy.importers.regex import covering_patterns
 
 DECISIONS = {"allow": "allow", "ask_user": "ask", "deny": "deny"}
 STRICTNESS = {"allow": 0, "ask": 1, "deny": 2}
+MODES = ("default", "autoEdit", "yolo", "plan")   # Gemini CLI's ApprovalMode
 
 # Gemini CLI built-in tool → dm_cc permission (docs/reference/tools)
 TOOLS: dict[str, str] = {
@@ -63,19 +65,58 @@ TOOLS: dict[str, str] = {
 # nothing in dm_cc, whatever its decision (docs/reference/tools)
 ABSENT = frozenset({"google_web_search", "web_search", "save_memory", "get_internal_docs",
                     "activate_skill", "delegate_to_agent", "codebase_investigator"})
-KNOWN_FIELDS = {"toolName", "mcpName", "subagent", "toolAnnotations", "argsPattern",
-                "commandPrefix", "commandRegex", "decision", "priority", "denyMessage",
-                "modes", "interactive", "allowRedirection"}
+
+
+def _texts(value: Any) -> bool:
+    return isinstance(value, str) or (isinstance(value, list)
+                                      and all(isinstance(v, str) for v in value))
+
+
+def _whole(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) \
+        and float(value).is_integer()
+
+
+# Each field of a [[rule]] as Gemini CLI's loader checks it (packages/core/src/policy/
+# toml-loader.ts, a zod schema): what it must be, and the check. A file one field
+# of which fails is refused by Gemini CLI as a whole (none of its rules is used), so
+# the import refuses it too (InvalidSource).
+FIELDS: dict[str, tuple[str, Callable[[Any], bool]]] = {
+    "toolName": ("a string or a list of strings", _texts),
+    "subagent": ("a string", lambda v: isinstance(v, str)),
+    "mcpName": ("a string", lambda v: isinstance(v, str)),
+    "argsPattern": ("a string", lambda v: isinstance(v, str)),
+    "commandPrefix": ("a string or a list of strings", _texts),
+    "commandRegex": ("a string", lambda v: isinstance(v, str)),
+    "decision": ("allow, deny or ask_user", lambda v: v in DECISIONS),
+    "priority": ("a whole number from 0 to 999", lambda v: _whole(v) and 0 <= v <= 999),
+    "modes": (f"a list of {', '.join(MODES)}",
+              lambda v: isinstance(v, list) and all(m in MODES for m in v)),
+    "interactive": ("true or false", lambda v: isinstance(v, bool)),
+    "toolAnnotations": ("a table", lambda v: isinstance(v, dict)),
+    "allowRedirection": ("true or false", lambda v: isinstance(v, bool)),
+    "allow_redirection": ("true or false", lambda v: isinstance(v, bool)),
+    "denyMessage": ("a string", lambda v: isinstance(v, str)),
+    "deny_message": ("a string", lambda v: isinstance(v, str)),
+}
+REQUIRED = ("decision", "priority")
 # conditions dm_cc has no equivalent of: a deny or ask is imported without them
-# (``interactive``: a rule for interactive or headless runs only; dm_cc's rules
-# are the same in both)
-UNSAID_CONDITIONS = ("argsPattern", "toolAnnotations", "subagent", "interactive")
+# (wider), an allow is left out. ``interactive``: a rule for interactive (true) or
+# headless (false) runs only; dm_cc's rules hold alike in the REPL and `dm_cc run`.
+UNSAID_CONDITIONS = {
+    "argsPattern": "argsPattern (a regular expression over the call's JSON arguments) "
+                   "has no dm_cc equivalent",
+    "toolAnnotations": "toolAnnotations has no dm_cc equivalent",
+    "subagent": "subagent has no dm_cc equivalent",
+    "interactive": "interactive = {value}: Gemini CLI applies it only to {runs} runs; "
+                   "dm_cc's rules hold in the REPL and in `dm_cc run` alike",
+}
 
 
 class GeminiRule:
     def __init__(self, index: int, permissions: list[str], prefixes: list[str] | None,
                  action: str, priority: float, label: str, *, regex: str | None = None,
-                 notes: tuple[str, ...] = ()) -> None:
+                 notes: tuple[str, ...] = (), unused: tuple[tuple[str, str], ...] = ()) -> None:
         self.index = index
         self.permissions = permissions
         self.prefixes = prefixes        # None: any input (or the regex's)
@@ -84,6 +125,7 @@ class GeminiRule:
         self.label = label
         self.regex = regex              # commandRegex (a deny or ask: read wider)
         self.notes = notes              # what was read wider than written
+        self.unused = unused            # (key, why) of what the rule does not use
 
 
 class Unsaid(NamedTuple):
@@ -94,30 +136,34 @@ class Unsaid(NamedTuple):
     says_nothing: bool = False
 
 
-def _strings(value: Any, what: str) -> list[str]:
-    values = value if isinstance(value, list) else [value]
-    if not values or not all(isinstance(v, str) and v for v in values):
-        raise Unexpressible(f"{what} must be a string or a list of strings")
-    return values
+def _names(value: Any) -> list[str]:
+    return value if isinstance(value, list) else [value]
 
 
-def _permissions(tool: str, server: str | None, action: str) -> list[str]:
-    """The dm_cc permissions a Gemini tool name (with ``mcpName`` when given) covers."""
+def _permissions(tool: str, server: str | None, action: str, notes: list[str]) -> list[str]:
+    """The dm_cc permissions a Gemini tool name (with ``mcpName`` when given) covers;
+    a reading wider than Gemini's is said in ``notes``."""
     if server is not None:
+        if server == "*":          # any MCP server's tool of that name
+            if action == "allow":
+                raise Unexpressible("mcpName = '*' with a tool name dm_cc cannot say")
+            notes.append("mcpName = '*': every MCP tool")
+            return ["mcp__*"]
         return [mcp_permission(server, tool)]
     if tool in TOOLS:
         return [TOOLS[tool]]
     if tool.startswith("mcp_"):
-        return _mcp_names(tool[4:], action)
-    if "*" in tool and action != "allow":   # a wildcard over Gemini's names
+        return _mcp_names(tool[4:], action, notes)
+    if "*" in tool and action != "allow":   # Gemini: a literal name; read wider
         found = [TOOLS[name] for name in TOOLS if fnmatchcase(name, tool)]
+        notes.append(f"toolName {tool!r}: every tool it would match as a wildcard")
         return list(dict.fromkeys(found)) or ["*"]
     if tool in ABSENT:
         raise SaysNothing(f"dm_cc has no tool like Gemini CLI's {tool!r}")
     raise Unexpressible(f"dm_cc has no tool like Gemini CLI's {tool!r}")
 
 
-def _mcp_names(rest: str, action: str) -> list[str]:
+def _mcp_names(rest: str, action: str, notes: list[str]) -> list[str]:
     """``mcp_<server>_<tool>`` (``rest`` after ``mcp_``) as dm_cc names: Gemini's
     name is flat, so every ``_`` may be the one between server and tool."""
     if rest == "*":
@@ -125,6 +171,7 @@ def _mcp_names(rest: str, action: str) -> list[str]:
     if "*" in rest:
         server, _, tool = rest.partition("_")
         if action != "allow":
+            notes.append(f"mcp_{rest}: every MCP tool whose flat name it may match")
             return [mcp_wildcard(rest)]
         if tool != "*" or not server or "*" in server:
             raise Unexpressible(f"a '*' in mcp_{rest} other than mcp_<server>_*")
@@ -136,16 +183,29 @@ def _mcp_names(rest: str, action: str) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-def _rule(index: int, table: Any) -> GeminiRule:
-    """One [[rule]] as data; a deny or ask read wider where dm_cc cannot say it
-    (``notes`` say how); Unexpressible (SaysNothing) when it cannot be imported."""
+def invalid_field(table: Any) -> str | None:
+    """Why Gemini CLI's loader refuses this [[rule]] (and so its whole file); None
+    when it loads it."""
     if not isinstance(table, dict):
-        raise Unexpressible("a [[rule]] is a table")
-    decision = table.get("decision")
-    if decision not in DECISIONS:
-        raise Unexpressible(f"decision {decision!r} is not allow, deny or ask_user")
-    action = DECISIONS[decision]
+        return "a [[rule]] must be a table"
+    for key in REQUIRED:
+        if key not in table:
+            return f"{key} is required"
+    for key, value in table.items():
+        if key in FIELDS and not FIELDS[key][1](value):
+            return f"{key} must be {FIELDS[key][0]}, not {value!r}"
+    for key in ("toolName", "mcpName", "subagent"):   # the engine refuses to start
+        if key in table and "" in _names(table[key]):
+            return f"{key} cannot be an empty string"
+    return None
+
+
+def _rule(index: int, table: dict[str, Any]) -> GeminiRule:
+    """One valid [[rule]] as data; a deny or ask read wider where dm_cc cannot say
+    it (``notes`` say how); Unexpressible (SaysNothing) when it cannot be imported."""
+    action = DECISIONS[table["decision"]]
     notes: list[str] = []
+    unused: list[tuple[str, str]] = []
 
     def unsaid(what: str) -> None:
         """A condition dm_cc cannot say: an allow is not imported; a deny or ask
@@ -157,88 +217,190 @@ def _rule(index: int, table: Any) -> GeminiRule:
     modes = table.get("modes")
     if modes and "default" not in modes:
         raise SaysNothing(f"modes {modes} (not the default mode)")
-    if unknown := set(table) - KNOWN_FIELDS:
-        unsaid(f"unknown field(s) {', '.join(sorted(unknown))}")
-    for field in UNSAID_CONDITIONS:
-        if field in table:
-            unsaid(f"{field} has no dm_cc equivalent")
-    priority: float = table.get("priority", 0)
-    if not isinstance(priority, int) or isinstance(priority, bool):
-        unsaid("priority must be a whole number (ranked highest)")
-        priority = math.inf
-    regex = table.get("commandRegex")
-    if regex is not None:
-        if not isinstance(regex, str):
-            unsaid("commandRegex must be a string")
-            regex = ".*"
-        unsaid("commandRegex is a regular expression dm_cc's wildcards cannot say exactly")
-    tools, prefixes = _tools(table, unsaid)
+    for key in sorted(set(table) - set(FIELDS)):
+        unused.append((f"rule {index + 1}: {key}",
+                       "Gemini CLI ignores a key it does not know; an allow with one is "
+                       "left out, a deny or ask is read without it"))
+        unsaid(f"unknown field {key}")
+    for key, why in UNSAID_CONDITIONS.items():
+        if key in table:
+            runs = "interactive" if table[key] is True else "headless"
+            unsaid(why.format(value=str(table[key]).lower(), runs=runs))
+    for key in ("denyMessage", "deny_message"):
+        if key in table:
+            unused.append((f"rule {index + 1}: {key}",
+                           "the message Gemini CLI shows on a deny; dm_cc shows the rule"))
+    tools, prefixes, regex = _shell(table, action, unsaid, notes, unused, index)
     server = table.get("mcpName")
-    if server is not None and not isinstance(server, str):
-        raise Unexpressible("mcpName must be a string")
-    label = ", ".join(f"{k} = {v!r}" for k, v in table.items() if k != "denyMessage")
-    permissions = list(dict.fromkeys(p for t in tools for p in _permissions(t, server, action)))
-    return GeminiRule(index, permissions, prefixes, action, priority, label,
-                      regex=regex if "bash" in permissions else None, notes=tuple(notes))
+    label = ", ".join(f"{k} = {v!r}" for k, v in table.items()
+                      if k not in ("denyMessage", "deny_message"))
+    permissions = list(dict.fromkeys(p for t in tools
+                                     for p in _permissions(t, server, action, notes)))
+    return GeminiRule(index, permissions, prefixes, action, float(table["priority"]), label,
+                      regex=regex if "bash" in permissions else None, notes=tuple(notes),
+                      unused=tuple(unused))
 
 
-def _tools(table: dict[str, Any], unsaid: Any) -> tuple[list[str], list[str] | None]:
-    """The tool names a rule is about, and its command prefixes (None: any)."""
-    shell_only = "commandPrefix" in table or "commandRegex" in table
-    prefixes = _strings(table["commandPrefix"], "commandPrefix") \
-        if "commandPrefix" in table else None
+def _shell(table: dict[str, Any], action: str, unsaid: Any, notes: list[str],
+           unused: list[tuple[str, str]], index: int
+           ) -> tuple[list[str], list[str] | None, str | None]:
+    """The tool names a rule is about, its command prefixes (None: any command) and
+    its commandRegex, as Gemini CLI's buildArgsPatterns reads them: an empty
+    ``commandPrefix`` (``""``) is no condition at all; a list of prefixes is one rule
+    each (``[]``: none); a prefix wins over a regex."""
     named = table.get("toolName")
-    if shell_only:
-        if named not in (None, "run_shell_command"):
-            unsaid("commandPrefix or commandRegex with a toolName other than run_shell_command")
-            return _strings(named, "toolName"), None
-        return ["run_shell_command"], prefixes
-    if named is None:   # no toolName: every tool (mcpName alone: every tool of its server)
-        if "mcpName" not in table:
-            unsaid("no toolName: read as every tool")
-        return ["*"], None
-    return _strings(named, "toolName"), None
+    prefix = table.get("commandPrefix")
+    regex = table.get("commandRegex")
+    if prefix == []:
+        raise SaysNothing("commandPrefix = [] makes no rule in Gemini CLI")
+    if prefix == "":
+        prefix = None               # falsy: Gemini reads no condition
+    if prefix is not None and regex is not None:
+        unused.append((f"rule {index + 1}: commandRegex",
+                       "Gemini CLI uses commandPrefix when both are given"))
+        regex = None
+    if regex == "":
+        regex = None
+    if named is None:
+        _no_tool_name(table, prefix is None and regex is None, unsaid, unused, index)
+    if prefix is None and regex is None:
+        return (["*"] if named is None else _names(named)), None, None
+    if named not in (None, "run_shell_command"):
+        # Gemini matches a prefix or regex against a "command" argument only the
+        # shell tool has: on another tool the rule matches nothing
+        unsaid("commandPrefix or commandRegex with a toolName other than run_shell_command")
+        return _names(named), None, None
+    if regex is not None:
+        unsaid("commandRegex is a regular expression dm_cc's wildcards cannot say exactly")
+        return ["run_shell_command"], None, regex
+    return ["run_shell_command"], _prefixes(_names(prefix), action, notes, unused, index), None
+
+
+def _no_tool_name(table: dict[str, Any], every_tool: bool, unsaid: Any,
+                  unused: list[tuple[str, str]], index: int) -> None:
+    """A rule without toolName: before 2026-03 Gemini CLI read it as every tool (of
+    mcpName's server; a shell command with commandPrefix), since then its loader
+    refuses the file. A deny or ask is read the old way (wider than nothing), an
+    allow is left out -- never looser under either."""
+    unused.append((f"rule {index + 1}: toolName",
+                   "missing: Gemini CLI requires it since 2026-03 (`toolName = \"*\"` for "
+                   "every tool) and refuses the file without it"))
+    if table.get("decision") == "allow":
+        unsaid("no toolName: Gemini CLI now refuses such a rule")
+    if every_tool and "mcpName" not in table:
+        unsaid("no toolName: read as every tool")
+
+
+def _prefixes(prefixes: list[str], action: str, notes: list[str],
+              unused: list[tuple[str, str]], index: int) -> list[str] | None:
+    """The prefixes dm_cc's patterns are made from; None for the whole shell tool.
+    Gemini CLI matches a prefix followed by a space or the command's end (a word);
+    an empty one in a list then matches almost nothing, a trailing space only two
+    spaces -- so an allow leaves those out, a deny or ask reads them wider."""
+    out: list[str] = []
+    for prefix in prefixes:
+        odd = prefix == "" or prefix != prefix.rstrip()
+        if not odd:
+            if action == "ask" and denial_pattern(prefix) != prefix:
+                notes.append(f"commandPrefix {prefix!r}: read as dm_cc judges commands "
+                             f"({denial_pattern(prefix)!r})")
+            out.append(prefix)
+        elif action == "allow":
+            unused.append((f"rule {index + 1}: commandPrefix {prefix!r}",
+                           "Gemini CLI reads a prefix as a word: an empty one or one ending "
+                           "in a space matches almost no command, so the allow is left out"))
+        elif not prefix.strip():
+            notes.append(f"commandPrefix {prefix!r}: every command")
+            return None
+        else:
+            notes.append(f"commandPrefix {prefix!r}: read as {prefix.rstrip()!r}")
+            out.append(prefix.rstrip())
+    if not out:
+        raise Unexpressible("no commandPrefix dm_cc can allow exactly")
+    return list(dict.fromkeys(out))
+
+
+def _matches(rule: GeminiRule, command: str) -> bool:
+    """Whether a shell rule matches ``command`` as its dm_cc patterns do: a deny's
+    prefix as plain text, an allow's or ask's as a word."""
+    if rule.regex is not None:
+        return re.search(rule.regex, command) is not None
+    if rule.prefixes is None:
+        return True
+    if rule.action == "deny":
+        return any(command.startswith(p) for p in rule.prefixes)
+    return any(command == p or command.startswith(p + " ") for p in rule.prefixes)
 
 
 def gemini_decision(rules: list[GeminiRule], command: str) -> str | None:
     """Gemini's decision for a shell command: the highest-priority matching rule
     (the stricter one on a tie); None when no rule matches."""
     hits = [r for r in rules if "bash" in r.permissions or "*" in r.permissions
-            if (r.prefixes is None or any(command.startswith(p) for p in r.prefixes))
-            and (r.regex is None or re.search(r.regex, command))]
+            if _matches(r, command)]
     if not hits:
         return None
     return max(hits, key=lambda r: (r.priority, STRICTNESS[r.action])).action
 
 
-def parse_rules(text: str, shown: str) -> tuple[list[GeminiRule], list[Unsaid]]:
-    """The importable rules of a policy file, and each one that is not."""
+_RULE_HEADER = re.compile(r"^\s*\[\[\s*rule\s*\]\]", re.M)
+
+
+def _load(text: str, shown: str) -> dict[str, Any]:
     try:
-        data = tomllib.loads(text)
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         found = re.search(r"line (\d+)", str(exc))
         raise PolicyError(shown, int(found.group(1)) if found else None,
                           f"not valid TOML: {exc}") from None
+
+
+def _check(data: dict[str, Any], text: str, shown: str) -> None:
+    """InvalidSource naming ``file:line`` and the rule when Gemini CLI's loader would
+    refuse the file (it then uses none of its rules: a guess would be a loosening)."""
     tables = data.get("rule", [])
     if not isinstance(tables, list):
-        raise PolicyError(shown, None, "rule must be an array of tables ([[rule]])")
-    rules: list[GeminiRule] = []
-    others = [Unsaid("allow", f"top-level {key!r}: only [[rule]] tables are imported",
-                     says_nothing=True) for key in data if key != "rule"]
+        raise InvalidSource(shown, None, "rule must be an array of tables ([[rule]]); "
+                                         "Gemini CLI refuses this file")
+    lines = [text.count("\n", 0, m.start()) + 1 for m in _RULE_HEADER.finditer(text)]
     for index, table in enumerate(tables):
+        why = invalid_field(table)
+        if why is not None:
+            what = ", ".join(f"{k} = {v!r}" for k, v in table.items()) \
+                if isinstance(table, dict) else repr(table)
+            raise InvalidSource(shown, lines[index] if index < len(lines) else None,
+                                f"rule {index + 1} ({what}): {why}; Gemini CLI refuses "
+                                "a file with such a rule and uses none of its rules")
+    checkers = data.get("safety_checker", [])
+    if not isinstance(checkers, list) or not all(isinstance(c, dict) for c in checkers):
+        raise InvalidSource(shown, None, "safety_checker must be an array of tables; "
+                                         "Gemini CLI refuses this file")
+
+
+def parse_rules(text: str, shown: str) -> tuple[list[GeminiRule], list[Unsaid]]:
+    """The importable rules of a policy file, and each one that is not;
+    InvalidSource when Gemini CLI would refuse the file."""
+    data = _load(text, shown)
+    _check(data, text, shown)
+    rules: list[GeminiRule] = []
+    others: list[Unsaid] = []
+    for index, checker in enumerate(data.get("safety_checker", [])):
+        what = ", ".join(f"{k} = {v!r}" for k, v in checker.items())
+        others.append(Unsaid("deny", f"safety_checker {index + 1} ({what}): runs a check "
+                                     "dm_cc cannot, which may deny any call it covers"))
+    for index, table in enumerate(data.get("rule", [])):
         try:
             rules.append(_rule(index, table))
         except Unexpressible as exc:
-            what = ", ".join(f"{k} = {v!r}" for k, v in table.items()) \
-                if isinstance(table, dict) else repr(table)
-            action = DECISIONS.get(str(table.get("decision"))) if isinstance(table, dict) \
-                else None
-            others.append(Unsaid(action, f"rule {index + 1} ({what}): {exc}",
+            what = ", ".join(f"{k} = {v!r}" for k, v in table.items())
+            others.append(Unsaid(DECISIONS[table["decision"]],
+                                 f"rule {index + 1} ({what}): {exc}",
                                  isinstance(exc, SaysNothing)))
     return rules, others
 
 
 def _patterns(rule: GeminiRule) -> list[str]:
+    """dm_cc shell patterns: a deny's prefix as plain text (``rm -rf*``, wider than
+    Gemini's word), an allow's or ask's as the word Gemini CLI matches (``git *``)."""
     if rule.regex is not None:
         return covering_patterns(rule.regex)
     if rule.prefixes is None:
@@ -246,9 +408,11 @@ def _patterns(rule: GeminiRule) -> list[str]:
     out = []
     for prefix in rule.prefixes:
         if rule.action == "allow":
-            out.append(literal_command(prefix.rstrip()) + " *")
+            out.append(literal_command(prefix) + " *")
+        elif rule.action == "ask":
+            out.append(denial_pattern(literal_command(prefix) + " *"))
         else:
-            out.append(denial_pattern(literal_command(prefix.rstrip()) + "*"))
+            out.append(denial_pattern(literal_command(prefix) + "*"))
     return list(dict.fromkeys(out))
 
 
@@ -258,23 +422,33 @@ def import_gemini(path: Path) -> Imported:
         f"Imported by `dm_cc policy import gemini` from {shown}.",
         "Gemini CLI takes the highest-priority matching rule; dm_cc's last match wins, so",
         "rules are written lowest priority first (on a tie, the stricter one last).",
-        "commandPrefix: an allow covers whole words ('git *'), a deny or ask the plain",
-        "prefix ('rm -rf*'), each the reading that errs toward asking.",
+        "commandPrefix: an allow or ask covers the word as Gemini CLI does ('git *'), a",
+        "deny the plain prefix ('rm -rf*'), each the reading that errs toward asking.",
     ])
     rules, others = parse_rules(text, shown)
+    data = tomllib.loads(text)
+    for key in data:
+        if key not in ("rule", "safety_checker"):
+            out.unused(key, "Gemini CLI reads only [[rule]] and [[safety_checker]] tables")
     for other in others:
         out.unsaid(out.rules, other.action, other.message, says_nothing=other.says_nothing)
+    denies: list[Entry] = []
     for rule in sorted(rules, key=lambda r: (r.priority, STRICTNESS[r.action], r.index)):
-        _add(out, rule)
+        _add(out, rule, denies)
     _tests(out, rules)
     return out
 
 
-def _add(out: Imported, rule: GeminiRule) -> None:
+def _add(out: Imported, rule: GeminiRule, denies: list[Entry]) -> None:
+    """Write ``rule``. An ask read wider than Gemini's would, where it reaches
+    further, override the lower-priority denies before it (Gemini: deny there); so
+    those denies are written again after it -- stricter, never looser."""
     comment = f"rule {rule.index + 1}: {rule.label}"
     entries = [Entry(permission, pattern, rule.action)
                for permission in rule.permissions
                for pattern in (_patterns(rule) if permission == "bash" else ["*"])]
+    for key, why in rule.unused:
+        out.unused(key, why)
     if rule.notes:
         wider = ", ".join(f"{e.permission} {e.pattern!r}" for e in entries)
         out.widen(f"rule {rule.index + 1} ({rule.label}): {'; '.join(rule.notes)}", wider)
@@ -282,6 +456,13 @@ def _add(out: Imported, rule: GeminiRule) -> None:
     for index, entry in enumerate(entries):
         out.rules.append(Entry(entry.permission, entry.pattern, entry.action,
                                comment=comment if index == 0 else None))
+    if rule.action == "ask" and rule.notes and denies:
+        again = f"again: the lower-priority denies the wider ask of rule {rule.index + 1} " \
+                "must not override"
+        out.rules += [Entry(e.permission, e.pattern, "deny", comment=again if i == 0 else None)
+                      for i, e in enumerate(denies)]
+    if rule.action == "deny":
+        denies += entries
 
 
 def _tests(out: Imported, rules: list[GeminiRule]) -> None:

@@ -11,8 +11,10 @@ from typing import Any
 from dm_cc.config import display_path
 from dm_cc.errors import PolicyError
 
-# a string, a // or /* */ comment, or a comma before a closing bracket
-_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|//[^\n]*|/\*.*?\*/|,(?=\s*[}\]])', re.S)
+# a string, a // or /* */ comment, or a trailing comma: one before a closing bracket,
+# with only blanks and comments between (``1, // last\n]``: opencode reads it so)
+_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|//[^\n]*|/\*.*?\*/'
+                     r'|,(?=(?:\s|//[^\n]*|/\*.*?\*/)*[}\]])', re.S)
 
 
 def _strip_jsonc(text: str) -> str:

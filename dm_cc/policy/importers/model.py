@@ -20,10 +20,19 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from dm_cc.errors import PolicyError
+
 
 class Unexpressible(Exception):
     """A source rule dm_cc cannot say; the message says why. Raised and caught
     inside an importer, which widens, leaves out or refuses it (:meth:`Imported.unsaid`)."""
+
+
+class InvalidSource(PolicyError):
+    """A source file its own tool refuses to load (a Gemini CLI rule without a
+    ``priority``): nothing of it is imported, whatever ``--lossy`` -- its tool would
+    use none of its rules, and any guess at what the author meant could loosen it.
+    ``dm_cc policy import`` exits 1, the message naming ``file:line`` and the rule."""
 
 
 class SaysNothing(Unexpressible):

@@ -41,6 +41,7 @@ ACTIONS = ("allow", "ask", "deny")
 KEYS: dict[str, tuple[str, bool]] = {
     "*": ("*", False),
     "bash": ("bash", False),
+    "shell": ("bash", False),            # the shell tool's name in opencode V2
     "edit": ("edit", True),
     "write": ("edit", True),
     "patch": ("edit", True),
@@ -203,6 +204,26 @@ def _legacy_tools(out: Imported, entries: list[Entry], tools: Any, where: str) -
         _rule(out, entries, name, "*", "deny", f"{where}.{name}: false")
 
 
+# What the import says of a top-level key it does not use (every other key: the
+# last line). ``permission``, ``permissions``, ``tools``, ``agent``, ``agents`` and
+# ``mode`` are imported.
+UNUSED_WHY: dict[str, str] = {
+    "$schema": "the JSON schema the file names; nothing to import",
+    "model": "the model opencode uses; dm_cc's is `model:` in .dm_cc/config.yaml",
+    "small_model": "opencode's model for small tasks; dm_cc has no such setting",
+    "provider": "model providers; dm_cc reaches models by `model:` and `api_base:` "
+                "in .dm_cc/config.yaml",
+    "mcp": "MCP servers; dm_cc's are `mcp: servers:` in .dm_cc/config.yaml (docs/mcp.md), "
+           "their tools' permissions are what this import writes",
+    "instructions": "files added to the prompt; dm_cc reads AGENTS.md",
+}
+OTHER_WHY = "not a permission setting: the import reads only permissions"
+AGENT_WHY = "part of the agent's definition, not its permissions: dm_cc agents are " \
+            "defined in .dm_cc/agents/<name>.md (docs/agents.md)"
+USED = ("permission", "permissions", "tools", "agent", "agents", "mode", "default_agent")
+AGENT_USED = ("permission", "permissions", "tools", "disable", "disabled")
+
+
 def import_opencode(path: Path) -> Imported:
     shown, data = read_json(path, jsonc=True)
     if not isinstance(data, dict):
@@ -216,20 +237,82 @@ def import_opencode(path: Path) -> Imported:
     ])
     if "permission" in data:
         _block(out, out.rules, data["permission"], "permission", path)
+    if "permissions" in data:
+        _ordered(out, out.rules, data["permissions"], "permissions", path)
     _legacy_tools(out, out.rules, data.get("tools"), "tools")   # off, whatever is allowed
-    agents: dict[str, Any] = {}
-    for key in ("mode", "agent"):   # `mode` is opencode's former name of `agent`
+    agents: dict[str, tuple[str, Any]] = {}
+    for key in ("mode", "agent", "agents"):   # `mode`: agent's former name; `agents`: V2's
         block = data.get(key) or {}
         if not isinstance(block, dict):
             raise PolicyError(shown, line_with(path, key), f"{key} must be an object")
-        agents.update(block)
-    for name, config in agents.items():
-        if not isinstance(config, dict):
-            continue
-        entries: list[Entry] = []
-        if "permission" in config:
-            _block(out, entries, config["permission"], f"agent.{name}.permission", path)
-        _legacy_tools(out, entries, config.get("tools"), f"agent.{name}.tools")
-        if entries:
-            out.agents[name] = entries
+        agents.update({name: (f"{key}.{name}", config) for name, config in block.items()})
+    for name, (where, config) in agents.items():
+        if isinstance(config, dict):
+            _agent(out, name, where, config, path)
+    _unused(out, data)
     return out
+
+
+def _agent(out: Imported, name: str, where: str, config: dict[str, Any], path: Path) -> None:
+    """One agent's permissions (after the global ones, as opencode merges them),
+    and a disabled agent as one that may do nothing and that nothing may start."""
+    entries: list[Entry] = []
+    if "permission" in config:
+        _block(out, entries, config["permission"], f"{where}.permission", path)
+    if "permissions" in config:
+        _ordered(out, entries, config["permissions"], f"{where}.permissions", path)
+    _legacy_tools(out, entries, config.get("tools"), f"{where}.tools")
+    for key in ("disable", "disabled"):     # V1's `disable`, V2's `disabled`
+        if config.get(key) is True:
+            comment = f"{where}.{key}: true (opencode has no such agent: nothing may start " \
+                      "it, and it may do nothing)"
+            out.rules.append(Entry("task", name, "deny", comment=comment))
+            entries.append(Entry("*", "*", "deny", comment=comment))
+    for key in config:
+        if key not in AGENT_USED:
+            out.unused(f"{where}.{key}", AGENT_WHY)
+    if entries:
+        out.agents.setdefault(name, []).extend(entries)
+
+
+def _ordered(out: Imported, entries: list[Entry], rules: Any, where: str, path: Path) -> None:
+    """opencode V2's ordered ``permissions``: a list of rules, the last match wins
+    (``findLast``), as dm_cc's -- so the order is kept. A rule is ``{action,
+    resource, effect}`` (``{permission, pattern, action}`` in earlier drafts)."""
+    if not isinstance(rules, list):
+        raise PolicyError(out.source, line_with(path, where.rsplit(".", 1)[-1]),
+                          f"{where} must be a list of rules")
+    for index, rule in enumerate(rules):
+        fields = _v2_fields(rule)
+        if fields is None:
+            raise PolicyError(out.source, line_with(path, where.rsplit(".", 1)[-1]),
+                              f"{where}[{index}]: a rule is {{\"action\", \"resource\", "
+                              f"\"effect\"}}, not {rule!r}")
+        key, pattern, action = fields
+        label = f"{where}[{index}] {key}[{pattern!r}]"
+        if action not in ACTIONS:
+            raise PolicyError(out.source, line_with(path, str(action)),
+                              f"{label}: {action!r} is not allow, ask or deny")
+        _rule(out, entries, key, pattern, action, label)
+
+
+def _v2_fields(rule: Any) -> tuple[str, str, Any] | None:
+    """(tool name, pattern, action) of one V2 rule; None when it is not one."""
+    if not isinstance(rule, dict):
+        return None
+    for names in (("action", "resource", "effect"), ("permission", "pattern", "action")):
+        if set(rule) == set(names) and all(isinstance(rule[n], str) for n in names[:2]):
+            return rule[names[0]], rule[names[1]], rule[names[2]]
+    return None
+
+
+def _unused(out: Imported, data: dict[str, Any]) -> None:
+    """Say each top-level key the import does not use, and what to set instead."""
+    agent = data.get("default_agent")
+    if agent is not None:
+        out.unused("default_agent", f"the agent opencode starts with; dm_cc's is a setting, "
+                                    f"not a rule: put `default_agent: {agent}` in "
+                                    ".dm_cc/config.yaml")
+    for key in data:
+        if key not in USED:
+            out.unused(key, UNUSED_WHY.get(key, OTHER_WHY))

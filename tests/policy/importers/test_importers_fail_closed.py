@@ -156,20 +156,13 @@ def test_a_gemini_regex_deny_keeps_what_it_does_not_match_allowed(project, capsy
     assert decided(capsys, policy, "bash", "git status") == "allow"
 
 
-def test_a_gemini_deny_with_a_priority_that_is_no_number_ranks_highest(project, capsys):
-    source = ('[[rule]]\ntoolName = "run_shell_command"\ndecision = "deny"\npriority = "high"\n'
-              + ALLOW_SHELL.replace("10", "999"))
-    policy, _ = imported(project, capsys, "gemini", source)
-    assert decided(capsys, policy, "bash", "ls") == "deny"
-
-
 def test_a_gemini_deny_of_an_unknown_tool_fails_the_import(project, capsys):
-    source = '[[rule]]\ntoolName = "frobnicate"\ndecision = "deny"\n'
+    source = '[[rule]]\ntoolName = "frobnicate"\ndecision = "deny"\npriority = 1\n'
     _, err = imported(project, capsys, "gemini", source, code=1)
     assert "rule 1 (toolName = 'frobnicate'" in err
-    source = '[[rule]]\ntoolName = "run_shell_command"\ndecision = "block"\n'
+    source = '[[rule]]\ntoolName = "run_shell_command"\ndecision = "block"\npriority = 1\n'
     _, err = imported(project, capsys, "gemini", source, code=1)
-    assert "decision 'block'" in err
+    assert "decision must be allow, deny or ask_user, not 'block'" in err
 
 
 def test_a_gemini_allow_with_a_regex_is_left_out(project, capsys):
@@ -254,6 +247,6 @@ def test_opencode_agents_under_their_former_name_mode_are_imported(project, caps
 
 def test_a_gemini_allow_only_for_headless_runs_is_left_out(project, capsys):
     source = ('[[rule]]\ntoolName = "run_shell_command"\ndecision = "allow"\n'
-              'interactive = false\n')
+              'interactive = false\npriority = 1\n')
     policy, err = imported(project, capsys, "gemini", source)
     assert "interactive" in err and decided(capsys, policy, "bash", "make") == "ask"
