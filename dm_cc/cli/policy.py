@@ -269,14 +269,26 @@ def _lint(args: argparse.Namespace) -> int:
     return 1 if findings else 0
 
 
+#: What the policies of a sub-directory of policies/ are, said above them in the list.
+BUILTIN_GROUPS = {"examples": "Example team policies for common stacks: copy one to "
+                              ".dm_cc/policy.yaml and adapt it"}
+
+
 def _builtin(args: argparse.Namespace) -> int:
-    """The shipped policies with what each is for; with a name, that file's text
-    (to read, or to copy and adapt: ``dm_cc policy builtin team-strict > FILE``)."""
+    """The shipped policies with what each is for, then each sub-directory's (the
+    examples) under a heading; with a name, that file's text (to read, or to copy
+    and adapt: ``dm_cc policy builtin team-strict > FILE``)."""
     from dm_cc.policy import SHIPPED_PREFIX, shipped_names, shipped_summary, shipped_text
 
     if args.name is None:
-        for name in shipped_names():
-            print(f"{SHIPPED_PREFIX}{name:<22} {shipped_summary(name)}")
+        names = shipped_names()
+        width = max(map(len, names), default=0)
+        group = ""
+        for name in names:
+            if (directory := name.rpartition("/")[0]) != group:
+                group = directory
+                print(f"\n{BUILTIN_GROUPS.get(group, group + '/')}:")
+            print(f"{SHIPPED_PREFIX}{name:<{width}}   {shipped_summary(name)}")
         return 0
     print(shipped_text(args.name.removeprefix(SHIPPED_PREFIX)), end="")
     return 0

@@ -4,7 +4,11 @@
                       stream events (text, thinking, a retry), Usage,
                       ModelError and ContextTooLong
     factory.py        ``make_model``: the model a ``--model`` name names
-    litellm_model.py  over litellm, which it imports on first use
+    litellm_model.py  over litellm, which it imports on first use: the only module
+                      that imports it; what needs no litellm is beside it:
+      openai_format.py  the request in OpenAI format, Claude's cache breakpoints
+      thinking.py       --thinking per provider (handed litellm for its model map)
+      failures.py       what a failed call means: retry, wait, or which error
     scripted.py       plays a script (the fake for tests); offline.py: rules, no LLM
 
 The front door is lazy: a name's module is imported on its first use.

@@ -19,10 +19,17 @@ they come back as ``ToolCall(arguments=None, raw_arguments=...)`` for the loop
 to answer with a tool error the model can fix.
 
 ``thinking`` (``--thinking BUDGET``) turns on the provider's own thinking where
-litellm knows the model has it (:func:`_plan_thinking`). A Claude's signed thinking
+litellm knows the model has it (:func:`~dm_cc.llm.thinking.plan_thinking`). A Claude's signed thinking
 blocks are kept with its reply (``ModelReply.reasoning_blocks``) and go back with
 the turn while it thinks, as Anthropic requires; no model is sent what another
 showed of its reasoning (docs/models.md, "Thinking").
+
+What needs no litellm lives beside this module, which is what is left when that
+is taken out — the calls, their retries and the streamed reply's assembly:
+
+    openai_format.py  the request in OpenAI format, Claude's cache breakpoints
+    thinking.py       --thinking per provider (handed litellm for its model map)
+    failures.py       what a failure means: retry, wait, or which error to raise
 """
 
 from __future__ import annotations
@@ -33,17 +40,14 @@ import functools
 import json
 import logging
 import os
-import re
-import socket
-import time
 import uuid
 import warnings
-from collections.abc import AsyncGenerator, Awaitable, Callable, Iterator, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass, field, replace
-from email.utils import parsedate_to_datetime
 from typing import Any
 
+from dm_cc.llm import failures
 from dm_cc.llm.base import (
     ContextTooLong,
     ModelError,
@@ -57,24 +61,21 @@ from dm_cc.llm.base import (
     Usage,
     shows_reply,
 )
+from dm_cc.llm.openai_format import (
+    is_claude,
+    parse_arguments,
+    to_openai_messages,
+    to_openai_tools,
+    with_cache_breakpoints,
+)
+from dm_cc.llm.thinking import Thinking, plan_thinking, provider_of, unthought_tool_turn
 from dm_cc.session import Message, ToolCall
 
 Sleep = Callable[[float], Awaitable[None]]
 
 logger = logging.getLogger(__name__)    # dm_cc's side of each call, with --verbose
 
-RETRY_BASE = 0.5          # seconds; attempt n waits RETRY_BASE * 2**n
-UNREACHABLE_RETRIES = 1   # an endpoint nothing answers at: one more try (a server starting)
-RETRY_CAP = 30.0          # longest backoff of our own
-RETRY_AFTER_CAP = 60.0    # longest wait a server's Retry-After may ask for
 DUMMY_KEY = "sk-dummy"    # for OpenAI-compatible servers that want no key
-
-# --thinking BUDGET (tokens), per provider: see _plan_thinking and docs/models.md
-THINKING_EFFORT = ((4_000, "low"), (16_000, "medium"))  # an OpenAI effort by budget; more: high
-THINKING_MIN = 1_024       # Anthropic's smallest budget
-ANSWER_TOKENS = 16_384     # what a thinking Claude's reply keeps for its answer beyond the budget
-CLAUDE_HOSTS = ("bedrock", "vertex_ai", "vertex_ai_beta")   # Claude also runs there
-GEMINI_PROVIDERS = ("gemini", "vertex_ai", "vertex_ai_beta")
 
 
 @functools.cache
@@ -91,140 +92,6 @@ def _import_litellm() -> Any:
     warnings.filterwarnings("ignore", message="Pydantic serializer warnings")
     warnings.filterwarnings("ignore", category=DeprecationWarning, module=r"litellm\.")
     return litellm
-
-
-# -- OpenAI wire format (pure) ---------------------------------------------------
-
-def to_openai_messages(system: str, messages: Sequence[Message], *,
-                       thinking_blocks: bool = False) -> list[dict[str, Any]]:
-    """The system prompt first, then each message in OpenAI chat format; tool calls
-    and results by the ids the model gave them (:func:`wire_ids`). ``thinking_blocks``:
-    each assistant message carries its signed thinking (:func:`_thinking_blocks`), for
-    a Claude model with thinking on. What a model showed of its reasoning (``reasoning``)
-    never goes back: DeepSeek rejects it, and to others it is only more tokens."""
-    out: list[dict[str, Any]] = [{"role": "system", "content": system}] if system else []
-    wire = wire_ids(messages)
-    for message in messages:
-        if message.role == "assistant" and message.tool_calls:
-            out.append({"role": "assistant", "content": message.content or None,
-                        "tool_calls": [_openai_call(call, wire[call.id])
-                                       for call in message.tool_calls]})
-        elif message.role == "tool":
-            said = message.tool_call_id or ""
-            out.append({"role": "tool", "tool_call_id": wire.get(said, said),
-                        "content": message.content})
-        else:
-            out.append({"role": message.role, "content": message.content})
-        if thinking_blocks and message.role == "assistant" and message.reasoning_blocks:
-            out[-1]["thinking_blocks"] = _thinking_blocks(message)
-    return out
-
-
-def _thinking_blocks(message: Message) -> list[dict[str, Any]]:
-    """A reply's signed thinking as litellm takes it back (``thinking_blocks``, which it
-    puts first in the Anthropic message, before the text and the ``tool_use`` blocks):
-    copies, unchanged — Anthropic checks each signature against its text."""
-    return [dict(block) for block in message.reasoning_blocks]
-
-
-def wire_ids(messages: Sequence[Message]) -> dict[str, str]:
-    """dm_cc's id of each call → the id it goes by on the wire: the one the model gave
-    it, unless an earlier call of the conversation already went by that (a model that
-    numbers its calls from 1 again, after ``/model``): then dm_cc's own, unique in the
-    session, as providers refuse a history where two calls share an id."""
-    wire: dict[str, str] = {}
-    used: set[str] = set()
-    for message in messages:
-        for call in message.tool_calls:
-            given = call.wire_id or call.id
-            wire[call.id] = given if given not in used else call.id
-            used.add(wire[call.id])
-    return wire
-
-
-def _openai_call(call: ToolCall, wire_id: str) -> dict[str, Any]:
-    # Malformed arguments go back as "{}": providers that parse them (Anthropic via
-    # litellm, some vLLM chat templates) would otherwise reject the whole history.
-    arguments = json.dumps(call.arguments) if call.arguments is not None else "{}"
-    return {"id": wire_id, "type": "function",
-            "function": {"name": call.name, "arguments": arguments}}
-
-
-def to_openai_tools(tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
-    """The tools in OpenAI format, each schema a copy: litellm's Gemini path rewrites
-    a schema in place, which would change the session's own specs (and every later
-    request, to any model) after the first Gemini request."""
-    return [{"type": "function", "function": {"name": tool.name, "description": tool.description,
-                                              "parameters": copy.deepcopy(tool.parameters)}}
-            for tool in tools]
-
-
-def parse_arguments(raw: str) -> dict[str, Any] | None:
-    """A tool call's arguments as a dict; None when not a JSON object. Empty means {}."""
-    if not raw.strip():
-        return {}
-    try:
-        value = json.loads(raw)
-    except ValueError:
-        return None
-    return value if isinstance(value, dict) else None
-
-
-# -- prompt caching (Claude's cache breakpoints) -----------------------------------
-
-EPHEMERAL = {"type": "ephemeral"}   # Anthropic's only cache type (5 minutes, renewed on a hit)
-MAX_BREAKPOINTS = 4                 # per request, the API refuses more: tools, system, 2 ends
-#: Providers whose Claude models cache only where the request marks it; litellm turns
-#: OpenAI-format ``cache_control`` into their markers (Bedrock: ``cachePoint``).
-def is_claude(provider: str, model: str) -> bool:
-    """Whether litellm reaches a Claude the Anthropic way: Anthropic's API always;
-    Bedrock and Vertex AI for their Claude models. Those take ``cache_control``
-    breakpoints and signed thinking blocks; what the hosts run besides caches by
-    other rules or not at all (OpenAI, Gemini and DeepSeek cache a repeated prefix
-    on their own, a local server has no use for markers), and a Claude behind an
-    OpenAI-format proxy is reached the OpenAI way."""
-    return provider == "anthropic" or (provider in CLAUDE_HOSTS and "claude" in model.lower())
-
-
-def with_cache_breakpoints(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None
-                           ) -> dict[str, list[dict[str, Any]]]:
-    """An OpenAI-format request's ``messages`` and ``tools`` (when any), copied with
-    ``cache_control`` breakpoints where Claude Code puts them: on the last tool and
-    on the system prompt (the cache's order is tools, system, messages), and on the
-    last two :func:`request_ends` of the conversation — this request's end, which the
-    next request reads, and the previous request's end, which this one reads even
-    when more than the ~20 content blocks Anthropic looks back from a breakpoint came
-    since (a turn of many tool results). Never more than :data:`MAX_BREAKPOINTS`.
-    A prefix shorter than the model's minimum (1024 tokens on Sonnet, 4096 on Opus
-    4.5 and Haiku 4.5) is simply not cached: the breakpoint is harmless."""
-    marked: dict[str, list[dict[str, Any]]] = {"messages": list(messages)}
-    if tools:
-        marked["tools"] = [*tools[:-1], {**tools[-1], "cache_control": EPHEMERAL}]
-    messages = marked["messages"]
-    if messages and messages[0]["role"] == "system" and messages[0]["content"]:
-        messages[0] = _marked(messages[0])
-    for index in request_ends(messages)[-2:]:
-        messages[index] = _marked(messages[index])
-    return marked
-
-
-def request_ends(messages: Sequence[dict[str, Any]]) -> list[int]:
-    """Indices of the user and tool messages that ended a request of this conversation
-    (an assistant's reply follows them) or end this one (the last message). An empty
-    user message is left out: Anthropic refuses a breakpoint on an empty text block."""
-    return [index for index, message in enumerate(messages)
-            if (message["role"] == "tool" or (message["role"] == "user" and message["content"]))
-            and (index + 1 == len(messages) or messages[index + 1]["role"] == "assistant")]
-
-
-def _marked(message: dict[str, Any]) -> dict[str, Any]:
-    """``message`` with a breakpoint on its last content block. A tool result carries
-    it on the message, which litellm puts on the ``tool_result`` block."""
-    if message["role"] == "tool":
-        return {**message, "cache_control": EPHEMERAL}
-    content = message["content"]
-    blocks = [{"type": "text", "text": content}] if isinstance(content, str) else list(content)
-    return {**message, "content": [*blocks[:-1], {**blocks[-1], "cache_control": EPHEMERAL}]}
 
 
 # -- assembling a streamed reply ---------------------------------------------------
@@ -336,112 +203,6 @@ def _tokens(usage: Any, name: str) -> int:
     return int(getattr(usage, name, 0) or 0) if usage is not None else 0
 
 
-# -- thinking (--thinking BUDGET) ----------------------------------------------------
-
-@dataclass(frozen=True)
-class _Thinking:
-    """How one model's requests carry ``--thinking``: ``params`` added to each
-    request; ``signed``: the model is a Claude, whose signed thinking blocks are kept
-    and, while it thinks, sent back; ``notice``: to say once (not supported, a
-    budget cut to what the model allows)."""
-
-    params: dict[str, Any] = field(default_factory=dict)
-    signed: bool = False
-    notice: str | None = None
-
-    @property
-    def claude_thinks(self) -> bool:
-        return self.signed and "thinking" in self.params
-
-
-def _plan_thinking(litellm: Any, model: str, budget: int) -> _Thinking:
-    """Thinking where the model supports it, as litellm knows the model (its model
-    map: ``supports_reasoning``, the params it takes for it): a Claude or a Gemini
-    gets ``thinking={"type": "enabled", "budget_tokens": N}`` (litellm makes Gemini's
-    ``thinkingConfig`` of it), an OpenAI reasoning model ``reasoning_effort``; any
-    other model is told it once."""
-    name, provider = _provider(litellm, model)
-    claude = is_claude(provider, name)
-    if budget <= 0:
-        return _Thinking(signed=claude)
-    try:
-        reasons = bool(litellm.supports_reasoning(model=model))
-        supported = litellm.get_supported_openai_params(model=name,
-                                                        custom_llm_provider=provider) or []
-    except Exception:   # a model litellm does not know: nothing is known to work
-        reasons, supported = False, []
-    if reasons and claude and "thinking" in supported:
-        return _claude_thinking(litellm, model, budget)
-    if (reasons and provider in GEMINI_PROVIDERS and "gemini" in name.lower()
-            and "thinking" in supported):
-        return _Thinking({"thinking": {"type": "enabled", "budget_tokens": budget}})
-    if reasons and provider in ("openai", "azure") and "reasoning_effort" in supported:
-        return _Thinking({"reasoning_effort": thinking_effort(budget)})
-    if reasons:     # DeepSeek's reasoner, a local reasoning model: it thinks anyway
-        return _Thinking(signed=claude, notice=f"{model} reasons on its own: --thinking "
-                                               "does not change it")
-    return _Thinking(signed=claude, notice=f"thinking is not supported by {model}: "
-                                           "--thinking has no effect")
-
-
-def _claude_thinking(litellm: Any, model: str, budget: int) -> _Thinking:
-    """Anthropic requires a budget of THINKING_MIN at least, and ``max_tokens`` above
-    it: the budget plus ANSWER_TOKENS for the answer (a file written by a tool call
-    is part of it), the budget cut where that would pass the model's output limit.
-    Not the limit itself (litellm's choice without thinking): Claude refuses a
-    request whose prompt and ``max_tokens`` together pass its context window, and a
-    long session's prompt comes near it."""
-    notice = None
-    if budget < THINKING_MIN:
-        notice = (f"thinking budget {budget} tokens is less than {model} takes: thinking "
-                  f"with {THINKING_MIN}")
-        budget = THINKING_MIN
-    limit = _max_output(litellm, model)
-    if limit is not None and budget > limit - ANSWER_TOKENS:
-        cut = max(THINKING_MIN, limit - ANSWER_TOKENS)
-        notice = (f"thinking budget {budget} tokens is more than {model} can write in a "
-                  f"reply ({limit}, {ANSWER_TOKENS} of them kept for its answer): thinking "
-                  f"with {cut}")
-        budget = cut
-    return _Thinking({"thinking": {"type": "enabled", "budget_tokens": budget},
-                      "max_tokens": budget + ANSWER_TOKENS}, signed=True, notice=notice)
-
-
-def thinking_effort(budget: int) -> str:
-    """An OpenAI ``reasoning_effort`` for a budget of thinking tokens."""
-    return next((effort for most, effort in THINKING_EFFORT if budget <= most), "high")
-
-
-def _provider(litellm: Any, model: str) -> tuple[str, str]:
-    """(the model's name at its provider, the provider) as litellm routes it."""
-    try:
-        name, provider, _, _ = litellm.get_llm_provider(model)
-    except Exception:   # litellm cannot route it: complete() will say so
-        return model, ""
-    return str(name), str(provider)
-
-
-def _max_output(litellm: Any, model: str) -> int | None:
-    try:
-        tokens = litellm.get_model_info(model).get("max_output_tokens")
-    except Exception:
-        return None
-    return tokens if isinstance(tokens, int) and tokens > ANSWER_TOKENS + THINKING_MIN else None
-
-
-def _unthought_tool_turn(messages: Sequence[Message]) -> bool:
-    """Whether the turn under way (the replies since the last user message) began with
-    a reply that called tools without thinking (thinking was off then, or another
-    model made it): Anthropic refuses thinking on the requests that go on from it
-    ("a final assistant message must start with a thinking block"), and a turn is
-    thought in one mode throughout. A turn that began thinking goes on thinking,
-    though its later replies carry no blocks (Claude thinks once a turn unless
-    interleaved thinking is asked for)."""
-    start = next((i for i in range(len(messages) - 1, -1, -1) if messages[i].role == "user"), -1)
-    first = next((m for m in messages[start + 1:] if m.role == "assistant"), None)
-    return first is not None and bool(first.tool_calls) and not first.reasoning_blocks
-
-
 def _cache_tokens(usage: Any) -> tuple[int, int]:
     """(read from, written to) the provider's prompt cache: Anthropic's own counts
     (litellm adds both into ``prompt_tokens``, as OpenAI counts its cached tokens
@@ -500,8 +261,8 @@ class LiteLLMModel:
         return tokens if isinstance(tokens, int) and tokens > 0 else None
 
     @functools.cached_property
-    def _thinking(self) -> _Thinking:
-        return _plan_thinking(_import_litellm(), self.model, self.thinking)
+    def _thinking(self) -> Thinking:
+        return plan_thinking(_import_litellm(), self.model, self.thinking)
 
     async def complete(self, system: str, messages: Sequence[Message], tools: Sequence[ToolSpec],
                        *, temperature: float | None = None,
@@ -560,22 +321,22 @@ class LiteLLMModel:
             request["api_key"] = api_key
         return request
 
-    def _thinking_now(self, messages: Sequence[Message]) -> _Thinking:
+    def _thinking_now(self, messages: Sequence[Message]) -> Thinking:
         """This request's thinking: none for a Claude going on with a turn that began
         with a reply that called tools without it (its blocks are not sent either:
         thinking off, they are not needed); the next turn thinks again."""
         plan = self._thinking
-        if plan.claude_thinks and _unthought_tool_turn(messages):
+        if plan.claude_thinks and unthought_tool_turn(messages):
             logger.debug("%s: no thinking on this request: the turn's first reply called "
                          "tools without it", self.model)
-            return _Thinking(signed=True)
+            return Thinking(signed=True)
         return plan
 
     @functools.cached_property
     def marks_cache_breakpoints(self) -> bool:
         """Whether requests carry ``cache_control`` breakpoints: Claude, reached
         directly or through Bedrock or Vertex AI (:func:`is_claude`)."""
-        name, provider = _provider(_import_litellm(), self.model)
+        name, provider = provider_of(_import_litellm(), self.model)
         return is_claude(provider, name)    # unplaced (""): no markers
 
     def _api_key(self) -> str | None:
@@ -598,26 +359,27 @@ class LiteLLMModel:
     def _retry(self, litellm: Any, error: Exception, attempt: int, shown: bool) -> Retrying:
         """The retry after attempt ``attempt`` (from 0) failed with ``error``: when,
         and why in words; raises the ModelError that says it when there is none."""
-        unreachable = _unreachable(error)
-        retries = min(self.max_retries, UNREACHABLE_RETRIES) if unreachable else self.max_retries
-        if shown or attempt >= retries or not (unreachable or _transient(litellm, error)) \
-                or _key_refused(litellm, error):
+        unreachable = failures.unreachable(error)
+        retries = (min(self.max_retries, failures.UNREACHABLE_RETRIES) if unreachable
+                   else self.max_retries)
+        if shown or attempt >= retries or not (unreachable or failures.transient(litellm, error)) \
+                or failures.key_refused(litellm, error):
             logger.debug("%s: attempt %d failed", self.model, attempt + 1, exc_info=error)
             raise self._failure(litellm, error, attempt, shown, unreachable) from error
         logger.debug("%s: attempt %d failed, retrying: %r", self.model, attempt + 1, error)
-        return Retrying(unreachable or _reason(litellm, error), _backoff(attempt, error),
-                        attempt + 2, retries + 1)
+        return Retrying(unreachable or failures.reason(litellm, error),
+                        failures.backoff(attempt, error), attempt + 2, retries + 1)
 
     def _failure(self, litellm: Any, error: Exception, attempt: int, shown: bool,
                  unreachable: str | None) -> ModelError:
         """The error that ends the call, in words the person can act on."""
         if unreachable:
             return ModelError(self._unreachable(unreachable))
-        if _too_long(litellm, error):
-            message = _provider_message(error)
+        if failures.too_long(litellm, error):
+            message = failures.provider_message(error)
             return ContextTooLong(f"model {self.model}: the prompt is longer than its context "
-                                  f"window ({message})", _limit(message))
-        if _key_refused(litellm, error):
+                                  f"window ({message})", failures.limit(message))
+        if failures.key_refused(litellm, error):
             return ModelError(self._key_refused(litellm, error))
         return ModelError(self._describe(error, attempt, shown))
 
@@ -633,16 +395,16 @@ class LiteLLMModel:
         if unset:
             return f"model {self.model}: no API key: {hint}"
         where = self.api_base or "its default endpoint"
-        status = _status(error)
+        status = failures.http_status(error)
         what = "permission denied" if status == 403 and not isinstance(
             error, litellm.AuthenticationError) else "the API key was refused"
         return (f"model {self.model} at {where}: {status or 'no status'} {what} "
-                f"({_provider_message(error)}); {hint}")
+                f"({failures.provider_message(error)}); {hint}")
 
     def _key_hint(self, litellm: Any) -> tuple[bool, str]:
         """Where the key comes from: the environment variable litellm reads for this
         provider (``litellm.validate_environment`` names it when it is unset, else
-        KEY_VARIABLES), and whether it is unset."""
+        failures.KEY_VARIABLES), and whether it is unset."""
         if self.api_key:
             return False, "check the key dm_cc was given"
         if self._api_key() == DUMMY_KEY:
@@ -658,7 +420,7 @@ class LiteLLMModel:
             said = f"{unset[0]} is not set" if len(unset) == 1 else \
                 f"neither {', '.join(unset[:-1])} nor {unset[-1]} is set"
             return True, f"{said}: set it to your {provider or 'API'} key"
-        names = KEY_VARIABLES.get(provider)
+        names = failures.KEY_VARIABLES.get(provider)
         if names is None:
             return False, f"check the API key litellm reads for {provider or self.model}"
         return False, (f"the key comes from {' (read first) or '.join(names)}: check that it "
@@ -666,8 +428,8 @@ class LiteLLMModel:
 
     def _describe(self, error: Exception, attempt: int, shown: bool) -> str:
         where = self.api_base or "its default endpoint"
-        text = f"model {self.model} at {where}: {_status(error) or 'no status'} " \
-               f"{type(error).__name__}: {_provider_message(error)}"
+        text = f"model {self.model} at {where}: {failures.http_status(error) or 'no status'} " \
+               f"{type(error).__name__}: {failures.provider_message(error)}"
         if shown:
             text += " (the reply broke off after output had been shown; not retried)"
         elif attempt:
@@ -695,185 +457,3 @@ async def _guarded(litellm: Any, request: dict[str, Any]) -> AsyncGenerator[Any,
     finally:
         if hasattr(stream, "aclose"):
             await stream.aclose()
-
-
-def _transient(litellm: Any, error: Exception) -> bool:
-    if isinstance(error, litellm.Timeout | litellm.APIConnectionError | TimeoutError
-                  | ConnectionError):
-        return True
-    status = _status(error)
-    return isinstance(status, int) and (status in (408, 429) or status >= 500)
-
-
-def _chain(error: BaseException) -> Iterator[BaseException]:
-    """``error`` and the chain of causes behind it (litellm wraps the provider
-    client's error, which wraps httpx's or aiohttp's, which wraps the socket's)."""
-    seen: set[int] = set()
-    cause: BaseException | None = error
-    while cause is not None and id(cause) not in seen:
-        seen.add(id(cause))
-        yield cause
-        cause = cause.__cause__ or cause.__context__
-
-
-def _status(error: BaseException) -> int | None:
-    """The HTTP status the provider sent: the innermost in the chain, as litellm's
-    wrapper may say another (500 for Anthropic's 529 "overloaded")."""
-    statuses = [s for cause in _chain(error)
-                if isinstance(s := getattr(cause, "status_code", None), int)]
-    return statuses[-1] if statuses else None
-
-
-def _reason(litellm: Any, error: Exception) -> str:
-    """Why a call is retried, in a few words: 'rate limited (429)', 'overloaded (529)'."""
-    status = _status(error)
-    code = f" ({status})" if status else ""
-    if status == 429:
-        return f"rate limited{code}"
-    if status == 529 or "overloaded" in _provider_message(error).lower():
-        return f"overloaded{code}"
-    if status == 408 or isinstance(error, litellm.Timeout | TimeoutError):
-        return "timed out"
-    if any(kind.__name__ in BROKEN for cause in _chain(error) for kind in type(cause).__mro__):
-        return "the connection broke"
-    if status is not None and status >= 500:
-        return f"server error{code}"
-    return "connection failed"
-
-
-#: httpx's and aiohttp's errors for a connection lost (or a reply cut) half-way, by
-#: name: litellm says "500" of them, though no server said so.
-BROKEN = frozenset({"TransportError", "ClientConnectionError", "ClientPayloadError"})
-
-#: What it means when one of these is behind a failure: the endpoint cannot be reached.
-UNREACHABLE: tuple[tuple[type[BaseException], str], ...] = (
-    (ConnectionRefusedError, "connection refused"),
-    (socket.gaierror, "its host name is not known"),
-)
-
-
-def _unreachable(error: BaseException) -> str | None:
-    """Why the endpoint cannot be reached, when the chain of causes behind ``error``
-    says so; None for any other failure."""
-    for cause in _chain(error):
-        for kind, why in UNREACHABLE:
-            if isinstance(cause, kind):
-                return why
-    return None
-
-
-#: How providers say a prompt is longer than the context window, when litellm did
-#: not map it to ContextWindowExceededError (OpenAI's code; llama.cpp's wording).
-TOO_LONG = re.compile(r"context_length_exceeded|prompt is too long|maximum context length"
-                      r"|context window|context size|too many (?:input )?tokens", re.IGNORECASE)
-#: The window a provider names in its message: OpenAI and vLLM, Anthropic, Gemini,
-#: llama.cpp.
-LIMIT = re.compile(r"maximum context length is (\d+)|tokens > (\d+) maximum"
-                   r"|maximum number of tokens allowed \((\d+)\)|context size \((\d+) tokens\)")
-
-
-def _too_long(litellm: Any, error: Exception) -> bool:
-    """Whether the provider refused the prompt as too long for the context window."""
-    if isinstance(error, litellm.ContextWindowExceededError):
-        return True
-    return _status(error) in (400, 413) and any(
-        TOO_LONG.search(str(part)) for cause in _chain(error)
-        for part in (cause, getattr(cause, "body", None) or ""))
-
-
-def _limit(message: str) -> int | None:
-    """The context window the provider's message names, if it names one."""
-    match = LIMIT.search(message)
-    return int(next(group for group in match.groups() if group)) if match else None
-
-
-#: litellm's words when it finds no key to send (for Gemini, as a connection error).
-NO_KEY = re.compile(r"\bmissing \w+ api key\b|\bno (?:api )?key is set\b", re.IGNORECASE)
-
-
-def _key_refused(litellm: Any, error: Exception) -> bool:
-    """Whether the provider refused the credentials, or litellm found none to send
-    (never retried)."""
-    if isinstance(error, litellm.AuthenticationError | litellm.PermissionDeniedError):
-        return True
-    return any(getattr(cause, "status_code", None) in (401, 403) for cause in _chain(error)) \
-        or bool(NO_KEY.search(str(error)))
-
-
-#: The environment variables litellm reads a provider's API key from, in order, for
-#: the providers people use most (``validate_environment`` names them only when unset).
-KEY_VARIABLES: dict[str, tuple[str, ...]] = {
-    "openai": ("OPENAI_API_KEY",),
-    "anthropic": ("ANTHROPIC_API_KEY",),
-    "gemini": ("GOOGLE_API_KEY", "GEMINI_API_KEY"),
-    "openrouter": ("OPENROUTER_API_KEY",),
-    "groq": ("GROQ_API_KEY",),
-    "mistral": ("MISTRAL_API_KEY",),
-    "deepseek": ("DEEPSEEK_API_KEY",),
-    "xai": ("XAI_API_KEY",),
-}
-
-
-def _backoff(attempt: int, error: Exception) -> float:
-    """Exponential, or what the server asked for (Retry-After) when that is longer,
-    up to RETRY_AFTER_CAP."""
-    delay = min(RETRY_BASE * 2 ** attempt, RETRY_CAP)
-    return max(delay, min(_retry_after(error) or 0.0, RETRY_AFTER_CAP))
-
-
-def _retry_after(error: BaseException) -> float | None:
-    """Seconds the server asked to wait: ``retry-after-ms``, or ``Retry-After`` in
-    seconds or as an HTTP date; the first in the chain that says it."""
-    for cause in _chain(error):
-        for headers in (getattr(cause, "litellm_response_headers", None),
-                        getattr(getattr(cause, "response", None), "headers", None)):
-            if not headers:
-                continue
-            found = {str(name).lower(): str(value) for name, value in dict(headers).items()}
-            if (seconds := _seconds(found)) is not None:
-                return seconds
-    return None
-
-
-def _seconds(headers: dict[str, str]) -> float | None:
-    try:
-        if "retry-after-ms" in headers:
-            return float(headers["retry-after-ms"]) / 1000
-        value = headers.get("retry-after")
-        if value is None:
-            return None
-        try:
-            return max(0.0, float(value))
-        except ValueError:
-            return max(0.0, parsedate_to_datetime(value).timestamp() - time.time())
-    except (TypeError, ValueError, OverflowError):    # nothing readable
-        return None
-
-
-_PREFIX = re.compile(r"^\s*(?:litellm\.\w+|\w+Error|\w+Exception)\s*[:-]\s*")
-_ADVICE = re.compile(r"\s*Handle with `litellm\.\w+`\.?")
-
-
-def _provider_message(error: Exception) -> str:
-    """'litellm.RateLimitError: RateLimitError: OpenAIException - slow down' -> 'slow down';
-    a provider's JSON error body (Anthropic's, Gemini's, as litellm quotes it) -> its message."""
-    message = str(getattr(error, "message", None) or error)
-    while (stripped := _PREFIX.sub("", message, count=1)) != message:
-        message = stripped
-    message = _body_message(message) or message
-    message = " ".join(_ADVICE.sub("", message).split())
-    return message[:400] + ("…" if len(message) > 400 else "") if message else "(no message)"
-
-
-def _body_message(text: str) -> str | None:
-    """The ``error.message`` of the first JSON object in ``text``, if there is one."""
-    start = text.find("{")
-    if start < 0:
-        return None
-    try:
-        body, _ = json.JSONDecoder().raw_decode(text, start)
-    except ValueError:
-        return None
-    error = body.get("error", body) if isinstance(body, dict) else None
-    message = error.get("message") if isinstance(error, dict) else None
-    return message if isinstance(message, str) and message.strip() else None

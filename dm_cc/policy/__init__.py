@@ -7,7 +7,8 @@ inline tests, the schema, the shipped policies and importers.
     defaults.py      the built-in default rules; effects.py rights from effects
     hooks.py         a file's ``hooks:``; inline_tests.py its ``tests:``; lint.py
     editing.py       one rule added to or removed from a file, as a line of its text
-    shipped/         the policies that ship with dm_cc (``builtin:NAME``)
+    shipped/         the policies that ship with dm_cc (``builtin:NAME``), found in
+                     the repository's policies/ or the copy a build put in the package
     importers/       other assistants' settings rewritten as policy files
 
 The front door is lazy: a name's module is imported on its first use (the schema

@@ -11,7 +11,7 @@ from support.trust import trust_project
 
 from dm_cc.compose import Options, open_world
 from dm_cc.core.approval import HeadlessApprover
-from dm_cc.llm.litellm_model import to_openai_messages
+from dm_cc.llm.openai_format import to_openai_messages
 from dm_cc.llm.scripted import ScriptedModel, call, reply
 from dm_cc.session.messages import Message, ToolCall
 

@@ -14,7 +14,8 @@ from support.model_client import BASH, READ, FakeSleep
 from support.openai_server import cut, failure, serve, slow, text, tool_call, tool_calls
 
 from dm_cc.llm.base import ModelError, ModelReply, ReasoningDelta, Retrying, TextDelta
-from dm_cc.llm.litellm_model import LiteLLMModel, _unreachable
+from dm_cc.llm.failures import unreachable
+from dm_cc.llm.litellm_model import LiteLLMModel
 from dm_cc.session.messages import Message, ToolCall
 
 pytestmark = pytest.mark.usefixtures("litellm_imported")
@@ -252,14 +253,14 @@ def test_an_unreachable_endpoint_is_found_behind_the_wrappers_of_its_error():
         outer.__cause__ = middle
         return outer
 
-    assert _unreachable(wrapped(ConnectionRefusedError(111, "refused"))) == "connection refused"
-    assert _unreachable(wrapped(socket.gaierror(-2, "Name or service not known"))) \
+    assert unreachable(wrapped(ConnectionRefusedError(111, "refused"))) == "connection refused"
+    assert unreachable(wrapped(socket.gaierror(-2, "Name or service not known"))) \
         == "its host name is not known"
-    assert _unreachable(wrapped(TimeoutError())) is None     # a timeout is retried as before
+    assert unreachable(wrapped(TimeoutError())) is None     # a timeout is retried as before
     looped = RuntimeError("a")
     looped.__context__ = RuntimeError("b")
     looped.__context__.__context__ = looped
-    assert _unreachable(looped) is None
+    assert unreachable(looped) is None
 
 
 def test_a_server_that_starts_while_refused_is_reached_on_the_second_try():

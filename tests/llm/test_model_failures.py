@@ -20,7 +20,8 @@ from dm_cc.core.compaction import SUMMARY_PREFIX, SUMMARY_SYSTEM
 from dm_cc.core.events import Compacted, Notice
 from dm_cc.core.loop import Loop
 from dm_cc.llm.base import ContextTooLong, ModelError, Retrying, RetryNotices, TextDelta
-from dm_cc.llm.litellm_model import LiteLLMModel, _provider_message, _status
+from dm_cc.llm.failures import http_status, provider_message
+from dm_cc.llm.litellm_model import LiteLLMModel
 from dm_cc.session.messages import Message
 from dm_cc.tools.base import builtin_tools
 
@@ -119,8 +120,8 @@ def test_the_status_is_the_providers_own_behind_litellms_wrapper():
     outer = Wrapper("litellm.InternalServerError: AnthropicError - b'{\"type\": \"error\", "
                     "\"error\": {\"type\": \"overloaded_error\", \"message\": \"Overloaded\"}}'")
     outer.__cause__ = Raw("overloaded")
-    assert _status(outer) == 529
-    assert _provider_message(outer) == "Overloaded"     # not the quoted body
+    assert http_status(outer) == 529
+    assert provider_message(outer) == "Overloaded"     # not the quoted body
 
 
 # -- a prompt too long for the context window ----------------------------------------

@@ -12,10 +12,9 @@ from support import anthropic_server, gemini_server, openai_server
 from support.model_server import text, tool_calls
 
 from dm_cc.llm.base import ToolSpec
-from dm_cc.llm.litellm_model import (
+from dm_cc.llm.litellm_model import LiteLLMModel, _import_litellm
+from dm_cc.llm.openai_format import (
     MAX_BREAKPOINTS,
-    LiteLLMModel,
-    _import_litellm,
     is_claude,
     to_openai_messages,
     with_cache_breakpoints,

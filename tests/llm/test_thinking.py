@@ -14,12 +14,9 @@ from support.model_server import text, tool_call, tool_calls
 
 from dm_cc.core.compaction import model_messages
 from dm_cc.llm.base import ModelReply, ReasoningDelta
-from dm_cc.llm.litellm_model import (
-    LiteLLMModel,
-    _plan_thinking,
-    thinking_effort,
-    to_openai_messages,
-)
+from dm_cc.llm.litellm_model import LiteLLMModel
+from dm_cc.llm.openai_format import to_openai_messages
+from dm_cc.llm.thinking import plan_thinking, thinking_effort
 from dm_cc.session.messages import Message, ToolCall
 
 pytestmark = pytest.mark.usefixtures("litellm_imported")
@@ -237,29 +234,29 @@ def test_an_openai_reasoning_model_gets_an_effort_for_the_budget():
 
 def test_the_budget_becomes_each_providers_own_parameter(litellm_imported):
     litellm = litellm_imported
-    plan = _plan_thinking(litellm, CLAUDE, 8000)
+    plan = plan_thinking(litellm, CLAUDE, 8000)
     assert plan.signed and plan.notice is None
     assert plan.params == {"thinking": {"type": "enabled", "budget_tokens": 8000},
                            "max_tokens": 8000 + 16384}      # the budget and the answer
-    bedrock = _plan_thinking(litellm, "bedrock/anthropic.claude-3-7-sonnet-20250219-v1:0", 4000)
+    bedrock = plan_thinking(litellm, "bedrock/anthropic.claude-3-7-sonnet-20250219-v1:0", 4000)
     assert bedrock.signed and bedrock.params["thinking"]["budget_tokens"] == 4000
-    gemini = _plan_thinking(litellm, "gemini/gemini-2.5-flash", 3000)
+    gemini = plan_thinking(litellm, "gemini/gemini-2.5-flash", 3000)
     assert not gemini.signed and gemini.params == {
         "thinking": {"type": "enabled", "budget_tokens": 3000}}
     # which litellm's Gemini code makes thinkingConfig of
     assert litellm.get_optional_params(model="gemini-2.5-flash", custom_llm_provider="gemini",
                                        **gemini.params)["thinkingConfig"] == {
         "includeThoughts": True, "thinkingBudget": 3000}
-    assert _plan_thinking(litellm, "openai/gpt-5", 8000).params == {"reasoning_effort": "medium"}
-    assert _plan_thinking(litellm, CLAUDE, 0).params == {}
+    assert plan_thinking(litellm, "openai/gpt-5", 8000).params == {"reasoning_effort": "medium"}
+    assert plan_thinking(litellm, CLAUDE, 0).params == {}
 
 
 def test_a_budget_the_model_cannot_take_is_cut_and_said(litellm_imported):
-    small = _plan_thinking(litellm_imported, CLAUDE, 500)
+    small = plan_thinking(litellm_imported, CLAUDE, 500)
     assert small.params["thinking"]["budget_tokens"] == 1024
     assert small.notice == ("thinking budget 500 tokens is less than "
                             "anthropic/claude-sonnet-4-5 takes: thinking with 1024")
-    big = _plan_thinking(litellm_imported, CLAUDE, 100_000)     # it writes 64000 at most
+    big = plan_thinking(litellm_imported, CLAUDE, 100_000)     # it writes 64000 at most
     assert big.params["thinking"]["budget_tokens"] == 64000 - 16384
     assert big.params["max_tokens"] == 64000
     assert big.notice == ("thinking budget 100000 tokens is more than anthropic/claude-sonnet-"
@@ -277,5 +274,5 @@ def test_a_budget_the_model_cannot_take_is_cut_and_said(litellm_imported):
      "--thinking has no effect"),
 ])
 def test_a_model_without_thinking_is_told_so_and_sent_nothing(litellm_imported, model, notice):
-    plan = _plan_thinking(litellm_imported, model, 8000)
+    plan = plan_thinking(litellm_imported, model, 8000)
     assert plan.params == {} and plan.notice == notice

@@ -1,11 +1,19 @@
-"""The shipped policies (dm_cc/policy/shipped/, package data): each loads, lints clean
-and passes its own tests; each is found by name (`builtin:NAME`) from any directory,
-by every command that takes --policy; default.yaml is the built-in defaults; ci.yaml
-never asks; team-strict.enforced.yaml holds as the managed enforced layer."""
+"""The shipped policies (policies/ at the top of the repository, built into the
+package): each loads, lints clean and passes its own tests; each is found by name
+(`builtin:NAME`) from any directory, by every command that takes --policy, in a
+checkout and in a built package; default.yaml is the built-in defaults; ci.yaml
+never asks; team-strict.enforced.yaml holds as the managed enforced layer; the
+example team policies (policies/examples/) also pass their tests as a project's
+own policy."""
 
 from __future__ import annotations
 
+import json
+import os
 import re
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -15,10 +23,12 @@ from dm_cc.cli import main
 from dm_cc.policy import shipped
 from dm_cc.policy.defaults import DEFAULT_RULES
 from dm_cc.policy.loader import load_policy_file
+from dm_cc.sandbox.host import availability
 
-SHIPPED_DIR = Path(shipped.__file__).parent
 NAMES = shipped.shipped_names()
 REPO_ROOT = Path(__file__).resolve().parents[2]
+POLICIES = REPO_ROOT / "policies"
+EXAMPLES = [name for name in NAMES if name.startswith("examples/")]
 
 
 @pytest.fixture
@@ -36,9 +46,13 @@ def line_of(name: str, needle: str) -> int:
 
 def test_the_promised_policies_ship():
     assert {"default", "readonly", "team-default", "team-strict", "team-strict.enforced",
-            "ci", "auto"} <= set(NAMES)
-    # the top-level policies/ only points at them: one copy of each file
-    assert not list((REPO_ROOT / "policies").glob("*.yaml"))
+            "ci", "auto", "examples/python-service", "examples/node-monorepo",
+            "examples/infra-repo"} <= set(NAMES)
+    # one copy of each file, in policies/: every file there is found by its name
+    assert tuple(sorted((path.relative_to(POLICIES).as_posix().removesuffix(".yaml")
+                                  for path in POLICIES.rglob("*.yaml")),
+                                 key=lambda name: (name.count("/"), name))) == NAMES
+    assert not list((REPO_ROOT / "dm_cc").rglob("*/shipped/**/*.yaml"))
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -55,7 +69,7 @@ def test_shipped_policy_passes_its_tests_and_lints_clean(name, project, capsys):
 @pytest.mark.parametrize("name", NAMES)
 def test_a_shipped_file_loads_alike_by_name_and_by_path(name, project):
     by_name = shipped.load_policy_arg(f"builtin:{name}")
-    by_path = load_policy_file(SHIPPED_DIR / f"{name}.yaml")
+    by_path = load_policy_file(POLICIES / f"{name}.yaml")
     strip = [(r.permission, r.pattern, r.action, r.reason, r.source.rsplit(":", 1)[1])
              for r in by_path.rules]
     assert [(r.permission, r.pattern, r.action, r.reason, r.source.rsplit(":", 1)[1])
@@ -178,23 +192,62 @@ def test_an_unknown_name_is_an_error_listing_the_shipped_ones(project, capsys):
 
 def test_policy_builtin_lists_them_and_prints_one_to_copy(project, capsys):
     assert main(["policy", "builtin"]) == 0
-    listed = capsys.readouterr().out.splitlines()
+    out = capsys.readouterr().out
+    listed = [line for line in out.splitlines() if line.startswith("builtin:")]
     assert [line.split()[0] for line in listed] == [f"builtin:{n}" for n in NAMES]
     assert all(len(line.split()) > 3 for line in listed)  # each says what it is for
+    # the examples come last, apart, under a heading of their own
+    shipped_part, examples_part = out.split("\nExample team policies for common stacks")
+    assert "builtin:examples/" not in shipped_part and "builtin:readonly" not in examples_part
+    assert [line for line in examples_part.splitlines()[1:] if line] == listed[-len(EXAMPLES):]
     assert main(["policy", "builtin", "team-strict"]) == 0
     copied = project / ".dm_cc" / "policy.yaml"
     copied.parent.mkdir()
     copied.write_text(capsys.readouterr().out)
-    assert copied.read_text() == (SHIPPED_DIR / "team-strict.yaml").read_text()
+    assert copied.read_text() == (POLICIES / "team-strict.yaml").read_text()
     assert main(["policy", "test"]) == 0  # the copy passes its tests where it now lives
     assert ".dm_cc/policy.yaml:" in capsys.readouterr().out
 
 
-def test_shipped_policies_are_package_data():
-    """pyproject's package-data carries them into a wheel (`**/*.yaml` under dm_cc)."""
-    import tomllib
+def test_a_build_puts_every_file_of_policies_into_the_package_where_it_is_found(tmp_path):
+    """setup.py's build step copies policies/ into the package (a wheel holds what
+    build_py leaves in the build directory); dm_cc imported from there, not from the
+    checkout, finds every file by name."""
+    pytest.importorskip("setuptools")  # the build backend, as pyproject.toml names it
+    source = tmp_path / "source"
+    ignore = shutil.ignore_patterns("__pycache__", "*.egg-info")
+    for part in ("dm_cc", "policies"):
+        shutil.copytree(REPO_ROOT / part, source / part, ignore=ignore)
+    for name in ("setup.py", "pyproject.toml", "MANIFEST.in", "README.md"):
+        shutil.copy(REPO_ROOT / name, source / name)
+    built = tmp_path / "built"
+    done = subprocess.run([sys.executable, "setup.py", "-q", "build_py", "--build-lib", str(built)],
+                          cwd=source, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    copies = built / "dm_cc" / "policy" / "shipped" / "policies"
+    for path in POLICIES.rglob("*.yaml"):
+        assert (copies / path.relative_to(POLICIES)).read_bytes() == path.read_bytes(), path
+    shutil.rmtree(source)  # nothing of the checkout is left to find
+    listing = ("import json\nfrom dm_cc.policy import shipped\n"
+               "print(json.dumps([shipped.__file__, shipped.shipped_names()]))")
+    ran = subprocess.run([sys.executable, "-c", listing], capture_output=True, text=True,
+                         env={**os.environ, "PYTHONPATH": str(built)}, cwd=tmp_path)
+    assert ran.returncode == 0, ran.stderr
+    where, names = json.loads(ran.stdout)
+    assert Path(where).is_relative_to(built)
+    assert tuple(names) == NAMES
 
-    data = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())
-    patterns = data["tool"]["setuptools"]["package-data"]["dm_cc"]
-    assert "**/*.yaml" in patterns
-    assert SHIPPED_DIR.relative_to(REPO_ROOT / "dm_cc")
+
+@pytest.mark.skipif(not availability().usable, reason="a project's allows of commands need the sandbox")
+@pytest.mark.parametrize("name", EXAMPLES)
+def test_an_example_passes_its_tests_as_the_projects_trusted_policy(name, project, capsys):
+    """Copied as ``dm_cc policy builtin examples/NAME > .dm_cc/policy.yaml`` says, and
+    trusted: a project's file opens only inside the project and the sandbox, which
+    is all an example asks for."""
+    assert main(["policy", "builtin", name]) == 0
+    (project / ".dm_cc").mkdir()
+    (project / ".dm_cc" / "policy.yaml").write_text(capsys.readouterr().out)
+    assert main(["trust"]) == 0
+    capsys.readouterr()
+    assert main(["policy", "test"]) == 0, capsys.readouterr().out
+    assert re.search(r"\b\d+ passed, 0 failed", capsys.readouterr().out)

@@ -1,14 +1,19 @@
 """The policies that ship with dm_cc, addressable from anywhere as ``builtin:NAME``.
 
-The YAML files beside this module are package data (pyproject's package-data
-takes ``**/*.yaml``), so ``--policy builtin:readonly`` works after a plain
-``pip install`` as well as in a checkout. A shipped file loads like any other,
-under the name ``builtin:NAME``: its rules' sources read ``builtin:readonly:12``.
+Their one copy is ``policies/`` at the top of the repository: the shipped policies
+(``builtin:readonly``) and, in ``policies/examples/``, example team policies for
+common stacks (``builtin:examples/python-service``). A build puts that directory
+into the package, as ``policies/`` beside this module (setup.py), so ``--policy
+builtin:readonly`` works after a plain ``pip install``; a checkout (an editable
+install, PYTHONPATH) has no such copy and reads the repository's own. A shipped file
+loads like any other, under the name ``builtin:NAME``: its rules' sources read
+``builtin:readonly:12``.
 """
 
 from __future__ import annotations
 
 from importlib import resources
+from importlib.resources.abc import Traversable
 from pathlib import Path
 
 from dm_cc.config import did_you_mean
@@ -18,14 +23,37 @@ from dm_cc.policy.loader import PolicyFile, load_policy_file, parse_policy
 SHIPPED_PREFIX = "builtin:"
 
 
-def _files() -> dict[str, resources.abc.Traversable]:
-    here = resources.files(__package__)
-    return {f.name.removesuffix(".yaml"): f for f in here.iterdir() if f.name.endswith(".yaml")}
+def _directory() -> Traversable:
+    """Where the shipped policies are: in the package when it was built (a wheel),
+    else in the checkout this module runs from (``policies/`` at its top)."""
+    built = resources.files(__package__).joinpath("policies")
+    if built.is_dir():
+        return built
+    checkout = Path(__file__).resolve().parents[3] / "policies"
+    if not checkout.is_dir():
+        raise UsageError(f"dm_cc's shipped policies are missing (neither {built} nor {checkout} "
+                         "exists): reinstall dm_cc")
+    return checkout
+
+
+def _files() -> dict[str, Traversable]:
+    """Each shipped policy by name: its path under ``policies/`` without ``.yaml``."""
+    found: dict[str, Traversable] = {}
+
+    def walk(directory: Traversable, prefix: str) -> None:
+        for entry in directory.iterdir():
+            if entry.is_dir():
+                walk(entry, f"{prefix}{entry.name}/")
+            elif entry.name.endswith(".yaml"):
+                found[prefix + entry.name.removesuffix(".yaml")] = entry
+
+    walk(_directory(), "")
+    return found
 
 
 def shipped_names() -> tuple[str, ...]:
-    """The shipped policies' names, sorted."""
-    return tuple(sorted(_files()))
+    """The shipped policies' names, sorted: the shipped policies, then the examples."""
+    return tuple(sorted(_files(), key=lambda name: (name.count("/"), name)))
 
 
 def shipped_text(name: str) -> str:
