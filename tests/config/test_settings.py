@@ -245,8 +245,11 @@ SUBAGENTS = ("explore", "general", "reviewer")
 VALUES = {"model": ("file/model", "env/model"), "api_base": ("http://file", "http://env"),
           "default_agent": ("plan", "auto"), "max_task_depth": (2, "5"),
           "max_turns": (30, "12"), "temperature": (0.5, "0.25"), "sandbox": ("off", "required"),
-          "thinking": (8000, "4000")}
-PARSED = {"max_task_depth": 5, "max_turns": 12, "temperature": 0.25, "thinking": 4000}
+          "thinking": (8000, "4000"), "telemetry": ("otlp", "off"),
+          "telemetry_endpoint": ("http://file:4318", "http://env:4318"),
+          "telemetry_protocol": ("grpc", "http/protobuf"), "telemetry_input": (True, "no")}
+PARSED = {"max_task_depth": 5, "max_turns": 12, "temperature": 0.25, "thinking": 4000,
+          "telemetry_input": False}
 
 
 def test_every_key_has_a_value_here():
