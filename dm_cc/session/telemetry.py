@@ -50,7 +50,7 @@ EVENT = "dm_cc.tool_decision"
 SERVICE = "dm_cc"
 PROTOCOLS = ("grpc", "http/protobuf")
 EXPORT_SECONDS = 3.0     # one export, retries included, unless OTEL_EXPORTER_OTLP_*TIMEOUT says
-CLOSE_SECONDS = 2.0      # what the end of a session waits for queued records at most
+CLOSE_SECONDS = 1.0      # what the end of a session waits for queued records at most
 DOWN_CLOSE_SECONDS = 0.2  # ... when the last export failed: they would fail too
 
 #: dm_cc's ``decided_by`` as Claude Code's ``source`` of a ``tool_decision``.
@@ -119,8 +119,8 @@ def _without_credentials(url: str) -> str:
     parts = urlsplit(url)
     if not parts.netloc:
         return url
-    return urlunsplit((parts.scheme, parts.hostname or "" if parts.port is None
-                       else f"{parts.hostname}:{parts.port}", parts.path, "", ""))
+    host = parts.netloc.rpartition("@")[2]       # [::1]:4318 keeps its brackets
+    return urlunsplit((parts.scheme, host, parts.path, "", ""))
 
 
 # --------------------------------------------------------------------------- the record
@@ -234,7 +234,7 @@ class DecisionExporter:
                               severity_text="INFO",
                               attributes=attributes(record, with_input=self.config.with_input))
         except Exception as exc:  # noqa: BLE001 -- telemetry never stops a session
-            logger.warning("telemetry: a decision was not queued: %s", exc)
+            logger.info("telemetry: a decision was not queued: %s", exc)
         return self._news()
 
     def _news(self) -> str | None:
@@ -243,7 +243,7 @@ class DecisionExporter:
         where = self.config.shown
         if down and not self._told_down:
             self._told_down = True
-            logger.warning("telemetry: the collector at %s does not answer", where)
+            logger.info("telemetry: the collector at %s does not answer", where)
             return (f"telemetry: decisions are not reaching the collector at {where}; they are "
                     "counted and dropped until it answers (the session goes on)")
         if not down and self._told_down:
@@ -272,7 +272,7 @@ class DecisionExporter:
             try:
                 self._processor.shutdown()   # waits up to 30 s: bounded by the join below
             except Exception as exc:  # noqa: BLE001
-                logger.warning("telemetry: closing: %s", exc)
+                logger.info("telemetry: closing: %s", exc)
 
         closing = threading.Thread(target=shut, name="dm_cc-telemetry-close", daemon=True)
         closing.start()
@@ -292,10 +292,20 @@ def _decisions(count: int) -> str:
 
 def _quiet_sdk() -> None:
     """The SDK's complaints (a failed export, a full queue) go to the debug log when
-    there is one, never to the terminal: Python prints a warning no handler takes."""
+    there is one (``--verbose``), never to the terminal: unhandled, Python would print
+    them over the REPL."""
     sdk = logging.getLogger("opentelemetry")
-    if not any(isinstance(h, logging.NullHandler) for h in sdk.handlers):
-        sdk.addHandler(logging.NullHandler())
+    if not any(isinstance(h, _ToDebugLog) for h in sdk.handlers):
+        sdk.addHandler(_ToDebugLog())
+        sdk.propagate = False
+
+
+class _ToDebugLog(logging.Handler):
+    """Hands a record of the SDK's to dm_cc's debug log, if one is being written."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if logger.isEnabledFor(logging.DEBUG) and logging.getLogger("dm_cc").handlers:
+            logger.handle(record)
 
 
 def _resource() -> Any:
@@ -337,7 +347,7 @@ class _Counted:
         try:
             result = self._exporter.export(batch)
         except Exception as exc:  # noqa: BLE001
-            logger.warning("telemetry: export failed: %s", exc)
+            logger.info("telemetry: export failed: %s", exc)
             result = LogRecordExportResult.FAILURE
         with self._tally.lock:
             if result == LogRecordExportResult.SUCCESS:
