@@ -56,7 +56,14 @@ if TYPE_CHECKING:
     from dm_cc.mcp import McpServers
     from dm_cc.policy import Changed, Edit, Finding, NewRule, Place
     from dm_cc.sandbox import Plan, Sandbox
-    from dm_cc.session import ApprovalStore, AuditLog, SessionStore, ToolCall, UndoStore
+    from dm_cc.session import (
+        ApprovalStore,
+        AuditLog,
+        DecisionExporter,
+        SessionStore,
+        ToolCall,
+        UndoStore,
+    )
     from dm_cc.tools import Tool
 
 __all__ = ["DEFAULT_AGENT", "Options", "World", "open_world"]
@@ -338,6 +345,21 @@ class World:
         return AuditLog.for_project(data_dir(self.env), self.root)
 
     @cached_property
+    def telemetry(self) -> DecisionExporter | None:
+        """Where every decision is sent besides the audit log: an OpenTelemetry collector,
+        when the ``telemetry`` setting says so (docs/telemetry.md); None: nothing is sent
+        (and the SDK is not imported). A protocol it cannot speak is a warning: telemetry
+        never stops a session."""
+        from dm_cc.session import DecisionExporter, telemetry_config
+
+        try:
+            config = telemetry_config(self.settings, self.env)
+        except ValueError as exc:
+            print(f"dm_cc: warning: telemetry is off: {exc}", file=sys.stderr)
+            return None
+        return None if config is None else DecisionExporter.start(config)
+
+    @cached_property
     def undo(self) -> UndoStore:
         """What each step of every session changed, kept to undo it (the state dir,
         bounded in size; docs/undo.md)."""
@@ -440,11 +462,17 @@ class World:
 
     def close(self) -> None:
         """Stop what this World started: the MCP servers and their processes, the
-        sandbox's network proxy."""
+        sandbox's network proxy, the telemetry exporter (within seconds; what it did
+        not deliver said on stderr)."""
         if self._mcp is not None:
             self._mcp.close()
         if "sandbox" in self.__dict__:
             self.sandbox.close()
+        exporter = self.__dict__.get("telemetry")   # started only if a session opened
+        if exporter is not None:
+            lost = exporter.close()
+            if lost is not None:
+                print(f"dm_cc: {lost}", file=sys.stderr)
 
     # ------------------------------------------------------------------ judging
 
@@ -626,6 +654,7 @@ class World:
                           models=self.make_model,
                           max_task_depth=settings.max_task_depth, max_turns=settings.max_turns,
                           sandbox=self.sandbox, audit=self.audit, undo=self.undo,
+                          decisions=() if self.telemetry is None else (self.telemetry,),
                           temperature=settings.temperature)
         requested = agent.name if (options.agent or not session.messages) else None
         return Loop(session, runtime, max_turns=settings.max_turns, agent=requested,

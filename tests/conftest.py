@@ -17,15 +17,15 @@ import pytest
 def project(tmp_path, monkeypatch):
     """A git project in tmp_path with HOME, DM_CC_HOME and DM_CC_MANAGED_DIR pointing
     at empty temporary dirs (the real /etc and ~/.config are never read) and no
-    model configured from the environment."""
+    model (nor OpenTelemetry collector) configured from the environment."""
     root = tmp_path / "project"
     (root / ".git").mkdir(parents=True)
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     monkeypatch.setenv("DM_CC_HOME", str(tmp_path / "dmhome"))
     monkeypatch.setenv("DM_CC_MANAGED_DIR", str(tmp_path / "managed"))
-    for variable in [name for name in os.environ if name.startswith("DM_CC_")]:
+    for variable in [name for name in os.environ if name.startswith(("DM_CC_", "OTEL_"))]:
         if variable not in ("DM_CC_HOME", "DM_CC_MANAGED_DIR"):
-            monkeypatch.delenv(variable)     # DM_CC_THINKING, DM_CC_MAX_TURNS … set nothing
+            monkeypatch.delenv(variable)     # DM_CC_THINKING, OTEL_EXPORTER_OTLP_… set nothing
     return root
 
 

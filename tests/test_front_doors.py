@@ -84,9 +84,10 @@ EXPORTS: dict[str, list[str]] = {
         "Transaction", "git_dirs", "stopped_by_sandbox",
     ],
     "session": [
-        "ApprovalStore", "AuditLog", "Message", "Recorder", "SavedApproval", "Session",
-        "SessionInfo", "SessionStore", "Step", "ToolCall", "UndoResult", "UndoStore",
+        "ApprovalStore", "AuditLog", "DecisionExporter", "Message", "Recorder", "SavedApproval",
+        "Session", "SessionInfo", "SessionStore", "Step", "ToolCall", "UndoResult", "UndoStore",
         "Verification", "agent_in_charge", "new_id", "parse_duration", "session_tree",
+        "telemetry_config",
     ],
     "tools": [
         "DEFAULT_TIMEOUT", "JsonArguments", "TaskParams", "Tool", "ToolContext", "ToolEntry",

@@ -13,6 +13,10 @@ sandbox: auto                    # auto | required | off: user or managed config
 agents:                          # dm_cc's built-in subagents (explore, general, reviewer)
   explore: {model: openai/gpt-4o-mini, temperature: 0, max_turns: 20}
 thinking: 8000                   # extended thinking, in tokens; off (default): none
+telemetry: otlp                  # decisions to an OpenTelemetry collector (docs/telemetry.md);
+telemetry_endpoint: http://collector:4318   # off (default): nothing is sent. These four:
+telemetry_protocol: http/protobuf          #   user, managed config or DM_CC_* only
+telemetry_input: false           # send each call's input (a command can hold a token)
 mcp:                             # MCP servers (dm_cc/config/mcp_servers.py, docs/mcp.md)
   servers:
     time: {command: mcp-server-time, args: [--local-timezone, UTC]}
@@ -34,8 +38,11 @@ key.
 
 ``sandbox:`` (how shell commands are confined, DESIGN.md §8) is read from the user
 config, the environment and the managed config (``<managed>/config.yaml``, which may
-set only it, and wins over everything); a project file that sets it is an error, as
-one that sets ``api_base`` is: a cloned repository must not turn the sandbox off.
+set only it and the ``telemetry*`` keys, and wins over everything); a project file
+that sets it is an error, as one that sets ``api_base`` is: a cloned repository must
+not turn the sandbox off. So are the ``telemetry*`` keys (where decisions are sent):
+a cloned repository must not send your commands to its collector, nor stop them
+reaching your team's.
 
 Every value remembers where it came from (``Settings.sources``: ``file:line``,
 ``environment DM_CC_MODEL``, ``--model``) so the loop can tell the user, and decide
@@ -68,6 +75,8 @@ if TYPE_CHECKING:  # pydantic is imported only when a file must be validated
 
 SandboxMode = Literal["auto", "required", "off"]
 SANDBOX_MODES: tuple[str, ...] = get_args(SandboxMode)
+TelemetryExporter = Literal["off", "otlp"]
+TelemetryProtocol = Literal["grpc", "http/protobuf"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,6 +158,29 @@ def thinking_budget(value: Any) -> int:
     raise ValueError(f"expected a number of thinking tokens (e.g. 8000) or off, not {value!r}")
 
 
+def telemetry_exporter(value: Any) -> str:
+    """A ``telemetry:`` value: otlp, or off (YAML reads a bare ``off`` as false)."""
+    if value is False or (isinstance(value, str) and value.strip().lower() in ("off", "false", "no")):
+        return "off"
+    if isinstance(value, str) and value.strip() == "otlp":
+        return "otlp"
+    raise ValueError(f"expected otlp or off, not {value!r}")
+
+
+def switch(value: Any) -> bool:
+    """A yes/no value: true/false as YAML reads them, or (a variable's text) true, false,
+    on, off, yes, no, 1, 0."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str):
+        text = value.strip().lower()
+        if text in ("true", "on", "yes", "1"):
+            return True
+        if text in ("false", "off", "no", "0"):
+            return False
+    raise ValueError(f"expected true or false, not {value!r}")
+
+
 #: The top-level keys that hold one value: the file, ``DM_CC_<KEY>``, and (some) a flag.
 KEYS = _table(
     Key("model", str),
@@ -159,6 +191,10 @@ KEYS = _table(
     Key("temperature", float, ge=0, le=2),
     Key("sandbox", SandboxMode),
     Key("thinking", int, convert=thinking_budget),
+    Key("telemetry", TelemetryExporter, convert=telemetry_exporter),
+    Key("telemetry_endpoint", str),
+    Key("telemetry_protocol", TelemetryProtocol),
+    Key("telemetry_input", bool, convert=switch),
 )
 #: What ``agents.<name>:`` may set for a built-in subagent (an agent file's keys of the
 #: same names): ``DM_CC_AGENTS_<NAME>_<KEY>``.
@@ -167,6 +203,7 @@ AGENT_KEYS = _table(
     Key("temperature", float, ge=0, le=2),
     Key("max_turns", int, ge=1, le=10_000),
 )
+TELEMETRY_KEYS = ("telemetry", "telemetry_endpoint", "telemetry_protocol", "telemetry_input")
 # Keys a project's config may not set, and why.
 NOT_FROM_PROJECT = {
     "api_base": ("api_base is not accepted from a project's config: a cloned repository "
@@ -175,7 +212,14 @@ NOT_FROM_PROJECT = {
     "sandbox": ("sandbox is not accepted from a project's config: a cloned repository could "
                 "turn the sandbox off. Set it in your user config ({user}) or the managed "
                 "config."),
+    **{key: (f"{key} is not accepted from a project's config: a cloned repository could "
+             "send your decisions (and the commands they are about) to its own collector, or "
+             "stop them reaching your team's. Set it in your user config ({user}), the "
+             "managed config or DM_CC_" + key.upper() + ".")
+       for key in TELEMETRY_KEYS},
 }
+# Keys the managed config may set (it wins over everything): the organisation's word.
+MANAGED_KEYS = ("sandbox", *TELEMETRY_KEYS)
 DEFAULT_TASK_DEPTH = 3
 
 
@@ -205,6 +249,10 @@ class Settings:
     agents: Mapping[str, Mapping[str, Any]] = field(
         default_factory=lambda: MappingProxyType({}))
     thinking: int = 0               # a budget of thinking tokens; 0: off
+    telemetry: str = "off"          # otlp: every decision to a collector (docs/telemetry.md)
+    telemetry_endpoint: str | None = None   # None: the OTEL_* variables say, or localhost
+    telemetry_protocol: str | None = None   # None: the OTEL_* variables say, or http/protobuf
+    telemetry_input: bool = False   # each call's input too (it can hold a secret)
     mcp: Mapping[str, ServerDefinition] = field(default_factory=lambda: MappingProxyType({}))
     sources: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
 
@@ -240,8 +288,8 @@ def parse_settings(text: str, shown: str, *, origin: Origin = "user",
         return {}, {}, {}
     if not isinstance(data, dict):
         raise SettingsError(shown, 1, "a settings file is a mapping (model:, api_base:, "
-                            "default_agent:, max_task_depth:, sandbox:, thinking:, agents:, "
-                            "mcp:)")
+                            "default_agent:, max_task_depth:, sandbox:, thinking:, telemetry:, "
+                            "agents:, mcp:)")
     if data.get("sandbox") is False:
         data = {**data, "sandbox": "off"}    # YAML reads a bare `off` as false
     from pydantic import ValidationError
@@ -339,10 +387,11 @@ def load_settings(root: Path, env: Mapping[str, str] = os.environ, *,
         shown = display_path(managed)
         file_values, file_sources, file_servers = parse_settings(_read(managed, shown), shown,
                                                                  env=env)
-        others = [file_sources[key] for key in file_values if key != "sandbox"]
+        others = [file_sources[key] for key in file_values if key not in MANAGED_KEYS]
         others += [server.source for server in file_servers.values()]
         if others:
-            raise SettingsError(shown, _line(others[0]), "the managed config sets only sandbox:")
+            raise SettingsError(shown, _line(others[0]), "the managed config sets only "
+                                  + ", ".join(f"{key}:" for key in MANAGED_KEYS))
         values.update(file_values)
         sources.update(file_sources)
     sources.update({f"mcp.servers.{name}": server.source for name, server in servers.items()})

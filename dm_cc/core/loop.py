@@ -34,7 +34,7 @@ from dm_cc.core.events import AgentSwitched, Compacted, Event, Notice, ToolFinis
 from dm_cc.core.instructions import LeftOut
 from dm_cc.core.prompts import SectionSize, build_prompt, tool_specs
 from dm_cc.core.rights import Rights
-from dm_cc.core.settle import Judged, Settle, TurnStopped
+from dm_cc.core.settle import DecisionListener, Judged, Settle, TurnStopped
 from dm_cc.core.subagents import Subagents, task_call
 from dm_cc.core.undo import Steps
 from dm_cc.llm import ChatModel, ContextTooLong, ModelReply, OnStream, RetryNotices, ToolSpec, Usage
@@ -74,6 +74,9 @@ class Runtime:
     max_turns: int | None = None        # the settings' max_turns: no subagent's turn is longer
     sandbox: Sandbox | None = None      # where shell commands run confined (None: unconfined)
     audit: AuditLog | None = None       # where every enforced decision is recorded
+    # Who else is handed each decision's audit record, once (the telemetry exporter:
+    # docs/telemetry.md); what one returns is told as a Notice. Never blocks.
+    decisions: Sequence[DecisionListener] = ()
     undo: UndoStore | None = None       # where tools keep what they change (None: nothing kept)
     temperature: float | None = None    # for an agent that sets none (None: the model's default)
     # Before each model request: the tools as they are now and what each permission
@@ -107,7 +110,8 @@ class Loop:
                              notify=lambda text: runtime.on_event(Notice(text)))
         self.settle = Settle(self.rights, runtime.approver, runtime.policy.hooks,
                              where=runtime.where, on_event=runtime.on_event,
-                             audit_log=runtime.audit, label=label)
+                             audit_log=runtime.audit, listeners=runtime.decisions,
+                             label=label)
         self.subagents = Subagents(self._spawn, runtime.agents, self.rights.may_start, session,
                                    on_event=runtime.on_event, depth=depth,
                                    max_depth=runtime.max_task_depth, numbers=numbers,

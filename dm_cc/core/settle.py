@@ -45,13 +45,17 @@ from dm_cc.core.approval import (
     AskFailed,
     suggested_rules,
 )
-from dm_cc.core.events import Event, ToolDecided
+from dm_cc.core.events import Event, Notice, ToolDecided
 from dm_cc.core.hooks import CallFacts, consult_hooks, failure_for
 from dm_cc.core.rights import Rights
 from dm_cc.permissions import Decision, PathContextDirs, Request, Rule
 from dm_cc.policy import HOOK_LAYER, Hook
 from dm_cc.session import AuditLog, ToolCall
 from dm_cc.tools import Tool, ToolContext
+
+DecisionListener = Callable[[dict[str, Any]], str | None]
+"""Handed each decision's audit record (:func:`dm_cc.core.audit.record`) once its
+outcome is known; returns a notice to tell, or None. It must not block nor raise."""
 
 
 class TurnStopped(Exception):
@@ -106,13 +110,15 @@ class Settle:
 
     def __init__(self, rights: Rights, approver: Approver, hooks: Sequence[Hook], *,
                  where: PathContextDirs, on_event: Callable[[Event], None],
-                 audit_log: AuditLog | None = None, label: str = "") -> None:
+                 audit_log: AuditLog | None = None,
+                 listeners: Sequence[DecisionListener] = (), label: str = "") -> None:
         self.rights = rights
         self.approver = approver
         self.hooks = hooks
         self.where = where
         self.on_event = on_event
         self.audit_log = audit_log
+        self.listeners = listeners
         self.label = label
 
     async def __call__(self, call: ToolCall, tool: Tool[Any], params: BaseModel,
@@ -206,8 +212,9 @@ class Settle:
 
     def _audit(self, judged: Judged, approval: Approval | None = None, *,
                by: str | None = None, answer: str | None = None) -> None:
-        """Record a decision once its outcome is known (core/audit.py)."""
-        if self.audit_log is None:
+        """Record a decision once its outcome is known (core/audit.py): in the audit
+        log, and handed to each listener (the telemetry exporter) -- one record for both."""
+        if self.audit_log is None and not self.listeners:
             return
         decision = judged.decision
         if approval is not None and approval.by == "approval":  # covered by an answer meanwhile
@@ -218,7 +225,11 @@ class Settle:
         main_input = judged.tool.entry.main_text(judged.call.arguments or {})
         entry = audit.record(actor, judged.call, main_input, decision, approval, by=by,
                              answer=answer)
-        audit.write(self.audit_log, entry, self.on_event)
+        if self.audit_log is not None:
+            audit.write(self.audit_log, entry, self.on_event)
+        for listener in self.listeners:
+            if (notice := listener(entry)) is not None:
+                self.on_event(Notice(notice))
 
 
 def rule_said(rule: Rule) -> str:

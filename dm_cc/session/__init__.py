@@ -4,6 +4,8 @@
     store.py      sessions as append-only JSONL files (SessionStore, Session)
     approvals.py  saved "always allow" answers and approved MCP servers, per project
     audit.py      every decision, as hash-chained JSON Lines (AuditLog)
+    telemetry.py  every decision to an OpenTelemetry collector (DecisionExporter),
+                  the SDK imported only when configured
     undo.py       the previous state of what each step changed, to undo it (UndoStore),
                   with undo_recorder.py (a step being recorded), undo_records.py (its
                   data and JSON), undo_restore.py (undoing on the files) and
@@ -25,6 +27,7 @@ if TYPE_CHECKING:
     from dm_cc.session.audit import AuditLog, Verification
     from dm_cc.session.messages import Message, ToolCall, agent_in_charge, new_id
     from dm_cc.session.store import Session, SessionInfo, SessionStore, session_tree
+    from dm_cc.session.telemetry import DecisionExporter, telemetry_config
     from dm_cc.session.undo import UndoStore
     from dm_cc.session.undo_recorder import Recorder
     from dm_cc.session.undo_records import Step, UndoResult
@@ -32,6 +35,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ApprovalStore",
     "AuditLog",
+    "DecisionExporter",
     "Message",
     "Recorder",
     "SavedApproval",
@@ -47,6 +51,7 @@ __all__ = [
     "new_id",
     "parse_duration",
     "session_tree",
+    "telemetry_config",
 ]
 
 # Each module of the part and the names of it re-exported here, imported on first
@@ -56,6 +61,7 @@ _LAZY: dict[str, tuple[str, ...]] = {
     "dm_cc.session.audit": ("AuditLog", "Verification"),
     "dm_cc.session.messages": ("Message", "ToolCall", "agent_in_charge", "new_id"),
     "dm_cc.session.store": ("Session", "SessionInfo", "SessionStore", "session_tree"),
+    "dm_cc.session.telemetry": ("DecisionExporter", "telemetry_config"),
     "dm_cc.session.undo": ("UndoStore",),
     "dm_cc.session.undo_recorder": ("Recorder",),
     "dm_cc.session.undo_records": ("Step", "UndoResult"),

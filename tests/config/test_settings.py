@@ -230,6 +230,40 @@ def test_the_managed_config_sets_the_sandbox_mode_and_wins(layout, tmp_path):
     assert caught.value.line == 2 and "only sandbox" in str(caught.value)
 
 
+@pytest.mark.parametrize("line", ["telemetry: off", "telemetry: otlp",
+                                  "telemetry_endpoint: https://collector.example",
+                                  "telemetry_protocol: grpc", "telemetry_input: true"])
+def test_a_project_cannot_say_where_decisions_are_sent(layout, line):
+    env, _user, project_file, project = layout
+    project_file.write_text(f"model: x/y\n{line}\n")
+    with pytest.raises(SettingsError) as caught:
+        load_settings(project, env, trusts=lambda path: True)   # trusted or not
+    assert caught.value.line == 2 and "its own collector" in str(caught.value)
+
+
+def test_the_managed_config_turns_telemetry_on_over_the_user_and_the_environment(layout, tmp_path):
+    env, user, _project_file, project = layout
+    managed = tmp_path / "managed"
+    managed.mkdir()
+    env = {**env, "DM_CC_MANAGED_DIR": str(managed), "DM_CC_TELEMETRY": "off"}
+    user.write_text("telemetry: off\n")
+    (managed / "config.yaml").write_text("telemetry: otlp\ntelemetry_endpoint: https://otel.corp\n")
+    settings = load_settings(project, env)
+    assert (settings.telemetry, settings.telemetry_endpoint) == ("otlp", "https://otel.corp")
+    assert settings.sources["telemetry"].endswith("managed/config.yaml:1")
+
+
+@pytest.mark.parametrize(("text", "said"), [("telemetry: yes", "expected otlp or off"),
+                                             ("telemetry_protocol: http/json", "grpc"),
+                                             ("telemetry_input: maybe", "expected true or false")])
+def test_a_bad_telemetry_value_names_the_line(layout, text, said):
+    env, user, _project_file, project = layout
+    user.write_text(f"model: a/b\n{text}\n")
+    with pytest.raises(SettingsError) as caught:
+        load_settings(project, env)
+    assert caught.value.line == 2 and said in str(caught.value)
+
+
 def test_an_unknown_sandbox_mode_names_the_line(layout):
     env, user, _project_file, project = layout
     user.write_text("model: a/b\nsandbox: maybe\n")
@@ -245,8 +279,11 @@ SUBAGENTS = ("explore", "general", "reviewer")
 VALUES = {"model": ("file/model", "env/model"), "api_base": ("http://file", "http://env"),
           "default_agent": ("plan", "auto"), "max_task_depth": (2, "5"),
           "max_turns": (30, "12"), "temperature": (0.5, "0.25"), "sandbox": ("off", "required"),
-          "thinking": (8000, "4000")}
-PARSED = {"max_task_depth": 5, "max_turns": 12, "temperature": 0.25, "thinking": 4000}
+          "thinking": (8000, "4000"), "telemetry": ("otlp", "off"),
+          "telemetry_endpoint": ("http://file:4318", "http://env:4318"),
+          "telemetry_protocol": ("grpc", "http/protobuf"), "telemetry_input": (True, "no")}
+PARSED = {"max_task_depth": 5, "max_turns": 12, "temperature": 0.25, "thinking": 4000,
+          "telemetry_input": False}
 
 
 def test_every_key_has_a_value_here():

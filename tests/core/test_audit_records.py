@@ -121,3 +121,29 @@ def test_a_question_left_open_by_a_cancelled_turn_is_recorded(project):
     [record] = recorded(project)
     assert (record["input"], record["decision"], record["decided_by"], record["answer"]) == (
         "a.txt", "deny", "cancelled", "cancel")
+
+
+def test_each_decision_goes_to_the_listeners_as_the_audit_log_keeps_it(project):
+    """The telemetry exporter is a listener of this one record (Runtime.decisions);
+    what a listener returns is told as a notice."""
+    from dm_cc.session.telemetry import attributes
+
+    heard: list[dict] = []
+
+    def listener(record: dict) -> str | None:
+        heard.append(record)
+        return "collector down" if len(heard) == 2 else None
+
+    model = ScriptedModel([call("write", path="one.txt", content="1"),
+                           call("write", path="two.txt", content="2"), reply("done")])
+    world = open_world(cwd=project)
+    world.telemetry = listener      # where the World's exporter would be
+    events: list = []
+    loop = world.open_loop(ScriptedApprover(["once", Approval("reject", "")]), model=model,
+                           on_event=events.append)
+    run(loop, "write")
+    kept = [{k: v for k, v in r.items() if k not in ("seq", "prev")} for r in recorded(project)]
+    assert heard == kept and len(heard) == 2
+    assert [e.text for e in events if isinstance(e, Notice)] == ["collector down"]
+    assert [(attributes(r)["decision"], attributes(r)["source"]) for r in heard] == [
+        ("accept", "user_temporary"), ("reject", "user_reject")]
