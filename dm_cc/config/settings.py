@@ -34,7 +34,8 @@ key.
 
 ``sandbox:`` (how shell commands are confined, DESIGN.md §8) is read from the user
 config, the environment and the managed config (``<managed>/config.yaml``, which may
-set only it, and wins over everything); a project file that sets it is an error, as
+set only it and ``managed_policy:`` -- the managed files delivered from a URL, read by
+dm_cc.policy -- and wins over everything); a project file that sets it is an error, as
 one that sets ``api_base`` is: a cloned repository must not turn the sandbox off.
 
 Every value remembers where it came from (``Settings.sources``: ``file:line``,

@@ -24,6 +24,7 @@ from urllib.parse import urlsplit
 
 MOST_BYTES = 1 << 20    # a policy file is a few kilobytes; a megabyte is a mistake or worse
 CHUNK = 64 * 1024
+LINGER = 1.0            # seconds an abandoned fetch may go on past the deadline
 
 
 class Fetched(NamedTuple):
@@ -80,7 +81,9 @@ def fetch(url: str, context: ssl.SSLContext, deadline: float) -> Fetched:
                                          _HttpsOnly())
     request = urllib.request.Request(url, headers={"User-Agent": "dm_cc managed policy"})
     try:
-        with opener.open(request, timeout=max(0.1, deadline - time.monotonic())) as answer:
+        # the socket's own timeout a little after the deadline: past it, fetch_all has
+        # said "no answer" already, and this thread only has to end
+        with opener.open(request, timeout=max(0.1, deadline - time.monotonic() + LINGER)) as answer:
             return Fetched(url, body=_read(answer, deadline))
     except urllib.error.HTTPError as exc:
         return Fetched(url, failure=f"HTTP {exc.code} {exc.reason}")

@@ -1,7 +1,8 @@
 """A loopback HTTPS server with a self-signed certificate, for the managed policy
 delivered from a URL (dm_cc/policy/managed.py): it serves what a test puts in
-:attr:`PolicyServer.files` (path -> bytes; anything else is a 404), counts the
-requests, and can be stopped and started again on the same port (the server down).
+:attr:`PolicyServer.files` (path -> bytes; anything else is a 404) or redirects
+as :attr:`PolicyServer.redirects` says, records the requests, and can be stopped
+(the server down).
 
 The certificate is made by the ``openssl`` CLI for ``127.0.0.1`` and ``localhost``
 (one per test process, :func:`certificate`); dm_cc is pointed at it as the managed
@@ -50,6 +51,7 @@ class PolicyServer:
     def __init__(self, cert: Certificate | None = None) -> None:
         self.cert = cert or certificate()
         self.files: dict[str, bytes] = {}
+        self.redirects: dict[str, str] = {}     # path -> where a 302 sends the client
         self.requests: list[str] = []
         self.port = 0
         self._server: ThreadingHTTPServer | None = None
@@ -63,6 +65,12 @@ class PolicyServer:
         class Handler(BaseHTTPRequestHandler):
             def do_GET(self) -> None:  # noqa: N802 - the http.server interface
                 served.requests.append(self.path)
+                if (moved := served.redirects.get(self.path.lstrip("/"))) is not None:
+                    self.send_response(302)
+                    self.send_header("Location", moved)
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                    return
                 body = served.files.get(self.path.lstrip("/"))
                 self.send_response(200 if body is not None else 404)
                 self.send_header("Content-Length", str(len(body or b"")))
@@ -77,7 +85,7 @@ class PolicyServer:
         context.load_cert_chain(self.cert.cert, self.cert.key)
         server.socket = context.wrap_socket(server.socket, server_side=True)
         self.port = server.server_address[1]
-        threading.Thread(target=server.serve_forever, daemon=True).start()
+        threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True).start()
         self._server = server
         return self
 
