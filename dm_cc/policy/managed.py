@@ -270,9 +270,13 @@ def refresh_copies(delivery: Delivery, cache: Path) -> None:
             for url in ((s.url, s.url + ".sig") if s.public_key is not None else (s.url,))]
     got = {f.url: f for f in fetch_all(urls, tls_context(delivery.ca_file), delivery.timeout)}
     now = _now()
-    with locked(cache / ".lock"):
-        for source in delivery.sources:
-            _settle(source, got[source.url], got.get(source.url + ".sig"), cache, now)
+    try:
+        with locked(cache / ".lock"):
+            for source in delivery.sources:
+                _settle(source, got[source.url], got.get(source.url + ".sig"), cache, now)
+    except OSError as exc:
+        raise PolicyError(display_path(cache), None, "cannot keep the copies of the managed "
+                          f"policy: {exc}") from None
 
 
 def _settle(source: Source, body: Fetched, signature: Fetched | None, cache: Path,
