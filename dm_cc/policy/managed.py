@@ -42,7 +42,6 @@ import hashlib
 import json
 import re
 import time
-from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -414,8 +413,3 @@ def _digest(body: bytes) -> str:
 
 def _now() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-
-
-def notices(delivered: Sequence[Delivered]) -> list[str]:
-    """What a start says about the delivered files (failures, changed copies)."""
-    return [said for d in delivered for said in d.notices()]
