@@ -118,12 +118,15 @@ class World:
         self._gates: dict[tuple[str, bool | None, int], Gate] = {}
         self._mcp: McpServers | None = None
         self._mcp_started = False
+        self._refreshed = False   # the managed files from a URL: fetched once, at start
 
     @property
     def root_warnings(self) -> tuple[str, ...]:
-        """A ``.dm_cc/`` that is not this project's (below its root, or an enclosing
-        repository's): ignored, and said once by every front end that judges."""
-        return self.project.warnings()
+        """What every front end that judges says once at start: a ``.dm_cc/`` that is
+        not this project's (below its root, or an enclosing repository's), ignored; a
+        managed file from a URL whose fetch failed (the last good copy in force)."""
+        return self.project.warnings() + tuple(
+            said for delivered in self._policy.delivered for said in delivered.notices())
 
     # ------------------------------------------------------------------ loaded on first use
 
@@ -235,8 +238,11 @@ class World:
 
     @cached_property
     def _policy(self) -> Policy:
-        return load_policy(self.root, self.home, self.env, self.options.policies,
-                           trusted=self.trusted, granted=self.options.trust_project)
+        policy = load_policy(self.root, self.home, self.env, self.options.policies,
+                             trusted=self.trusted, granted=self.options.trust_project,
+                             refresh=not self._refreshed)
+        self._refreshed = True
+        return policy
 
     @property
     def trust(self) -> ProjectTrust:

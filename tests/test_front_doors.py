@@ -31,7 +31,7 @@ EXPORTS: dict[str, list[str]] = {
     "cli": ["main"],
     "compose": ["DEFAULT_AGENT", "Options", "World", "open_world"],
     "config": [
-        "HostFilesystem", "LinePath", "PLAN_FILE_PATTERN", "PROJECT_DIR", "ProjectFile",
+        "HostFilesystem", "LinePath", "MANAGED_POLICY", "PLAN_FILE_PATTERN", "PROJECT_DIR", "ProjectFile",
         "ProjectRoot", "ProjectTrust", "STARTING_TRUST", "ServerDefinition", "Settings",
         "Trust", "agent_files_in", "cache_dir", "config_dir", "counted", "data_dir",
         "did_you_mean", "digest",

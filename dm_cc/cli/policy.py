@@ -203,7 +203,8 @@ def _show(args: argparse.Namespace) -> int:
         layers = [*gate.layers, *(layer for layer, _why in gate.bounds())]
         _print_json({"agent": args.agent, "rules": [
             {"layer": layer.name, **_rule_json(rule)}
-            for layer in layers for rule in layer.rules]})
+            for layer in layers for rule in layer.rules],
+            "managed_from_url": [d.as_json() for d in world.policy.delivered]})
         return 0
     from dm_cc.ui import layer_lines
 
@@ -215,6 +216,8 @@ def _show(args: argparse.Namespace) -> int:
     if args.under:
         print(f"\nand every decision is bounded by what {' > '.join(args.under)} would decide "
               "(a subagent never gets more than the agents that started it)")
+    if origins := world.policy.managed_origins():
+        print("\nmanaged files (the organisation's):", *origins, sep="\n  ")
     return 0
 
 

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from dm_cc.config.dirs import (
+        MANAGED_POLICY,
         PLAN_FILE_PATTERN,
         PROJECT_DIR,
         HostFilesystem,
@@ -50,6 +51,7 @@ if TYPE_CHECKING:
     from dm_cc.config.yaml_lines import LinePath, display_path, line_of, load_yaml, validation_error
 
 __all__ = [
+    "MANAGED_POLICY",
     "PLAN_FILE_PATTERN",
     "PROJECT_DIR",
     "STARTING_TRUST",
@@ -93,7 +95,8 @@ __all__ = [
 # Each module of the part and the names of it re-exported here, imported on first
 # use (PEP 562): importing the package loads none of them.
 _LAZY: dict[str, tuple[str, ...]] = {
-    "dm_cc.config.dirs": ("PLAN_FILE_PATTERN", "PROJECT_DIR", "HostFilesystem", "ProjectRoot",
+    "dm_cc.config.dirs": ("MANAGED_POLICY", "PLAN_FILE_PATTERN", "PROJECT_DIR",
+                          "HostFilesystem", "ProjectRoot",
                           "agent_files_in", "cache_dir", "config_dir", "data_dir",
                           "find_project", "home_dir", "managed_dir", "plan_file",
                           "policy_files", "project_dir", "project_files", "project_root",

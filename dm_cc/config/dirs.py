@@ -25,6 +25,9 @@ from typing import NamedTuple
 
 APP = "dm_cc"
 MANAGED_DEFAULT = Path("/etc/dm_cc")
+#: The managed config's (``<managed>/config.yaml``) section naming the managed policy
+#: files delivered from a URL (dm_cc.policy's managed.py); no other config may have it.
+MANAGED_POLICY = "managed_policy"
 
 PROJECT_DIR = ".dm_cc"        # at the project root: policy, agents, settings, plans
 GIT_DIR = ".git"

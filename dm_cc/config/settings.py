@@ -38,11 +38,12 @@ key.
 
 ``sandbox:`` (how shell commands are confined, DESIGN.md §8) is read from the user
 config, the environment and the managed config (``<managed>/config.yaml``, which may
-set only it and the ``telemetry*`` keys, and wins over everything); a project file
-that sets it is an error, as one that sets ``api_base`` is: a cloned repository must
-not turn the sandbox off. So are the ``telemetry*`` keys (where decisions are sent):
-a cloned repository must not send your commands to its collector, nor stop them
-reaching your team's.
+set only it, the ``telemetry*`` keys and ``managed_policy:`` -- the managed files
+delivered from a URL, read by dm_cc.policy -- and wins over everything); a project
+file that sets it is an error, as one that sets ``api_base`` is: a cloned repository
+must not turn the sandbox off. So are the ``telemetry*`` keys (where decisions are
+sent): a cloned repository must not send your commands to its collector, nor stop
+them reaching your team's.
 
 Every value remembers where it came from (``Settings.sources``: ``file:line``,
 ``environment DM_CC_MODEL``, ``--model``) so the loop can tell the user, and decide
@@ -269,6 +270,7 @@ def _model() -> type[BaseModel]:
     fields = {name: key.field() for name, key in KEYS.items()}
     fields["agents"] = (dict[str, agent] | None, None)
     fields["mcp"] = (Any, None)   # checked by parse_servers, which names each line
+    fields[dirs.MANAGED_POLICY] = (Any, None)   # the managed config's only: dm_cc.policy reads it
     return create_model("SettingsFile", __base__=_Strict, **fields)
 
 
@@ -277,12 +279,13 @@ Values = dict[str, Any]     # "model": …, "agents.explore.model": … (flat, a
 
 def parse_settings(text: str, shown: str, *, origin: Origin = "user",
                    env: Mapping[str, str] = os.environ, root: Path | None = None,
-                   subagents: Collection[str] = ()
+                   subagents: Collection[str] = (), managed: bool = False
                    ) -> tuple[Values, dict[str, str], dict[str, ServerDefinition]]:
     """One settings file → (values set, their sources, MCP servers); ``${VAR}`` in a
     server's strings is read from ``env``; ``root``: the project whose file it is
     (its servers' named files are fingerprinted); ``subagents``: the agents
-    ``agents:`` may name."""
+    ``agents:`` may name; ``managed``: it is the managed config (which alone may
+    have ``managed_policy:``)."""
     data, lines = load_yaml(text, shown, SettingsError)
     if data is None:
         return {}, {}, {}
@@ -300,6 +303,10 @@ def parse_settings(text: str, shown: str, *, origin: Origin = "user",
     except ValidationError as exc:
         raise validation_error(exc, shown, lines, SettingsError,
                                model.__pydantic_core_schema__) from None
+    if getattr(spec, dirs.MANAGED_POLICY) is not None and not managed:
+        raise SettingsError(shown, line_of(lines, (dirs.MANAGED_POLICY,)), (
+            f"{dirs.MANAGED_POLICY}: is read only from the managed config "
+            f"({display_path(dirs.managed_dir(env) / 'config.yaml')})"))
     values = {name: getattr(spec, name) for name in KEYS if getattr(spec, name) is not None}
     paths: dict[str, tuple[str, ...]] = {name: (name,) for name in values}
     for agent, keys in (spec.agents or {}).items():
@@ -386,12 +393,13 @@ def load_settings(root: Path, env: Mapping[str, str] = os.environ, *,
     if managed.exists():   # the organisation's word on the sandbox wins over everything
         shown = display_path(managed)
         file_values, file_sources, file_servers = parse_settings(_read(managed, shown), shown,
-                                                                 env=env)
+                                                                 env=env, managed=True)
         others = [file_sources[key] for key in file_values if key not in MANAGED_KEYS]
         others += [server.source for server in file_servers.values()]
         if others:
             raise SettingsError(shown, _line(others[0]), "the managed config sets only "
-                                  + ", ".join(f"{key}:" for key in MANAGED_KEYS))
+                                + ", ".join(f"{key}:" for key in MANAGED_KEYS)
+                                + f" and {dirs.MANAGED_POLICY}:")
         values.update(file_values)
         sources.update(file_sources)
     sources.update({f"mcp.servers.{name}": server.source for name, server in servers.items()})

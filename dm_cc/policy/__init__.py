@@ -3,6 +3,8 @@ inline tests, the schema, the shipped policies and importers.
 
     layers.py        the layers (DESIGN.md §3) found, loaded and stacked: Policy
     loader.py        one file: YAML -> validated model -> rules (``parse_policy``)
+    managed.py       the managed layer's files, local or delivered from a URL (pinned
+                     or signed, cached, the last good copy); fetch.py fetches them
     schema.py        the file format as pydantic models; validator_schema.py generated
     defaults.py      the built-in default rules; effects.py rights from effects
     hooks.py         a file's ``hooks:``; inline_tests.py its ``tests:``; lint.py

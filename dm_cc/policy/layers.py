@@ -11,7 +11,8 @@
       → managed enforced rules (an organisation's last word)
 
 Files: managed ``<managed>/policy.yaml`` + ``policies/*.yaml`` and
-``<managed>/enforced.yaml``; project ``.dm_cc/policy.yaml`` +
+``<managed>/enforced.yaml``, any of them delivered from a URL instead
+(:mod:`dm_cc.policy.managed`); project ``.dm_cc/policy.yaml`` +
 ``.dm_cc/policies/*.yaml``; user ``<config>/policy.yaml`` + ``policies/*.yaml``.
 
 Each layer's name (what ``policy show`` prints, what a verdict's ``layer`` and a
@@ -52,6 +53,7 @@ from dm_cc.policy.defaults import (
 from dm_cc.policy.effects import Capabilities, Limited, limit_rules, limited
 from dm_cc.policy.hooks import Hook, refuse_project_hooks
 from dm_cc.policy.loader import PolicyFile, load_policy_file
+from dm_cc.policy.managed import Delivered, load_managed
 from dm_cc.policy.shipped import load_policy_arg
 from dm_cc.tools import known_permissions, language_of
 
@@ -138,10 +140,21 @@ class Policy:
     #: shell commands run as transactions here (each one's effects judged before they
     #: land): only then is the auto layer in effect. False where nothing is known.
     transactional: bool = False
+    #: the managed files delivered from a URL: where and when each copy came from
+    delivered: tuple[Delivered, ...] = ()
 
     @property
     def files(self) -> tuple[PolicyFile, ...]:
         return self.managed + self.project + self.user + self.extra + self.enforced
+
+    def managed_origins(self) -> list[str]:
+        """Where each managed file came from, for ``policy show``: a file of the managed
+        directory (its path), or a URL (its cached copy, when it was fetched, and
+        whether the last fetch failed)."""
+        copies = {str(d.copy) for d in self.delivered}
+        return [*(f"{f.location} (in the managed directory)" for f in self.managed + self.enforced
+                  if f.location not in copies),
+                *(line for d in self.delivered for line in d.lines())]
 
     def trusted(self, file: PolicyFile) -> bool:
         """Whether the person trusts the project file ``file`` as it is now."""
@@ -341,7 +354,8 @@ def _for_agent(files: Sequence[PolicyFile], agent: str) -> tuple[Rule, ...]:
 
 def load_policy(root: Path, home: Path, env: Mapping[str, str] = os.environ,
                 extra: Sequence[str | Path] = (), *, trusted: Mapping[str, str] = {},
-                granted: bool = False, transactional: bool = False) -> Policy:
+                granted: bool = False, transactional: bool = False,
+                refresh: bool = True) -> Policy:
     """Discover and load every layer's files; the first malformed file raises.
     ``extra``: the ``--policy`` arguments, files or shipped ``builtin:NAME`` policies.
     ``trusted``: the project files the person trusts (path from the root → digest,
@@ -349,12 +363,12 @@ def load_policy(root: Path, home: Path, env: Mapping[str, str] = os.environ,
     as they are. Unless the managed policy or the person's own says
     ``trust_projects: false``, which no project file may say (nor ``auto:``).
     ``transactional``: shell commands run as transactions here (the auto layer is
-    in effect); not known here, so the caller says (False: it is not)."""
-    managed_at = managed_dir(env)
+    in effect); not known here, so the caller says (False: it is not). ``refresh``:
+    fetch the managed files delivered from a URL first (a start does, a reload not:
+    :mod:`dm_cc.policy.managed`)."""
     extras = tuple(load_policy_arg(spec) for spec in extra)
-    enforced_at = managed_at / "enforced.yaml"
-    managed = tuple(load_policy_file(p) for p in policy_files(managed_at))
-    enforced = (load_policy_file(enforced_at),) if enforced_at.is_file() else ()
+    managed, enforced, delivered = load_managed(managed_dir(env), state_dir(env),
+                                                refresh=refresh)
     user = tuple(load_policy_file(p) for p in policy_files(config_dir(env)))
     project = tuple(load_policy_file(p) for p in policy_files(project_dir(root)))
     refuse_project_hooks(project)
@@ -376,6 +390,7 @@ def load_policy(root: Path, home: Path, env: Mapping[str, str] = os.environ,
         trust=ProjectTrust.of(root, trusted, forbidden=forbidden, granted=granted),
         own_dirs=tuple(str(where(env)) for where in (config_dir, data_dir, state_dir, cache_dir)),
         transactional=transactional,
+        delivered=delivered,
     )
 
 
