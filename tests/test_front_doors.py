@@ -71,13 +71,14 @@ EXPORTS: dict[str, list[str]] = {
         "path_pattern_problem", "path_requests", "stricter", "too_broad", "url_names",
     ],
     "policy": [
-        "APPROVALS_LAYER", "AUTO_LAYER", "ActionName", "Capabilities", "Changed", "Edit",
-        "Finding", "HOOK_LAYER", "Hook", "IMPORTERS", "Link", "NewRule", "Place", "Policy",
+        "APPROVALS_LAYER", "AUTO_LAYER", "ActionName", "Capabilities", "Changed", "EXPORTERS",
+        "Edit", "Finding", "HOOK_LAYER", "Hook", "IMPORTERS", "Link", "NewRule", "Place", "Policy",
         "RuleSpec", "SHIPPED_PREFIX",
-        "TRUSTED_HOOK_LAYERS", "add_rule", "beyond_rights", "findings_of", "lint_files",
+        "TRUSTED_HOOK_LAYERS", "add_rule", "beyond_rights", "file_rules", "findings_of",
+        "lint_files",
         "load_policy", "load_policy_arg", "numbered", "parse_policy", "policy_json_schema",
         "remove_rule", "render_policy", "rules_from", "run_inline_tests", "save",
-        "shipped_names", "shipped_summary", "shipped_text", "unknown_agents",
+        "shipped_names", "shipped_summary", "shipped_text", "stack_rules", "unknown_agents",
     ],
     "sandbox": [
         "Change", "Conflict", "Mount", "Plan", "Sandbox", "SandboxSpec", "Support",

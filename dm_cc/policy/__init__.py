@@ -9,6 +9,7 @@ inline tests, the schema, the shipped policies and importers.
     editing.py       one rule added to or removed from a file, as a line of its text
     shipped/         the policies that ship with dm_cc (``builtin:NAME``)
     importers/       other assistants' settings rewritten as policy files
+    exporters/       policies written as other assistants' settings
 
 The front door is lazy: a name's module is imported on its first use (the schema
 brings pydantic; ``dm_cc --help`` loads no YAML).
@@ -32,6 +33,8 @@ if TYPE_CHECKING:
         save,
     )
     from dm_cc.policy.effects import Capabilities
+    from dm_cc.policy.exporters import EXPORTERS
+    from dm_cc.policy.exporters.stack import file_rules, stack_rules
     from dm_cc.policy.hooks import Hook
     from dm_cc.policy.importers import IMPORTERS, render_policy
     from dm_cc.policy.inline_tests import run_inline_tests
@@ -58,6 +61,7 @@ if TYPE_CHECKING:
 __all__ = [
     "APPROVALS_LAYER",
     "AUTO_LAYER",
+    "EXPORTERS",
     "HOOK_LAYER",
     "IMPORTERS",
     "SHIPPED_PREFIX",
@@ -75,6 +79,7 @@ __all__ = [
     "RuleSpec",
     "add_rule",
     "beyond_rights",
+    "file_rules",
     "findings_of",
     "lint_files",
     "load_policy",
@@ -90,6 +95,7 @@ __all__ = [
     "shipped_names",
     "shipped_summary",
     "shipped_text",
+    "stack_rules",
     "unknown_agents",
 ]
 
@@ -100,6 +106,8 @@ _LAZY: dict[str, tuple[str, ...]] = {
                              "numbered", "remove_rule", "save"),
     "dm_cc.policy.effects": ("Capabilities",),
     "dm_cc.policy.hooks": ("Hook",),
+    "dm_cc.policy.exporters": ("EXPORTERS",),
+    "dm_cc.policy.exporters.stack": ("file_rules", "stack_rules"),
     "dm_cc.policy.importers": ("IMPORTERS", "render_policy"),
     "dm_cc.policy.inline_tests": ("run_inline_tests",),
     "dm_cc.policy.layers": ("APPROVALS_LAYER", "AUTO_LAYER", "HOOK_LAYER", "TRUSTED_HOOK_LAYERS", "Link",
