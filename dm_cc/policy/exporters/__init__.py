@@ -26,25 +26,40 @@ Exporter = Callable[[Sequence[Rule]], Exported]
 def _claude(rules: Sequence[Rule]) -> Exported:
     from dm_cc.policy.exporters.claude import export_claude
 
-    return export_claude(rules)
+    return spelled_as_written(export_claude(rules), rules)
 
 
 def _opencode(rules: Sequence[Rule]) -> Exported:
     from dm_cc.policy.exporters.opencode import export_opencode
 
-    return export_opencode(rules)
+    return spelled_as_written(export_opencode(rules), rules)
 
 
 def _codex(rules: Sequence[Rule]) -> Exported:
     from dm_cc.policy.exporters.codex import export_codex
 
-    return export_codex(rules)
+    return spelled_as_written(export_codex(rules), rules)
 
 
 def _gemini(rules: Sequence[Rule]) -> Exported:
     from dm_cc.policy.exporters.gemini import export_gemini
 
-    return export_gemini(rules)
+    return spelled_as_written(export_gemini(rules), rules)
+
+
+def spelled_as_written(exported: Exported, rules: Sequence[Rule]) -> Exported:
+    """Say which deny and ask shell rules name an option: dm_cc also matches other
+    spellings of it (``rm -rf *`` catches ``rm -r -f x``, ``git push --force *``
+    catches ``git push -f``), which every target matches only as written."""
+    from dm_cc.policy.defaults import GUARDRAIL_SOURCE
+    from dm_cc.policy.exporters.model import describe, has_option
+
+    for rule in rules:
+        if rule.permission in ("bash", "*") and rule.action != "allow" \
+                and rule.source != GUARDRAIL_SOURCE and has_option(rule.pattern):
+            exported.notes.append(f"{describe(rule)}: {exported.target} matches its options "
+                                  "as written; dm_cc also catches other spellings of them")
+    return exported
 
 
 # name: (what it writes, exporter), in help order

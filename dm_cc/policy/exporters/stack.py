@@ -13,9 +13,9 @@ dm_cc decides, said in the target's terms.
   composes them, without the person's saved approvals and auto mode (a person's
   answers are not a team's policy). A repository's rules may tighten anywhere but
   loosen only what no rule of the person's own or the organisation's decides, and
-  never beyond the project: so its allows are written right after the defaults
-  (every later rule still wins over them), and its allows of what reaches beyond
-  the project are left out.
+  never beyond the project: so its allows are written before the first rule of
+  the person's own or the organisation's (every such rule still wins over them),
+  and its allows of what reaches beyond the project are left out.
 """
 
 from __future__ import annotations
@@ -41,11 +41,14 @@ def file_rules(files: Sequence[PolicyFile]) -> tuple[list[Rule], list[str]]:
 
 def stack_rules(gate: Gate) -> tuple[list[Rule], list[str], list[str]]:
     """The gate's layers as one list; what is left out (notes), and what cannot be
-    left out without loosening (refused: the agent's own bounds)."""
+    left out without loosening (refused: the agent's own bounds). A repository's
+    allows stay in place until a rule of the person's own or the organisation's
+    has come (the managed base is usually empty); after that they are written
+    before the first such rule, which they may not override."""
     notes: list[str] = []
     placed: list[Rule] = []
-    opened: list[Rule] = []        # a repository's allows, after the defaults
-    builtin_done, anchor = False, 0
+    anchor: int | None = None      # where a person's first rule is: a repository's allows go before
+    moved = 0
     for layer in gate.layers:
         if layer.name == GUARDRAILS_LAYER:      # without the home directory spelled out
             layer = layer._replace(rules=guardrail_rules())
@@ -59,10 +62,9 @@ def stack_rules(gate: Gate) -> tuple[list[Rule], list[str], list[str]]:
                              "(approvals and auto mode are the person's, not the policy's)")
             continue
         if layer.origin not in REPOSITORY:
-            placed += layer.rules
-            if not builtin_done:
-                builtin_done = True
+            if layer.origin != "builtin" and layer.rules and anchor is None:
                 anchor = len(placed)
+            placed += layer.rules
             continue
         for rule in layer.rules:
             if rule.action != "allow":
@@ -70,12 +72,16 @@ def stack_rules(gate: Gate) -> tuple[list[Rule], list[str], list[str]]:
             elif _reaches(rule, gate.reaching):
                 notes.append(f"{describe(rule)}: not exported (a project's allow never opens "
                              "what reaches beyond the project in dm_cc)")
+            elif anchor is None:
+                placed.append(rule)
             else:
-                opened.append(rule)
-    if opened:
-        notes.append(f"{len(opened)} allow rule(s) of the project's files written right after "
-                     "the defaults (a project's allow never overrides your own or managed rules)")
-        placed[anchor:anchor] = opened
+                placed.insert(anchor, rule)
+                anchor += 1
+                moved += 1
+    if moved:
+        notes.append(f"{moved} allow rule(s) of the project's files written before the first "
+                     "rule of your own or the managed policy (a project's allow never "
+                     "overrides those)")
     refused = [f"[{layer.name}]: {why}: the agent's bounds are not exported (export as an "
                "agent without them, e.g. --agent build)" for layer, why in gate.bounds()]
     return placed, notes, refused

@@ -254,3 +254,27 @@ def test_an_export_read_back_is_never_more_permissive(target, policy, defaults, 
     """For generated policies (on dm_cc's defaults or alone) and generated calls,
     importing the export decides no call more permissively than the policy."""
     _never_looser(target, [*DEFAULT_RULES, *policy] if defaults else policy, sample)
+
+
+def test_a_trusted_projects_allow_never_overrides_the_managed_policy(project, monkeypatch, capsys):
+    """In dm_cc a project's allow never overrides a managed rule: written before it."""
+    from support.trust import trust_project
+
+    monkeypatch.chdir(project)
+    managed = Path(__import__("os").environ["DM_CC_MANAGED_DIR"])
+    managed.mkdir(parents=True)
+    (managed / "policy.yaml").write_text(
+        'rules:\n  - {permission: bash, pattern: "npm publish *", action: deny}\n')
+    (project / ".dm_cc").mkdir()
+    (project / ".dm_cc" / "policy.yaml").write_text(
+        'rules:\n  - {permission: bash, pattern: "npm *", action: allow}\n'
+        '  - {permission: bash, pattern: "npm install *", action: ask}\n'
+        '  - {permission: webfetch, pattern: "*", action: allow}\n')
+    trust_project(project)
+    assert main(["policy", "export", "opencode"]) == 0
+    captured = capsys.readouterr()
+    bash = list(json.loads(captured.out)["permission"]["bash"])
+    # (the managed deny is also written again after the project's ask: a deny is
+    # written again after every later ask, which opencode may read more widely)
+    assert bash.index("npm *") < min(bash.index("npm publish *"), bash.index("npm install *"))
+    assert "allow webfetch '*'" in captured.err and "never opens" in captured.err
