@@ -1,4 +1,4 @@
-"""``dm_cc policy check|explain|show|test|lint|schema|import`` — the engine from the shell.
+"""``dm_cc policy check|explain|show|test|lint|schema|import|export`` — the engine from the shell.
 
 ``check``, ``explain``, ``show`` and ``test`` decide as a session does: with the
 project's saved approvals of each agent (``--no-approvals``: the policy alone), and
@@ -350,6 +350,58 @@ def _import(args: argparse.Namespace) -> int:
     return 0
 
 
+def _export(args: argparse.Namespace) -> int:
+    """Write the policy in force (or the files named) as another assistant's settings."""
+    import sys
+
+    from dm_cc.policy import EXPORTERS, file_rules, load_policy_arg, stack_rules
+
+    refused: list[str] = []
+    if args.files:
+        rules, notes = file_rules([load_policy_arg(f) for f in args.files])
+    else:
+        world = _world(args)
+        rules, notes, refused = stack_rules(world.gate(world.agent(args.agent)))
+    exported = EXPORTERS[args.target][1](rules)
+    notes += exported.notes
+    refused += exported.refused
+    if refused and not args.lossy:
+        for line in refused:
+            print(f"dm_cc: export: cannot export without loosening the policy: {line}",
+                  file=sys.stderr)
+        print("dm_cc: export: nothing written: an export may be stricter than the policy, "
+              "never looser. Rewrite these rules, or pass --lossy to export the rest "
+              "without them", file=sys.stderr)
+        return 1
+    if args.output:
+        Path(args.output).write_text(exported.text, encoding="utf-8")
+    else:
+        sys.stdout.write(exported.text)
+    for line in notes:
+        print(f"dm_cc: export: {line}", file=sys.stderr)
+    for line in refused:
+        print(f"dm_cc: export: left out (--lossy), a loosening: {line}", file=sys.stderr)
+    if args.output:
+        print(f"wrote {args.output} ({args.target}); {counted(len(notes), 'note')}, "
+              f"{len(refused)} left out", file=sys.stderr)
+    return 0
+
+
+def _export_args(parser: argparse.ArgumentParser) -> None:
+    from dm_cc.policy import EXPORTERS
+
+    parser.add_argument("target", choices=tuple(EXPORTERS), metavar="FORMAT",
+                        help="; ".join(f"{name}: {text}" for name, (text, _) in EXPORTERS.items()))
+    parser.add_argument("files", nargs="*", metavar="FILE",
+                        help="policy files (or builtin:NAME) to export on dm_cc's defaults "
+                             "(default: the layers in force for --agent, without saved approvals)")
+    parser.add_argument("-o", "--output", metavar="FILE",
+                        help="the file to write (default: standard output)")
+    parser.add_argument("--lossy", action="store_true",
+                        help="export even when a deny or ask rule can be neither said nor "
+                             "widened: leave it out (a loosening, reported) instead of failing")
+
+
 def _known_agents() -> Mapping[str, Agent] | None:
     """The agents dm_cc knows here, for lint; None when this project does not load
     (its own files are not what is being imported)."""
@@ -431,6 +483,8 @@ SUBCOMMANDS: dict[str, tuple[str, Callable[[argparse.Namespace], int],
     "schema": ("JSON Schema of the policy file format", _schema, None, None),
     "import": ("rewrite Claude Code, opencode, Codex or Gemini CLI permissions as a policy file", _import, None,
                _import_args),
+    "export": ("write the policy as Claude Code, opencode, Codex or Gemini CLI permissions",
+               _export, (True, False), _export_args),
 }
 
 
@@ -438,7 +492,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser],
              rest: Sequence[str] = ()) -> None:
     """The ``policy`` group; only the subcommand named first in ``rest`` is built
     when there is one (all of them for help and for a misspelt name)."""
-    policy = commands.add_parser("policy", help="check, explain, show, test, lint and import policies",
+    policy = commands.add_parser("policy", help="check, explain, show, test, lint, import and export policies",
                                  description="Work with dm_cc's permission policy.")
     sub = policy.add_subparsers(dest="policy_command", metavar="SUBCOMMAND", required=True)
     named = rest[0] if rest and rest[0] in SUBCOMMANDS else None

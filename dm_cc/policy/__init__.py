@@ -12,6 +12,7 @@ inline tests, the schema, the shipped policies and importers.
     shipped/         the policies that ship with dm_cc (``builtin:NAME``), found in
                      the repository's policies/ or the copy a build put in the package
     importers/       other assistants' settings rewritten as policy files
+    exporters/       policies written as other assistants' settings
 
 The front door is lazy: a name's module is imported on its first use (the schema
 brings pydantic; ``dm_cc --help`` loads no YAML).
@@ -35,6 +36,8 @@ if TYPE_CHECKING:
         save,
     )
     from dm_cc.policy.effects import Capabilities
+    from dm_cc.policy.exporters import EXPORTERS
+    from dm_cc.policy.exporters.stack import file_rules, stack_rules
     from dm_cc.policy.hooks import Hook
     from dm_cc.policy.importers import IMPORTERS, InvalidSource, render_policy
     from dm_cc.policy.inline_tests import run_inline_tests
@@ -61,6 +64,7 @@ if TYPE_CHECKING:
 __all__ = [
     "APPROVALS_LAYER",
     "AUTO_LAYER",
+    "EXPORTERS",
     "HOOK_LAYER",
     "IMPORTERS",
     "InvalidSource",
@@ -79,6 +83,7 @@ __all__ = [
     "RuleSpec",
     "add_rule",
     "beyond_rights",
+    "file_rules",
     "findings_of",
     "lint_files",
     "load_policy",
@@ -94,6 +99,7 @@ __all__ = [
     "shipped_names",
     "shipped_summary",
     "shipped_text",
+    "stack_rules",
     "unknown_agents",
 ]
 
@@ -104,6 +110,8 @@ _LAZY: dict[str, tuple[str, ...]] = {
                              "numbered", "remove_rule", "save"),
     "dm_cc.policy.effects": ("Capabilities",),
     "dm_cc.policy.hooks": ("Hook",),
+    "dm_cc.policy.exporters": ("EXPORTERS",),
+    "dm_cc.policy.exporters.stack": ("file_rules", "stack_rules"),
     "dm_cc.policy.importers": ("IMPORTERS", "InvalidSource", "render_policy"),
     "dm_cc.policy.inline_tests": ("run_inline_tests",),
     "dm_cc.policy.layers": ("APPROVALS_LAYER", "AUTO_LAYER", "HOOK_LAYER", "TRUSTED_HOOK_LAYERS", "Link",
