@@ -565,6 +565,13 @@ def _directories(out: Imported, value: Any, root: Path | None, shown: str) -> No
         out.rules.append(Entry("read", pattern, "allow"))
 
 
+def _on_a_parameter(spec: str | None) -> bool:
+    """Whether a specifier is a rule on a call's parameter (``run_in_background:true``),
+    which names no command to test."""
+    parameter = _PARAMETER.match(spec or "")
+    return parameter is not None and parameter.group(1) in PARAMETERS
+
+
 def _tests(out: Imported, lists: dict[str, list[str]], ask_is: str = "ask") -> None:
     """For each Bash rule with an obvious example command, the decision Claude
     Code would give it (deny > ask > allow over every Bash rule; ``ask_is`` what
@@ -573,7 +580,7 @@ def _tests(out: Imported, lists: dict[str, list[str]], ask_is: str = "ask") -> N
     for action in ("deny", "ask", "allow"):
         for text in lists[action]:
             match = _RULE.match(text.strip())
-            if not match or match.group(1) != "Bash":
+            if not match or match.group(1) != "Bash" or _on_a_parameter(match.group(2)):
                 continue
             sample = _bash_sample(match.group(2))
             if sample is None or sample in seen:

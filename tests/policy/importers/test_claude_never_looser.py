@@ -30,11 +30,17 @@ def claude_says(stage: Stage, data: dict, tool: str, text: str) -> str:
 
 
 def never_looser(stage: Stage, data: dict, calls: list[tuple[str, str]]) -> None:
+    """Each call decided no looser than Claude; and the import's own inline tests
+    (what it says Claude decides) are decided no looser by it -- none written for a
+    rule left out (the import may be stricter: a deny written wider)."""
     world = claude_world(stage, data)
     for tool, text in calls:
         source = claude_says(stage, data, tool, text)
         got = world.decide(tool, text)[1].action
         assert STRICTNESS[got] >= STRICTNESS[source], (tool, text, got, source, data)
+    for test in claude_policy(data, "settings.json", stage.root).tests:
+        got = world.decide(test.tool, test.input)[1].action
+        assert STRICTNESS[got] >= STRICTNESS[test.expect], (test, got, data)
 
 
 # --------------------------------------------------------------------------- generated
@@ -221,6 +227,18 @@ def test_a_parameter_rule_is_dropped_as_an_allow_and_the_whole_tool_as_a_deny(st
     assert not [e for e in allow.rules if e.permission is not None]
     data = {"permissions": {"allow": ["Bash", "Agent"], "deny": [rule]}}
     assert decisions(stage, data, [(tool, text)]) == ["deny"]
+
+
+@pytest.mark.parametrize("rule", ["Bash(run_in_background:true)", "Bash(timeout:600000)",
+                                  "Bash(description:build)"])
+def test_a_parameter_rule_gets_no_inline_test(stage, rule):
+    """A rule on a parameter names no command: no test pins a decision for its text
+    (one did: ``run_in_background:true`` run as a command, expected allowed, failed
+    ``dm_cc policy test`` right after the import)."""
+    for action in ("allow", "ask", "deny"):
+        imported = claude_policy({"permissions": {action: [rule, "Bash(make:*)"]}}, "s.json",
+                                 stage.root)
+        assert [test.input for test in imported.tests] == ["make"], (action, imported.tests)
 
 
 @pytest.mark.parametrize(("rule", "tool", "expect"), [
