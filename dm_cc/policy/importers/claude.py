@@ -86,6 +86,14 @@ _TOOL = re.compile(r"^\s*([^\s(]+)")     # the whole name, whatever it holds
 _PARAMETER = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*:(?!\*\s*$)")
 LISTS = ("allow", "ask", "deny")   # written in this order: the last match wins
 
+# "Read rules apply to all built-in tools that read files like Grep, Glob, and LS"
+# (Claude Code's permissions page): a Read deny or ask is also one of the dm_cc
+# permissions that show names or contents under the path, each judged on the
+# directory the call names (glob's and list's search root, grep's target; grep also
+# asks a read of it, written all the same so the rule says what it covers). An allow
+# is not widened: dm_cc asks where Claude's allow might not reach.
+READ_COVERS = ("glob", "grep", "list")
+
 
 # --------------------------------------------------------------------------- Bash
 
@@ -537,6 +545,8 @@ def _add(out: Imported, text: str, action: str, root: Path | None) -> None:
         pairs = widened
         out.widen(f"{what}: {exc}", ", ".join(f"{p} {q!r}" for p, q in pairs))
         notes.append(f"{exc}; written wider")
+    if action != "allow":
+        pairs = _with_readers(pairs)
     comment = f"{action}: {text}"
     for note in notes:
         if not note.endswith("written wider"):
@@ -545,6 +555,13 @@ def _add(out: Imported, text: str, action: str, root: Path | None) -> None:
     for index, (permission, pattern) in enumerate(pairs):
         out.rules.append(Entry(permission, pattern, action,
                                comment=comment if index == 0 else None))
+
+
+def _with_readers(pairs: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """A deny or ask's pairs, each ``read`` pattern also written for the permissions
+    that read under it (:data:`READ_COVERS`)."""
+    return [*pairs, *((reader, pattern) for permission, pattern in pairs
+                      if permission == "read" for reader in READ_COVERS)]
 
 
 def _directories(out: Imported, value: Any, root: Path | None, shown: str) -> None:

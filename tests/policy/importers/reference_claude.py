@@ -20,7 +20,9 @@ What it reads (docs/importers.md says the same from the importer's side):
   match of a directory covers what is inside); Edit rules apply to every tool that
   edits files (Edit and Write); ``Write(path)``, ``MultiEdit(path)`` and
   ``NotebookEdit(path)`` rules apply to nothing; a bare ``Write`` names the Write
-  tool alone;
+  tool alone; Read rules apply to every built-in tool that reads files -- Glob,
+  Grep and LS, each judged on the directory (or file) its call names, as its own
+  bare rule (``Glob``, ``Grep``, ``LS``) is;
 * ``WebFetch(domain:h)`` is the URL's host (``*.h`` any subdomain);
 * ``mcp__s`` and ``mcp__s__*`` every tool of server ``s``, ``mcp__*`` every MCP tool;
 * a rule on a parameter (``Bash(run_in_background:true)``, ``Agent(model:opus)``)
@@ -46,6 +48,8 @@ PARAMETER = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*):(?!\*$)")
 BASH_PARAMETERS = {"run_in_background", "timeout", "description", "command",
                    "dangerouslyDisableSandbox"}
 EDIT_TOOLS = {"edit", "write"}
+# dm_cc's tools that read under a path → the Claude Code tool like each
+READ_TOOLS = {"read": "Read", "glob": "Glob", "grep": "Grep", "list": "LS"}
 
 
 def strictest(*decisions: str) -> str:
@@ -151,8 +155,10 @@ def absolute(path: str, root: str, home: str) -> str:
 def _file_rule(tool: str, rule_tool: str, spec: str | None, path: str, root: str,
                home: str, action: str) -> bool:
     parameter = spec is not None and PARAMETER.match(spec) is not None
-    if tool == "read" and rule_tool == "Read":
+    if tool in READ_TOOLS and rule_tool == "Read":
         return action != "allow" if parameter else path_matches(spec, path, root, home)
+    if tool in READ_TOOLS and rule_tool == READ_TOOLS[tool]:
+        return spec is None
     if tool in EDIT_TOOLS and rule_tool == "Edit":
         return action != "allow" if parameter else path_matches(spec, path, root, home)
     # the bare Write names the Write tool alone
@@ -187,7 +193,7 @@ def _mcp_matches(rule_tool: str, spec: str | None, tool: str, action: str) -> bo
 
 def _rule_matches(rule: str, action: str, tool: str, text: str, root: str, home: str) -> bool:
     rule_tool, spec = parse(rule)
-    if tool in ("read", *EDIT_TOOLS):
+    if tool in (*READ_TOOLS, *EDIT_TOOLS):
         return _file_rule(tool, rule_tool, spec, absolute(text, root, home), root, home, action)
     if tool == "webfetch":
         return rule_tool == "WebFetch" and _host_matches(spec, text)
@@ -197,11 +203,12 @@ def _rule_matches(rule: str, action: str, tool: str, text: str, root: str, home:
 
 
 def _default(tool: str, text: str, mode: str, root: str, home: str) -> str:
-    inside = tool in ("read", *EDIT_TOOLS) and \
-        absolute(text, root, home).startswith(root + "/")
+    where = absolute(text, root, home)
+    inside = tool in (*READ_TOOLS, *EDIT_TOOLS) and \
+        (where == root or where.startswith(root + "/"))
     if mode == "bypassPermissions":
         return "allow"
-    if tool == "read" and inside:
+    if tool in READ_TOOLS and inside:
         return "allow"
     if mode == "acceptEdits" and tool in EDIT_TOOLS and inside:
         return "allow"
@@ -209,8 +216,8 @@ def _default(tool: str, text: str, mode: str, root: str, home: str) -> str:
 
 
 def decide(settings: dict[str, Any], tool: str, text: str, *, root: str, home: str) -> str:
-    """Claude Code's decision for a call of dm_cc's ``tool`` (bash, read, edit, write,
-    webfetch, an MCP tool) with main input ``text``, under ``settings`` (a settings
+    """Claude Code's decision for a call of dm_cc's ``tool`` (bash, read, glob, grep,
+    list, edit, write, webfetch, an MCP tool) with main input ``text``, under ``settings`` (a settings
     file's parsed JSON)."""
     permissions = settings.get("permissions", {})
     mode = permissions.get("defaultMode", "default")

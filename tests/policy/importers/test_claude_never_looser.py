@@ -84,9 +84,11 @@ PATHS = ["a", "a/b", "a/b/c", ".env", "src/x.env", "src/a/b.py", "src/m.py", "/e
 URLS = ["https://ex.com/x", "http://EX.com:8080/y", "https://a.ex.com/", "https://ex.com.evil/",
         "https://other.org/", "https://evil.test/ex.com"]
 MCP_TOOLS = ["mcp__s__t", "mcp__s__u", "mcp__r__t", "mcp__sx__t"]
+DIRECTORIES = [".", "a", "a/b", "src", "src/a", "b", "/etc", "~/.ssh", "~"]
 call = st.one_of(
     command.map(lambda c: ("bash", c)),
     st.tuples(st.sampled_from(["read", "edit", "write"]), st.sampled_from(PATHS)),
+    st.tuples(st.sampled_from(["glob", "grep", "list"]), st.sampled_from(DIRECTORIES + PATHS)),
     st.sampled_from(URLS).map(lambda u: ("webfetch", u)),
     st.sampled_from(MCP_TOOLS).map(lambda t: (t, "{}")),
 )
@@ -262,3 +264,65 @@ def test_the_fixture_settings_never_decide_more_loosely(stage):
         [("read", p) for p in PATHS] + [("edit", p) for p in PATHS] + \
         [("webfetch", u) for u in URLS] + [(t, "{}") for t in MCP_TOOLS]
     never_looser(stage, data, calls)
+
+
+# --------------------------------------------------------------------------- Read covers
+
+READERS = ("read", "glob", "grep", "list")
+
+
+@pytest.mark.parametrize("action", ["deny", "ask"])
+@pytest.mark.parametrize("spec", ["./secrets", "./secrets/**", "/secrets", "secrets"])
+def test_a_read_deny_or_ask_covers_glob_grep_and_list_over_the_path(stage, spec, action):
+    """Claude applies Read rules to Glob, Grep and LS: a glob, grep or listing whose
+    root is the directory (or a directory inside it) is decided as its read."""
+    data = {"permissions": {"allow": ["Read", "Glob", "Grep", "LS"], action: [f"Read({spec})"]}}
+    calls = [(tool, where) for tool in READERS for where in ("secrets", "secrets/deep")]
+    assert {claude_says(stage, data, tool, where) for tool, where in calls} == {action}
+    assert decisions(stage, data, calls) == [action] * len(calls)
+    never_looser(stage, data, [*calls, *((tool, ".") for tool in READERS)])
+
+
+def test_a_read_deny_written_wider_covers_the_readers_too(stage):
+    data = {"permissions": {"deny": ["Read(file_path:/etc/hosts)"]}}
+    assert decisions(stage, data, [(tool, "src") for tool in READERS]) == ["deny"] * 4
+
+
+def test_a_glob_from_a_parent_is_allowed_and_leaves_the_denied_files_out(stage):
+    """Claude judges a Glob on its search root: from the project it is allowed, as
+    here, and what it finds under the denied directory is left out -- dm_cc's glob
+    shows only files the read rules allow."""
+    import asyncio
+
+    from dm_cc.tools.base import ToolContext
+    from dm_cc.tools.glob_tool import GlobParams, GlobTool
+
+    data = {"permissions": {"deny": ["Read(./secrets/**)"]}}
+    calls = [("glob", "."), ("grep", "."), ("list", ".")]
+    assert [claude_says(stage, data, tool, where) for tool, where in calls] == ["allow"] * 3
+    assert decisions(stage, data, calls) == ["allow"] * 3
+    (stage.root / "secrets").mkdir(exist_ok=True)
+    (stage.root / "secrets" / "key.pem").write_text("k")
+    (stage.root / "src" / "shown.pem").write_text("s")
+    world = claude_world(stage, data)
+    gate = world.gate(world.agent("build"))
+
+    def may_read(path: str) -> bool:
+        return all(gate.judge(r).action == "allow" for r in world.requests("read", path)
+                   if r.permission == "read")
+
+    def glob(pattern: str, **more: object) -> str:
+        ctx = ToolContext(where=world.where, session_id="s", agent="build", **more)  # type: ignore[arg-type]
+        return asyncio.run(GlobTool().run(GlobParams(pattern=pattern), ctx)).output
+
+    assert "secrets/key.pem" in glob("secrets/*")        # what the read rules filter
+    for pattern in ("**/*.pem", "secrets/*"):
+        assert "key.pem" not in glob(pattern, may_read=may_read), pattern
+    assert "src/shown.pem" in glob("**/*.pem", may_read=may_read)
+
+
+def test_a_read_allow_is_not_widened_to_the_readers(stage):
+    imported = claude_policy({"permissions": {"allow": ["Read(./secrets/**)", "Read(//opt/**)"]}},
+                             "s.json", stage.root)
+    assert {e.permission for e in imported.rules if e.permission} \
+        == {"read", "external_directory"}
