@@ -72,13 +72,14 @@ EXPORTS: dict[str, list[str]] = {
     ],
     "policy": [
         "APPROVALS_LAYER", "AUTO_LAYER", "ActionName", "Capabilities", "Changed", "EXPORTERS",
-        "Edit", "Finding", "HOOK_LAYER", "Hook", "IMPORTERS", "InvalidSource", "Link", "NewRule",
+        "Edit", "Finding", "HOOK_LAYER", "Hook", "IMPORTERS", "InlineTestEntry", "InvalidSource",
+        "Link", "NewRule",
         "Place", "Policy",
         "RuleSpec", "SHIPPED_PREFIX",
         "TRUSTED_HOOK_LAYERS", "add_rule", "beyond_rights", "file_rules", "findings_of",
         "lint_files",
         "load_policy", "load_policy_arg", "numbered", "parse_policy", "policy_json_schema",
-        "remove_rule", "render_policy", "rules_from", "run_inline_tests", "save",
+        "remove_rule", "render_policy", "rules_from", "run_inline_tests", "save", "settle_tests",
         "shipped_names", "shipped_summary", "shipped_text", "stack_rules", "unknown_agents",
     ],
     "sandbox": [

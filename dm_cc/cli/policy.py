@@ -8,7 +8,8 @@ say so, and which approval decided. None of these import litellm or mcp.
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable, Mapping, Sequence
+import contextlib
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -18,6 +19,7 @@ if TYPE_CHECKING:  # annotations only: `dm_cc --help` does not load the engine
     from dm_cc.agents import Agent
     from dm_cc.compose import World
     from dm_cc.permissions import Decision, Rule
+    from dm_cc.policy import InlineTestEntry
 
 
 def _world(args: argparse.Namespace) -> World:
@@ -312,7 +314,14 @@ def _import(args: argparse.Namespace) -> int:
     """Rewrite another assistant's permission settings as a dm_cc policy file."""
     import sys
 
-    from dm_cc.policy import IMPORTERS, InvalidSource, lint_files, parse_policy, render_policy
+    from dm_cc.policy import (
+        IMPORTERS,
+        InvalidSource,
+        lint_files,
+        parse_policy,
+        render_policy,
+        settle_tests,
+    )
 
     try:
         imported = IMPORTERS[args.source][1](Path(args.file))
@@ -328,6 +337,15 @@ def _import(args: argparse.Namespace) -> int:
               "never looser. Rewrite these rules, or pass --lossy to import the rest "
               "without them", file=sys.stderr)
         return 1
+    with _imported_decides(render_policy(imported)) as decide:
+        settled = settle_tests(imported, decide)
+    if settled.looser:
+        for line in settled.looser:
+            print(f"dm_cc: import: {imported.source}: the imported policy decides its own "
+                  f"{line}: looser than its source, a bug of the importer", file=sys.stderr)
+        print("dm_cc: import: nothing written: an importer may be stricter than its source, "
+              "never looser", file=sys.stderr)
+        return 1
     text = render_policy(imported)
     shown = args.output or "<stdout>"
     policy = parse_policy(text, shown)   # the output must load; a failure here is a bug
@@ -337,6 +355,9 @@ def _import(args: argparse.Namespace) -> int:
         sys.stdout.write(text)
     for line in imported.dropped:
         print(f"dm_cc: import: {imported.source}: {line}", file=sys.stderr)
+    for line in settled.stricter:
+        print(f"dm_cc: import: {imported.source}: stricter than its source, so the test "
+              f"expects dm_cc's decision: {line}", file=sys.stderr)
     for line in imported.refused:
         print(f"dm_cc: import: {imported.source}: left out (--lossy), a loosening: {line}",
               file=sys.stderr)
@@ -348,6 +369,49 @@ def _import(args: argparse.Namespace) -> int:
               f"{counted(len(policy.tests), 'test')}; "
               f"{len(imported.dropped) + len(imported.refused)} not imported", file=sys.stderr)
     return 0
+
+
+@contextlib.contextmanager
+def _imported_decides(text: str) -> Iterator[Callable[[InlineTestEntry], tuple[str, str]]]:
+    """How the policy ``text`` decides an inline test on dm_cc's defaults alone, as
+    ``dm_cc policy test --policy FILE`` decides it in a project with no policy of its
+    own, no user or managed policy and no saved approvals: a world opened over a
+    temporary project, configuration and managed directory (the text written there)."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="dm_cc-import-") as temporary:
+        yield _decider(text, Path(temporary))
+
+
+def _decider(text: str, base: Path) -> Callable[[InlineTestEntry], tuple[str, str]]:
+    """:func:`_imported_decides` in the directory ``base``."""
+    import os
+
+    from dm_cc.compose import DEFAULT_AGENT, Options, open_world
+
+    project, policy = base / "project", base / "imported.yaml"
+    (project / ".git").mkdir(parents=True)
+    policy.write_text(text, encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DM_CC_")}
+    env |= {"DM_CC_HOME": str(base / "home"), "DM_CC_MANAGED_DIR": str(base / "managed")}
+    world = open_world(Options(policies=(str(policy),), transactions=True), cwd=project,
+                       env=env)
+
+    def decide(test: InlineTestEntry) -> tuple[str, str]:
+        decision = world.decide(test.tool, test.input, test.agent or DEFAULT_AGENT)[1]
+        why = "; ".join(dict.fromkeys(_deciding_rule(v.rule, str(policy))
+                                      for v in decision.deciding
+                                      if v.action == decision.action))
+        return decision.action, why or "dm_cc's defaults"
+    return decide
+
+
+def _deciding_rule(rule: Rule, imported: str) -> str:
+    """A rule that decided a test of an import, as its file will show it: an imported
+    rule without the temporary file's name."""
+    if rule.source.startswith(imported):
+        return f"the rule {rule.action} {rule.permission} {rule.pattern!r}"
+    return rule.describe()
 
 
 def _export(args: argparse.Namespace) -> int:

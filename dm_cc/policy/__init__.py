@@ -39,7 +39,8 @@ if TYPE_CHECKING:
     from dm_cc.policy.exporters import EXPORTERS
     from dm_cc.policy.exporters.stack import file_rules, stack_rules
     from dm_cc.policy.hooks import Hook
-    from dm_cc.policy.importers import IMPORTERS, InvalidSource, render_policy
+    from dm_cc.policy.importers import IMPORTERS, InlineTestEntry, InvalidSource, render_policy
+    from dm_cc.policy.importers.settle import settle_tests
     from dm_cc.policy.inline_tests import run_inline_tests
     from dm_cc.policy.layers import (
         APPROVALS_LAYER,
@@ -67,6 +68,7 @@ __all__ = [
     "EXPORTERS",
     "HOOK_LAYER",
     "IMPORTERS",
+    "InlineTestEntry",
     "InvalidSource",
     "SHIPPED_PREFIX",
     "TRUSTED_HOOK_LAYERS",
@@ -96,6 +98,7 @@ __all__ = [
     "rules_from",
     "run_inline_tests",
     "save",
+    "settle_tests",
     "shipped_names",
     "shipped_summary",
     "shipped_text",
@@ -112,7 +115,8 @@ _LAZY: dict[str, tuple[str, ...]] = {
     "dm_cc.policy.hooks": ("Hook",),
     "dm_cc.policy.exporters": ("EXPORTERS",),
     "dm_cc.policy.exporters.stack": ("file_rules", "stack_rules"),
-    "dm_cc.policy.importers": ("IMPORTERS", "InvalidSource", "render_policy"),
+    "dm_cc.policy.importers": ("IMPORTERS", "InlineTestEntry", "InvalidSource", "render_policy"),
+    "dm_cc.policy.importers.settle": ("settle_tests",),
     "dm_cc.policy.inline_tests": ("run_inline_tests",),
     "dm_cc.policy.layers": ("APPROVALS_LAYER", "AUTO_LAYER", "HOOK_LAYER", "TRUSTED_HOOK_LAYERS", "Link",
                             "Policy", "load_policy"),

@@ -661,3 +661,60 @@ def test_lint_reports_a_user_allow_silencing_a_project_ask(cli):
     assert (".dm_cc/policy.yaml:2: shadowed: ask bash 'git push *' is silenced by the broader "
             "allow bash 'git *' at ") in out
     assert "config/policy.yaml:3" in out
+
+
+# --------------------------------------------------------------------------- import's tests
+
+IMPORT_FIXTURES = Path(__file__).parent.parent / "policy" / "importers"
+
+
+def test_an_import_stricter_than_its_source_writes_tests_it_passes(cli):
+    """Claude asks `npm` (Bash(npm:*)); the deny Bash(npm * *) is written wider and
+    denies it: the import's own test expects the deny, its comment says Claude's ask
+    and why, and `dm_cc policy test` passes right after the import."""
+    source = cli.write(cli.tmp / "settings.json", json.dumps(
+        {"permissions": {"ask": ["Bash(npm:*)", "Bash(make:*)"], "deny": ["Bash(npm * *)"]}}))
+    code, _, err = cli.run("policy", "import", "claude", str(source), "-o", "out.yaml")
+    assert code == 0, err
+    assert "stricter than its source, so the test expects dm_cc's decision: test bash " \
+           "'npm'" in err
+    text = (cli.project / "out.yaml").read_text()
+    assert "  # Claude Code decides ask (stricter here because the rule deny bash " \
+           "'npm * *')\n  - {tool: \"bash\", input: \"npm\", expect: deny" in text
+    assert '{tool: "bash", input: "make", expect: ask' in text    # the same: untouched
+    code, out, _ = cli.run("policy", "test", "--policy", "out.yaml")
+    assert (code, out.splitlines()[-1]) == (0, "2 passed, 0 failed")
+
+
+@pytest.mark.parametrize(("source", "file", "lossy"), [
+    ("claude", "claude-project/.claude/settings.json", False),
+    ("claude", "claude-odd/.claude/settings.local.json", True),
+    ("opencode", "opencode.jsonc", False),
+    ("gemini", "gemini-policy.toml", False),
+    ("codex", "default.rules", False),
+])
+def test_every_fixture_import_passes_its_own_tests(cli, source, file, lossy):
+    code, _, err = cli.run("policy", "import", source, str(IMPORT_FIXTURES / file),
+                           "-o", "out.yaml", *(["--lossy"] if lossy else []))
+    assert code == 0, err
+    code, out, _ = cli.run("policy", "test", "--policy", "out.yaml", "--no-approvals")
+    assert code == 0 and out.splitlines()[-1].endswith(" 0 failed"), out
+
+
+def test_an_import_its_own_tests_find_looser_is_not_written(cli, monkeypatch):
+    """An importer bug -- a test pinning the source's deny that the imported rules
+    allow -- fails the import, naming the test, and writes nothing."""
+    from dm_cc.policy import IMPORTERS
+    from dm_cc.policy.importers import Entry, Imported, InlineTestEntry
+
+    def buggy(path: Path) -> Imported:
+        return Imported(str(path), "claude", rules=[Entry("bash", "make *", "allow")],
+                        tests=[InlineTestEntry("bash", "make", "deny", name="pinned deny")])
+
+    monkeypatch.setitem(IMPORTERS, "claude", ("buggy", buggy))
+    source = cli.write(cli.tmp / "settings.json", "{}")
+    code, _, err = cli.run("policy", "import", "claude", str(source), "-o", "out.yaml")
+    assert code == 1
+    assert "test bash 'make' [pinned deny]: Claude Code decides deny, the imported policy " \
+           "allow (the rule allow bash 'make *')" in err
+    assert "nothing written" in err and not (cli.project / "out.yaml").exists()

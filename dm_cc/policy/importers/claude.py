@@ -316,6 +316,8 @@ def convert(text: str, action: str, root: Path | None,
     tool, spec = match.group(1), match.group(2)
     if spec is not None and spec.strip() in ("", "*"):
         spec = None                     # Tool() and Tool(*) are the tool itself
+    if spec is not None and spec.strip() == "**" and action != "allow":
+        spec = None   # every path: dm_cc's `**` stays in the project, the tool does not
     if tool.startswith("mcp__"):
         return [(_mcp(tool, spec, action), "*")]
     if tool in ABSENT:

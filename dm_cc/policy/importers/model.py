@@ -58,6 +58,7 @@ class InlineTestEntry:
     expect: str
     agent: str | None = None
     name: str | None = None
+    comment: str | None = None        # written above the test
 
 
 @dataclass(slots=True)

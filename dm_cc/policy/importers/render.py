@@ -50,6 +50,8 @@ def render_policy(imported: Imported) -> str:
     if imported.tests:
         lines.append("tests:")
         for test in imported.tests:
+            if test.comment:
+                lines += _comment(test.comment, "  ")
             extra = (f", agent: {_q(test.agent)}" if test.agent else "") + \
                 (f", name: {_q(test.name)}" if test.name else "")
             lines.append(f"  - {{tool: {_q(test.tool)}, input: {_q(test.input)}, "

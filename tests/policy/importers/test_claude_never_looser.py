@@ -326,3 +326,13 @@ def test_a_read_allow_is_not_widened_to_the_readers(stage):
                              "s.json", stage.root)
     assert {e.permission for e in imported.rules if e.permission} \
         == {"read", "external_directory"}
+
+
+def test_a_read_deny_of_every_path_reaches_outside_the_project(stage):
+    """The reference reads ``Read(**)`` as every path; dm_cc's ``**`` stays in the
+    project, so a deny or ask of it is written as the whole tool (an allow is not)."""
+    data = {"permissions": {"deny": ["Read(**)"]}}
+    assert claude_says(stage, data, "read", "/etc/hosts") == "deny"
+    assert decisions(stage, data, [("read", "/etc/hosts"), ("glob", "/etc")]) == ["deny"] * 2
+    allow = claude_policy({"permissions": {"allow": ["Read(**)"]}}, "s.json", stage.root)
+    assert [(e.permission, e.pattern) for e in allow.rules if e.permission] == [("read", "**")]
