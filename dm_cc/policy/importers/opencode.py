@@ -188,8 +188,33 @@ def _rule(out: Imported, entries: list[Entry], key: str, pattern: str, action: s
     for note in notes:
         out.approximate(f"{label}: {note}")
         comment += f"  (approximate: {note})"
+    earlier = list(entries)
     for index, (permission, dm_pattern) in enumerate(pairs):
         entries.append(Entry(permission, dm_pattern, action,
+                             comment=comment if index == 0 else None))
+    if action == "ask" and (notes or _read_wider(key, pattern, pairs)):
+        _deny_again(entries, earlier, {permission for permission, _ in pairs}, label)
+
+
+def _read_wider(key: str, pattern: str, pairs: list[tuple[str, str]]) -> bool:
+    """Whether a bash pattern was written wider than opencode reads it: its program
+    named by a path taken by its last name (``https://x.test/*`` → ``*``)."""
+    if key not in KEYS or KEYS[key][0] != "bash":
+        return False
+    said = " ".join(pattern.replace('"', "").replace("'", "").split())
+    return any(dm_pattern != said for _, dm_pattern in pairs)
+
+
+def _deny_again(entries: list[Entry], earlier: list[Entry], permissions: set[str],
+                label: str) -> None:
+    """After an ask written wider than its source: the earlier denies it could reach
+    (last match wins: the ask would override them where opencode still denies),
+    written again -- stricter, never looser."""
+    again = [e for e in earlier if e.permission is not None and e.action == "deny"
+             and (e.permission == "*" or any(fnmatchcase(p, e.permission) for p in permissions))]
+    for index, entry in enumerate(again):
+        comment = f"again: the earlier denies the wider ask of {label} must not override"
+        entries.append(Entry(entry.permission, entry.pattern, "deny",
                              comment=comment if index == 0 else None))
 
 
