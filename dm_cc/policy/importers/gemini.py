@@ -61,6 +61,31 @@ TOOLS: dict[str, str] = {
     "web_fetch": "webfetch",
     "write_todos": "todo",
 }
+# Commands Gemini CLI asks about under a shell rule without commandPrefix,
+# commandRegex or argsPattern (a whole-tool allow of run_shell_command or of "*"),
+# though the rule allows: PolicyEngine.applyShellHeuristics asks when
+# sandboxManager.isDangerousCommand holds for the line's words, and the default
+# (no sandbox) manager uses sandbox/utils/commandSafety.ts isDangerousCommand: `rm`
+# with -f/-rf/-fr, `sudo` of such a command, `find` with -exec/-execdir/-ok/-okdir/
+# -delete/-fls/-fprint*, `rg` with --pre/--hostname-bin/--search-zip/-z, `git` with
+# -c/--config-env, git status/log/diff/show/branch with --output/--ext-diff/--textconv/
+# --exec/--paginate, `git branch` doing more than list, `base64` with -o/--output.
+# Each becomes a dm_cc ask written right after the allow (so a higher-priority rule,
+# written later, still decides as Gemini's does), read wider where that is simpler:
+# every simple command of a line is judged (Gemini only looks at the line's first),
+# `sudo rm -rf x` is judged as `rm -rf x` too (docs/shell.md, wrappers).
+HEURISTIC_ASKS = (
+    "rm -f*", "rm -rf*", "rm -fr*",
+    "find *-exec*", "find *-ok*", "find *-delete*", "find *-fls*", "find *-fprint*",
+    "rg *--pre*", "rg *--hostname-bin*", "rg *--search-zip*", "rg *-z*",
+    "git -c*", "git * -c*", "git *--config-env*",
+    "git *--output*", "git *--ext-diff*", "git *--textconv*", "git *--exec*",
+    "git *--paginate*", "git *branch*",
+    "base64 *-o*", "base64 *--output*",
+)
+# ...of which Gemini allows these exactly (a bare `git branch` only lists)
+HEURISTIC_ALLOWS = ("git branch",)
+
 # Gemini CLI's documented tools dm_cc has no tool like: a rule about one decides
 # nothing in dm_cc, whatever its decision (docs/reference/tools)
 ABSENT = frozenset({"google_web_search", "web_search", "save_memory", "get_internal_docs",
@@ -332,14 +357,29 @@ def _matches(rule: GeminiRule, command: str) -> bool:
     return any(command == p or command.startswith(p + " ") for p in rule.prefixes)
 
 
+def whole_shell_allow(rule: GeminiRule) -> bool:
+    """An allow of every shell command: Gemini CLI applies its shell heuristics to it
+    (HEURISTIC_ASKS), not to a rule with a command prefix or pattern."""
+    return rule.action == "allow" and rule.prefixes is None and rule.regex is None \
+        and ("bash" in rule.permissions or "*" in rule.permissions)
+
+
+def _heuristic_ask(command: str) -> bool:
+    """Whether the asks written after a whole-tool allow catch ``command``."""
+    return command not in HEURISTIC_ALLOWS \
+        and any(fnmatchcase(command, p) for p in HEURISTIC_ASKS)
+
+
 def gemini_decision(rules: list[GeminiRule], command: str) -> str | None:
-    """Gemini's decision for a shell command: the highest-priority matching rule
-    (the stricter one on a tie); None when no rule matches."""
+    """Gemini's decision for a shell command (one without redirection or a second
+    command): the highest-priority matching rule (the stricter one on a tie), an
+    allow of the whole tool read with HEURISTIC_ASKS; None when no rule matches."""
     hits = [r for r in rules if "bash" in r.permissions or "*" in r.permissions
             if _matches(r, command)]
     if not hits:
         return None
-    return max(hits, key=lambda r: (r.priority, STRICTNESS[r.action])).action
+    best = max(hits, key=lambda r: (r.priority, STRICTNESS[r.action]))
+    return "ask" if whole_shell_allow(best) and _heuristic_ask(command) else best.action
 
 
 _RULE_HEADER = re.compile(r"^\s*\[\[\s*rule\s*\]\]", re.M)
@@ -456,6 +496,8 @@ def _add(out: Imported, rule: GeminiRule, denies: list[Entry]) -> None:
     for index, entry in enumerate(entries):
         out.rules.append(Entry(entry.permission, entry.pattern, entry.action,
                                comment=comment if index == 0 else None))
+    if whole_shell_allow(rule):
+        out.rules += _heuristics(rule)
     if rule.action == "ask" and rule.notes and denies:
         again = f"again: the lower-priority denies the wider ask of rule {rule.index + 1} " \
                 "must not override"
@@ -463,6 +505,16 @@ def _add(out: Imported, rule: GeminiRule, denies: list[Entry]) -> None:
                       for i, e in enumerate(denies)]
     if rule.action == "deny":
         denies += entries
+
+
+def _heuristics(rule: GeminiRule) -> list[Entry]:
+    """What Gemini CLI still asks about under ``rule`` (an allow of every shell
+    command), written right after it."""
+    said = f"Gemini CLI asks about these under rule {rule.index + 1} all the same " \
+           "(its shell heuristics: a command it deems dangerous)"
+    return ([Entry("bash", p, "ask", comment=said if i == 0 else None)
+             for i, p in enumerate(HEURISTIC_ASKS)]
+            + [Entry("bash", p, "allow") for p in HEURISTIC_ALLOWS])
 
 
 def _tests(out: Imported, rules: list[GeminiRule]) -> None:

@@ -9,8 +9,23 @@ stable sort), the first match decides; ``toolName`` exact or ``*``; a non-empty
 ``"command":"<prefix>(?:[\\s"]|\\\\")`` searched in the call's stable JSON; an empty
 one is no condition; ``argsPattern`` searched in the same JSON; ``interactive`` and
 ``modes`` (the default mode); no match: ask (headless: deny), and headless an ask is
-a deny. Not modelled (the generated calls avoid them): compound commands, shell
-heuristics, redirection, MCP, safety checkers.
+a deny.
+
+Shell commands (policy-engine.ts checkShellCommand, applyShellHeuristics; shell-utils.ts
+hasRedirection, parseCommandDetails), for the lines the property generates -- simple
+commands of plain words joined by ``&&`` ``||`` ``;`` ``|``, a ``$( )`` holding one
+simple command, redirections ``> f`` ``>> f`` ``< f`` ``2>&1`` ``2>/dev/null``: the
+matched rule of the WHOLE line decides first; a rule without commandPrefix,
+commandRegex or argsPattern (or no rule) then has its decision put through the
+heuristics: the line's first command (shell-quote words) that commandSafety.ts
+isDangerousCommand flags makes an allow an ask; then any redirection on the line
+makes an allow an ask unless the matched rule says ``allowRedirection``; then every
+simple command other than the whole line is checked alone (rules again, no
+heuristics): a deny of one denies the line, an ask makes it ask, an allowed one with
+a redirection asks (the top rule's allowRedirection). The known-safe upgrade (an
+ask of a read-only command becomes an allow) is left out: it only makes Gemini
+looser, and the reference stricter is the harder test. Not modelled: MCP, safety
+checkers, untrusted folders (git asks there), YOLO and auto-edit modes.
 """
 
 from __future__ import annotations
@@ -33,6 +48,7 @@ class Rule:
     priority: int
     interactive: bool | None
     modes: tuple[str, ...] | None
+    allow_redirection: bool = False
 
 
 def _escape(text: str) -> str:
@@ -60,7 +76,9 @@ def load(text: str) -> list[Rule]:
             for tool in tools:
                 modes = table.get("modes")
                 rules.append(Rule(tool, args, DECISION[table["decision"]], table["priority"],
-                                  table.get("interactive"), tuple(modes) if modes else None))
+                                  table.get("interactive"), tuple(modes) if modes else None,
+                                  bool(table.get("allowRedirection",
+                                                 table.get("allow_redirection")))))
     return sorted(rules, key=lambda r: -r.priority)    # stable: ties keep file order
 
 
@@ -69,8 +87,8 @@ def _stable_json(args: dict[str, str]) -> str:
                           for k in sorted(args)) + "}"
 
 
-def decide(rules: list[Rule], tool: str, args: dict[str, str], *, headless: bool) -> str:
-    """Gemini CLI's decision for one call (tool, its arguments)."""
+def _first_match(rules: list[Rule], tool: str, args: dict[str, str], *,
+                 headless: bool) -> Rule | None:
     text = _stable_json(args)
     for rule in rules:
         if rule.modes is not None and "default" not in rule.modes:
@@ -81,5 +99,103 @@ def decide(rules: list[Rule], tool: str, args: dict[str, str], *, headless: bool
             continue
         if rule.interactive is not None and rule.interactive == headless:
             continue
-        return "deny" if headless and rule.decision == "ask" else rule.decision
-    return "deny" if headless else "ask"
+        return rule
+    return None
+
+
+def decide(rules: list[Rule], tool: str, args: dict[str, str], *, headless: bool,
+           redirection: bool = True) -> str:
+    """Gemini CLI's decision for one call (tool, its arguments). ``redirection=False``:
+    without the redirection downgrade (dm_cc cannot say it: docs/importers.md)."""
+    if tool == SHELL:
+        decision = _shell(rules, args["command"], headless=headless, heuristics=True,
+                          redirection=redirection)
+    else:
+        rule = _first_match(rules, tool, args, headless=headless)
+        decision = rule.decision if rule else "deny" if headless else "ask"
+    return "deny" if headless and decision == "ask" else decision
+
+
+# ----------------------------------------------------------------------- shell lines
+
+_SEPARATORS = re.compile(r"\s*(?:&&|\|\||;|\|)\s*")
+_REDIRECT = re.compile(r"\s*(?:2>&1|2>/dev/null|>>\s*\S+|>\s*\S+|<\s*\S+)")
+_SUBSTITUTION = re.compile(r"\$\(([^()]*)\)")
+
+
+def _simple_commands(line: str) -> list[str]:
+    """The text of each command node tree-sitter finds (redirections lie outside it)."""
+    outer = [_REDIRECT.sub("", part).strip() for part in _SEPARATORS.split(line)]
+    inner = [_REDIRECT.sub("", c).strip() for c in _SUBSTITUTION.findall(line)]
+    return [c for c in outer + inner if c]
+
+
+def _has_redirection(line: str) -> bool:
+    return _REDIRECT.search(line) is not None
+
+
+def _dangerous(words: list[str]) -> bool:
+    """sandbox/utils/commandSafety.ts isDangerousCommand (the words of shell-quote)."""
+    if not words:
+        return False
+    cmd, rest = words[0], words[1:]
+    if cmd == "rm":
+        return bool(rest) and rest[0] in ("-f", "-rf", "-fr")
+    if cmd == "sudo":
+        return _dangerous(rest)
+    if cmd == "find":
+        return any(w in ("-exec", "-execdir", "-ok", "-okdir", "-delete", "-fls", "-fprint",
+                         "-fprint0", "-fprintf") for w in rest)
+    if cmd.rsplit("/", 1)[-1] == "rg":
+        return any(w in ("--search-zip", "-z") or w.split("=")[0] in ("--pre", "--hostname-bin")
+                   for w in rest)
+    if cmd == "git":
+        return _git_dangerous(rest)
+    if cmd == "base64":
+        return any(w in ("-o", "--output") or w.startswith("--output=")
+                   or (w.startswith("-o") and w != "-o") for w in rest)
+    return False
+
+
+def _git_dangerous(args: list[str]) -> bool:
+    if any(a in ("-c", "--config-env") or (a.startswith("-c") and len(a) > 2)
+           or a.startswith("--config-env=") for a in args):
+        return True
+    sub = next((i for i, a in enumerate(args) if not a.startswith("-")), None)
+    if sub is None or args[sub] not in ("status", "log", "diff", "show", "branch"):
+        return False
+    rest = args[sub + 1:]
+    unsafe = any(a in ("--output", "--ext-diff", "--textconv", "--exec", "--paginate")
+                 or a.startswith(("--output=", "--exec=")) for a in rest)
+    if args[sub] != "branch":
+        return unsafe
+    listing = ("--list", "-l", "--show-current", "-a", "--all", "-r", "--remotes", "-v",
+               "-vv", "--verbose")
+    read_only = not rest or (all(a in listing or a.startswith("--format=") for a in rest))
+    return unsafe or not read_only
+
+
+def _shell(rules: list[Rule], line: str, *, headless: bool, heuristics: bool,
+           redirection: bool) -> str:
+    """PolicyEngine.check of run_shell_command for ``line`` (before headless turns an
+    ask into a deny)."""
+    rule = _first_match(rules, SHELL, {"command": line}, headless=headless)
+    decision = rule.decision if rule else "deny" if headless else "ask"
+    redirect_ok = rule.allow_redirection if rule else False
+    if heuristics and (rule is None or rule.args is None) and decision != "deny" \
+            and _dangerous(line.split()):
+        decision = "ask"
+    if decision == "deny":
+        return "deny"
+    if redirection and _has_redirection(line) and not redirect_ok and decision == "allow":
+        decision = "ask"
+    for command in _simple_commands(line):
+        if command == line.strip():
+            continue
+        alone = _shell(rules, command, headless=headless, heuristics=False,
+                       redirection=redirection)
+        if alone == "deny":
+            return "deny"
+        if alone == "ask":
+            decision = "ask"
+    return decision

@@ -6,6 +6,7 @@ property over generated files and calls."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -13,8 +14,10 @@ from hypothesis import strategies as st
 from support.requests import evaluate
 
 from dm_cc.cli import main
-from dm_cc.permissions import PathContext
+from dm_cc.config import HostFilesystem
+from dm_cc.permissions import PathContext, PathContextDirs, decide
 from dm_cc.permissions.engine import Ruleset
+from dm_cc.permissions.requests import shell_requests
 from dm_cc.policy.importers import render_policy
 from dm_cc.policy.importers.gemini import import_gemini
 from dm_cc.policy.loader import parse_policy
@@ -23,6 +26,8 @@ from . import reference_gemini as gemini
 
 STRICT = {"allow": 0, "ask": 1, "deny": 2}
 CONTEXT = PathContext(root="/proj", home="/home/u")
+WHERE = PathContextDirs(root=Path("/proj"), cwd=Path("/proj"), home=Path("/home/u"),
+                        fs=HostFilesystem())
 
 
 def rule(**fields) -> str:
@@ -39,7 +44,13 @@ def imported(tmp_path, text: str) -> tuple:
 
 
 def dm_cc_decides(rules, permission: str, text: str, *, headless: bool) -> str:
-    action = evaluate(permission, text, Ruleset(list(rules), CONTEXT)).action
+    """dm_cc's decision as the product makes it: a shell line is every simple command
+    and file it reads or writes (docs/shell.md), each judged."""
+    if permission == "bash":
+        action = decide(shell_requests("bash", text, WHERE),
+                        Ruleset(list(rules), CONTEXT)).action
+    else:
+        action = evaluate(permission, text, Ruleset(list(rules), CONTEXT)).action
     return "deny" if headless and action == "ask" else action   # dm_cc run --on-ask deny
 
 
@@ -154,14 +165,36 @@ def test_a_prefix_with_a_regex_is_read_as_gemini_does_by_its_prefix(tmp_path):
 # --------------------------------------------------------------------------- the property
 
 WORDS = ["git", "gitk", "npm", "status", "test", "ls"]
-commands = st.lists(st.sampled_from(WORDS), min_size=1, max_size=3).map(" ".join)
-prefixes = st.sampled_from([None, "", [""], "git", ["git", "npm"], "git status", "npm test",
+simple = st.one_of(
+    st.lists(st.sampled_from(WORDS), min_size=1, max_size=3).map(" ".join),
+    # what Gemini CLI's shell heuristics deem dangerous, and neighbours it does not
+    st.sampled_from(["rm -f a", "rm -rf build", "rm a", "sudo rm -fr b", "find . -delete",
+                     "find . -name x", "rg -z x", "rg x", "git branch", "git branch -D x",
+                     "git branch -a", "git -c a=b status", "git log --output=x",
+                     "git diff --ext-diff", "base64 -o out x", "base64 x"]))
+REDIRECTS = ["", "", "", " > out.txt", " >> log.txt", " < in.txt", " 2>&1", " 2>/dev/null"]
+
+
+@st.composite
+def commands(draw) -> str:
+    """A line: simple commands joined by && || ; |, maybe one as `echo $( )`, each
+    maybe redirected."""
+    parts = draw(st.lists(simple, min_size=1, max_size=3))
+    if draw(st.booleans()):
+        index = draw(st.integers(0, len(parts) - 1))
+        parts[index] = f"echo $({parts[index]})"
+    parts = [part + draw(st.sampled_from(REDIRECTS)) for part in parts]
+    line = parts[0]
+    for part in parts[1:]:
+        line += draw(st.sampled_from([" && ", " || ", "; ", " | "])) + part
+    return line
+prefixes = st.sampled_from([None, None, None, "", [""], "git", ["git", "npm"], "git status", "npm test",
                             "git ", ["gitk", ""]])
 
 
 @st.composite
 def tables(draw) -> str:
-    tool = draw(st.sampled_from([SHELL, SHELL, "read_file", "*"]))
+    tool = draw(st.sampled_from([SHELL, SHELL, "read_file", "write_file", "*"]))
     fields: dict = {"toolName": tool}
     prefix = draw(prefixes) if tool == SHELL else None
     if prefix is not None:
@@ -170,6 +203,8 @@ def tables(draw) -> str:
         fields["argsPattern"] = draw(st.sampled_from(["git", "src/"]))
     fields["decision"] = draw(st.sampled_from(["allow", "ask_user", "deny"]))
     fields["priority"] = draw(st.integers(0, 3))
+    if tool == SHELL and draw(st.booleans()):
+        fields["allowRedirection"] = draw(st.booleans())
     interactive = draw(st.sampled_from([None, True, False]))
     if interactive is not None:
         fields["interactive"] = interactive
@@ -179,8 +214,8 @@ def tables(draw) -> str:
     return rule(**fields)
 
 
-@settings(max_examples=150, deadline=None)
-@given(files=st.lists(tables(), max_size=6), calls=st.lists(commands, min_size=1, max_size=5),
+@settings(max_examples=300, deadline=None)
+@given(files=st.lists(tables(), max_size=6), calls=st.lists(commands(), min_size=1, max_size=5),
        headless=st.booleans())
 def test_never_looser_than_gemini_cli(tmp_path_factory, files, calls, headless):
     """For generated policy files and calls, dm_cc's decision of the import is never
@@ -192,5 +227,111 @@ def test_never_looser_than_gemini_cli(tmp_path_factory, files, calls, headless):
             [(SHELL, "bash", {"command": c}, c) for c in calls]
             + [("read_file", "read", {"file_path": "src/a.py"}, "src/a.py")]):
         ours = dm_cc_decides(rules, permission, main_input, headless=headless)
-        theirs = gemini.decide(reference, tool, args, headless=headless)
+        # the redirection downgrade is not carried over (docs/importers.md; the
+        # strict xfail test_a_redirection_asks_as_in_gemini_cli says so)
+        theirs = gemini.decide(reference, tool, args, headless=headless, redirection=False)
         assert STRICT[ours] >= STRICT[theirs], (tool, main_input, ours, theirs, text)
+
+
+# ------------------------------------------------------- Gemini CLI's shell heuristics
+
+WHOLE_ALLOW = rule(toolName=SHELL, decision="allow", priority=5)
+EDITS_TOO = rule(toolName=["write_file", "read_file"], decision="allow", priority=5)
+
+
+@pytest.mark.parametrize("tool", [SHELL, "*"])
+@pytest.mark.parametrize(("command", "asks"), [
+    ("rm -f a", True), ("rm -rf build", True), ("rm -fr build", True), ("rm a", False),
+    ("sudo rm -rf b", True), ("find . -delete", True), ("find . -exec ls {} ;", True),
+    ("find . -fprint out", True), ("find . -name x", False), ("rg -z x", True),
+    ("rg --pre=cat x", True), ("rg x", False), ("git -c a=b status", True),
+    ("git log --output=x", True), ("git diff --ext-diff", True), ("git show --textconv", True),
+    ("git branch -D x", True), ("git branch x", True), ("git branch", False),
+    ("git status", False), ("base64 -o out x", True), ("base64 --output=o x", True),
+    ("base64 x", False),
+])
+def test_a_whole_tool_allow_keeps_gemini_clis_dangerous_command_asks(tmp_path, tool, command,
+                                                                     asks):
+    """Gemini CLI asks about a command it deems dangerous under an allow of every shell
+    command (applyShellHeuristics, commandSafety.ts isDangerousCommand) -- even when
+    edits are allowed too, so dm_cc's own `edit` of rm's operand does not ask."""
+    text = rule(toolName=tool, decision="allow", priority=5) + EDITS_TOO
+    _, rules = imported(tmp_path, text)
+    theirs = gemini.decide(gemini.load(text), SHELL, {"command": command}, headless=False)
+    assert theirs == ("ask" if asks else "allow")
+    assert dm_cc_decides(rules, "bash", command, headless=False) == theirs
+
+
+def test_a_prefix_allow_is_not_put_through_the_heuristics(tmp_path):
+    """Gemini CLI applies them only to a rule without a command condition: `rm` allowed
+    by prefix at a higher priority is allowed, and the import says so too."""
+    text = WHOLE_ALLOW + EDITS_TOO + rule(toolName=SHELL, commandPrefix="rm",
+                                          decision="allow", priority=9)
+    out, rules = imported(tmp_path, text)
+    assert gemini.decide(gemini.load(text), SHELL, {"command": "rm -rf b"},
+                         headless=False) == "allow"
+    assert dm_cc_decides(rules, "bash", "rm -rf b", headless=False) == "allow"
+    assert [(t.input, t.expect) for t in out.tests] == [("rm", "allow")]
+
+
+@pytest.mark.parametrize(("command", "theirs"), [
+    ("ls && rm -f a", "allow"),          # Gemini looks at the first command only
+    ("echo $(rm -rf b)", "allow"),
+    ("git status; rm -f a", "allow"),
+])
+def test_the_heuristics_are_read_wider_than_gemini_on_a_compound_line(tmp_path, command,
+                                                                      theirs):
+    """Gemini CLI's heuristics see the line's first command; dm_cc judges every simple
+    command, so the import asks about a dangerous one anywhere: stricter, not looser."""
+    text = WHOLE_ALLOW + EDITS_TOO
+    _, rules = imported(tmp_path, text)
+    assert gemini.decide(gemini.load(text), SHELL, {"command": command},
+                         headless=False) == theirs
+    assert dm_cc_decides(rules, "bash", command, headless=False) == "ask"
+
+
+@pytest.mark.parametrize(("command", "theirs"), [
+    ("git status && make", "ask"),       # make: no rule -> Gemini asks
+    ("git status | sh", "ask"),
+    ("git log $(make)", "ask"),
+    ("git status && rm -rf x", "deny"),  # a denied part denies the line
+    ("git status; git diff", "allow"),
+])
+def test_each_command_of_a_compound_line_must_be_allowed(tmp_path, command, theirs):
+    """Gemini CLI checks every command of a compound line against the rules on its
+    own (checkShellCommand); dm_cc judges every simple command: the same answer."""
+    text = (rule(toolName=SHELL, commandPrefix="git", decision="allow", priority=5)
+            + rule(toolName=SHELL, commandPrefix="rm", decision="deny", priority=5))
+    _, rules = imported(tmp_path, text)
+    assert gemini.decide(gemini.load(text), SHELL, {"command": command},
+                         headless=False) == theirs
+    assert dm_cc_decides(rules, "bash", command, headless=False) == theirs
+
+
+@pytest.mark.parametrize("command", ["git status > out.txt", "git status < in.txt"])
+def test_a_redirection_to_a_file_asks_unless_edits_are_allowed(tmp_path, command):
+    """Gemini CLI asks about a redirected command under an allow without
+    allowRedirection; dm_cc asks about the redirect's file (an edit or read request)
+    -- the same answer while the import allows no edits and reads."""
+    text = rule(toolName=SHELL, commandPrefix="git", decision="allow", priority=5)
+    _, rules = imported(tmp_path, text)
+    assert gemini.decide(gemini.load(text), SHELL, {"command": command},
+                         headless=False) == "ask"
+    assert dm_cc_decides(rules, "bash", command, headless=False) == "ask"
+    with_redirection = rule(toolName=SHELL, commandPrefix="git", decision="allow", priority=5,
+                            allowRedirection=True)
+    assert gemini.decide(gemini.load(with_redirection), SHELL, {"command": command},
+                         headless=False) == "allow"
+
+
+@pytest.mark.xfail(strict=True, reason="open gap (docs/importers.md): dm_cc's rules cannot "
+                   "see a redirection that names no file, nor tell a redirect's edit from the "
+                   "edit tool's")
+@pytest.mark.parametrize("command", ["git status 2>&1", "git status 2>/dev/null",
+                                     "git status > out.txt"])
+def test_a_redirection_asks_as_in_gemini_cli(tmp_path, command):
+    text = rule(toolName=SHELL, commandPrefix="git", decision="allow", priority=5) + EDITS_TOO
+    _, rules = imported(tmp_path, text)
+    assert gemini.decide(gemini.load(text), SHELL, {"command": command},
+                         headless=False) == "ask"
+    assert dm_cc_decides(rules, "bash", command, headless=False) == "ask"
