@@ -475,8 +475,17 @@ def import_gemini(path: Path) -> Imported:
     denies: list[Entry] = []
     for rule in sorted(rules, key=lambda r: (r.priority, STRICTNESS[r.action], r.index)):
         _add(out, rule, denies)
+    out.rules.append(Entry("external_directory", "*", "deny", comment=OUTSIDE))  # whatever
     _tests(out, rules)
     return out
+
+
+#: What Gemini CLI's file tools do whatever its policy says: a path outside the
+#: workspace is refused by the tool itself (its shell is not held so: stricter here,
+#: as dm_cc's external_directory request comes from commands too). Written last, as
+#: no rule of the file can lift it.
+OUTSIDE = ("Gemini CLI's file tools refuse a path outside the workspace whatever the policy "
+           "says (its shell does not: stricter here)")
 
 
 def _add(out: Imported, rule: GeminiRule, denies: list[Entry]) -> None:

@@ -85,7 +85,8 @@ def test_an_empty_command_prefix_allow_is_the_whole_tool_a_listed_one_is_left_ou
 def test_an_empty_prefix_list_makes_no_rule(tmp_path):
     out, rules = imported(tmp_path, rule(toolName=SHELL, commandPrefix=[], decision="deny",
                                          priority=3))
-    assert not rules and "commandPrefix = [] makes no rule" in out.dropped[0]
+    assert [(r.permission, r.action) for r in rules] == [("external_directory", "deny")]
+    assert "commandPrefix = [] makes no rule" in out.dropped[0]
 
 
 @pytest.mark.parametrize("decision", ["allow", "ask_user", "deny"])
@@ -335,3 +336,13 @@ def test_a_redirection_asks_as_in_gemini_cli(tmp_path, command):
     assert gemini.decide(gemini.load(text), SHELL, {"command": command},
                          headless=False) == "ask"
     assert dm_cc_decides(rules, "bash", command, headless=False) == "ask"
+
+
+@pytest.mark.parametrize("tool", ["*", "read_file", "write_file"])
+def test_a_path_outside_the_workspace_stays_denied_whatever_the_file_allows(tmp_path, tool):
+    """Gemini CLI's file tools refuse a path outside the workspace by themselves: no
+    rule of an imported file lifts that (an export of a dm_cc deny of leaving the
+    project counts on it)."""
+    _, rules = imported(tmp_path, rule(toolName=tool, decision="allow", priority=500))
+    assert rules[-1].permission == "external_directory" and rules[-1].action == "deny"
+    assert dm_cc_decides(rules, "external_directory", "/etc", headless=False) == "deny"
