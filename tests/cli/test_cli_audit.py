@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from support.trust import trust_project
+from support.trust import trusted_policy
 
 from dm_cc.cli import main
 from dm_cc.cli.audit import since
@@ -45,9 +45,7 @@ def dm_cc(project: Path, *argv: str) -> subprocess.CompletedProcess[str]:
 def ran(project, monkeypatch, tmp_path):
     """A project whose one headless run made an allowed, a denied, an asked (and
     headless-denied) call and started a subagent that read a file."""
-    (project / ".dm_cc").mkdir()
-    (project / ".dm_cc" / "policy.yaml").write_text(POLICY)
-    trust_project(project)
+    trusted_policy(project, POLICY)
     (project / "README.md").write_text("hello\n")
     script = tmp_path / "script.yaml"
     script.write_text(SCRIPT)

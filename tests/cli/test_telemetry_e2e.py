@@ -12,7 +12,7 @@ import time
 
 import pytest
 from support.otlp import free_port, grpc_collector, http_collector
-from support.trust import trust_project
+from support.trust import trust_project, trusted_policy
 
 from dm_cc.session import telemetry
 
@@ -42,9 +42,7 @@ tasks:
 def scripted(project, tmp_path, monkeypatch):
     """A trusted project with a policy, and the run's argv: an allowed, a denied, an
     asked (headless-denied) call holding a token, and a subagent that reads a file."""
-    (project / ".dm_cc").mkdir()
-    (project / ".dm_cc" / "policy.yaml").write_text(POLICY)
-    trust_project(project)
+    trusted_policy(project, POLICY)
     (project / "README.md").write_text("hello\n")
     script = tmp_path / "script.yaml"
     script.write_text(SCRIPT)
