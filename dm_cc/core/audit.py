@@ -1,7 +1,14 @@
 """What the loop writes to the audit log for each decision it enforces (docs/audit.md).
 
     record(actor, call, main_input, decision, approval) -> dict   one decision
-    write(log, record, on_event)                            appended; trouble told once
+    write(log, record, on_event, full)                      appended; trouble told once
+    sync(log, on_event)                                     durable; before any effect
+
+A call with more than :data:`FULL_UP_TO` requests (one command can yield
+thousands) gets a bounded record: how many requests there were and how many of
+each verdict, its deciding requests and its first ones (at most :data:`SHOWN`,
+each with its ``index``); :func:`full_requests` is the whole list, which the log
+keeps once, as a line of its own just before the record (docs/audit.md).
 
 ``decided_by`` says who settled the call:
 
@@ -34,6 +41,8 @@ from dm_cc.policy import APPROVALS_LAYER, HOOK_LAYER
 from dm_cc.session import AuditLog, ToolCall
 
 SAVED_SOURCE = "approval:apr_"
+FULL_UP_TO = 50   # requests a record lists in full; a call with more is summarised
+SHOWN = 20        # requests a summarised record lists: its deciding ones, then its first
 
 
 def decided_by(decision: Decision, approval: Approval | None = None) -> str:
@@ -105,20 +114,45 @@ def record(actor: Actor, call: ToolCall, main_input: str, decision: Decision,
         "decided_by": by or decided_by(decision, approval),
         "answer": approval.answer if approval is not None else answer,
         "feedback": approval.feedback if approval is not None else None,
-        "requests": [_verdict(v) for v in decision.verdicts],
+        **_requests(decision),
         "pid": os.getpid(),
     }
 
 
-def write(log: AuditLog, entry: dict[str, Any], on_event: Callable[[Event], None]) -> None:
-    """Append ``entry``; a failure is told once (never raised), as is a log set aside."""
+def _requests(decision: Decision) -> dict[str, Any]:
+    """A record's ``requests``: all of them, or for a call with more than FULL_UP_TO
+    a bounded summary -- the total, a count per verdict, and the deciding requests
+    then the first ones (SHOWN at most, in the call's order, each with its index)."""
+    verdicts = decision.verdicts
+    if len(verdicts) <= FULL_UP_TO:
+        return {"requests": [_verdict(v) for v in verdicts]}
+    deciding = [i for i, v in enumerate(verdicts) if v.action == decision.action][:SHOWN // 2]
+    shown = set(deciding)
+    shown.update(range(SHOWN - len(shown)))
+    counts = {action: 0 for action in ("allow", "ask", "deny")}
+    for verdict in verdicts:
+        counts[verdict.action] = counts.get(verdict.action, 0) + 1
+    return {"requests": [{**_verdict(verdicts[i]), "index": i} for i in sorted(shown)],
+            "requests_total": len(verdicts), "requests_by_verdict": counts}
+
+
+def full_requests(decision: Decision) -> list[dict[str, Any]] | None:
+    """Every request of a call whose record is summarised, to be kept once beside it;
+    None when the record lists them all."""
+    if len(decision.verdicts) <= FULL_UP_TO:
+        return None
+    return [_verdict(v) for v in decision.verdicts]
+
+
+def write(log: AuditLog, entry: dict[str, Any], on_event: Callable[[Event], None],
+          full: list[dict[str, Any]] | None = None) -> None:
+    """Append ``entry`` (and ``full``, its call's whole request list when the entry
+    summarises it: :func:`full_requests`), not yet durable (:func:`sync`); a failure
+    is told once (never raised), as is a log set aside."""
     try:
-        appended = log.append(entry)
+        appended = log.append(entry, full)
     except (DmccError, OSError) as exc:
-        log.failed += 1
-        if log.failed == 1:
-            on_event(Notice(f"audit log not written: {exc}. Decisions are not being recorded "
-                            "until it can be written again."))
+        _failed(log, exc, on_event)
         return
     if appended.notice is not None:
         on_event(Notice(appended.notice))
@@ -126,3 +160,24 @@ def write(log: AuditLog, entry: dict[str, Any], on_event: Callable[[Event], None
         lost, log.failed = log.failed, 0
         on_event(Notice(f"audit log written again; {lost} decision{'' if lost == 1 else 's'} "
                         "before this one were not recorded."))
+
+
+def sync(log: AuditLog, on_event: Callable[[Event], None]) -> None:
+    """Make the decisions written so far durable: called before anything a decision
+    lets happen (a tool runs, changes land, an approval is saved) and at the end of
+    each reply, so a reply's calls share one fsync. A failure is told once: the
+    records are in the file, but a machine that goes down may lose them."""
+    try:
+        log.sync()
+    except (DmccError, OSError) as exc:
+        if not log.sync_failed:
+            log.sync_failed = True
+            on_event(Notice(f"audit log not synced to disk: {exc}. The decisions are in the "
+                            "file, but a power loss or system crash could lose the latest."))
+
+
+def _failed(log: AuditLog, exc: Exception, on_event: Callable[[Event], None]) -> None:
+    log.failed += 1
+    if log.failed == 1:
+        on_event(Notice(f"audit log not written: {exc}. Decisions are not being recorded "
+                        "until it can be written again."))

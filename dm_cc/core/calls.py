@@ -111,6 +111,7 @@ class Calls:
         """``done``, with what a call cancelled with the turn had in place of nothing
         (then forgotten: the next reply's calls start afresh)."""
         cut, self._cut = self._cut, {}
+        self.settle.durable()   # the reply's decisions on disk, one fsync for them all
         return [result if result is not None or call.id not in cut else Done(cut[call.id])
                 for call, result in zip(calls, done, strict=True)]
 
@@ -159,6 +160,7 @@ class Calls:
         def cut(output: ToolOutput) -> None:
             self._cut[call.id] = output
 
+        await self.settle.before_effects()   # its decision is on disk before it acts
         try:
             return await item.tool.run(item.params, replace(
                 ctx, call_id=call.id, on_cancel=cut,

@@ -139,6 +139,7 @@ async def _land(settle: Settle, judged: Judged, ctx: ToolContext, plan: Plan,
                    if v.action == "deny")
     if denied:   # the audit log has what a rule kept from landing, as any deny
         settle.record(Judged(judged.call, judged.tool, judged.params, combine(denied)))
+    settle.durable()   # what was decided about the changes is on disk before they land
     applied, failed, lost = _apply(plan, outcomes, ctx, judged)
     refused = [o for o in outcomes if o.action == "discard"] + failed
     settle.on_event(ChangesLanded(judged.call, tuple(o.change for o in applied),

@@ -171,6 +171,8 @@ class Settle:
         if approval.answer == "cancel":
             raise TurnStopped("cancelled", "")
         if approval.answer in REMEMBERING:
+            if approval.answer == "always":
+                self.durable()   # the answer is on disk before the approval it saves
             self.rights.approvals.remember(
                 self.rights.agent.name, request.kept(approval), save=approval.answer == "always",
                 note=f"approved for {judged.call.name} in session {self.rights.session.info.id}")
@@ -210,6 +212,21 @@ class Settle:
         rule denied: :mod:`dm_cc.core.effects`)."""
         self._audit(judged)
 
+    def durable(self) -> None:
+        """Make every decision recorded so far durable (one fsync for all of them):
+        called before anything a decision lets happen, and at the end of a reply."""
+        if self.audit_log is not None:
+            audit.sync(self.audit_log, self.on_event)
+
+    async def before_effects(self) -> None:
+        """Write-ahead: the decisions recorded so far are durable before a call acts.
+        When a reply's calls run at once, each is recorded and then waits here one
+        turn of the event loop, so the others are recorded too and the first to go
+        on makes them all durable with one fsync (the rest find nothing to do)."""
+        if self.audit_log is not None and self.audit_log.unsynced:
+            await asyncio.sleep(0)
+            self.durable()
+
     def _audit(self, judged: Judged, approval: Approval | None = None, *,
                by: str | None = None, answer: str | None = None) -> None:
         """Record a decision once its outcome is known (core/audit.py): in the audit
@@ -226,7 +243,7 @@ class Settle:
         entry = audit.record(actor, judged.call, main_input, decision, approval, by=by,
                              answer=answer)
         if self.audit_log is not None:
-            audit.write(self.audit_log, entry, self.on_event)
+            audit.write(self.audit_log, entry, self.on_event, audit.full_requests(decision))
         for listener in self.listeners:
             if (notice := listener(entry)) is not None:
                 self.on_event(Notice(notice))

@@ -20,6 +20,7 @@ def filled(tmp_path: Path, count: int = 4) -> AuditLog:
     log = AuditLog.for_project(tmp_path / "data", tmp_path / "project")
     for number in range(count):
         log.append({"tool": "bash", "input": f"echo {number}", "decision": "allow"})
+    log.sync()
     return log
 
 
@@ -114,11 +115,14 @@ def test_records_written_after_the_head_chain_on(tmp_path):
     log = filled(tmp_path, 2)
     stale = log.head_path.read_bytes()
     log.append({"tool": "read"})
+    log.sync()
     log.head_path.write_bytes(stale)             # as if the head was never updated
     result = log.verify()
     assert result.broken is None and result.notes and "after the head" in result.notes[0]
-    appended = log.append({"tool": "glob"})
+    again = AuditLog(log.path)                   # the next process
+    appended = again.append({"tool": "glob"})
     assert appended.notice is None and appended.record["seq"] == 4
+    again.sync()
     after = log.verify()
     assert after.broken is None and after.records == 4 and not after.notes
 
@@ -158,6 +162,9 @@ from dm_cc.session.audit import AuditLog
 log = AuditLog(Path(sys.argv[1]))
 for number in range(int(sys.argv[3])):
     log.append({"writer": sys.argv[2], "number": number, "input": "x" * 3000})
+    if number % 3 == 2:   # a group of three made durable, as a reply's calls are
+        log.sync()
+log.sync()
 """
 
 
