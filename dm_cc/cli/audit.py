@@ -1,7 +1,8 @@
-"""``dm_cc audit [--json] [--session ID] [--since WHEN] [--decision D]`` and
+"""``dm_cc audit [--json [--full]] [--session ID] [--since WHEN] [--decision D]`` and
 ``dm_cc audit verify [FILE ...]`` — the project's log of permission decisions.
 
-Listing reads the project's log and the logs set aside from it (oldest first);
+Listing reads the project's log and the logs set aside from it (oldest first), one
+line at a time, so memory does not grow with the log;
 ``verify`` checks the hash chain and the head of the project's log (or of each FILE)
 and exits 1 naming the first broken line as ``file:line``. None of this imports
 litellm, mcp or prompt_toolkit (docs/audit.md).
@@ -61,17 +62,19 @@ def _seconds(record: dict[str, Any]) -> float | None:
         return None
 
 
-def _records(log: AuditLog) -> Iterator[dict[str, Any]]:
-    """Every record of the project's set-aside logs and its log, oldest first; a line
-    that is not a record is reported on stderr."""
+def _records(log: AuditLog, full: bool = False) -> Iterator[dict[str, Any]]:
+    """Every decision of the project's set-aside logs and its log, oldest first, read
+    one line at a time; a line that is not a record is reported on stderr. A call's
+    full request list (a line of its own) is not a decision: with ``full`` it takes
+    the place of the summary in its record's ``requests``."""
     from dm_cc.session import AuditLog
 
     for path in [*log.set_aside(), log.path]:
-        for number, record in AuditLog.at(path).records():
+        for number, record in AuditLog.at(path).records(full=full):
             if record is None:
                 print(f"dm_cc: warning: {path}:{number}: not an audit record "
                       "(`dm_cc audit verify` checks the log)", file=sys.stderr)
-            else:
+            elif "kind" not in record:
                 yield record
 
 
@@ -112,10 +115,16 @@ def human(record: dict[str, Any]) -> str:
     if deciding:
         first = deciding[0]
         rule = first.get("rule") or {}
+        counts = record.get("requests_by_verdict")
+        more = (counts.get(record.get("gate"), 0) if isinstance(counts, dict)
+                else len(deciding)) - 1   # a summarised record lists some of them
         line += (f"  ({first.get('permission')} {_shown(first.get('pattern'))}: "
                  f"{rule.get('action')} {rule.get('permission')} {_shown(rule.get('pattern'))}"
                  f" at {first.get('source')}"
-                 + (f", {len(deciding) - 1} more" if len(deciding) > 1 else "") + ")")
+                 + (f", {more} more" if isinstance(more, int) and more > 0 else "") + ")")
+    total = record.get("requests_total")
+    if isinstance(total, int):
+        line += f"  [{total} requests]"
     return line
 
 
@@ -123,7 +132,7 @@ def _list(args: argparse.Namespace) -> int:
     log = _log()
     cutoff = since(args.since) if args.since else None
     shown = 0
-    for record in _records(log):
+    for record in _records(log, full=args.full):
         if _wanted(record, args, cutoff):
             shown += 1
             print(json.dumps(record, ensure_ascii=False) if args.json else human(record))
@@ -176,6 +185,8 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser],
                     "headless_default) and the deciding rule with its source.")
     audit.add_argument("--json", action="store_true",
                        help="one JSON record per line (the fields as stored)")
+    audit.add_argument("--full", action="store_true",
+                       help="with --json: every request of a call with many, not the summary")
     audit.add_argument("--session", metavar="ID",
                        help="only this session's decisions (and its subagents')")
     audit.add_argument("--since", metavar="WHEN",

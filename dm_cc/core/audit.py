@@ -162,13 +162,14 @@ def write(log: AuditLog, entry: dict[str, Any], on_event: Callable[[Event], None
                         "before this one were not recorded."))
 
 
-def sync(log: AuditLog, on_event: Callable[[Event], None]) -> None:
+def sync(log: AuditLog, on_event: Callable[[Event], None], *, head: bool = True) -> None:
     """Make the decisions written so far durable: called before anything a decision
-    lets happen (a tool runs, changes land, an approval is saved) and at the end of
-    each reply, so a reply's calls share one fsync. A failure is told once: the
-    records are in the file, but a machine that goes down may lose them."""
+    lets happen (a tool runs, changes land, an approval is saved; ``head`` False:
+    the head waits) and at the end of each reply, so a reply's calls share one
+    fsync. A failure is told once: the records are in the file, but a machine that
+    goes down may lose them."""
     try:
-        log.sync()
+        log.sync(head=head)
     except (DmccError, OSError) as exc:
         if not log.sync_failed:
             log.sync_failed = True

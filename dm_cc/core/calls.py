@@ -111,7 +111,7 @@ class Calls:
         """``done``, with what a call cancelled with the turn had in place of nothing
         (then forgotten: the next reply's calls start afresh)."""
         cut, self._cut = self._cut, {}
-        self.settle.durable()   # the reply's decisions on disk, one fsync for them all
+        self.settle.durable(head=True)   # the reply's decisions on disk, and the head
         return [result if result is not None or call.id not in cut else Done(cut[call.id])
                 for call, result in zip(calls, done, strict=True)]
 

@@ -212,11 +212,12 @@ class Settle:
         rule denied: :mod:`dm_cc.core.effects`)."""
         self._audit(judged)
 
-    def durable(self) -> None:
+    def durable(self, *, head: bool = False) -> None:
         """Make every decision recorded so far durable (one fsync for all of them):
-        called before anything a decision lets happen, and at the end of a reply."""
+        before anything a decision lets happen; ``head`` at the end of a reply, when
+        the log's head is brought up to them too (docs/audit.md, "Crashes")."""
         if self.audit_log is not None:
-            audit.sync(self.audit_log, self.on_event)
+            audit.sync(self.audit_log, self.on_event, head=head)
 
     async def before_effects(self) -> None:
         """Write-ahead: the decisions recorded so far are durable before a call acts.

@@ -48,11 +48,19 @@ from dm_cc.errors import AuditLogError
 GENESIS = "0" * 64
 SUFFIX = ".jsonl"
 HEAD = ".head"   # the head file: the log's name and this
+HEAD_BYTES = 192  # its size: the head's JSON padded with spaces, overwritten in place
 REQUESTS = "requests"   # the ``kind`` of a line holding a call's full request list
 _ASIDE = re.compile(r"\.set-aside-[0-9T-]+\.jsonl\Z")
-# A request's own fields in a full request list; the rest of it (the rule, its
-# source, reason and layer) is shared by many requests and kept once per list.
-_OWN = ("permission", "pattern", "decision", "note")
+# A request's own field in a full request list; the rest of it (its permission,
+# verdict and note, the deciding rule, its source, reason and layer) is shared by
+# many requests and kept once per list.
+_OWN = ("pattern",)
+
+
+def _datasync(fd: int) -> None:
+    """The file's data and what reading it needs (its size) on disk: ``fdatasync``
+    where there is one (it skips the times), else ``fsync``."""
+    getattr(os, "fdatasync", os.fsync)(fd)
 
 
 def line_hash(line: bytes) -> str:
@@ -71,8 +79,8 @@ def encode(record: dict[str, Any]) -> bytes:
 
 def compact_requests(requests: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """A call's requests (each as a record has them) as a full-list line holds them:
-    what requests share (the deciding rule, its source, reason, layer) once in
-    ``shared``, each request its own fields and the index of what it shares."""
+    what requests share once in ``shared``, each request as its own fields (its
+    pattern) and the index of what it shares."""
     shared_parts: list[dict[str, Any]] = []
     index: dict[str, int] = {}
     rows: list[list[Any]] = []
@@ -187,6 +195,16 @@ def _check_line(line: bytes, seq: int, prev: str) -> _Check:
     return _Check(seq, digest)
 
 
+def _as_written(line: bytes, seq: int, prev: str) -> bool:
+    """Does ``line`` begin with ``seq`` and end with ``prev`` as :func:`encode` writes
+    them? Enough, without parsing it, for a line the head covers: its hash is checked
+    by the next line's ``prev`` (or the head's hash), so any change to it is found
+    there -- an edit that leaves its ends alone is named at the line after it, as an
+    edit that keeps it valid JSON always was. Lines past the head are parsed."""
+    return line.startswith(b'{"seq":%d,' % seq) and line.endswith(b',"prev":"%s"}\n'
+                                                                    % prev.encode())
+
+
 def _lines(log: IO[bytes], size: int) -> Iterator[bytes]:
     """The lines of the first ``size`` bytes of ``log`` from where it is, one at a
     time, each with its newline (the last may have none)."""
@@ -237,6 +255,7 @@ class AuditLog:
         self._end: Head | None = None          # where it ended after this process's last append
         self._unsynced = False                 # written here since the last fsync
         self._created = False                  # a new log whose name is not synced yet
+        self._head_behind = False              # synced records the head does not cover yet
 
     @classmethod
     def for_project(cls, data_dir: Path, project_root: Path) -> AuditLog:
@@ -290,9 +309,10 @@ class AuditLog:
                 line = encode(stored)
                 self._write(data + line, new=size == 0)
                 self._end = Head(seq + 1, line_hash(line), size + len(data) + len(line))
-                if size == 0:   # a new log has a head at once: no other process takes it
-                    self._flush()   # for one whose head was lost
+                if size == 0:   # a new log has a durable head at once: no other process
+                    self._flush()   # takes it for one whose head was lost
                     self._write_head(self._end)
+                    self._head_behind = False
                 return Appended(stored, notice)
         except OSError as exc:
             raise AuditLogError(str(self.path), f"cannot write the audit log: {exc}") from None
@@ -302,15 +322,18 @@ class AuditLog:
         """Records this process appended wait for :meth:`sync`."""
         return self._unsynced
 
-    def sync(self) -> None:
+    def sync(self, *, head: bool = True) -> None:
         """Make every record this process appended durable (one fsync, whatever their
-        number), then the head say where the log ends. Nothing to do when none is
-        waiting. AuditLogError when it cannot be done."""
-        if not self._unsynced or self._fd is None:
+        number), then (``head``) the head say where the log ends. Nothing to do when
+        nothing waits. AuditLogError when it cannot be done."""
+        if self._fd is None or not (self._unsynced or head and self._head_behind):
             return
         try:
             with self._locked():
                 self._flush()
+                if not head:
+                    return
+                self._head_behind = False
                 try:
                     now = os.stat(self.path)
                 except FileNotFoundError:
@@ -346,11 +369,11 @@ class AuditLog:
     def _flush(self) -> None:
         """fsync what this process wrote (and, for a new log, its name)."""
         if self._fd is not None and self._unsynced:
-            os.fsync(self._fd)
+            _datasync(self._fd)
             if self._created:
                 sync_directory(self.path.parent)
                 self._created = False
-            self._unsynced = False
+            self._unsynced, self._head_behind = False, True
 
     def _close(self) -> None:
         try:
@@ -358,7 +381,8 @@ class AuditLog:
         finally:
             if self._fd is not None:
                 os.close(self._fd)
-            self._fd, self._end, self._unsynced, self._created = None, None, False, False
+            self._fd, self._end = None, None
+            self._unsynced = self._created = self._head_behind = False
 
     def close(self) -> None:
         """Sync what is waiting and let the file go (the log stays usable: the next
@@ -416,7 +440,25 @@ class AuditLog:
                 f"and a new log begins (`dm_cc audit verify {aside}` shows where it breaks)")
 
     def _write_head(self, head: Head) -> None:
-        replace_file(self.head_path, head.to_bytes())
+        """Bring the head file up to ``head``: overwritten in place (HEAD_BYTES, one
+        ``pwrite`` within the first disk sector, no sync), or made whole when it is
+        not of that size (a new log): a temporary file, synced, renamed over it, the
+        directory synced. Either way a crash leaves the new head or an earlier one,
+        which the synced records after it chain from (what ``_where_it_ends`` allows)."""
+        data = head.to_bytes()[:-1].ljust(HEAD_BYTES - 1) + b"\n"
+        try:
+            fd = os.open(self.head_path, os.O_WRONLY)
+        except FileNotFoundError:
+            fd = None
+        if fd is not None:
+            try:
+                if os.fstat(fd).st_size == HEAD_BYTES:
+                    if os.pwrite(fd, data, 0) != HEAD_BYTES:
+                        raise OSError("short write of the head")
+                    return
+            finally:
+                os.close(fd)
+        replace_file(self.head_path, data)
 
     def _locked(self) -> AbstractContextManager[None]:
         return locked(self.lock_path)
@@ -488,14 +530,19 @@ class AuditLog:
                 head_problem = f"the head file {self.head_path} is damaged: {exc}"
         seq, prev, size = 0, GENESIS, 0
         at_head: tuple[str, int] | None = None  # the hash of the head's line and the size to it
+        covered = head.seq if head is not None else 0
         if snapshot.log is not None:
             with snapshot.log as log:
                 for line in _lines(log, snapshot.size):
-                    check = _check_line(line, seq + 1, prev)
-                    if check.problem is not None:
-                        return Verification(self.path, seq, Broken(check.seq, check.problem))
-                    seq, prev, size = check.seq, check.hash, size + len(line)
-                    if head is not None and seq == head.seq:
+                    if seq < covered and _as_written(line, seq + 1, prev):
+                        seq, prev = seq + 1, line_hash(line)
+                    else:
+                        check = _check_line(line, seq + 1, prev)
+                        if check.problem is not None:
+                            return Verification(self.path, seq, Broken(check.seq, check.problem))
+                        seq, prev = check.seq, check.hash
+                    size += len(line)
+                    if seq == covered:
                         at_head = (prev, size)
         return self._ends_at_head(snapshot, head, head_problem, seq, at_head)
 

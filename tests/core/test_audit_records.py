@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import json
+import os
 from pathlib import Path
 
 import pytest
@@ -13,7 +15,7 @@ from dm_cc.core.approval import Approval, ScriptedApprover
 from dm_cc.core.audit import decided_by
 from dm_cc.core.events import Notice
 from dm_cc.core.loop import Loop
-from dm_cc.llm.scripted import ScriptedModel, call, reply
+from dm_cc.llm.scripted import ScriptedModel, call, calls, reply
 from dm_cc.permissions import Decision, Rule
 from dm_cc.permissions.gate import Verdict
 from dm_cc.session.audit import AuditLog
@@ -147,3 +149,84 @@ def test_each_decision_goes_to_the_listeners_as_the_audit_log_keeps_it(project):
     assert [e.text for e in events if isinstance(e, Notice)] == ["collector down"]
     assert [(attributes(r)["decision"], attributes(r)["source"]) for r in heard] == [
         ("accept", "user_temporary"), ("reject", "user_reject")]
+
+
+WRITES = """\
+rules:
+  - {permission: edit, pattern: "*.txt", action: allow}
+  - {permission: edit, pattern: "secret.txt", action: deny}
+"""
+
+
+def test_a_replys_decisions_are_on_disk_before_its_calls_act_with_one_sync(project,
+                                                                          monkeypatch):
+    """Write-ahead, grouped: the reply's three calls are each recorded, then one
+    fdatasync makes them durable before the first of them writes its file; a denied
+    call's record is synced at the reply's end, and the head then covers them all."""
+    from support.trust import trusted_policy
+
+    trusted_policy(project, WRITES)
+    log = open_world(cwd=project).audit
+    run(make_loop(project, ScriptedModel([call("read", path="x"), reply("ok")]),
+                  ScriptedApprover(), []), "first")      # the log and its head exist
+    names = ["a.txt", "b.txt", "c.txt"]
+    seen: list[tuple[int, list[bool]]] = []
+    real = os.fdatasync
+
+    def watching(fd: int) -> None:
+        records = log.path.read_bytes().count(b"\n")
+        seen.append((records, [(project / name).exists() for name in names]))
+        real(fd)
+
+    monkeypatch.setattr(os, "fdatasync", watching)
+    model = ScriptedModel([calls(*[("write", {"path": name, "content": name}) for name in names]),
+                           call("write", path="secret.txt", content="x"), reply("done")])
+    run(make_loop(project, model, ScriptedApprover(), []), "write")
+    assert seen == [(4, [False, False, False]),   # one sync, all three records, no file yet
+                    (5, [True, True, True])]       # the denial's, at the end of its reply
+    assert all((project / name).exists() for name in names)
+    result = log.verify()
+    assert result.broken is None and result.records == 5 and not result.notes
+
+
+def many_requests(count: int, action: str = "allow") -> Decision:
+    """A command's decision with ``count`` requests: the bash one, then one read per
+    file, the last of them denied when ``action`` is deny."""
+    rule = Rule("read", "*", "allow", source="builtin:defaults")
+    verdicts = [Verdict(Request("bash", "cat " + " ".join(f"f{i}" for i in range(count - 1))),
+                        Rule("bash", "cat *", "allow", source="p.yaml:2"), "allow", "cat",
+                        layer="project")]
+    verdicts += [Verdict(Request("read", f"f{i}"), rule, "allow", f"f{i}", layer="builtin")
+                 for i in range(count - 1)]
+    if action == "deny":
+        verdicts[-1] = Verdict(verdicts[-1].request, Rule("read", "f*", "deny", source="p.yaml:3"),
+                               "deny", verdicts[-1].name, layer="project")
+    return Decision(action, tuple(verdicts))
+
+
+def test_a_call_with_thousands_of_requests_gets_a_bounded_record(project):
+    """The record lists at most SHOWN requests (the deciding ones among them), counts
+    them per verdict, and the log keeps the whole list once, beside it."""
+    from dm_cc.core import audit
+    from dm_cc.session import ToolCall
+
+    actor = audit.Actor(str(project), "ses_1", "ses_1", "build")
+    sizes = []
+    for count in (300, 3000):
+        decision = many_requests(count, "deny")
+        entry = audit.record(actor, ToolCall("call_1", "bash", {"command": "cat"}), "cat",
+                             decision)
+        assert entry["requests_total"] == count
+        assert entry["requests_by_verdict"] == {"allow": count - 1, "ask": 0, "deny": 1}
+        assert len(entry["requests"]) == audit.SHOWN
+        assert entry["requests"][-1]["index"] == count - 1           # the deciding one
+        assert entry["requests"][-1]["decision"] == "deny"
+        assert [r["index"] for r in entry["requests"][:-1]] == list(range(audit.SHOWN - 1))
+        sizes.append(len(json.dumps(entry)) - len(entry["requests"][0]["pattern"]))
+        full = audit.full_requests(decision)
+        assert full is not None and len(full) == count
+    assert sizes[1] < sizes[0] * 1.2                 # bounded: not 10x for 10x the requests
+    few = many_requests(audit.FULL_UP_TO)
+    entry = audit.record(actor, ToolCall("call_2", "bash", {"command": "cat"}), "cat", few)
+    assert len(entry["requests"]) == audit.FULL_UP_TO and "requests_total" not in entry
+    assert audit.full_requests(few) is None

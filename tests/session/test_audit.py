@@ -4,6 +4,7 @@ processes appending at once."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -13,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dm_cc.errors import AuditLogError
-from dm_cc.session.audit import GENESIS, AuditLog, line_hash
+from dm_cc.session.audit import GENESIS, HEAD_BYTES, AuditLog, line_hash
 
 
 def filled(tmp_path: Path, count: int = 4) -> AuditLog:
@@ -178,3 +179,149 @@ def test_processes_appending_at_once_keep_the_chain(tmp_path):
     records = [record for _n, record in AuditLog(path).records()]
     assert {(r["writer"], r["number"]) for r in records} == {
         (str(w), n) for w in range(4) for n in range(40)}
+
+
+# ---------------------------------------------------------------- reading streams
+
+def test_verify_and_listing_hold_one_line_at_a_time(tmp_path, monkeypatch):
+    """Neither reads the log whole: every read is of one line (at most the longest)."""
+    log = filled(tmp_path, 30)
+    longest = max(len(line) for line in lines(log))
+    seen: list[int] = []
+    real_open = open
+
+    class Spy:
+        def __init__(self, file):
+            self.file = file
+
+        def readline(self, limit=-1):
+            line = self.file.readline(limit)
+            seen.append(len(line))
+            return line
+
+        def read(self, *args):
+            raise AssertionError("the log was read whole")
+
+        def __getattr__(self, name):
+            return getattr(self.file, name)
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            self.file.close()
+
+    def spying_open(path, mode="r", *args, **kwargs):
+        opened = real_open(path, mode, *args, **kwargs)
+        return Spy(opened) if Path(path) == log.path and "b" in mode else opened
+
+    monkeypatch.setattr("builtins.open", spying_open)
+    assert log.verify().records == 30
+    assert len(list(log.records())) == 30
+    assert len(seen) >= 60 and max(seen) <= longest
+
+
+def test_verify_stays_strict_on_the_lines_the_head_covers(tmp_path):
+    """Lines the head covers are checked by their ends and their hash only; an edit
+    that keeps the ends (even one that is no longer JSON) is named at the line after."""
+    log = filled(tmp_path, 4)
+    original = lines(log)
+    for edited in (original[1].replace(b'"echo 1"', b'"echo 9"'),     # still JSON
+                   original[1].replace(b'"echo 1"', b'"echo 1'),       # no longer JSON
+                   original[1].replace(b'"tool":"bash"', b'"tool":"bash","seq":7')):
+        log.path.write_bytes(b"".join([original[0], edited, *original[2:]]))
+        assert broken_at(log) == 3
+    log.path.write_bytes(b"".join([*original[:3], original[3].replace(b"echo 3", b"echo X")]))
+    assert broken_at(log) == 4      # the last one: the head's hash
+
+
+def test_a_line_past_the_head_is_parsed(tmp_path):
+    """Past the head nothing covers a line's hash: it must be a record, whole."""
+    log = filled(tmp_path, 2)
+    log.append({"tool": "read"})        # written, not synced: past the head
+    data = log.path.read_bytes()
+    log.path.write_bytes(data[:-1].replace(b'"tool":"read"', b'"tool":"read'))
+    log.path.write_bytes(log.path.read_bytes() + b"\n")
+    result = log.verify()
+    assert result.broken is not None and result.broken.line == 3
+    assert "not a JSON record" in result.broken.message
+
+
+# ---------------------------------------------------------------- grouped syncs
+
+def test_appends_wait_for_one_sync_and_the_head_follows(tmp_path, monkeypatch):
+    log = filled(tmp_path, 1)
+    synced: list[int] = []
+    real = os.fdatasync
+    monkeypatch.setattr(os, "fdatasync", lambda fd: (synced.append(fd), real(fd)))
+    for number in range(5):
+        log.append({"tool": "read", "input": str(number)})
+    assert synced == [] and log.unsynced
+    assert len(lines(log)) == 6                       # in the file at once
+    assert "after the head" in log.verify().notes[0]  # the head waits for the sync
+    log.sync(head=False)
+    assert len(synced) == 1 and not log.unsynced
+    assert log.verify().notes                          # still waits
+    log.sync()
+    log.sync()
+    assert len(synced) == 1
+    after = log.verify()
+    assert after.broken is None and after.records == 6 and not after.notes
+
+
+def test_a_log_set_aside_by_another_process_keeps_what_this_one_wrote(tmp_path):
+    """Another process finds damage and moves the log aside while this one has records
+    waiting: they went to the file that moved, and the sync makes them durable there."""
+    mine = filled(tmp_path, 2)
+    mine.append({"tool": "read", "input": "waiting"})
+    mine.head_path.write_bytes(b"damaged")
+    other = AuditLog(mine.path)
+    assert "moved aside" in other.append({"tool": "glob"}).notice
+    mine.sync()
+    [aside] = mine.set_aside()
+    assert b'"input":"waiting"' in aside.read_bytes()
+    assert mine.verify().records == 1 and mine.verify().broken is None
+    assert mine.append({"tool": "grep"}).record["seq"] == 2
+    mine.sync()
+    assert mine.verify().broken is None and mine.verify().records == 2
+
+
+def test_the_head_is_overwritten_in_place_at_a_fixed_size(tmp_path):
+    log = filled(tmp_path, 1)
+    assert len(log.head_path.read_bytes()) == HEAD_BYTES
+    inode = log.head_path.stat().st_ino
+    for number in range(3):
+        log.append({"tool": "read", "input": str(number)})
+        log.sync()
+    assert log.head_path.stat().st_ino == inode and len(log.head_path.read_bytes()) == HEAD_BYTES
+    log.head_path.write_bytes(b'{"seq": 4, "hash": "%s", "size": %d}\n' % (
+        line_hash(lines(log)[-1]).encode(), log.path.stat().st_size))   # a head of another size
+    assert log.verify().broken is None
+    log.append({"tool": "read"})
+    log.sync()
+    assert len(log.head_path.read_bytes()) == HEAD_BYTES and log.verify().broken is None
+
+
+# ---------------------------------------------------------------- a call's full request list
+
+def test_a_full_request_list_is_one_chained_line_before_its_record(tmp_path):
+    log = filled(tmp_path, 1)
+    requests = [{"permission": "read", "pattern": f"f{i}", "decision": "allow",
+                 "rule": {"action": "allow", "permission": "read", "pattern": "*"},
+                 "source": "builtin:defaults", "reason": None, "layer": "builtin",
+                 "note": "read by the shell command" if i else None} for i in range(500)]
+    stored = log.append({"tool": "bash", "call_id": "call_1", "requests": requests[:3],
+                         "requests_total": 500}, requests).record
+    log.sync()
+    *_, full, record = lines(log)
+    assert stored["seq"] == 3 and stored["requests_line"] == 2
+    assert json.loads(record)["prev"] == line_hash(full)
+    assert len(full) < 40 * 500                  # what requests share is kept once
+    assert full.count(b"builtin:defaults") == 2   # once per distinct shared part
+    assert log.verify().broken is None and log.verify().records == 3
+    listed = [r for _n, r in log.records()]
+    assert listed[1]["kind"] == "requests" and len(listed[2]["requests"]) == 3
+    [_first, whole] = [r for _n, r in log.records(full=True)]
+    assert whole["requests"] == requests and whole["requests_total"] == 500
+    log.path.write_bytes(log.path.read_bytes().replace(b'"f250"', b'"f251"'))
+    assert broken_at(log) == 3                   # the full list is covered by the chain
