@@ -128,7 +128,9 @@ def _requests(decision: Decision) -> dict[str, Any]:
         return {"requests": [_verdict(v) for v in verdicts]}
     deciding = [i for i, v in enumerate(verdicts) if v.action == decision.action][:SHOWN // 2]
     shown = set(deciding)
-    shown.update(range(SHOWN - len(shown)))
+    first = iter(range(len(verdicts)))
+    while len(shown) < SHOWN:
+        shown.add(next(first))
     counts = {action: 0 for action in ("allow", "ask", "deny")}
     for verdict in verdicts:
         counts[verdict.action] = counts.get(verdict.action, 0) + 1

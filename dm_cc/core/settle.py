@@ -215,7 +215,7 @@ class Settle:
     def durable(self, *, head: bool = False) -> None:
         """Make every decision recorded so far durable (one fsync for all of them):
         before anything a decision lets happen; ``head`` at the end of a reply, when
-        the log's head is brought up to them too (docs/audit.md, "Crashes")."""
+        the log's head is brought up to them too (docs/audit.md, "When a decision is durable")."""
         if self.audit_log is not None:
             audit.sync(self.audit_log, self.on_event, head=head)
 

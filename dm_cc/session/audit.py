@@ -16,8 +16,8 @@ Appends are serialised across processes by an exclusive ``flock`` on the lock
 file (never deleted) and written with one ``write`` each (a record, or a call's
 full request list and its record together), so a process that dies at once loses
 nothing written. They are made durable in groups: :meth:`AuditLog.sync` fsyncs
-what this process wrote since, then replaces the head atomically. The loop syncs
-before a tool's effects and at the end of each reply (docs/audit.md, "Crashes").
+what this process wrote since, then overwrites the head in place. The loop syncs
+before a tool's effects and at the end of each reply (docs/audit.md, "When a decision is durable").
 Records after the head (a group not synced yet, or a crash before it was) are
 checked to chain from the head by the next append, which carries on.
 
@@ -38,7 +38,7 @@ import json
 import os
 import re
 from collections.abc import Iterator, Sequence
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, suppress
 from pathlib import Path
 from typing import IO, Any, NamedTuple
 
@@ -509,10 +509,8 @@ class AuditLog:
                     continue
                 if full and waiting is not None and record.get("requests_line") \
                         == waiting.get("seq"):
-                    try:
-                        record["requests"] = expand_requests(waiting)
-                    except ValueError:
-                        pass   # the summary stays; `verify` says what is wrong
+                    with suppress(ValueError):   # else the summary stays; `verify`
+                        record["requests"] = expand_requests(waiting)   # says what is wrong
                 waiting = None
                 yield number, record
 

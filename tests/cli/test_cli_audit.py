@@ -177,3 +177,94 @@ def test_a_run_that_fails_at_an_ask_records_it(project, monkeypatch, capsys, tmp
     [record] = listed(capsys)
     assert (record["input"], record["gate"], record["decision"], record["decided_by"],
             record["answer"]) == ("npm publish", "ask", "deny", "headless_default", "fail")
+
+
+KILLED = """\
+rules:
+  - {permission: bash, pattern: "echo *", action: allow}
+  - {permission: bash, pattern: "sleep *", action: allow}
+"""
+
+
+def running(argument: str) -> int | None:
+    """The pid of a process whose command line is ``sleep ARGUMENT``, if one runs."""
+    for entry in Path("/proc").iterdir():
+        try:
+            if (entry / "cmdline").read_bytes() == f"sleep\0{argument}\0".encode():
+                return int(entry.name)
+        except (OSError, ValueError):
+            continue
+    return None
+
+
+def test_a_run_killed_mid_call_leaves_a_log_that_verifies(project, monkeypatch, capsys,
+                                                          tmp_path):
+    """SIGKILL while a call runs: every decision made, that call's included, is in
+    the log (written, and synced, before the call acted); the log verifies, and the
+    next run carries on from it without setting it aside."""
+    import signal
+    import time
+
+    trusted_policy(project, KILLED)
+    script = tmp_path / "killed.yaml"
+    argument = f"{os.getpid() % 1000 + 60}.25"   # a sleep no other test runs
+    script.write_text('- {tool: bash, args: {command: "echo one"}}\n'
+                      '- {tool: bash, args: {command: "echo two"}}\n'
+                      f'- {{tool: bash, args: {{command: "sleep {argument}"}}}}\n'
+                      '- {text: never}\n')
+    dm = subprocess.Popen([sys.executable, "-m", "dm_cc", "run", "--model", f"scripted:{script}",
+                           "go"], cwd=project, env=os.environ, start_new_session=True,
+                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 90
+        while (sleeping := running(argument)) is None and dm.poll() is None:
+            assert time.monotonic() < deadline, "the sleep never started"
+            time.sleep(0.05)
+        assert sleeping is not None, "dm_cc ended before its call ran"
+        os.killpg(dm.pid, signal.SIGKILL)
+    finally:
+        if dm.poll() is None:
+            os.killpg(dm.pid, signal.SIGKILL)
+        dm.wait(timeout=30)
+        if (left := running(argument)) is not None:   # in a sandbox's own session
+            os.kill(left, signal.SIGKILL)
+    monkeypatch.chdir(project)
+    code, out = verify(capsys)
+    assert code == 0 and "3 records" in out, out
+    assert [r["input"] for r in listed(capsys)] == ["echo one", "echo two", f"sleep {argument}"]
+    again = tmp_path / "again.yaml"
+    again.write_text('- {tool: bash, args: {command: "echo three"}}\n- {text: ok}\n')
+    done = dm_cc(project, "run", "--model", f"scripted:{again}", "again")
+    assert done.returncode == 0 and "moved aside" not in done.stderr, done.stderr
+    code, out = verify(capsys)
+    assert code == 0 and "4 records" in out and "note" not in out, out
+
+
+MANY = """\
+rules:
+  - {permission: bash, pattern: "cat *", action: allow}
+"""
+
+
+def test_a_command_with_hundreds_of_requests_is_summarised_and_kept_whole_once(
+        project, monkeypatch, capsys, tmp_path):
+    trusted_policy(project, MANY)
+    files = [f"f{i}" for i in range(240)]
+    script = tmp_path / "many.yaml"
+    script.write_text(json.dumps([{"tool": "bash", "args": {"command": "cat " + " ".join(files)}},
+                                  {"text": "done"}]))
+    done = dm_cc(project, "run", "--model", f"scripted:{script}", "go")
+    assert done.returncode == 0, done.stderr
+    monkeypatch.chdir(project)
+    [record] = listed(capsys)
+    assert record["requests_total"] == 241 and record["requests_by_verdict"]["allow"] == 241
+    assert len(record["requests"]) == 20 and record["requests_line"] == record["seq"] - 1
+    [whole] = listed(capsys, "--full")
+    assert [r["pattern"] for r in whole["requests"][1:]] == files
+    assert whole["requests"][5]["rule"]["permission"] == "read" and "note" in whole["requests"][5]
+    data = open_world(cwd=project).audit.path.read_bytes()
+    assert data.count(b'"f200"') == 1                 # the full list, once
+    assert main(["audit"]) == 0
+    assert "[241 requests]" in capsys.readouterr().out
+    code, out = verify(capsys)
+    assert code == 0 and "2 records" in out
