@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dm_cc.errors import AuditLogError
-from dm_cc.session.audit import GENESIS, HEAD_BYTES, AuditLog, line_hash
+from dm_cc.session.audit import GENESIS, HEAD_BYTES, AuditLog, Head, encode, line_hash
 
 
 def filled(tmp_path: Path, count: int = 4) -> AuditLog:
@@ -325,3 +325,37 @@ def test_a_full_request_list_is_one_chained_line_before_its_record(tmp_path):
     assert whole["requests"] == requests and whole["requests_total"] == 500
     log.path.write_bytes(log.path.read_bytes().replace(b'"f250"', b'"f251"'))
     assert broken_at(log) == 3                   # the full list is covered by the chain
+
+
+def chained(path: Path, count: int) -> AuditLog:
+    """A log of ``count`` records of ~600 bytes and its head, as appends leave them."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    prev, size = GENESIS, 0
+    with open(path, "wb") as out:
+        for number in range(1, count + 1):
+            line = encode({"seq": number, "tool": "bash", "input": f"npm run task{number}",
+                           "feedback": "x" * 500, "prev": prev})
+            out.write(line)
+            prev, size = line_hash(line), size + len(line)
+    path.with_name(path.name + ".head").write_bytes(Head(count, prev, size).to_bytes())
+    return AuditLog(path)
+
+
+def test_reading_a_log_ten_times_longer_takes_no_more_memory(tmp_path):
+    """Peak memory of verifying and listing (the CLI's generator) a 10,000-record log
+    against a 1,000-record one: the same, give or take (whole, it would be 10x)."""
+    import tracemalloc
+
+    from dm_cc.cli.audit import _records
+
+    peaks = []
+    for count in (1_000, 10_000):
+        log = chained(tmp_path / str(count) / "log.jsonl", count)
+        tracemalloc.start()
+        try:
+            assert log.verify().records == count
+            assert sum(1 for _ in _records(log)) == count
+            peaks.append(tracemalloc.get_traced_memory()[1])
+        finally:
+            tracemalloc.stop()
+    assert peaks[1] < peaks[0] * 2 + 64_000, peaks   # whole, 10,000 records are 6 MB
