@@ -37,6 +37,7 @@ import hashlib
 import json
 import os
 import re
+import stat
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, suppress
 from pathlib import Path
@@ -446,13 +447,14 @@ class AuditLog:
         directory synced. Either way a crash leaves the new head or an earlier one,
         which the synced records after it chain from (what ``_where_it_ends`` allows)."""
         data = head.to_bytes()[:-1].ljust(HEAD_BYTES - 1) + b"\n"
-        try:
-            fd = os.open(self.head_path, os.O_WRONLY)
-        except FileNotFoundError:
+        try:   # never through a link: that is replaced, as any head of another kind
+            fd = os.open(self.head_path, os.O_WRONLY | getattr(os, "O_NOFOLLOW", 0))
+        except OSError:
             fd = None
         if fd is not None:
             try:
-                if os.fstat(fd).st_size == HEAD_BYTES:
+                found = os.fstat(fd)
+                if stat.S_ISREG(found.st_mode) and found.st_size == HEAD_BYTES:
                     if os.pwrite(fd, data, 0) != HEAD_BYTES:
                         raise OSError("short write of the head")
                     return

@@ -300,6 +300,14 @@ def test_the_head_is_overwritten_in_place_at_a_fixed_size(tmp_path):
     log.append({"tool": "read"})
     log.sync()
     assert len(log.head_path.read_bytes()) == HEAD_BYTES and log.verify().broken is None
+    elsewhere = tmp_path / "elsewhere"               # a link in its place is not written through
+    elsewhere.write_bytes(log.head_path.read_bytes())
+    log.head_path.unlink()
+    log.head_path.symlink_to(elsewhere)
+    log.append({"tool": "read"})
+    log.sync()
+    assert not log.head_path.is_symlink() and elsewhere.read_bytes() != log.head_path.read_bytes()
+    assert log.verify().broken is None
 
 
 # ---------------------------------------------------------------- a call's full request list
