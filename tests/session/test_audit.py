@@ -367,3 +367,87 @@ def test_reading_a_log_ten_times_longer_takes_no_more_memory(tmp_path):
         finally:
             tracemalloc.stop()
     assert peaks[1] < peaks[0] * 2 + 64_000, peaks   # whole, 10,000 records are 6 MB
+
+
+def reference_verify(log: AuditLog) -> int | None:
+    """The chain checked the simple way: every line parsed, its seq and prev compared,
+    then the head; the first broken line (0: the file as a whole), None when intact."""
+    data = log.path.read_bytes() if log.path.exists() else None
+    head = Head.parse(log.head_path.read_bytes()) if log.head_path.exists() else None
+    prev, size = GENESIS, 0
+    ends: dict[int, tuple[str, int]] = {}
+    body = data or b""
+    numbered = enumerate(body.splitlines(keepends=True), start=1)
+    for number, line in numbered:
+        try:
+            record = json.loads(line.decode("utf-8"))
+        except ValueError:
+            return number
+        if not line.endswith(b"\n") or not isinstance(record, dict) \
+                or record.get("prev") != prev or record.get("seq") != number:
+            return number
+        prev, size = line_hash(line), size + len(line)
+        ends[number] = (prev, size)
+    count = len(ends)
+    if head is None:
+        return None if count == 0 else 0
+    if data is None:
+        return 0
+    if head.seq > count:
+        return count + 1
+    return None if ends[head.seq] == (head.hash, head.size) else head.seq
+
+
+_SAMPLES: list[tuple[bytes, bytes]] = []
+
+
+def _samples(factory) -> list[tuple[bytes, bytes]]:
+    """A log's and its head's bytes: four records, a call's full request list and its
+    record; then the same with one more record past the head (not synced)."""
+    if not _SAMPLES:
+        log = filled(factory.mktemp("sample"), 4)
+        log.append({"tool": "bash", "requests_total": 60},
+                   [{"pattern": f"f{i}", "permission": "read"} for i in range(60)])
+        log.sync()
+        _SAMPLES.append((log.path.read_bytes(), log.head_path.read_bytes()))
+        log.append({"tool": "read", "input": "after the head"})
+        _SAMPLES.append((log.path.read_bytes(), log.head_path.read_bytes()))
+    return _SAMPLES
+
+
+@settings(max_examples=120, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(kind=st.sampled_from(["byte", "remove", "swap", "duplicate", "cut", "unsynced"]),
+       where=st.floats(0, 1, exclude_max=True), change=st.integers(1, 255))
+def test_verify_finds_what_the_simple_check_finds(tmp_path_factory, kind, where, change):
+    """Whatever was done to the log, verify finds damage exactly when the simple check
+    does, at the same line -- or, for an edit that left a covered line's ends alone,
+    at the line after it (where an edit that keeps it JSON is always named)."""
+    log_bytes, head_bytes = _samples(tmp_path_factory)[kind == "unsynced"]
+    log = AuditLog(tmp_path_factory.mktemp("log") / "log.jsonl")
+    log.path.write_bytes(log_bytes)
+    log.head_path.write_bytes(head_bytes)
+    data = bytearray(log_bytes)
+    original = lines(log)
+    pick = int(where * len(original))
+    if kind in ("byte", "unsynced"):
+        index = int(where * len(data))
+        data[index] = (data[index] + change) % 256
+    elif kind == "remove":
+        data = bytearray(b"".join(original[:pick] + original[pick + 1:]))
+    elif kind == "swap" and pick + 1 < len(original):
+        original[pick], original[pick + 1] = original[pick + 1], original[pick]
+        data = bytearray(b"".join(original))
+    elif kind == "duplicate":
+        data = bytearray(b"".join(original[:pick + 1] + original[pick:]))
+    elif kind == "cut":
+        data = data[:int(where * len(data))]
+    log.path.write_bytes(bytes(data))
+    expected = reference_verify(log)
+    found = log.verify().broken
+    if expected is None:
+        assert found is None
+    else:
+        assert found is not None
+        line = found.line or 0
+        assert line == expected or (line == expected + 1 and expected <= 6), (expected, found)
