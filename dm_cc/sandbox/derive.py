@@ -481,7 +481,7 @@ def _pinned(read_only: list[Mount], writable: list[Mount], notes: list[str]) -> 
     number): those for what git and dm_cc run, and for protected paths, come first,
     then the paths rules protect, up to :data:`PIN_LIMIT` more."""
     roots = [m.path for m in writable]
-    walls = [m.path for m in read_only if m.directory]
+    walls = {m.path for m in read_only if m.directory}
     pins: dict[str, Mount] = {}
     left_out = for_rules = 0
     for mount in read_only:
@@ -489,7 +489,7 @@ def _pinned(read_only: list[Mount], writable: list[Mount], notes: list[str]) -> 
         for directory in _ancestors(mount.path):
             if directory in roots or not any(inside(directory, r) for r in roots):
                 break
-            if any(inside(directory, wall) for wall in walls):
+            if _within(directory, walls):
                 break       # in a read-only directory (or one): renaming it fails anyway
             if directory not in pins:
                 wanted.append(directory)
@@ -505,16 +505,28 @@ def _pinned(read_only: list[Mount], writable: list[Mount], notes: list[str]) -> 
     return list(pins.values())
 
 
+def _within(path: str, directories: set[str]) -> bool:
+    """``path`` (absolute) is one of ``directories`` or under one: a lookup per
+    segment, however many directories there are."""
+    while True:
+        if path in directories:
+            return True
+        if path in ("/", ""):
+            return "/" in directories
+        path = posixpath.dirname(path)
+
+
 def _reachable(read_only: list[Mount], hidden: list[Mount],
                machine: Machine) -> tuple[list[Mount], list[Mount]]:
     """Without the mounts inside a hidden directory (empty, and read-only: bwrap
     could not make their mount points, and every command would fail), nor a mount
     on a missing path (no ``hooks/``) inside a read-only one."""
-    empty = [m.path for m in hidden if m.directory]
-    walls = empty + [m.path for m in read_only if m.directory]
+    empty = {m.path.rstrip("/") or "/" for m in hidden if m.directory}
+    walls = empty | {m.path.rstrip("/") or "/" for m in read_only if m.directory}
 
-    def inside(mount: Mount, directories: list[str]) -> bool:
-        return any(mount.path.startswith(d.rstrip("/") + "/") for d in directories)
+    def inside(mount: Mount, directories: set[str]) -> bool:     # strictly inside
+        path = mount.path.rstrip("/")
+        return path not in ("", "/") and _within(posixpath.dirname(path), directories)
 
     read_only = [m for m in read_only if not inside(m, empty)]
     hidden = [m for m in hidden if not inside(m, empty)
