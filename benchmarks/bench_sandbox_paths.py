@@ -74,8 +74,9 @@ def bench_start(base: Path, runs: int) -> None:
     plain_root, plain_env, plain_world = world_for(base / "plain")
     plain = Sandbox("auto", plain_world.where, plain_env)
     plain_gate = plain_world.gate(plain_world.agent("build"))
-    print(f"(a) bash -c true confined ({'a transaction' if plain.transactional else 'no transactions: ' + plain.transactions().reason}), "
-          f"median of {runs} paired rounds")
+    how = "a transaction" if plain.transactional else \
+        f"no transactions: {plain.transactions().reason}"
+    print(f"(a) bash -c true confined ({how}), median of {runs} paired rounds")
     for label, make in (("0 hidden", lambda r: None),
                         ("1,000 hidden .env", lambda r: hidden_files(r, 1_000)),
                         ("10,000 hidden .env", lambda r: hidden_files(r, 10_000)),
@@ -97,8 +98,9 @@ def bench_start(base: Path, runs: int) -> None:
         for _ in range(runs):
             none.append(start_ms(plain, plain_gate, plain_root))
             many.append(start_ms(sandbox, gate, root))
-        print(f"    {label:>20}: {statistics.median(many):6.1f} ms against {statistics.median(none):6.1f} ms "
-              f"with none (added {statistics.median(many) - statistics.median(none):+5.1f} ms); "
+        boxed, alone = statistics.median(many), statistics.median(none)
+        print(f"    {label:>20}: {boxed:6.1f} ms against {alone:6.1f} ms "
+              f"with none (added {boxed - alone:+5.1f} ms); "
               f"{len(spec.hidden):,} hidden, {len(spec.read_only):,} read-only paths, "
               f"{mounts} mounts; first command {first:7.1f} ms")
         shutil.rmtree(where, ignore_errors=True)

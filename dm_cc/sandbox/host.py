@@ -471,7 +471,7 @@ class Sandbox:
             # inside the project the view holds the hidden and read-only paths: no
             # mount each (:mod:`dm_cc.sandbox.mask`)
             spec, held = self._split(spec)
-        elif len(spec.mounts()) > MOUNT_LIMIT:
+        elif not server and len(spec.mounts()) > MOUNT_LIMIT:   # a server starts once
             return Plan(list(command), confined=False, refusal=too_many_mounts(
                 spec, self.transactions().reason), escapable=self.mode != "required",
                 refusal_escapable=True)
