@@ -327,6 +327,7 @@ class Sandbox:
         self._specs: list[tuple[Gate, tuple[bool, bool], int, SandboxSpec, Private]] = []
         self._proxy: Proxy | None = None
         self._last_split: tuple[SandboxSpec, SandboxSpec, Held] | None = None
+        self._watch: Watch | None = None     # the last command's (reused while the tree holds)
 
     @property
     def availability(self) -> Availability:
@@ -512,12 +513,13 @@ class Sandbox:
         if began is not None:
             argv = began.wrap(argv)
         home = str(self.where.home)
+        self._watch = after = watch(
+            self.where.root.as_posix(), self._lister, tree, private.git, private.hooks_paths,
+            private.git_config_files, self.where.protected,
+            str(state_dir(self.env) / "set-aside"), previous=self._watch)
         return Plan(argv, confined=True, spec=spec, pass_files=tuple(passed),
                     escapable=self.mode != "required", transaction=began, held=held,
-                    caches=caches(home, self.env), home=home, refused=refused, after=watch(
-                        self.where.root.as_posix(), self._lister, tree, private.git,
-                        private.hooks_paths, private.git_config_files, self.where.protected,
-                        str(state_dir(self.env) / "set-aside")))
+                    caches=caches(home, self.env), home=home, refused=refused, after=after)
 
     # ------------------------------------------------------------------ the network proxy
 

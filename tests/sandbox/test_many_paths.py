@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import os
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -22,8 +23,10 @@ from support.bwrap import needs_bwrap
 from support.sandbox_projects import WORKS, Project
 
 from dm_cc.sandbox.host import MOUNT_LIMIT, Sandbox
+from dm_cc.sandbox.machine import TreeLister
 from dm_cc.sandbox.mask import Held
 from dm_cc.sandbox.spec import Mount
+from dm_cc.sandbox.tree import Entry, Tree
 from dm_cc.tools.bash import run_plan
 
 HIDDEN = 1_000
@@ -163,3 +166,56 @@ def test_held_paths_need_no_mount_point(tmp_path: Path):
     assert not [m for _, m in spec.mounts() if m.path.startswith(root + "/")]
     assert held.why(".env") and held.why("src/.env.local") and held.why(".envrc")
     assert held.why(".git/config") and held.why(".git/hooks/pre-commit")
+
+
+NAMES = st.sampled_from(["a", "A", "b", "é", ".git", "Hooks", "hooks"])
+
+
+@given(paths=st.lists(st.lists(NAMES, min_size=1, max_size=4), max_size=12),
+       directory=st.lists(st.sampled_from(["a", "b", "é", ".git", "hooks"]), min_size=1,
+                          max_size=3))
+def test_folded_under_is_the_casefolded_prefix_of_every_path(paths, directory):
+    """The tree's directory lookup (no sort of the whole tree) against the plain
+    definition: the ASCII paths whose casefolded form is the directory or under it."""
+    listed: dict[str, bool] = {}
+    for parts in paths:
+        for at in range(1, len(parts) + 1):
+            path = "/".join(parts[:at])
+            listed[path] = listed.get(path, False) or at < len(parts)
+    tree = Tree.of(tuple(Entry(path, is_dir) for path, is_dir in sorted(listed.items())))
+    wanted = "/".join(directory)
+    reference = sorted((p.casefold(), p) for p in listed if p.isascii()
+                       and (p.casefold() == wanted or p.casefold().startswith(wanted + "/")))
+    assert tree.folded_under(wanted) == [p for _, p in reference]
+
+
+@needs_bwrap
+def test_what_no_mount_holds_is_read_once_while_the_tree_holds(tmp_path, monkeypatch):
+    """The check after a command (dm_cc/sandbox/aside.py) reads each repository's files
+    again only when a directory of the project changed: a thousand repositories cost
+    no thousand ``lstat``s per command -- and a repository made by the next command is
+    still set aside."""
+    from dm_cc.sandbox import aside
+
+    project = Project(tmp_path)
+    for n in range(50):
+        (project.root / "repos" / f"r{n}" / ".git" / "hooks").mkdir(parents=True)
+        (project.root / "repos" / f"r{n}" / ".git" / "config").write_text("[core]\n")
+    sandbox = project.sandbox()
+    gate = project.gate()
+    (project.root / ".dm_cc").mkdir()      # made before the first command otherwise
+    time.sleep(TreeLister.RACY_NS / 1e9)   # a listing as old as its directories is kept
+    plan = sandbox.confine(gate, ["bash", "-c", "true"])
+    assert asyncio.run(run_plan(plan, project.root, 30)).code == 0
+    counted: list[str] = []
+    real = aside.identity
+    monkeypatch.setattr(aside, "identity", lambda path: counted.append(path) or real(path))
+    plan = sandbox.confine(gate, ["bash", "-c", "true"])          # nothing changed since
+    assert asyncio.run(run_plan(plan, project.root, 30)).code == 0
+    assert len(counted) < 10, counted               # not one per repository's file
+    plan = sandbox.confine(gate, ["bash", "-c", "cd repos/r3 && mkdir -p sub/.git/objects "
+                                                "sub/.git/refs && echo 'ref: refs/heads/x' > "
+                                                "sub/.git/HEAD"])
+    ran = asyncio.run(run_plan(plan, project.root, 30))       # it settles the plan
+    assert ran.code == 0 and "repos/r3/sub/.git: a git directory" in ran.text, ran.text
+    assert not (project.root / "repos" / "r3" / "sub" / ".git").exists()
