@@ -81,16 +81,17 @@ def watch(root: str, lister: TreeLister, tree: Tree, git: GitDirs, hooks_paths: 
     key = (root, git, tuple(hooks_paths), tuple(config_files), id(protected), store)
     outside = tuple(d for d in git.owned() if not inside(d, root))
     if previous is not None and previous.before is tree and previous.key == key:
-        guarded = {path: (was if inside(path, root) else identity(path), why)
-                   for path, (was, why) in previous.guarded.items()}
+        guarded = dict(previous.guarded)
+        guarded.update((path, (identity(path), guarded[path][1])) for path in previous.foreign)
         return Watch(root, lister, tree, previous.places, guarded, outside,
-                     submodules(outside), store, key)
+                     submodules(outside), store, key, previous.foreign)
     links = {posixpath.join(root, link): (identity(posixpath.join(root, link)),
                                          f"{PROTECTED_LINK} ({found.why})")
              for link in tree.links() if (found := protected.why([link])) is not None}
     guarded = {**links, **_guarded(root, tree, git, hooks_paths, config_files)}  # git's say why
     return Watch(root, lister, tree, _places(root, tree), guarded, outside,
-                 submodules(outside), store, key)
+                 submodules(outside), store, key,
+                 tuple(path for path in guarded if not inside(path, root)))
 
 
 def _places(root: str, tree: Tree) -> dict[str, Identity]:
@@ -133,6 +134,7 @@ class Watch:
     modules: frozenset[str] = frozenset()   # their submodules' git dirs and links, before
     store: str = ""                     # where what is set aside goes
     key: tuple[object, ...] = ()        # what it was made from (:func:`watch` reuses it)
+    foreign: tuple[str, ...] = ()       # the guarded paths outside the project
 
     def settle(self, answered: Collection[str] = ()) -> str | None:
         """Set aside what the command made (see the module docstring); say so.
@@ -153,9 +155,8 @@ class Watch:
         for place in () if same else git_places(tree):
             if self.places.get(place) != identity(_absolute(self.root, place)):
                 made[self._culprit(place)] = REPOSITORY
-        for path, (was, why) in self.guarded.items():
-            if same and inside(path, self.root):
-                continue
+        for path in self.foreign if same else self.guarded:
+            was, why = self.guarded[path]
             if os.path.lexists(path) and identity(path) != was:
                 made[path] = why
         for directory in tree.unlisted - self.before.unlisted:

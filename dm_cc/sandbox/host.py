@@ -328,6 +328,7 @@ class Sandbox:
         self._proxy: Proxy | None = None
         self._last_split: tuple[SandboxSpec, SandboxSpec, Held] | None = None
         self._watch: Watch | None = None     # the last command's (reused while the tree holds)
+        self._cache_dirs: tuple[str, tuple[str, ...]] | None = None
 
     @property
     def availability(self) -> Availability:
@@ -439,6 +440,15 @@ class Sandbox:
         self._specs = [*kept[-(KEPT_SPECS - 1):], (gate, kind, key, spec, private)]
         return spec, tree, private
 
+    def _caches(self, home: str) -> tuple[str, ...]:
+        """The cache directories whose writes are dropped without a word
+        (:func:`~dm_cc.sandbox.outside.caches`), resolved once a session: they only
+        decide what a stopped command's message leaves out (no write outside the
+        project is kept either way), so a link changed meanwhile weakens nothing."""
+        if self._cache_dirs is None or self._cache_dirs[0] != home:
+            self._cache_dirs = (home, caches(home, self.env))
+        return self._cache_dirs[1]
+
     def _split(self, spec: SandboxSpec) -> tuple[SandboxSpec, Held]:
         """A transaction's spec without its mounts inside the project, and what its
         view holds instead (:func:`~dm_cc.sandbox.mask.split`): kept for the last
@@ -519,7 +529,7 @@ class Sandbox:
             str(state_dir(self.env) / "set-aside"), previous=self._watch)
         return Plan(argv, confined=True, spec=spec, pass_files=tuple(passed),
                     escapable=self.mode != "required", transaction=began, held=held,
-                    caches=caches(home, self.env), home=home, refused=refused, after=after)
+                    caches=self._caches(home), home=home, refused=refused, after=after)
 
     # ------------------------------------------------------------------ the network proxy
 
