@@ -114,7 +114,7 @@ async def _land(settle: Settle, judged: Judged, ctx: ToolContext, plan: Plan,
     the model is told, and whether the person's answer ends the turn."""
     transaction = plan.transaction
     assert transaction is not None
-    outcomes = await _judge(settle, judged, ctx, changes, approved)
+    outcomes = await _judge(settle, judged, ctx, plan, changes, approved)
     outcomes = [_with_conflict(o, transaction.conflict(o.change)) for o in outcomes]
     if any(layer.name == AUTO_LAYER and layer.rules for layer in settle.rights.gate().layers):
         outcomes = _covered_by_undo(outcomes, transaction.root, ctx.undo_limit)
@@ -184,12 +184,17 @@ def _said(answer: Approval | None) -> str:
     return f"the user said no: {answer.feedback}" if answer.feedback else "the user said no"
 
 
-async def _judge(settle: Settle, judged: Judged, ctx: ToolContext, changes: Sequence[Change],
-                 approved: bool) -> list[Outcome]:
+async def _judge(settle: Settle, judged: Judged, ctx: ToolContext, plan: Plan,
+                 changes: Sequence[Change], approved: bool) -> list[Outcome]:
     """Each change's outcome from its requests' verdicts: the gate's, with the decision
     hooks' answers (a hook on ``delete`` or ``edit`` sees a command's changes)."""
     gate = settle.rights.gate()
     unreadable = {c.path for c in changes if c.kind == "unreadable"}
+    held = plan.held_why
+
+    def _left_out(change: Change, unreadable: Collection[str]) -> str | None:
+        return held(change.path) or _not_judged(change, unreadable)
+
     judgeable = [c for c in changes if _left_out(c, unreadable) is None]
     verdicts = [tuple(gate.judge(r) for r in _requests(c, ctx.where)) for c in judgeable]
     flat = [v for found in verdicts for v in found]
@@ -202,8 +207,9 @@ async def _judge(settle: Settle, judged: Judged, ctx: ToolContext, changes: Sequ
             else _outcome(change, of[id(change)], approved) for change in changes]
 
 
-def _left_out(change: Change, unreadable: Collection[str]) -> str | None:
-    """Why ``change`` is discarded without being judged, or None: it is judged."""
+def _not_judged(change: Change, unreadable: Collection[str]) -> str | None:
+    """Why ``change`` is discarded without being judged, or None: it is judged (a
+    transaction's held paths aside: :meth:`~dm_cc.sandbox.Plan.held_why`)."""
     if change.kind == "special":
         return "a FIFO, socket or device is never applied"
     if change.kind == "unreadable":

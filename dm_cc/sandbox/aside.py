@@ -71,15 +71,27 @@ def identity(path: str) -> Identity:
 
 
 def watch(root: str, lister: TreeLister, tree: Tree, git: GitDirs, hooks_paths: Sequence[str],
-          config_files: Sequence[str], protected: ProtectedPaths, store: str) -> Watch:
-    """The project as it is before a command, in what the command must not make."""
+          config_files: Sequence[str], protected: ProtectedPaths, store: str,
+          previous: Watch | None = None) -> Watch:
+    """The project as it is before a command, in what the command must not make.
+    ``previous``: the last command's, whose identities of paths in the project still
+    hold when the tree is the one it saw (no directory's ctime changed: nothing was
+    added, removed, renamed or replaced in any): only those outside are read again --
+    a project of a thousand repositories is not ``lstat``ed path by path each command."""
+    key = (root, git, tuple(hooks_paths), tuple(config_files), id(protected), store)
+    outside = tuple(d for d in git.owned() if not inside(d, root))
+    if previous is not None and previous.before is tree and previous.key == key:
+        guarded = dict(previous.guarded)
+        guarded.update((path, (identity(path), guarded[path][1])) for path in previous.foreign)
+        return Watch(root, lister, tree, previous.places, guarded, outside,
+                     submodules(outside), store, key, previous.foreign)
     links = {posixpath.join(root, link): (identity(posixpath.join(root, link)),
                                          f"{PROTECTED_LINK} ({found.why})")
              for link in tree.links() if (found := protected.why([link])) is not None}
     guarded = {**links, **_guarded(root, tree, git, hooks_paths, config_files)}  # git's say why
-    return Watch(root, lister, tree, _places(root, tree), guarded,
-                 outside := tuple(d for d in git.owned() if not inside(d, root)),
-                 submodules(outside), store)
+    return Watch(root, lister, tree, _places(root, tree), guarded, outside,
+                 submodules(outside), store, key,
+                 tuple(path for path in guarded if not inside(path, root)))
 
 
 def _places(root: str, tree: Tree) -> dict[str, Identity]:
@@ -121,6 +133,8 @@ class Watch:
     outside: tuple[str, ...] = ()       # the project's git dirs outside it (a worktree's)
     modules: frozenset[str] = frozenset()   # their submodules' git dirs and links, before
     store: str = ""                     # where what is set aside goes
+    key: tuple[object, ...] = ()        # what it was made from (:func:`watch` reuses it)
+    foreign: tuple[str, ...] = ()       # the guarded paths outside the project
 
     def settle(self, answered: Collection[str] = ()) -> str | None:
         """Set aside what the command made (see the module docstring); say so.
@@ -134,11 +148,15 @@ class Watch:
 
     def _made(self) -> dict[str, str]:
         tree = self.lister.list(self.root)
+        # the same tree: no directory of the project gained, lost or replaced an
+        # entry, so what is at each path in it is what was (only outside is read)
+        same = tree is self.before
         made: dict[str, str] = {}
-        for place in git_places(tree):
+        for place in () if same else git_places(tree):
             if self.places.get(place) != identity(_absolute(self.root, place)):
                 made[self._culprit(place)] = REPOSITORY
-        for path, (was, why) in self.guarded.items():
+        for path in self.foreign if same else self.guarded:
+            was, why = self.guarded[path]
             if os.path.lexists(path) and identity(path) != was:
                 made[path] = why
         for directory in tree.unlisted - self.before.unlisted:

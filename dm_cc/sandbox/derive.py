@@ -151,8 +151,8 @@ def spec_for(gate: Gate, where: PathContextDirs, tree: Tree, private: Private,
             notes.append(f"{path} ({why}) holds the project, so it is not hidden")
         elif machine.exists(path):
             hidden.append(Mount(path, why, machine.is_dir(path)))
-    read_only = _landed(read_only, where, machine, notes)
-    hidden = _landed(hidden, where, machine, notes)
+    read_only = _landed(read_only, where, machine, notes, tree)
+    hidden = _landed(hidden, where, machine, notes, tree)
     read_only, hidden = _reachable(read_only, hidden, machine)
     writable += _pinned(read_only, writable, notes)
     network, network_why = _network(gate, private, hidden)
@@ -481,7 +481,7 @@ def _pinned(read_only: list[Mount], writable: list[Mount], notes: list[str]) -> 
     number): those for what git and dm_cc run, and for protected paths, come first,
     then the paths rules protect, up to :data:`PIN_LIMIT` more."""
     roots = [m.path for m in writable]
-    walls = [m.path for m in read_only if m.directory]
+    walls = {m.path for m in read_only if m.directory}
     pins: dict[str, Mount] = {}
     left_out = for_rules = 0
     for mount in read_only:
@@ -489,7 +489,7 @@ def _pinned(read_only: list[Mount], writable: list[Mount], notes: list[str]) -> 
         for directory in _ancestors(mount.path):
             if directory in roots or not any(inside(directory, r) for r in roots):
                 break
-            if any(inside(directory, wall) for wall in walls):
+            if _within(directory, walls):
                 break       # in a read-only directory (or one): renaming it fails anyway
             if directory not in pins:
                 wanted.append(directory)
@@ -505,16 +505,28 @@ def _pinned(read_only: list[Mount], writable: list[Mount], notes: list[str]) -> 
     return list(pins.values())
 
 
+def _within(path: str, directories: set[str]) -> bool:
+    """``path`` (absolute) is one of ``directories`` or under one: a lookup per
+    segment, however many directories there are."""
+    while True:
+        if path in directories:
+            return True
+        if path in ("/", ""):
+            return "/" in directories
+        path = posixpath.dirname(path)
+
+
 def _reachable(read_only: list[Mount], hidden: list[Mount],
                machine: Machine) -> tuple[list[Mount], list[Mount]]:
     """Without the mounts inside a hidden directory (empty, and read-only: bwrap
     could not make their mount points, and every command would fail), nor a mount
     on a missing path (no ``hooks/``) inside a read-only one."""
-    empty = [m.path for m in hidden if m.directory]
-    walls = empty + [m.path for m in read_only if m.directory]
+    empty = {m.path.rstrip("/") or "/" for m in hidden if m.directory}
+    walls = empty | {m.path.rstrip("/") or "/" for m in read_only if m.directory}
 
-    def inside(mount: Mount, directories: list[str]) -> bool:
-        return any(mount.path.startswith(d.rstrip("/") + "/") for d in directories)
+    def inside(mount: Mount, directories: set[str]) -> bool:     # strictly inside
+        path = mount.path.rstrip("/")
+        return path not in ("", "/") and _within(posixpath.dirname(path), directories)
 
     read_only = [m for m in read_only if not inside(m, empty)]
     hidden = [m for m in hidden if not inside(m, empty)
@@ -523,7 +535,7 @@ def _reachable(read_only: list[Mount], hidden: list[Mount],
 
 
 def _landed(mounts: list[Mount], where: PathContextDirs, machine: Machine,
-            notes: list[str]) -> list[Mount]:
+            notes: list[str], tree: Tree | None = None) -> list[Mount]:
     """Each mount on the path it lands on: a symbolic link (``.env -> /srv/app/env``,
     a linked ``.dm_cc``) is replaced by what it points to, so the target is hidden
     or read-only however it is reached, and bwrap never mounts on a link (it
@@ -531,8 +543,9 @@ def _landed(mounts: list[Mount], where: PathContextDirs, machine: Machine,
     command would fail, or makes the target of a dangling one on the host). A
     dangling link holds nothing to protect: it is left as it is."""
     landed = []
+    resolved = _unlinked(where, tree) if tree is not None else None
     for mount in mounts:
-        real = where.fs.realpath(mount.path)
+        real = where.fs.realpath(mount.path) if resolved is None else resolved(mount.path)
         if real == mount.path:
             landed.append(mount)
         elif machine.exists(real):
@@ -541,6 +554,28 @@ def _landed(mounts: list[Mount], where: PathContextDirs, machine: Machine,
             notes.append(f"{mount.path} ({mount.why}) leads to {real}, which does not "
                          "exist: nothing is mounted there")
     return landed
+
+
+def _unlinked(where: PathContextDirs, tree: Tree) -> Callable[[str], str]:
+    """``realpath`` as the gate resolves it, but a path inside the project none of
+    whose segments the tree lists as a link is its own real path (the root being
+    its own): a lookup per segment, not a ``lstat`` each -- a thousand hidden files."""
+    root = where.root.as_posix().rstrip("/")
+    real_root = where.fs.realpath(root) == root
+    links = tree.links()
+
+    def resolved(path: str) -> str:
+        if real_root and path.startswith(root + "/"):
+            relative = path[len(root) + 1:]
+            if relative and not any(part in ("", ".", "..") for part in relative.split("/")):
+                probe = relative
+                while probe and probe not in links:
+                    probe = probe.rpartition("/")[0]
+                if not probe:
+                    return path
+        return where.fs.realpath(path)
+
+    return resolved
 
 
 def _unique(mounts: Iterable[Mount]) -> Iterator[Mount]:

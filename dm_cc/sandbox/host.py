@@ -39,6 +39,7 @@ from dm_cc.permissions import Gate, PathContextDirs
 from dm_cc.sandbox.aside import Watch, watch
 from dm_cc.sandbox.derive import Private, spec_for
 from dm_cc.sandbox.machine import LocalMachine, TreeLister
+from dm_cc.sandbox.mask import Held, split
 from dm_cc.sandbox.outside import binds, caches, discarded, mount_points, scratch_areas, summary
 from dm_cc.sandbox.repository import git_config, verified_git_dirs
 from dm_cc.sandbox.seccomp import filter_file, unix_socket_filter, unsupported_note
@@ -54,6 +55,11 @@ FORWARDER = Path(__file__).with_name("inside.py")
 
 Mode = Literal["auto", "required", "off"]
 KEPT_SPECS = 8
+# Mounts bubblewrap makes for a command that does not run as a transaction: its
+# start grows with the square of their number (it reads its mount table again for
+# each; about 80 ms at 256 on the 2-core VM dm_cc is tested on, seconds at 1,000).
+# Beyond it the command is not run confined (:func:`too_many_mounts`).
+MOUNT_LIMIT = 256
 MODES: tuple[Mode, ...] = ("auto", "required", "off")
 DEFAULT_MODE: Mode = "auto"
 
@@ -171,6 +177,12 @@ class Plan:
     home: str = ""
     # The hosts the network proxy kept out, and why (filled while it runs).
     refused: list[tuple[str, str]] = field(default_factory=list)
+    # A transaction's hidden and read-only paths inside the project, held by its view
+    # and by discarding what it changes there (:mod:`dm_cc.sandbox.mask`), not by mounts.
+    held: Held | None = None
+    # The refusal may be answered by running the command outside the sandbox (the
+    # sandbox cannot hold this project here, not: the sandbox is required).
+    refusal_escapable: bool = False
 
     def stopped(self, output: str, code: int | None) -> Stopped | None:
         """Why the sandbox stopped the command, or None: what it wrote outside the
@@ -178,12 +190,34 @@ class Plan:
         command printed, and whether it failed or not (a push to a local remote
         "succeeds" in the view) --; else, when it failed, what it printed
         (:func:`stopped_by_sandbox`). Before the transaction is finished."""
-        seen = [*self._discarded(), *(f"the sandbox's proxy refused {host} ({why})"
+        seen = [*self._discarded(), *self._held(),
+                *(f"the sandbox's proxy refused {host} ({why})"
                                       for host, why in dict(self.refused).items())]
         if seen:
             return Stopped("; ".join(seen), True)
         why = stopped_by_sandbox(output, self.spec) if code and self.spec is not None else None
         return Stopped(why, False) if why is not None else None
+
+    def held_why(self, relative: str) -> str | None:
+        """Why a change of this command's transaction at ``relative`` never lands: it is
+        at or under a path the spec hides or keeps read-only; None otherwise."""
+        return self.held.why(relative) if self.held else None
+
+    def _held(self) -> list[str]:
+        """What the command wrote where the spec keeps no write (a transaction holds
+        those paths by discarding the change, where a mount made the write fail)."""
+        if self.transaction is None or not self.held:
+            return []
+        try:
+            changes = self.transaction.changes(ignore=self.mount_points().__contains__)
+        except OSError:
+            return []
+        found = [change.shown for change in changes if self.held_why(change.path)]
+        if not found:
+            return []
+        more = f" and {len(found) - 5} more" if len(found) > 5 else ""
+        return [f"it wrote where the sandbox keeps no write (hidden or read-only paths): "
+                f"{', '.join(found[:5])}{more}; none of it will land"]
 
     def _discarded(self) -> list[str]:
         transaction = self.transaction
@@ -243,6 +277,19 @@ class Plan:
                          if m.path.startswith(root))
 
 
+def too_many_mounts(spec: SandboxSpec, why_no_transactions: str) -> str:
+    """Why a command is not run confined when its spec needs more mounts than
+    bubblewrap can make quickly, and commands cannot run as transactions here."""
+    inside = len(spec.hidden) + len(spec.read_only)
+    return (f"Not run confined: the sandbox would need {len(spec.mounts()):,} mounts for this "
+            f"project ({len(spec.hidden):,} hidden and {len(spec.read_only):,} read-only paths; "
+            f"over {MOUNT_LIMIT}), and bubblewrap's start grows with the square of their "
+            f"number (seconds a command, failing beyond a few thousand). Where commands run "
+            f"as transactions the sandbox holds the {inside:,} paths without mounts, but not "
+            f"here: {why_no_transactions}. Hide fewer paths (narrower read rules), or run it "
+            "outside the sandbox if you allow it.")
+
+
 def private_paths(env: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
     """What a confined command never sees: dm_cc's per-user directories (saved
     approvals, sessions, audit, history, undo store, settings) and local sockets that
@@ -279,6 +326,9 @@ class Sandbox:
         # key, spec, what it was derived from).
         self._specs: list[tuple[Gate, tuple[bool, bool], int, SandboxSpec, Private]] = []
         self._proxy: Proxy | None = None
+        self._last_split: tuple[SandboxSpec, SandboxSpec, Held] | None = None
+        self._watch: Watch | None = None     # the last command's (reused while the tree holds)
+        self._cache_dirs: tuple[str, tuple[str, ...]] | None = None
 
     @property
     def availability(self) -> Availability:
@@ -307,6 +357,12 @@ class Sandbox:
     @property
     def transactional(self) -> bool:
         return self.transactions().usable
+
+    @property
+    def masks_dir(self) -> Path:
+        """Where the transactions' masks are kept (:mod:`dm_cc.sandbox.mask`; hidden
+        from commands, as all of dm_cc's state directory)."""
+        return state_dir(self.env) / "masks"
 
     @property
     def transactions_dir(self) -> Path:
@@ -384,6 +440,23 @@ class Sandbox:
         self._specs = [*kept[-(KEPT_SPECS - 1):], (gate, kind, key, spec, private)]
         return spec, tree, private
 
+    def _caches(self, home: str) -> tuple[str, ...]:
+        """The cache directories whose writes are dropped without a word
+        (:func:`~dm_cc.sandbox.outside.caches`), resolved once a session: they only
+        decide what a stopped command's message leaves out (no write outside the
+        project is kept either way), so a link changed meanwhile weakens nothing."""
+        if self._cache_dirs is None or self._cache_dirs[0] != home:
+            self._cache_dirs = (home, caches(home, self.env))
+        return self._cache_dirs[1]
+
+    def _split(self, spec: SandboxSpec) -> tuple[SandboxSpec, Held]:
+        """A transaction's spec without its mounts inside the project, and what its
+        view holds instead (:func:`~dm_cc.sandbox.mask.split`): kept for the last
+        spec, so a command's start does not depend on how many paths are held."""
+        if self._last_split is None or self._last_split[0] is not spec:
+            self._last_split = (spec, *split(spec, self.where.root.as_posix()))
+        return self._last_split[1], self._last_split[2]
+
     def confine(self, gate: Gate, command: Sequence[str], *, cwd: str | None = None,
                 server: bool = False, transaction: bool = False) -> Plan:
         """How to run ``command`` under ``gate`` in this mode (in ``cwd``, else the
@@ -404,6 +477,15 @@ class Sandbox:
             project_dir(self.where.root).mkdir(exist_ok=True)
         transaction = transaction and not server and self.transactional
         spec, tree, private = self._derived(gate, server, transaction)
+        held = Held(self.where.root.as_posix())
+        if transaction:
+            # inside the project the view holds the hidden and read-only paths: no
+            # mount each (:mod:`dm_cc.sandbox.mask`)
+            spec, held = self._split(spec)
+        elif not server and len(spec.mounts()) > MOUNT_LIMIT:   # a server starts once
+            return Plan(list(command), confined=False, refusal=too_many_mounts(
+                spec, self.transactions().reason), escapable=self.mode != "required",
+                refusal_escapable=True)
         if cwd is not None:
             spec = replace(spec, cwd=cwd)
         try:
@@ -424,7 +506,8 @@ class Sandbox:
         if transaction:
             try:
                 began = Transaction.begin(self.where.root.as_posix(), self.transactions_dir,
-                                          scratch_areas(spec, self.where, self.transactions_dir))
+                                          scratch_areas(spec, self.where, self.transactions_dir),
+                                          held.layer(self.masks_dir))
             except OSError as exc:
                 return Plan(list(command), confined=False, refusal=(
                     f"Not run: the command's copy-on-write view could not be prepared: {exc}"))
@@ -440,12 +523,13 @@ class Sandbox:
         if began is not None:
             argv = began.wrap(argv)
         home = str(self.where.home)
+        self._watch = after = watch(
+            self.where.root.as_posix(), self._lister, tree, private.git, private.hooks_paths,
+            private.git_config_files, self.where.protected,
+            str(state_dir(self.env) / "set-aside"), previous=self._watch)
         return Plan(argv, confined=True, spec=spec, pass_files=tuple(passed),
-                    escapable=self.mode != "required", transaction=began,
-                    caches=caches(home, self.env), home=home, refused=refused, after=watch(
-                        self.where.root.as_posix(), self._lister, tree, private.git,
-                        private.hooks_paths, private.git_config_files, self.where.protected,
-                        str(state_dir(self.env) / "set-aside")))
+                    escapable=self.mode != "required", transaction=began, held=held,
+                    caches=self._caches(home), home=home, refused=refused, after=after)
 
     # ------------------------------------------------------------------ the network proxy
 

@@ -35,6 +35,10 @@ def _skipped(path: str) -> bool:
                                 or head.endswith("/.git"))
 
 
+# An Entry made without its Python-level constructor: a 100,000-file tree makes as many.
+_entry = tuple.__new__
+
+
 class TreeLister:
     """Lists a project tree, keeping each directory's listing while its ctime holds,
     and the whole tree while no directory's ctime changed.
@@ -106,21 +110,25 @@ class TreeLister:
         if known is not None and known[0] == ctime:
             return known[1], True
         listed_at = time.time_ns()
-        listing = []
+        prefix = f"{relative}/" if relative else ""
+        listing: builtins.list[Entry] = []
+        add = listing.append
         try:
             with os.scandir(directory) as found:
                 for item in found:
                     try:
-                        is_link = item.is_symlink()
-                        is_dir = not is_link and item.is_dir(follow_symlinks=False)
+                        if item.is_symlink():
+                            add(_entry(Entry, (prefix + item.name, False, True)))
+                        else:
+                            add(_entry(Entry, (prefix + item.name,
+                                               item.is_dir(follow_symlinks=False), False)))
                     except OSError:
-                        is_link = is_dir = False
-                    listing.append((item.name, is_dir, is_link))
+                        add(_entry(Entry, (prefix + item.name, False, False)))
         except OSError:
             self._listings.pop(directory, None)
             return None, False
-        result = tuple(Entry(f"{relative}/{name}" if relative else name, is_dir, is_link)
-                       for name, is_dir, is_link in sorted(listing))
+        listing.sort()         # by path: the same prefix, so by name
+        result = tuple(listing)
         if listed_at - ctime > self.RACY_NS:
             self._listings[directory] = (ctime, result)
             return result, True

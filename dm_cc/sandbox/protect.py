@@ -32,12 +32,12 @@ def protected_paths(gate: Gate, where: PathContextDirs, tree: Tree, own_dir: str
     """The read-only mounts for the project's protected paths (see the module docstring)."""
     table = where.protected
     root = where.root.as_posix()
-    left = [*git_places(tree), own_dir]
+    left = {*git_places(tree), own_dir}
     held: dict[str, str] = {}
     opened: set[str] = set()
     for entry in table.entries:
         for path in anywhere(entry.pattern, root, where.home.as_posix()).paths(tree):
-            if path in held or path in opened or _under_any(path, left):
+            if path in held or path in opened or _within_any(path, left):
                 continue
             match = table.why([path])
             if match is None:
@@ -72,6 +72,16 @@ def _whole(path: str, table: ProtectedPaths, opened: set[str], tree: Tree) -> st
 def _parents(path: str) -> Iterator[str]:
     while (path := posixpath.dirname(path)) not in ("", "."):
         yield path
+
+
+def _within_any(path: str, directories: set[str]) -> bool:
+    """``path`` is one of ``directories`` or under one: as many lookups as it has
+    segments, however many directories (a project of a thousand repositories)."""
+    while path:
+        if path in directories:
+            return True
+        path = path.rpartition("/")[0]
+    return False
 
 
 def _under_any(path: str, directories: list[str]) -> bool:

@@ -61,7 +61,10 @@ OVERLAY_XATTRS = "user.overlay."
 # needs escaping in the mount options), $2 the project root, $3 how many scratch
 # areas (outside/N/, each with its lower, upper, work and the view to mount:
 # :mod:`dm_cc.sandbox.outside`), then bwrap's argv.
-OVERLAY = ('view() { mount -t overlay dm_cc -o "lowerdir=$1/lower,upperdir=$1/upper,'
+# A view whose directory holds a ``mask`` (:mod:`dm_cc.sandbox.mask`) has it as a
+# read-only layer above the real one.
+OVERLAY = ('view() { l="$1/lower"; if [ -e "$1/mask" ]; then l="$1/mask:$l"; fi; '
+           'mount -t overlay dm_cc -o "lowerdir=$l,upperdir=$1/upper,'
            'workdir=$1/work,userxattr" "$2"; }; ')
 MOUNT_SCRIPT = (OVERLAY + 'cd "$1" && view . "$2" && n=$3 && i=0 && '
                 'while [ "$i" -lt "$n" ]; do view "outside/$i" "outside/$i/view" || break; '
@@ -180,11 +183,15 @@ class Transaction:
         self._replaced: set[str] = set()   # paths whose kind the command changed
 
     @classmethod
-    def begin(cls, root: str, directory: Path, outside: Sequence[str] = ()) -> Transaction:
+    def begin(cls, root: str, directory: Path, outside: Sequence[str] = (),
+              mask: Path | None = None) -> Transaction:
         """A new view of ``root``, and one of each scratch area in ``outside``
-        (absolute directories: :mod:`dm_cc.sandbox.outside`)."""
+        (absolute directories: :mod:`dm_cc.sandbox.outside`); ``mask``: a read-only
+        layer over the real project (the spec's hidden paths: :mod:`dm_cc.sandbox.mask`)."""
         directory.mkdir(parents=True, exist_ok=True, mode=0o700)
         base = Path(tempfile.mkdtemp(dir=directory, prefix="tx-"))
+        if mask is not None:
+            (base / "mask").symlink_to(mask)
         for at, lower in [(base, root), *((base / "outside" / str(n), area)
                                           for n, area in enumerate(outside))]:
             for name in ("upper", "work", *(("view",) if at != base else ())):

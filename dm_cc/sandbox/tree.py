@@ -12,15 +12,16 @@ rule's candidates be found without testing every path.
 
 from __future__ import annotations
 
-import bisect
 import posixpath
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import NamedTuple
 
 
-@dataclass(frozen=True, slots=True)
-class Entry:
+class Entry(NamedTuple):
+    """One path of the tree (a tuple: a 100,000-file tree makes as many)."""
+
     path: str            # project-relative POSIX
     is_dir: bool
     is_link: bool = False
@@ -54,31 +55,41 @@ class Tree:
         return self._by_last
 
     def folded_under(self, directory: str) -> list[str]:
-        """The ASCII paths that casefolded are ``directory`` (casefolded) or inside it."""
-        folded = self._folded
-        found = []
-        start = bisect.bisect_left(folded, (directory, ""))
-        for key, path in folded[start:]:
-            if not key.startswith(directory):
-                break
-            if len(key) == len(directory) or key[len(directory)] == "/":
-                found.append(path)
-        return found
+        """The ASCII paths that casefolded are ``directory`` (casefolded) or inside it,
+        in casefolded order: the directories so named (found by their last segment),
+        then what they hold -- never a sort of the whole tree."""
+        if not directory.isascii():
+            return []
+        children = self.children()
+        found: set[str] = set()
+        for top in self._by_last.get(directory[directory.rfind("/") + 1:], ()):
+            if top.lower() != directory or top in found:
+                continue
+            pending = [top]
+            while pending:
+                path = pending.pop()
+                if path in found or not path.isascii():
+                    continue
+                found.add(path)
+                if path in self._dirs:
+                    pending += children.get(path, ())
+        return [path for _, path in sorted((path.lower(), path) for path in found)]
 
     def not_ascii(self) -> tuple[str, ...]:
         return self._not_ascii
-
-    @cached_property
-    def _folded(self) -> list[tuple[str, str]]:
-        return sorted((e.path.casefold(), e.path) for e in self.entries if e.path.isascii())
 
     @cached_property
     def _by_last(self) -> dict[str, list[str]]:
         found: dict[str, list[str]] = {}
         for entry in self.entries:
             path = entry.path
-            if path.isascii():
-                found.setdefault(path[path.rfind("/") + 1:].casefold(), []).append(path)
+            if path.isascii():     # for ASCII, casefold() is lower()
+                key = path[path.rfind("/") + 1:].lower()
+                bucket = found.get(key)
+                if bucket is None:
+                    found[key] = [path]
+                else:
+                    bucket.append(path)
         return found
 
     @cached_property

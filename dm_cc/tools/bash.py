@@ -70,6 +70,9 @@ class BashTool(CatalogTool[BashParams]):
         command = ["bash", "-c", params.command]
         plan = ctx.confine(command) if ctx.confine is not None else Plan(command, confined=False)
         if plan.refusal is not None:
+            if plan.refusal_escapable and plan.escapable:   # the sandbox cannot hold it here
+                return ToolOutput(plan.refusal, is_error=True, escape=tuple(escape_requests(
+                    params.command, f"the sandbox cannot hold it: {plan.refusal}")))
             return ToolOutput(plan.refusal, is_error=True)
         ran = await run_plan(plan, ctx.cwd, params.timeout or DEFAULT_TIMEOUT,
                              on_output=ctx.on_output, on_cancel=ctx.on_cancel)

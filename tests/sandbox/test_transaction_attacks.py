@@ -130,7 +130,11 @@ def test_protected_directories_moved_aside_and_made_again_do_not_land(project):
                            " true")
     assert os.listdir(project / ".git" / "hooks") == [], told
     assert os.listdir(project / ".husky") == [], told
-    assert not (project / "git2").exists() or not (project / "git2" / "hooks").exists()
+    # The git dir stays where git looks: its hooks' removal never lands, as nothing
+    # at a held path does (the view holds them without a mount each, so the moves
+    # work in the view). What was copied elsewhere is no git directory: nothing runs it.
+    assert "the sandbox keeps it read-only" in told
+    assert not (project / "git2" / "HEAD").exists()
 
 
 def test_case_tricks_are_protected_too(project):
@@ -543,3 +547,17 @@ def test_a_file_a_delete_rule_keeps_is_not_replaced_by_a_link_or_a_directory(pro
     for name in ("a.txt", "b.txt", "c.txt"):
         path = project / "keep" / name
         assert stat.S_ISREG(os.lstat(path).st_mode) and path.read_text() == "kept\n", (name, told)
+
+
+def test_a_secret_file_one_command_plants_is_hidden_from_the_next(project):
+    """The spec is kept while the tree holds (and a transaction's hidden paths are one
+    mask, kept): a ``.env`` a command leaves changes its directory, so the next
+    command's spec, and mask, hide it."""
+    (project / "api").mkdir()
+    _, told = run(project, "echo SECRET=planted > api/.env.local; true",
+                  "cat api/.env.local; echo EOF; chmod u+w api/.env.local; "
+                  "echo overwritten > api/.env.local; true")
+    assert (project / "api" / ".env.local").read_text() == "SECRET=planted\n"   # it landed
+    assert "\nEOF" in told or told.startswith("EOF"), told
+    assert told.count("SECRET=planted") == 0, told        # the second command read it empty
+    assert "the sandbox hides it" in told, told            # and its write was discarded
