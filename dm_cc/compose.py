@@ -637,6 +637,7 @@ class World:
             raise UsageError(NO_MODEL)
         if session is None:
             session = store.create(self.root, agent=agent.name)
+        session.warnings[:0] = store.take_warnings()   # a damaged index, found by --continue
         refresh = None
         if tools is None:
             def notify(text: str) -> None:

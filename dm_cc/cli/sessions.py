@@ -40,6 +40,8 @@ def _list(args: argparse.Namespace) -> int:
     store = open_world().sessions
     project = project_root(Path(args.project)) if args.project else None
     infos = store.list(project)
+    for warning in store.take_warnings():   # a damaged index, rebuilt
+        print(f"dm_cc: warning: {warning}", file=sys.stderr)
     if args.json:
         print(json.dumps([info.to_json() for info in infos], indent=2, ensure_ascii=False))
         return 0

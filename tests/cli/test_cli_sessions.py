@@ -157,3 +157,18 @@ def test_sessions_commands_do_not_import_heavy_libraries(sessions, home):
     out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True,
                          text=True).stdout
     assert out.strip().splitlines()[-1] == "[]"
+
+
+def test_list_reports_a_damaged_index_and_lists_from_the_files(sessions, home, capsys):
+    assert run("sessions", "list", "--json") == 0
+    listed = capsys.readouterr()
+    index = open_world().sessions.root / "index.json"
+    assert listed.err == "" and index.is_file()
+    index.write_bytes(b"{ torn")
+    assert run("sessions", "list", "--json") == 0
+    again = capsys.readouterr()
+    assert again.out == listed.out
+    assert again.err.startswith(f"dm_cc: warning: {index}: unreadable session index (")
+    assert again.err.endswith("rebuilt it from the session files\n")
+    assert run("sessions", "list", "--json") == 0
+    assert capsys.readouterr() == (listed.out, "")
