@@ -45,6 +45,7 @@ import os
 import re
 import secrets
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -293,6 +294,11 @@ class Session:
                             updated=max([self.info.created, *(m.time for m in self.messages)]))
 
 
+def _recency(info: SessionInfo) -> tuple[float, float, str]:
+    """What orders sessions by last use (the newest is the one ``--continue`` takes)."""
+    return (info.updated, info.created, info.id)
+
+
 def _valid(record: dict[str, Any]) -> bool:
     """Whether a message record loads (a damaged one is no message of the session)."""
     try:
@@ -435,34 +441,65 @@ class SessionStore:
         are skipped with a logged warning. What each file holds comes from the index
         while the file is as it was indexed, else from reading it (see
         ``session_index.py``): the same as reading every file."""
-        if not self.root.is_dir():
-            return []
-        wanted = project.resolve() if project is not None else None
-        found = [info for info in self._indexed()
-                 if (wanted is None or info.project == wanted) and (info.messages or empty)]
-        return sorted(found, key=lambda info: (info.created, info.id))
+        return self._listed(project, empty)
 
     def latest(self, project: Path) -> SessionInfo | None:
         """The top-level session of ``project`` used most recently (for --continue);
         sessions without messages (opened and left) have nothing to continue."""
-        top = [info for info in self.list(project) if info.parent_id is None]
-        return max(top, key=lambda info: (info.updated, info.created, info.id), default=None)
+        return self._latest(project)
 
-    def _indexed(self) -> builtins.list[SessionInfo]:
+    def continue_latest(self, project: Path) -> Session | None:
+        """The session :meth:`latest` names, loaded (``--continue``). The one used last
+        is usually one the listing had to read (it changed since it was indexed): that
+        reading is returned then, rather than the file read a second time."""
+        wanted = project.resolve()
+        read: builtins.list[Session] = []
+
+        def keep(session: Session) -> None:
+            info = session.info
+            if info.project == wanted and info.parent_id is None and info.messages \
+                    and (not read or _recency(info) > _recency(read[0].info)):
+                read[:] = [session]
+        info = self._latest(project, keep)
+        if info is None:
+            return None
+        if read and read[0].info == info and read[0].path == self.path_of(info.id):
+            return read[0]
+        return self.load(info.id)
+
+    def _latest(self, project: Path,
+                keep: Callable[[Session], None] | None = None) -> SessionInfo | None:
+        top = [info for info in self._listed(project, False, keep) if info.parent_id is None]
+        return max(top, key=_recency, default=None)
+
+    def _listed(self, project: Path | None, empty: bool,
+                keep: Callable[[Session], None] | None = None) -> builtins.list[SessionInfo]:
+        if not self.root.is_dir():
+            return []
+        wanted = project.resolve() if project is not None else None
+        found = [info for info in self._indexed(keep)
+                 if (wanted is None or info.project == wanted) and (info.messages or empty)]
+        return sorted(found, key=lambda info: (info.created, info.id))
+
+    def _indexed(self, keep: Callable[[Session], None] | None) -> builtins.list[SessionInfo]:
         """The info of every readable session file, from the index where it is current;
-        the index is brought up to date (rewritten) when anything in it was not."""
+        the index is brought up to date (rewritten) when anything in it was not. Each
+        session read meanwhile is passed to ``keep``."""
         entries, problem = load_index(self.root)
         if problem is not None:
             self._warn(problem)
         fresh: dict[str, Entry] = {}
         infos: builtins.list[SessionInfo] = []
-        for path in sorted(self.root.glob("*.jsonl")):
-            found = self._entry(path, entries.get(path.name))
-            if found is None:
+        with os.scandir(self.root) as found:
+            names = sorted(entry.name for entry in found if entry.name.endswith(".jsonl"))
+        for name in names:
+            path = self.root / name
+            current = self._entry(path, entries.get(name), keep)
+            if current is None:
                 continue
-            fresh[path.name], info = found
+            fresh[name], info = current
             if info is None:
-                logger.warning("skipped session file: %s", fresh[path.name].error)
+                logger.warning("skipped session file: %s", fresh[name].error)
             else:
                 infos.append(info)
         if fresh != entries:
@@ -472,8 +509,8 @@ class SessionStore:
                 logger.warning("cannot write the session index in %s: %s", self.root, exc)
         return infos
 
-    def _entry(self, path: Path,
-               known: Entry | None) -> tuple[Entry, SessionInfo | None] | None:
+    def _entry(self, path: Path, known: Entry | None,
+               keep: Callable[[Session], None] | None) -> tuple[Entry, SessionInfo | None] | None:
         """``path``'s entry and info (None: unreadable): ``known``'s while the file is as
         it was indexed (and the entry makes sense), else read from the file; None when
         the file has gone."""
@@ -495,10 +532,12 @@ class SessionStore:
             logger.warning("skipped session file: %s", exc)
             return None
         try:
-            info = _parse(data, path).info
+            session = _parse(data, path)
         except SessionError as exc:
             return Entry(key, error=str(exc)), None
-        return Entry(key, info=info.to_json()), info
+        if keep is not None:
+            keep(session)
+        return Entry(key, info=session.info.to_json()), session.info
 
     def take_warnings(self) -> builtins.list[str]:
         """:attr:`warnings` not taken yet, for a front end to show (each once)."""
