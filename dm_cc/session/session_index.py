@@ -21,7 +21,9 @@ An index that cannot be read or makes no sense is reported (see
 ``version`` is rebuilt silently (another dm_cc wrote it). It is replaced whole in
 one step (``durable.replace_file``), so dm_cc processes listing at the same time
 cannot tear it: the last one's write wins, and as every entry carries its own key,
-an entry lost that way is only read again the next time.
+an entry lost that way is only read again the next time. It is not fsynced (it is
+rewritten after every session used, and costs more to sync than to write): after a
+crash it may be old (then stale: read again) or damaged (then reported and rebuilt).
 
 Limit: a session file edited in place by hand, its size unchanged, within one tick
 of the file system's clock (a few milliseconds) of the previous write, keeps its
@@ -32,7 +34,6 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -49,39 +50,34 @@ def file_key(status: os.stat_result) -> Key:
     return (status.st_ino, status.st_size, status.st_mtime_ns, status.st_ctime_ns)
 
 
-@dataclass(frozen=True, slots=True)
-class Entry:
-    """One file's entry: its ``key`` when it was read, and what was read then -- the
-    listing's fields (``info``, JSON as ``SessionInfo.to_json``) or why it could not
-    be read (``error``)."""
-
-    key: Key
-    info: dict[str, Any] | None = None
-    error: str | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        data: dict[str, Any] = {"key": list(self.key)}
-        if self.info is not None:
-            data["info"] = self.info
-        else:
-            data["error"] = self.error
-        return data
+Entry = dict[str, Any]
+"""One file's entry, as JSON: its ``key`` when it was read, and what was read then --
+the listing's fields (``info``, as ``SessionInfo.to_json``) or why it could not be read
+(``error``). Entries are checked as they are used (:func:`entry_of`), so a listing
+spends nothing on the entries of other projects' sessions."""
 
 
-def _entry(data: Any) -> Entry:
-    """An entry from its JSON; ValueError when it makes no sense."""
-    if not isinstance(data, dict):
-        raise ValueError("an entry is not an object")
-    key = data.get("key")
-    if not (isinstance(key, list) and len(key) == 4
-            and all(isinstance(n, int) and not isinstance(n, bool) for n in key)):
-        raise ValueError("an entry has no valid key")
-    info, error = data.get("info"), data.get("error")
+def new_entry(key: Key, *, info: dict[str, Any] | None = None,
+              error: str | None = None) -> Entry:
+    return {"key": list(key), "info": info} if info is not None else \
+        {"key": list(key), "error": error}
+
+
+def entry_of(entry: Entry, key: Key) -> tuple[dict[str, Any] | None, str | None] | None:
+    """What ``entry`` holds -- (info, None) or (None, error) -- while its file's key is
+    still ``key``; None when it is stale. ValueError when it makes no sense."""
+    recorded = entry.get("key")
+    if recorded != list(key):
+        if not (isinstance(recorded, list) and len(recorded) == 4
+                and all(isinstance(n, int) and not isinstance(n, bool) for n in recorded)):
+            raise ValueError("no valid key")
+        return None
+    info, error = entry.get("info"), entry.get("error")
     if isinstance(info, dict) and error is None:
-        return Entry((key[0], key[1], key[2], key[3]), info=info)
+        return info, None
     if isinstance(error, str) and info is None:
-        return Entry((key[0], key[1], key[2], key[3]), error=error)
-    raise ValueError("an entry has neither info nor error")
+        return None, error
+    raise ValueError("neither info nor error")
 
 
 def load_index(root: Path) -> tuple[dict[str, Entry], str | None]:
@@ -98,18 +94,15 @@ def load_index(root: Path) -> tuple[dict[str, Entry], str | None]:
     if isinstance(data, dict) and data.get("version") != VERSION \
             and isinstance(data.get("version"), int):
         return {}, None
-    try:
-        if not isinstance(data, dict) or not isinstance(data.get("sessions"), dict):
-            raise ValueError("not a session index")
-        entries = {str(name): _entry(entry) for name, entry in data["sessions"].items()}
-    except ValueError as exc:
-        return {}, f"{path}: damaged session index ({exc}); rebuilt it from the session files"
+    entries = data.get("sessions") if isinstance(data, dict) else None
+    if not isinstance(entries, dict) or not all(isinstance(e, dict) for e in entries.values()):
+        return {}, (f"{path}: damaged session index (not a session index); rebuilt it from "
+                    "the session files")
     return entries, None
 
 
 def save_index(root: Path, entries: dict[str, Entry]) -> None:
     """Replace ``root``'s index whole with ``entries``; OSError when it cannot."""
-    data = {"version": VERSION,
-            "sessions": {name: entries[name].to_json() for name in sorted(entries)}}
+    data = {"version": VERSION, "sessions": {name: entries[name] for name in sorted(entries)}}
     text = json.dumps(data, separators=(",", ":"))   # ASCII: a lone surrogate stays escaped
-    replace_file(root / INDEX_NAME, text.encode("ascii"))
+    replace_file(root / INDEX_NAME, text.encode("ascii"), sync=False)   # derived: no fsync

@@ -57,8 +57,10 @@ from dm_cc.session.session_index import (
     INDEX_NAME,
     Entry,
     Key,
+    entry_of,
     file_key,
     load_index,
+    new_entry,
     save_index,
 )
 
@@ -477,14 +479,16 @@ class SessionStore:
         if not self.root.is_dir():
             return []
         wanted = project.resolve() if project is not None else None
-        found = [info for info in self._indexed(keep)
+        found = [info for info in self._indexed(wanted, keep)
                  if (wanted is None or info.project == wanted) and (info.messages or empty)]
         return sorted(found, key=lambda info: (info.created, info.id))
 
-    def _indexed(self, keep: Callable[[Session], None] | None) -> builtins.list[SessionInfo]:
-        """The info of every readable session file, from the index where it is current;
-        the index is brought up to date (rewritten) when anything in it was not. Each
-        session read meanwhile is passed to ``keep``."""
+    def _indexed(self, wanted: Path | None,
+                 keep: Callable[[Session], None] | None) -> builtins.list[SessionInfo]:
+        """The info of every readable session file (of ``wanted``, when given: those of
+        other projects may be left out), from the index where it is current; the index
+        is brought up to date (rewritten) when anything in it was not. Each session
+        read meanwhile is passed to ``keep``."""
         entries, problem = load_index(self.root)
         if problem is not None:
             self._warn(problem)
@@ -493,15 +497,11 @@ class SessionStore:
         with os.scandir(self.root) as found:
             names = sorted(entry.name for entry in found if entry.name.endswith(".jsonl"))
         for name in names:
-            path = self.root / name
-            current = self._entry(path, entries.get(name), keep)
-            if current is None:
-                continue
-            fresh[name], info = current
-            if info is None:
-                logger.warning("skipped session file: %s", fresh[name].error)
-            else:
-                infos.append(info)
+            current = self._entry(self.root / name, entries.get(name), wanted, keep)
+            if current is not None:
+                fresh[name], info = current
+                if info is not None:
+                    infos.append(info)
         if fresh != entries:
             try:
                 save_index(self.root, fresh)
@@ -509,35 +509,39 @@ class SessionStore:
                 logger.warning("cannot write the session index in %s: %s", self.root, exc)
         return infos
 
-    def _entry(self, path: Path, known: Entry | None,
+    def _entry(self, path: Path, known: Entry | None, wanted: Path | None,
                keep: Callable[[Session], None] | None) -> tuple[Entry, SessionInfo | None] | None:
-        """``path``'s entry and info (None: unreadable): ``known``'s while the file is as
-        it was indexed (and the entry makes sense), else read from the file; None when
-        the file has gone."""
-        if known is not None:
-            try:
-                if file_key(os.stat(path)) == known.key:
-                    if known.info is None:
-                        return known, None
-                    return known, SessionInfo.from_json(known.info, path)
-            except OSError:
-                return None   # gone since the directory was listed
-            except ValueError as exc:
-                self._warn(f"{self.root / INDEX_NAME}: damaged entry for {path.name} ({exc}); "
-                           "read the session file again")
+        """``path``'s entry and info: ``known``'s while the file is as it was indexed
+        (and the entry makes sense), else read from the file. No info for a file that
+        cannot be read (the warning logged) or, from the index, of a project other than
+        ``wanted``; None when the file has gone."""
+        try:
+            key = file_key(os.stat(path))
+        except OSError:
+            return None   # gone since the directory was listed
+        try:
+            if known is not None and (held := entry_of(known, key)) is not None:
+                info, error = held
+                if info is None:
+                    logger.warning("skipped session file: %s", error)
+                    return known, None
+                project = info.get("project")
+                if wanted is not None and isinstance(project, str) and project != str(wanted):
+                    return known, None   # checked whole only by the listings that show it
+                return known, SessionInfo.from_json(info, path)
+        except ValueError as exc:
+            self._warn(f"{self.root / INDEX_NAME}: damaged entry for {path.name} ({exc}); "
+                       "read the session file again")
         self.files_read += 1
         try:
             key, data = _read_bytes(path)
-        except SessionError as exc:   # gone since the directory was listed, or forbidden
-            logger.warning("skipped session file: %s", exc)
-            return None
-        try:
             session = _parse(data, path)
-        except SessionError as exc:
-            return Entry(key, error=str(exc)), None
+        except SessionError as exc:   # unreadable, forbidden, or gone meanwhile
+            logger.warning("skipped session file: %s", exc)
+            return (new_entry(key, error=str(exc)), None) if path.exists() else None
         if keep is not None:
             keep(session)
-        return Entry(key, info=session.info.to_json()), session.info
+        return new_entry(key, info=session.info.to_json()), session.info
 
     def take_warnings(self) -> builtins.list[str]:
         """:attr:`warnings` not taken yet, for a front end to show (each once)."""

@@ -195,7 +195,7 @@ def test_a_stale_entry_is_read_again_and_only_it(tmp_path, monkeypatch):
 
 
 @pytest.mark.parametrize("damage", [b"\x00{ garbage", b'{"version": 1}', b"[1, 2]",
-                                    b'{"version": 1, "sessions": {"x.jsonl": {"key": "no"}}}',
+                                    b'{"version": 1, "sessions": {"x.jsonl": 5}}',
                                     b"\xff\xfe"])
 def test_a_damaged_index_is_reported_and_rebuilt_losing_nothing(tmp_path, damage, caplog):
     root = tmp_path / "sessions"
@@ -216,17 +216,22 @@ def test_a_damaged_index_is_reported_and_rebuilt_losing_nothing(tmp_path, damage
     assert healed.list() == full_read(root) and healed.warnings == [] and healed.files_read == 0
 
 
-def test_a_damaged_entry_is_reported_and_its_file_read_again(tmp_path):
+@pytest.mark.parametrize(("field", "value", "why"), [
+    ("messages", "many", "bad or missing 'messages'"), ("key", "no", "no valid key"),
+    ("info", None, "neither info nor error")])
+def test_a_damaged_entry_is_reported_and_its_file_read_again(tmp_path, field, value, why):
     root = tmp_path / "sessions"
     ids = history(root, tmp_path, 2)
     SessionStore(root).list()
     data = json.loads((root / INDEX_NAME).read_bytes())
-    data["sessions"][f"{ids[0]}.jsonl"]["info"]["messages"] = "many"
+    entry = data["sessions"][f"{ids[0]}.jsonl"]
+    (entry["info"] if field == "messages" else entry)[field] = value
     (root / INDEX_NAME).write_text(json.dumps(data))
     store = SessionStore(root)
-    assert store.list() == full_read(root) and store.files_read == 1
+    assert store.list(tmp_path) == full_read(root, tmp_path) and store.files_read == 1
     assert store.warnings == [f"{root / INDEX_NAME}: damaged entry for {ids[0]}.jsonl "
-                              "(bad or missing 'messages'); read the session file again"]
+                              f"({why}); read the session file again"]
+    assert SessionStore(root).list() == full_read(root)
 
 
 def test_an_unreadable_session_stays_skipped_without_being_read_again(tmp_path, caplog):
