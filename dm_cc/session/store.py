@@ -39,6 +39,7 @@ path patterns (the plan agent's ``.dm_cc/plans/{session}.md``).
 from __future__ import annotations
 
 import builtins
+import functools
 import json
 import logging
 import os
@@ -115,9 +116,16 @@ class SessionInfo:
         if data.get("parent_id") is not None and not isinstance(data["parent_id"], str):
             raise ValueError("bad 'parent_id'")
         return cls(id=data["id"], parent_id=data.get("parent_id"), title=data["title"],
-                   agent=data["agent"], project=Path(data["project"]),
+                   agent=data["agent"], project=_project_path(data["project"]),
                    created=data["created"], updated=data["updated"],
                    messages=data["messages"], path=path)
+
+
+@functools.lru_cache(maxsize=64)
+def _project_path(text: str) -> Path:
+    """``Path(text)``, made once per project: a listing of a thousand sessions from the
+    index names a handful of projects (and making a Path costs more than the rest)."""
+    return Path(text)
 
 
 def session_tree(infos: builtins.list[SessionInfo]) -> builtins.list[tuple[int, SessionInfo]]:
@@ -497,7 +505,7 @@ class SessionStore:
         with os.scandir(self.root) as found:
             names = sorted(entry.name for entry in found if entry.name.endswith(".jsonl"))
         for name in names:
-            current = self._entry(self.root / name, entries.get(name), wanted, keep)
+            current = self._entry(name, entries.get(name), wanted, keep)
             if current is not None:
                 fresh[name], info = current
                 if info is not None:
@@ -509,14 +517,14 @@ class SessionStore:
                 logger.warning("cannot write the session index in %s: %s", self.root, exc)
         return infos
 
-    def _entry(self, path: Path, known: Entry | None, wanted: Path | None,
+    def _entry(self, name: str, known: Entry | None, wanted: Path | None,
                keep: Callable[[Session], None] | None) -> tuple[Entry, SessionInfo | None] | None:
-        """``path``'s entry and info: ``known``'s while the file is as it was indexed
-        (and the entry makes sense), else read from the file. No info for a file that
-        cannot be read (the warning logged) or, from the index, of a project other than
-        ``wanted``; None when the file has gone."""
+        """The entry and info of the file ``name``: ``known``'s while the file is as it
+        was indexed (and the entry makes sense), else read from the file. No info for a
+        file that cannot be read (the warning logged) or, from the index, of a project
+        other than ``wanted``; None when the file has gone."""
         try:
-            key = file_key(os.stat(path))
+            key = file_key(os.stat(os.path.join(self.root, name)))   # no Path: 1,000 of them
         except OSError:
             return None   # gone since the directory was listed
         try:
@@ -528,10 +536,11 @@ class SessionStore:
                 project = info.get("project")
                 if wanted is not None and isinstance(project, str) and project != str(wanted):
                     return known, None   # checked whole only by the listings that show it
-                return known, SessionInfo.from_json(info, path)
+                return known, SessionInfo.from_json(info, self.root / name)
         except ValueError as exc:
-            self._warn(f"{self.root / INDEX_NAME}: damaged entry for {path.name} ({exc}); "
+            self._warn(f"{self.root / INDEX_NAME}: damaged entry for {name} ({exc}); "
                        "read the session file again")
+        path = self.root / name
         self.files_read += 1
         try:
             key, data = _read_bytes(path)
