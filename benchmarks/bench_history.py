@@ -123,6 +123,7 @@ def measure(base: Path, sessions: int, messages: int, runs: int) -> dict[str, fl
     env = {k: v for k, v in env.items() if not k.startswith(("DM_CC_MODEL", "OTEL_"))}
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     written = write_history(data_dir(env) / "sessions", projects, sessions, messages)
+    os.sync()   # on disk, as weeks of history would be: no writeback slows the fsyncs timed
     dm_cc = [sys.executable, "-m", "dm_cc"]
     model = ["--model", f"scripted:{script}"]
     commands = {
@@ -131,6 +132,7 @@ def measure(base: Path, sessions: int, messages: int, runs: int) -> dict[str, fl
         "list": (dm_cc + ["sessions", "list"], projects[0]),
     }
     cold = seconds(commands["list"][0], projects[0], env)      # builds the index
+    os.sync()
     seconds(commands["fresh"][0], alone, env)                   # warm the .pyc files and caches
     times: dict[str, list[float]] = {name: [] for name in commands}
     for _ in range(runs):
