@@ -2,7 +2,9 @@
 
 Damaged lines in a session file are reported on stderr as ``dm_cc: warning:
 file:line: …`` (and under ``"warnings"`` in ``show --json``); they never stop the
-command. None of this imports litellm or mcp.
+command; so is a damaged session index, which ``list`` rebuilds from the files (it
+reads the index, not every session: dm_cc/session/session_index.py). None of this
+imports litellm or mcp.
 """
 
 from __future__ import annotations
