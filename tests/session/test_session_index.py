@@ -10,6 +10,7 @@ import os
 import tempfile
 import threading
 from pathlib import Path
+from unittest import mock
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -86,16 +87,23 @@ def parsed_paths(monkeypatch) -> list[Path]:
 
 
 def history(root: Path, project: Path, sessions: int, messages: int = 3) -> list[str]:
-    """``sessions`` sessions of ``project`` (each with a child), written straight to files."""
+    """``sessions`` sessions of ``project`` (each with a child), written straight to their
+    files in the store's format (quick: no fsync per message)."""
     store = SessionStore(root)
+    root.mkdir(parents=True, exist_ok=True)
     ids = []
+
+    def write(session, records) -> None:
+        lines = [session._header, *(store_module._encode(
+            {"type": "message", **message.to_json()}) for message in records)]
+        session.path.write_bytes(b"".join(lines))
     for number in range(sessions):
         session = store.create(project)
-        for turn in range(messages):
-            session.append(Message("user" if turn % 2 == 0 else "assistant",
-                                   f"prompt {number}.{turn}", time=1000.0 + number + turn / 100))
+        write(session, [Message("user" if turn % 2 == 0 else "assistant",
+                                f"prompt {number}.{turn}", time=1000.0 + number + turn / 100)
+                        for turn in range(messages)])
         child = store.create(project, parent_id=session.id, agent="explore")
-        child.append(Message("user", "look around", agent="explore", time=1000.0 + number))
+        write(child, [Message("user", "look around", agent="explore", time=1000.0 + number)])
         ids.append(session.id)
     return ids
 
@@ -106,13 +114,14 @@ OPERATIONS = st.lists(st.tuples(
     st.sampled_from(["new", "child", "append", "title", "rewind", "garbage", "torn",
                      "bad_header", "delete", "list", "index_garbage", "index_delete",
                      "index_bad_entry", "index_foreign_version"]),
-    st.integers(0, 7), st.floats(0, 1e6, allow_nan=False)), min_size=1, max_size=14)
+    st.integers(0, 7), st.floats(0, 1e6, allow_nan=False)), min_size=1, max_size=10)
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(OPERATIONS)
 def test_listings_from_the_index_equal_a_full_read_whatever_happens(operations):
-    with tempfile.TemporaryDirectory() as scratch:
+    # durability is not what this checks: fsync (most of the time taken) made a no-op
+    with tempfile.TemporaryDirectory() as scratch, mock.patch("os.fsync"):
         base = Path(scratch)
         projects = [base / "a", base / "b"]
         for project in projects:
