@@ -312,3 +312,34 @@ def test_writers_and_listers_at_once_never_damage_the_index(tmp_path):
     assert errors == [] and all(store.warnings == [] for store in stores)
     assert assert_same_as_full_read(root, [tmp_path]).warnings == []
     assert not [name for name in os.listdir(root) if name.endswith(".tmp")]
+
+
+WORKER = """
+import sys
+from pathlib import Path
+from dm_cc.session.messages import Message
+from dm_cc.session.store import SessionStore
+root, project = Path(sys.argv[1]), Path(sys.argv[2])
+session = SessionStore(root).create(project)
+for number in range(12):
+    session.append(Message("user", f"{sys.argv[3]} {number}"))
+    store = SessionStore(root)
+    store.list()
+    assert store.warnings == [], store.warnings
+"""
+
+
+def test_two_dm_cc_processes_at_once_never_damage_the_index(tmp_path):
+    """Two sessions used in parallel, by two processes, each listing after each message."""
+    import subprocess
+    import sys
+
+    root = tmp_path / "sessions"
+    history(root, tmp_path, 3)
+    workers = [subprocess.Popen([sys.executable, "-c", WORKER, str(root), str(tmp_path), name],
+                                stderr=subprocess.PIPE, text=True) for name in ("one", "two")]
+    for worker in workers:
+        assert worker.wait(timeout=60) == 0, worker.stderr.read()
+    store = assert_same_as_full_read(root, [tmp_path])
+    assert store.warnings == []
+    assert sorted(info.messages for info in store.list(tmp_path))[-2:] == [12, 12]
