@@ -621,8 +621,8 @@ class World:
             session = None
         elif options.resume:
             session = store.load(options.resume)
-        elif options.continue_last and (latest := store.latest(self.root)) is not None:
-            session = store.load(latest.id)
+        elif options.continue_last:
+            session = store.continue_latest(self.root)
         else:
             session = None
         if session is not None and not options.agent:
@@ -637,6 +637,7 @@ class World:
             raise UsageError(NO_MODEL)
         if session is None:
             session = store.create(self.root, agent=agent.name)
+        session.warnings[:0] = store.take_warnings()   # a damaged index, found by --continue
         refresh = None
         if tools is None:
             def notify(text: str) -> None:

@@ -2,7 +2,9 @@
 
 Damaged lines in a session file are reported on stderr as ``dm_cc: warning:
 file:line: …`` (and under ``"warnings"`` in ``show --json``); they never stop the
-command. None of this imports litellm or mcp.
+command; so is a damaged session index, which ``list`` rebuilds from the files (it
+reads the index, not every session: dm_cc/session/session_index.py). None of this
+imports litellm or mcp.
 """
 
 from __future__ import annotations
@@ -40,6 +42,8 @@ def _list(args: argparse.Namespace) -> int:
     store = open_world().sessions
     project = project_root(Path(args.project)) if args.project else None
     infos = store.list(project)
+    for warning in store.take_warnings():   # a damaged index, rebuilt
+        print(f"dm_cc: warning: {warning}", file=sys.stderr)
     if args.json:
         print(json.dumps([info.to_json() for info in infos], indent=2, ensure_ascii=False))
         return 0

@@ -62,11 +62,13 @@ def sync_directory(directory: Path) -> None:
         os.close(fd)
 
 
-def replace_file(path: Path, data: bytes, mode: int = 0o600) -> None:
+def replace_file(path: Path, data: bytes, mode: int = 0o600, *, sync: bool = True) -> None:
     """Make ``data`` the content of ``path`` in one step: written to a temporary file
     in the same directory (``mode``), fsynced, ``os.replace``-d over ``path``, then the
     directory fsynced. A reader sees the old file or the new one, whole. OSError
-    when it cannot be done (the temporary file is removed)."""
+    when it cannot be done (the temporary file is removed). ``sync=False``: no fsync
+    (still one step for readers, but a crash may leave the old file or a damaged
+    one): for derived data, rebuilt when damaged, that is written often."""
     fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as out:
@@ -74,13 +76,15 @@ def replace_file(path: Path, data: bytes, mode: int = 0o600) -> None:
             out.flush()
             if mode != 0o600:   # what mkstemp made it
                 os.fchmod(out.fileno(), mode)
-            os.fsync(out.fileno())
+            if sync:
+                os.fsync(out.fileno())
         os.replace(temporary, path)
     except BaseException:
         with suppress(OSError):
             os.unlink(temporary)
         raise
-    sync_directory(path.parent)
+    if sync:
+        sync_directory(path.parent)
 
 
 def set_aside(path: Path, label: str, *, suffix: str = "",

@@ -1,7 +1,8 @@
 """Sessions: messages, the append-only JSONL store, saved approvals, the audit log.
 
     messages.py   messages and tool calls: frozen data that round-trips through JSON
-    store.py      sessions as append-only JSONL files (SessionStore, Session)
+    store.py      sessions as append-only JSONL files (SessionStore, Session), listed
+                  through session_index.py (what each file holds, while it is unchanged)
     approvals.py  saved "always allow" answers and approved MCP servers, per project
     audit.py      every decision, as hash-chained JSON Lines (AuditLog)
     telemetry.py  every decision to an OpenTelemetry collector (DecisionExporter),

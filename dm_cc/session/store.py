@@ -26,6 +26,11 @@ torn last line or a corrupt line anywhere else, names it ``file:line`` in
 logger (WARNING). Loading never writes. Only an unreadable header (line 1) or an
 unknown id is a :class:`~dm_cc.errors.SessionError`.
 
+Listings (``SessionStore.list``, ``latest`` for ``--continue``) read the directory's
+index (``session_index.py``: ``<root>/index.json``) instead of every file: a file is
+read in full only when it changed since it was indexed, so they cost a ``stat`` per
+session, not a parse. Appending never touches the index.
+
 Ids are ``ses_<creation time in ms, 12 hex digits>_<8 random hex digits>``: they sort
 by creation time and contain only ``[a-z0-9_]``, so they are safe in file names and
 path patterns (the plan agent's ``.dm_cc/plans/{session}.md``).
@@ -34,12 +39,14 @@ path patterns (the plan agent's ``.dm_cc/plans/{session}.md``).
 from __future__ import annotations
 
 import builtins
+import functools
 import json
 import logging
 import os
 import re
 import secrets
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -47,6 +54,16 @@ from typing import Any
 from dm_cc.config import replace_file
 from dm_cc.errors import SessionError
 from dm_cc.session.messages import Message, agent_in_charge, title_of
+from dm_cc.session.session_index import (
+    INDEX_NAME,
+    Entry,
+    Key,
+    entry_of,
+    file_key,
+    load_index,
+    new_entry,
+    save_index,
+)
 
 try:
     import fcntl
@@ -86,6 +103,29 @@ class SessionInfo:
         return {"id": self.id, "parent_id": self.parent_id, "title": self.title,
                 "agent": self.agent, "project": str(self.project), "created": self.created,
                 "updated": self.updated, "messages": self.messages}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any], path: Path) -> SessionInfo:
+        """The info :meth:`to_json` gave, of the file ``path`` (the session index keeps
+        it); ValueError when a field is missing or of the wrong type."""
+        fields = (("id", str), ("title", str), ("agent", str), ("project", str),
+                  ("created", (int, float)), ("updated", (int, float)), ("messages", int))
+        for name, kind in fields:
+            if not isinstance(data.get(name), kind) or isinstance(data.get(name), bool):
+                raise ValueError(f"bad or missing {name!r}")
+        if data.get("parent_id") is not None and not isinstance(data["parent_id"], str):
+            raise ValueError("bad 'parent_id'")
+        return cls(id=data["id"], parent_id=data.get("parent_id"), title=data["title"],
+                   agent=data["agent"], project=_project_path(data["project"]),
+                   created=data["created"], updated=data["updated"],
+                   messages=data["messages"], path=path)
+
+
+@functools.lru_cache(maxsize=64)
+def _project_path(text: str) -> Path:
+    """``Path(text)``, made once per project: a listing of a thousand sessions from the
+    index names a handful of projects (and making a Path costs more than the rest)."""
+    return Path(text)
 
 
 def session_tree(infos: builtins.list[SessionInfo]) -> builtins.list[tuple[int, SessionInfo]]:
@@ -264,6 +304,11 @@ class Session:
                             updated=max([self.info.created, *(m.time for m in self.messages)]))
 
 
+def _recency(info: SessionInfo) -> tuple[float, float, str]:
+    """What orders sessions by last use (the newest is the one ``--continue`` takes)."""
+    return (info.updated, info.created, info.id)
+
+
 def _valid(record: dict[str, Any]) -> bool:
     """Whether a message record loads (a damaged one is no message of the session)."""
     try:
@@ -309,10 +354,23 @@ def _message(record: dict[str, Any]) -> Message:
 
 def read_session(path: Path) -> Session:
     """Load one session file; damaged lines become warnings (see the module doc)."""
+    return _parse(_read_bytes(path)[1], path)
+
+
+def _read_bytes(path: Path) -> tuple[Key, bytes]:
+    """A session file's bytes, with the key of the state they were read in: exactly the
+    bytes ``fstat`` counted are read, so a message appended meanwhile changes the key
+    from the one returned (and the session index reads the file again next time)."""
     try:
-        data = path.read_bytes()
+        with path.open("rb") as handle:
+            status = os.fstat(handle.fileno())
+            return file_key(status), handle.read(status.st_size)
     except OSError as exc:
         raise SessionError(f"{path}: cannot read session file: {exc}") from None
+
+
+def _parse(data: bytes, path: Path) -> Session:
+    """The session the bytes ``data`` of the file ``path`` hold."""
     lines = data.split(b"\n")
     finished = lines[-1] == b""  # the file ends with a newline: no torn last line
     if finished:
@@ -354,10 +412,15 @@ def read_session(path: Path) -> Session:
 
 
 class SessionStore:
-    """The session files in one directory (created on the first :meth:`create`)."""
+    """The session files in one directory (created on the first :meth:`create`), and
+    their index (``session_index.py``) for listings. ``warnings``: what was wrong with
+    the index (each found once, as it is rebuilt; :meth:`take_warnings`); ``files_read``:
+    how many session files listings have read in full (the index spares the others)."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
+        self.warnings: builtins.list[str] = []
+        self.files_read = 0
 
     def path_of(self, session_id: str) -> Path:
         return self.root / f"{session_id}.jsonl"
@@ -385,23 +448,115 @@ class SessionStore:
         """Every readable session (of ``project`` when given) that holds a message,
         oldest first; with ``empty`` those without one too (left by an older dm_cc:
         a session's file is now written with its first message). Unreadable files
-        are skipped with a logged warning."""
-        if not self.root.is_dir():
-            return []
-        wanted = project.resolve() if project is not None else None
-        found = []
-        for path in sorted(self.root.glob("*.jsonl")):
-            try:
-                info = read_session(path).info
-            except SessionError as exc:
-                logger.warning("skipped session file: %s", exc)
-                continue
-            if (wanted is None or info.project == wanted) and (info.messages or empty):
-                found.append(info)
-        return sorted(found, key=lambda info: (info.created, info.id))
+        are skipped with a logged warning. What each file holds comes from the index
+        while the file is as it was indexed, else from reading it (see
+        ``session_index.py``): the same as reading every file."""
+        return self._listed(project, empty)
 
     def latest(self, project: Path) -> SessionInfo | None:
         """The top-level session of ``project`` used most recently (for --continue);
         sessions without messages (opened and left) have nothing to continue."""
-        top = [info for info in self.list(project) if info.parent_id is None]
-        return max(top, key=lambda info: (info.updated, info.created, info.id), default=None)
+        return self._latest(project)
+
+    def continue_latest(self, project: Path) -> Session | None:
+        """The session :meth:`latest` names, loaded (``--continue``). The one used last
+        is usually one the listing had to read (it changed since it was indexed): that
+        reading is returned then, rather than the file read a second time."""
+        wanted = project.resolve()
+        read: builtins.list[Session] = []
+
+        def keep(session: Session) -> None:
+            info = session.info
+            if info.project == wanted and info.parent_id is None and info.messages \
+                    and (not read or _recency(info) > _recency(read[0].info)):
+                read[:] = [session]
+        info = self._latest(project, keep)
+        if info is None:
+            return None
+        if read and read[0].info == info and read[0].path == self.path_of(info.id):
+            return read[0]
+        return self.load(info.id)
+
+    def _latest(self, project: Path,
+                keep: Callable[[Session], None] | None = None) -> SessionInfo | None:
+        top = [info for info in self._listed(project, False, keep) if info.parent_id is None]
+        return max(top, key=_recency, default=None)
+
+    def _listed(self, project: Path | None, empty: bool,
+                keep: Callable[[Session], None] | None = None) -> builtins.list[SessionInfo]:
+        if not self.root.is_dir():
+            return []
+        wanted = project.resolve() if project is not None else None
+        found = [info for info in self._indexed(wanted, keep)
+                 if (wanted is None or info.project == wanted) and (info.messages or empty)]
+        return sorted(found, key=lambda info: (info.created, info.id))
+
+    def _indexed(self, wanted: Path | None,
+                 keep: Callable[[Session], None] | None) -> builtins.list[SessionInfo]:
+        """The info of every readable session file (of ``wanted``, when given: those of
+        other projects may be left out), from the index where it is current; the index
+        is brought up to date (rewritten) when anything in it was not. Each session
+        read meanwhile is passed to ``keep``."""
+        entries, problem = load_index(self.root)
+        if problem is not None:
+            self._warn(problem)
+        fresh: dict[str, Entry] = {}
+        infos: builtins.list[SessionInfo] = []
+        with os.scandir(self.root) as found:
+            names = sorted(entry.name for entry in found if entry.name.endswith(".jsonl"))
+        for name in names:
+            current = self._entry(name, entries.get(name), wanted, keep)
+            if current is not None:
+                fresh[name], info = current
+                if info is not None:
+                    infos.append(info)
+        if fresh != entries:
+            try:
+                save_index(self.root, fresh)
+            except OSError as exc:   # derived data: the next listing reads the files again
+                logger.warning("cannot write the session index in %s: %s", self.root, exc)
+        return infos
+
+    def _entry(self, name: str, known: Entry | None, wanted: Path | None,
+               keep: Callable[[Session], None] | None) -> tuple[Entry, SessionInfo | None] | None:
+        """The entry and info of the file ``name``: ``known``'s while the file is as it
+        was indexed (and the entry makes sense), else read from the file. No info for a
+        file that cannot be read (the warning logged) or, from the index, of a project
+        other than ``wanted``; None when the file has gone."""
+        try:
+            key = file_key(os.stat(os.path.join(self.root, name)))   # no Path: 1,000 of them
+        except OSError:
+            return None   # gone since the directory was listed
+        try:
+            if known is not None and (held := entry_of(known, key)) is not None:
+                info, error = held
+                if info is None:
+                    logger.warning("skipped session file: %s", error)
+                    return known, None
+                project = info.get("project")
+                if wanted is not None and isinstance(project, str) and project != str(wanted):
+                    return known, None   # checked whole only by the listings that show it
+                return known, SessionInfo.from_json(info, self.root / name)
+        except ValueError as exc:
+            self._warn(f"{self.root / INDEX_NAME}: damaged entry for {name} ({exc}); "
+                       "read the session file again")
+        path = self.root / name
+        self.files_read += 1
+        try:
+            key, data = _read_bytes(path)
+            session = _parse(data, path)
+        except SessionError as exc:   # unreadable, forbidden, or gone meanwhile
+            logger.warning("skipped session file: %s", exc)
+            return (new_entry(key, error=str(exc)), None) if path.exists() else None
+        if keep is not None:
+            keep(session)
+        return new_entry(key, info=session.info.to_json()), session.info
+
+    def take_warnings(self) -> builtins.list[str]:
+        """:attr:`warnings` not taken yet, for a front end to show (each once)."""
+        taken, self.warnings = self.warnings, []
+        return taken
+
+    def _warn(self, text: str) -> None:
+        self.warnings.append(text)
+        logger.warning("%s", text)

@@ -347,6 +347,8 @@ def _why(ctx: Context, args: list[str]) -> None:
 
 def _sessions(ctx: Context, args: list[str]) -> None:
     tree = session_tree(ctx.world.sessions.list(ctx.world.root))
+    for warning in ctx.world.sessions.take_warnings():   # a damaged index, rebuilt
+        ctx.screen.line(f"! {warning}", "class:notice")
     roots = [number for number, (depth, _info) in enumerate(tree) if depth == 0]
     current = ctx.loop.session.info.id
     width = ctx.screen.output.get_size().columns - 1

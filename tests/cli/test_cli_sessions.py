@@ -157,3 +157,40 @@ def test_sessions_commands_do_not_import_heavy_libraries(sessions, home):
     out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True,
                          text=True).stdout
     assert out.strip().splitlines()[-1] == "[]"
+
+
+def test_list_reports_a_damaged_index_and_lists_from_the_files(sessions, home, capsys):
+    assert run("sessions", "list", "--json") == 0
+    listed = capsys.readouterr()
+    index = open_world().sessions.root / "index.json"
+    assert listed.err == "" and index.is_file()
+    index.write_bytes(b"{ torn")
+    assert run("sessions", "list", "--json") == 0
+    again = capsys.readouterr()
+    assert again.out == listed.out
+    assert again.err.startswith(f"dm_cc: warning: {index}: unreadable session index (")
+    assert again.err.endswith("rebuilt it from the session files\n")
+    assert run("sessions", "list", "--json") == 0
+    assert capsys.readouterr() == (listed.out, "")
+
+
+def test_run_continue_reports_a_damaged_index_and_continues_the_latest(project, monkeypatch,
+                                                                       capsys):
+    from dm_cc.cli import main
+
+    monkeypatch.chdir(project)
+    script = project / ".script.yaml"
+    script.write_text("- text: done\n")
+    model = ["--model", f"scripted:{script}", "--json"]
+    assert main(["run", *model, "hello"]) == 0
+    first = json.loads(capsys.readouterr().out.splitlines()[0])["session_id"]
+    assert main(["sessions", "list", "--json"]) == 0        # the index
+    capsys.readouterr()
+    index = open_world().sessions.root / "index.json"
+    index.write_bytes(b"\x00 damaged")
+    assert main(["run", *model, "--continue", "again"]) == 0
+    out, err = capsys.readouterr()
+    record = json.loads(out.splitlines()[0])
+    assert record["session_id"] == first and record["messages"] == 2
+    assert f"dm_cc: warning: {index}: unreadable session index (" in err
+    assert json.loads(index.read_bytes())["version"] == 1   # rebuilt
