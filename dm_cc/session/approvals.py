@@ -75,6 +75,7 @@ if TYPE_CHECKING:  # the engine is imported where a rule is made (not by `approv
 VERSION = 1
 _FIELDS = ("id", "permission", "pattern", "agent", "created", "expires", "note")
 _FIELD_SET = frozenset(_FIELDS)
+_BIG = 2**1000  # an integer beyond this is no finite float (``math.isfinite`` overflows)
 _ID = re.compile(r"apr_[0-9a-f]{1,32}")
 _DURATION = re.compile(r"(?:\d{1,9}[smhdw])+")
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
@@ -100,8 +101,8 @@ class SavedApproval:
     note: str = ""
 
     def __post_init__(self) -> None:
-        # checked field by field, cheaply: a store of 10,000 approvals checks each on
-        # every read
+        if self._plainly_valid():
+            return
         for name in ("id", "permission", "pattern", "agent", "note"):
             if not isinstance(getattr(self, name), str):
                 raise ValueError(f"{name} must be a string")
@@ -115,6 +116,21 @@ class SavedApproval:
         _check_seconds("created", self.created)
         if self.expires is not None:
             _check_seconds("expires", self.expires)
+
+    def _plainly_valid(self) -> bool:
+        """The checks below in one expression, for the usual entry (exact types): a
+        store of 10,000 approvals checks every one on each read. False: check each
+        (and say which is wrong)."""
+        permission, created, expires = self.permission, self.created, self.expires
+        return (type(self.id) is str and type(permission) is str and type(self.pattern) is str
+                and type(self.agent) is str and type(self.note) is str
+                and bool(permission) and bool(self.pattern) and bool(self.agent)
+                and "*" not in permission and "?" not in permission
+                and _ID.fullmatch(self.id) is not None
+                and (type(created) is float and -math.inf < created < math.inf
+                     or type(created) is int and -_BIG < created < _BIG)
+                and (expires is None or type(expires) is float and -math.inf < expires < math.inf
+                     or type(expires) is int and -_BIG < expires < _BIG))
 
     def saved_on(self) -> str:
         """The local date it was saved (``saved 2026-11-02``), as its rule says."""

@@ -68,16 +68,15 @@ def test_a_store_of_ten_thousand_lists_adds_revokes_and_gives_rules(tmp_path):
     assert len(store.list(now=NOW)) == 10_000
 
 
-def test_reading_grows_linearly_with_the_number_of_approvals(tmp_path):
-    """Each approval was compared with every earlier one (the duplicate check): 10x the
-    approvals took 60x the time. Now 10x takes about 10x; 40x would be quadratic's
-    neighbourhood, far beyond any noise."""
-    small = [entry(n) for n in range(1_000)]
+def test_reading_ten_thousand_costs_a_few_times_what_json_takes_to_load_them(tmp_path):
+    """Each approval was compared with every earlier one (the duplicate check): 10,000
+    took over 100x json.loads of the file. Now a few times (a reference from the same
+    run: a busy machine slows both; a small store would be no yardstick, as json.loads
+    itself takes 30x as long for 10x the entries here, out of the CPU's caches)."""
     large = [entry(n) for n in range(10_000)]
-    data_small = json.dumps({"version": 1, "project": None, "approvals": small}).encode()
-    data_large = json.dumps({"version": 1, "project": None, "approvals": large}).encode()
-    ratio = fastest(lambda: _parse(data_large)) / fastest(lambda: _parse(data_small))
-    assert ratio < 40, f"10x the approvals took {ratio:.0f}x the time"
+    data = json.dumps({"version": 1, "project": None, "approvals": large}).encode()
+    ratio = fastest(lambda: _parse(data)) / fastest(lambda: json.loads(data))
+    assert ratio < 25, f"reading took {ratio:.0f}x json.loads of the same file"
 
 
 def test_a_duplicate_id_far_down_a_large_store_is_damage_and_kept(tmp_path):
