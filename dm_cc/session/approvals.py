@@ -218,6 +218,19 @@ def parse_duration(text: str) -> int:
     return seconds
 
 
+NAMED = 10  # the ids an unknown id's error names; more are counted (months of answers)
+
+
+def _the_saved(approvals: builtins.list[SavedApproval]) -> str:
+    """The saved approvals' ids for an error: a few named, all of them counted."""
+    if not approvals:
+        return "there are none"
+    if len(approvals) <= NAMED:
+        return f"the saved ones are {', '.join(a.id for a in approvals)}"
+    return (f"there are {len(approvals):,}, the newest {', '.join(a.id for a in approvals[-3:])}:"
+            " `dm_cc approvals list` shows them all")
+
+
 def _new_id(taken: set[str]) -> str:
     while True:
         candidate = f"apr_{secrets.token_hex(6)}"
@@ -496,10 +509,8 @@ class ApprovalStore:
             for index, approval in enumerate(approvals):
                 if approval.id == approval_id:
                     return approvals.pop(index)
-            saved = (f"the saved ones are {', '.join(a.id for a in approvals)}" if approvals
-                     else "there are none")
-            raise ApprovalStoreError(str(self.path),
-                                     f"no saved approval {approval_id!r} ({saved})")
+            raise ApprovalStoreError(str(self.path), f"no saved approval {approval_id!r} "
+                                     f"({_the_saved(approvals)})")
 
     def clear(self, now: float | None = None) -> int:
         """Remove every approval; how many live ones there were."""

@@ -301,3 +301,14 @@ def test_listing_loads_no_engine_and_finds_the_store_the_world_uses(project, tmp
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == [a.to_json() for a in world.approvals.list(now=NOW)]
     assert "HEAVY []" in done.stderr
+
+
+def test_an_unknown_id_among_thousands_is_said_in_a_line(tmp_path):
+    store = write_store(tmp_path / "a.json", [entry(n) for n in range(5_000)])
+    with pytest.raises(ApprovalStoreError) as caught:
+        store.revoke("apr_feed", now=NOW)
+    message = str(caught.value)
+    assert len(message) < 300 + len(str(store.path)), message
+    assert "no saved approval 'apr_feed' (there are 5,000, the newest " in message
+    assert f"apr_{4999:012x}" in message and "`dm_cc approvals list` shows them all" in message
+    assert len(store.list(now=NOW)) == 5_000  # nothing changed
