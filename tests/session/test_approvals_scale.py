@@ -238,7 +238,7 @@ saved_rules = st.lists(patterns, max_size=12).map(
 commands = st.lists(words.filter(lambda w: w != "*"), min_size=1, max_size=3).map(" ".join)
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(rules, max_size=6), saved_rules, st.lists(rules, max_size=2),
        st.lists(commands, min_size=1, max_size=4))
 def test_the_indexed_gate_decides_as_a_plain_scan_of_every_rule(configured, saved, enforced,
