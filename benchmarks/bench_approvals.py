@@ -30,6 +30,7 @@ in process and as processes; a lookup independent of the number of approvals.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import shutil
@@ -156,6 +157,23 @@ def lookups(tmp: Path, rounds: int) -> float:
     return statistics.median(b / a for a, b in zip(small, large, strict=True))
 
 
+def path_lookups(rounds: int) -> None:
+    """Shown, not a target here: a lookup of ``edit docs/x.md`` among ``edit
+    src/fileN.py`` approvals ("always" answers for edits). The engine indexes a
+    command's rules by first word, not a path's, so these are scanned: the engine
+    item's target (sub-linear growth in the rules of one permission) covers them."""
+    request = Request("edit", "docs/x.md", language="path")
+    per: dict[int, float] = {}
+    for count in COUNTS:
+        gate = Gate([Layer("approvals", tuple(Rule("edit", f"src/file{n}.py", "allow")
+                                              for n in range(count)), approvals=True)])
+        gate.judge(request)
+        per[count] = statistics.median(timed(functools.partial(gate.judge, request))
+                                       for _ in range(rounds))
+    print("  (not a target here) lookup of `edit docs/x.md` among N `edit src/fileN.py`: "
+          + ", ".join(f"{count:,}: {seconds * 1e6:.0f} µs" for count, seconds in per.items()))
+
+
 def processes(tmp: Path, count: int, rounds: int) -> tuple[list[tuple[str, float]],
                                                             dict[str, float]]:
     """Paired ratios, and median seconds of each process (the reference: ``json``)."""
@@ -203,6 +221,7 @@ def main() -> None:
         ratios = [r for count in COUNTS for r in in_process(tmp, count, args.rounds)]
         print("Lookup (steady state, as per call in a session; paired rounds):")
         growth = lookups(tmp, args.rounds)
+        path_lookups(args.rounds)
         print("As processes (ratio: to the json load+dump process on the same file, paired):")
         _, empty = processes(tmp, 0, args.process_rounds)
         found, full = processes(tmp, COUNTS[-1], args.process_rounds)
