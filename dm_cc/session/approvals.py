@@ -40,6 +40,13 @@ Reads take no lock: ``os.replace`` is atomic, so a reader sees the old file or t
 new one, whole. A change that would not alter the file (adding an approval that
 is already there) does not write.
 
+Scale ("always" answers accumulate over months): a read checks every entry and the
+ids' uniqueness in linear time; a store object parses the same bytes once (it
+remembers the last content it read or wrote, compared whole, so another process's
+change is always seen); the file is written as ``json.dumps(indent=2)`` would write
+it, field by field. How a lookup avoids scanning them is the engine's index (the
+approvals are a layer of the gate, docs/approvals.md).
+
 Damage (not UTF-8 or JSON, the wrong shape, a bad entry, an unknown version) is
 never emptied away silently. Whoever finds it, a read or a change, takes the
 exclusive lock, looks again (another process may have dealt with it), moves the
