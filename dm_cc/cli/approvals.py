@@ -29,7 +29,17 @@ def _world() -> World:
 
 
 def _store() -> ApprovalStore:
-    return _world().approvals
+    """The project's store, found as the World finds it (``World.approvals``) without
+    building one: listing, revoking and clearing need no policy, agent or tool, and
+    loading those would cost more than reading 10,000 approvals."""
+    import os
+    from pathlib import Path
+
+    from dm_cc.config import data_dir, find_project, home_dir
+    from dm_cc.session import ApprovalStore
+
+    root = find_project(Path(os.getcwd()).resolve(), home_dir(os.environ)).root
+    return ApprovalStore.for_project(data_dir(os.environ), root)
 
 
 def _when(seconds: float | None) -> str:
@@ -46,10 +56,12 @@ def _shown(text: str) -> str:
 
 
 def _list(args: argparse.Namespace) -> int:
+    from dm_cc.session import SavedApproval
+
     store = _store()
     approvals = store.list(agent=args.agent)
     if args.json:
-        print(json.dumps([a.to_json() for a in approvals], indent=2, ensure_ascii=False))
+        print(SavedApproval.json_list(approvals))
         return 0
     if not approvals:
         whose = f" for agent {args.agent}" if args.agent else ""

@@ -162,12 +162,21 @@ class Approvals:
         self.session: dict[str, list[Rule]] = {}
         self.warnings: list[str] = []
         self._loaded: dict[str, tuple[Rule, ...]] = {}
+        # per agent: the saved and session rules last joined, and the joined tuple
+        self._joined: dict[str, tuple[tuple[Rule, ...], tuple[Rule, ...], tuple[Rule, ...]]] = {}
 
     def rules(self, agent: str) -> tuple[Rule, ...]:
-        """The approvals in force for ``agent``: saved first, then this session's."""
+        """The approvals in force for ``agent``: saved first, then this session's.
+        The same tuple while neither changes (``session`` is changed in place too, so
+        it is compared, and it is short): a gate keyed by it is found again at once
+        however many approvals are saved (a tuple compares its items by identity first)."""
         if agent not in self._loaded:
             self._loaded[agent] = self._load(agent)
-        return self._loaded[agent] + tuple(self.session.get(agent, ()))
+        saved, session = self._loaded[agent], tuple(self.session.get(agent, ()))
+        joined = self._joined.get(agent)
+        if joined is None or joined[0] is not saved or joined[1] != session:
+            joined = self._joined[agent] = (saved, session, saved + session)
+        return joined[2]
 
     def _load(self, agent: str) -> tuple[Rule, ...]:
         if self.saved is None:

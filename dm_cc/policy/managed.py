@@ -44,7 +44,7 @@ import re
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dm_cc.config import (
     MANAGED_POLICY,
@@ -57,8 +57,10 @@ from dm_cc.config import (
     shared,
 )
 from dm_cc.errors import PolicyError, SettingsError
-from dm_cc.policy.fetch import Fetched, fetch_all, tls_context
 from dm_cc.policy.loader import PolicyFile, load_policy_file, parse_policy
+
+if TYPE_CHECKING:  # ssl and urllib are loaded only when a file is fetched from a URL
+    from dm_cc.policy.fetch import Fetched
 
 KEY = MANAGED_POLICY         # the managed config's section
 ENFORCED = "enforced.yaml"   # the managed enforced layer's file; the others are its base
@@ -267,6 +269,8 @@ def refresh_copies(delivery: Delivery, cache: Path) -> None:
     this fetch went."""
     urls = [url for s in delivery.sources
             for url in ((s.url, s.url + ".sig") if s.public_key is not None else (s.url,))]
+    from dm_cc.policy.fetch import fetch_all, tls_context
+
     got = {f.url: f for f in fetch_all(urls, tls_context(delivery.ca_file), delivery.timeout)}
     now = _now()
     try:

@@ -43,6 +43,7 @@ if TYPE_CHECKING:
 
 WIDTH = 80          # columns, unless told
 FOLD = 3            # a layer of dm_cc's own with more rules than this is shown as one line
+NEWEST = 20         # approvals /permissions shows (the newest); /permissions approvals: all
 #: What each layer is, after its name and its files (a layer not named here: nothing).
 ABOUT = {
     "builtin": "dm_cc's defaults",
@@ -175,7 +176,8 @@ def summary_lines(view: View, width: int = WIDTH) -> list[Line]:
     lines = wrapped(f"Rules for {view.agent}, layer by layer: the last match decides, a later "
                   "layer wins.", width, "class:tool")
     for section in _sections(view):
-        lines += _layer(view, section, section.layer.rules, width, fold=section.folds)
+        lines += _layer(view, section, section.layer.rules, width, fold=section.folds,
+                        newest=NEWEST)
     if view.left_out:
         lines += wrapped("Left out until you trust this project's files (/permissions trust):",
                        width, "class:tool")
@@ -301,15 +303,23 @@ def _about(layer: Layer) -> str:
 
 
 def _layer(view: View, section: _Section, rules: Sequence[Rule], width: int, *,
-           fold: bool, keep: Callable[[Rule], bool] = lambda rule: True) -> list[Line]:
-    """A layer's heading and its rules (or, folded, what they are in a line)."""
+           fold: bool, keep: Callable[[Rule], bool] = lambda rule: True,
+           newest: int | None = None) -> list[Line]:
+    """A layer's heading and its rules (or, folded, what they are in a line); of the
+    approvals, only the ``newest`` (months of "always" answers would fill screens)."""
     layer = section.layer
     if layer.name == "approvals":
         approved = [a for a in view.approved if keep(a.rule)]
         heading = f"[approvals] {section.about} · /permissions revoke ID" \
             if approved or view.store_error else \
             '[approvals] none yet (your answers "a" always and "s" for this session)'
-        return wrapped(heading, width, "class:tool") + _approvals(view, approved, width)
+        lines = wrapped(heading, width, "class:tool")
+        older = len(approved) - newest if newest is not None else 0
+        if older > 0:
+            lines += wrapped(f"{older:,} older not shown · /permissions approvals lists them "
+                             "all", width, "class:dim", "  ", "  ")
+            approved = approved[older:]
+        return lines + _approvals(view, approved, width)
     if fold and len(rules) > FOLD:
         counts = ", ".join(f"{count} {action}" for action in ACTIONS
                            if (count := sum(r.action == action for r in rules)))

@@ -156,3 +156,27 @@ def test_a_refused_change_says_why_and_that_nothing_was_saved(world):
     assert texts[2].startswith("  .dm_cc/policy.yaml:2: redundant: ask bash 'git push *' never")
     assert texts[-2].startswith("  (nothing was saved; the command is back at the prompt")
     assert all(len(t) < 80 for t in texts)
+
+
+def test_many_saved_approvals_show_the_newest_and_how_to_see_them_all(world, project):
+    """Months of "always" answers: /permissions shows the newest (this session's
+    last), says how many older ones it leaves out; /permissions approvals lists all."""
+    import json
+
+    from dm_cc.session import SavedApproval
+
+    world.approvals.add("bash", "ls -la *", agent="build")  # the file and its directory
+    older = [SavedApproval(f"apr_{n:08x}", "bash", f"npm run task{n} *", "build",
+                           1_780_000_000.0 + n).to_json() for n in range(1_000)]
+    world.approvals.path.write_text(json.dumps({"version": 1, "project": None,
+                                                "approvals": older}), encoding="utf-8")
+    session = {"build": [Rule("bash", "git status *", "allow", source="approval:session")]}
+    view = view_of(world, world.gate(world.agent("build")), "build", session)
+    texts = _texts(summary_lines(view, 80))
+    assert "  981 older not shown · /permissions approvals lists them all" in texts
+    shown = [t for t in texts if "npm run task" in t]
+    assert len(shown) == 19 and "task999 " in shown[-1] and "task981 " in shown[0]
+    assert any(t.startswith("  s1 ") and "git status *" in t for t in texts)
+    everything = _texts(focus_lines(view, "approvals", 80))
+    assert sum("npm run task" in t for t in everything) == 1_000
+    assert not any("older not shown" in t for t in everything)
