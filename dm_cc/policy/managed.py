@@ -44,7 +44,7 @@ import re
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dm_cc.config import (
     MANAGED_POLICY,
@@ -57,8 +57,10 @@ from dm_cc.config import (
     shared,
 )
 from dm_cc.errors import PolicyError, SettingsError
-from dm_cc.policy.fetch import Fetched, fetch_all, tls_context
 from dm_cc.policy.loader import PolicyFile, load_policy_file, parse_policy
+
+if TYPE_CHECKING:
+    from dm_cc.policy.fetch import Fetched
 
 KEY = MANAGED_POLICY         # the managed config's section
 ENFORCED = "enforced.yaml"   # the managed enforced layer's file; the others are its base
@@ -265,6 +267,8 @@ def refresh_copies(delivery: Delivery, cache: Path) -> None:
     """Fetch every delivered file (and each signed one's ``.sig``) within the timeout;
     each copy that verifies replaces the cached one, and each file's ``.json`` says how
     this fetch went."""
+    from dm_cc.policy.fetch import fetch_all, tls_context  # lazily: urllib, ssl, only to fetch
+
     urls = [url for s in delivery.sources
             for url in ((s.url, s.url + ".sig") if s.public_key is not None else (s.url,))]
     got = {f.url: f for f in fetch_all(urls, tls_context(delivery.ca_file), delivery.timeout)}
