@@ -49,20 +49,20 @@ def load_yaml(text: str, path: str, error: type[ConfigError] = ConfigError
     The data is what ``yaml.safe_load`` gives, read in one pass over the events
     with alias expansion and nesting bounded (:mod:`dm_cc.config.yaml_stream`)."""
     _check_tabs(text, path, error)
-    read = _read(text, path, error, read_document)
+    read = _read(text, path, error, lambda loader: read_document(loader, path, error))
     if read.duplicate is not None:
         raise error(path, *read.duplicate)
     if read.plain:
         return read.data, read.lines
-    return _read(text, path, error, _construct), read.lines
+    return _read(text, path, error, lambda loader: _construct(loader, path, error)), read.lines
 
 
-def _read(text: str, path: str, error: type[ConfigError], how: Callable[..., _T]) -> _T:
-    """``how(loader, text, path, error)`` with a loader on ``text``, YAML's errors
-    turned into ``error`` naming the line."""
+def _read(text: str, path: str, error: type[ConfigError], how: Callable[[Any], _T]) -> _T:
+    """``how(loader)`` with a loader on ``text``, YAML's errors turned into ``error``
+    naming the line."""
     loader = _Loader(text)
     try:
-        return how(loader, text, path, error)
+        return how(loader)
     except yaml.MarkedYAMLError as exc:
         raise _syntax_error(exc, text, path, error) from None
     except yaml.YAMLError as exc:
@@ -71,7 +71,7 @@ def _read(text: str, path: str, error: type[ConfigError], how: Callable[..., _T]
         loader.dispose()
 
 
-def _construct(loader: Any, text: str, path: str, error: type[ConfigError]) -> Any:
+def _construct(loader: Any, path: str, error: type[ConfigError]) -> Any:
     """What SafeLoader builds of a document :func:`read_document` read within its
     bounds but left to it (merge keys, explicit tags): composing and constructing
     it cost no more than those bounds allow."""

@@ -13,10 +13,11 @@ What is bounded, and why (a repository's policy file is hostile input):
   walks the data (validation, the line index) walks every copy: nine aliases of
   nine aliases of ... make a 400-byte file into 9**8 values (the "billion laughs").
   So what aliases add (the values of each copy, but the alias itself) may be at
-  most ``max(MIN_ALIAS_BUDGET, len(text))``: however large a file is, its aliases
-  can at most double it, and a file as large as it is written costs nothing extra.
-  Merge keys (``<<: *a``) copy too, and are counted alike. An alias inside what
-  its own anchor names (``&a [*a]``: an endless value) is refused.
+  most as many values as the file writes out itself, or ``MIN_ALIAS_BUDGET`` in a
+  smaller file, counted as it is read: aliases can at most double what a file
+  costs, and a file without aliases costs what it is, however large. Merge keys
+  (``<<: *a``) copy too, and are counted alike. An alias inside what its own anchor
+  names (``&a [*a]``: an endless value) is refused.
 * **Nesting.** Collections nested more than ``MAX_DEPTH`` deep are refused,
   including depth that aliases add (an alias of a deep value placed deep): no
   file dm_cc reads needs a tenth of it, and every walk of the data recurses.
@@ -51,7 +52,8 @@ LinePath = tuple[Any, ...]
 
 #: Collections nested deeper than this are refused (aliases count where they land).
 MAX_DEPTH = 100
-#: What aliases may add to any document, however small: ``len(text)`` above it.
+#: What aliases may add to any document, however small (a larger one's aliases may
+#: add as many values as it writes out).
 MIN_ALIAS_BUDGET = 100_000
 
 _TAG = "tag:yaml.org,2002:"
@@ -109,9 +111,8 @@ class Read(NamedTuple):
 class _Reader:
     """The event loop of :func:`read_document` and its state (see the module's doc)."""
 
-    def __init__(self, loader: Any, text: str, path: str, error: type[ConfigError]) -> None:
+    def __init__(self, loader: Any, path: str, error: type[ConfigError]) -> None:
         self.loader, self.path, self.error = loader, path, error
-        self.budget = max(MIN_ALIAS_BUDGET, len(text))
         self.added = 0                     # values the aliases so far have added
         self.anchors: dict[str, _Anchored] = {}
         self.stack: list[_Open] = []
@@ -307,10 +308,12 @@ class _Reader:
             raise self.error(*where, f"alias *{event.anchor} is inside the value its anchor "
                              f"names (line {anchored.line}): that value would never end",
                              mark.column + 1)
+        written = len(self.entries) - self.added   # each value read has one entry; a copy, one each
         self.added += anchored.size - 1
-        if self.added > self.budget:
+        if self.added > max(MIN_ALIAS_BUDGET, written):
             raise self.error(*where, f"document too large after expanding aliases: with "
-                             f"*{event.anchor} here, aliases add over {self.budget} values "
+                             f"*{event.anchor} here, aliases add {self.added} values, more than "
+                             f"the file writes out ({written}) and than {MIN_ALIAS_BUDGET} "
                              "(a YAML alias bomb?)", mark.column + 1)
         depth = len(self.stack) + anchored.height
         if depth > MAX_DEPTH:
@@ -320,7 +323,7 @@ class _Reader:
         return anchored
 
     def copy_lines(self, anchored: _Anchored, path: LinePath) -> None:
-        """The lines below an alias are those below its anchor (within the budget)."""
+        """The lines below an alias are those below its anchor (within the bound)."""
         entries, cut = self.entries, anchored.prefix
         for below, line in entries[anchored.start:anchored.end]:
             entries.append(((*path, *below[cut:]), line))
@@ -334,8 +337,8 @@ def _clip(text: str, most: int = 40) -> str:
     return text if len(text) <= most else f"{text[:most]}…"
 
 
-def read_document(loader: Any, text: str, path: str, error: type[ConfigError]) -> Read:
-    """Read the one document ``loader`` (a SafeLoader or CSafeLoader on ``text``)
+def read_document(loader: Any, path: str, error: type[ConfigError]) -> Read:
+    """Read the one document ``loader`` (a SafeLoader or CSafeLoader on its text)
     parses. YAML's own errors propagate as ``yaml.YAMLError``; the bounds (and a
     value Python cannot hold) raise ``error`` naming ``path``, line and column."""
-    return _Reader(loader, text, path, error).document()
+    return _Reader(loader, path, error).document()
