@@ -23,12 +23,14 @@ What is bounded, and why (a repository's policy file is hostile input):
   file dm_cc reads needs a tenth of it, and every walk of the data recurses.
 
 A refusal names the line and column of the alias or the collection that crosses
-the bound, found in one pass without expanding anything. What this reader does not
-build itself (merge keys, complex keys, collections with an explicit tag other
-than ``!!map``/``!!seq``, scalar tags SafeLoader has no constructor for) it still
-reads to the end under the same bounds, and then PyYAML's SafeLoader builds the
-data from the document (:attr:`Read.plain` is False): the result is always what
-``yaml.safe_load`` gives.
+the bound, found in the same pass, before anything beyond the bound is copied.
+Lines below an alias are those below its anchor (copied, within the bound), as a
+walk over the composed nodes gave them. What this reader does not build itself
+(merge keys, complex keys, collections with an explicit tag other than
+``!!map``/``!!seq``, scalar tags SafeLoader has no constructor for) it still reads
+to the end under the same bounds, and then PyYAML's SafeLoader builds the data
+from the document (:attr:`Read.plain` is False): within the bounds, the data is
+always what ``yaml.safe_load`` gives (tests/config/test_yaml_stream.py compares).
 """
 
 from __future__ import annotations
