@@ -8,6 +8,8 @@ that remembers line numbers. Imports nothing of dm_cc but ``dm_cc.errors``.
     server_files.py the files inside the project a server's command line names
     trust.py        whether the person trusts what the project's own files say
     yaml_lines.py   YAML with the line of each value; errors naming ``file:line``
+    yaml_stream.py  how yaml_lines reads a document: one pass over its events,
+                    alias expansion and nesting bounded (a hostile file's bombs)
     durable.py      a file replaced whole in one step, locks, damage set aside:
                     what every store and edited file shares to survive crashes
     words.py        counts and near misses in messages (``1 line``, ``did you

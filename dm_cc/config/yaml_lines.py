@@ -11,19 +11,20 @@ problem. Every file format of dm_cc (policies, agents, settings) reads through h
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import yaml
 
 from dm_cc.config.words import did_you_mean
+from dm_cc.config.yaml_stream import LinePath, read_document
 from dm_cc.errors import ConfigError
 
 if TYPE_CHECKING:
     from pydantic_core import ValidationError
 
-LinePath = tuple[Any, ...]
+_T = TypeVar("_T")
 
 
 _SafeLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when built with it
@@ -34,77 +35,50 @@ class _Loader(_SafeLoader):
 
 
 def _check_tabs(text: str, path: str, error: type[ConfigError]) -> None:
+    if "\t" not in text:
+        return
     for number, line in enumerate(text.splitlines(), start=1):
         indent = line[: len(line) - len(line.lstrip(" \t"))]
         if "\t" in indent and line.strip():
             raise error(path, number, "tab character in indentation (YAML needs spaces)")
 
 
-MAX_EXPANDED_NODES = 100_000
-
-
-def _expanded_size(node: yaml.Node, sizes: dict[int, int], path: str,
-                   error: type[ConfigError]) -> int:
-    """Nodes after alias expansion, memoised per node, so a "billion laughs" file
-    is refused in linear time instead of hanging whoever walks the data."""
-    known = sizes.get(id(node))
-    if known is not None:
-        return known
-    sizes[id(node)] = 1  # a recursive alias counts once while it is being sized
-    if isinstance(node, yaml.MappingNode):
-        children = [child for pair in node.value for child in pair]
-    elif isinstance(node, yaml.SequenceNode):
-        children = node.value
-    else:
-        children = []
-    total = 1 + sum(_expanded_size(child, sizes, path, error) for child in children)
-    if total > MAX_EXPANDED_NODES:
-        raise error(path, node.start_mark.line + 1,
-                    f"document too large after expanding aliases (over {MAX_EXPANDED_NODES} "
-                    "values)")
-    sizes[id(node)] = total
-    return total
-
-
-def _index_lines(node: yaml.Node, here: LinePath, lines: dict[LinePath, int], path: str,
-                 error: type[ConfigError]) -> None:
-    lines.setdefault(here, node.start_mark.line + 1)
-    if isinstance(node, yaml.MappingNode):
-        seen: dict[Any, int] = {}
-        for key_node, value_node in node.value:
-            key = key_node.value if isinstance(key_node, yaml.ScalarNode) else repr(key_node)
-            line = key_node.start_mark.line + 1
-            if key in seen:
-                raise error(path, line, f"duplicate key {key!r} (first at line {seen[key]})")
-            seen[key] = line
-            lines[(*here, key)] = line
-            _index_lines(value_node, (*here, key), lines, path, error)
-    elif isinstance(node, yaml.SequenceNode):
-        for index, item in enumerate(node.value):
-            lines[(*here, index)] = item.start_mark.line + 1
-            _index_lines(item, (*here, index), lines, path, error)
-
-
 def load_yaml(text: str, path: str, error: type[ConfigError] = ConfigError
               ) -> tuple[Any, dict[LinePath, int]]:
-    """Parse one YAML document; return ``(data, lines)``. Empty text gives ``None``."""
+    """Parse one YAML document; return ``(data, lines)``. Empty text gives ``None``.
+    The data is what ``yaml.safe_load`` gives, read in one pass over the events
+    with alias expansion and nesting bounded (:mod:`dm_cc.config.yaml_stream`)."""
     _check_tabs(text, path, error)
+    read = _read(text, path, error, lambda loader: read_document(loader, path, error))
+    if read.duplicate is not None:
+        raise error(path, *read.duplicate)
+    if read.plain:
+        return read.data, read.lines
+    return _read(text, path, error, lambda loader: _construct(loader, path, error)), read.lines
+
+
+def _read(text: str, path: str, error: type[ConfigError], how: Callable[[Any], _T]) -> _T:
+    """``how(loader)`` with a loader on ``text``, YAML's errors turned into ``error``
+    naming the line."""
     loader = _Loader(text)
     try:
-        node = loader.get_single_node()
-        if node is None:
-            return None, {}
-        _expanded_size(node, {}, path, error)
-        lines: dict[LinePath, int] = {}
-        _index_lines(node, (), lines, path, error)
-        data = loader.construct_document(node)
+        return how(loader)
     except yaml.MarkedYAMLError as exc:
         raise _syntax_error(exc, text, path, error) from None
     except yaml.YAMLError as exc:
         raise error(path, None, f"invalid YAML: {exc}") from None
     finally:
         loader.dispose()
-    return data, lines
+
+
+def _construct(loader: Any, path: str, error: type[ConfigError]) -> Any:
+    """What SafeLoader builds of a document :func:`read_document` read within its
+    bounds but left to it (merge keys, explicit tags): composing and constructing
+    it cost no more than those bounds allow."""
+    try:
+        return loader.construct_document(loader.get_single_node())
+    except ValueError as exc:                # an int too long for Python: no YAML error
+        raise error(path, None, f"invalid value: {exc}") from None
 
 
 def _syntax_error(exc: yaml.MarkedYAMLError, text: str, path: str,

@@ -7,6 +7,7 @@ there is no half-loaded policy.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from pathlib import Path
 from typing import NamedTuple
 
@@ -85,12 +86,13 @@ def unknown_permission(permission: str) -> str | None:
             "a rule naming it would never apply")
 
 
-def _check_pattern(rule: Rule, shown: str, line: int | None) -> None:
-    """Compile a rule's path matcher now, so a bad pattern fails at load, not at use."""
-    if any(c in rule.permission for c in "*?") or language_of(rule.permission) == "path":
-        problem = path_pattern_problem(rule.pattern)
-        if problem is not None:
-            raise PolicyError(shown, line, f"bad path pattern {rule.pattern!r}: {problem}")
+@lru_cache(maxsize=512)
+def _permission_facts(permission: str) -> tuple[str | None, bool]:
+    """Why ``permission`` names nothing (:func:`unknown_permission`), and whether its
+    rules' patterns are path globs (a wildcard permission's may be): asked once per
+    permission, not once per rule (the tool catalog does not change)."""
+    path = any(c in permission for c in "*?") or language_of(permission) == "path"
+    return unknown_permission(permission), path
 
 
 def rules_from(specs: list[dict], shorthand: dict, here: LinePath, shown: str,
@@ -117,12 +119,17 @@ def rules_from(specs: list[dict], shorthand: dict, here: LinePath, shown: str,
 
 
 def _check_rule(rule: Rule, shown: str) -> None:
-    """A rule's permission is known and its pattern compiles (PolicyError at its line)."""
+    """A rule's permission is known and its pattern compiles (PolicyError at its line):
+    a bad pattern fails at load, not at use."""
+    problem, path = _permission_facts(rule.permission)
+    if problem is None and not path:
+        return
     line = int(rule.source.rsplit(":", 1)[1])
-    problem = unknown_permission(rule.permission)
     if problem is not None:
         raise PolicyError(shown, line, problem)
-    _check_pattern(rule, shown, line)
+    problem = path_pattern_problem(rule.pattern)
+    if problem is not None:
+        raise PolicyError(shown, line, f"bad path pattern {rule.pattern!r}: {problem}")
 
 
 def parse_policy(text: str, shown: str, directory: Path | None = None) -> PolicyFile:

@@ -267,6 +267,8 @@ def refresh_copies(delivery: Delivery, cache: Path) -> None:
     """Fetch every delivered file (and each signed one's ``.sig``) within the timeout;
     each copy that verifies replaces the cached one, and each file's ``.json`` says how
     this fetch went."""
+    from dm_cc.policy.fetch import fetch_all, tls_context  # lazily: urllib, ssl, only to fetch
+
     urls = [url for s in delivery.sources
             for url in ((s.url, s.url + ".sig") if s.public_key is not None else (s.url,))]
     from dm_cc.policy.fetch import fetch_all, tls_context

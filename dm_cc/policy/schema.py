@@ -196,6 +196,16 @@ the same as JSON Schema, for editors. What the keys mean in practice:
 [policy.md](policy.md); decision hooks: [hooks.md](hooks.md); shipped examples:
 [policies.md](policies.md). Unknown keys are errors, and every error names
 `file:line`.
+
+A policy file is one YAML document (YAML 1.1, what `yaml.safe_load` reads) of any
+size: a generated file of 15,000 rules loads. Anchors, aliases (`&name`, `*name`)
+and merge keys (`<<: *name`) may be used, but what the copies they stand for add
+is bounded, since every copy is validated and walked: at most as many values as
+the file writes out itself, or 100,000 in a smaller file. A file beyond that (an
+"alias bomb": nine aliases of nine aliases ... of a list), an alias inside the
+value its own anchor names, and collections nested more than 100 deep (aliases
+counted where they land) are refused, naming the line and column of the alias or
+collection that crosses the bound, and dm_cc does not start.
 """
 
 

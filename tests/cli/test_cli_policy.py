@@ -190,6 +190,10 @@ MALFORMED = {
     "top-level-list": ("- {permission: bash, pattern: x, action: allow}\n", 1),
     "brace-explosion": ("rules:\n  - {permission: read, pattern: '" + "{a,b}" * 9
                         + "', action: deny}\n", 2),
+    "alias-bomb": ("rules: []\nl0: &l0 [x, x, x, x, x, x, x, x, x]\n" + "".join(
+        f"l{n}: &l{n} [" + ", ".join([f"*l{n - 1}"] * 9) + "]\n" for n in range(1, 10)), 7),
+    "recursive-alias": ("rules: &r [*r]\n", 1),
+    "deep-nesting": ("rules:\n  - " + "[" * 500 + "]" * 500 + "\n", 2),
 }
 
 

@@ -277,7 +277,7 @@ def test_yaml_alias_bomb_is_rejected_quickly():
     with pytest.raises(PolicyError) as caught:
         parse_policy(text, "p.yaml")
     assert time.perf_counter() - start < 1.0
-    assert str(caught.value).startswith("p.yaml:6: ")
+    assert str(caught.value).startswith("p.yaml:6:10: ")
     assert "expanding aliases" in str(caught.value)
 
 
