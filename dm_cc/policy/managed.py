@@ -271,8 +271,6 @@ def refresh_copies(delivery: Delivery, cache: Path) -> None:
 
     urls = [url for s in delivery.sources
             for url in ((s.url, s.url + ".sig") if s.public_key is not None else (s.url,))]
-    from dm_cc.policy.fetch import fetch_all, tls_context
-
     got = {f.url: f for f in fetch_all(urls, tls_context(delivery.ca_file), delivery.timeout)}
     now = _now()
     try:
