@@ -237,9 +237,23 @@ class AskFailed(DmccError):
 
     def __init__(self, request: ApprovalRequest) -> None:
         self.request = request
-        reasons = "; ".join(f"{v.request.permission} {v.request.pattern!r} ({v.rule.source})"
-                            for v in request.decision.verdicts if v.action == "ask")
-        super().__init__(f"{request.tool} needs approval and this run cannot ask: {reasons}")
+        asking = [v for v in request.decision.verdicts if v.action == "ask"]
+        told = [f"{v.request.permission} {_cut(v.request.pattern)!r} ({v.rule.source})"
+                for v in asking[:ASKING_SHOWN]]
+        if len(asking) > ASKING_SHOWN:   # a command naming thousands of paths
+            told.append(f"… and {len(asking) - ASKING_SHOWN} more")
+        super().__init__(f"{request.tool} needs approval and this run cannot ask: "
+                         + "; ".join(told))
+
+
+#: The asking requests a failed headless run names (each cut to PATTERN_SHOWN
+#: characters); the rest are counted.
+ASKING_SHOWN = 10
+PATTERN_SHOWN = 200
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= PATTERN_SHOWN else text[:PATTERN_SHOWN] + "…"
 
 
 HEADLESS_FEEDBACK = ("This needs the user's approval and this run is headless (--on-ask deny), "
