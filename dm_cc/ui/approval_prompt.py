@@ -91,7 +91,7 @@ TYPING = "what you were typing is kept for the prompt: read this, then answer"
 STOPPED_LINES = 6   # lines of a stopped command's output shown with its escape question
 ASKS_SHOWN = 20     # requests that ask listed in the question (v views all)
 RULES_SHOWN = 3     # rules "always" would keep named in the legend, each cut to RULE_CHARS
-RULE_CHARS = 80
+RULE_CHARS = 40
 SAID = {"once": ("class:allow", "allowed once"),
         "session": ("class:allow", "allowed for this session"),
         "always": ("class:allow", "always allowed (saved)"),
