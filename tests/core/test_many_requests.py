@@ -20,8 +20,11 @@ from dm_cc.core.approval import (
     ScriptedApprover,
     suggested_rules,
 )
+from dm_cc.core.hooks import HOOKS_AT_ONCE, CallFacts, consult_hooks
 from dm_cc.llm.scripted import ScriptedModel, call, reply
-from dm_cc.permissions.gate import Gate
+from dm_cc.permissions import Request, Rule
+from dm_cc.permissions.gate import Gate, Layer
+from dm_cc.policy.hooks import Hook
 from dm_cc.tools.catalog import input_requests
 
 BOUND = 120     # seconds: generous; what is checked is the count of judgements
@@ -162,3 +165,31 @@ def test_suggestions_are_those_that_allowed_any_request_before(project, command)
                            loop.calls.tools["bash"].Params(command=command), decision)
     now = loop.settle.question(judged, loop.context()).suggestions
     assert now == before
+
+
+# ------------------------------------------------------------------ hooks, bounded
+
+def test_hooks_of_a_call_with_many_requests_run_a_few_at_a_time(tmp_path):
+    """One hook per request, but never more than HOOKS_AT_ONCE processes at once: each
+    answers how many it saw running (a file each in ``running/`` while it sleeps)."""
+    running = tmp_path / "running"
+    running.mkdir()
+    hook_sh = tmp_path / "hook.sh"
+    hook_sh.write_text(f"""#!/bin/sh
+cat > /dev/null
+touch {running}/$$
+sleep 0.05
+n=$(ls {running} | wc -l)
+rm {running}/$$
+echo '{{"decision": "abstain", "reason": "'$n'"}}'
+""")
+    hook_sh.chmod(0o755)
+    count = 3 * HOOKS_AT_ONCE
+    gate = Gate([Layer("user", (Rule("*", "*", "ask", source="policy.yaml:1"),))])
+    decision = gate.decide([Request("edit", f"f{i}") for i in range(count)])
+    hooked = asyncio.run(consult_hooks(
+        decision, [Hook("edit", "*", (str(hook_sh),), 30, "policy.yaml:2", "user")], gate,
+        CallFacts("bash", "rm", {}, "build", "s1", str(tmp_path)), failure="deny"))
+    seen = [int(v.note.rsplit("(", 1)[1].rstrip(")")) for v in hooked.verdicts]
+    assert [v.action for v in hooked.verdicts] == ["ask"] * count   # every hook answered
+    assert max(seen) <= HOOKS_AT_ONCE
