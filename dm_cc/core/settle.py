@@ -193,10 +193,10 @@ class Settle:
         hooked = any(v.layer == HOOK_LAYER and v.action != "allow"
                      for v in decision.verdicts)
 
-        def allows(rule: Rule, requests: Iterable[Request]) -> bool:
+        def allows(rule: Rule, these: Iterable[Request]) -> bool:
             # judged by the real gate: ceilings, managed rules
             gate = rights.gate_with((*approvals, rule))
-            return any(gate.judge(request).action == "allow" for request in requests)
+            return any(gate.judge(request).action == "allow" for request in these)
 
         def covers(rule: Rule) -> bool:  # an edited rule: any request of its permission
             return allows(rule, (r for r in asking if r.permission == rule.permission))
