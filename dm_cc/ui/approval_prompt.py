@@ -90,8 +90,9 @@ QUIET = 1.0         # seconds without a key before one answers a question that c
 TYPING = "what you were typing is kept for the prompt: read this, then answer"
 STOPPED_LINES = 6   # lines of a stopped command's output shown with its escape question
 ASKS_SHOWN = 20     # requests that ask listed in the question (v views all)
-RULES_SHOWN = 3     # rules "always" would keep named in the legend, each cut to RULE_CHARS
-RULE_CHARS = 40
+RULES_SHOWN = 3     # rules "always" would keep named in the legend, each cut to
+RULE_CHARS = 40     # this many characters when there are more (else to ONE_RULE_CHARS:
+ONE_RULE_CHARS = 200  # a long command's exact rule)
 SAID = {"once": ("class:allow", "allowed once"),
         "session": ("class:allow", "allowed for this session"),
         "always": ("class:allow", "always allowed (saved)"),
@@ -191,7 +192,9 @@ def _legend(request: ApprovalRequest) -> Line:
     remember = request.suggestions
     parts: Line = [("class:key", "y"), ("", " once  ")]
     if remember:
-        shown = ", ".join(f'{r.permission} "{_cut(r.pattern)}"' for r in remember[:RULES_SHOWN])
+        most = RULE_CHARS if len(remember) > RULES_SHOWN else ONE_RULE_CHARS
+        shown = ", ".join(f'{r.permission} "{_cut(r.pattern, most)}"'
+                          for r in remember[:RULES_SHOWN])
         if len(remember) > RULES_SHOWN:
             shown += f" and {counted(len(remember) - RULES_SHOWN, 'more rule')}"
         if request.may_save:
@@ -212,8 +215,8 @@ def _legend(request: ApprovalRequest) -> Line:
     return parts
 
 
-def _cut(pattern: str) -> str:
-    return pattern if len(pattern) <= RULE_CHARS else pattern[:RULE_CHARS] + "…"
+def _cut(pattern: str, most: int) -> str:
+    return pattern if len(pattern) <= most else pattern[:most] + "…"
 
 
 def _remembering(request: ApprovalRequest) -> dict[str, str]:

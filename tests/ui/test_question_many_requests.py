@@ -40,3 +40,12 @@ def test_the_legend_names_three_rules_and_counts_the_rest():
     legend = "".join(part for _, part in _legend(question(3_000)))
     assert 'always (bash "rm 0 1 2' in legend and '…", edit "0", edit "1" and 2' in legend
     assert legend.count('edit "') == 2 and len(legend) < 400
+
+
+def test_a_few_rules_keep_their_length_in_the_legend():
+    rule = "rm -rf build/generated/assets/very/long/directory/name"    # 55 characters
+    requests = [Request("bash", rule, always=rule)]
+    decision = Decision("ask", (Verdict(requests[0], ASK, "ask", rule),))
+    legend = "".join(part for _, part in _legend(ApprovalRequest(
+        "bash", {"command": rule}, decision, suggestions=suggested_rules(requests, "bash"))))
+    assert f'always (bash "{rule}")' in legend
