@@ -1,27 +1,39 @@
-"""Loop overhead per tool call, excluding the model.
+"""Loop overhead per tool call, excluding the model: what a user's loop costs a call.
 
 The scripted model answers instantly, so what is timed is dm_cc's own work per
-call, in the loop a user gets (``World.open_loop``: the sandbox where bubblewrap
-works, the audit log, the stores): derive requests, decide, record the decision,
-run the tool (a command confined), and append two messages (the assistant's call
-and the tool result) to the JSONL session, each fsynced. The reference in the same
-run is the bare minimum for the same calls: requests + decide + run, with no
-session, no sandbox, no audit and no loop.
+call in the loop a user gets (``World.open_loop``, as ``dm_cc run`` and the REPL
+open it): derive requests, decide, record the decision in the audit log, run the
+tool (a command confined by the sandbox, as a transaction, where bubblewrap works),
+and append two messages (the assistant's call and the tool result) to the JSONL
+session. The script checks the sandbox confines and every decision was recorded.
 
-    python benchmarks/bench_loop.py [--calls N]
+Two references, timed in the same run, paired round by round:
+
+* **the same work without the loop**: for each call, requests + decide with the
+  same gate, run the tool with the same confinement (a command's transaction
+  listed and finished), append the same audit record to the same log, append the
+  two messages to a JSONL file with an fsync each. The loop's own cost (model
+  plumbing, events, the settle path) is the loop minus this.
+* **bare**: requests + decide + run, unconfined, nothing recorded -- what a tool
+  call costs a peer that keeps no audit log and no sandbox.
+
+    python benchmarks/bench_loop.py [--calls N] [--rounds N]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import statistics
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from dm_cc.compose import Options, World, open_world
+from dm_cc.core import audit
 from dm_cc.core.approval import HeadlessApprover
 from dm_cc.llm.scripted import ScriptedModel, call, reply
 from dm_cc.tools.base import ToolContext, builtin_tools
@@ -37,22 +49,72 @@ def scripted_calls(count: int) -> list:
 
 def isolated_world(root: Path, options: Options | None = None) -> World:
     return open_world(options, cwd=root,
-                      env={**os.environ, "HOME": str(root / "home"),
-                           "DM_CC_HOME": str(root / "dm"),
-                           "DM_CC_MANAGED_DIR": str(root / "managed")})
+                      env={**os.environ, "HOME": str(root.parent / "home"),
+                           "DM_CC_HOME": str(root.parent / "dm"),   # outside the project,
+                           "DM_CC_MANAGED_DIR": str(root.parent / "managed")})  # as a user's
+
+
+def audit_records(world: World) -> int:
+    path = world.audit.path
+    return len(path.read_text().splitlines()) if path.exists() else 0
 
 
 async def through_loop(root: Path, count: int) -> float:
     world = isolated_world(root, Options(max_turns=count + 1))
     loop = world.open_loop(HeadlessApprover("deny"), model=ScriptedModel(scripted_calls(count)))
+    before = audit_records(world)
     start = time.perf_counter()
     result = await loop.run("go")
     elapsed = time.perf_counter() - start
     assert result.reason == "done", result
+    assert audit_records(world) - before == count, "every decision is in the audit log"
+    assert not any(m.is_error for m in loop.session.messages if m.role == "tool")
+    world.close()
     return elapsed / count
 
 
-async def direct(root: Path, count: int) -> float:
+async def without_loop(root: Path, count: int) -> float:
+    """The loop's inherent work per call, done directly (see the module docstring)."""
+    world = isolated_world(root)
+    gate = world.gate(world.agent("build"))
+    tools = {tool.name: tool for tool in builtin_tools()}
+    sandbox = world.sandbox
+    ctx = ToolContext(world.where, session_id="bench", agent="build",
+                      confine=(lambda argv: sandbox.confine(gate, argv, transaction=True))
+                      if sandbox.confining else None)
+    actor = audit.Actor(str(world.root), "bench", "bench", "build")
+    log = world.audit
+    session = root.parent / "dm" / "bench-session.jsonl"
+    start = time.perf_counter()
+    with session.open("a") as out:
+        for item in scripted_calls(count)[:-1]:
+            tool_call = replace(item.tool_calls[0], id=f"call_{time.perf_counter_ns()}")
+            _append(out, {"role": "assistant", "tool_calls": [tool_call.arguments]})
+            tool = tools[tool_call.name]
+            params = tool.Params.model_validate(tool_call.arguments)
+            decision = gate.decide(tool.requests(params, ctx))
+            assert decision.action == "allow"
+            log.append(audit.record(actor, tool_call, tool.entry.main_text(tool_call.arguments),
+                                    decision))
+            output = await tool.run(params, replace(ctx, call_id=tool_call.id))
+            plan = output.landing
+            if plan is not None and plan.transaction is not None:
+                plan.transaction.changes(ignore=plan.mount_points().__contains__)
+                plan.finish(())
+            assert not output.is_error, output.output
+            _append(out, {"role": "tool", "content": output.output, "tool_call_id": tool_call.id})
+    elapsed = time.perf_counter() - start
+    world.close()
+    return elapsed / count
+
+
+def _append(out, message: dict) -> None:
+    out.write(json.dumps(message) + "\n")
+    out.flush()
+    os.fsync(out.fileno())
+
+
+async def bare(root: Path, count: int) -> float:
     world = isolated_world(root)
     gate = world.gate(world.agent("build"))
     tools = {tool.name: tool for tool in builtin_tools()}
@@ -70,24 +132,32 @@ async def direct(root: Path, count: int) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--calls", type=int, default=200)
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--calls", type=int, default=50)
+    parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args()
-    loop_times, direct_times = [], []
+    times: dict[str, list[float]] = {"loop": [], "without": [], "bare": []}
+    state = ""
     for _ in range(args.rounds):
         with tempfile.TemporaryDirectory() as tmp:
-            root = Path(tmp)
-            (root / ".git").mkdir()
+            root = Path(tmp) / "project"
+            (root / ".git").mkdir(parents=True)
             (root / "a.txt").write_text("hello\n")
             os.chdir(root)
-            loop_times.append(asyncio.run(through_loop(root, args.calls)))
-            direct_times.append(asyncio.run(direct(root, args.calls)))
-    ours, bare = statistics.median(loop_times), statistics.median(direct_times)
-    print(f"{args.calls} tool calls (half `bash echo`, half `read`), median of {args.rounds}:")
-    print(f"  through the loop:         {ours * 1000:7.2f} ms per call")
-    print(f"  bare requests+decide+run: {bare * 1000:7.2f} ms per call")
-    print(f"  loop overhead:            {(ours - bare) * 1000:7.2f} ms per call "
-          "(session appends with fsync, the audit log, the sandbox, model plumbing, events)")
+            state = isolated_world(root).sandbox.state()
+            times["loop"].append(asyncio.run(through_loop(root, args.calls)))
+            times["without"].append(asyncio.run(without_loop(root, args.calls)))
+            times["bare"].append(asyncio.run(bare(root, args.calls)))
+    ours, simple, plain = (statistics.median(times[k]) * 1000 for k in ("loop", "without", "bare"))
+    print(f"{args.calls} tool calls (half `bash echo`, half `read`), median of {args.rounds} "
+          f"paired rounds; sandbox: {state}")
+    print(f"  through the loop a user gets:      {ours:7.2f} ms per call "
+          "(sandbox, audit log, session store)")
+    print(f"  the same work without the loop:    {simple:7.2f} ms per call "
+          "(decide, run confined, audit record, two fsynced appends)")
+    print(f"  bare requests+decide+run:          {plain:7.2f} ms per call (unconfined, nothing kept)")
+    print(f"  the loop's own overhead:           {ours - simple:7.2f} ms per call "
+          "(model plumbing, events, the settle path)")
+    print(f"  sandbox + audit + session:         {simple - plain:7.2f} ms per call")
 
 
 if __name__ == "__main__":

@@ -45,7 +45,14 @@ def suggested_rules(requests: Iterable[Request], tool: str) -> tuple[Rule, ...]:
     A request whose text holds the pattern language's wildcards (a literal
     `*.tmp`, a path `.env*`, a URL with `?`) gets no rule: as a pattern it would
     allow more than what was asked."""
-    rules = []
+    return tuple(suggested_for(requests, tool))
+
+
+def suggested_for(requests: Iterable[Request], tool: str) -> dict[Rule, list[Request]]:
+    """:func:`suggested_rules`, each with the requests it was suggested for (in
+    order; one pass): what the question checks it allows, so that checking every
+    suggestion costs one judgement per request, not one per request and suggestion."""
+    rules: dict[Rule, list[Request]] = {}
     for request in requests:
         if not request.allowable or request.always == "":  # "": nothing names it safely
             continue
@@ -55,9 +62,16 @@ def suggested_rules(requests: Iterable[Request], tool: str) -> tuple[Rule, ...]:
             else pattern
         if any(ch in literal for ch in _WILDCARDS[request.reading]):
             continue
-        rules.append(Rule(request.permission, pattern, "allow",
-                          reason=f"approved for {tool}", source="approval:session"))
-    return tuple(dict.fromkeys(rules))
+        rule = Rule(request.permission, pattern, "allow", reason=f"approved for {tool}",
+                    source="approval:session")
+        rules.setdefault(rule, []).append(request)
+    return rules
+
+
+def asks_a_person(approver: Approver) -> bool:
+    """Whether ``approver`` may answer session/always: a headless run's never does
+    (nobody reads a question), so nothing "always" would remember is built for it."""
+    return not isinstance(approver, HeadlessApprover)
 
 
 _WILDCARDS = {"path": "*?[]{}", "shell": "*?", "url": "*?", "name": "*?"}
@@ -232,9 +246,23 @@ class AskFailed(DmccError):
 
     def __init__(self, request: ApprovalRequest) -> None:
         self.request = request
-        reasons = "; ".join(f"{v.request.permission} {v.request.pattern!r} ({v.rule.source})"
-                            for v in request.decision.verdicts if v.action == "ask")
-        super().__init__(f"{request.tool} needs approval and this run cannot ask: {reasons}")
+        asking = [v for v in request.decision.verdicts if v.action == "ask"]
+        told = [f"{v.request.permission} {_cut(v.request.pattern)!r} ({v.rule.source})"
+                for v in asking[:ASKING_SHOWN]]
+        if len(asking) > ASKING_SHOWN:   # a command naming thousands of paths
+            told.append(f"… and {len(asking) - ASKING_SHOWN} more")
+        super().__init__(f"{request.tool} needs approval and this run cannot ask: "
+                         + "; ".join(told))
+
+
+#: The asking requests a failed headless run names (each cut to PATTERN_SHOWN
+#: characters); the rest are counted.
+ASKING_SHOWN = 10
+PATTERN_SHOWN = 200
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= PATTERN_SHOWN else text[:PATTERN_SHOWN] + "…"
 
 
 HEADLESS_FEEDBACK = ("This needs the user's approval and this run is headless (--on-ask deny), "

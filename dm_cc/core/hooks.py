@@ -5,8 +5,10 @@
                              failure="ask")
 
 For each request of a call, every hook whose permission and pattern match it (the
-engine's own matchers, as a deny rule's: case and flag spellings too) runs, all at
-once, with the request as JSON on stdin; it answers on stdout
+engine's own matchers, as a deny rule's: case and flag spellings too) runs, at most
+HOOKS_AT_ONCE at a time (a command naming thousands of paths must not start
+thousands of processes at once: out of file descriptors, or late on a busy machine,
+each would count as failed), with the request as JSON on stdin; it answers on stdout
 ``{"decision": "allow" | "deny" | "ask" | "abstain", "reason": "…"}``. The answers
 combine with the rules' verdict by strictness:
 
@@ -44,6 +46,7 @@ from dm_cc.policy import HOOK_LAYER, TRUSTED_HOOK_LAYERS, Hook
 ANSWERS = ("allow", "deny", "ask", "abstain")
 MAX_ANSWER = 64 * 1024     # bytes of stdout read as the answer; more is garbage
 STDERR_SHOWN = 200         # characters of a failed hook's stderr shown with its reason
+HOOKS_AT_ONCE = 16         # hook processes of one call running at the same time
 
 
 class CallFacts(NamedTuple):
@@ -87,9 +90,14 @@ async def consult_hooks(decision: Decision, hooks: Sequence[Hook], gate: Gate, f
     runs = [matching(hooks, v.request, ruleset) for v in decision.verdicts]
     if not any(runs):
         return decision
+    room = asyncio.Semaphore(HOOKS_AT_ONCE)
+
+    async def asked(hook: Hook, verdict: Verdict) -> HookAnswer:
+        async with room:   # each hook's timeout runs from its own start
+            return await ask(hook, payload(verdict, facts, hook), facts.cwd, failure)
+
     answers = await asyncio.gather(*(
-        asyncio.gather(*(ask(hook, payload(verdict, facts, hook), facts.cwd, failure)
-                         for hook in run))
+        asyncio.gather(*(asked(hook, verdict) for hook in run))
         for verdict, run in zip(decision.verdicts, runs, strict=True)))
     binding = frozenset(layer.name for layer in gate.layers if layer.binding)
     return combine(combined(verdict, list(found), binding)

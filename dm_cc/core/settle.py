@@ -29,7 +29,7 @@ all of a reply's calls first (:meth:`Settle.decide`) and settles each after
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -43,7 +43,8 @@ from dm_cc.core.approval import (
     ApprovalRequest,
     Approver,
     AskFailed,
-    suggested_rules,
+    asks_a_person,
+    suggested_for,
 )
 from dm_cc.core.events import Event, Notice, ToolDecided
 from dm_cc.core.hooks import CallFacts, consult_hooks, failure_for
@@ -180,7 +181,9 @@ class Settle:
 
     def question(self, judged: Judged, ctx: ToolContext) -> ApprovalRequest:
         """What the person is shown: the call, why it asks, and what "always" would
-        remember -- only rules that would in fact allow the request next time."""
+        remember -- only rules that would in fact allow the request they were suggested
+        for next time; none for an approver no person answers (headless: a call with
+        thousands of requests must not pay for a question nobody reads)."""
         call, decision = judged.call, judged.decision
         arguments = dict(call.arguments or {})
         rights = self.rights
@@ -192,12 +195,18 @@ class Settle:
         hooked = any(v.layer == HOOK_LAYER and v.action != "allow"
                      for v in decision.verdicts)
 
-        def covers(rule: Rule) -> bool:  # judged by the real gate: ceilings, managed rules
+        def allows(rule: Rule, these: Iterable[Request]) -> bool:
+            # judged by the real gate: ceilings, managed rules
             gate = rights.gate_with((*approvals, rule))
-            return any(gate.judge(request).action == "allow"
-                       for request in asking if request.permission == rule.permission)
+            return any(gate.judge(request).action == "allow" for request in these)
 
-        suggestions = tuple(rule for rule in suggested_rules(asking, call.name) if covers(rule))
+        def covers(rule: Rule) -> bool:  # an edited rule: any request of its permission
+            return allows(rule, (r for r in asking if r.permission == rule.permission))
+
+        # each suggestion judged on the requests it was suggested for (once each:
+        # linear in the call's requests), and none when nobody will answer
+        suggestions = tuple(rule for rule, origins in suggested_for(asking, call.name).items()
+                            if allows(rule, origins)) if asks_a_person(self.approver) else ()
         description = arguments.get("description")
         return ApprovalRequest(
             call.name, arguments, decision, judged.tool.preview(judged.params, ctx),

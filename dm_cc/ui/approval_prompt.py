@@ -89,6 +89,10 @@ QUIET = 1.0         # seconds without a key before one answers a question that c
                     # while the person was typing (their keys are kept for the prompt)
 TYPING = "what you were typing is kept for the prompt: read this, then answer"
 STOPPED_LINES = 6   # lines of a stopped command's output shown with its escape question
+ASKS_SHOWN = 20     # requests that ask listed in the question (v views all)
+RULES_SHOWN = 3     # rules "always" would keep named in the legend, each cut to
+RULE_CHARS = 40     # this many characters when there are more (else to ONE_RULE_CHARS:
+ONE_RULE_CHARS = 200  # a long command's exact rule)
 SAID = {"once": ("class:allow", "allowed once"),
         "session": ("class:allow", "allowed for this session"),
         "always": ("class:allow", "always allowed (saved)"),
@@ -132,9 +136,13 @@ def question_lines(request: ApprovalRequest, *, whole: bool = False) -> Iterator
     # each change says why it asks
     yield from changes_text.list_lines(listed, len(listed) if whole else changes_text.LIST_LINES)
     said = None   # an escape's requests share why the sandbox stopped it: said once
-    for verdict in request.decision.verdicts:
-        if verdict.action != "ask" or request.changes:
-            continue
+    asking = [v for v in request.decision.verdicts if v.action == "ask"] \
+        if not request.changes else []
+    if not whole and len(asking) > ASKS_SHOWN:   # a command naming thousands of paths
+        asking, left = asking[:ASKS_SHOWN], len(asking) - ASKS_SHOWN
+    else:
+        left = 0
+    for verdict in asking:
         note = verdict.request.note
         if verdict.request.permission == SANDBOX_ESCAPE and note and note != said:
             yield [("class:ask", f"  {note}")]
@@ -146,6 +154,8 @@ def question_lines(request: ApprovalRequest, *, whole: bool = False) -> Iterator
             yield [("class:ask", f"        reason: {verdict.rule.reason}")]
         if verdict.note and verdict.note != said:
             yield [("class:dim", f"        note: {verdict.note}")]
+    if left:
+        yield [("class:ask", f"  … and {counted(left, 'more request')} that ask: {VIEW}")]
     if request.preview:
         yield from diff_lines(request.preview, limit, f": {VIEW}")
     if diffs:
@@ -182,7 +192,11 @@ def _legend(request: ApprovalRequest) -> Line:
     remember = request.suggestions
     parts: Line = [("class:key", "y"), ("", " once  ")]
     if remember:
-        shown = ", ".join(f'{r.permission} "{r.pattern}"' for r in remember)
+        most = RULE_CHARS if len(remember) > RULES_SHOWN else ONE_RULE_CHARS
+        shown = ", ".join(f'{r.permission} "{_cut(r.pattern, most)}"'
+                          for r in remember[:RULES_SHOWN])
+        if len(remember) > RULES_SHOWN:
+            shown += f" and {counted(len(remember) - RULES_SHOWN, 'more rule')}"
         if request.may_save:
             parts += [("class:key", "s"), ("", " session  "), ("class:key", "a"),
                       ("", f" always ({shown})  ")]
@@ -199,6 +213,10 @@ def _legend(request: ApprovalRequest) -> Line:
     parts += [("class:key", "n"), ("", stop), ("class:key", "f"),
               ("", " no, tell the model why  "), ("class:dim", "Esc/Ctrl-D = n · Ctrl-C = n + cancel")]
     return parts
+
+
+def _cut(pattern: str, most: int) -> str:
+    return pattern if len(pattern) <= most else pattern[:most] + "…"
 
 
 def _remembering(request: ApprovalRequest) -> dict[str, str]:

@@ -112,7 +112,15 @@ def decision_line(call: ToolCall, decision: Decision, asked: str | None = None) 
         return line
     if decision.action == "ask" and asked:
         line += f" → {asked}"
-    return line + " (" + "; ".join(verdict_text(v, call) for v in decision.deciding) + ")"
+    deciding = decision.deciding
+    told = [verdict_text(v, call) for v in deciding[:DECIDING_SHOWN]]
+    if len(deciding) > DECIDING_SHOWN:   # a line naming thousands of paths: one line still
+        told.append(f"… and {counted(len(deciding) - DECIDING_SHOWN, 'more request')}")
+    return line + " (" + "; ".join(told) + ")"
+
+
+#: The deciding requests one decision line names; the rest are counted.
+DECIDING_SHOWN = 10
 
 
 def escape_line(call: ToolCall, decision: Decision, asked: str | None = None) -> str:
