@@ -34,7 +34,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
 from dm_cc.permissions.matchers import CompiledRule, EscapedFlagRule, Subject
-from dm_cc.permissions.patterns import PathSubject, Shape
+from dm_cc.permissions.patterns import PathSubject, Shape, wildcard_shapes
 from dm_cc.permissions.rules import Language, is_mcp_permission
 from dm_cc.permissions.shell.flags import FlagRule, flag_keys
 
@@ -126,15 +126,26 @@ class _Trie:
         self.root = _Node()
         self.size = 0
 
-    def add(self, shape: Shape, index: int, test: Test, source: str | None = None) -> None:
+    def add(self, shape: Shape, index: int, test: Test | None = None,
+            source: str | None = None) -> None:
+        """A rule's alternative of ``shape``; an ``other`` one with its ``test`` (and
+        ``source``: see :meth:`_Tried.add`)."""
         node = self.root
         for key in shape.keys:
-            node = node.children.setdefault(key, _Node())
+            child = node.children.get(key)
+            if child is None:
+                child = node.children[key] = _Node()
+            node = child
         self.size += 1
         if shape.kind == "other":
+            assert test is not None
             node.others.add(index, test, source)
+        elif shape.kind == "exact":
+            node.exact = max(node.exact, index)
+        elif shape.kind == "deeper":
+            node.deeper = max(node.deeper, index)
         else:
-            setattr(node, shape.kind, max(getattr(node, shape.kind), index))
+            node.reach = max(node.reach, index)
 
     def finish(self) -> None:
         """Note the highest index each place, and each subtree, holds."""
@@ -216,6 +227,9 @@ class RuleIndex:
     # ------------------------------------------------------------------ commands, names, URLs
 
     def _texts(self) -> None:
+        # A command's or a name's keys are its words; a URL's (or a host's) the parts
+        # between its slashes (``https:``, ``""``, ``example.com``, ...).
+        self._sep = "/" if self.kind == "url" else " "
         self._text = _Trie()    # matched as written
         self._folded = _Trie()  # ignoring case (deny and ask URL rules): keys lowercased
         self._flags: dict[tuple[str, str | None], _Tried] = {}
@@ -228,21 +242,27 @@ class RuleIndex:
             tried.finish()
 
     def _add_text(self, compiled: CompiledRule) -> None:
-        index = compiled.index
+        index, pattern = compiled.index, compiled.rule.pattern
         if self.kind == "url" and not compiled.strict:
             # Ignoring case matches all the case-sensitive pattern does, and more.
-            folded = compiled.folded
-            for shape in folded.shapes():
-                self._folded.add(_ascii_lower(shape), index, folded.match, folded.regex())
+            for shape in wildcard_shapes(pattern, sep=self._sep):
+                shape = _ascii_lower(shape)
+                if shape.kind == "other":  # only these need a matcher: built now
+                    folded = compiled.folded
+                    self._folded.add(shape, index, folded.match, folded.regex())
+                else:
+                    self._folded.add(shape, index)
             return
-        wildcard = compiled.shell_text if self.kind == "shell" else compiled.text
-        for shape in wildcard.shapes():
+        shell = self.kind == "shell"
+        for shape in wildcard_shapes(pattern, escapes=shell, sep=self._sep):
             if shape == Shape("reach", ()):
                 self._always = max(self._always, index)
+            elif shape.kind == "other":
+                wildcard = compiled.shell_text if shell else compiled.text
+                self._text.add(shape, index, wildcard.match, wildcard.regex())
             else:
-                self._text.add(shape, index, wildcard.match,
-                               wildcard.regex() if shape.kind == "other" else None)
-        if self.kind == "shell":
+                self._text.add(shape, index)
+        if shell:
             flags = compiled.flags
             if isinstance(flags, FlagRule):
                 self._flags.setdefault(flags.key, _Tried()).add(index, flags.matches)
@@ -254,9 +274,10 @@ class RuleIndex:
         folded = self._folded.size > 0
         if folded and not text.isascii():
             return self._fallback(subject)  # the folded keys are ASCII lowercase
-        best = self._text.last(text.split(" "), text, self._always)
+        sep = self._sep
+        best = self._text.last(text.split(sep), text, self._always)
         if folded:
-            best = self._folded.last(text.lower().split(" "), text, best)
+            best = self._folded.last(text.lower().split(sep), text, best)
         words = subject.words
         if self._flags and words:
             for key in flag_keys(words):

@@ -145,29 +145,6 @@ class Wildcard:
             body = f"{pieces[0]}{middle}.*{pieces[-1]}\\Z"
         return f"(?i:{body})" if self._ignore_case else body
 
-    def shapes(self) -> Iterator[Shape]:
-        """What each alternative of this pattern (itself, then each optional tail
-        dropped) asks of a text's space-separated words (:class:`Shape`)."""
-        wildcard: Wildcard | None = self
-        while wildcard is not None:
-            yield wildcard._shape()
-            wildcard = wildcard._optional_tail
-
-    def _shape(self) -> Shape:
-        pieces = self._pieces
-        first = pieces[0]
-        if first.literal and len(pieces) == 1:
-            return Shape("exact", tuple(first.text.split(" ")))
-        if first.literal and len(pieces) == 2 and pieces[1].length == 0:
-            if not first.text:
-                return Shape("reach", ())
-            if first.text.endswith(" "):
-                return Shape("deeper", tuple(first.text[:-1].split(" ")))
-        # A `?` shows as "?" in a piece's text: cut there (an escaped one too: a
-        # shorter prefix is still one every match starts with).
-        prefix = first.text if first.literal else first.text[:first.text.index("?")]
-        return Shape("other", tuple(prefix.split(" ")[:-1]))
-
     def _match(self, text: str) -> bool:
         pieces = self._pieces
         if len(text) < self._min_length:
@@ -196,7 +173,7 @@ class Shape(NamedTuple):
 
     * ``exact``: the keys are ``keys`` (the pattern names one text or path);
     * ``deeper``: the keys start with ``keys`` and go on (``git push *`` without its
-      optional tail: ``git push`` and one more word at least);
+      optional tail: ``git push`` and one more word at least; ``https://a.com/*``);
     * ``reach``: the keys start with ``keys`` (``src/**``; ``*`` with no keys);
     * ``other``: the keys start with ``keys``, and the pattern's matcher decides.
 
@@ -206,6 +183,42 @@ class Shape(NamedTuple):
 
     kind: Literal["exact", "deeper", "reach", "other"]
     keys: tuple[str, ...]
+
+
+def wildcard_shapes(pattern: str, *, escapes: bool = False, sep: str = " ") -> list[Shape]:
+    """What each alternative of the wildcard ``pattern`` (itself, then each optional
+    tail dropped: ``Wildcard(pattern, escapes=escapes)``) asks of a text's keys, the
+    text split at ``sep`` (words; a URL's parts between slashes). Read from the
+    pattern's text: no matcher is built (most never need one)."""
+    shapes = [_wildcard_shape(pattern, escapes, sep)]
+    while pattern.endswith(" *"):
+        pattern = pattern[:-2]
+        shapes.append(_wildcard_shape(pattern, escapes, sep))
+    return shapes
+
+
+def _wildcard_shape(pattern: str, escapes: bool, sep: str) -> Shape:
+    if escapes and "\\" in pattern:
+        # An escaped `*`, `?` or backslash is literal: read the pieces as Wildcard does;
+        # an unescaped `?` (None) shows as "?".
+        pieces = split_wildcard(pattern)
+        parts = ["".join(ch if ch is not None else "?" for ch in piece) for piece in pieces]
+        literal = None not in pieces[0]
+    else:
+        parts = pattern.split("*")
+        literal = "?" not in parts[0]
+    first = parts[0]
+    if literal and len(parts) == 1:
+        return Shape("exact", tuple(first.split(sep)))
+    if literal and len(parts) == 2 and not parts[1]:
+        if not first:
+            return Shape("reach", ())
+        if first.endswith(sep):
+            return Shape("deeper", tuple(first[:-len(sep)].split(sep)))
+    # Cut at the first `?` (an escaped one too: a shorter prefix is still one every
+    # match starts with).
+    prefix = first if literal else first[:first.index("?")]
+    return Shape("other", tuple(prefix.split(sep)[:-1]))
 
 
 def is_literal(pattern: str) -> bool:
