@@ -66,13 +66,14 @@ class _Tried:
     def __init__(self) -> None:
         self.top = NOTHING
         self._tests: list[tuple[int, Test]] = []
-        self._sources: list[tuple[int, str, Test]] = []
+        self._sources: list[tuple[int, Callable[[], str], Test]] = []
         self._regex: re.Pattern[str] | None = None
         self._indexes: list[int] = []
 
-    def add(self, index: int, test: Test, source: str | None = None) -> None:
-        """A rule matching where ``test`` passes (``source``: a regular expression
-        matching exactly there, as :func:`re.match` with ``re.DOTALL`` reads it)."""
+    def add(self, index: int, test: Test, source: Callable[[], str] | None = None) -> None:
+        """A rule matching where ``test`` passes (``source``: makes a regular expression
+        matching exactly there, as :func:`re.match` with ``re.DOTALL`` reads it; made
+        only when the rules here are first tried together)."""
         self.top = max(self.top, index)
         if source is None:
             self._tests.append((index, test))
@@ -102,7 +103,7 @@ class _Tried:
     def _first(self, text: str) -> int:
         if self._regex is None:
             self._indexes = [NOTHING, *(index for index, _source, _test in self._sources)]
-            self._regex = re.compile("|".join(f"(?:{source})()" for _index, source, _test
+            self._regex = re.compile("|".join(f"(?:{source()})()" for _index, source, _test
                                               in self._sources), re.DOTALL)
         found = self._regex.match(text)
         return NOTHING if found is None else self._indexes[found.lastindex or 0]
@@ -127,7 +128,7 @@ class _Trie:
         self.size = 0
 
     def add(self, shape: Shape, index: int, test: Test | None = None,
-            source: str | None = None) -> None:
+            source: Callable[[], str] | None = None) -> None:
         """A rule's alternative of ``shape``; an ``other`` one with its ``test`` (and
         ``source``: see :meth:`_Tried.add`)."""
         node = self.root
@@ -240,6 +241,9 @@ class RuleIndex:
         self._folded.finish()
         for tried in (*self._flags.values(), self._escaped_flags):
             tried.finish()
+        self._flag_tops: dict[str, int] = {}  # a program: the highest index of its flag rules
+        for (program, _word), tried in self._flags.items():
+            self._flag_tops[program] = max(self._flag_tops.get(program, NOTHING), tried.top)
 
     def _add_text(self, compiled: CompiledRule) -> None:
         index, pattern = compiled.index, compiled.rule.pattern
@@ -247,9 +251,8 @@ class RuleIndex:
             # Ignoring case matches all the case-sensitive pattern does, and more.
             for shape in wildcard_shapes(pattern, sep=self._sep):
                 shape = _ascii_lower(shape)
-                if shape.kind == "other":  # only these need a matcher: built now
-                    folded = compiled.folded
-                    self._folded.add(shape, index, folded.match, folded.regex())
+                if shape.kind == "other":  # only these need a matcher (built when used)
+                    self._folded.add(shape, index, *_folded_matcher(compiled))
                 else:
                     self._folded.add(shape, index)
             return
@@ -257,9 +260,8 @@ class RuleIndex:
         for shape in wildcard_shapes(pattern, escapes=shell, sep=self._sep):
             if shape == Shape("reach", ()):
                 self._always = max(self._always, index)
-            elif shape.kind == "other":
-                wildcard = compiled.shell_text if shell else compiled.text
-                self._text.add(shape, index, wildcard.match, wildcard.regex())
+            elif shape.kind == "other":  # only these need a matcher (built when used)
+                self._text.add(shape, index, *_text_matcher(compiled, shell))
             else:
                 self._text.add(shape, index)
         if shell:
@@ -279,7 +281,9 @@ class RuleIndex:
         if folded:
             best = self._folded.last(text.lower().split(sep), text, best)
         words = subject.words
-        if self._flags and words:
+        # Respelling a command keeps its program (npm i is npm install), so its first
+        # word says whether a flag rule could beat the match found so far.
+        if words and self._flag_tops.get(words[0], NOTHING) > best:
             for key in flag_keys(words):
                 tried = self._flags.get(key)
                 if tried is not None:
@@ -310,7 +314,9 @@ class RuleIndex:
                 names = self._names if strict else self._folded_names
                 names[shape.keys[0]] = max(names.get(shape.keys[0], NOTHING), index)
             elif segment is not None:
-                self._anywhere.add(index, segment.match, segment.regex_source())
+                source = segment.regex_source()
+                self._anywhere.add(index, segment.match,
+                                   None if source is None else _constant(source))
             elif area == "relative":
                 (self._relative if strict else self._folded_relative).add(shape, index, glob.match)
             else:
@@ -367,6 +373,22 @@ def _walk(trie: _Trie, folded: _Trie, segments: list[str], path: PathSubject, be
     if folded.root.below > best:
         best = folded.last([segment.casefold() for segment in segments], path, best)
     return best
+
+
+def _text_matcher(compiled: CompiledRule, shell: bool) -> tuple[Test, Callable[[], str]]:
+    """A rule's text matcher and its regex, each built on first use."""
+    if shell:
+        return (lambda text: compiled.shell_text.match(text)), lambda: compiled.shell_text.regex()
+    return (lambda text: compiled.text.match(text)), lambda: compiled.text.regex()
+
+
+def _folded_matcher(compiled: CompiledRule) -> tuple[Test, Callable[[], str]]:
+    """A rule's matcher ignoring case and its regex, each built on first use."""
+    return (lambda text: compiled.folded.match(text)), lambda: compiled.folded.regex()
+
+
+def _constant(source: str) -> Callable[[], str]:
+    return lambda: source
 
 
 def _ascii_lower(shape: Shape) -> Shape:
