@@ -55,15 +55,23 @@ def kind_of(permission: str, language: Language) -> Kind:
     return language
 
 
+#: How many times the rules at one place are tried one by one before those with a
+#: regular expression are compiled into one: a one-shot ``dm_cc policy check`` would
+#: spend more compiling than matching.
+TRIED_BEFORE_COMPILING = 2
+
+
 class _Tried:
     """Rules at one place that only their own matcher decides, tried last first. Those
-    whose matcher is a regular expression are tried as one (compiled when first
-    needed, when there are several): its alternatives are ordered last rule first,
-    and the first that matches is the one a regular expression reports."""
+    whose matcher is a regular expression are tried as one once the place is used
+    (:data:`TRIED_BEFORE_COMPILING`), when there are several: its alternatives are
+    ordered last rule first, and the first that matches is the one a regular
+    expression reports."""
 
-    __slots__ = ("top", "_tests", "_sources", "_regex", "_indexes")
+    __slots__ = ("top", "_tests", "_sources", "_regex", "_indexes", "_tried")
 
     def __init__(self) -> None:
+        self._tried = 0
         self.top = NOTHING
         self._tests: list[tuple[int, Test]] = []
         self._sources: list[tuple[int, Callable[[], str], Test]] = []
@@ -92,7 +100,11 @@ class _Tried:
         if self.top <= best:
             return best
         if self._sources and self._sources[0][0] > best:
-            best = max(best, self._first(value))
+            if self._regex is None and self._tried < TRIED_BEFORE_COMPILING:
+                self._tried += 1
+                best = max(best, _first_of(self._sources, value, best))
+            else:
+                best = max(best, self._first(value))
         for index, test in self._tests:
             if index <= best:
                 break
@@ -107,6 +119,17 @@ class _Tried:
                                               in self._sources), re.DOTALL)
         found = self._regex.match(text)
         return NOTHING if found is None else self._indexes[found.lastindex or 0]
+
+
+def _first_of(sources: Sequence[tuple[int, Callable[[], str], Test]], value: Any,
+              best: int) -> int:
+    """The highest index above ``best`` among ``sources`` (last first) whose test passes."""
+    for index, _source, test in sources:
+        if index <= best:
+            break
+        if test(value):
+            return index
+    return best
 
 
 class _Node:

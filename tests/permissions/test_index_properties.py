@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 from dm_cc.permissions import PathContext, Rule, Ruleset, evaluate
 from dm_cc.permissions.engine import CompiledRule, last_match, subject
+from dm_cc.permissions.index import TRIED_BEFORE_COMPILING
 from dm_cc.permissions.patterns import Wildcard
 
 CTX = PathContext(root="/proj", home="/home/u")
@@ -45,9 +46,10 @@ def check(permission: str, text: str, rules: list[Rule], language: str,
           context: PathContext = NO_CTX, words: tuple[str, ...] | None = None) -> None:
     expected = reference(permission, text, words, rules, language, context)
     ruleset = Ruleset(rules, context)
-    hit = last_match(permission, text, words, [ruleset], language)  # type: ignore[arg-type]
-    got = None if hit is None else rules[hit[1]]
-    assert got is expected, (got, expected)
+    for _ in range(TRIED_BEFORE_COMPILING + 1):  # rules one by one, then as one regex
+        hit = last_match(permission, text, words, [ruleset], language)  # type: ignore[arg-type]
+        got = None if hit is None else rules[hit[1]]
+        assert got is expected, (got, expected)
     if words is None:
         # layered: the same rules cut in three, and through the public evaluate
         cut = len(rules) // 3
