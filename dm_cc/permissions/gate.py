@@ -210,7 +210,7 @@ class Gate:
         path context): what the public :func:`decide` uses."""
         gate = cls.__new__(cls)
         given, sets = prepared(rulesets)
-        layers = tuple(Layer(f"rules:{i}", rules) for i, rules in enumerate(given, 1))
+        layers = tuple(Layer(f"rules:{i}", tuple(rules)) for i, rules in enumerate(given, 1))
         gate._build(layers, sets, NO_CONTEXT, ())
         return gate
 

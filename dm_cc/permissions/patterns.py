@@ -28,7 +28,7 @@ import re
 import unicodedata
 from collections.abc import Iterator, Mapping
 from functools import lru_cache
-from typing import Any, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 MAX_BRACE_EXPANSION = 256
 #: Path patterns that match every path in the project: a rule with one names
@@ -73,15 +73,18 @@ def unescaped_prefix(pattern: str) -> str:
 class _Piece:
     """A star-free run of a wildcard pattern; ``?`` matches any single character."""
 
-    __slots__ = ("length", "text", "regex")
+    __slots__ = ("length", "text", "regex", "literal", "source")
 
     def __init__(self, chars: list[str | None], ignore_case: bool) -> None:
         self.length = len(chars)
         self.text = "".join(ch or "?" for ch in chars)
+        self.literal = None not in chars  # no `?`: ``text`` is what it matches
         self.regex: re.Pattern[str] | None = None  # None: plain text, compared as it is
+        self.source: str | None = None  # the regex's source (a literal's: text escaped)
         if None in chars or ignore_case:
-            body = "".join("." if ch is None else re.escape(ch) for ch in chars)
-            self.regex = re.compile(body, re.DOTALL | (re.IGNORECASE if ignore_case else 0))
+            self.source = "".join("." if ch is None else re.escape(ch) for ch in chars)
+            self.regex = re.compile(self.source,
+                                    re.DOTALL | (re.IGNORECASE if ignore_case else 0))
 
     def match_at(self, text: str, pos: int) -> bool:
         if self.regex is None:
@@ -98,11 +101,12 @@ class _Piece:
 class Wildcard:
     """A compiled wildcard; ``match(text)`` is linear in ``len(text)`` per piece."""
 
-    __slots__ = ("pattern", "_pieces", "_min_length", "_optional_tail")
+    __slots__ = ("pattern", "_pieces", "_min_length", "_optional_tail", "_ignore_case")
 
     def __init__(self, pattern: str, *, ignore_case: bool = False,
                  optional_tail: bool = True, escapes: bool = True) -> None:
         self.pattern = pattern
+        self._ignore_case = ignore_case
         self._optional_tail: Wildcard | None = None
         if optional_tail and pattern.endswith(" *"):
             self._optional_tail = Wildcard(pattern[:-2], ignore_case=ignore_case,
@@ -118,6 +122,28 @@ class Wildcard:
         if self._match(text):
             return True
         return self._optional_tail is not None and self._optional_tail.match(text)
+
+    def regex(self) -> str:
+        """A regular expression (for ``re.match`` with ``re.DOTALL``) that matches
+        exactly the texts this wildcard matches, in linear time like :meth:`match`:
+        each middle piece is found leftmost and kept (an atomic group), which is
+        the same search, so it never backtracks over the text more than once."""
+        sources = []
+        wildcard: Wildcard | None = self
+        while wildcard is not None:
+            sources.append(wildcard._regex())
+            wildcard = wildcard._optional_tail
+        return sources[0] if len(sources) == 1 else "|".join(f"(?:{s})" for s in sources)
+
+    def _regex(self) -> str:
+        pieces = [piece.source if piece.source is not None else re.escape(piece.text)
+                  for piece in self._pieces]
+        if len(pieces) == 1:
+            body = pieces[0] + r"\Z"
+        else:
+            middle = "".join(f"(?>.*?{piece})" for piece in pieces[1:-1] if piece)
+            body = f"{pieces[0]}{middle}.*{pieces[-1]}\\Z"
+        return f"(?i:{body})" if self._ignore_case else body
 
     def _match(self, text: str) -> bool:
         pieces = self._pieces
@@ -140,6 +166,61 @@ class Wildcard:
         return pos <= end
 
 
+class Shape(NamedTuple):
+    """What one alternative of a pattern asks of the keys of a text: its words split at
+    each space (or a path's segments), compared as they are (case-sensitive) or
+    folded for a pattern that ignores case:
+
+    * ``exact``: the keys are ``keys`` (the pattern names one text or path);
+    * ``deeper``: the keys start with ``keys`` and go on (``git push *`` without its
+      optional tail: ``git push`` and one more word at least; ``https://a.com/*``);
+    * ``reach``: the keys start with ``keys`` (``src/**``; ``*`` with no keys);
+    * ``other``: the keys start with ``keys``, and the pattern's matcher decides.
+
+    Each but ``other`` is the whole truth about the alternative, so an index can
+    decide it by finding the keys (:mod:`dm_cc.permissions.index`).
+    """
+
+    kind: Literal["exact", "deeper", "reach", "other"]
+    keys: tuple[str, ...]
+
+
+def wildcard_shapes(pattern: str, *, escapes: bool = False, sep: str = " ") -> list[Shape]:
+    """What each alternative of the wildcard ``pattern`` (itself, then each optional
+    tail dropped: ``Wildcard(pattern, escapes=escapes)``) asks of a text's keys, the
+    text split at ``sep`` (words; a URL's parts between slashes). Read from the
+    pattern's text: no matcher is built (most never need one)."""
+    shapes = [_wildcard_shape(pattern, escapes, sep)]
+    while pattern.endswith(" *"):
+        pattern = pattern[:-2]
+        shapes.append(_wildcard_shape(pattern, escapes, sep))
+    return shapes
+
+
+def _wildcard_shape(pattern: str, escapes: bool, sep: str) -> Shape:
+    if escapes and "\\" in pattern:
+        # An escaped `*`, `?` or backslash is literal: read the pieces as Wildcard does;
+        # an unescaped `?` (None) shows as "?".
+        pieces = split_wildcard(pattern)
+        parts = ["".join(ch if ch is not None else "?" for ch in piece) for piece in pieces]
+        literal = None not in pieces[0]
+    else:
+        parts = pattern.split("*")
+        literal = "?" not in parts[0]
+    first = parts[0]
+    if literal and len(parts) == 1:
+        return Shape("exact", tuple(first.split(sep)))
+    if literal and len(parts) == 2 and not parts[1]:
+        if not first:
+            return Shape("reach", ())
+        if first.endswith(sep):
+            return Shape("deeper", tuple(first[:-len(sep)].split(sep)))
+    # Cut at the first `?` (an escaped one too: a shorter prefix is still one every
+    # match starts with).
+    prefix = first if literal else first[:first.index("?")]
+    return Shape("other", tuple(prefix.split(sep)[:-1]))
+
+
 def is_literal(pattern: str) -> bool:
     """True when a wildcard pattern contains no (unescaped) wildcard characters."""
     return len(split_wildcard(pattern)) == 1 and None not in split_wildcard(pattern)[0]
@@ -160,7 +241,7 @@ def _is_magic(segment: str) -> bool:
     return any(ch in segment for ch in "*?[")
 
 
-class _SegmentGlob:
+class SegmentGlob:
     """One path segment: a literal compare; ``*``/``?`` with the linear wildcard
     matcher (a segment holds no ``/``, so the semantics are glob's); character
     classes ``[..]`` through a wcmatch regex (atomic, linear)."""
@@ -175,6 +256,16 @@ class _SegmentGlob:
                              escapes=False) \
             if self.regex is None and _is_magic(text) else None
 
+    @property
+    def literal(self) -> bool:
+        """Matched by comparing ``text`` (a segment casefolded first when ignoring case)."""
+        return self.regex is None and self.wild is None
+
+    def regex_source(self) -> str | None:
+        """A regular expression matching exactly the segments this glob matches
+        (:meth:`Wildcard.regex`); None for a literal or a character class."""
+        return None if self.wild is None else self.wild.regex()
+
     def match(self, segment: str) -> bool:
         if self.regex is not None:
             return self.regex.match(segment) is not None
@@ -185,7 +276,7 @@ class _SegmentGlob:
         return segment == self.text
 
 
-def _group_match_at(group: list[_SegmentGlob], segments: list[str], pos: int) -> bool:
+def _group_match_at(group: list[SegmentGlob], segments: list[str], pos: int) -> bool:
     return all(glob.match(segments[pos + i]) for i, glob in enumerate(group))
 
 
@@ -195,12 +286,12 @@ class _SegmentPattern:
     __slots__ = ("groups", "minimum")
 
     def __init__(self, segments: list[str], ignore_case: bool) -> None:
-        groups: list[list[_SegmentGlob]] = [[]]
+        groups: list[list[SegmentGlob]] = [[]]
         for segment in segments:
             if segment == "**":
                 groups.append([])
             else:
-                groups[-1].append(_SegmentGlob(segment, ignore_case))
+                groups[-1].append(SegmentGlob(segment, ignore_case))
         self.groups = groups
         self.minimum = sum(len(group) for group in groups)
 
@@ -225,6 +316,22 @@ class _SegmentPattern:
             pos += len(group)
         return pos <= end
 
+    def shape(self) -> Shape:
+        """What this pattern asks of a path's segments (:class:`Shape`; a literal
+        segment's key is casefolded when ignoring case)."""
+        groups = self.groups
+        lead: list[str] = []
+        for glob in groups[0]:
+            if not glob.literal:
+                break
+            lead.append(glob.text)
+        whole = len(lead) == len(groups[0])
+        if whole and len(groups) == 1:
+            return Shape("exact", tuple(lead))
+        if whole and len(groups) == 2 and not groups[1]:
+            return Shape("reach", tuple(lead))
+        return Shape("other", tuple(lead))
+
 
 class PathContext(NamedTuple):
     """Where relative and home-relative patterns are anchored.
@@ -244,6 +351,12 @@ def _split_abs(path: str) -> list[str]:
 
 def _split_rel(path: str) -> list[str]:
     return [] if path in ("", ".") else [part for part in path.split("/") if part]
+
+
+#: Which of a request path's forms a path pattern's alternative is matched against:
+#: ``anywhere`` (no ``/``: the last segment of the project-relative form, else of the
+#: absolute one), ``relative``, ``absolute``, or ``any`` (``*``: every path).
+PathArea = Literal["any", "anywhere", "relative", "absolute"]
 
 
 class PathGlob:
@@ -283,6 +396,23 @@ class PathGlob:
             while pattern.startswith("./"):
                 pattern = pattern[2:]
             self._relative.append(_SegmentPattern(_split_rel(pattern), ignore_case))
+
+    def shapes(self) -> Iterator[tuple[PathArea, Shape, SegmentGlob | None]]:
+        """Each alternative of this pattern: which segments of a request path it is
+        matched against (``any``: it matches every path), and what it asks of them
+        (:class:`Shape`); an ``anywhere`` one asks it of the last segment alone, and
+        comes with the glob that segment must match."""
+        if self._everything:
+            yield "any", Shape("reach", ()), None
+            return
+        for anywhere in self._anywhere:
+            [glob] = anywhere.groups[1]
+            shape = Shape("exact", (glob.text,)) if glob.literal else Shape("other", ())
+            yield "anywhere", shape, glob
+        for relative in self._relative:
+            yield "relative", relative.shape(), None
+        for absolute in self._absolute:
+            yield "absolute", absolute.shape(), None
 
     def match(self, subject: PathSubject) -> bool:
         if self._everything:
@@ -515,6 +645,17 @@ class ArgumentsPattern:
             self._exact = exact.text
         else:
             self._text = Wildcard(pattern, escapes=False)
+
+    @property
+    def everything(self) -> bool:
+        """``*``: any arguments at all."""
+        return self._conditions == []
+
+    @property
+    def exact(self) -> str | None:
+        """The canonical JSON of the one call this pattern names, if it names one: it
+        matches arguments whose object is that (:attr:`Arguments.text`)."""
+        return self._exact
 
     def match(self, subject: Arguments) -> bool:
         if self._conditions is not None:

@@ -286,6 +286,23 @@ class FlagRule(NamedTuple):
             return False
         return wildcard_match(self.tail, " ".join(read.positional[rest:]))
 
+    @property
+    def key(self) -> tuple[str, str | None]:
+        """What a command must have for this rule to match it: its program (as the rule
+        names it), and the last of the rule's leading words among its other words
+        (None: the rule has one leading word). :func:`flag_keys` are a command's."""
+        return self.head[0], self.head[-1] if len(self.head) > 1 else None
+
+
+def flag_keys(words: Sequence[str]) -> list[tuple[str, str | None]]:
+    """The :attr:`FlagRule.key` of every flag rule that can match the command ``words``
+    (an index finds those rules without trying the others)."""
+    read = _read(tuple(words))
+    if not read.words:
+        return []
+    program = read.words[0]
+    return [(program, None), *((program, word) for word in set(read.positional[1:]))]
+
 
 class _Read(NamedTuple):
     """A command's words as the flag rules read them: its leading words respelled
