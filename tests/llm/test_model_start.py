@@ -117,3 +117,28 @@ def test_a_failed_warm_up_is_not_lost_the_first_use_raises_it(tmp_path):
     """
     # tried by the warm-up, then again at first use, which raises it
     assert child(code, path=tmp_path).strip() == "2 litellm is broken here"
+
+
+def test_a_session_starts_its_models_warm_up_before_it_makes_the_session(project):
+    from dm_cc.compose import open_world
+    from dm_cc.core import HeadlessApprover
+    from dm_cc.llm.scripted import ScriptedModel, reply
+    from dm_cc.session import SessionStore
+
+    happened: list[str] = []
+
+    class Warming(ScriptedModel):
+        """A model with a slow first use, as LiteLLMModel."""
+
+        def warm_up(self) -> None:
+            happened.append("warm-up")
+
+    class Store(SessionStore):
+        def create(self, *args, **kwargs):
+            happened.append("session")
+            return super().create(*args, **kwargs)
+
+    world = open_world(cwd=project)
+    world.sessions = Store(world.sessions.root)     # the cached property, set
+    loop = world.open_loop(HeadlessApprover("deny"), model=Warming([reply("hi")]))
+    assert happened == ["warm-up", "session"] and loop.session is not None
