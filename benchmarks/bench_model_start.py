@@ -3,29 +3,33 @@ against `python -c "import litellm"`.
 
 Target: `dm_cc run --model openai/x --api-base http://127.0.0.1:PORT/v1 "hi"`
 gets its first request to the server in at most 1.1x the time a process takes
-to `import litellm` and exit, measured in the same run. litellm's import is most
-of a litellm run's start (seconds); dm_cc imports it in a thread from its first
-lines (dm_cc.llm.warm) while the policy, session and tools load, so the rest
-should hide behind it.
+to `import litellm`, measured in the same run. litellm's import is most of a
+litellm run's start (seconds); dm_cc imports it in a thread as soon as the
+session knows its model (dm_cc.llm.litellm_model.start_import), with what
+litellm's first request would load, while the session, tools and policy load.
 
-What is timed, each as a fresh process from a throwaway project (a temp dir with
+What is timed, each a fresh process from a throwaway project (a temp dir with
 `.git/`), DM_CC_HOME and DM_CC_MANAGED_DIR fresh temp dirs, and
 LITELLM_LOCAL_MODEL_COST_MAP=True in the environment of all of them:
 
-  import litellm       - the reference: `python -c "import litellm"`, start to exit;
-  dm_cc run, 1st req   - `python -m dm_cc run --model openai/x --api-base ... hi`,
-                         from just before Popen until the loopback server
-                         (tests/support/openai_server.py) has read the first
-                         chat completion request;
-  dm_cc run, exit      - the same run, until it exits (the answer printed);
-  litellm alone, 1st   - for scale: a script that imports litellm and sends the
-                         same kind of streamed request, until it arrives (the
-                         floor: what litellm itself costs before its first request);
-  dm_cc run scripted   - for scale: `--model scripted:FILE` (no litellm), to exit.
+  import litellm: exit  - the reference: `python -c "import litellm"`, from just
+                          before Popen to its exit (Python's own teardown of
+                          litellm's modules included: a third of it);
+  import litellm: done  - the same process, to the moment its import was done
+                          (it writes the monotonic clock): the stricter reference;
+  dm_cc run: first req  - `python -m dm_cc run --model openai/x --api-base ... hi`,
+                          until the loopback server (tests/support/openai_server.py)
+                          has read the first chat completion request;
+  dm_cc run: exit       - the same run, until it exits (the answer printed);
+  litellm alone: first  - for scale: a script that imports litellm and sends one
+                          streamed request with a tool, as a peer would, until it
+                          arrives;
+  dm_cc run scripted    - for scale: `--model scripted:FILE` (no litellm), to exit.
 
-Runs are paired (each round runs every process once, in turn) and the verdict
-uses the median of the per-round ratios, so a machine that drifts moves both
-sides alike.
+Each ratio is the median of per-round ratios over paired rounds (every process
+once a round, in turn), so a machine that drifts moves both sides alike. The
+verdict is against the process (the target's terms); the figure against its
+import alone is printed beside it.
 
     python benchmarks/bench_model_start.py [--runs N]
 """
