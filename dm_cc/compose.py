@@ -613,6 +613,7 @@ class World:
         one: its ``messages`` are empty, which is how a front end tells and says so.
         Raises UsageError for an unknown or subagent-only agent or no model."""
         from dm_cc.core import Loop, Notice, Runtime
+        from dm_cc.llm import WarmsUp
         from dm_cc.session import agent_in_charge
         from dm_cc.tools import builtin_tools
 
@@ -632,9 +633,13 @@ class World:
                                  "exists; continue it with --agent NAME")
         agent = named_agent(self.agents, options.agent or self.settings.default_agent
                             or DEFAULT_AGENT, primary=True)
-        model_name = agent.model or self.settings.model
-        if model is None and not model_name:
-            raise UsageError(NO_MODEL)
+        if model is None:
+            model_name = agent.model or self.settings.model
+            if not model_name:
+                raise UsageError(NO_MODEL)
+            model = self.make_model(model_name)
+        if isinstance(model, WarmsUp):   # litellm: imported while the rest loads
+            model.warm_up()
         if session is None:
             session = store.create(self.root, agent=agent.name)
         session.warnings[:0] = store.take_warnings()   # a damaged index, found by --continue
@@ -654,7 +659,7 @@ class World:
         settings = self.settings
         runtime = Runtime(policy=self.in_force, agents=configured(self.agents, settings.agents),
                           tools=tools,
-                          model=model or self.make_model(model_name),  # type: ignore[arg-type]
+                          model=model,
                           approver=approver, where=self.where, refresh=refresh,
                           capabilities=capabilities, on_event=on_event,
                           on_stream=on_stream, on_output=on_output, approvals=self.answers,

@@ -35,11 +35,14 @@ is taken out — the calls, their retries and the streamed reply's assembly:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import copy
 import functools
+import importlib
 import json
 import logging
 import os
+import threading
 import uuid
 import warnings
 from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
@@ -78,9 +81,31 @@ logger = logging.getLogger(__name__)    # dm_cc's side of each call, with --verb
 DUMMY_KEY = "sk-dummy"    # for OpenAI-compatible servers that want no key
 
 
-@functools.cache
+#: What litellm imports on its own the first time it is used, after ``import litellm``
+#: (litellm 1.104-1.106): the OpenAI SDK's resources (all of them, on a client's first
+#: ``.chat``: a first request to any OpenAI-compatible endpoint), a helper its message
+#: transformation loads, and the tokenizer its cost bookkeeping loads for the first
+#: reply. The warm-up imports them too; a name a later litellm no longer has costs
+#: nothing (tests/llm/test_model_start.py checks a first request loads none of them).
+FIRST_USE = ("openai.resources.chat", "litellm.proxy.openai_files_endpoints.common_utils",
+             "litellm.litellm_core_utils.default_encoding")
+
+_importing = threading.Lock()   # one import at a time: the warm-up's, or the first use's
+_starting = threading.Lock()
+_started: list[threading.Thread] = []   # the warm-up thread, once started
+
+
 def _import_litellm() -> Any:
-    """Import litellm on first use: no price-map download, no chatter on stderr."""
+    """litellm, imported and set up on first use; a call while the warm-up is importing
+    it waits for that import (and, if it failed, tries again: the same error is raised
+    here, where the model is used, as if there had been no warm-up)."""
+    with _importing:
+        return _set_up_litellm()
+
+
+@functools.cache
+def _set_up_litellm() -> Any:
+    """Import litellm: no price-map download, no chatter on stderr."""
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     import litellm
 
@@ -92,6 +117,35 @@ def _import_litellm() -> Any:
     warnings.filterwarnings("ignore", message="Pydantic serializer warnings")
     warnings.filterwarnings("ignore", category=DeprecationWarning, module=r"litellm\.")
     return litellm
+
+
+def start_import() -> None:
+    """Begin importing litellm (seconds) and what its first call loads in a background
+    thread, once per process; returns at once. Called as soon as a session knows its
+    model is a litellm one (``World.open_loop``), so that the import runs while the
+    session, the tools and the policy load and, in the REPL, while the person types.
+    The first use waits for the import under way (:func:`_import_litellm`). A failure
+    here is only logged: the first use imports again, and raises the error there.
+
+    Not a daemon: a process that ends while the import is under way waits for it.
+    Python stops a daemon thread wherever it is as it finalizes, and one stopped
+    holding an import lock hangs the next import (a finalizer's) for ever."""
+    with _starting:
+        if _started:
+            return
+        _started.append(threading.Thread(target=_warm_up, name="dm_cc-litellm-import"))
+    _started[0].start()
+
+
+def _warm_up() -> None:
+    try:
+        _import_litellm()
+        for name in FIRST_USE:
+            with contextlib.suppress(ImportError):
+                importlib.import_module(name)
+    except Exception:   # broken install; or a concurrent circular import (Python's lock)
+        logger.debug("importing litellm in the background failed; its first use will "
+                     "import it again", exc_info=True)
 
 
 # -- assembling a streamed reply ---------------------------------------------------
@@ -245,8 +299,8 @@ class LiteLLMModel:
         self._noticed = False
 
     def warm_up(self) -> None:
-        """Import litellm now (seconds): the REPL calls this in the background."""
-        _import_litellm()
+        """Start importing litellm in the background (:func:`start_import`)."""
+        start_import()
 
     @functools.cached_property
     def context_window(self) -> int | None:
@@ -307,6 +361,11 @@ class LiteLLMModel:
             "stream": True, "stream_options": {"include_usage": True},
             "timeout": self.timeout, "max_retries": 0,   # retries are ours, see complete()
             "drop_params": True,                         # e.g. temperature on reasoning models
+            # dm_cc's tools are plain functions (its MCP tools too: dm_cc is the MCP
+            # client): litellm's MCP gateway never applies, and checking for it imports
+            # litellm's MCP handler and the mcp SDK on the first request (~0.3 s).
+            # litellm takes the flag out of what it sends (core_helpers' internal params).
+            "_skip_mcp_handler": True,
             **copy.deepcopy(thinking.params),    # litellm may rewrite them in place
         }
         if tools:

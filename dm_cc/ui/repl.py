@@ -3,8 +3,9 @@
     run_repl(load_world, agent_hint) -> exit status
 
 The prompt is drawn first; the world (policy files, agents, the session, the
-tools) is loaded in a thread right after, and litellm is imported in the
-background once it is: the person can type at once. A message sent before the
+tools) is loaded in a thread right after, and litellm is imported in another
+as soon as the session knows its model (``World.open_loop``): the person can type
+at once. A message sent before the
 world is there waits for it, a spinner saying so (Ctrl-C: not sent, given back to
 the prompt). MCP servers start in the background once it is, and notices from
 other threads (a server that fails) are shown on the REPL's loop; after Ctrl-D,
@@ -55,7 +56,7 @@ from dm_cc.agents import mentioned
 from dm_cc.config import state_dir
 from dm_cc.core import Event, TaskFinished, TaskStarted, ToolDecided, ToolFinished
 from dm_cc.errors import DmccError
-from dm_cc.llm import ModelError, ReasoningDelta, Retrying, StreamEvent, TextDelta, WarmsUp
+from dm_cc.llm import ModelError, ReasoningDelta, Retrying, StreamEvent, TextDelta
 from dm_cc.ui import slash
 from dm_cc.ui.approval_prompt import ReplApprover
 from dm_cc.ui.early import give_back
@@ -226,9 +227,6 @@ class Repl:
         width = min(self.screen.output.get_size().columns, MAX_WIDTH)
         self.screen.lines(notice_lines(world, width), "class:notice")
         loop.rights.gate()  # compile the rules now, and report saved approvals that cannot be read
-        model = loop.rt.model
-        if isinstance(model, WarmsUp):
-            threading.Thread(target=model.warm_up, name="dm_cc-warm-up", daemon=True).start()
         assert self._ready is not None
         self._ready.set_result(None)
         self._invalidate()
