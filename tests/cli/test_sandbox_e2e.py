@@ -116,12 +116,18 @@ def test_an_allowed_program_is_held_to_the_policy_by_the_kernel(setup):
     output = setup.tool_output(done)
     failed = [line.split()[0] for line in log if line.split()[1] == "FAILED"]
     # outside the project the write goes to the command's scratch copy (a transaction's
-    # view): it "works" there, lands nowhere, and the sandbox says what it kept out
-    assert failed == ["policy", "user-config", "approvals", "secret", "network"], log
-    assert log[0] == "outside DONE" and not (setup.outside / "escaped.txt").exists()
+    # view): it "works" there, lands nowhere, and the sandbox says what it kept out; so
+    # does a write to the project's policy, held read-only as a discarded change (a mask
+    # layer, not a mount per path)
+    assert failed == ["user-config", "approvals", "secret", "network"], (log, output)
+    assert log[:2] == ["outside DONE", "policy DONE"]
+    assert not (setup.outside / "escaped.txt").exists()
+    assert (".dm_cc/policy.yaml: the sandbox keeps it read-only (dm_cc's project files "
+            "(policy, agents)): a change there never lands") in output
     assert (f"(the sandbox stopped this: it wrote outside the project, where the sandbox keeps "
-            f"no write: {setup.outside}/escaped.txt; none of it happened. The sandbox is "
-            "required here") in output
+            f"no write: {setup.outside}/escaped.txt; none of it happened; it wrote where the "
+            "sandbox keeps no write (hidden or read-only paths): .dm_cc/policy.yaml; none of it "
+            "will land. The sandbox is required here") in output
     assert (setup.root / ".dm_cc" / "policy.yaml").read_text() == "rules: []\n"
     assert (setup.dm_home / "config" / "config.yaml").read_text() == config
     assert not (setup.dm_home / "data" / "forged.json").exists()
@@ -135,7 +141,8 @@ def test_a_network_rule_opens_the_network(setup):
     done = setup.run()
     assert done.returncode == 0, done.stderr
     assert "network DONE hello from loopback" in setup.log()
-    assert "policy FAILED OSError" in setup.log()       # the rest still holds
+    assert "user-config FAILED OSError" in setup.log()  # the rest still holds
+    assert (setup.root / ".dm_cc" / "policy.yaml").read_text() == "rules: []\n"
     assert not (setup.outside / "escaped.txt").exists()
 
 
