@@ -64,7 +64,6 @@ import json
 import math
 import os
 import re
-import secrets
 import time
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import ExitStack, contextmanager
@@ -239,6 +238,8 @@ def _the_saved(approvals: builtins.list[SavedApproval]) -> str:
 
 
 def _new_id(taken: set[str]) -> str:
+    import secrets  # only adding needs an id: reading the store (every judging command) does not
+
     while True:
         candidate = f"apr_{secrets.token_hex(6)}"
         if candidate not in taken:
