@@ -8,7 +8,6 @@ new name survives a crash, not only the bytes)."""
 from __future__ import annotations
 
 import os
-import tempfile
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
@@ -69,6 +68,8 @@ def replace_file(path: Path, data: bytes, mode: int = 0o600, *, sync: bool = Tru
     when it cannot be done (the temporary file is removed). ``sync=False``: no fsync
     (still one step for readers, but a crash may leave the old file or a damaged
     one): for derived data, rebuilt when damaged, that is written often."""
+    import tempfile  # (with random and shutil) only a writer needs it: readers do not
+
     fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as out:
