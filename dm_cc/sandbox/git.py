@@ -26,12 +26,9 @@ from __future__ import annotations
 import posixpath
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
+from dm_cc.sandbox.spec import Mount
 from dm_cc.sandbox.tree import Tree, inside
-
-if TYPE_CHECKING:
-    from dm_cc.sandbox.spec import Mount
 
 
 @dataclass(frozen=True)
@@ -96,7 +93,6 @@ def protected(root: str, own_dir: str, tree: Tree, git: GitDirs, hooks_paths: Se
     A git directory without ``hooks/`` gets an empty read-only one (the second list,
     mounted as hidden), else a command could add a hook the person's next ``git
     commit`` runs outside the sandbox."""
-    from dm_cc.sandbox.spec import Mount  # the spec's: repository.py needs GitDirs only
 
     def there(path: str) -> bool:
         return tree.has(path[len(root):].lstrip("/")) if inside(path, root) else exists(path)
