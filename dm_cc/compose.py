@@ -17,8 +17,6 @@ tools are imported by :meth:`World.open_loop` only.
 
 from __future__ import annotations
 
-import difflib
-import logging
 import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
@@ -50,6 +48,8 @@ from dm_cc.policy import Capabilities, Link, Policy, load_policy
 from dm_cc.tools import effects_of, input_requests, known_permissions, language_of
 
 if TYPE_CHECKING:
+    import logging
+
     from dm_cc.config import ServerDefinition, Settings, Trust
     from dm_cc.core import Approvals, Approver, Event, Loop
     from dm_cc.llm import ChatModel, OnStream
@@ -77,7 +77,6 @@ NO_MODEL = (
 DEFAULT_AGENT = "build"
 LOGGED = 4000      # characters of an event the debug log keeps (--verbose)
 
-logger = logging.getLogger(__name__)    # written only with --verbose (cli/options.py)
 PROJECT, USER = "project", "user"   # the layers whose files /permissions add and remove change
 
 # Asked before a project's MCP server that is not approved starts (the REPL asks the
@@ -229,6 +228,8 @@ class World:
             return []
         if before is None:
             return []
+        import difflib  # only the trust question shows changes: not paid by every command
+
         diff = [line for line in difflib.unified_diff(
             before.decode("utf-8", "replace").splitlines(),
             now.decode("utf-8", "replace").splitlines(), lineterm="", n=0)
@@ -612,6 +613,8 @@ class World:
         with no earlier session of this project (none with a message) opens a new
         one: its ``messages`` are empty, which is how a front end tells and says so.
         Raises UsageError for an unknown or subagent-only agent or no model."""
+        import logging
+
         from dm_cc.core import Loop, Notice, Runtime
         from dm_cc.llm import WarmsUp
         from dm_cc.session import agent_in_charge
@@ -654,7 +657,7 @@ class World:
             refresh = session_tools.refresh if servers is not None else None
         else:
             capabilities = self.capabilities(tools)
-        if logger.isEnabledFor(logging.DEBUG):     # --verbose: every event in the log too
+        if _logger().isEnabledFor(logging.DEBUG):     # --verbose: every event in the log too
             on_event = _logged(on_event)
         settings = self.settings
         runtime = Runtime(policy=self.in_force, agents=configured(self.agents, settings.agents),
@@ -862,8 +865,18 @@ class World:
 
 
 
+def _logger() -> logging.Logger:
+    """The debug log, written only with --verbose (cli/options.py): logging is imported
+    by a session that opens a loop, not by every command that builds a World."""
+    import logging
+
+    return logging.getLogger(__name__)
+
+
 def _logged(on_event: Callable[[Event], None]) -> Callable[[Event], None]:
     """``on_event``, each event written to the debug log first (cut to LOGGED chars)."""
+    logger = _logger()
+
     def log_and_emit(event: Event) -> None:
         logger.debug("event: %s", repr(event)[:LOGGED])
         on_event(event)

@@ -93,10 +93,11 @@ def _auto_mode(world: World, args: argparse.Namespace, decision: Decision) -> Au
     """Whether auto mode is all that allows ``decision`` (judged, as every ``policy``
     command judges, as where commands run as transactions)."""
     from dm_cc.policy import AUTO_LAYER
-    from dm_cc.ui import auto_mode_text
 
     if not any(v.layer == AUTO_LAYER for v in decision.verdicts):
         return None
+    from dm_cc.ui import auto_mode_text  # said only when auto mode allowed the call
+
     _, without = world.decide(args.tool, args.input, args.agent, args.under, transactional=False,
                               answers=_answers(world, args, [args.agent, *args.under]))
     means = auto_mode_text(decision, without)

@@ -50,7 +50,8 @@ if TYPE_CHECKING:
     from dm_cc.config.settings import Settings, load_settings, thinking_budget
     from dm_cc.config.trust import ProjectFile, ProjectTrust, digest
     from dm_cc.config.words import counted, did_you_mean
-    from dm_cc.config.yaml_lines import LinePath, display_path, line_of, load_yaml, validation_error
+    from dm_cc.config.yaml_lines import display_path, line_of, load_yaml, validation_error
+    from dm_cc.config.yaml_stream import LinePath
 
 __all__ = [
     "MANAGED_POLICY",
@@ -108,8 +109,8 @@ _LAZY: dict[str, tuple[str, ...]] = {
     "dm_cc.config.settings": ("Settings", "load_settings", "thinking_budget"),
     "dm_cc.config.trust": ("ProjectFile", "ProjectTrust", "digest"),
     "dm_cc.config.words": ("counted", "did_you_mean"),
-    "dm_cc.config.yaml_lines": ("LinePath", "display_path", "line_of", "load_yaml",
-                                "validation_error"),
+    "dm_cc.config.yaml_lines": ("display_path", "line_of", "load_yaml", "validation_error"),
+    "dm_cc.config.yaml_stream": ("LinePath",),
 }
 
 if not TYPE_CHECKING:  # for mypy, the imports above are the names

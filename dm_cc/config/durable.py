@@ -7,8 +7,8 @@ new name survives a crash, not only the bytes)."""
 
 from __future__ import annotations
 
+import errno
 import os
-import tempfile
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
@@ -69,12 +69,12 @@ def replace_file(path: Path, data: bytes, mode: int = 0o600, *, sync: bool = Tru
     when it cannot be done (the temporary file is removed). ``sync=False``: no fsync
     (still one step for readers, but a crash may leave the old file or a damaged
     one): for derived data, rebuilt when damaged, that is written often."""
-    fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    fd, temporary = _new_temporary(path)
     try:
         with os.fdopen(fd, "wb") as out:
             out.write(data)
             out.flush()
-            if mode != 0o600:   # what mkstemp made it
+            if mode != 0o600:   # what _new_temporary made it
                 os.fchmod(out.fileno(), mode)
             if sync:
                 os.fsync(out.fileno())
@@ -85,6 +85,23 @@ def replace_file(path: Path, data: bytes, mode: int = 0o600, *, sync: bool = Tru
         raise
     if sync:
         sync_directory(path.parent)
+
+
+def _new_temporary(path: Path) -> tuple[int, str]:
+    """A new empty file beside ``path`` (``.NAME.<random>.tmp``), open for writing and
+    readable by the user only: what ``tempfile.mkstemp`` makes -- created, never an
+    existing file or a link (``O_EXCL``, ``O_NOFOLLOW``), another name tried if taken --
+    without importing tempfile (with shutil, random and three compressors) in every
+    process that saves a store."""
+    flags = os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) \
+        | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+    for _ in range(100):
+        name = os.path.join(path.parent, f".{path.name}.{os.urandom(6).hex()}.tmp")
+        try:
+            return os.open(name, flags, 0o600), name
+        except FileExistsError:
+            continue
+    raise FileExistsError(errno.EEXIST, "no free temporary name", str(path.parent))
 
 
 def set_aside(path: Path, label: str, *, suffix: str = "",

@@ -44,13 +44,16 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import unquote
 
 from dm_cc.config.server_files import NamedFile, named_files
 from dm_cc.config.words import did_you_mean
-from dm_cc.config.yaml_lines import LinePath, line_of
+from dm_cc.config.yaml_lines import line_of
 from dm_cc.errors import SettingsError
+
+if TYPE_CHECKING:
+    from dm_cc.config.yaml_stream import LinePath
 
 Origin = Literal["user", "project"]
 SERVER_NAME = re.compile(r"[A-Za-z0-9-]+(?:_[A-Za-z0-9-]+)*")

@@ -6,32 +6,44 @@ name ``file:line``. Tabs in indentation, duplicate keys, several documents and
 YAML syntax errors are reported as :class:`~dm_cc.errors.ConfigError` subclasses;
 :func:`validation_error` turns a pydantic error into one naming the line of each
 problem. Every file format of dm_cc (policies, agents, settings) reads through here.
+
+PyYAML is imported at the first document read: a command that reads no file
+(``dm_cc approvals add`` in a project without policy or agent files) does not load
+it, though it names paths and lines through this module.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator, Mapping
+from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-import yaml
-
 from dm_cc.config.words import did_you_mean
-from dm_cc.config.yaml_stream import LinePath, read_document
 from dm_cc.errors import ConfigError
 
 if TYPE_CHECKING:
+    import yaml
     from pydantic_core import ValidationError
+
+    from dm_cc.config.yaml_stream import LinePath
 
 _T = TypeVar("_T")
 
 
-_SafeLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when built with it
+@cache
+def _loader_class() -> type[Any]:
+    """SafeLoader (libyaml's when PyYAML was built with it), as a subclass of our own so
+    nothing registered globally leaks in; made at the first document read."""
+    import yaml
 
+    safe: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
-class _Loader(_SafeLoader):
-    """SafeLoader; kept as a subclass so nothing registered globally leaks in."""
+    class _Loader(safe):
+        """SafeLoader; kept as a subclass so nothing registered globally leaks in."""
+
+    return _Loader
 
 
 def _check_tabs(text: str, path: str, error: type[ConfigError]) -> None:
@@ -48,6 +60,8 @@ def load_yaml(text: str, path: str, error: type[ConfigError] = ConfigError
     """Parse one YAML document; return ``(data, lines)``. Empty text gives ``None``.
     The data is what ``yaml.safe_load`` gives, read in one pass over the events
     with alias expansion and nesting bounded (:mod:`dm_cc.config.yaml_stream`)."""
+    from dm_cc.config.yaml_stream import read_document
+
     _check_tabs(text, path, error)
     read = _read(text, path, error, lambda loader: read_document(loader, path, error))
     if read.duplicate is not None:
@@ -60,7 +74,9 @@ def load_yaml(text: str, path: str, error: type[ConfigError] = ConfigError
 def _read(text: str, path: str, error: type[ConfigError], how: Callable[[Any], _T]) -> _T:
     """``how(loader)`` with a loader on ``text``, YAML's errors turned into ``error``
     naming the line."""
-    loader = _Loader(text)
+    import yaml
+
+    loader = _loader_class()(text)
     try:
         return how(loader)
     except yaml.MarkedYAMLError as exc:

@@ -18,10 +18,14 @@ import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from dm_cc.config import LinePath, line_of
+from dm_cc.config import line_of
 from dm_cc.errors import PolicyError
 from dm_cc.permissions import Rule
+
+if TYPE_CHECKING:
+    from dm_cc.config import LinePath
 
 DEFAULT_TIMEOUT = 5.0
 SHOWN_COMMAND = 80   # characters of a hook's command line shown in a trace

@@ -9,12 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
-from typing import NamedTuple
-
-from pydantic_core import SchemaValidator, ValidationError
+from typing import TYPE_CHECKING, NamedTuple
 
 from dm_cc.config import (
-    LinePath,
     did_you_mean,
     display_path,
     line_of,
@@ -24,12 +21,26 @@ from dm_cc.config import (
 from dm_cc.errors import PolicyError
 from dm_cc.permissions import MCP_PREFIX, Protected, Rule, path_pattern_problem
 from dm_cc.policy.hooks import Hook, hooks_from
-from dm_cc.policy.validator_schema import POLICY_CORE_SCHEMA
 from dm_cc.tools import check_input_tool, is_known_permission, known_permissions, language_of
 
-# The format is defined by the pydantic models in schema.py; files are validated
-# with the core schema derived from them (see schema.py for why).
-_VALIDATOR = SchemaValidator(POLICY_CORE_SCHEMA)
+if TYPE_CHECKING:
+    from pydantic_core import SchemaValidator
+
+    from dm_cc.config import LinePath
+
+
+@lru_cache(maxsize=1)
+def _validator() -> SchemaValidator:
+    """The validator of policy files. The format is defined by the pydantic models in
+    schema.py; files are validated with the core schema derived from them (see schema.py
+    for why). Built at the first file: a command that reads none (``dm_cc approvals
+    add`` in a project without policy files) does not import pydantic_core."""
+    from pydantic_core import SchemaValidator
+
+    from dm_cc.policy.validator_schema import POLICY_CORE_SCHEMA
+
+    return SchemaValidator(POLICY_CORE_SCHEMA)
+
 
 class InlineTest(NamedTuple):
     tool: str
@@ -141,8 +152,12 @@ def parse_policy(text: str, shown: str, directory: Path | None = None) -> Policy
     if not isinstance(data, dict):
         raise PolicyError(shown, lines.get((), 1),
                           "a policy file is a mapping with rules:, agents:, tests:")
+    from pydantic_core import ValidationError
+
+    from dm_cc.policy.validator_schema import POLICY_CORE_SCHEMA
+
     try:
-        model = _VALIDATOR.validate_python(data)
+        model = _validator().validate_python(data)
     except ValidationError as exc:
         raise validation_error(exc, shown, lines, PolicyError, POLICY_CORE_SCHEMA) from None
     rules = rules_from(model.get("rules", []), model.get("permission", {}), (), shown, lines)

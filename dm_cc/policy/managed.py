@@ -36,8 +36,6 @@ changed by anyone is refused (and fetched again).
 
 from __future__ import annotations
 
-import base64
-import binascii
 import hashlib
 import json
 import re
@@ -396,6 +394,9 @@ def _verified(source: Source, body: bytes, signature: bytes | None,
 def _signed(source: Source, body: bytes, signature: bytes) -> bool:
     """Whether ``signature`` (64 raw bytes, or their base64) is the key's over
     :data:`SIGNED` and ``body``."""
+    import base64
+    import binascii
+
     from cryptography.exceptions import InvalidSignature
 
     raw = signature

@@ -14,13 +14,42 @@
     seccomp.py  keeps confined commands off Unix sockets; proxy.py and inside.py
                 hold per-host network rules
 
-The front door imports host.py (and so the rest): whoever needs a Plan needs it all.
+The front door is lazy: a name's module is imported on its first use, so
+``dm_cc policy check``, which needs only ``git_dirs`` (the protected git
+directories), loads repository.py and not the sandbox it does not start.
 """
 
-from dm_cc.sandbox.host import Plan, Sandbox, stopped_by_sandbox
-from dm_cc.sandbox.repository import git_dirs
-from dm_cc.sandbox.spec import Mount, SandboxSpec
-from dm_cc.sandbox.transaction import Change, Conflict, Support, Transaction
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from dm_cc.sandbox.host import Plan, Sandbox, stopped_by_sandbox
+    from dm_cc.sandbox.repository import git_dirs
+    from dm_cc.sandbox.spec import Mount, SandboxSpec
+    from dm_cc.sandbox.transaction import Change, Conflict, Support, Transaction
 
 __all__ = ["Change", "Conflict", "Mount", "Plan", "Sandbox", "SandboxSpec", "Support",
            "Transaction", "git_dirs", "stopped_by_sandbox"]
+
+# Each module of the part and the names of it re-exported here, imported on first
+# use (PEP 562): importing the package loads none of them.
+_LAZY: dict[str, tuple[str, ...]] = {
+    "dm_cc.sandbox.host": ("Plan", "Sandbox", "stopped_by_sandbox"),
+    "dm_cc.sandbox.repository": ("git_dirs",),
+    "dm_cc.sandbox.spec": ("Mount", "SandboxSpec"),
+    "dm_cc.sandbox.transaction": ("Change", "Conflict", "Support", "Transaction"),
+}
+
+if not TYPE_CHECKING:  # for mypy, the imports above are the names
+    _OWNER = {name: module for module, names in _LAZY.items() for name in names}
+
+    def __getattr__(name: str) -> object:
+        """``name``, its module imported on first use."""
+        module = _OWNER.get(name)
+        if module is None:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        value = getattr(import_module(module), name)
+        globals()[name] = value  # found once: later lookups do not come here
+        return value

@@ -32,7 +32,6 @@ from __future__ import annotations
 import os
 import posixpath
 import re
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -258,6 +257,8 @@ def git_config(root: Path, git: GitDirs) -> GitConfig:
 def _listed(what: list[str], cwd: str) -> str | None:
     """``git config WHAT --show-origin -z`` run in ``cwd`` (``/``, outside any
     repository, for one file alone), or None when git refuses."""
+    import subprocess  # only the sandbox asks git: `policy check` needs just the git dirs
+
     try:
         done = subprocess.run(["git", "config", *what, "--show-origin", "-z"], cwd=cwd,
                               capture_output=True, text=True, timeout=5,

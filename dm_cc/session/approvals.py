@@ -64,7 +64,6 @@ import json
 import math
 import os
 import re
-import secrets
 import time
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import ExitStack, contextmanager
@@ -240,7 +239,8 @@ def _the_saved(approvals: builtins.list[SavedApproval]) -> str:
 
 def _new_id(taken: set[str]) -> str:
     while True:
-        candidate = f"apr_{secrets.token_hex(6)}"
+        # what secrets.token_hex(6) is, without importing secrets (hmac, random, base64)
+        candidate = f"apr_{os.urandom(6).hex()}"
         if candidate not in taken:
             return candidate
 

@@ -24,6 +24,9 @@ work is a one-way pipeline, each stage handing plain data to the next:
 
 Start-up: importing the package builds only data -- the tables, a few classes; regular
 expressions are compiled on first use and tree-sitter is imported at the first parse.
+The judge (and the program modules and tables only it reads) is imported at the first
+:func:`analyse`: what reads patterns without a command (``too_broad``, the engine's flag
+rules, ``dm_cc approvals add``) does not load it.
 
 Conservative by construction: a command whose name or arguments cannot be known statically,
 a parse error, an input over ``MAX_COMMAND_CHARS``, nesting deeper than ``MAX_DEPTH`` or a
@@ -34,10 +37,14 @@ past a count the line asks.
 
 from __future__ import annotations
 
-from dm_cc.permissions.shell.judge import MAX_DEPTH, Judge
+from typing import TYPE_CHECKING
+
 from dm_cc.permissions.shell.results import FileRef, ShellAnalysis, SimpleCommand
 from dm_cc.permissions.shell.source import HeredocBody, heredoc_bodies
 from dm_cc.permissions.shell.suggest import always_pattern, broad_command, exact_pattern
+
+if TYPE_CHECKING:
+    from dm_cc.permissions.shell.judge import MAX_DEPTH
 
 __all__ = ["MAX_COMMAND_CHARS", "MAX_DEPTH", "FileRef", "HeredocBody", "ShellAnalysis",
            "SimpleCommand", "always_pattern", "analyse", "broad_command", "exact_pattern",
@@ -48,6 +55,8 @@ MAX_COMMAND_CHARS = 10_000
 
 def analyse(source: str) -> ShellAnalysis:
     """Every command and file reference in ``source``; never raises."""
+    from dm_cc.permissions.shell.judge import Judge  # at the first command: see above
+
     judge = Judge(len(source))
     try:
         if len(source) > MAX_COMMAND_CHARS:
@@ -56,3 +65,13 @@ def analyse(source: str) -> ShellAnalysis:
     except Exception:  # noqa: BLE001 - the contract is "never raises"; fail closed
         judge.dynamic(source, "internal error while analysing the command")
     return judge.result()
+
+
+if not TYPE_CHECKING:  # for mypy, the import above is the name
+    def __getattr__(name: str) -> object:
+        """``MAX_DEPTH`` is the judge's: asking for it imports the judge (PEP 562)."""
+        if name != "MAX_DEPTH":
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        from dm_cc.permissions.shell.judge import MAX_DEPTH
+
+        return MAX_DEPTH

@@ -26,9 +26,10 @@ from dm_cc.permissions.shell.records import (
     Stdin,
 )
 from dm_cc.permissions.shell.sed_awk import awk_risky, program_files, sed_risky
-from dm_cc.permissions.shell.tables.arguments import SINGLE_DASH_LONG, TAR_WRITE_OPTS, ArgSpec
+from dm_cc.permissions.shell.tables.arguments import TAR_WRITE_OPTS, ArgSpec
 from dm_cc.permissions.shell.tables.commands import COMMAND_SETTINGS
 from dm_cc.permissions.shell.tables.environment import risky_env, runs_value
+from dm_cc.permissions.shell.tables.flag_aliases import SINGLE_DASH_LONG
 
 _URL_PATH = r"(?i)file:"
 _RISKY_PROGRAM = {"sed": sed_risky, "awk": awk_risky}

@@ -27,11 +27,11 @@ from functools import lru_cache
 from typing import NamedTuple
 
 from dm_cc.permissions.shell.tables import lookup
-from dm_cc.permissions.shell.tables.arguments import SINGLE_DASH_LONG
 from dm_cc.permissions.shell.tables.flag_aliases import (
     COMMAND_ALIASES,
     FLAG_ALIASES,
     POSITIONAL_FLAGS,
+    SINGLE_DASH_LONG,
 )
 
 _EMPTY: frozenset[str] = frozenset()

@@ -12,13 +12,15 @@ loads like any other, under the name ``builtin:NAME``: its rules' sources read
 
 from __future__ import annotations
 
-from importlib import resources
-from importlib.resources.abc import Traversable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from dm_cc.config import did_you_mean
 from dm_cc.errors import UsageError
 from dm_cc.policy.loader import PolicyFile, load_policy_file, parse_policy
+
+if TYPE_CHECKING:
+    from importlib.resources.abc import Traversable
 
 SHIPPED_PREFIX = "builtin:"
 
@@ -26,6 +28,8 @@ SHIPPED_PREFIX = "builtin:"
 def _directory() -> Traversable:
     """Where the shipped policies are: in the package when it was built (a wheel),
     else in the checkout this module runs from (``policies/`` at its top)."""
+    from importlib import resources  # only --policy builtin:NAME reads them
+
     built = resources.files(__package__).joinpath("policies")
     if built.is_dir():
         return built

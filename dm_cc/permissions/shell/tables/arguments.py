@@ -1027,11 +1027,3 @@ ARG_SPECS: Mapping[tuple[str, ...], ArgSpec] = table(
     ("git ls-files", _git(risks(read="-X --exclude-from"), "-X --exclude-from -x --exclude"
                           " --exclude-per-directory --with-tree --abbrev --format")),
 )
-
-#: Commands whose options are whole words even with a single dash (``find -exec``,
-#: ``java -jar``, ``gcc -shared``, ``ffmpeg -i``, ``openssl -in``, ``go -exec``,
-#: ``sqlite3 -cmd``, ``emacs -eval``).
-SINGLE_DASH_LONG = words("find java javac gcc g++ clang clang++ cc c++ ffmpeg xcodebuild openssl"
-                         " gcc-12 gcc-13 gcc-14 g++-12 g++-13 g++-14 clang-14 clang-15"
-                         " clang-16 clang-17 clang-18 c89 c99 tcc icx icpx"
-                         " go sqlite3 emacs terraform tofu")

@@ -16,8 +16,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from dm_cc.permissions.shell.tables import names, table
+from dm_cc.permissions.shell.tables import names, table, words
 from dm_cc.permissions.shell.tables.program_names import NPM_ALIASES, SUBCOMMAND_GROUPS
+
+#: Commands whose options are whole words even with a single dash (``find -exec``,
+#: ``java -jar``, ``gcc -shared``, ``ffmpeg -i``, ``openssl -in``, ``go -exec``,
+#: ``sqlite3 -cmd``, ``emacs -eval``). Here, with the flags' other spellings, not with
+#: the argument specs: reading a flag rule needs it, and not the specs' big table.
+SINGLE_DASH_LONG = words("find java javac gcc g++ clang clang++ cc c++ ffmpeg xcodebuild openssl"
+                         " gcc-12 gcc-13 gcc-14 g++-12 g++-13 g++-14 clang-14 clang-15"
+                         " clang-16 clang-17 clang-18 c89 c99 tcc icx icpx"
+                         " go sqlite3 emacs terraform tofu")
 
 
 def _aliases(*groups: tuple[str, str]) -> Mapping[str, tuple[str, ...]]:
