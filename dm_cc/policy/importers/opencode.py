@@ -54,11 +54,16 @@ KEYS: dict[str, tuple[str, bool]] = {
     "task": ("task", False),
     "doom_loop": ("doom_loop", False),
     "todowrite": ("todo", False),
-    "todoread": ("todo", False),
 }
 # opencode's documented tools dm_cc has no tool like: a rule about one decides
-# nothing in dm_cc, whatever its action (opencode.ai/docs/tools, /docs/permissions)
-ABSENT = frozenset({"websearch", "codesearch", "lsp", "skill", "question", "invalid"})
+# nothing in dm_cc, whatever its action (opencode.ai/docs/tools, /docs/permissions).
+# ``todoread`` among them: dm_cc's ``todo`` replaces the list (opencode's
+# todowrite), so a todoread allow read as ``todo`` would let writes through.
+ABSENT = frozenset({"websearch", "codesearch", "lsp", "skill", "question", "invalid",
+                    "todoread"})
+# keys that are read as a dm_cc permission other opencode keys share (opencode asks
+# them apart or not at all): a deny or ask of one reaches the others' calls too
+SHARED = frozenset({"write", "patch"})
 
 
 def _segment(segment: str, action: str, notes: list[str]) -> list[str]:
@@ -188,12 +193,32 @@ def _rule(out: Imported, entries: list[Entry], key: str, pattern: str, action: s
     for note in notes:
         out.approximate(f"{label}: {note}")
         comment += f"  (approximate: {note})"
-    earlier = list(entries)
+    earlier = _before(out, entries)
     for index, (permission, dm_pattern) in enumerate(pairs):
         entries.append(Entry(permission, dm_pattern, action,
                              comment=comment if index == 0 else None))
-    if action == "ask" and (notes or _read_wider(key, pattern, pairs)):
-        _deny_again(entries, earlier, {permission for permission, _ in pairs}, label)
+    if action == "ask" and _widened(key, pattern, pairs, notes):
+        if _read_wider(key, pattern, pairs):
+            out.widen(f"{label}: ask: its program is named by a path, judged by its last "
+                      "name", ", ".join(f"{p} {q!r}" for p, q in pairs))
+        _deny_again(entries, earlier, pairs, label)
+
+
+def _before(out: Imported, entries: list[Entry]) -> list[Entry]:
+    """The rules dm_cc decides before the next one of ``entries``: an agent's come
+    after every top-level rule (an agent override is appended after them), so a
+    wider ask of an agent reaches the top-level denies too."""
+    return list(entries) if entries is out.rules else [*out.rules, *entries]
+
+
+def _widened(key: str, pattern: str, pairs: list[tuple[str, str]], notes: list[str]) -> bool:
+    """Whether the dm_cc rules of an opencode rule may match requests it does not:
+    a pattern read wider (``notes``, a program's path), a wildcard key (its MCP
+    tools are matched more widely), a key read as a permission other keys share.
+    Only a known key over exactly translated patterns is exact."""
+    if notes or _read_wider(key, pattern, pairs):
+        return True
+    return key not in KEYS or key in SHARED
 
 
 def _read_wider(key: str, pattern: str, pairs: list[tuple[str, str]]) -> bool:
@@ -205,17 +230,42 @@ def _read_wider(key: str, pattern: str, pairs: list[tuple[str, str]]) -> bool:
     return any(dm_pattern != said for _, dm_pattern in pairs)
 
 
-def _deny_again(entries: list[Entry], earlier: list[Entry], permissions: set[str],
+def _deny_again(entries: list[Entry], earlier: list[Entry], pairs: list[tuple[str, str]],
                 label: str) -> None:
-    """After an ask written wider than its source: the earlier denies it could reach
+    """After an ask written wider than its source: every earlier deny it may reach
     (last match wins: the ask would override them where opencode still denies),
-    written again -- stricter, never looser."""
-    again = [e for e in earlier if e.permission is not None and e.action == "deny"
-             and (e.permission == "*" or any(fnmatchcase(p, e.permission) for p in permissions))]
+    written again -- stricter, never looser. ``earlier`` is all dm_cc decides
+    before the ask, the top-level rules too for an agent's. Where the deny or the
+    ask is about everything (``*``), the deny is written again only as far as the
+    other reaches: the same requests denied, fewer allows after it overridden."""
+    again: list[Entry] = []
+    for deny in (e for e in earlier if e.permission is not None and e.action == "deny"):
+        for permission, pattern in pairs:
+            if _may_meet(deny.permission, permission):
+                entry = Entry(_narrower(deny.permission, permission),
+                              _narrower(deny.pattern, pattern), "deny")
+                if entry not in again:
+                    again.append(entry)
     for index, entry in enumerate(again):
         comment = f"again: the earlier denies the wider ask of {label} must not override"
         entries.append(Entry(entry.permission, entry.pattern, "deny",
                              comment=comment if index == 0 else None))
+
+
+def _may_meet(one: str | None, other: str) -> bool:
+    """Whether two permission names (``*`` a wildcard) may match the same
+    permission: surely not only when one is plain and the other does not match it."""
+    if one is None:
+        return False
+    if "*" not in one or "*" not in other:
+        return fnmatchcase(one, other) or fnmatchcase(other, one)
+    return True
+
+
+def _narrower(deny: str, ask: str) -> str:
+    """The deny's permission or pattern, or the ask's where the deny's is ``*``:
+    the requests both reach are all among those it matches."""
+    return ask if deny == "*" else deny
 
 
 def _legacy_tools(out: Imported, entries: list[Entry], tools: Any, where: str) -> None:
@@ -274,13 +324,29 @@ def import_opencode(path: Path) -> Imported:
     for name, (where, config) in agents.items():
         if isinstance(config, dict):
             _agent(out, name, where, config, path)
+    _no_start(out, agents)
     _unused(out, data)
     return out
 
 
+def _no_start(out: Imported, agents: dict[str, tuple[str, Any]]) -> None:
+    """Nothing may start a disabled agent (opencode has no such agent): ``task
+    <name> deny`` last of the top-level rules and last of every agent's, so no
+    allow of ``task`` -- an agent's own comes after the top level -- lets it start."""
+    for name, (where, config) in agents.items():
+        for key in ("disable", "disabled"):     # V1's `disable`, V2's `disabled`
+            if isinstance(config, dict) and config.get(key) is True:
+                comment = f"{where}.{key}: true (opencode has no such agent: nothing may " \
+                          "start it)"
+                for entries in (out.rules, *out.agents.values()):
+                    entries.append(Entry("task", name, "deny", comment=comment))
+                break
+
+
 def _agent(out: Imported, name: str, where: str, config: dict[str, Any], path: Path) -> None:
     """One agent's permissions (after the global ones, as opencode merges them),
-    and a disabled agent as one that may do nothing and that nothing may start."""
+    and a disabled agent as one that may do nothing (that nothing may start it:
+    :func:`_no_start`)."""
     entries: list[Entry] = []
     if "permission" in config:
         _block(out, entries, config["permission"], f"{where}.permission", path)
@@ -289,9 +355,7 @@ def _agent(out: Imported, name: str, where: str, config: dict[str, Any], path: P
     _legacy_tools(out, entries, config.get("tools"), f"{where}.tools")
     for key in ("disable", "disabled"):     # V1's `disable`, V2's `disabled`
         if config.get(key) is True:
-            comment = f"{where}.{key}: true (opencode has no such agent: nothing may start " \
-                      "it, and it may do nothing)"
-            out.rules.append(Entry("task", name, "deny", comment=comment))
+            comment = f"{where}.{key}: true (opencode has no such agent: it may do nothing)"
             entries.append(Entry("*", "*", "deny", comment=comment))
     for key in config:
         if key not in AGENT_USED:
