@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from dm_cc.errors import PolicyError
+from dm_cc.permissions import STRICTNESS
 from dm_cc.policy.importers.jsonfile import line_with, read_json
 from dm_cc.policy.importers.model import (
     Entry,
@@ -31,6 +32,7 @@ from dm_cc.policy.importers.model import (
     SaysNothing,
     Unexpressible,
     denial_pattern,
+    may_meet,
     mcp_permission,
     mcp_wildcard,
 )
@@ -61,8 +63,10 @@ KEYS: dict[str, tuple[str, bool]] = {
 # todowrite), so a todoread allow read as ``todo`` would let writes through.
 ABSENT = frozenset({"websearch", "codesearch", "lsp", "skill", "question", "invalid",
                     "todoread"})
-# keys that are read as a dm_cc permission other opencode keys share (opencode asks
-# them apart or not at all): a deny or ask of one reaches the others' calls too
+# keys opencode asks nothing under: its write and patch tools ask ``edit``
+# (anomalyco/opencode#40150), so a rule of these decides nothing there. A deny or
+# ask is kept as dm_cc's ``edit`` (wider: what its author meant), an allow left out
+# (as ``edit`` it would let through edits opencode's ``edit`` rules stop).
 SHARED = frozenset({"write", "patch"})
 
 
@@ -129,6 +133,37 @@ def _patterns(key: str, pattern: str, action: str, notes: list[str]) -> list[str
     return [pattern]
 
 
+# dm_cc's permissions whose patterns are paths (globs whose `*` stays in a segment):
+# what opencode's `*` key says of them is rewritten as its path keys' patterns are
+PATH_PERMISSIONS = ("edit", "read", "list", "glob", "grep", "external_directory", "delete")
+# the other dm_cc permissions an opencode key names: what a `*` allow may reach
+PLAIN_PERMISSIONS = tuple(dict.fromkeys(p for p, is_path in KEYS.values()
+                                        if not is_path and p != "*"))
+
+
+def _pairs(key: str, pattern: str, action: str, notes: list[str]) -> list[tuple[str, str]]:
+    """The dm_cc (permission, pattern) rules of a rule of a known key. The ``*`` key
+    with a pattern is about paths too, which dm_cc matches as globs: a deny or ask
+    keeps ``* <pattern>`` (wider where dm_cc's glob reaches further) and adds each
+    path permission's rewrite and the shell's reading; an allow names each plain
+    permission and each path permission's rewrite (an MCP tool or a permission
+    opencode has no key for: left to ask, narrower)."""
+    if key != "*" or pattern == "*":
+        return [(KEYS[key][0], p) for p in _patterns(key, pattern, action, notes)]
+    paths = [(permission, p) for permission in PATH_PERMISSIONS
+             for p in path_patterns(pattern, action, notes,
+                                    directory=permission == "external_directory")]
+    if action == "allow":
+        notes.append("'*' with a pattern: allowed for opencode's tools only (not MCP tools)")
+        plain = [(permission, p) for permission in PLAIN_PERMISSIONS
+                 for p in _patterns(next(k for k in KEYS if KEYS[k][0] == permission),
+                                    pattern, action, notes)]
+        return [*plain, *paths]
+    shell = [("bash", p) for p in _patterns("bash", pattern, action, notes)]
+    notes.append("'*' with a pattern: also matched as dm_cc's path globs (wider)")
+    return list(dict.fromkeys([("*", pattern), *shell, *paths]))
+
+
 def permissions_of(key: str, action: str) -> list[str]:
     """The dm_cc permissions an opencode key that is not in KEYS names: an MCP tool
     (``<server>_<tool>``: each split), or for a deny or ask a wildcard's every
@@ -172,8 +207,12 @@ def _rule(out: Imported, entries: list[Entry], key: str, pattern: str, action: s
           label: str) -> None:
     """One opencode rule: key, pattern, action."""
     notes: list[str] = []
+    if key in SHARED and action == "allow":
+        out.drop(entries, f"{label}: allow: opencode asks `edit` for its write and patch "
+                          f"tools, so a `{key}` rule decides nothing there")
+        return
     if key in KEYS:
-        pairs = [(KEYS[key][0], p) for p in _patterns(key, pattern, action, notes)]
+        pairs = _pairs(key, pattern, action, notes)
     else:
         try:
             permissions = permissions_of(key, action)
@@ -201,7 +240,7 @@ def _rule(out: Imported, entries: list[Entry], key: str, pattern: str, action: s
         if _read_wider(key, pattern, pairs):
             out.widen(f"{label}: ask: its program is named by a path, judged by its last "
                       "name", ", ".join(f"{p} {q!r}" for p, q in pairs))
-        _deny_again(entries, earlier, pairs, label)
+        _again(entries, earlier, pairs, action, label)
 
 
 def _before(out: Imported, entries: list[Entry]) -> list[Entry]:
@@ -212,10 +251,10 @@ def _before(out: Imported, entries: list[Entry]) -> list[Entry]:
 
 
 def _widened(key: str, pattern: str, pairs: list[tuple[str, str]], notes: list[str]) -> bool:
-    """Whether the dm_cc rules of an opencode rule may match requests it does not:
-    a pattern read wider (``notes``, a program's path), a wildcard key (its MCP
-    tools are matched more widely), a key read as a permission other keys share.
-    Only a known key over exactly translated patterns is exact."""
+    """Whether the dm_cc rules of an opencode deny or ask may match requests it does
+    not: a pattern read wider (``notes``, a program's path), a wildcard key (its MCP
+    tools are matched more widely), a key opencode asks nothing under (``write``
+    read as ``edit``). Only a known key over exactly translated patterns is exact."""
     if notes or _read_wider(key, pattern, pairs):
         return True
     return key not in KEYS or key in SHARED
@@ -230,36 +269,29 @@ def _read_wider(key: str, pattern: str, pairs: list[tuple[str, str]]) -> bool:
     return any(dm_pattern != said for _, dm_pattern in pairs)
 
 
-def _deny_again(entries: list[Entry], earlier: list[Entry], pairs: list[tuple[str, str]],
-                label: str) -> None:
-    """After an ask written wider than its source: every earlier deny it may reach
-    (last match wins: the ask would override them where opencode still denies),
-    written again -- stricter, never looser. ``earlier`` is all dm_cc decides
-    before the ask, the top-level rules too for an agent's. Where the deny or the
-    ask is about everything (``*``), the deny is written again only as far as the
-    other reaches: the same requests denied, fewer allows after it overridden."""
+def _again(entries: list[Entry], earlier: list[Entry], pairs: list[tuple[str, str]],
+           action: str, label: str) -> None:
+    """After a rule (an ask) written wider than its source: every earlier stricter
+    rule it may reach (last match wins: it would override them where opencode still
+    denies), written again -- stricter, never looser. ``earlier`` is all
+    dm_cc decides before it, the top-level rules too for an agent's. Where the
+    earlier rule or the wider one is about everything (``*``), the earlier is
+    written again only as far as the wider one reaches: the same requests decided,
+    fewer of the rules after it overridden."""
     again: list[Entry] = []
-    for deny in (e for e in earlier if e.permission is not None and e.action == "deny"):
+    for rule in earlier:
+        if rule.permission is None or STRICTNESS[rule.action] <= STRICTNESS[action]:
+            continue
         for permission, pattern in pairs:
-            if _may_meet(deny.permission, permission):
-                entry = Entry(_narrower(deny.permission, permission),
-                              _narrower(deny.pattern, pattern), "deny")
+            if may_meet(rule.permission, permission):
+                entry = Entry(_narrower(rule.permission, permission),
+                              _narrower(rule.pattern, pattern), rule.action)
                 if entry not in again:
                     again.append(entry)
     for index, entry in enumerate(again):
-        comment = f"again: the earlier denies the wider ask of {label} must not override"
-        entries.append(Entry(entry.permission, entry.pattern, "deny",
+        comment = f"again: the earlier rules the wider {action} of {label} must not override"
+        entries.append(Entry(entry.permission, entry.pattern, entry.action,
                              comment=comment if index == 0 else None))
-
-
-def _may_meet(one: str | None, other: str) -> bool:
-    """Whether two permission names (``*`` a wildcard) may match the same
-    permission: surely not only when one is plain and the other does not match it."""
-    if one is None:
-        return False
-    if "*" not in one or "*" not in other:
-        return fnmatchcase(one, other) or fnmatchcase(other, one)
-    return True
 
 
 def _narrower(deny: str, ask: str) -> str:

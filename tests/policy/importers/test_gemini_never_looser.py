@@ -193,6 +193,33 @@ prefixes = st.sampled_from([None, None, None, "", [""], "git", ["git", "npm"], "
                             "git ", ["gitk", ""]])
 
 
+@pytest.mark.parametrize(("lower", "higher", "tool", "theirs"), [
+    # dm_cc's `edit` is both write_file's and replace's: an allow or ask of one must
+    # not lift the other's lower-priority deny (dm_cc's write tool is write_file)
+    ("write_file", ("replace", "allow"), "write_file", "deny"),
+    ("write_file", ("replace", "ask_user"), "write_file", "deny"),
+    ("read_file", ("read_many_files", "ask_user"), "read_file", "deny"),
+    ("read_file", ("read_many_files", "allow"), "read_file", "deny"),
+])
+def test_a_tool_sharing_a_permission_does_not_lift_anothers_deny(tmp_path, lower, higher,
+                                                                  tool, theirs):
+    text = (rule(toolName=lower, decision="deny", priority=1)
+            + rule(toolName=higher[0], decision=higher[1], priority=2))
+    out, rules = imported(tmp_path, text)
+    permission = {"write_file": "edit", "read_file": "read"}[tool]
+    assert gemini.decide(gemini.load(text), tool, {"file_path": "src/a.py"}, headless=False,
+                         redirection=False) == theirs
+    assert dm_cc_decides(rules, permission, "src/a.py", headless=False) == "deny"
+    assert any(f"toolName {higher[0]!r}" in line for line in out.dropped)
+
+
+def test_an_allow_naming_every_tool_of_a_permission_is_exact(tmp_path):
+    text = (rule(toolName="write_file", decision="deny", priority=1)
+            + rule(toolName=["write_file", "replace"], decision="allow", priority=2))
+    _, rules = imported(tmp_path, text)
+    assert dm_cc_decides(rules, "edit", "src/a.py", headless=False) == "allow"
+
+
 @st.composite
 def tables(draw) -> str:
     tool = draw(st.sampled_from([SHELL, SHELL, "read_file", "write_file", "*"]))
