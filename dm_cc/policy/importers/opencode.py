@@ -13,6 +13,11 @@ an MCP tool (``<server>_<tool>``, opencode's flat name) becomes every
 ``mcp__<server>__<tool>`` split of it, a wildcard key every dm_cc permission
 whose opencode name it matches and every MCP tool it may match; a documented
 opencode tool dm_cc does not have decides nothing; any other name is refused.
+
+Order keeps meaning, so a rule written wider than its source (an ask whose program
+is a path, read as every command) would override the earlier denies opencode still
+applies where the source rule never reached: after it, those denies -- every rule
+dm_cc decides before it, the top-level ones for an agent's -- are written again.
 """
 
 from __future__ import annotations
@@ -229,7 +234,7 @@ def _rule(out: Imported, entries: list[Entry], key: str, pattern: str, action: s
             notes.append("a pattern over an MCP tool's input: the whole tool (wider)")
         pairs = [(permission, "*") for permission in permissions]
     comment = f"{label}: {action}"
-    for note in notes:
+    for note in dict.fromkeys(notes):       # a `*` key's path rewrites say theirs each
         out.approximate(f"{label}: {note}")
         comment += f"  (approximate: {note})"
     earlier = _before(out, entries)
@@ -294,10 +299,10 @@ def _again(entries: list[Entry], earlier: list[Entry], pairs: list[tuple[str, st
                              comment=comment if index == 0 else None))
 
 
-def _narrower(deny: str, ask: str) -> str:
-    """The deny's permission or pattern, or the ask's where the deny's is ``*``:
-    the requests both reach are all among those it matches."""
-    return ask if deny == "*" else deny
+def _narrower(earlier: str, wider: str) -> str:
+    """The earlier rule's permission or pattern, or the wider rule's where the
+    earlier's is ``*``: the requests both reach are all among those it matches."""
+    return wider if earlier == "*" else earlier
 
 
 def _legacy_tools(out: Imported, entries: list[Entry], tools: Any, where: str) -> None:
