@@ -84,7 +84,11 @@ HEURISTIC_ASKS = (
     "git *--paginate*", "git *branch*",
     "base64 *-o*", "base64 *--output*",
 )
-# ...of which Gemini allows these exactly (a bare `git branch` only lists)
+# ...of which Gemini allows these exactly (a bare `git branch` only lists). Not
+# written as allows: Gemini reads the words of the whole line, so `git branch 2>&1`
+# and `git branch && make` are a `git branch` with arguments to it (an ask), while
+# dm_cc judges each simple command without its redirections -- `git branch` --
+# and an allow of it would let those through (stricter: a bare one asks too).
 HEURISTIC_ALLOWS = ("git branch",)
 
 # Gemini CLI's documented tools dm_cc has no tool like: a rule about one decides
@@ -143,7 +147,8 @@ class GeminiRule:
     def __init__(self, index: int, permissions: list[str], prefixes: list[str] | None,
                  action: str, priority: float, label: str, *, regex: str | None = None,
                  notes: tuple[str, ...] = (), unused: tuple[tuple[str, str], ...] = (),
-                 shares: tuple[str, ...] = ()) -> None:
+                 shares: tuple[str, ...] = (), tools: tuple[str, ...] = (),
+                 siblings: tuple[str, ...] = ()) -> None:
         self.index = index
         self.permissions = permissions
         self.prefixes = prefixes        # None: any input (or the regex's)
@@ -154,6 +159,8 @@ class GeminiRule:
         self.notes = notes              # what was read wider than written
         self.unused = unused            # (key, why) of what the rule does not use
         self.shares = shares            # an allow's tools whose dm_cc permission others share
+        self.tools = tools              # the Gemini tool names it is about
+        self.siblings = siblings        # the tools sharing its dm_cc permissions it does not name
 
 
 class Unsaid(NamedTuple):
@@ -267,9 +274,19 @@ def _rule(index: int, table: dict[str, Any]) -> GeminiRule:
     shares = _shares(tools) if server is None else []
     if action != "allow":
         notes += shares
+    siblings = tuple(dict.fromkeys(t for tool in tools if tool in TOOLS and server is None
+                                   for t in TOOLS if TOOLS[t] == TOOLS[tool] and t not in tools))
     return GeminiRule(index, permissions, prefixes, action, float(table["priority"]), label,
                       regex=regex if "bash" in permissions else None, notes=tuple(notes),
-                      unused=tuple(unused), shares=tuple(shares) if action == "allow" else ())
+                      unused=tuple(unused), shares=tuple(shares) if action == "allow" else (),
+                      tools=tuple(tools), siblings=siblings)
+
+
+def _allowed_tools(rules: list[GeminiRule]) -> set[str]:
+    """The Gemini tools some rule allows whole (no condition: an allow with one is
+    not imported): a call of one always matches an allow, never Gemini's default."""
+    return {tool for rule in rules if rule.action == "allow" and rule.prefixes is None
+            and rule.regex is None for tool in rule.tools}
 
 
 def _shares(tools: list[str]) -> list[str]:
@@ -493,7 +510,15 @@ def import_gemini(path: Path) -> Imported:
     for other in others:
         out.unsaid(out.rules, other.action, other.message, says_nothing=other.says_nothing)
     stricter: list[Entry] = []
+    allowed = _allowed_tools(rules)
     for rule in sorted(rules, key=lambda r: (r.priority, STRICTNESS[r.action], r.index)):
+        unallowed = [t for t in rule.siblings if t not in allowed and "*" not in allowed]
+        if rule.action == "allow" and unallowed:
+            out.drop(out.rules, f"rule {rule.index + 1} ({rule.label}): allow: dm_cc's "
+                                f"{rule.permissions[0]!r} is also {', '.join(map(repr, unallowed))}'s, "
+                                "which no rule allows (Gemini CLI asks): an allow of one would "
+                                "allow the other's calls")
+            continue
         _add(out, rule, stricter)
     out.rules.append(Entry("external_directory", "*", "deny", comment=OUTSIDE))  # whatever
     _tests(out, rules)
@@ -555,9 +580,8 @@ def _heuristics(rule: GeminiRule) -> list[Entry]:
     command), written right after it."""
     said = f"Gemini CLI asks about these under rule {rule.index + 1} all the same " \
            "(its shell heuristics: a command it deems dangerous)"
-    return ([Entry("bash", p, "ask", comment=said if i == 0 else None)
-             for i, p in enumerate(HEURISTIC_ASKS)]
-            + [Entry("bash", p, "allow") for p in HEURISTIC_ALLOWS])
+    return [Entry("bash", p, "ask", comment=said if i == 0 else None)
+            for i, p in enumerate(HEURISTIC_ASKS)]
 
 
 def _tests(out: Imported, rules: list[GeminiRule]) -> None:
