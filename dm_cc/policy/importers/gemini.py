@@ -37,6 +37,7 @@ from dm_cc.policy.importers.model import (
     Unexpressible,
     denial_pattern,
     literal_command,
+    may_meet,
     mcp_permission,
     mcp_wildcard,
 )
@@ -83,7 +84,11 @@ HEURISTIC_ASKS = (
     "git *--paginate*", "git *branch*",
     "base64 *-o*", "base64 *--output*",
 )
-# ...of which Gemini allows these exactly (a bare `git branch` only lists)
+# ...of which Gemini allows these exactly (a bare `git branch` only lists). Not
+# written as allows: Gemini reads the words of the whole line, so `git branch 2>&1`
+# and `git branch && make` are a `git branch` with arguments to it (an ask), while
+# dm_cc judges each simple command without its redirections -- `git branch` --
+# and an allow of it would let those through (stricter: a bare one asks too).
 HEURISTIC_ALLOWS = ("git branch",)
 
 # Gemini CLI's documented tools dm_cc has no tool like: a rule about one decides
@@ -141,7 +146,9 @@ UNSAID_CONDITIONS = {
 class GeminiRule:
     def __init__(self, index: int, permissions: list[str], prefixes: list[str] | None,
                  action: str, priority: float, label: str, *, regex: str | None = None,
-                 notes: tuple[str, ...] = (), unused: tuple[tuple[str, str], ...] = ()) -> None:
+                 notes: tuple[str, ...] = (), unused: tuple[tuple[str, str], ...] = (),
+                 shares: tuple[str, ...] = (), tools: tuple[str, ...] = (),
+                 siblings: tuple[str, ...] = ()) -> None:
         self.index = index
         self.permissions = permissions
         self.prefixes = prefixes        # None: any input (or the regex's)
@@ -151,6 +158,9 @@ class GeminiRule:
         self.regex = regex              # commandRegex (a deny or ask: read wider)
         self.notes = notes              # what was read wider than written
         self.unused = unused            # (key, why) of what the rule does not use
+        self.shares = shares            # an allow's tools whose dm_cc permission others share
+        self.tools = tools              # the Gemini tool names it is about
+        self.siblings = siblings        # the tools sharing its dm_cc permissions it does not name
 
 
 class Unsaid(NamedTuple):
@@ -261,9 +271,36 @@ def _rule(index: int, table: dict[str, Any]) -> GeminiRule:
                       if k not in ("denyMessage", "deny_message"))
     permissions = list(dict.fromkeys(p for t in tools
                                      for p in _permissions(t, server, action, notes)))
+    shares = _shares(tools) if server is None else []
+    if action != "allow":
+        notes += shares
+    siblings = tuple(dict.fromkeys(t for tool in tools if tool in TOOLS and server is None
+                                   for t in TOOLS if TOOLS[t] == TOOLS[tool] and t not in tools))
     return GeminiRule(index, permissions, prefixes, action, float(table["priority"]), label,
                       regex=regex if "bash" in permissions else None, notes=tuple(notes),
-                      unused=tuple(unused))
+                      unused=tuple(unused), shares=tuple(shares) if action == "allow" else (),
+                      tools=tuple(tools), siblings=siblings)
+
+
+def _allowed_tools(rules: list[GeminiRule]) -> set[str]:
+    """The Gemini tools some rule allows whole (no condition: an allow with one is
+    not imported): a call of one always matches an allow, never Gemini's default."""
+    return {tool for rule in rules if rule.action == "allow" and rule.prefixes is None
+            and rule.regex is None for tool in rule.tools}
+
+
+def _shares(tools: list[str]) -> list[str]:
+    """For each named tool whose dm_cc permission other Gemini CLI tools also have
+    (``replace`` and ``write_file`` are both dm_cc's ``edit``), unless the rule
+    names those too: its rule reaches their calls as well (wider than written)."""
+    out = []
+    for tool in tools:
+        others = [t for t in TOOLS if t != tool and tool in TOOLS and TOOLS[t] == TOOLS[tool]
+                  and t not in tools]
+        if others:
+            out.append(f"toolName {tool!r}: dm_cc's {TOOLS[tool]!r} is also "
+                       f"{', '.join(repr(t) for t in others)}'s")
+    return out
 
 
 def _shell(table: dict[str, Any], action: str, unsaid: Any, notes: list[str],
@@ -472,9 +509,17 @@ def import_gemini(path: Path) -> Imported:
             out.unused(key, "Gemini CLI reads only [[rule]] and [[safety_checker]] tables")
     for other in others:
         out.unsaid(out.rules, other.action, other.message, says_nothing=other.says_nothing)
-    denies: list[Entry] = []
+    stricter: list[Entry] = []
+    allowed = _allowed_tools(rules)
     for rule in sorted(rules, key=lambda r: (r.priority, STRICTNESS[r.action], r.index)):
-        _add(out, rule, denies)
+        unallowed = [t for t in rule.siblings if t not in allowed and "*" not in allowed]
+        if rule.action == "allow" and unallowed:
+            out.drop(out.rules, f"rule {rule.index + 1} ({rule.label}): allow: dm_cc's "
+                                f"{rule.permissions[0]!r} is also {', '.join(map(repr, unallowed))}'s, "
+                                "which no rule allows (Gemini CLI asks): an allow of one would "
+                                "allow the other's calls")
+            continue
+        _add(out, rule, stricter)
     out.rules.append(Entry("external_directory", "*", "deny", comment=OUTSIDE))  # whatever
     _tests(out, rules)
     return out
@@ -488,10 +533,12 @@ OUTSIDE = ("Gemini CLI's file tools refuse a path outside the workspace whatever
            "says (its shell does not: stricter here)")
 
 
-def _add(out: Imported, rule: GeminiRule, denies: list[Entry]) -> None:
-    """Write ``rule``. An ask read wider than Gemini's would, where it reaches
-    further, override the lower-priority denies before it (Gemini: deny there); so
-    those denies are written again after it -- stricter, never looser."""
+def _add(out: Imported, rule: GeminiRule, stricter: list[Entry]) -> None:
+    """Write ``rule``. A rule read wider than Gemini's (an ask: ``notes``; an allow
+    of a tool whose dm_cc permission others share: ``shares``) would, where it
+    reaches further, override the lower-priority rules stricter than it before it
+    (Gemini: those decide there); so they are written again after it -- stricter,
+    never looser. ``stricter`` holds the denies and asks written so far."""
     comment = f"rule {rule.index + 1}: {rule.label}"
     entries = [Entry(permission, pattern, rule.action)
                for permission in rule.permissions
@@ -502,18 +549,30 @@ def _add(out: Imported, rule: GeminiRule, denies: list[Entry]) -> None:
         wider = ", ".join(f"{e.permission} {e.pattern!r}" for e in entries)
         out.widen(f"rule {rule.index + 1} ({rule.label}): {'; '.join(rule.notes)}", wider)
         comment += f"  (written wider: {'; '.join(rule.notes)})"
+    for share in rule.shares:
+        out.approximate(f"rule {rule.index + 1} ({rule.label}): {share}: the lower-priority "
+                        "denies and asks it reaches are written again after it")
     for index, entry in enumerate(entries):
         out.rules.append(Entry(entry.permission, entry.pattern, entry.action,
                                comment=comment if index == 0 else None))
     if whole_shell_allow(rule):
         out.rules += _heuristics(rule)
-    if rule.action == "ask" and rule.notes and denies:
-        again = f"again: the lower-priority denies the wider ask of rule {rule.index + 1} " \
-                "must not override"
-        out.rules += [Entry(e.permission, e.pattern, "deny", comment=again if i == 0 else None)
-                      for i, e in enumerate(denies)]
-    if rule.action == "deny":
-        denies += entries
+    if (rule.action == "ask" and rule.notes) or rule.shares:
+        _again(out, rule, entries, stricter)
+    if rule.action != "allow":
+        stricter += entries
+
+
+def _again(out: Imported, rule: GeminiRule, entries: list[Entry],
+           stricter: list[Entry]) -> None:
+    """The lower-priority rules stricter than ``rule`` that its wider ``entries``
+    may override, written again after it."""
+    again = [e for e in stricter if STRICTNESS[e.action] > STRICTNESS[rule.action]
+             and any(may_meet(e.permission or "", w.permission or "") for w in entries)]
+    said = f"again: the lower-priority rules the wider {rule.action} of rule " \
+           f"{rule.index + 1} must not override"
+    out.rules += [Entry(e.permission, e.pattern, e.action, comment=said if i == 0 else None)
+                  for i, e in enumerate(again)]
 
 
 def _heuristics(rule: GeminiRule) -> list[Entry]:
@@ -521,9 +580,8 @@ def _heuristics(rule: GeminiRule) -> list[Entry]:
     command), written right after it."""
     said = f"Gemini CLI asks about these under rule {rule.index + 1} all the same " \
            "(its shell heuristics: a command it deems dangerous)"
-    return ([Entry("bash", p, "ask", comment=said if i == 0 else None)
-             for i, p in enumerate(HEURISTIC_ASKS)]
-            + [Entry("bash", p, "allow") for p in HEURISTIC_ALLOWS])
+    return [Entry("bash", p, "ask", comment=said if i == 0 else None)
+            for i, p in enumerate(HEURISTIC_ASKS)]
 
 
 def _tests(out: Imported, rules: list[GeminiRule]) -> None:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
 
 from dm_cc.errors import PolicyError
 
@@ -108,6 +109,16 @@ class Imported:
         means there and why nothing in dm_cc stands for it): every key is either
         imported or said, never passed over in silence."""
         self.dropped.append(f"{key}: not imported ({why})")
+
+
+def may_meet(one: str, other: str) -> bool:
+    """Whether two rules' permission names (``*`` a wildcard) may match the same
+    permission -- surely not only when one is plain and the other does not match
+    it. Which earlier rules a rule written wider may override (and so which are
+    written again after it)."""
+    if "*" not in one or "*" not in other:
+        return fnmatchcase(one, other) or fnmatchcase(other, one)
+    return True
 
 
 # --------------------------------------------------------------------------- shell

@@ -13,6 +13,11 @@ an MCP tool (``<server>_<tool>``, opencode's flat name) becomes every
 ``mcp__<server>__<tool>`` split of it, a wildcard key every dm_cc permission
 whose opencode name it matches and every MCP tool it may match; a documented
 opencode tool dm_cc does not have decides nothing; any other name is refused.
+
+Order keeps meaning, so a rule written wider than its source (an ask whose program
+is a path, read as every command) would override the earlier denies opencode still
+applies where the source rule never reached: after it, those denies -- every rule
+dm_cc decides before it, the top-level ones for an agent's -- are written again.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from dm_cc.errors import PolicyError
+from dm_cc.permissions import STRICTNESS
 from dm_cc.policy.importers.jsonfile import line_with, read_json
 from dm_cc.policy.importers.model import (
     Entry,
@@ -31,6 +37,7 @@ from dm_cc.policy.importers.model import (
     SaysNothing,
     Unexpressible,
     denial_pattern,
+    may_meet,
     mcp_permission,
     mcp_wildcard,
 )
@@ -54,11 +61,18 @@ KEYS: dict[str, tuple[str, bool]] = {
     "task": ("task", False),
     "doom_loop": ("doom_loop", False),
     "todowrite": ("todo", False),
-    "todoread": ("todo", False),
 }
 # opencode's documented tools dm_cc has no tool like: a rule about one decides
-# nothing in dm_cc, whatever its action (opencode.ai/docs/tools, /docs/permissions)
-ABSENT = frozenset({"websearch", "codesearch", "lsp", "skill", "question", "invalid"})
+# nothing in dm_cc, whatever its action (opencode.ai/docs/tools, /docs/permissions).
+# ``todoread`` among them: dm_cc's ``todo`` replaces the list (opencode's
+# todowrite), so a todoread allow read as ``todo`` would let writes through.
+ABSENT = frozenset({"websearch", "codesearch", "lsp", "skill", "question", "invalid",
+                    "todoread"})
+# keys opencode asks nothing under: its write and patch tools ask ``edit``
+# (anomalyco/opencode#40150), so a rule of these decides nothing there. A deny or
+# ask is kept as dm_cc's ``edit`` (wider: what its author meant), an allow left out
+# (as ``edit`` it would let through edits opencode's ``edit`` rules stop).
+SHARED = frozenset({"write", "patch"})
 
 
 def _segment(segment: str, action: str, notes: list[str]) -> list[str]:
@@ -124,6 +138,37 @@ def _patterns(key: str, pattern: str, action: str, notes: list[str]) -> list[str
     return [pattern]
 
 
+# dm_cc's permissions whose patterns are paths (globs whose `*` stays in a segment):
+# what opencode's `*` key says of them is rewritten as its path keys' patterns are
+PATH_PERMISSIONS = ("edit", "read", "list", "glob", "grep", "external_directory", "delete")
+# the other dm_cc permissions an opencode key names: what a `*` allow may reach
+PLAIN_PERMISSIONS = tuple(dict.fromkeys(p for p, is_path in KEYS.values()
+                                        if not is_path and p != "*"))
+
+
+def _pairs(key: str, pattern: str, action: str, notes: list[str]) -> list[tuple[str, str]]:
+    """The dm_cc (permission, pattern) rules of a rule of a known key. The ``*`` key
+    with a pattern is about paths too, which dm_cc matches as globs: a deny or ask
+    keeps ``* <pattern>`` (wider where dm_cc's glob reaches further) and adds each
+    path permission's rewrite and the shell's reading; an allow names each plain
+    permission and each path permission's rewrite (an MCP tool or a permission
+    opencode has no key for: left to ask, narrower)."""
+    if key != "*" or pattern == "*":
+        return [(KEYS[key][0], p) for p in _patterns(key, pattern, action, notes)]
+    paths = [(permission, p) for permission in PATH_PERMISSIONS
+             for p in path_patterns(pattern, action, notes,
+                                    directory=permission == "external_directory")]
+    if action == "allow":
+        notes.append("'*' with a pattern: allowed for opencode's tools only (not MCP tools)")
+        plain = [(permission, p) for permission in PLAIN_PERMISSIONS
+                 for p in _patterns(next(k for k in KEYS if KEYS[k][0] == permission),
+                                    pattern, action, notes)]
+        return [*plain, *paths]
+    shell = [("bash", p) for p in _patterns("bash", pattern, action, notes)]
+    notes.append("'*' with a pattern: also matched as dm_cc's path globs (wider)")
+    return list(dict.fromkeys([("*", pattern), *shell, *paths]))
+
+
 def permissions_of(key: str, action: str) -> list[str]:
     """The dm_cc permissions an opencode key that is not in KEYS names: an MCP tool
     (``<server>_<tool>``: each split), or for a deny or ask a wildcard's every
@@ -167,8 +212,12 @@ def _rule(out: Imported, entries: list[Entry], key: str, pattern: str, action: s
           label: str) -> None:
     """One opencode rule: key, pattern, action."""
     notes: list[str] = []
+    if key in SHARED and action == "allow":
+        out.drop(entries, f"{label}: allow: opencode asks `edit` for its write and patch "
+                          f"tools, so a `{key}` rule decides nothing there")
+        return
     if key in KEYS:
-        pairs = [(KEYS[key][0], p) for p in _patterns(key, pattern, action, notes)]
+        pairs = _pairs(key, pattern, action, notes)
     else:
         try:
             permissions = permissions_of(key, action)
@@ -185,15 +234,35 @@ def _rule(out: Imported, entries: list[Entry], key: str, pattern: str, action: s
             notes.append("a pattern over an MCP tool's input: the whole tool (wider)")
         pairs = [(permission, "*") for permission in permissions]
     comment = f"{label}: {action}"
-    for note in notes:
+    for note in dict.fromkeys(notes):       # a `*` key's path rewrites say theirs each
         out.approximate(f"{label}: {note}")
         comment += f"  (approximate: {note})"
-    earlier = list(entries)
+    earlier = _before(out, entries)
     for index, (permission, dm_pattern) in enumerate(pairs):
         entries.append(Entry(permission, dm_pattern, action,
                              comment=comment if index == 0 else None))
-    if action == "ask" and (notes or _read_wider(key, pattern, pairs)):
-        _deny_again(entries, earlier, {permission for permission, _ in pairs}, label)
+    if action == "ask" and _widened(key, pattern, pairs, notes):
+        if _read_wider(key, pattern, pairs):
+            out.widen(f"{label}: ask: its program is named by a path, judged by its last "
+                      "name", ", ".join(f"{p} {q!r}" for p, q in pairs))
+        _again(entries, earlier, pairs, action, label)
+
+
+def _before(out: Imported, entries: list[Entry]) -> list[Entry]:
+    """The rules dm_cc decides before the next one of ``entries``: an agent's come
+    after every top-level rule (an agent override is appended after them), so a
+    wider ask of an agent reaches the top-level denies too."""
+    return list(entries) if entries is out.rules else [*out.rules, *entries]
+
+
+def _widened(key: str, pattern: str, pairs: list[tuple[str, str]], notes: list[str]) -> bool:
+    """Whether the dm_cc rules of an opencode deny or ask may match requests it does
+    not: a pattern read wider (``notes``, a program's path), a wildcard key (its MCP
+    tools are matched more widely), a key opencode asks nothing under (``write``
+    read as ``edit``). Only a known key over exactly translated patterns is exact."""
+    if notes or _read_wider(key, pattern, pairs):
+        return True
+    return key not in KEYS or key in SHARED
 
 
 def _read_wider(key: str, pattern: str, pairs: list[tuple[str, str]]) -> bool:
@@ -205,17 +274,35 @@ def _read_wider(key: str, pattern: str, pairs: list[tuple[str, str]]) -> bool:
     return any(dm_pattern != said for _, dm_pattern in pairs)
 
 
-def _deny_again(entries: list[Entry], earlier: list[Entry], permissions: set[str],
-                label: str) -> None:
-    """After an ask written wider than its source: the earlier denies it could reach
-    (last match wins: the ask would override them where opencode still denies),
-    written again -- stricter, never looser."""
-    again = [e for e in earlier if e.permission is not None and e.action == "deny"
-             and (e.permission == "*" or any(fnmatchcase(p, e.permission) for p in permissions))]
+def _again(entries: list[Entry], earlier: list[Entry], pairs: list[tuple[str, str]],
+           action: str, label: str) -> None:
+    """After a rule (an ask) written wider than its source: every earlier stricter
+    rule it may reach (last match wins: it would override them where opencode still
+    denies), written again -- stricter, never looser. ``earlier`` is all
+    dm_cc decides before it, the top-level rules too for an agent's. Where the
+    earlier rule or the wider one is about everything (``*``), the earlier is
+    written again only as far as the wider one reaches: the same requests decided,
+    fewer of the rules after it overridden."""
+    again: list[Entry] = []
+    for rule in earlier:
+        if rule.permission is None or STRICTNESS[rule.action] <= STRICTNESS[action]:
+            continue
+        for permission, pattern in pairs:
+            if may_meet(rule.permission, permission):
+                entry = Entry(_narrower(rule.permission, permission),
+                              _narrower(rule.pattern, pattern), rule.action)
+                if entry not in again:
+                    again.append(entry)
     for index, entry in enumerate(again):
-        comment = f"again: the earlier denies the wider ask of {label} must not override"
-        entries.append(Entry(entry.permission, entry.pattern, "deny",
+        comment = f"again: the earlier rules the wider {action} of {label} must not override"
+        entries.append(Entry(entry.permission, entry.pattern, entry.action,
                              comment=comment if index == 0 else None))
+
+
+def _narrower(earlier: str, wider: str) -> str:
+    """The earlier rule's permission or pattern, or the wider rule's where the
+    earlier's is ``*``: the requests both reach are all among those it matches."""
+    return wider if earlier == "*" else earlier
 
 
 def _legacy_tools(out: Imported, entries: list[Entry], tools: Any, where: str) -> None:
@@ -274,13 +361,29 @@ def import_opencode(path: Path) -> Imported:
     for name, (where, config) in agents.items():
         if isinstance(config, dict):
             _agent(out, name, where, config, path)
+    _no_start(out, agents)
     _unused(out, data)
     return out
 
 
+def _no_start(out: Imported, agents: dict[str, tuple[str, Any]]) -> None:
+    """Nothing may start a disabled agent (opencode has no such agent): ``task
+    <name> deny`` last of the top-level rules and last of every agent's, so no
+    allow of ``task`` -- an agent's own comes after the top level -- lets it start."""
+    for name, (where, config) in agents.items():
+        for key in ("disable", "disabled"):     # V1's `disable`, V2's `disabled`
+            if isinstance(config, dict) and config.get(key) is True:
+                comment = f"{where}.{key}: true (opencode has no such agent: nothing may " \
+                          "start it)"
+                for entries in (out.rules, *out.agents.values()):
+                    entries.append(Entry("task", name, "deny", comment=comment))
+                break
+
+
 def _agent(out: Imported, name: str, where: str, config: dict[str, Any], path: Path) -> None:
     """One agent's permissions (after the global ones, as opencode merges them),
-    and a disabled agent as one that may do nothing and that nothing may start."""
+    and a disabled agent as one that may do nothing (that nothing may start it:
+    :func:`_no_start`)."""
     entries: list[Entry] = []
     if "permission" in config:
         _block(out, entries, config["permission"], f"{where}.permission", path)
@@ -289,9 +392,7 @@ def _agent(out: Imported, name: str, where: str, config: dict[str, Any], path: P
     _legacy_tools(out, entries, config.get("tools"), f"{where}.tools")
     for key in ("disable", "disabled"):     # V1's `disable`, V2's `disabled`
         if config.get(key) is True:
-            comment = f"{where}.{key}: true (opencode has no such agent: nothing may start " \
-                      "it, and it may do nothing)"
-            out.rules.append(Entry("task", name, "deny", comment=comment))
+            comment = f"{where}.{key}: true (opencode has no such agent: it may do nothing)"
             entries.append(Entry("*", "*", "deny", comment=comment))
     for key in config:
         if key not in AGENT_USED:

@@ -46,17 +46,29 @@ def ruleset(config: dict[str, Any], agent: str) -> list[tuple[str, str, str]] | 
     return rules + _block(own.get("permission", {})) + _ordered(own.get("permissions", []))
 
 
-# the shell tool is `bash` to opencode V1 and `shell` to V2 (which reads V1's rules)
-NAMES = {"bash": ("bash", "shell")}
+# the shell tool is `bash` to opencode V1 and `shell` to V2 (which reads V1's rules);
+# dm_cc's `todo` replaces the list: opencode's todowrite
+NAMES = {"bash": ("bash", "shell"), "todo": ("todowrite",)}
+
+
+def names_of(permission: str) -> tuple[str, ...]:
+    """What opencode asks for the call dm_cc asks ``permission`` for: an MCP tool
+    by its flat name ``<server>_<tool>``."""
+    if permission.startswith("mcp__"):
+        server, _, tool = permission[5:].partition("__")
+        return (f"{server}_{tool}",)
+    return NAMES.get(permission, (permission,))
 
 
 def decide(config: dict[str, Any], agent: str, permission: str, pattern: str) -> str:
     """opencode's decision for the tool dm_cc calls ``permission``; a disabled agent
-    decides nothing: deny (it cannot run)."""
+    decides nothing: deny (it cannot run), and nothing may start it."""
     rules = ruleset(config, agent)
     if rules is None:
         return "deny"
-    names = NAMES.get(permission, (permission,))
+    if permission == "task" and ruleset(config, pattern) is None:
+        return "deny"
+    names = names_of(permission)
     for key, rule_pattern, action in reversed(rules):
         if any(wildcard(name, key) for name in names) and wildcard(pattern, rule_pattern):
             return action

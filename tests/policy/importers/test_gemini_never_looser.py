@@ -193,9 +193,54 @@ prefixes = st.sampled_from([None, None, None, "", [""], "git", ["git", "npm"], "
                             "git ", ["gitk", ""]])
 
 
+@pytest.mark.parametrize(("lower", "higher", "tool", "theirs"), [
+    # dm_cc's `edit` is both write_file's and replace's: an allow or ask of one must
+    # not lift the other's lower-priority deny (dm_cc's write tool is write_file)
+    ("write_file", ("replace", "allow"), "write_file", "deny"),
+    ("write_file", ("replace", "ask_user"), "write_file", "deny"),
+    ("read_file", ("read_many_files", "ask_user"), "read_file", "deny"),
+    ("read_file", ("read_many_files", "allow"), "read_file", "deny"),
+])
+def test_a_tool_sharing_a_permission_does_not_lift_anothers_deny(tmp_path, lower, higher,
+                                                                  tool, theirs):
+    text = (rule(toolName=lower, decision="deny", priority=1)
+            + rule(toolName=higher[0], decision=higher[1], priority=2))
+    out, rules = imported(tmp_path, text)
+    permission = {"write_file": "edit", "read_file": "read"}[tool]
+    assert gemini.decide(gemini.load(text), tool, {"file_path": "src/a.py"}, headless=False,
+                         redirection=False) == theirs
+    assert dm_cc_decides(rules, permission, "src/a.py", headless=False) == "deny"
+    assert any(repr(higher[0]) in line for line in out.dropped)
+
+
+def test_an_allow_of_one_tool_of_a_permission_is_left_out(tmp_path):
+    """Found by the property: `write_file` allowed alone allowed dm_cc's edit tool,
+    whose Gemini counterpart `replace` no rule allows (Gemini asks)."""
+    text = rule(toolName="write_file", decision="allow", priority=0)
+    out, rules = imported(tmp_path, text)
+    assert gemini.decide(gemini.load(text), "replace", {"file_path": "src/a.py"},
+                         headless=False, redirection=False) == "ask"
+    assert dm_cc_decides(rules, "edit", "src/a.py", headless=False) == "ask"
+    assert any("'replace''s, which no rule allows" in line for line in out.dropped)
+
+
+@pytest.mark.parametrize("text", [
+    rule(toolName="write_file", decision="deny", priority=1)
+    + rule(toolName=["write_file", "replace"], decision="allow", priority=2),
+    rule(toolName="write_file", decision="allow", priority=2)
+    + rule(toolName="replace", decision="allow", priority=3),
+    rule(toolName="*", decision="allow", priority=0)
+    + rule(toolName="replace", decision="allow", priority=3),
+])
+def test_an_allow_of_every_tool_of_a_permission_is_kept(tmp_path, text):
+    _, rules = imported(tmp_path, text)
+    assert dm_cc_decides(rules, "edit", "src/a.py", headless=False) == "allow"
+
+
 @st.composite
 def tables(draw) -> str:
-    tool = draw(st.sampled_from([SHELL, SHELL, "read_file", "write_file", "*"]))
+    tool = draw(st.sampled_from([SHELL, SHELL, "read_file", "write_file", "*", "replace",
+                                 "read_many_files"]))
     fields: dict = {"toolName": tool}
     prefix = draw(prefixes) if tool == SHELL else None
     if prefix is not None:
@@ -226,7 +271,9 @@ def test_never_looser_than_gemini_cli(tmp_path_factory, files, calls, headless):
     reference = gemini.load(text)
     for tool, permission, args, main_input in (
             [(SHELL, "bash", {"command": c}, c) for c in calls]
-            + [("read_file", "read", {"file_path": "src/a.py"}, "src/a.py")]):
+            + [("read_file", "read", {"file_path": "src/a.py"}, "src/a.py"),
+               ("write_file", "edit", {"file_path": "src/a.py"}, "src/a.py"),
+               ("replace", "edit", {"file_path": "src/a.py"}, "src/a.py")]):
         ours = dm_cc_decides(rules, permission, main_input, headless=headless)
         # the redirection downgrade is not carried over (docs/importers.md; the
         # strict xfail test_a_redirection_asks_as_in_gemini_cli says so)
@@ -237,7 +284,8 @@ def test_never_looser_than_gemini_cli(tmp_path_factory, files, calls, headless):
 # ------------------------------------------------------- Gemini CLI's shell heuristics
 
 WHOLE_ALLOW = rule(toolName=SHELL, decision="allow", priority=5)
-EDITS_TOO = rule(toolName=["write_file", "read_file"], decision="allow", priority=5)
+EDITS_TOO = rule(toolName=["write_file", "replace", "read_file", "read_many_files"],
+                 decision="allow", priority=5)
 
 
 @pytest.mark.parametrize("tool", [SHELL, "*"])
@@ -260,7 +308,22 @@ def test_a_whole_tool_allow_keeps_gemini_clis_dangerous_command_asks(tmp_path, t
     _, rules = imported(tmp_path, text)
     theirs = gemini.decide(gemini.load(text), SHELL, {"command": command}, headless=False)
     assert theirs == ("ask" if asks else "allow")
-    assert dm_cc_decides(rules, "bash", command, headless=False) == theirs
+    ours = "ask" if command == "git branch" else theirs    # stricter: next test
+    assert dm_cc_decides(rules, "bash", command, headless=False) == ours
+
+
+@pytest.mark.parametrize("command", ["git branch 2>&1", "git branch && git status",
+                                     "git branch"])
+def test_git_branch_asks_whatever_follows_it_on_the_line(tmp_path, command):
+    """Found by the property: Gemini CLI reads the whole line's words, so `git branch
+    2>&1` is a git branch with arguments (it asks); dm_cc judges `git branch` alone,
+    so it cannot allow the bare one without allowing these."""
+    text = rule(toolName=SHELL, decision="allow", priority=0)
+    _, rules = imported(tmp_path, text)
+    if command != "git branch":
+        assert gemini.decide(gemini.load(text), SHELL, {"command": command}, headless=False,
+                             redirection=False) == "ask"
+    assert dm_cc_decides(rules, "bash", command, headless=False) == "ask"
 
 
 def test_a_prefix_allow_is_not_put_through_the_heuristics(tmp_path):

@@ -7,6 +7,7 @@ configs and calls."""
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 from hypothesis import given, settings
@@ -133,10 +134,86 @@ def test_a_comma_before_a_value_stays(tmp_path):
     assert read_json(path, jsonc=True)[1] == [1, 2, 3]
 
 
+# ------------------------------------------------------------- rules read wider
+
+FOUND = {"permission": "deny", "agent": {"review": {"permissions": [
+    {"action": "*", "resource": "git *", "effect": "allow"},
+    {"action": "bash", "resource": "https://x.test/*", "effect": "ask"}]}}}
+
+
+def test_an_agents_wider_ask_does_not_override_a_top_level_deny(tmp_path):
+    """Found by the property: an agent's `bash https://x.test/* ask` is read as every
+    command (dm_cc judges a program by its last name), after the top-level `deny`
+    -- so `npm test` asked where opencode denies. The denies before it, top level
+    included, are written again after it."""
+    out, policy = imported(tmp_path, FOUND)
+    assert opencode.decide(FOUND, "review", "bash", "npm test") == "deny"
+    assert dm_cc_decides(policy, "review", "bash", "npm test") == "deny"
+    assert dm_cc_decides(policy, "review", "read", "a.txt") == "deny"
+    assert dm_cc_decides(policy, "build", "bash", "npm test") == "deny"
+    assert any("https://x.test/*" in line and "written wider" in line for line in out.dropped)
+
+
+@pytest.mark.parametrize(("config", "agent", "call", "theirs", "ours"), [
+    # a path with several stars read wider (a*b*c: its stars may span segments)
+    ({"permission": {"read": "deny"}, "agent": {"review": {"permission": {
+        "read": {"a*b*c": "ask"}}}}}, "review", ("read", "a/z/c"), "deny", "deny"),
+    # in the same block, as before
+    ({"permission": {"read": {"*": "deny", "a*b*c": "ask"}}}, "build", ("read", "a/z/c"),
+     "deny", "deny"),
+    # an MCP tool's input pattern read as the whole tool, after a top-level deny
+    ({"permission": {"github_delete": "deny"}, "agents": {"review": {"permissions": [
+        {"action": "github_delete", "resource": "repo=x", "effect": "ask"}]}}},
+     "review", ("mcp__github__delete", "*"), "deny", "deny"),
+    # a wildcard key's MCP names are wider: `a_*` is read as mcp__a*, which ab_c is not
+    ({"permission": {"ab_c": "deny", "a_*": "ask"}}, "build", ("mcp__ab__c", "*"),
+     "deny", "deny"),
+    ({"permission": {"ab_c": "deny", "a_*": "ask"}}, "build", ("mcp__a__x", "*"), "ask", "ask"),
+    # opencode asks `edit` for its write tool (a `write` key decides nothing): an ask
+    # read as edit keeps an earlier edit deny, an allow is left out
+    ({"permission": {"edit": "deny", "write": "ask"}}, "build", ("edit", "a.txt"),
+     "deny", "deny"),
+    ({"permission": {"edit": "deny", "write": "allow"}}, "build", ("edit", "a.txt"),
+     "deny", "deny"),
+    ({"permission": {"write": "allow"}}, "build", ("edit", "a.txt"), "ask", "ask"),
+    # the `*` key's pattern over paths is opencode's wildcard (`*` crosses `/`)
+    ({"agent": {"build": {"permission": {"*": {"*": "allow", "src/*": "ask"}}}}}, "build",
+     ("read", "src/x/y.py"), "ask", "ask"),
+    ({"permission": {"read": {"a/.env": "deny"}, "*": {".env": "allow"}}}, "build",
+     ("read", "a/.env"), "deny", "deny"),
+    ({"permission": {"read": {"a/.env": "deny"}, "*": {".env": "allow"}}}, "build",
+     ("read", ".env"), "allow", "allow"),
+    ({"permission": {"*": {"git *": "allow"}}}, "build", ("bash", "git status"), "allow",
+     "allow"),
+    # dm_cc's todo is opencode's todowrite: a todoread allow lets nothing through
+    ({"permission": {"todowrite": "deny", "todoread": "allow"}}, "build", ("todo", "*"),
+     "deny", "deny"),
+    # a disabled agent: no agent's own task allow may start it
+    ({"agent": {"review": {"disable": True}, "build": {"permission": {"task": "allow"}}}},
+     "build", ("task", "review"), "deny", "deny"),
+    ({"agent": {"review": {"disable": True}, "build": {"permission": {"task": "allow"}}}},
+     "build", ("task", "explore"), "allow", "allow"),
+    # written again only as far as the ask reaches: reads stay allowed
+    ({"permission": {"*": "deny", "read": "allow"}, "agent": {"review": {"permission": {
+        "bash": {"/opt/x/*": "ask"}}}}}, "review", ("read", "a.txt"), "allow", "allow"),
+    ({"permission": {"*": "deny", "read": "allow"}, "agent": {"review": {"permission": {
+        "bash": {"/opt/x/*": "ask"}}}}}, "review", ("bash", "ls"), "deny", "deny"),
+    # an ask read exactly overrides the deny before it, as in opencode
+    ({"permission": "deny", "agent": {"review": {"permission": {"bash": {"git *": "ask"}}}}},
+     "review", ("bash", "git status"), "ask", "ask"),
+])
+def test_a_wider_ask_never_overrides_a_deny(tmp_path, config, agent, call, theirs, ours):
+    _, policy = imported(tmp_path, config)
+    assert opencode.decide(config, agent, *call) == theirs
+    assert dm_cc_decides(policy, agent, *call) == ours
+
+
 # --------------------------------------------------------------------------- the property
 
-KEYS = ["*", "bash", "shell", "webfetch", "task"]
-PATTERNS = ["*", "git *", "git push *", "npm *", "rm *", "explore", "https://x.test/*"]
+KEYS = ["*", "bash", "shell", "webfetch", "task", "read", "edit", "write", "todowrite",
+        "todoread", "ab_c", "a_*", "a*"]
+PATTERNS = ["*", "git *", "git push *", "npm *", "rm *", "explore", "https://x.test/*",
+            "/opt/x/*", "a*b*c", "src/*", "*.env", ".env", "review"]
 actions = st.sampled_from(["allow", "ask", "deny"])
 block = st.dictionaries(st.sampled_from(KEYS), st.one_of(
     actions, st.dictionaries(st.sampled_from(PATTERNS), actions, max_size=3)), max_size=4)
@@ -159,17 +236,24 @@ def configs(draw) -> dict:
         agent["permissions"] = draw(v2)
     if draw(st.booleans()):
         agent["disable"] = draw(st.booleans())
-    if agent:
-        config[draw(st.sampled_from(["agent", "agents"]))] = {"review": agent}
+    agents: dict = {"review": agent} if agent else {}
+    if draw(st.booleans()):
+        agents["build"] = {"permission": draw(block)}
+    if agents:
+        config[draw(st.sampled_from(["agent", "agents"]))] = agents
     return config
 
 
 CALLS = [("bash", "git status"), ("bash", "git push origin"), ("bash", "npm test"),
          ("bash", "rm -rf x"), ("bash", "ls"), ("webfetch", "https://x.test/a"),
-         ("task", "explore"), ("task", "review")]
+         ("task", "explore"), ("task", "review"), ("read", "a/z/c"), ("read", "src/x/y.py"),
+         ("read", "x.env"), ("read", "a/.env"), ("edit", "src/a.py"), ("todo", "*"),
+         ("mcp__ab__c", "*"), ("mcp__a__x", "*")]
+
+EXAMPLES = int(os.environ.get("DM_CC_IMPORT_EXAMPLES", "150"))
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=EXAMPLES, deadline=None)
 @given(config=configs(), agent=st.sampled_from(["build", "review"]))
 def test_never_looser_than_opencode(tmp_path_factory, config, agent):
     """For generated configs (V1 blocks, V2 lists, agents, disabled agents) and calls,
