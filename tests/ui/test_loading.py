@@ -86,7 +86,7 @@ def test_in_a_terminal_early_enter_sends_and_mcp_trouble_never_stops_the_repl(pr
     config.parent.mkdir(parents=True)
     (config_dir() / "policy.yaml").write_text("rules:\n" + "".join(
         f"  - {{permission: bash, pattern: 'tool{n} --flag *', action: ask}}\n"
-        for n in range(6000)))
+        for n in range(20000)))   # ~1 s to load: "hi" and Enter land before it is done
     config.write_text("mcp:\n  servers:\n    typo: {comand: mcp-server-typo}\n")
     log = project.parent / "starts.log"
     pane = dm_cc_pane(project, HELLO, width=200, starts=2)
