@@ -38,9 +38,9 @@ from __future__ import annotations
 
 import re
 import time
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from dm_cc.config import (
     MANAGED_POLICY,
@@ -71,8 +71,7 @@ NO_POLICY = ("dm_cc does not start without the organisation's policy (once the s
              "answers, the next start fetches it; or ask whoever keeps the managed config)")
 
 
-@dataclass(frozen=True)
-class Source:
+class Source(NamedTuple):
     """One delivered file as the managed config names it."""
 
     name: str                    # its name in the managed layer: enforced.yaml, policies/x.yaml
@@ -88,8 +87,7 @@ class Source:
                             if on)
 
 
-@dataclass(frozen=True)
-class Delivery:
+class Delivery(NamedTuple):
     """The managed config's ``managed_policy:``."""
 
     sources: tuple[Source, ...]
@@ -97,8 +95,7 @@ class Delivery:
     timeout: float = DEFAULT_TIMEOUT
 
 
-@dataclass(frozen=True)
-class Delivered:
+class Delivered(NamedTuple):
     """A delivered file in force: its cached copy, and where and when it came from."""
 
     name: str
