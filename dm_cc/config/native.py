@@ -8,7 +8,10 @@ from ``pydantic_core._pydantic_core``. :func:`extension` imports just that modul
 the import system would (the same file, the same loader), and registers it under its
 full name: a later ``import pydantic_core`` (pydantic, litellm) finds it there, so its
 classes are the very ones dm_cc caught and made (one ``ValidationError``, never two).
-Where the layout is not as expected it falls back to the ordinary import.
+Where the layout is not as expected it falls back to the ordinary import. One trace
+is left: a package imported after it lacks the attribute naming it
+(``pydantic_core._pydantic_core``; ``from pydantic_core import _pydantic_core`` still
+finds it): no installed library reads it so.
 """
 
 from __future__ import annotations

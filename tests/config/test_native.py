@@ -33,9 +33,11 @@ def test_the_compiled_module_alone_then_the_package_shares_its_classes():
               pydantic_core.SchemaValidator is native.SchemaValidator,
               isinstance(caught, pydantic_core.ValidationError),
               pydantic_core_native() is native, caught.errors()[0]["type"])
+        from pydantic_core import _pydantic_core
+        print(_pydantic_core is native)
         """)
     assert out.splitlines() == ["['pydantic_core._pydantic_core']",
-                                "True True True True int_parsing"]
+                                "True True True True int_parsing", "True"]
 
 
 def test_after_the_package_it_is_the_package_s_module():
