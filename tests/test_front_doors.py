@@ -37,7 +37,8 @@ EXPORTS: dict[str, list[str]] = {
         "did_you_mean", "digest",
         "display_path", "find_project", "home_dir", "line_of", "load_settings", "load_yaml",
         "locked", "managed_dir", "plan_file", "policy_files", "project_dir", "project_files",
-        "project_root", "replace_file", "set_aside", "shared", "state_dir", "sync_directory",
+        "project_root", "pydantic_core_native", "replace_file", "set_aside", "shared",
+        "state_dir", "sync_directory",
         "thinking_budget", "validation_error",
     ],
     "core": [

@@ -10,6 +10,8 @@ that remembers line numbers. Imports nothing of dm_cc but ``dm_cc.errors``.
     yaml_lines.py   YAML with the line of each value; errors naming ``file:line``
     yaml_stream.py  how yaml_lines reads a document: one pass over its events,
                     alias expansion and nesting bounded (a hostile file's bombs)
+    native.py       a library's compiled module without its package's Python
+                    (pydantic_core's validator without its 200 TypedDicts)
     durable.py      a file replaced whole in one step, locks, damage set aside:
                     what every store and edited file shares to survive crashes
     words.py        counts and near misses in messages (``1 line``, ``did you
@@ -47,6 +49,7 @@ if TYPE_CHECKING:
     )
     from dm_cc.config.durable import locked, replace_file, set_aside, shared, sync_directory
     from dm_cc.config.mcp_servers import STARTING_TRUST, ServerDefinition, Trust
+    from dm_cc.config.native import pydantic_core_native
     from dm_cc.config.settings import Settings, load_settings, thinking_budget
     from dm_cc.config.trust import ProjectFile, ProjectTrust, digest
     from dm_cc.config.words import counted, did_you_mean
@@ -86,6 +89,7 @@ __all__ = [
     "project_dir",
     "project_files",
     "project_root",
+    "pydantic_core_native",
     "replace_file",
     "set_aside",
     "shared",
@@ -106,6 +110,7 @@ _LAZY: dict[str, tuple[str, ...]] = {
                           "state_dir"),
     "dm_cc.config.durable": ("locked", "replace_file", "set_aside", "shared", "sync_directory"),
     "dm_cc.config.mcp_servers": ("STARTING_TRUST", "ServerDefinition", "Trust"),
+    "dm_cc.config.native": ("pydantic_core_native",),
     "dm_cc.config.settings": ("Settings", "load_settings", "thinking_budget"),
     "dm_cc.config.trust": ("ProjectFile", "ProjectTrust", "digest"),
     "dm_cc.config.words": ("counted", "did_you_mean"),

@@ -23,7 +23,7 @@ import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from dm_cc.config.dirs import project_files
 
@@ -35,8 +35,7 @@ def digest(data: bytes) -> str:
     return "sha256:" + hashlib.sha256(data).hexdigest()
 
 
-@dataclass(frozen=True)
-class ProjectFile:
+class ProjectFile(NamedTuple):
     """One of the project's own files: its path from the root and its content's digest
     (None: it could not be read, so it cannot be trusted)."""
 

@@ -16,6 +16,7 @@ from dm_cc.config import (
     display_path,
     line_of,
     load_yaml,
+    pydantic_core_native,
     validation_error,
 )
 from dm_cc.errors import PolicyError
@@ -34,12 +35,12 @@ def _validator() -> SchemaValidator:
     """The validator of policy files. The format is defined by the pydantic models in
     schema.py; files are validated with the core schema derived from them (see schema.py
     for why). Built at the first file: a command that reads none (``dm_cc approvals
-    add`` in a project without policy files) does not import pydantic_core."""
-    from pydantic_core import SchemaValidator
-
+    add`` in a project without policy files) does not import pydantic_core, and a
+    command that does imports only its compiled module (:mod:`dm_cc.config.native`)."""
     from dm_cc.policy.validator_schema import POLICY_CORE_SCHEMA
 
-    return SchemaValidator(POLICY_CORE_SCHEMA)
+    validator: SchemaValidator = pydantic_core_native().SchemaValidator(POLICY_CORE_SCHEMA)
+    return validator
 
 
 class InlineTest(NamedTuple):
@@ -152,13 +153,11 @@ def parse_policy(text: str, shown: str, directory: Path | None = None) -> Policy
     if not isinstance(data, dict):
         raise PolicyError(shown, lines.get((), 1),
                           "a policy file is a mapping with rules:, agents:, tests:")
-    from pydantic_core import ValidationError
-
     from dm_cc.policy.validator_schema import POLICY_CORE_SCHEMA
 
     try:
         model = _validator().validate_python(data)
-    except ValidationError as exc:
+    except pydantic_core_native().ValidationError as exc:
         raise validation_error(exc, shown, lines, PolicyError, POLICY_CORE_SCHEMA) from None
     rules = rules_from(model.get("rules", []), model.get("permission", {}), (), shown, lines)
     agents = {

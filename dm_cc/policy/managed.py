@@ -36,13 +36,11 @@ changed by anyone is refused (and fetched again).
 
 from __future__ import annotations
 
-import hashlib
-import json
 import re
 import time
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from dm_cc.config import (
     MANAGED_POLICY,
@@ -73,8 +71,7 @@ NO_POLICY = ("dm_cc does not start without the organisation's policy (once the s
              "answers, the next start fetches it; or ask whoever keeps the managed config)")
 
 
-@dataclass(frozen=True)
-class Source:
+class Source(NamedTuple):
     """One delivered file as the managed config names it."""
 
     name: str                    # its name in the managed layer: enforced.yaml, policies/x.yaml
@@ -90,8 +87,7 @@ class Source:
                             if on)
 
 
-@dataclass(frozen=True)
-class Delivery:
+class Delivery(NamedTuple):
     """The managed config's ``managed_policy:``."""
 
     sources: tuple[Source, ...]
@@ -99,8 +95,7 @@ class Delivery:
     timeout: float = DEFAULT_TIMEOUT
 
 
-@dataclass(frozen=True)
-class Delivered:
+class Delivered(NamedTuple):
     """A delivered file in force: its cached copy, and where and when it came from."""
 
     name: str
@@ -294,7 +289,7 @@ def _settle(source: Source, body: Fetched, signature: Fetched | None, cache: Pat
         failure = _problem(source, body.body, signature.body if signature else None)
     if failure is not None:
         meta.update(failure=failure, failed_at=now, note=_changed(before))
-        _write(copy.with_name(copy.name + ".json"), json.dumps(meta).encode())
+        _write_meta(copy, meta)
         return
     assert body.body is not None
     copy.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -303,13 +298,18 @@ def _settle(source: Source, body: Fetched, signature: Fetched | None, cache: Pat
         _write(copy.with_name(copy.name + ".sig"), signature.body)
     note = before and f"the cached copy had changed since it was fetched ({before}); " \
                       "replaced by the one fetched now"
-    _write(copy.with_name(copy.name + ".json"), json.dumps({
-        "url": source.url, "fetched_at": now, "sha256": _digest(body.body),
-        "failure": None, "failed_at": None, "note": note}).encode())
+    _write_meta(copy, {"url": source.url, "fetched_at": now, "sha256": _digest(body.body),
+                       "failure": None, "failed_at": None, "note": note})
 
 
 def _changed(before: str | None) -> str | None:
     return before and f"the cached copy does not verify ({before})"
+
+
+def _write_meta(copy: Path, meta: dict[str, Any]) -> None:
+    import json  # only a delivery writes it: not paid by every start
+
+    _write(copy.with_name(copy.name + ".json"), json.dumps(meta).encode())
 
 
 def _write(path: Path, data: bytes) -> None:
@@ -356,6 +356,8 @@ def _read_copy(copy: Path) -> tuple[bytes, bytes | None]:
 
 def _meta(copy: Path) -> dict[str, Any]:
     """The copy's ``.json`` (empty when missing or damaged: it only informs)."""
+    import json  # only a delivered policy has one: not paid by every start
+
     try:
         meta = json.loads(copy.with_name(copy.name + ".json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -413,6 +415,8 @@ def _signed(source: Source, body: bytes, signature: bytes) -> bool:
 
 
 def _digest(body: bytes) -> str:
+    import hashlib  # only a delivered policy is digested: not paid by every start
+
     return hashlib.sha256(body).hexdigest()
 
 

@@ -25,14 +25,13 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from dm_cc.sandbox.spec import Mount
 from dm_cc.sandbox.tree import Tree, inside
 
 
-@dataclass(frozen=True)
-class GitDirs:
+class GitDirs(NamedTuple):
     """The project's git directories, each verified before it shapes the spec: inside
     the project, or the repository a linked worktree or submodule checkout belongs to,
     checked both ways (:mod:`dm_cc.sandbox.repository`). Absolute, resolved paths."""

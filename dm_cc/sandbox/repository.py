@@ -32,8 +32,8 @@ from __future__ import annotations
 import os
 import posixpath
 import re
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from dm_cc.sandbox.git import GitDirs
 from dm_cc.sandbox.tree import inside
@@ -214,8 +214,7 @@ def _other_worktrees(common: str, worktree: str | None) -> tuple[str, ...]:
         return ()
 
 
-@dataclass(frozen=True)
-class GitConfig:
+class GitConfig(NamedTuple):
     """What git's config says for the project that the sandbox must hold: the hooks
     directory (``core.hooksPath``: as written, normalised, and where a link leads) and
     every file git reads as config -- each file it read, and each one an

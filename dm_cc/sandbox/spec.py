@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Literal
+from typing import Literal, NamedTuple
 
 Kind = Literal["writable", "read-only", "hidden"]
 Network = Literal["off", "on", "proxy"]
@@ -27,8 +27,7 @@ Network = Literal["off", "on", "proxy"]
 _ORDER: dict[str, int] = {"writable": 0, "read-only": 1, "hidden": 2}
 
 
-@dataclass(frozen=True, slots=True)
-class Mount:
+class Mount(NamedTuple):
     """One path and why it is so (a rule ``file:line``, ``the project`` …)."""
 
     path: str

@@ -60,7 +60,6 @@ from __future__ import annotations
 
 import builtins
 import hashlib
-import json
 import math
 import os
 import re
@@ -68,7 +67,6 @@ import time
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, replace
-from json.encoder import encode_basestring
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -255,6 +253,8 @@ class _Damage(ValueError):
 
 def _parse(data: bytes) -> tuple[str | None, list[SavedApproval]]:
     """The project and approvals of a stored file; _Damage if it is not one."""
+    import json  # only a project with saved approvals has a file: not paid by every start
+
     try:
         document = json.loads(data.decode("utf-8"))
     except UnicodeDecodeError as exc:
@@ -289,6 +289,9 @@ def _parse(data: bytes) -> tuple[str | None, list[SavedApproval]]:
 def _encode(project: str | None, approvals: builtins.list[SavedApproval]) -> bytes:
     """The file's bytes: exactly ``json.dumps(document, indent=2, ensure_ascii=False)``
     and a newline, in UTF-8 (see :func:`_indented`)."""
+    import json
+    from json.encoder import encode_basestring
+
     where = "null" if project is None else encode_basestring(project)
     text = (f'{{\n  "version": {VERSION},\n  "project": {where},\n  "approvals": '
             f'{_indented(approvals, "  ")}\n}}\n')
@@ -311,6 +314,8 @@ def _indented(approvals: Iterable[SavedApproval], pad: str) -> str:
     """The approvals as ``json.dumps(..., indent=2, ensure_ascii=False)`` writes their
     list ``pad`` deep, byte for byte, field by field with json's own string encoder:
     four times faster than its indenting encoder, which is pure Python."""
+    from json.encoder import encode_basestring
+
     text = encode_basestring  # json's: the C one where there is one
     inner = pad + "    "
     entries = ",".join(

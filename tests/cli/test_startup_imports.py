@@ -4,7 +4,10 @@ not the ones it does not (benchmarks/bench_startup.py and bench_approvals.py tim
 Each check runs the command in a fresh interpreter and names modules of a seam, not a
 number: ``policy check`` reads the project's git directories (``dm_cc.sandbox``'s
 repository.py) but starts no sandbox, loop or tool; ``approvals add`` in a project with
-no policy or agent file reads no YAML and validates nothing.
+no policy or agent file reads no YAML and validates nothing; ``policy check`` validates
+with pydantic_core's compiled module alone (not its package's Python: ``core_schema``,
+typing_extensions) and reads no JSON where there is no saved approval or delivered
+managed policy.
 """
 
 from __future__ import annotations
@@ -15,7 +18,9 @@ import sys
 from pathlib import Path
 
 WATCHED = ("dm_cc.sandbox.repository", "dm_cc.sandbox.host", "dm_cc.sandbox.transaction",
-           "dm_cc.core", "dm_cc.tools.base", "dm_cc.session.approvals", "yaml", "pydantic_core")
+           "dm_cc.core", "dm_cc.tools.base", "dm_cc.session.approvals", "yaml", "pydantic_core",
+           "pydantic_core._pydantic_core", "pydantic_core.core_schema", "typing_extensions",
+           "json")
 
 
 def loaded(project: Path, home: Path, *argv: str) -> tuple[str, set[str]]:
@@ -42,9 +47,10 @@ def test_policy_check_reads_the_git_dirs_and_starts_no_sandbox_loop_or_tool(tmp_
     out, modules = loaded(project, tmp_path / "home", "policy", "check", "bash",
                           "git status && cat README.md | grep x > out.txt")
     assert out.startswith("ask: bash")           # the redirect asks: judged in full
-    assert {"dm_cc.sandbox.repository", "yaml", "pydantic_core"} <= modules
+    assert {"dm_cc.sandbox.repository", "yaml", "pydantic_core._pydantic_core"} <= modules
     assert not modules & {"dm_cc.sandbox.host", "dm_cc.sandbox.transaction", "dm_cc.core",
-                          "dm_cc.tools.base"}
+                          "dm_cc.tools.base", "pydantic_core", "pydantic_core.core_schema",
+                          "typing_extensions", "json"}
 
 
 def test_approvals_add_without_policy_or_agent_files_reads_no_yaml(tmp_path):
@@ -53,7 +59,8 @@ def test_approvals_add_without_policy_or_agent_files_reads_no_yaml(tmp_path):
     out, modules = loaded(project, tmp_path / "home", "approvals", "add", "bash", "npm test *")
     assert out.strip().startswith("apr_")
     assert "dm_cc.session.approvals" in modules
-    assert not modules & {"yaml", "pydantic_core", "dm_cc.sandbox.repository", "dm_cc.core"}
+    assert not modules & {"yaml", "pydantic_core", "pydantic_core._pydantic_core",
+                          "dm_cc.sandbox.repository", "dm_cc.core"}
     # and with a policy file, it is read (a malformed one still stops the command)
     (project / ".dm_cc").mkdir()
     (project / ".dm_cc" / "policy.yaml").write_text("rules: [\n")
