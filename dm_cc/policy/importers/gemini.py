@@ -40,6 +40,7 @@ from dm_cc.policy.importers.model import (
     may_meet,
     mcp_permission,
     mcp_wildcard,
+    narrower,
 )
 from dm_cc.policy.importers.regex import covering_patterns
 
@@ -567,8 +568,16 @@ def _again(out: Imported, rule: GeminiRule, entries: list[Entry],
            stricter: list[Entry]) -> None:
     """The lower-priority rules stricter than ``rule`` that its wider ``entries``
     may override, written again after it."""
-    again = [e for e in stricter if STRICTNESS[e.action] > STRICTNESS[rule.action]
-             and any(may_meet(e.permission or "", w.permission or "") for w in entries)]
+    again: list[Entry] = []
+    for earlier in stricter:
+        if earlier.permission is None or STRICTNESS[earlier.action] <= STRICTNESS[rule.action]:
+            continue
+        for wide in entries:   # only as far as the wider rule reaches (``* *`` → ``read *``)
+            if wide.permission is not None and may_meet(earlier.permission, wide.permission):
+                entry = Entry(narrower(earlier.permission, wide.permission),
+                              narrower(earlier.pattern, wide.pattern), earlier.action)
+                if entry not in again:
+                    again.append(entry)
     said = f"again: the lower-priority rules the wider {rule.action} of rule " \
            f"{rule.index + 1} must not override"
     out.rules += [Entry(e.permission, e.pattern, e.action, comment=said if i == 0 else None)

@@ -121,6 +121,14 @@ def may_meet(one: str, other: str) -> bool:
     return True
 
 
+def narrower(earlier: str, wider: str) -> str:
+    """An earlier rule's permission or pattern written again after a wider rule:
+    its own, or the wider rule's where the earlier's is ``*`` -- the requests both
+    reach are all among those it matches, and the rules after the wider one that
+    the earlier did not reach (another permission's) stay in force."""
+    return wider if earlier == "*" else earlier
+
+
 # --------------------------------------------------------------------------- shell
 
 

@@ -40,6 +40,7 @@ from dm_cc.policy.importers.model import (
     may_meet,
     mcp_permission,
     mcp_wildcard,
+    narrower,
 )
 
 ACTIONS = ("allow", "ask", "deny")
@@ -289,20 +290,14 @@ def _again(entries: list[Entry], earlier: list[Entry], pairs: list[tuple[str, st
             continue
         for permission, pattern in pairs:
             if may_meet(rule.permission, permission):
-                entry = Entry(_narrower(rule.permission, permission),
-                              _narrower(rule.pattern, pattern), rule.action)
+                entry = Entry(narrower(rule.permission, permission),
+                              narrower(rule.pattern, pattern), rule.action)
                 if entry not in again:
                     again.append(entry)
     for index, entry in enumerate(again):
         comment = f"again: the earlier rules the wider {action} of {label} must not override"
         entries.append(Entry(entry.permission, entry.pattern, entry.action,
                              comment=comment if index == 0 else None))
-
-
-def _narrower(earlier: str, wider: str) -> str:
-    """The earlier rule's permission or pattern, or the wider rule's where the
-    earlier's is ``*``: the requests both reach are all among those it matches."""
-    return wider if earlier == "*" else earlier
 
 
 def _legacy_tools(out: Imported, entries: list[Entry], tools: Any, where: str) -> None:

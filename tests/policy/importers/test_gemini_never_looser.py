@@ -237,6 +237,22 @@ def test_an_allow_of_every_tool_of_a_permission_is_kept(tmp_path, text):
     assert dm_cc_decides(rules, "edit", "src/a.py", headless=False) == "allow"
 
 
+@pytest.mark.parametrize("tools", [("read_file", "read_many_files"), ("write_file", "replace")])
+def test_a_rule_written_again_reaches_no_further_than_the_wider_one(tmp_path, tools):
+    """Found by the export round trip: `* ask_user` written again after a shared
+    tool's allow came back as `* * ask`, and lifted a todo deny Gemini keeps."""
+    text = (rule(toolName="*", decision="ask_user", priority=0)
+            + rule(toolName="write_todos", decision="deny", priority=1)
+            + rule(toolName=tools[0], decision="allow", priority=2)
+            + rule(toolName=tools[1], decision="allow", priority=2))
+    _, rules = imported(tmp_path, text)
+    assert gemini.decide(gemini.load(text), "write_todos", {}, headless=False,
+                         redirection=False) == "deny"
+    assert dm_cc_decides(rules, "todo", "*", headless=False) == "deny"
+    again = [r for r in rules if r.permission == "*" and r.action == "ask"]
+    assert len(again) == 1, rules    # the default alone; its copies name the tools' permission
+
+
 @st.composite
 def tables(draw) -> str:
     tool = draw(st.sampled_from([SHELL, SHELL, "read_file", "write_file", "*", "replace",
