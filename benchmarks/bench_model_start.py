@@ -44,14 +44,12 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-from support.model_server import ModelServer  # noqa: E402
+from support.model_server import serve  # noqa: E402
 from support.openai_server import OpenAIWire, text  # noqa: E402
 
 TARGET = 1.1
@@ -91,19 +89,6 @@ class _TimedWire(OpenAIWire):
         return min(later) - start if later else None
 
 
-@contextmanager
-def _server(wire: _TimedWire) -> Iterator[ModelServer]:
-    server = ModelServer([], wire)
-    server.script.extend(text("hello") for _ in range(10_000))
-    thread = threading.Thread(target=server.serve_forever, args=(0.01,), daemon=True)
-    thread.start()
-    try:
-        yield server
-    finally:
-        server.shutdown()
-        server.server_close()
-
-
 def _run(command: list[str], cwd: Path, env: dict[str, str],
          wire: _TimedWire | None = None) -> tuple[float, float | None]:
     """(seconds to exit, seconds to the first request, or to the moment the
@@ -136,7 +121,7 @@ def main() -> None:
     args = parser.parse_args()
     python = sys.executable
     wire = _TimedWire()
-    with tempfile.TemporaryDirectory() as name, _server(wire) as server:
+    with tempfile.TemporaryDirectory() as name, serve([text("hello")] * 10_000, wire) as server:
         tmp = Path(name)
         project, env = _project(tmp)
         api = server.base_url + "/v1"

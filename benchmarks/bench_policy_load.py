@@ -43,23 +43,11 @@ import yaml
 
 from dm_cc.policy.loader import load_policy_file
 
-PERMISSIONS = ("bash", "read", "edit", "webfetch")
-PATTERNS = {"bash": "npm run task{i} *", "read": "src/mod{i}/**", "edit": "build/out{i}/*.js",
-            "webfetch": "https://h{i}.example.com/*"}
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from support.large_policy import generated_policy  # noqa: E402
+
 TARGET = 1.5
 RELATIVE = ".dm_cc/policy.yaml"      # F: the project's policy, from the project
-
-
-def policy_text(count: int) -> str:
-    """``count`` rules, each with a reason, as a script exporting a team's rules writes them."""
-    lines = ["rules:"]
-    for i in range(count):
-        permission = PERMISSIONS[i % 4]
-        lines += [f"  - permission: {permission}",
-                  f"    pattern: '{PATTERNS[permission].format(i=i)}'",
-                  f"    action: {('allow', 'ask', 'deny')[i % 3]}",
-                  f"    reason: generated rule {i} for the team's task {i % 97}"]
-    return "\n".join(lines) + "\n"
 
 
 def timed(run: Callable[[], object]) -> float:
@@ -106,7 +94,7 @@ def bench_size(count: int, rounds: int, tmp: Path, processes: bool) -> None:
     (project / ".dm_cc").mkdir(parents=True)
     (project / ".git").mkdir()
     policy = project / RELATIVE
-    policy.write_text(policy_text(count))
+    policy.write_text(generated_policy(count, "generated rule {i} for the team's task {i}"))
     size = policy.stat().st_size
     loaded = load_policy_file(policy)
     assert len(loaded.rules) == count, len(loaded.rules)

@@ -8,27 +8,11 @@ import subprocess
 import sys
 
 import pytest
+from support.large_policy import generated_policy
 from support.trust import trusted_policy
 
 from dm_cc.errors import PolicyError
 from dm_cc.policy.loader import parse_policy
-
-PERMISSIONS = ("bash", "read", "edit", "webfetch")
-PATTERNS = {"bash": "npm run task{i} *", "read": "src/mod{i}/**", "edit": "build/out{i}/*.js",
-            "webfetch": "https://h{i}.example.com/*"}
-
-
-def generated_policy(count: int, reason: str = "generated rule {i} for task {i}") -> str:
-    """``count`` rules of four lines each (rule ``i`` starts at line ``2 + 4 * i``),
-    every one with a reason: what a script exporting a team's rules writes."""
-    lines = ["rules:"]
-    for i in range(count):
-        permission = PERMISSIONS[i % 4]
-        lines += [f"  - permission: {permission}",
-                  f"    pattern: '{PATTERNS[permission].format(i=i)}'",
-                  f"    action: {('allow', 'ask', 'deny')[i % 3]}",
-                  f"    reason: {reason.format(i=i)}"]
-    return "\n".join(lines) + "\n"
 
 
 def test_a_15000_rule_policy_with_reasons_loads():
