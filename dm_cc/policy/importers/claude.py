@@ -49,7 +49,9 @@ TOOLS: dict[str, tuple[str, str]] = {
 # What a defaultMode means, as rules placed before every imported rule
 DEFAULT_MODES: dict[str, list[tuple[str, str, str]]] = {
     "default": [],
-    "acceptEdits": [("edit", "*", "allow")],
+    # edits inside the project (`**`): `*` would also reach every directory another
+    # allow opens to dm_cc's external_directory (a Read(//etc/**) allow: /etc)
+    "acceptEdits": [("edit", "**", "allow")],
     "bypassPermissions": [("*", "*", "allow")],
     "dontAsk": [("*", "*", "deny")],
     # auto mode lets a classifier answer what would ask: dm_cc asks instead (stricter)
@@ -315,7 +317,12 @@ def convert(text: str, action: str, root: Path | None,
         raise Unexpressible("not Tool or Tool(specifier)")
     tool, spec = match.group(1), match.group(2)
     if spec is not None and spec.strip() in ("", "*"):
-        spec = None                     # Tool() and Tool(*) are the tool itself
+        if spec.strip() == "*" and action == "allow" and TOOLS.get(tool, ("", ""))[1] == "path":
+            # a path `*` is gitignore's: what is under the project; dm_cc's `*` would
+            # also reach what another allow opens outside it (Read(//etc/**): /etc)
+            spec = "**"
+        else:
+            spec = None                 # Tool() and Tool(*) are the tool itself
     if spec is not None and spec.strip() == "**" and action != "allow":
         spec = None   # every path: dm_cc's `**` stays in the project, the tool does not
     if tool.startswith("mcp__"):
@@ -374,6 +381,11 @@ def _path_pairs(permission: str, spec: str, action: str,
     if action != "allow":
         # gitignore: a pattern naming a directory covers what is inside it
         pattern = _with_contents(pattern)
+    elif "/" not in pattern and pattern != "**" and not pattern.startswith("~"):
+        # a name without `/` is gitignore's: at any depth *under the project*; dm_cc's
+        # reaches outside it too, where another allow may open a directory
+        # (Edit(*.conf) with Read(//etc/hosts) would edit /etc/x.conf)
+        pattern = "**/" + pattern
     pairs = [(permission, pattern)]
     if action == "allow" and pattern.startswith(("/", "~")):
         # Claude's allow reaches outside the project; dm_cc also asks about

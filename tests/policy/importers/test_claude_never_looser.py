@@ -66,7 +66,8 @@ bash_rule = st.one_of(
                      "Bash(run_in_background:true)", "Bash(pushd:*)"]),
 )
 PATH_SPECS = ["./a", "/a/*", "a", "*.env", ".env", "src/**", "src", "//etc/**", "//etc/hosts",
-              "~/.ssh/**", "~/.zshrc", "**", "a/b", "src/*.py", "file_path:/etc/hosts"]
+              "~/.ssh/**", "~/.zshrc", "**", "a/b", "src/*.py", "file_path:/etc/hosts", "*.py",
+              "*"]
 file_rule = st.one_of(
     st.tuples(st.sampled_from(["Read", "Edit", "Write", "MultiEdit", "NotebookEdit"]),
               st.sampled_from(PATH_SPECS)).map(lambda ts: f"{ts[0]}({ts[1]})"),
@@ -80,7 +81,7 @@ rules = st.lists(rule, max_size=5)
 MODES = [None, "default", "acceptEdits", "dontAsk", "bypassPermissions"]
 
 PATHS = ["a", "a/b", "a/b/c", ".env", "src/x.env", "src/a/b.py", "src/m.py", "/etc/hosts",
-         "~/.ssh/id", "~/.zshrc", "b/a"]
+         "~/.ssh/id", "~/.zshrc", "b/a", "/etc/x.env", "/etc/m.py"]
 URLS = ["https://ex.com/x", "http://EX.com:8080/y", "https://a.ex.com/", "https://ex.com.evil/",
         "https://other.org/", "https://evil.test/ex.com"]
 MCP_TOOLS = ["mcp__s__t", "mcp__s__u", "mcp__r__t", "mcp__sx__t"]
@@ -180,6 +181,33 @@ def test_dont_ask_turns_every_ask_into_a_deny(stage):
     imported = claude_policy(data, "s.json", stage.root)
     assert [(t.input, t.expect) for t in imported.tests if t.input in ("npm publish", "cd")] \
         == [("npm publish", "deny"), ("cd", "deny")]
+
+
+@pytest.mark.parametrize(("allow", "mode", "tool", "path"), [
+    (["Read(//etc/**)"], "acceptEdits", "edit", "/etc/hosts"),
+    (["Read(//etc/hosts)"], "acceptEdits", "write", "/etc/m.py"),
+    (["Edit(*.py)", "Read(//etc/hosts)"], None, "edit", "/etc/m.py"),
+    (["Read(*.env)", "Edit(//etc/hosts)"], None, "read", "/etc/x.env"),
+    (["Read(*.env)", "Edit(//etc/hosts)"], None, "grep", "/etc/x.env"),
+])
+def test_an_allow_under_the_project_is_not_widened_by_a_directory_another_opens(
+        stage, allow, mode, tool, path):
+    """Found by trying: a name without `/`, `*` and acceptEdits reach only the project
+    in Claude (gitignore's base); read as dm_cc's `*.py`/`*` they reached every directory
+    another allow opened to external_directory, and allowed what Claude asks about."""
+    data = {"permissions": {"allow": allow, **({"defaultMode": mode} if mode else {})}}
+    assert claude_says(stage, data, tool, path) == "ask"
+    assert decisions(stage, data, [(tool, path)]) == ["ask"]
+    inside = "src/" + path.rsplit("/", 1)[-1]      # the same name in the project: as Claude
+    assert decisions(stage, data, [(tool, inside)]) == [claude_says(stage, data, tool, inside)]
+
+
+def test_a_path_star_allow_stays_in_the_project(stage):
+    """`Edit(*)`/`Read(*)`: the reference reads them as the bare tool (every path), the
+    import as the project (`**`), stricter: `*` is gitignore's in Claude's path rules."""
+    data = {"permissions": {"allow": ["Edit(*)", "Read(~/.zshrc)"]}}
+    assert decisions(stage, data, [("edit", "src/m.py"), ("edit", "~/.ssh/id")]) \
+        == ["allow", "ask"]
 
 
 def test_bypass_mode_disabled_in_the_same_file_is_not_imported(stage):
