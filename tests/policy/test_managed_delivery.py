@@ -269,3 +269,37 @@ def test_only_the_managed_config_may_name_delivered_files(project, managed, serv
                        "config") as raised:
         load_settings(project)
     assert raised.value.line == 2
+
+
+def test_policy_show_says_where_each_managed_file_came_from_and_when(
+        project, managed, server, monkeypatch, capsys):
+    """`dm_cc policy show` (text and --json): the URL, the checks, the cached copy and
+    when it was fetched; with the server down, that the fetch failed and which copy holds."""
+    from dm_cc.cli import main
+
+    server.files["enforced.yaml"] = ENFORCED
+    configure(managed, server, {"enforced.yaml": pinned(server, "enforced.yaml", ENFORCED)})
+    (managed / "policy.yaml").write_text("rules: []\n")
+    monkeypatch.chdir(project)
+    assert main(["policy", "show"]) == 0
+    shown = capsys.readouterr().out.split("managed files (the organisation's):\n")[1]
+    lines = [line.strip() for line in shown.splitlines()]
+    assert lines[0] == f"{managed / 'policy.yaml'} (in the managed directory)"
+    assert lines[1] == f"enforced.yaml: from {server.url('enforced.yaml')} (sha256 pinned)"
+    copy = copy_of("enforced.yaml")
+    assert lines[2].startswith(f"copy: {copy}, fetched 20") and sha256(ENFORCED) in lines[2]
+    assert main(["policy", "show", "--json"]) == 0
+    [delivered] = json.loads(capsys.readouterr().out)["managed_from_url"]
+    assert (delivered["url"], delivered["copy"], delivered["failure"]) == (
+        server.url("enforced.yaml"), str(copy), None)
+    fetched = delivered["fetched_at"]
+    assert fetched in lines[2]
+
+    server.stop()
+    assert main(["policy", "show"]) == 0
+    out = capsys.readouterr()
+    assert f"the last good copy, fetched {fetched}, is in force" in out.out
+    assert "failed: connection refused" in out.out
+    assert main(["policy", "show", "--json"]) == 0
+    [delivered] = json.loads(capsys.readouterr().out)["managed_from_url"]
+    assert (delivered["fetched_at"], delivered["failure"]) == (fetched, "connection refused")

@@ -387,6 +387,11 @@ def _path_pairs(permission: str, spec: str, action: str,
         # (Edit(*.conf) with Read(//etc/hosts) would edit /etc/x.conf)
         pattern = "**/" + pattern
     pairs = [(permission, pattern)]
+    if action != "allow" and spec.strip() and spec.strip() != spec:
+        # gitignore drops trailing spaces (and Claude may trim the specifier): a deny
+        # or ask covers the trimmed name too; an allow keeps the literal (narrower)
+        pairs += [pair for pair in _path_pairs(permission, spec.strip(), action, root)
+                  if pair not in pairs]
     if action == "allow" and pattern.startswith(("/", "~")):
         # Claude's allow reaches outside the project; dm_cc also asks about
         # leaving it (external_directory, judged on the file's directory)

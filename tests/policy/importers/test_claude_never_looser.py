@@ -202,6 +202,16 @@ def test_an_allow_under_the_project_is_not_widened_by_a_directory_another_opens(
     assert decisions(stage, data, [(tool, inside)]) == [claude_says(stage, data, tool, inside)]
 
 
+@pytest.mark.parametrize("spec", [".env ", " .env", ".env\t", "./.env  "])
+def test_a_path_deny_with_spaces_around_covers_the_trimmed_name(stage, spec):
+    """gitignore drops a pattern's trailing spaces (Claude's matcher follows it): the
+    deny holds for `.env` itself, not only for a file named `.env `."""
+    data = {"permissions": {"allow": ["Read"], "deny": [f"Read({spec})"]}}
+    assert decisions(stage, data, [("read", ".env"), ("read", "src/a.py")]) == ["deny", "allow"]
+    allowed = {"permissions": {"allow": [f"Read({spec})"]}}   # an allow stays literal
+    assert decisions(stage, allowed, [("read", "/etc/.env")]) == ["ask"]
+
+
 def test_a_path_star_allow_stays_in_the_project(stage):
     """`Edit(*)`/`Read(*)`: the reference reads them as the bare tool (every path), the
     import as the project (`**`), stricter: `*` is gitignore's in Claude's path rules."""
