@@ -139,3 +139,23 @@ def test_network_rules_and_reviewers(tmp_path, capsys):
     assert main(["policy", "lint", str(tmp_path / "o.yaml")]) == 0
     source.write_text('network_rule(host=HOST, protocol="https", decision="deny")\n')
     assert main(["policy", "import", "codex", str(source)]) == 1    # not data: refused
+
+
+# An imported allow is matched as dm_cc matches every rule: against the command as
+# bash will run it (docs/shell.md). Codex, Claude and Gemini match the text, so a
+# spelling of the same run ("ls" quoted, /usr/bin/ls, git --no-pager) is allowed by
+# dm_cc where they ask: the one way an import reads an allow wider than its source,
+# by design (docs/importers.md). What changes the program or how it runs still asks.
+@pytest.mark.parametrize(("command", "expect"), [
+    ('"ls" -la', "allow"), ("/usr/bin/ls", "allow"), ("git --no-pager status", "allow"),
+    ("FOO=bar make all", "allow"),
+    ("./ls", "ask"), ("/tmp/evil/ls", "ask"), ("PATH=/tmp/evil ls", "ask"),
+    ("LD_PRELOAD=/tmp/x.so ls", "ask"), ("GIT_DIR=/x git status", "ask"),
+    ("GIT_EXTERNAL_DIFF=/tmp/x git diff", "ask"), ("BASH_ENV=/tmp/x make", "ask"),
+    ("git -c diff.external=/tmp/x diff", "ask"), ("git --config-env=a=b diff", "ask"),
+    ("git --exec-path=/tmp status", "ask"),
+])
+def test_an_allow_reaches_other_spellings_of_the_same_run_only(stage, command, expect):
+    world = codex_world(stage, [(["ls"], "allow"), (["git", "status"], "allow"),
+                                (["git", "diff"], "allow"), (["make"], "allow")])
+    assert world.decide("bash", command)[1].action == expect
