@@ -21,8 +21,9 @@ to answer with a tool error the model can fix.
 ``thinking`` (``--thinking BUDGET``) turns on the provider's own thinking where
 litellm knows the model has it (:func:`~dm_cc.llm.thinking.plan_thinking`). A Claude's signed thinking
 blocks are kept with its reply (``ModelReply.reasoning_blocks``) and go back with
-the turn while it thinks, as Anthropic requires; no model is sent what another
-showed of its reasoning (docs/models.md, "Thinking").
+the turn while it thinks, as Anthropic requires; what a model showed of its
+reasoning goes back only to DeepSeek's API, whose thinking mode requires it of a
+tool-calling turn (docs/models.md, "Thinking").
 
 What needs no litellm lives beside this module, which is what is left when that
 is taken out — the calls, their retries and the streamed reply's assembly:
@@ -66,6 +67,7 @@ from dm_cc.llm.base import (
 )
 from dm_cc.llm.openai_format import (
     is_claude,
+    is_deepseek,
     parse_arguments,
     to_openai_messages,
     to_openai_tools,
@@ -357,7 +359,8 @@ class LiteLLMModel:
         request: dict[str, Any] = {
             "model": self.model,
             "messages": to_openai_messages(system, messages,
-                                           thinking_blocks=thinking.claude_thinks),
+                                           thinking_blocks=thinking.claude_thinks,
+                                           reasoning_content=self.echoes_reasoning),
             "stream": True, "stream_options": {"include_usage": True},
             "timeout": self.timeout, "max_retries": 0,   # retries are ours, see complete()
             "drop_params": True,                         # e.g. temperature on reasoning models
@@ -397,6 +400,12 @@ class LiteLLMModel:
         directly or through Bedrock or Vertex AI (:func:`is_claude`)."""
         name, provider = provider_of(_import_litellm(), self.model)
         return is_claude(provider, name)    # unplaced (""): no markers
+
+    @functools.cached_property
+    def echoes_reasoning(self) -> bool:
+        """Whether a tool-calling turn's ``reasoning_content`` goes back: DeepSeek's own
+        API, whose thinking mode refuses a history without it (:func:`is_deepseek`)."""
+        return is_deepseek(provider_of(_import_litellm(), self.model)[1], self.api_base)
 
     def _api_key(self) -> str | None:
         if self.api_key:

@@ -17,21 +17,25 @@ import copy
 import json
 from collections.abc import Sequence
 from typing import Any
+from urllib.parse import urlsplit
 
 from dm_cc.llm.base import ToolSpec
 from dm_cc.session import Message, ToolCall
 
 
 def to_openai_messages(system: str, messages: Sequence[Message], *,
-                       thinking_blocks: bool = False) -> list[dict[str, Any]]:
+                       thinking_blocks: bool = False,
+                       reasoning_content: bool = False) -> list[dict[str, Any]]:
     """The system prompt first, then each message in OpenAI chat format; tool calls
     and results by the ids the model gave them (:func:`wire_ids`). ``thinking_blocks``:
     each assistant message carries its signed thinking (:func:`_thinking_blocks`), for
     a Claude model with thinking on. What a model showed of its reasoning (``reasoning``)
-    never goes back: DeepSeek rejects it, and to others it is only more tokens."""
+    goes back only with ``reasoning_content``, to DeepSeek's API, and only where it
+    requires it (:func:`reasoning_echoed`); to others it is only more tokens."""
     out: list[dict[str, Any]] = [{"role": "system", "content": system}] if system else []
     wire = wire_ids(messages)
-    for message in messages:
+    echoed = reasoning_echoed(messages) if reasoning_content else frozenset()
+    for index, message in enumerate(messages):
         if message.role == "assistant" and message.tool_calls:
             out.append({"role": "assistant", "content": message.content or None,
                         "tool_calls": [_openai_call(call, wire[call.id])
@@ -44,7 +48,35 @@ def to_openai_messages(system: str, messages: Sequence[Message], *,
             out.append({"role": message.role, "content": message.content})
         if thinking_blocks and message.role == "assistant" and message.reasoning_blocks:
             out[-1]["thinking_blocks"] = _thinking_blocks(message)
+        if index in echoed:
+            out[-1]["reasoning_content"] = message.reasoning or REASONING_PLACEHOLDER
     return out
+
+
+#: What an assistant message DeepSeek wants reasoning for carries when it has none
+#: (a synthetic call, a reply another model made): DeepSeek refuses an empty one as
+#: missing; a space is the least it takes (litellm's DeepSeek path fills the same).
+REASONING_PLACEHOLDER = " "
+
+
+def reasoning_echoed(messages: Sequence[Message]) -> frozenset[int]:
+    """The assistant messages whose reasoning DeepSeek's thinking mode wants back: those
+    between two user messages where the model called tools (it answers 400, "The
+    reasoning_content in the thinking mode must be passed back", when one lacks it, in
+    every later request too). Where it called none, DeepSeek ignores the reasoning, so
+    it is not sent."""
+    echoed: set[int] = set()
+    span: list[int] = []
+    called = False
+    for index, message in enumerate([*messages, Message("user")]):
+        if message.role == "user":
+            if called:
+                echoed.update(span)
+            span, called = [], False
+        elif message.role == "assistant":
+            span.append(index)
+            called = called or bool(message.tool_calls)
+    return frozenset(echoed)
 
 
 def _thinking_blocks(message: Message) -> list[dict[str, Any]]:
@@ -115,6 +147,21 @@ def is_claude(provider: str, model: str) -> bool:
     on their own, a local server has no use for markers), and a Claude behind an
     OpenAI-format proxy is reached the OpenAI way."""
     return provider == "anthropic" or (provider in CLAUDE_HOSTS and "claude" in model.lower())
+
+
+def is_deepseek(provider: str, api_base: str | None) -> bool:
+    """Whether requests go to DeepSeek's own API, whose thinking mode (on by default
+    on its V4 models) wants a tool-calling turn's ``reasoning_content`` back
+    (:func:`reasoning_echoed`): litellm's ``deepseek/…``, or an ``openai/…`` model
+    with ``--api-base`` at DeepSeek's host. A DeepSeek model served elsewhere (vLLM,
+    OpenRouter) is not: those servers ask nothing of the kind."""
+    if provider == "deepseek":
+        return True
+    try:
+        host = urlsplit(api_base).hostname if api_base else None
+    except ValueError:      # not a URL: litellm will say so
+        return False
+    return host is not None and (host == "deepseek.com" or host.endswith(".deepseek.com"))
 
 
 def with_cache_breakpoints(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None

@@ -276,3 +276,21 @@ def test_a_budget_the_model_cannot_take_is_cut_and_said(litellm_imported):
 def test_a_model_without_thinking_is_told_so_and_sent_nothing(litellm_imported, model, notice):
     plan = plan_thinking(litellm_imported, model, 8000)
     assert plan.params == {} and plan.notice == notice
+
+
+def test_deepseeks_reasoning_goes_back_for_the_turns_that_called_tools_a_space_if_none():
+    """reasoning_content, for DeepSeek's thinking mode: each assistant message between
+    two user messages where a tool was called (a synthetic call of ``@reviewer`` has no
+    reasoning: a space, which DeepSeek takes, where it refuses a missing one); a turn
+    without calls, and the turn under way before it calls, send none."""
+    call = ToolCall(id="c1", name="task", arguments={})
+    history = [Message("user", "hi"), Message("assistant", "hello", reasoning="greet"),
+               Message("user", "@reviewer look"),
+               Message("assistant", "", tool_calls=(call,), synthetic=True),
+               Message("tool", "fine", tool_call_id="c1", tool_name="task"),
+               Message("assistant", "It is fine.", reasoning="summed up"),
+               Message("user", "thanks"), Message("assistant", "", reasoning="no call yet")]
+    sent = to_openai_messages("", history, reasoning_content=True)
+    assert [m.get("reasoning_content") for m in sent if m["role"] == "assistant"] == [
+        None, " ", "summed up", None]
+    assert all("reasoning_content" not in m for m in to_openai_messages("", history))

@@ -253,8 +253,8 @@ def test_interleaved_fragments_really_alternate_on_the_wire():
 
 def test_reasoning_content_is_shown_as_reasoning_and_never_sent_back(project, monkeypatch,
                                                                      capsys):
-    """DeepSeek and vLLM stream ``reasoning_content``: shown dimmed as reasoning, kept
-    with the turn, and left out of every later request."""
+    """vLLM (and DeepSeek) stream ``reasoning_content``: shown dimmed as reasoning, kept
+    with the turn, and left out of every later request to any server but DeepSeek's."""
     monkeypatch.chdir(project)
     (project / "a.txt").write_text("alpha\n")
     script = [tool_calls(("read", {"path": "a.txt"}), reasoning="SECRET-PLAN: read a.txt"),
@@ -277,6 +277,51 @@ def test_reasoning_content_is_shown_as_reasoning_and_never_sent_back(project, mo
     (session,) = saved.list()
     kept = [m.reasoning for m in saved.load(session.id).messages if m.role == "assistant"]
     assert kept == ["SECRET-PLAN: read a.txt", "SECOND-THOUGHT"]
+
+
+def test_deepseek_gets_the_reasoning_of_a_tool_calling_turn_back_after_a_resume_too(
+        project, monkeypatch, capsys):
+    """DeepSeek's thinking mode (on by default on its V4 models) answers 400 when an
+    assistant message of a turn that called tools comes back without its
+    ``reasoning_content``, in every later request: those go back as they were shown
+    (from the session file after a resume); a turn without tool calls keeps its own."""
+    monkeypatch.chdir(project)
+    monkeypatch.setenv("DEEPSEEK_API_KEY", "sk-deepseek-dummy")
+    (project / "a.txt").write_text("alpha\n")
+    script = [text("Hello.", reasoning="GREETING"),
+              tool_calls(("read", {"path": "a.txt"}), reasoning="PLAN: read a.txt"),
+              text("It says alpha.", reasoning="ANSWER-THOUGHT"),
+              text("Still alpha.", reasoning="LAST")]
+    model = ["--model", "deepseek/deepseek-v4-pro"]
+    with openai_server.serve(script) as server:
+        base = ["run", *model, "--api-base", server.base_url + "/v1"]
+        assert main([*base, "hi"]) == 0
+        saved = SessionStore(project.parent / "dmhome" / "data" / "sessions")
+        (session,) = saved.list()
+        assert main([*base, "--resume", session.id, "what is in a.txt?"]) == 0
+        assert main([*base, "--resume", session.id, "and now?"]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == "Still alpha."
+    assert all(r.path == "/v1/chat/completions" for r in server.completion_requests)
+
+    def sent(body) -> list:
+        return [(m.get("content"), m.get("reasoning_content"))
+                for m in body["messages"] if m["role"] == "assistant"]
+
+    assert sent(server.bodies[1]) == [("Hello.", None)]      # no tool called: not sent
+    assert sent(server.bodies[2]) == [("Hello.", None), (None, "PLAN: read a.txt")]
+    assert sent(server.bodies[3]) == [("Hello.", None), (None, "PLAN: read a.txt"),
+                                      ("It says alpha.", "ANSWER-THOUGHT")]
+
+
+@pytest.mark.parametrize(("model", "api_base", "echoed"), [
+    ("deepseek/deepseek-chat", None, True),
+    ("openai/deepseek-v4-flash", "https://api.deepseek.com/v1", True),
+    ("openai/deepseek-v4-flash", "http://localhost:8000/v1", False),   # vLLM serving it
+    ("openrouter/deepseek/deepseek-v4-pro", None, False),
+    ("openai/test-model", "http://[not a url/v1", False),
+])
+def test_whose_reasoning_goes_back(model, api_base, echoed):
+    assert LiteLLMModel(model, api_base=api_base).echoes_reasoning is echoed
 
 
 def test_reasoning_under_its_newer_name_is_shown_as_reasoning_too():
