@@ -158,3 +158,18 @@ def test_a_directory_the_command_made_unreadable_is_said_not_walked(project, sha
         capture_output=True, text=True, timeout=30)
     assert found.stdout.strip() == "[('hid', 'created'), ('hid', 'unreadable')]", found.stderr
     tx.close()
+
+
+def test_on_the_projects_file_system_a_file_lands_by_a_rename_not_a_copy(project, shared,
+                                                                          user):
+    """What a command wrote is not copied twice (``npm ci``'s files): the upper
+    directory beside the project, the file that lands is the very one it wrote."""
+    tx = Transaction.begin(project.as_posix(), shared / "tx")
+    assert tx.same_fs
+    run(tx, f"cd {project} && head -c 65536 /dev/zero > big.bin && echo after > changed.txt",
+        user, project, shared / "tx")
+    written = {c.path: os.lstat(tx.upper / c.path).st_ino for c in tx.changes()}
+    for change in tx.changes():
+        tx.apply(change)
+    tx.close()
+    assert {path: os.lstat(project / path).st_ino for path in written} == written
