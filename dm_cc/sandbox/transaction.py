@@ -36,6 +36,12 @@ caller says so. What no change is applied for is removed with the transaction.
 Where it cannot run (no ``unshare``, no user namespaces, an upper directory on a
 file system overlay refuses), :func:`support` says why, once per directory; the
 caller then runs commands as before and says effects are not judged.
+
+A transaction's directory is held (``flock``) by the process that began it, until
+:meth:`Transaction.close` removed it. One a killed dm_cc left behind (with whatever
+its command wrote) is removed by the next :meth:`Transaction.begin` in the same
+directory, once per process: a directory no process holds, older than
+:data:`LEFT_OVER_AFTER` (so one being made right now is never taken for it).
 """
 
 from __future__ import annotations
@@ -49,6 +55,7 @@ import shutil
 import stat
 import subprocess
 import tempfile
+import time
 from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -73,6 +80,8 @@ MOUNT_SCRIPT = (OVERLAY + 'cd "$1" && view . "$2" && n=$3 && i=0 && '
                 'not be set up" >&2; exit 125; }; shift 3; exec "$@"')
 NOT_SET_UP = 125
 OPENED = 64        # project directories a transaction keeps open while applying
+LEFT_OVER_AFTER = 60.0   # seconds: an unheld transaction's directory older is left over
+_SWEPT: set[str] = set()   # the directories whose left-over transactions were removed
 
 Kind = Literal["created", "modified", "deleted", "mode", "special", "unreadable"]
 What = Literal["file", "directory", "link", "other"]
@@ -181,6 +190,7 @@ class Transaction:
         # there; a directory is any directory): it must still be so when it is applied
         self._judged: dict[str, tuple[int, ...] | None] = {}
         self._replaced: set[str] = set()   # paths whose kind the command changed
+        self._held: int | None = None      # the lock on ``base`` (begin's), until close
 
     @classmethod
     def begin(cls, root: str, directory: Path, outside: Sequence[str] = (),
@@ -189,16 +199,27 @@ class Transaction:
         (absolute directories: :mod:`dm_cc.sandbox.outside`); ``mask``: a read-only
         layer over the real project (the spec's hidden paths: :mod:`dm_cc.sandbox.mask`)."""
         directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+        if str(directory) not in _SWEPT:
+            _SWEPT.add(str(directory))
+            _remove_left_over(directory)
         base = Path(tempfile.mkdtemp(dir=directory, prefix="tx-"))
-        if mask is not None:
-            (base / "mask").symlink_to(mask)
-        for at, lower in [(base, root), *((base / "outside" / str(n), area)
-                                          for n, area in enumerate(outside))]:
-            for name in ("upper", "work", *(("view",) if at != base else ())):
-                (at / name).mkdir(parents=True)
-            (at / "lower").symlink_to(lower)
-        # now, as the file system stamps a change (its coarse clock, not time.time)
-        return cls(root, base, os.lstat(base / "lower").st_ctime_ns, outside)
+        held = _hold(str(base))
+        try:
+            if mask is not None:
+                (base / "mask").symlink_to(mask)
+            for at, lower in [(base, root), *((base / "outside" / str(n), area)
+                                              for n, area in enumerate(outside))]:
+                for name in ("upper", "work", *(("view",) if at != base else ())):
+                    (at / name).mkdir(parents=True)
+                (at / "lower").symlink_to(lower)
+            # now, as the file system stamps a change (its coarse clock, not time.time)
+            began = cls(root, base, os.lstat(base / "lower").st_ctime_ns, outside)
+        except BaseException:
+            _remove(str(base))
+            os.close(held)
+            raise
+        began._held = held
+        return began
 
     def wrap(self, argv: Sequence[str]) -> list[str]:
         """``argv`` (bubblewrap's, which must bind the root writable, and each scratch
@@ -458,6 +479,9 @@ class Transaction:
             os.close(fd)
         self._opened.clear()
         _remove(str(self.base))
+        if self._held is not None:           # removed: no other process may take it
+            os.close(self._held)
+            self._held = None
 
 
 # ------------------------------------------------------------------ helpers
@@ -493,6 +517,42 @@ def _now(name: str, fd: int) -> tuple[int, ...] | None:
 def _listing(path: str) -> list[os.DirEntry[str]]:
     with os.scandir(path) as entries:
         return list(entries)
+
+
+def _hold(path: str) -> int:
+    """A descriptor of the directory ``path`` holding an exclusive ``flock`` on it
+    (released when it is closed, or when the process ends however it ends)."""
+    import fcntl
+
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _remove_left_over(directory: Path) -> None:
+    """Remove the transactions in ``directory`` that no process holds and that are
+    older than :data:`LEFT_OVER_AFTER` (a dm_cc killed while its command ran)."""
+    try:
+        names = [name for name in os.listdir(directory) if name.startswith("tx-")]
+    except OSError:
+        return
+    for name in names:
+        path = os.path.join(directory, name)
+        try:
+            # a young one is never locked here: its dm_cc may be about to hold it
+            if time.time() - os.lstat(path).st_mtime < LEFT_OVER_AFTER:
+                continue
+            fd = _hold(path)
+        except OSError:
+            continue                 # held: its dm_cc still runs (or it is gone)
+        try:
+            _remove(path)
+        finally:
+            os.close(fd)
 
 
 def _remove(path: str) -> None:

@@ -120,6 +120,25 @@ def test_with_the_sandbox_off_auto_asks_as_build_and_says_why(project, capsys):
     assert "commands and edits ask as in build" in err
 
 
+def test_where_transactions_cannot_run_auto_asks_as_build_and_effects_are_said_unjudged(
+        project, capsys, monkeypatch):
+    """bubblewrap works, but no transaction can be set up (dm_cc's state directory inside
+    the project, one of the reasons): commands run confined, auto mode is not in
+    effect, and `sandbox status` says their effects are not judged."""
+    monkeypatch.setenv("DM_CC_HOME", str(project / ".dmhome"))
+    capsys.readouterr()
+    assert main(["sandbox", "status"]) == 0
+    status = capsys.readouterr().out
+    assert "transactions: no, commands' effects are not judged: dm_cc's state directory is " \
+           "inside the project" in status, status
+    events, err = run(project, capsys, [bash("touch made.txt")], "--agent", "auto")
+    assert decisions(events) == ["ask"]
+    assert not (project / "made.txt").exists()
+    assert "what they change is not judged before it lands" in err
+    assert "dm_cc: auto mode is not in effect: dm_cc's state directory is inside the project" \
+        in err
+
+
 def test_in_auto_mode_what_undo_could_not_take_back_is_asked_not_landed(project, capsys,
                                                                          monkeypatch):
     """Auto mode lets a removal land because undo takes it back; when the command's

@@ -10,6 +10,8 @@ import os
 import shutil
 import stat
 import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -158,3 +160,47 @@ def test_a_directory_the_command_made_unreadable_is_said_not_walked(project, sha
         capture_output=True, text=True, timeout=30)
     assert found.stdout.strip() == "[('hid', 'created'), ('hid', 'unreadable')]", found.stderr
     tx.close()
+
+
+def test_on_the_projects_file_system_a_file_lands_by_a_rename_not_a_copy(project, shared,
+                                                                          user):
+    """What a command wrote is not copied twice (``npm ci``'s files): the upper
+    directory beside the project, the file that lands is the very one it wrote."""
+    tx = Transaction.begin(project.as_posix(), shared / "tx")
+    assert tx.same_fs
+    run(tx, f"cd {project} && head -c 65536 /dev/zero > big.bin && echo after > changed.txt",
+        user, project, shared / "tx")
+    written = {c.path: os.lstat(tx.upper / c.path).st_ino for c in tx.changes()}
+    for change in tx.changes():
+        tx.apply(change)
+    tx.close()
+    assert {path: os.lstat(project / path).st_ino for path in written} == written
+
+
+def test_a_transaction_a_killed_dm_cc_left_is_removed_by_the_next_one(project, shared):
+    """What a killed dm_cc's command wrote does not stay in the state directory for
+    ever; a transaction another dm_cc still holds, or one just made, stays."""
+    directory = shared / "tx"
+    began = ("import os, sys; from pathlib import Path; "
+             "from dm_cc.sandbox.transaction import Transaction; "
+             f"t = Transaction.begin({str(project)!r}, Path({str(directory)!r})); "
+             "(t.upper / 'big.bin').write_bytes(bytes(100_000)); print(t.base, flush=True); "
+             "os.kill(os.getpid(), 9)")
+    killed = subprocess.run([sys.executable, "-c", began], capture_output=True, text=True,
+                            timeout=30)
+    left = Path(killed.stdout.strip())
+    assert killed.returncode == -9 and (left / "upper" / "big.bin").exists(), killed.stderr
+    transaction._SWEPT.discard(str(directory))
+    live = Transaction.begin(project.as_posix(), directory)        # held by this process
+    young = directory / "tx-young"
+    young.mkdir()
+    old = time.time() - transaction.LEFT_OVER_AFTER - 1
+    for path in (left, live.base):
+        os.utime(path, (old, old))
+    transaction._SWEPT.discard(str(directory))
+    after = Transaction.begin(project.as_posix(), directory)
+    assert not left.exists()
+    assert live.base.exists() and young.exists()
+    for tx in (live, after):
+        tx.close()
+    assert sorted(os.listdir(directory)) == ["tx-young"]

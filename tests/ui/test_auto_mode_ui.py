@@ -47,6 +47,19 @@ def test_where_auto_is_not_in_effect_the_toolbar_and_the_start_say_why(project):
     assert toolbar(run).startswith(" auto (not in effect: ")
 
 
+def test_where_no_transaction_can_be_set_up_the_toolbar_says_effects_are_not_judged(
+        project, monkeypatch):
+    monkeypatch.setenv("DM_CC_HOME", str(project / ".dmhome"))   # state dir in the project
+    run = drive(project, [TOUCH], [(READY, "make it" + ENTER), (LEGEND, "n")],
+                options=Options(agent="auto"))
+    assert not run.errors
+    assert "! auto mode is not in effect: dm_cc's state directory is inside the project" \
+        in run.screen
+    assert not (project / "made.txt").exists()
+    bar = toolbar(run)
+    assert bar.startswith(" auto (not in effect: ") and "bwrap, effects not judged" in bar, bar
+
+
 def test_build_says_nothing_of_auto_mode(project):
     run = drive(project, [{"text": "hello"}], [(READY, "hi" + ENTER), ("hello", "")])
     assert not run.errors
