@@ -74,10 +74,10 @@ EXPORTS: dict[str, list[str]] = {
     "policy": [
         "APPROVALS_LAYER", "AUTO_LAYER", "ActionName", "Capabilities", "Changed", "EXPORTERS",
         "Edit", "Finding", "HOOK_LAYER", "Hook", "IMPORTERS", "InlineTestEntry", "InvalidSource",
-        "Link", "NewRule",
+        "Link", "NewRule", "PROJECT_LAYER",
         "Place", "Policy",
         "RuleSpec", "SHIPPED_PREFIX",
-        "TRUSTED_HOOK_LAYERS", "add_rule", "beyond_rights", "file_rules", "findings_of",
+        "TRUSTED_HOOK_LAYERS", "USER_LAYER", "add_rule", "beyond_rights", "file_rules", "findings_of",
         "lint_files",
         "load_policy", "load_policy_arg", "numbered", "parse_policy", "policy_json_schema",
         "remove_rule", "render_policy", "rules_from", "run_inline_tests", "save", "settle_tests",
