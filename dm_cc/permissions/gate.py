@@ -203,6 +203,7 @@ class Gate:
         self._binding = {layer.name for layer in layers if layer.binding}
         kept = [i for i, layer in enumerate(layers) if not layer.approvals]
         self._configured = _Stack([rulesets[i] for i in kept], [layers[i] for i in kept])
+        self._denied: dict[str, bool] = {}   # denies_outright, per permission (a gate never changes)
 
     @classmethod
     def over(cls, rulesets: Iterable[RulesetLike]) -> Gate:
@@ -281,7 +282,14 @@ class Gate:
     def denies_outright(self, permission: str) -> bool:
         """True when the last rule for ``permission`` with the universal pattern
         ``*`` denies and no later rule for it does anything but deny: no request of
-        this permission can be allowed or asked about, so its tool is not offered."""
+        this permission can be allowed or asked about, so its tool is not offered.
+        Asked for every tool before each model request: answered once per permission."""
+        known = self._denied.get(permission)
+        if known is None:
+            known = self._denied[permission] = self._denies_outright(permission)
+        return known
+
+    def _denies_outright(self, permission: str) -> bool:
         if any(ceiling.layers is None and ceiling.gate.denies_outright(permission)
                for ceiling in self.ceilings):
             return True
