@@ -267,3 +267,17 @@ def test_the_repl_asks_once_per_change_and_no_keeps_the_allows_out(repo):
         pane.close()
     assert not (repo.root / "ran").exists()
     held(repo)
+
+
+def test_sandbox_run_hides_what_a_brace_pattern_denies_outside_the_project(repo):
+    """The person's own deny of ``~/{.ssh,.aws}/**`` (as builtin:team-strict writes
+    it) hides both from a confined command, whoever runs dm_cc."""
+    (repo.home / ".aws").mkdir()
+    (repo.home / ".aws" / "credentials").write_text("AWS-CANARY\n")
+    (repo.dm_home / "config").mkdir(parents=True)
+    (repo.dm_home / "config" / "policy.yaml").write_text(
+        'rules:\n  - {permission: read, pattern: "~/{.ssh,.aws}/**", action: deny}\n')
+    done = repo.dm_cc("sandbox", "run", "--", "sh", "-c",
+                      f"cat {repo.home}/.ssh/id_rsa {repo.home}/.aws/credentials; echo finished")
+    assert "finished" in done.stdout, done.stdout + done.stderr
+    assert KEY not in done.stdout and "AWS-CANARY" not in done.stdout, done.stdout
