@@ -146,6 +146,9 @@ def attacks(repo: Repo, url: str) -> list[dict]:
                                              "s.run(['git', 'init', '-q', 'nested']); "
                                              "s.run(['git', '-C', 'nested', 'config', "
                                              "'core.fsmonitor', 'touch /tmp/pwned'])\""}},
+        {"tool": "bash", "args": {"command": "mkdir -p .venv/lib/python3.11/site-packages && "
+                                             "python3 -c \"open('.venv/lib/python3.11/"
+                                             "site-packages/evil.pth', 'w').write('import os')\""}},
         {"tool": "bash", "args": {"command": "python3 -c \"import socket; "
                                              "socket.socketpair(socket.AF_UNIX, "
                                              "socket.SOCK_DGRAM)\" 2>&1 | tail -1"}},
@@ -168,6 +171,7 @@ def held(repo: Repo) -> None:
                             cwd=repo.root, capture_output=True, text=True).stdout
     assert "fsmonitor" not in config, config
     assert not (repo.root / "nested" / ".git").exists()
+    assert not list(repo.root.glob(".venv/lib/*/site-packages/*.pth"))
     assert KEY not in repo.saved()
 
 
@@ -190,9 +194,10 @@ def test_after_trust_still_nothing_outside_the_project(repo, listener):
     finished = [r for r in repo.run(attacks(repo, listener)) if r["type"] == "tool_finished"]
     held(repo)
     assert (repo.root / "inside.txt").read_text() == "ran\n"          # inside: it counts
-    python_fetch, nested, pair = finished[3], finished[9], finished[10]
+    python_fetch, nested, pth, pair = finished[3], finished[9], finished[10], finished[11]
     assert not python_fetch["is_error"] and "leaked" not in python_fetch["output"]
     assert "created nested/.git/config: protected" in nested["output"], nested["output"]
+    assert "evil.pth: protected: Python runs it" in pth["output"], pth["output"]
     assert "Operation not permitted" in pair["output"], pair["output"]
 
 
