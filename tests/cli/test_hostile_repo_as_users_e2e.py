@@ -286,3 +286,14 @@ def test_sandbox_run_hides_what_a_brace_pattern_denies_outside_the_project(repo)
                       f"cat {repo.home}/.ssh/id_rsa {repo.home}/.aws/credentials; echo finished")
     assert "finished" in done.stdout, done.stdout + done.stderr
     assert KEY not in done.stdout and "AWS-CANARY" not in done.stdout, done.stdout
+
+
+@pytest.mark.xfail(strict=True, reason="open (docs/security.md, What is not defended): a "
+                   "command a trusted repository allows runs confined, and the sandbox hides "
+                   "only what read rules name; the person's keys are readable to it")
+def test_after_trust_a_confined_command_cannot_read_the_persons_key(repo):
+    assert repo.dm_cc("trust").returncode == 0
+    command = f"python3 -c \"print(open('{repo.home}/.ssh/id_rsa').read())\""
+    [finished] = [r for r in repo.run([{"tool": "bash", "args": {"command": command}},
+                                       {"text": "done"}]) if r["type"] == "tool_finished"]
+    assert KEY not in finished["output"]
