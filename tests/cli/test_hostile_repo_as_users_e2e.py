@@ -242,6 +242,7 @@ def test_the_repl_asks_once_per_change_and_no_keeps_the_allows_out(repo):
     pane = Pane(repo.root, env, "--model", f"scripted:{script}", width=120, starts=3,
                 dm_cc=dm_cc_command(repo.user, env))
     try:
+        pane.wait_for("y trust them", timeout=40)     # a first start on a busy machine
         pane.answer("y trust them", "n")
         pane.wait_for("not trusted: only their deny and ask rules apply")
         pane.type("go")
