@@ -69,7 +69,7 @@ EXPORTS: dict[str, list[str]] = {
         "evaluate", "expand_home", "git_data", "heredoc_bodies", "host_requests",
         "is_mcp_permission",
         "load_arguments", "names_a_permission",
-        "path_pattern_problem", "path_requests", "stricter", "too_broad", "url_names",
+        "path_alternatives", "path_pattern_problem", "path_requests", "stricter", "too_broad", "url_names",
     ],
     "policy": [
         "APPROVALS_LAYER", "AUTO_LAYER", "ActionName", "Capabilities", "Changed", "EXPORTERS",

@@ -40,7 +40,13 @@ from dm_cc.permissions.gate import (
     stricter,
 )
 from dm_cc.permissions.paths import PathContextDirs, expand_home
-from dm_cc.permissions.patterns import UNIVERSAL_PATHS, PathContext, load_arguments, path_pattern_problem
+from dm_cc.permissions.patterns import (
+    UNIVERSAL_PATHS,
+    PathContext,
+    load_arguments,
+    path_alternatives,
+    path_pattern_problem,
+)
 from dm_cc.permissions.protected import (
     DEFAULT_PROTECTED,
     PROTECTED_PATHS,
@@ -138,6 +144,7 @@ __all__ = [
     "is_mcp_permission",
     "load_arguments",
     "names_a_permission",
+    "path_alternatives",
     "path_pattern_problem",
     "path_requests",
     "stricter",

@@ -37,13 +37,16 @@ EXITED = "[dm_cc exited "
 
 class Pane:
     def __init__(self, cwd: Path, env: Mapping[str, str], *args: str, width: int = 140,
-                 starts: int = 1) -> None:
+                 starts: int = 1, dm_cc: Sequence[str] = ()) -> None:
+        """``dm_cc``: the command line that starts dm_cc, environment included (for
+        another user: support.dm_cc_as.dm_cc_command); by default the tests' Python
+        with ``env``."""
         self.socket = f"dmcc-{uuid.uuid4().hex[:8]}"
         self.width = width
         self._ended = 0     # starts of dm_cc that ended before the current one
-        exports = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
-        run = (f"env {exports} {shlex.quote(sys.executable)} -m dm_cc "
-               f"{' '.join(map(shlex.quote, args))}; echo '{EXITED}'$?']'")
+        exports = [f"{k}={v}" for k, v in env.items()]
+        start = dm_cc or ["env", *exports, sys.executable, "-m", "dm_cc"]
+        run = f"{shlex.join([*start, *args])}; echo '{EXITED}'$?']'"
         command = (f"cd {shlex.quote(str(cwd))} && " + "; read -r _; ".join([run] * starts)
                    + "; sleep 60")
         self._tmux("new-session", "-d", "-x", str(width), "-y", "45", command)
