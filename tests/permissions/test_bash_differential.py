@@ -245,21 +245,17 @@ KEPT += [t.format(p=p.split()[0], a=p.split(" ", 1)[1], a1=p.split()[1], a2=p.sp
          for t in REPOINTING_TEMPLATES for p in PAYLOADS]
 
 
-def test_every_kept_line_runs_its_payload(sandbox):
-    """The constructs are real: bash runs the payload's program from each line (a
-    template bash reads otherwise would test nothing)."""
-    bin_dir, work = sandbox
-    silent = [text for text in KEPT if not _executed(text, bin_dir, work)]
-    assert not silent
-
 
 def test_bash_runs_nothing_the_deny_rules_miss(sandbox):
     bin_dir, work = sandbox
-    misses = []
+    misses, silent = [], []
     for text in KEPT:
         analysis = analyse(text)
         seen = {c.words for c in (*analysis.commands, *analysis.speculative)}
-        for argv in _executed(text, bin_dir, work):
+        ran = _executed(text, bin_dir, work)
+        silent += [] if ran else [text]  # bash ran nothing: the line would test nothing
+        for argv in ran:
             if argv not in seen:
                 misses.append((text, argv, sorted(seen)))
     assert not misses, "\n".join(f"{t!r}: bash ran {a}, analysis saw {s}" for t, a, s in misses)
+    assert not silent
