@@ -127,11 +127,15 @@ def shell_requests(permission: str, command: str, where: PathContextDirs) -> lis
                             for reading in path_readings(ref.path, where)
                             for r in path_requests(ref.access, reading, where,
                                                    allowable=False))
-    for host in analysis.hosts[:MAX_HOSTS]:  # curl https://x/: a request to x
+    hosts = list(dict.fromkeys(analysis.hosts))
+    for host in hosts[:MAX_HOSTS]:  # curl https://x/: a request to x
         requests += [replace(r, speculative=True, allowable=False,
                              note=f"reached by the shell command ({r.note})" if r.note
                              else "reached by the shell command")
                      for r in _reached(host)]
+    if len(hosts) > MAX_HOSTS:  # the rest are not judged: the line asks, saying why
+        requests.append(replace(_whole_line(permission, command), allowable=False, note=(
+            f"names more than {MAX_HOSTS} hosts: too many to judge one by one")))
     return requests or [_whole_line(permission, command)]
 
 

@@ -47,6 +47,7 @@ from dm_cc.permissions.shell.programs import (
     ANY_NAME,
     Rename,
     code_builtin,
+    crontab,
     dev_fd,
     embedded_commands,
     eval_builtin,
@@ -77,7 +78,12 @@ from dm_cc.permissions.shell.records import (
     Stdin,
 )
 from dm_cc.permissions.shell.results import FileRef, ShellAnalysis, SimpleCommand
-from dm_cc.permissions.shell.source import join_continuations, syntax_tree, word_scan
+from dm_cc.permissions.shell.source import (
+    join_continuations,
+    scan_pieces,
+    syntax_tree,
+    word_scan,
+)
 from dm_cc.permissions.shell.tables import lookup
 from dm_cc.permissions.shell.tables.arguments import ARG_SPECS
 from dm_cc.permissions.shell.tables.commands import (
@@ -139,8 +145,9 @@ class Nested(NamedTuple):
 class Judge:
     """Collects commands and files; knows programs (through the tables), not trees."""
 
-    def __init__(self, size: int, scanning: bool = True) -> None:
+    def __init__(self, size: int, scanning: bool = True, reads: bool = False) -> None:
         self.scanning = scanning  # whether text the parser rejects is word-scanned
+        self.reads = scanning or reads  # whether a non-static name's reading is judged
         self.commands: list[SimpleCommand | None] = []
         self.files: list[FileRef] = []
         self.speculative: list[SimpleCommand] = []
@@ -200,17 +207,25 @@ class Judge:
                 else:
                     work.append(self.script_text(nested))
         if self.renamed:
-            self.reread()
+            self.reread(source)
         if self.opaque:  # `exec 3<<< CODE; bash <&3`, `f() { sh; }; f <<< CODE`: a shell
             for body in dict.fromkeys(self.bodies):  # reads what it cannot be shown to read
                 self.guess_script(body, "a shell in this line may read it as its script")
 
-    def reread(self) -> None:
+    def reread(self, source: str) -> None:
         """Commands whose name the line re-points (``BASH_CMDS[ls]=/bin/rm``, ``hash -p``,
         ``alias`` ...), wherever they stand: judged as what they may run instead (a name
         re-pointed to what cannot be known: dynamic, and each program the re-pointing
         command names is offered to the deny rules)."""
         commands = [c for c in self.commands if c is not None]
+        if (ANY_NAME, None) in self.renamed:  # `read 'BASH_CMDS[ls]' <<< /bin/rm`, a
+            # nameref `r[ls]=/bin/rm`: the value may come from any input or assignment of
+            # the line: each program it names (a path's last part, a value) is offered too
+            named = dict.fromkeys([*(word.rpartition("/")[2] for body in self.bodies
+                                     for word in body.split()[:4]),
+                                   *(m.group(1) for m in _named_program().finditer(
+                                       source, 0, 16_384))])
+            self.renamed += [(ANY_NAME, (program,)) for program in list(named)[:16] if program]
         for name, replacement in dict.fromkeys(self.renamed):
             if replacement is None:
                 self.record((name,), True, None, note="re-points a command name to what "
@@ -281,7 +296,8 @@ class Judge:
     def file(self, word: Word, access: Access) -> None:
         guess = self.guessing is not None  # a guess's files: for deny rules only
         path = word.text
-        if word.procsub or path in ("", "-", "{}") or path in NON_FILES or dev_fd(path):
+        if word.procsub or path in ("", "-", "{}") or path in NON_FILES or (
+                path[:1] == "/" and dev_fd(path)):
             return
         dynamic = word.expand or word.glob
         if path[:1] == "~" and path != "~" and path[:2] != "~/":
@@ -430,11 +446,16 @@ class Judge:
         """Text the parser rejected (``for x in a; { rm x; }`` is valid bash): every
         plausible command a word scan finds is judged as a guess, by the deny rules only,
         so a deny is not lost to a parse error. (The guesses, each word quoted, are judged
-        by a judge of their own: wrappers and ``bash -c`` are followed as usual.)"""
+        by a judge of their own: wrappers and ``bash -c`` are followed as usual; so are
+        the scan's pieces that parse on their own, as written, with the readings of a
+        name that is not static: ``{rm,-rf,x}``, ``c=rm; $c x``, ``BASH_CMDS[ls]=…``.)"""
         if self.scanning:
+            note = "found in text the parser rejected"
             self.guess_script("\n".join(" ".join(map(_quoted, words))
-                                         for words in word_scan(text)),
-                       "found in text the parser rejected")
+                                         for words in word_scan(text)), note)
+            # and the pieces that parse, as written (apart: a heredoc opened in one must not
+            # swallow the scan's words)
+            self.guess_script("\n".join(scan_pieces(text)), note, reads=True)
 
     def reading(self, text: str) -> str:
         """``text`` as bash most often reads it with the values set so far (each text
@@ -444,13 +465,13 @@ class Judge:
             found = self.readings[text] = _plain_reading(text, self.values)
         return found
 
-    def guess_script(self, script: str, note: str) -> None:
+    def guess_script(self, script: str, note: str, reads: bool = False) -> None:
         """Judge ``script`` on its own and offer its commands to the deny rules only (each
         script once: the same reading of `$($($(…)))` at every level adds nothing)."""
         if (script, note) in self.guessed_scripts:
             return
         self.guessed_scripts.add((script, note))
-        sub = Judge(len(script), scanning=False)
+        sub = Judge(len(script), scanning=False, reads=reads)
         sub.run(script)
         found = sub.result()
         for command in (*found.commands, *found.speculative):
@@ -484,7 +505,7 @@ class Judge:
                         note="the command name is not static")
             text = joined(words).text  # `rm${IFS}-rf x`, `c=rm; $c x`: also as it usually
             reading = self.reading(text)  # reads (not in a guess's judge)
-            if self.scanning and self.guessing is None and reading != text:
+            if self.reads and self.guessing is None and reading != text:
                 self.guess_script(reading, "the command as it reads with the values this "
                                   "line sets, the default IFS and other variables unset")
             return
@@ -549,6 +570,8 @@ class Judge:
                 yield from self.guess(words[2:], depth, f"{written[0]} -m runs it")
         elif name in ("source", ".") and len(words) > 1:
             outcome = source(words, stdin)
+        elif name == "crontab":
+            outcome = crontab(words, stdin)
         elif name in ("eval", "alias", "trap"):
             outcome = code_builtin(name, words[1:])
         elif name in ("cd", "pushd", "popd"):
@@ -816,3 +839,9 @@ def _git_globals(words: list[Word], sensitive: list[str]
     expanded = [body._replace(text=part) for part in body.text.split()]
     return [words[0], *expanded, *rest[1:]], places, scripts
 
+
+
+@cache
+def _named_program() -> re.Pattern[str]:
+    """A program a line may name as a value: a path's last part or an assigned word."""
+    return re.compile(r"[=/]([\w.+-]+)(?=[\s;&|)}'\"]|$)")

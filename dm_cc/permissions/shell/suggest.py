@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from functools import cache
 from typing import Literal, NamedTuple
 
-from dm_cc.permissions.shell.programs import STDIN_SCRIPTS, dev_fd, versioned_interpreter
+from dm_cc.permissions.shell.programs import dev_fd, stdin_script, versioned_interpreter
 from dm_cc.permissions.shell.tables import lookup
 from dm_cc.permissions.shell.tables.interpreters import (
     INLINE_CODE_BY_FAMILY,
@@ -108,7 +108,7 @@ def always_pattern(words: Sequence[str], sensitive: Sequence[str] = ()) -> str:
 def _runner_pattern(words: list[str], reading: Reading) -> str:
     if reading.kind == "program":
         program = words[reading.end - 1]
-        if program in STDIN_SCRIPTS or dev_fd(program):
+        if stdin_script(program) or dev_fd(program):
             return ""
         kept = words[:reading.end]
         if all(_plain(w) for w in kept):  # python3 -m pip install x: pip's own arity too

@@ -65,7 +65,7 @@ from dm_cc.permissions.shell.records import (
     Stdin,
 )
 from dm_cc.permissions.shell.spans import SourceText, View, decode
-from dm_cc.permissions.shell.tables.environment import risky_env
+from dm_cc.permissions.shell.tables.environment import COMMAND_TABLES, risky_env
 
 if TYPE_CHECKING:
     from tree_sitter import Node
@@ -597,6 +597,12 @@ class _Walk:
             if node.type == "declaration_command" and risky_env(var):
                 sensitive.append(var)
                 code += code_value(var, word)
+        if "-n" in sensitive:  # a nameref to bash's command tables (or to a name not
+            # static) re-points command names through it: `declare -n r=BASH_CMDS; r[ls]=..`
+            for word in words[1:]:
+                target = word.text.partition("=")[2].partition("[")[0]
+                if target in COMMAND_TABLES or (word.expand and "=" in word.text):
+                    sensitive.append(target if target in COMMAND_TABLES else "BASH_CMDS")
         found: list[Record] = [Script(w) for w in evaluated(words[1:])]
         note = f"sets {', '.join(sensitive)}" if sensitive else None
         if found:
