@@ -91,6 +91,21 @@ class Pane:
             time.sleep(0.1)
         return screen
 
+    def at_prompt(self, prompt: str = "build>", timeout: float = 20) -> str:
+        """Once the REPL is back at an empty prompt (its row above the toolbar), as a
+        person waits for it before typing the next message. Keys typed sooner, while
+        a turn or a slash command still ends, wait in the terminal, which turns Enter
+        into a new line in the box (docs/repl.md): a test that types then is racing."""
+        deadline = time.monotonic() + timeout
+        while True:
+            rows = [row.rstrip() for row in self.visible() if row.strip()]
+            if len(rows) >= 2 and rows[-2] == prompt:
+                return self.screen()
+            if time.monotonic() > deadline:
+                raise AssertionError(f"the prompt {prompt!r} never came back; the screen:\n"
+                                     f"{self.screen()}")
+            time.sleep(0.05)
+
     def again(self) -> None:
         """Once dm_cc has exited, start it again (Enter, as a person re-runs it)."""
         self.wait_for(EXITED)

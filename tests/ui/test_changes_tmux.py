@@ -66,6 +66,7 @@ def test_the_question_lists_the_changes_with_the_diffs_and_y_applies_them(pane, 
     assert not (project / "old.txt").exists()
     assert (project / "notes.txt").read_text() == "one\nTWO\nthree\n"
     assert "did not" not in pane.screen()           # all landed: no word about it
+    pane.at_prompt()
     pane.type("/undo")                               # and /undo takes the command back
     pane.send("Enter")
     pane.wait_for("restored old.txt")

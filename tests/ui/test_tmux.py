@@ -48,6 +48,7 @@ def test_a_person_approves_a_write_for_good_and_denies_a_push(pane, project):
     pane.wait_for("allow edit notes.txt")
     pane.send("Enter")                                   # save the rule as shown
     pane.wait_for("notes.txt is written.")
+    pane.at_prompt()
     assert (project / "notes.txt").read_text() == "hi\n"
     saved = open_world(cwd=project).approvals.list()
     assert [(a.permission, a.pattern) for a in saved] == [("edit", "notes.txt")]
@@ -62,10 +63,12 @@ def test_a_person_approves_a_write_for_good_and_denies_a_push(pane, project):
     time.sleep(GRACE)
     pane.send("C-d")                                     # Ctrl-D at the question denies
     pane.wait_for("stopped: you said no")
+    pane.at_prompt()
 
     pane.type("/help")
     pane.send("Enter")
-    screen = pane.wait_for("/permissions")
+    pane.wait_for("/permissions")
+    screen = pane.at_prompt()
     assert "/agent" in screen and "/why" in screen
     pane.type("/agent list")
     pane.send("Enter")

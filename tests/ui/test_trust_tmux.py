@@ -148,6 +148,7 @@ def test_no_keeps_their_allow_rules_out_and_the_next_start_does_not_ask(cloned):
         pane.send("n")
         pane.wait_for("stopped: you said no")
         assert not (cloned / "src" / "tests-ran").exists()
+        pane.at_prompt()
         pane.type("/trust")
         pane.send("Enter")
         screen = pane.wait_for("This session runs without them.")
