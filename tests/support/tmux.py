@@ -32,6 +32,10 @@ import yaml
 from dm_cc.ui.approval_prompt import GRACE
 
 TMUX = shutil.which("tmux")
+# A question's lines are drawn a moment before its grace starts (then it reads keys),
+# and a loaded machine stretches that moment: a person's key comes well after GRACE;
+# a test's key must too, or it is rightly kept as typing.
+AFTER_GRACE = 3 * GRACE
 EXITED = "[dm_cc exited "
 
 
@@ -120,7 +124,7 @@ class Pane:
         sooner than ``GRACE`` after it appears does not answer it), then press ``keys``;
         returns the screen with the question."""
         screen = self.wait_for(legend)
-        time.sleep(GRACE)
+        time.sleep(AFTER_GRACE)
         self.send(*keys)
         return screen
 
