@@ -17,9 +17,9 @@ def records(source: str) -> list:
 def test_the_walk_yields_plain_records_in_source_order() -> None:
     found = records("cat <<EOF\n`rm x`\nEOF\nLD_PRELOAD=y ls > out; export PATH=/tmp")
     assert found == [
-        Command([Word("cat")], Stdin("heredoc", "`rm x`\n")),
+        Command([Word("cat")], Stdin("heredoc", "`rm x`\n"), redirected=True),
         Script(Word("rm x")),  # backticks in a heredoc body: tree-sitter leaves them as text
-        Command([Word("ls")], None, (("LD_PRELOAD", Word("LD_PRELOAD=y")),)),
+        Command([Word("ls")], None, (("LD_PRELOAD", Word("LD_PRELOAD=y")),), redirected=True),
         FileUse(Word("out"), "edit"),
         Noted([Word("export"), Word("PATH=/tmp")], ("PATH",), "sets PATH"),
     ]

@@ -41,6 +41,8 @@ class Command(NamedTuple):
     chdir: Word | None = None  # the directory it runs in (env -C DIR cmd)
     # another reading of a wrapper's words, offered to deny rules only (why it may run)
     guess: str | None = None
+    # run with a redirect, heredoc or here-string: its own or an enclosing statement's
+    redirected: bool = False
 
 
 class Noted(NamedTuple):
