@@ -148,7 +148,9 @@ def shell_requests(permission: str, command: str, where: PathContextDirs) -> lis
                              note=f"reached by the shell command ({r.note})" if r.note
                              else "reached by the shell command")
                      for r in _reached(host)]
-    return requests or [_whole_line(permission, command)]
+    bare = [Request(REDIRECT, command.strip(), words=tuple(command.split()), language="shell",
+                    note="a redirection with no command")] if analysis.redirected else []
+    return (requests or [_whole_line(permission, command)]) + bare
 
 
 #: Hosts of one line judged as network requests (for the deny rules).

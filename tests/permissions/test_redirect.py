@@ -51,6 +51,16 @@ def test_the_commands_run_redirected(line, expect):
     assert redirected(line) == expect
 
 
+@pytest.mark.parametrize("line", ["> out.txt", "2>&1", "< in.txt", "{ x=1; } > f",
+                                  "ls; > f"])
+def test_a_redirection_no_command_carries_is_one_request_named_as_the_line(line):
+    """`> f` truncates f with no command: the line's one `redirect` request (what
+    Gemini CLI sees as a redirected line)."""
+    found = [r for r in shell_requests("bash", line, WHERE) if r.permission == REDIRECT]
+    assert [(r.pattern, r.language) for r in found] == [(line, "shell")]
+    assert not analyse("ls > f; > g").redirected   # a command carries one: its request
+
+
 def test_one_redirect_request_per_redirected_command_named_as_its_bash_request():
     requests = shell_requests("bash", "git status 2>&1 && ls > /dev/null; git status", WHERE)
     bash = [r.pattern for r in requests if r.permission == "bash"]
@@ -62,7 +72,8 @@ def test_one_redirect_request_per_redirected_command_named_as_its_bash_request()
 
 
 @pytest.mark.parametrize("line", ["git status 2>&1", "git log --oneline 2>/dev/null | head -5",
-                                  "cat <<EOF\nx\nEOF", "ls > /dev/null", "grep -c x <<< abc"])
+                                  "cat <<EOF\nx\nEOF", "ls > /dev/null", "grep -c x <<< abc",
+                                  "> out.txt", "2>&1", "{ x=1; } > f"])
 @pytest.mark.parametrize("later", [[], [Rule("*", "*", "ask", source="me")],
                                    [Rule("*", "*", "deny", source="me"),
                                     Rule("bash", "*", "allow", source="me")]])

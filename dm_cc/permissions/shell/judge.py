@@ -72,6 +72,7 @@ from dm_cc.permissions.shell.records import (
     Outcome,
     Parse,
     Reach,
+    Redirected,
     Script,
     Sensitive,
     Stdin,
@@ -176,6 +177,7 @@ class Judge:
         # a command of this line that may have written the repository's own files (an
         # archive extracted into the working directory): what it was, for the note
         self.planted_repository: str | None = None
+        self.redirects = False  # the line has a redirect (one no command may carry: `> f`)
 
     def run(self, source: str) -> None:
         """Judge ``source`` and every script found in it, depth-first."""
@@ -233,9 +235,11 @@ class Judge:
                 plain = c._replace(redirected=False) if c.redirected else c
                 commands[plain] = commands.get(plain, False) or c.redirected
         return ShellAnalysis(tuple(c._replace(redirected=True) if redirected else c
-                                   for c, redirected in commands.items()), tuple(dict.fromkeys(self.files)),
+                                   for c, redirected in commands.items()),
+                             tuple(dict.fromkeys(self.files)),
                              tuple(dict.fromkeys(self.speculative)),
-                             tuple(dict.fromkeys(self.hosts)))
+                             tuple(dict.fromkeys(self.hosts)),
+                             self.redirects and not any(commands.values()))
 
     # recording --------------------------------------------------------------
     def record(self, words: Sequence[str], dynamic: bool, suspect: str | None,
@@ -427,6 +431,8 @@ class Judge:
                 if len(self.values) < 64 or record.name in self.values:
                     self.values[record.name] = record.value
                     self.readings.clear()
+            elif isinstance(record, Redirected):
+                self.redirects = True
             elif isinstance(record, Broken):
                 self.dynamic(text, "the command could not be parsed")
                 self.scan(text)

@@ -53,3 +53,5 @@ class ShellAnalysis(NamedTuple):
     # connect-to targets): judged as `network HOST` by deny rules (the sandbox's proxy
     # judges the connections themselves).
     hosts: tuple[str, ...] = ()
+    # A redirection with no command (`> f`, `2>&1`): a `redirect` request of the line.
+    redirected: bool = False

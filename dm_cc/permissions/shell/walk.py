@@ -61,6 +61,7 @@ from dm_cc.permissions.shell.records import (
     FileUse,
     Noted,
     Record,
+    Redirected,
     Script,
     Stdin,
 )
@@ -111,7 +112,6 @@ def walk(src: bytes, root: Node | None) -> Iterator[Record]:
     return iter([Broken()]) if root is None else _Walk(src).records(root)
 
 
-@cache
 def _redirects_body(node: Node) -> bool:
     """Whether a redirected statement's (or a function definition's) redirect reaches
     the commands inside a compound body: a simple command's own (or a negation's, a
@@ -121,6 +121,7 @@ def _redirects_body(node: Node) -> bool:
         and any(c.type in _REDIRECTS for c in node.children)
 
 
+@cache
 def _redirect_op() -> re.Pattern[str]:
     """The operator at the start of a redirect (compiled once, on first use)."""
     return re.compile(r"(?:\d+|\{\w+\})?(&>>|&>|>>|>\||>&-|<&-|>&|<&|<>|>|<)")
@@ -173,6 +174,7 @@ class _Walk:
         self.src = src
         self.dropped: dict[int, list[Word]] = {}  # command start -> words the parser lost
         self.exec_stdin: Stdin | None = None  # what `exec <<< CODE` gives later commands
+        self.redirected = False  # a redirect was seen (Redirected yielded)
         # the text decoded once, read by position (nested nodes are not sliced to be asked)
         self.source = SourceText(src)
         # ASCII source (the usual case): its byte offsets are string offsets
@@ -222,6 +224,9 @@ class _Walk:
                 if kind in _VISITED else []
             if kind in _DEFERRED:
                 found += self.deferred(node, kind)
+            if kind in _REDIRECTS and not self.redirected:  # (the first: `> f`, `2>&1`)
+                self.redirected = True
+                found = [*found, Redirected()]
             if found:
                 if broken or (kind == "command" and node.has_error):
                     found = [r._replace(suspect=BROKEN_TEXT)

@@ -482,3 +482,18 @@ def test_allow_redirection_is_the_whole_lines_rules(tmp_path, command):
     assert theirs == ("allow" if command.startswith("git") else "ask")
     assert dm_cc_decides(rules, "bash", command, headless=False) == "ask"
     assert any("allowRedirection is written as an ask" in line for line in out.dropped)
+
+
+@pytest.mark.parametrize("command", ["> out.txt", "2>&1", "{ git log; } 2>&1"])
+def test_a_redirection_without_a_command_asks_under_a_whole_tool_allow(tmp_path, command):
+    """Gemini CLI sees a redirected line; its whole-tool allow (no allowRedirection)
+    asks. dm_cc: the line's own `redirect` request, asked by `redirect * ask`."""
+    text = WHOLE_ALLOW + EDITS_TOO
+    _, rules = imported(tmp_path, text)
+    if "{" not in command:
+        assert gemini.decide(gemini.load(text), SHELL, {"command": command},
+                             headless=False) == "ask"
+    assert dm_cc_decides(rules, "bash", command, headless=False) == "ask"
+    with_redirection = text.replace("priority = 5\n", "priority = 5\nallowRedirection = true\n", 1)
+    _, rules = imported(tmp_path, with_redirection)
+    assert dm_cc_decides(rules, "bash", command, headless=False) == "allow"
