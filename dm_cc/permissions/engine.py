@@ -22,11 +22,11 @@ from dm_cc.permissions.index import RuleIndex, kind_of
 from dm_cc.permissions.matchers import CompiledRule, Subject
 from dm_cc.permissions.patterns import PathContext, arguments_subject, path_subject
 from dm_cc.permissions.rules import (
-    DEFAULT_RULE,
     ENGINE_LANGUAGES,
     Language,
     Request,
     Rule,
+    default_rule,
     is_mcp_permission,
 )
 
@@ -197,10 +197,11 @@ def prepared(rulesets: Iterable[RulesetLike]) -> tuple[list[Sequence[Rule]], lis
 def evaluate(permission: str, pattern: str, *rulesets: RulesetLike,
              language: Language | None = None) -> Rule:
     """The last rule of the concatenated rulesets that matches (the very object the
-    caller passed); else ``ask`` (:data:`DEFAULT_RULE`, source ``default``).
+    caller passed); else ``ask`` (:data:`DEFAULT_RULE`, source ``default``; a
+    ``redirect`` no rule names: allow, :func:`~.rules.default_rule`).
     ``language``: how ``pattern`` is read -- a tool's permission has its argument's
     (``dm_cc.tools.catalog.language_of``: ``path`` for read and edit, ``shell`` for
     bash); None: the engine's own permissions' language, else a name."""
     given, sets = prepared(rulesets)
     hit = last_match(permission, pattern, None, sets, language)
-    return DEFAULT_RULE if hit is None else given[hit[0]][hit[1]]
+    return default_rule(permission) if hit is None else given[hit[0]][hit[1]]

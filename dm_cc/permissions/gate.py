@@ -62,7 +62,6 @@ from dm_cc.permissions.engine import (
 )
 from dm_cc.permissions.patterns import PathContext, is_literal, spoofable
 from dm_cc.permissions.rules import (
-    DEFAULT_RULE,
     EXTERNAL_DIRECTORY,
     NETWORK,
     SANDBOX_ESCAPE,
@@ -71,6 +70,7 @@ from dm_cc.permissions.rules import (
     Language,
     Request,
     Rule,
+    default_rule,
     is_mcp_permission,
 )
 
@@ -367,7 +367,7 @@ class _Stack:
     def judge_name(self, request: Request, name: str) -> Verdict:
         """One request under one of its names."""
         hit = last_match(request.permission, name, request.words, self.rulesets, request.language)
-        rule, layer, index = DEFAULT_RULE, None, None
+        rule, layer, index = default_rule(request.permission), None, None
         origin: Origin = "builtin"
         if hit is not None:
             found = self.layers[hit[0]]

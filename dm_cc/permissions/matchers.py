@@ -30,7 +30,7 @@ from dm_cc.permissions.patterns import (
     Wildcard,
     split_wildcard,
 )
-from dm_cc.permissions.rules import Language, Rule
+from dm_cc.permissions.rules import NAMED_ONLY, Language, Rule
 from dm_cc.permissions.shell.flags import FlagRule, compile_flag_rule
 
 # Private-use stand-ins for a literal `*` and `?`: an escaped one in a rule, and
@@ -93,7 +93,7 @@ class CompiledRule:
     def covers_permission(self, permission: str) -> bool:
         if self.permission is None:
             return permission == self.rule.permission
-        return self.permission.match(permission)
+        return permission not in NAMED_ONLY and self.permission.match(permission)
 
     @cached_property
     def path(self) -> PathGlob:

@@ -73,6 +73,7 @@ from dm_cc.permissions.shell.records import (
     Outcome,
     Parse,
     Reach,
+    Redirected,
     Script,
     Sensitive,
     Stdin,
@@ -183,6 +184,7 @@ class Judge:
         # a command of this line that may have written the repository's own files (an
         # archive extracted into the working directory): what it was, for the note
         self.planted_repository: str | None = None
+        self.redirects = False  # the line has a redirect (one no command may carry: `> f`)
 
     def run(self, source: str) -> None:
         """Judge ``source`` and every script found in it, depth-first."""
@@ -242,16 +244,23 @@ class Judge:
                                 "tables, hash or alias)")
 
     def result(self) -> ShellAnalysis:
-        commands = (c for c in self.commands if c is not None)
-        return ShellAnalysis(tuple(dict.fromkeys(commands)), tuple(dict.fromkeys(self.files)),
+        commands: dict[SimpleCommand, bool] = {}  # each once, redirected if once so
+        for c in self.commands:
+            if c is not None:
+                plain = c._replace(redirected=False) if c.redirected else c
+                commands[plain] = commands.get(plain, False) or c.redirected
+        return ShellAnalysis(tuple(c._replace(redirected=True) if redirected else c
+                                   for c, redirected in commands.items()),
+                             tuple(dict.fromkeys(self.files)),
                              tuple(dict.fromkeys(self.speculative)),
-                             tuple(dict.fromkeys(self.hosts)))
+                             tuple(dict.fromkeys(self.hosts)),
+                             self.redirects and not any(commands.values()))
 
     # recording --------------------------------------------------------------
     def record(self, words: Sequence[str], dynamic: bool, suspect: str | None,
                sensitive: Sequence[str] = (), note: str | None = None,
                slot: int | None = None, names: tuple[tuple[str, ...], ...] = (),
-               runs_in: str | None = None) -> None:
+               runs_in: str | None = None, redirected: bool = False) -> None:
         """Store one SimpleCommand (in a reserved ``slot`` when given); while a guess is
         judged, as a speculative command."""
         tokens = tuple(dict.fromkeys(sensitive)) if sensitive else ()
@@ -267,7 +276,7 @@ class Judge:
         if tokens and note is None:
             note = f"uses {', '.join(tokens)}"
         command = SimpleCommand(tuple(words), dynamic, tokens, note, names=names,
-                                runs_in=runs_in)
+                                runs_in=runs_in, redirected=redirected)
         if slot is None:
             if self._full(self.commands):
                 return
@@ -418,7 +427,7 @@ class Judge:
         for record in walk(src, syntax_tree(src)):
             if isinstance(record, Command):
                 yield from self.command(record.words, depth, record.stdin, record.env,
-                                        record.suspect or suspect)
+                                        record.suspect or suspect, record.redirected)
             elif isinstance(record, FileUse):
                 self.file(record.word, record.access)
             elif isinstance(record, Noted):
@@ -438,6 +447,8 @@ class Judge:
                 if len(self.values) < 64 or record.name in self.values:
                     self.values[record.name] = record.value
                     self.readings.clear()
+            elif isinstance(record, Redirected):
+                self.redirects = True
             elif isinstance(record, Broken):
                 self.dynamic(text, "the command could not be parsed")
                 self.scan(text)
@@ -492,8 +503,9 @@ class Judge:
     # commands ---------------------------------------------------------------
     def command(self, words: list[Word], depth: int, stdin: Stdin | None = None,
                 env: Iterable[tuple[str, Word]] = (), suspect: str | None = None,
-                ) -> Iterator[Nested]:
-        """Record one command (and whatever it runs in turn)."""
+                redirected: bool = False) -> Iterator[Nested]:
+        """Record one command (and whatever it runs in turn); ``redirected``: it runs
+        with a redirect (the `redirect` request: requests.py)."""
         if not words:
             return
         if depth > MAX_DEPTH:
@@ -502,7 +514,7 @@ class Judge:
         head = words[0]
         if head.expand or head.glob or head.procsub:
             self.record([w.text for w in words], True, suspect,
-                        note="the command name is not static")
+                        note="the command name is not static", redirected=redirected)
             text = joined(words).text  # `rm${IFS}-rf x`, `c=rm; $c x`: also as it usually
             reading = self.reading(text)  # reads (not in a guess's judge)
             if self.reads and self.guessing is None and reading != text:
@@ -513,13 +525,16 @@ class Judge:
             # `time for i in 1; do rm x; done`, `time x=1`: tree-sitter read a compound
             # command or an assignment as plain words; judge what follows the first word too
             self.record([w.text for w in words], True, suspect,
-                        note="shell syntax the parser read as a command")
-            yield from self.command(words[1:], depth + 1, stdin, suspect=_GROUP)
+                        note="shell syntax the parser read as a command", redirected=redirected)
+            yield from self.command(words[1:], depth + 1, stdin, suspect=_GROUP,
+                                    redirected=redirected)
             return
         if head.text in ("{", "}", "(", ")"):  # `coproc { cmd; }`, `time { cmd; }`: a group
             self.record([w.text for w in words], True, suspect,  # the parser read as words
-                        note="a command group the parser did not understand")
-            yield from self.command(words[1:], depth + 1, stdin, suspect=_GROUP)
+                        note="a command group the parser did not understand",
+                        redirected=redirected)
+            yield from self.command(words[1:], depth + 1, stdin, suspect=_GROUP,
+                                    redirected=redirected)
             return
         sensitive: list[str] = []
         opaque: list[str] = []  # why what it does is only known when it runs (Opaque)
@@ -602,7 +617,8 @@ class Judge:
                        plants.repository)
         dynamic = outcome.note is not None or bool(opaque) or any(w.expand for w in words)
         note = outcome.note or (opaque[0] if opaque else None)
-        self.record(written, dynamic, suspect, sensitive, note, slot, names)
+        self.record(written, dynamic, suspect, sensitive, note, slot, names,
+                    redirected=redirected)
         for var, word in env:
             self.record((word.text, *written), dynamic or word.expand, suspect, (var,),
                         f"runs with {var} set")

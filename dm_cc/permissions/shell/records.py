@@ -41,6 +41,8 @@ class Command(NamedTuple):
     chdir: Word | None = None  # the directory it runs in (env -C DIR cmd)
     # another reading of a wrapper's words, offered to deny rules only (why it may run)
     guess: str | None = None
+    # run with a redirect, heredoc or here-string: its own or an enclosing statement's
+    redirected: bool = False
 
 
 class Noted(NamedTuple):
@@ -112,11 +114,16 @@ class Assigned(NamedTuple):
     value: str
 
 
+class Redirected(NamedTuple):
+    """The script has a redirect, a heredoc or a here-string (once, at the first): what
+    no command may carry (`> f`, `{ x=1; } 2>&1`) still makes a `redirect` request."""
+
+
 class Broken(NamedTuple):
     """Last record of a walk whose parse failed or lost text: the script is unparsable."""
 
 
-Record = Command | Noted | FileUse | Script | Deferred | Assigned | Broken
+Record = Command | Noted | FileUse | Script | Deferred | Assigned | Redirected | Broken
 Effect = Command | Script | Parse | FileUse | Sensitive | Opaque | Reach
 
 

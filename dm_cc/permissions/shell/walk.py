@@ -61,6 +61,7 @@ from dm_cc.permissions.shell.records import (
     FileUse,
     Noted,
     Record,
+    Redirected,
     Script,
     Stdin,
 )
@@ -109,6 +110,15 @@ def walk(src: bytes, root: Node | None) -> Iterator[Record]:
     :class:`~.records.Broken` when the parser reported an error or silently dropped text
     (the only one when it gave up: no tree)."""
     return iter([Broken()]) if root is None else _Walk(src).records(root)
+
+
+def _redirects_body(node: Node) -> bool:
+    """Whether a redirected statement's (or a function definition's) redirect reaches
+    the commands inside a compound body: a simple command's own (or a negation's, a
+    list's last command's) are found with the command (_Walk.command)."""
+    body = node.child_by_field_name("body")
+    return (body is None or body.type not in ("command", "negated_command", "list")) \
+        and any(c.type in _REDIRECTS for c in node.children)
 
 
 @cache
@@ -164,6 +174,7 @@ class _Walk:
         self.src = src
         self.dropped: dict[int, list[Word]] = {}  # command start -> words the parser lost
         self.exec_stdin: Stdin | None = None  # what `exec <<< CODE` gives later commands
+        self.redirected = False  # a redirect was seen (Redirected yielded)
         # the text decoded once, read by position (nested nodes are not sliced to be asked)
         self.source = SourceText(src)
         # ASCII source (the usual case): its byte offsets are string offsets
@@ -192,11 +203,13 @@ class _Walk:
 
     def _records(self, root: Node) -> Iterator[Record]:
         intact = True
-        # (node, parent, the stdin an enclosing construct supplies, inside an ERROR node);
-        # Node.parent and Node.prev_sibling cost O(depth), so the walk carries what it needs.
-        stack: list[tuple[Node, Node | None, Stdin | None, bool]] = [(root, None, None, False)]
+        # (node, parent, the stdin an enclosing construct supplies, inside an ERROR node,
+        # inside a compound command with a redirect); Node.parent and Node.prev_sibling
+        # cost O(depth), so the walk carries what it needs.
+        stack: list[tuple[Node, Node | None, Stdin | None, bool, bool]] = [
+            (root, None, None, False, False)]
         while stack:
-            node, parent, piped, broken = stack.pop()
+            node, parent, piped, broken, redirected = stack.pop()
             children = node.children
             if not children:
                 continue  # tokens and leaf words: nothing to do
@@ -207,9 +220,13 @@ class _Walk:
                     and children[0].end_byte == node.end_byte) \
                     and not self._gaps(node, kind, children):
                 intact = False
-            found = self._visit(node, kind, parent, piped) if kind in _VISITED else []
+            found = self._visit(node, kind, parent, piped, redirected) \
+                if kind in _VISITED else []
             if kind in _DEFERRED:
                 found += self.deferred(node, kind)
+            if kind in _REDIRECTS and not self.redirected:  # (the first: `> f`, `2>&1`)
+                self.redirected = True
+                found = [*found, Redirected()]
             if found:
                 if broken or (kind == "command" and node.has_error):
                     found = [r._replace(suspect=BROKEN_TEXT)
@@ -218,6 +235,8 @@ class _Walk:
             # a pipe or an enclosing construct's input reaches every command inside
             # (`cat x | { bash; }`, `{ sh; } <<< CODE`, `f() { sh; }; f <<< CODE`)
             inherit = piped or (self._encloses(node, kind) if kind in _ENCLOSING else None)
+            # ... and its redirect: every command inside runs redirected (`{ a; } > f`)
+            redirected = redirected or (kind in _ENCLOSING and _redirects_body(node))
             owner, last = node, None
             if kind in ("negated_command", "list") and parent is not None \
                     and parent.type == "redirected_statement":
@@ -232,7 +251,7 @@ class _Walk:
                 if child.child_count:  # leaves (tokens, plain words) need no visit
                     fed = self._piped(before) if after_pipe else None
                     entries.append((child, parent if child is last else owner,
-                                    inherit or fed, broken))
+                                    inherit or fed, broken, redirected))
                     after_pipe, before = False, child
                 else:
                     after_pipe = child.type in _PIPES
@@ -256,10 +275,10 @@ class _Walk:
         return stdin._replace(dynamic=True) if stdin is not None else None
 
     def _visit(self, node: Node, kind: str, parent: Node | None,
-               piped: Stdin | None) -> list[Record]:
+               piped: Stdin | None, redirected: bool = False) -> list[Record]:
         """The records of one node (not of its children)."""
         if kind == "command":
-            return self.command(node, parent, piped)
+            return self.command(node, parent, piped, redirected)
         if kind in ("declaration_command", "unset_command"):
             return self.declaration(node)
         if kind == "test_command":
@@ -445,7 +464,10 @@ class _Walk:
         return Stdin("pipe", " ".join(texts), True)
 
     # statements -------------------------------------------------------------
-    def command(self, node: Node, parent: Node | None, piped: Stdin | None) -> list[Record]:
+    def command(self, node: Node, parent: Node | None, piped: Stdin | None,
+                redirected: bool = False) -> list[Record]:
+        """A simple command's record; ``redirected``: an enclosing compound command
+        has a redirect (its own are found here)."""
         assigns: list[Node] = []
         name: Node | None = None
         args: list[Node] = []
@@ -502,7 +524,8 @@ class _Walk:
         if words[0].text == "exec" and stdin is not None and stdin is not piped and all(
                 w.text[:1] == "{" for w in words[1:]):  # `exec <<< CODE`, `exec {fd}<&0`
             self.exec_stdin = stdin._replace(dynamic=True)
-        return [Command(words, stdin, tuple(env))]  # the judge judges env's code values
+        return [Command(words, stdin, tuple(env),  # the judge judges env's code values
+                        redirected=redirected or bool(redirects))]
 
     def orphans(self, node: Node) -> list[Record]:
         """Inside an ERROR node, a ``command_name`` may appear without its ``command``
