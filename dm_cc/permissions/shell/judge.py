@@ -439,7 +439,7 @@ class Judge:
                     self.values[record.name] = record.value
                     self.readings.clear()
             elif isinstance(record, Broken):
-                self.dynamic(text, "the command could not be parsed")
+                self.dynamic(text, record.why)
                 self.scan(text)
 
     def scan(self, text: str) -> None:
