@@ -137,6 +137,19 @@ KEPT_TEMPLATES: tuple[tuple[str, str], ...] = (
     (". /proc/thread-self/fd/0 <<< '{c}'", "'"),
     (". /dev/./fd/3 3<<< '{c}'", "'"),
     ("bash /proc/self/../self/fd/0 <<< '{c}'", "'"),
+    # constructs outside the allowlist of node kinds (tables/syntax.py): dynamic, and
+    # what bash runs there still reaches the deny rules
+    ("select x in a; do {c}; break; done <<< 1", ""),
+    ("echo 1 > ans; select x in a; do {c}; break; done < ans", ""),
+    ("case a in a) :;& b) {c};; esac", ""),
+    ("case a in a) :;;& a) {c};; esac", ""),
+    ("echo $`{c}`", "`\\"),
+    ("echo $`echo \\`{c}\\``", "`\\$"),  # `$` literal, the escaped backticks read again
+    ("echo a |& {c}", ""),
+    ("coproc {c}; wait", ""),
+    ("coproc {{ {c}; }}; wait", ""),
+    ("exec {{fd}}<<<'{c}'; bash /dev/fd/$fd", "'"),
+    ("shopt -s extglob\ncase a in @(a|b)) {c};; esac", ""),
 )
 
 # bash's command tables (special arrays), hash and aliases re-pointing a name the line then

@@ -450,7 +450,7 @@ class Judge:
             elif isinstance(record, Redirected):
                 self.redirects = True
             elif isinstance(record, Broken):
-                self.dynamic(text, "the command could not be parsed")
+                self.dynamic(text, record.why)
                 self.scan(text)
 
     def scan(self, text: str) -> None:

@@ -4,7 +4,8 @@
 :class:`Command` per simple command, a :class:`Noted` command it understood itself (a
 declaration, an assignment), a :class:`FileUse` per redirect target, a :class:`Script` per
 string bash will run as code, a :class:`Deferred` per value stored or evaluated later as
-code, and :class:`Broken` last when the tree cannot be trusted.
+code, and :class:`Broken` last when the tree cannot be trusted or holds a construct
+the analysis does not model.
 
 The program modules (:mod:`.programs`, :mod:`.wrappers`, :mod:`.arguments`) read one
 command's words and return an :class:`Outcome`: the effects of running it, in order --
@@ -120,7 +121,11 @@ class Redirected(NamedTuple):
 
 
 class Broken(NamedTuple):
-    """Last record of a walk whose parse failed or lost text: the script is unparsable."""
+    """Last record of a walk whose parse failed or lost text (the script is unparsable),
+    or whose tree holds a construct outside the modelled subset (``why`` says which):
+    the line is dynamic, and its word scan is offered to the deny rules."""
+
+    why: str = "the command could not be parsed"
 
 
 Record = Command | Noted | FileUse | Script | Deferred | Assigned | Redirected | Broken

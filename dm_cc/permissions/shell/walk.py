@@ -16,6 +16,13 @@ two words, or orphan a command name in an ERROR node): non-ASCII bytes are maske
 parsing, every node's text must be covered by its children (else the last record is
 :class:`~.records.Broken`), and records found in broken text carry a ``suspect`` reason,
 which makes their commands dynamic.
+
+A positive model: every node's kind, named or a token, must be on the one allowlist
+:data:`~.tables.syntax.MODELLED` (checked as the walk passes, no second traversal), and
+the shapes tree-sitter reads as other kinds (``coproc``, ``{fd}>``, ``>&$fd``, extglob)
+are recognised where they are read; anything else makes the last record
+:class:`~.records.Broken` with the reason, so the line asks and is word-scanned for the
+deny rules like a line that does not parse.
 """
 
 from __future__ import annotations
@@ -67,6 +74,7 @@ from dm_cc.permissions.shell.records import (
 )
 from dm_cc.permissions.shell.spans import SourceText, View, decode
 from dm_cc.permissions.shell.tables.environment import COMMAND_TABLES, risky_env
+from dm_cc.permissions.shell.tables.syntax import MODELLED
 
 if TYPE_CHECKING:
     from tree_sitter import Node
@@ -103,6 +111,8 @@ _ENCLOSING = frozenset({"function_definition", "redirected_statement"})  # see _
 _PIPED = Stdin("pipe", None, True)
 _CALL_SITE = Stdin("inherited", None, True)  # a function body reads its caller's input
 _DESCRIPTOR = Stdin("inherited", None, True)  # `<&3`: a descriptor opened elsewhere
+OUTSIDE_MODEL = "outside the modelled subset of bash (docs/shell.md)"
+_MODELLED = frozenset(MODELLED)  # (a set: asked of every node)
 
 
 def walk(src: bytes, root: Node | None) -> Iterator[Record]:
@@ -119,6 +129,18 @@ def _redirects_body(node: Node) -> bool:
     body = node.child_by_field_name("body")
     return (body is None or body.type not in ("command", "negated_command", "list")) \
         and any(c.type in _REDIRECTS for c in node.children)
+
+
+@cache
+def _extglob() -> re.Pattern[str]:
+    """An extglob operator (bash(1) "Pattern Matching"): ``@(a|b)``, ``!(x)`` ..."""
+    return re.compile(r"[?*+@!]\(")
+
+
+@cache
+def _named_descriptor() -> re.Pattern[str]:
+    """``{fd}`` written right before a redirect: bash stores the descriptor it opens."""
+    return re.compile(r"\{\w+\}")
 
 
 @cache
@@ -181,6 +203,8 @@ class _Walk:
         self.ascii = self.source.text if src.isascii() else None
         # test commands a test around them examined: whether each holds an evaluated word
         self.tests_within: dict[tuple[int, int], bool] = {}
+        # the first construct found that tables.syntax does not list as MODELLED
+        self.outside: str | None = None
 
     def text(self, node: Node, cap: int | None = None) -> str:
         if self.ascii is not None:
@@ -215,6 +239,8 @@ class _Walk:
                 continue  # tokens and leaf words: nothing to do
             kind = node.type
             broken = broken or kind == "ERROR"
+            if kind not in _MODELLED and self.outside is None:  # the positive model:
+                self.outside = f"'{kind}'"  # every node's kind is on the one allowlist
             if kind not in _GAPS_ALLOWED and not (  # (one child spanning it: no gap)
                     len(children) == 1 and children[0].start_byte == node.start_byte
                     and children[0].end_byte == node.end_byte) \
@@ -254,13 +280,27 @@ class _Walk:
                                     inherit or fed, broken, redirected))
                     after_pipe, before = False, child
                 else:
-                    after_pipe = child.type in _PIPES
+                    leaf = child.type
+                    after_pipe = leaf in _PIPES
+                    if leaf not in _MODELLED or leaf == "extglob_pattern":
+                        self._leaf_outside(child, leaf)
             stack.extend(reversed(entries))
         if self.source.spent:  # past the allowance some nested text was not examined
             yield Noted([Word(self.text(root, SHOWN))], (), "nested too deeply to examine "
                         "every part", dynamic=True)
         if root.has_error or not intact:
             yield Broken()
+        elif self.outside is not None:
+            yield Broken(f"uses {self.outside}, {OUTSIDE_MODEL}")
+
+    def _leaf_outside(self, leaf: Node, kind: str) -> None:
+        """A token or leaf word not on the allowlist, or a pattern using extglob."""
+        if self.outside is not None or kind == "ERROR":
+            return
+        if kind != "extglob_pattern":
+            self.outside = f"'{kind}'"
+        elif _extglob().search(self.text(leaf)):
+            self.outside = "an extglob pattern"
 
     def _encloses(self, node: Node, kind: str) -> Stdin | None:
         """The input a compound command's redirect (or a function's call site) gives the
@@ -498,6 +538,9 @@ class _Walk:
                 if arg.type == "number" and arg.end_byte in starts:
                     fds[arg.end_byte] = self.text(arg)
                 else:
+                    if arg.end_byte in starts and self.outside is None and \
+                            _named_descriptor().fullmatch(self.text(arg, 64)):
+                        self.outside = "a named descriptor (`{fd}>`)"
                     kept.append(arg)
             args = kept
         if name is None:
@@ -509,6 +552,8 @@ class _Walk:
         if redirects:  # words taken from redirects go back to where they were written
             args.sort(key=lambda n: n.start_byte)
         words = self.words([name])
+        if words[0].text == "coproc" and self.outside is None:
+            self.outside = "`coproc`"  # wired to descriptors in an array: see tables.syntax
         group: list[Node] = []  # adjacent nodes (no blank between them) form one word
         for arg in args:
             if group and arg.start_byte != group[-1].end_byte:
@@ -642,7 +687,8 @@ class _Walk:
         position, not sliced: these nest, and each level would cost all it holds.)"""
         if kind in ("command", "declaration_command"):
             return self._stored(node, kind)  # the common case: its text is rarely needed
-        if kind == "command_substitution" and self.src[node.start_byte] != 0x60:
+        if kind == "command_substitution" and self.src[node.start_byte] != 0x60 and \
+                not self.src.startswith(b"$`", node.start_byte):
             return []  # `$(..)`: only backticks are read again (the common case)
         view = self.source.view(node)
         if kind == "variable_assignment":
@@ -723,6 +769,9 @@ class _Walk:
         backslash before running the text, so ```echo \`rm x\```` runs ``rm x``;
         tree-sitter reads the escaped text as it stands: the unescaped text is parsed too."""
         string, start, end = view
+        if string.startswith("$`", start, end):  # `$` is literal (tables.syntax: outside)
+            start += 1
+            view = view._replace(start=start)
         if not string.startswith("`", start, end) or \
                 self.source.first(backtick_escape(), view) is None:
             return []
@@ -794,8 +843,14 @@ class _Walk:
         if target is None:
             return []
         word = self.word([target])
-        if op in (">&", "<&") and (op == "<&" or word.text.isdigit() or word.text == "-"):
-            return []  # duplicating a descriptor, not a file
+        if op in (">&", "<&"):
+            if word.text.isdigit() or word.text == "-":
+                return []  # duplicating a descriptor, not a file
+            if op == "<&" or word.expand or word.glob or word.procsub or (
+                    word.text[:-1].isdigit() and word.text[-1] == "-"):
+                # `<&foo`, `>&$fd`, `2>&3-` (moved): a descriptor the model does not follow
+                self.outside = self.outside or f"'{op}{word.text[:SHOWN]}'"
+                return []
         return [FileUse(word, "read" if op == "<" else "edit")]
 
     def _stdin(self, redirects: list[Node], piped: Stdin | None,
