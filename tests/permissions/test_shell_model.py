@@ -55,7 +55,6 @@ OUTSIDE_EXAMPLES = {
     ";&": "case a in a) echo A;& b) echo B;; esac",
     # `;;&` goes on testing the following patterns: prints A then A2
     ";;&": "case a in a) echo A;;& a) echo A2;; esac",
-    "|&": "make |& tee log",  # stderr into the pipe too
     # `$` is literal, then the backticks run: prints `$` and date's output
     "$`": "echo $`date`",
     "unsetenv": "unsetenv X",  # bash: "unsetenv: command not found" (it runs a program)

@@ -30,7 +30,8 @@ _DECLARE = "a declaration: risky names and evaluated values noted (walk.declarat
 #: Every node kind and token the analysis models completely, and what models it.
 MODELLED = names(
     ("program list ; & && || ( ) { }", _STRUCTURE),
-    ("pipeline |", "a pipeline: the next command's stdin is a pipe (walk._piped)"),
+    ("pipeline | |&", "a pipeline: the next command's stdin is a pipe (walk._piped); "
+     "`|&` pipes stderr too (`2>&1 |`)"),
     ("subshell compound_statement do_group", _STRUCTURE),
     ("redirected_statement", "a statement's redirects: a simple command's own, a compound "
      "command's reach every command inside (walk._encloses)"),
@@ -83,7 +84,6 @@ OUTSIDE = names(
      "until `break`"),
     (";& ;;&", "`case` fall-through (`;&` runs the next item's commands too) and "
      "`;;&` (tests the next patterns)"),
-    ("|&", "`|&` pipes stderr too (`2>&1 |`)"),
     ("$`", "`$` before a backtick: bash reads `$` literally, then the backticks"),
     ("unsetenv", "not bash: tree-sitter reads `unsetenv X` as `unset`, bash runs a "
      "program named `unsetenv`"),
