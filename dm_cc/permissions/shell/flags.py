@@ -277,6 +277,8 @@ class FlagRule(NamedTuple):
         read = _read(tuple(words))  # (a request is matched against many rules)
         if not read.words or read.words[0] != self.head[0]:
             return False
+        if self.flags and not read.options and _flag_key(self.head) not in POSITIONAL_FLAGS:
+            return False  # no option, nothing standing for one: none of its flags given
         rest = _after_head(self.head, read.positional, read.values)
         if rest is None:
             return False
