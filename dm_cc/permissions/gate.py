@@ -155,7 +155,9 @@ class Ceiling(NamedTuple):
             return verdict
         # whether a protected path's allow names it exactly is the bounded stack's
         # business: a ceiling says what may be opened at all
-        limit = self.gate.judge(replace(verdict.request, protected=None))
+        request = verdict.request
+        limit = self.gate.judge(request if request.protected is None
+                                else replace(request, protected=None))
         counts = self.layers is None or limit.layer in self.layers
         if not counts or STRICTNESS[limit.action] <= STRICTNESS[verdict.action]:
             return verdict
