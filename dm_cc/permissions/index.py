@@ -36,7 +36,7 @@ from typing import Any, Literal
 from dm_cc.permissions.matchers import CompiledRule, EscapedFlagRule, Subject, escape_words
 from dm_cc.permissions.patterns import PathSubject, Shape, wildcard_shapes
 from dm_cc.permissions.rules import Language, is_mcp_permission
-from dm_cc.permissions.shell.flags import FlagRule, flag_keys
+from dm_cc.permissions.shell.flags import FlagRule, flag_keys, has_options
 
 NOTHING = -1  # no rule (rule indexes start at 0)
 
@@ -257,14 +257,18 @@ class RuleIndex:
         self._text = _Trie()    # matched as written
         self._folded = _Trie()  # ignoring case (deny and ask URL rules): keys lowercased
         self._flags: dict[tuple[str, str | None], _Tried] = {}
+        # ... those that can match a command with no option word (FlagRule.needs_options)
+        self._bare_flags: dict[tuple[str, str | None], _Tried] = {}
         # rules with escaped wildcards: keyed alike, by the command's words with their
         # `*` and `?` as the stand-ins the rule's literal ones are (EscapedFlagRule)
         self._escaped_flags: dict[tuple[str, str | None], _Tried] = {}
+        self._bare_escaped_flags: dict[tuple[str, str | None], _Tried] = {}
         for compiled in self.rules:
             self._add_text(compiled)
         self._text.finish()
         self._folded.finish()
-        for tried in (*self._flags.values(), *self._escaped_flags.values()):
+        for tried in (*self._flags.values(), *self._bare_flags.values(),
+                      *self._escaped_flags.values(), *self._bare_escaped_flags.values()):
             tried.finish()
         self._flag_tops = _tops(self._flags)
         self._escaped_tops = _tops(self._escaped_flags)
@@ -290,11 +294,15 @@ class RuleIndex:
                 self._text.add(shape, index)
         if shell:
             flags = compiled.flags
-            if isinstance(flags, FlagRule):
-                self._flags.setdefault(flags.key, _Tried()).add(index, flags.matches)
-            elif isinstance(flags, EscapedFlagRule):
-                self._escaped_flags.setdefault(flags.flags.key, _Tried()).add(
-                    index, flags.flags.matches)
+            if isinstance(flags, EscapedFlagRule):
+                flags, every, bare = flags.flags, self._escaped_flags, self._bare_escaped_flags
+            elif isinstance(flags, FlagRule):
+                every, bare = self._flags, self._bare_flags
+            else:
+                return
+            every.setdefault(flags.key, _Tried()).add(index, flags.matches)
+            if not flags.needs_options:
+                bare.setdefault(flags.key, _Tried()).add(index, flags.matches)
 
     def _find_text(self, subject: Subject) -> int:
         text = subject.text
@@ -311,10 +319,14 @@ class RuleIndex:
         if not words:
             return best
         if self._flag_tops.get(words[0], NOTHING) > best:
-            best = _flag_match(self._flags, words, best)
+            # (a command with no option: only the rules that can match one are tried)
+            best = _flag_match(self._flags if has_options(words) else self._bare_flags,
+                               words, best)
         if self._escaped_tops and \
                 self._escaped_tops.get(escape_words(words[:1])[0], NOTHING) > best:
-            best = _flag_match(self._escaped_flags, escape_words(words), best)
+            escaped = escape_words(words)
+            best = _flag_match(self._escaped_flags if has_options(escaped)
+                               else self._bare_escaped_flags, escaped, best)
         return best
 
     # ------------------------------------------------------------------ paths
