@@ -54,8 +54,14 @@ class EscapedFlagRule:
         return None if flags is None else EscapedFlagRule(flags)
 
     def matches(self, words: Sequence[str]) -> bool:
-        return self.flags.matches([w.replace("*", _STAR).replace("?", _QUESTION)
-                                   for w in words])
+        return self.flags.matches(escape_words(words))
+
+
+def escape_words(words: Sequence[str]) -> tuple[str, ...]:
+    """A command's words with every `*` and `?` as the stand-ins an escaped one in a
+    rule is (:class:`EscapedFlagRule`), so that they compare as plain text."""
+    return tuple(w.replace("*", _STAR).replace("?", _QUESTION) if "*" in w or "?" in w else w
+                 for w in words)
 
 
 class Subject(NamedTuple):

@@ -72,10 +72,16 @@ def _unsafe_word() -> re.Pattern[str]:
     return re.compile(r"[\s*?\[\]{}$`'\"\\()<>|;&!#~=]")
 
 
+@cache
+def _not_plain() -> re.Pattern[str]:
+    """A space (as ``str.isspace`` says: ``\\s`` is the same set), a wildcard, an escape."""
+    return re.compile(r"[\s*?\\]")
+
+
 def _plain(word: str) -> bool:
     """A word that reads as itself in a pattern and cannot be split into two: no space,
     no wildcard, no escape."""
-    return bool(word) and not any(ch.isspace() or ch in "*?\\" for ch in word)
+    return bool(word) and _not_plain().search(word) is None
 
 
 def exact_pattern(words: Sequence[str], *, spaces: bool = False) -> str:
