@@ -568,8 +568,10 @@ class Judge:
                                                  or words[1].text), *words[2:]]
         texts = [w.text for w in words]
         self.renamed += renames(name, words[1:])
-        slot = len(self.commands)
-        self.commands.append(None)  # keep the outer command before what it runs
+        slot: int | None = None  # past MAX_REFERENCES: not recorded (the line asks)
+        if self.guessing is not None or not self._full(self.commands):
+            slot = len(self.commands)
+            self.commands.append(None)  # keep the outer command before what it runs
         outcome, stop = _NOTHING, len(words)
         key, wrapper, where = wrapper_lookup(texts)
         if wrapper is not None:  # global options between the key words: see unwrap
