@@ -38,14 +38,19 @@ file system overlay refuses), :func:`support` says why, once per directory; the
 caller then runs commands as before and says effects are not judged.
 
 A transaction's directory is held (``flock``) by the process that began it, until
-:meth:`Transaction.close` removed it. One a killed dm_cc left behind (with whatever
-its command wrote) is removed by the next :meth:`Transaction.begin` in the same
-directory, once per process: a directory no process holds, older than
-:data:`LEFT_OVER_AFTER` (so one being made right now is never taken for it).
+it is removed. :meth:`Transaction.close` hands it to a thread that removes it after
+the command's result is back (a view's dozen entries cost a command milliseconds of
+its start, tens on a busy disk): held until then, no other dm_cc takes it, and
+:func:`wait_removed` waits for what was handed over (at exit too). One a killed
+dm_cc left behind (with whatever its command wrote) is removed by the next
+:meth:`Transaction.begin` in the same directory, once per process: a directory no
+process holds, older than :data:`LEFT_OVER_AFTER` (so one being made right now is
+never taken for it).
 """
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import filecmp
 import functools
@@ -55,6 +60,7 @@ import shutil
 import stat
 import subprocess
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass
@@ -474,14 +480,15 @@ class Transaction:
             os.close(self._opened.pop(path))
 
     def close(self) -> None:
-        """Remove the transaction's directory: what was not applied is gone."""
+        """Remove the transaction's directory: what was not applied is gone (by the
+        removing thread, the directory held until then: :func:`wait_removed`)."""
         for fd in self._opened.values():
             os.close(fd)
         self._opened.clear()
-        _remove(str(self.base))
-        if self._held is not None:           # removed: no other process may take it
-            os.close(self._held)
-            self._held = None
+        held, self._held = self._held, None
+        if held is None:              # closed before, or never held: nothing to hand over
+            return
+        _REMOVING.hand(str(self.base), held)
 
 
 # ------------------------------------------------------------------ helpers
@@ -531,6 +538,58 @@ def _hold(path: str) -> int:
         os.close(fd)
         raise
     return fd
+
+
+class _Removing:
+    """The thread removing closed transactions' directories, each held (its ``flock``
+    descriptor open) until it is gone; started on first use."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Condition()
+        self._queue: list[tuple[str, int]] = []
+        self._busy = False
+        self._thread: threading.Thread | None = None
+
+    def hand(self, path: str, held: int) -> None:
+        with self._lock:
+            self._queue.append((path, held))
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._run, name="dm_cc-views",
+                                                daemon=True)
+                self._thread.start()
+            self._lock.notify_all()
+
+    def _run(self) -> None:
+        while True:
+            with self._lock:
+                while not self._queue:
+                    self._busy = False
+                    self._lock.notify_all()
+                    self._lock.wait()
+                path, held = self._queue.pop(0)
+                self._busy = True
+            try:
+                _remove(path)
+            finally:
+                os.close(held)           # removed: no other process may take it
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Whether every directory handed over is removed (waiting up to ``timeout``)."""
+        with self._lock:
+            return self._lock.wait_for(lambda: not self._queue and not self._busy, timeout)
+
+
+_REMOVING = _Removing()
+
+
+def wait_removed(timeout: float | None = None) -> bool:
+    """Wait until the directories of the transactions closed so far are removed (at
+    most ``timeout`` seconds); whether they are. A dm_cc that exits first leaves what
+    is left unheld, for the next one to remove (:func:`_remove_left_over`)."""
+    return _REMOVING.wait(timeout)
+
+
+atexit.register(wait_removed, 10.0)
 
 
 def _remove_left_over(directory: Path) -> None:
