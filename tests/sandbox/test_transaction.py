@@ -235,3 +235,26 @@ def test_a_closed_transaction_is_removed_after_close_returns_and_held_until_then
     release.set()
     assert wait_removed(30)
     assert not tx.base.exists()
+
+
+def test_a_file_compared_in_listing_lands_with_the_digest_of_what_was_read(project, shared):
+    """Listing reads a same-sized file whole to compare it; the sha256 of those bytes goes
+    with it when it lands (for undo's record), but only while the file is as it was read."""
+    import hashlib
+
+    tx = Transaction.begin(project.as_posix(), shared / "tx")
+    run(tx, f"cd {project} && echo AFTER_ > changed.txt && echo SAME > touched.txt "
+            "&& echo grown and longer > kept.txt", None)
+    changes = {c.path: c for c in tx.changes()}
+    assert set(changes) == {"changed.txt", "touched.txt", "kept.txt"}
+    (tx.upper / "touched.txt").write_text("SAMe\n")       # after listing: not as it was read
+    told: dict[str, object] = {}
+    for change in changes.values():
+        inode = os.lstat(tx.upper / change.path).st_ino
+        tx.apply(change, landed=lambda path, at, known: told.update({path: known}))
+        assert os.lstat(project / change.path).st_ino == inode
+    assert told == {"changed.txt": (os.lstat(project / "changed.txt").st_ino,
+                                    hashlib.sha256(b"AFTER_\n").hexdigest()),
+                    "touched.txt": None,       # changed after it was read
+                    "kept.txt": None}          # another size: never read in listing
+    tx.close()
