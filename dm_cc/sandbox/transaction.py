@@ -467,7 +467,7 @@ class Transaction:
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(name, dir_fd=fd)
             return None
-        source = self.upper / change.path
+        source = f"{self.upper}/{change.path}"     # a str: per change, pathlib costs
         if change.kind == "created" and _now(name, fd) not in (
                 None, *([(stat.S_IFDIR,)] if change.what == "directory" else [])):
             # what was there did not go (its removal was refused): a rename onto it
@@ -734,7 +734,7 @@ def _opaque(path: str) -> bool:
         return False
 
 
-def _clean_xattrs(path: Path) -> None:
+def _clean_xattrs(path: str) -> None:
     """Drop what overlay marked on a file (``user.overlay.*``) before it leaves."""
     with contextlib.suppress(OSError):
         for name in os.listxattr(path, follow_symlinks=False):
@@ -750,10 +750,10 @@ def _split(path: str) -> tuple[str, str]:
     return parent, name
 
 
-def _copy_into(source: Path, name: str, fd: int) -> None:
+def _copy_into(source: str, name: str, fd: int) -> None:
     """Another file system: copy beside the real path, then rename onto it."""
     temporary = f".{name}.dm_cc-{os.getpid()}"
-    if source.is_symlink():
+    if os.path.islink(source):
         os.symlink(os.readlink(source), temporary, dir_fd=fd)
     else:
         out = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW,

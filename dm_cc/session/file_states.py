@@ -155,7 +155,7 @@ class Tree:
 
     # ------------------------------------------------------------------ keeping
 
-    def keep(self, relative: str, blob: Path, *, moving: bool) -> tuple[State, int]:
+    def keep(self, relative: str, blob: Path | str, *, moving: bool) -> tuple[State, int]:
         """The state of ``relative`` now and the bytes kept for it: a regular file's
         content goes to ``blob`` -- a hard link when ``moving`` (the caller replaces or
         unlinks the file, never writes into it) and the store is on the same
@@ -239,22 +239,24 @@ def keep_at(at: int, relative: str, blob: Path | str, *, moving: bool) -> tuple[
     """:meth:`Tree.keep`, ``at`` the descriptor of ``relative``'s parent directory (the
     caller's, opened without following a link)."""
     name = relative.rsplit("/", 1)[-1]
+    if moving:        # linked first: what was linked says what it is (no stat before)
+        try:
+            os.link(name, blob, src_dir_fd=at, follow_symlinks=False)
+        except FileNotFoundError:
+            return State("absent"), 0
+        except OSError:
+            pass      # a directory, another file system: looked at below
+        else:
+            linked = os.lstat(blob)
+            if stat.S_ISREG(linked.st_mode):
+                return _state(linked), linked.st_size
+            os.unlink(blob)   # a link, a special file: looked at below
     state = _look(at, relative, digest=False)
     if state.kind == "other":
         raise Unsafe(f"{relative}: a special file (device, FIFO or socket) cannot be "
                      "kept for undo")
     if state.kind != "file":
         return state, 0
-    if moving:
-        try:
-            os.link(name, blob, src_dir_fd=at, follow_symlinks=False)
-        except OSError:
-            pass
-        else:
-            linked = os.lstat(blob)
-            if stat.S_ISREG(linked.st_mode):
-                return _state(linked), linked.st_size
-            os.unlink(blob)   # it changed under us: copy what is there now
     return _copy_out(at, name, relative, blob)
 
 

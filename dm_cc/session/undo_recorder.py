@@ -87,9 +87,9 @@ class Recorder:
         try:
             if self._pending is None:
                 self._pending = self._new_pending()
-            blob = self._pending / blob_name
+            blob = os.path.join(self._pending, blob_name)    # a str: per path, pathlib costs
             if at is not None:
-                state, size = keep_at(at, path, str(blob), moving=moving)
+                state, size = keep_at(at, path, blob, moving=moving)
             else:
                 with Tree(self.root) as tree:
                     state, size = tree.keep(path, blob, moving=moving)
@@ -100,7 +100,7 @@ class Recorder:
                               f"{exc.strerror or exc}") from None
         if self.size + size > self.limit_bytes:
             with suppress(OSError):
-                blob.unlink()
+                os.unlink(blob)
             raise self._break(f"{path}: the previous state of this step passes the undo "
                               f"store's limit ({self.limit_bytes} bytes); it cannot be "
                               "undone")
@@ -161,14 +161,15 @@ class Recorder:
         with Tree(self.root) as tree:
             for kept in self._kept.values():
                 after = self._after.get(kept.path) or tree.look(kept.path, digest=True)
-                blob = self._pending / kept.blob if kept.blob and self._pending else None
+                blob = os.path.join(self._pending, kept.blob) \
+                    if kept.blob and self._pending else None
                 if after.same(kept.before):
                     if blob is not None:
                         with suppress(OSError):
-                            blob.unlink()
+                            os.unlink(blob)
                     continue
-                if blob is not None and blob.stat().st_nlink > 1:
-                    _make_private(blob)
+                if blob is not None and os.stat(blob).st_nlink > 1:
+                    _make_private(Path(blob))
                 changed.append(replace(kept, after=after))
         return changed
 
