@@ -10,12 +10,18 @@ session. The script checks the sandbox confines and every decision was recorded.
 Two references, timed in the same run, paired round by round:
 
 * **the same work without the loop**: for each call, requests + decide with the
-  same gate, run the tool with the same confinement (a command's transaction
-  listed and finished), append the same audit record to the same log, append the
-  two messages to a JSONL file with an fsync each. The loop's own cost (model
+  same gate, append the same audit record to the same log and make it durable
+  (one fsync before the call acts, the head brought up after it, as the loop does
+  for a reply of one call), run the tool with the same confinement (a command's
+  transaction listed and finished), append the two messages to a JSONL file with
+  an fsync each. The loop's own cost (model
   plumbing, events, the settle path) is the loop minus this.
 * **bare**: requests + decide + run, unconfined, nothing recorded -- what a tool
   call costs a peer that keeps no audit log and no sandbox.
+
+Each figure is printed as wall time and as this process's CPU time: on a shared
+machine the wall time of fsyncs and of the sandbox's processes swings with the
+others' load, while the loop's own overhead is CPU work in this process.
 
     python benchmarks/bench_loop.py [--calls N] [--rounds N]
 """
@@ -59,21 +65,21 @@ def audit_records(world: World) -> int:
     return len(path.read_text().splitlines()) if path.exists() else 0
 
 
-async def through_loop(root: Path, count: int) -> float:
+async def through_loop(root: Path, count: int) -> tuple[float, float]:
     world = isolated_world(root, Options(max_turns=count + 1))
     loop = world.open_loop(HeadlessApprover("deny"), model=ScriptedModel(scripted_calls(count)))
     before = audit_records(world)
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     result = await loop.run("go")
-    elapsed = time.perf_counter() - start
+    elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu
     assert result.reason == "done", result
     assert audit_records(world) - before == count, "every decision is in the audit log"
     assert not any(m.is_error for m in loop.session.messages if m.role == "tool")
     world.close()
-    return elapsed / count
+    return elapsed / count, cpu / count
 
 
-async def without_loop(root: Path, count: int) -> float:
+async def without_loop(root: Path, count: int) -> tuple[float, float]:
     """The loop's inherent work per call, done directly (see the module docstring)."""
     world = isolated_world(root)
     gate = world.gate(world.agent("build"))
@@ -85,7 +91,7 @@ async def without_loop(root: Path, count: int) -> float:
     actor = audit.Actor(str(world.root), "bench", "bench", "build")
     log = world.audit
     session = root.parent / "dm" / "bench-session.jsonl"
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     with session.open("a") as out:
         for item in scripted_calls(count)[:-1]:
             tool_call = replace(item.tool_calls[0], id=f"call_{time.perf_counter_ns()}")
@@ -96,6 +102,7 @@ async def without_loop(root: Path, count: int) -> float:
             assert decision.action == "allow"
             log.append(audit.record(actor, tool_call, tool.entry.main_text(tool_call.arguments),
                                     decision))
+            log.sync(head=False)   # the decision durable before the call acts (write-ahead)
             output = await tool.run(params, replace(ctx, call_id=tool_call.id))
             plan = output.landing
             if plan is not None and plan.transaction is not None:
@@ -103,9 +110,10 @@ async def without_loop(root: Path, count: int) -> float:
                 plan.finish(())
             assert not output.is_error, output.output
             _append(out, {"role": "tool", "content": output.output, "tool_call_id": tool_call.id})
-    elapsed = time.perf_counter() - start
+            log.sync()             # the reply's end: the log's head brought up to it
+    elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu
     world.close()
-    return elapsed / count
+    return elapsed / count, cpu / count
 
 
 def _append(out, message: dict) -> None:
@@ -114,12 +122,12 @@ def _append(out, message: dict) -> None:
     os.fsync(out.fileno())
 
 
-async def bare(root: Path, count: int) -> float:
+async def bare(root: Path, count: int) -> tuple[float, float]:
     world = isolated_world(root)
     gate = world.gate(world.agent("build"))
     tools = {tool.name: tool for tool in builtin_tools()}
     ctx = ToolContext(world.where, session_id="bench", agent="build")
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     for item in scripted_calls(count)[:-1]:
         tool_call = item.tool_calls[0]
         tool = tools[tool_call.name]
@@ -127,7 +135,7 @@ async def bare(root: Path, count: int) -> float:
         decision = gate.decide(tool.requests(params, ctx))
         assert decision.action == "allow"
         await tool.run(params, ctx)
-    return (time.perf_counter() - start) / count
+    return (time.perf_counter() - start) / count, (time.process_time() - cpu) / count
 
 
 def main() -> None:
@@ -135,7 +143,7 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=50)
     parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args()
-    times: dict[str, list[float]] = {"loop": [], "without": [], "bare": []}
+    times: dict[str, list[tuple[float, float]]] = {"loop": [], "without": [], "bare": []}
     state = ""
     for _ in range(args.rounds):
         with tempfile.TemporaryDirectory() as tmp:
@@ -147,16 +155,19 @@ def main() -> None:
             times["loop"].append(asyncio.run(through_loop(root, args.calls)))
             times["without"].append(asyncio.run(without_loop(root, args.calls)))
             times["bare"].append(asyncio.run(bare(root, args.calls)))
-    ours, simple, plain = (statistics.median(times[k]) * 1000 for k in ("loop", "without", "bare"))
+    ours, simple, plain = (statistics.median(t[0] for t in times[k]) * 1000
+                           for k in ("loop", "without", "bare"))
+    cpu = {k: statistics.median(t[1] for t in times[k]) * 1000 for k in times}
     print(f"{args.calls} tool calls (half `bash echo`, half `read`), median of {args.rounds} "
-          f"paired rounds; sandbox: {state}")
-    print(f"  through the loop a user gets:      {ours:7.2f} ms per call "
+          f"paired rounds; sandbox: {state}; wall time, and this process's CPU time")
+    print(f"  through the loop a user gets:      {ours:7.2f} ms per call, {cpu['loop']:5.2f} ms CPU "
           "(sandbox, audit log, session store)")
-    print(f"  the same work without the loop:    {simple:7.2f} ms per call "
-          "(decide, run confined, audit record, two fsynced appends)")
-    print(f"  bare requests+decide+run:          {plain:7.2f} ms per call (unconfined, nothing kept)")
-    print(f"  the loop's own overhead:           {ours - simple:7.2f} ms per call "
-          "(model plumbing, events, the settle path)")
+    print(f"  the same work without the loop:    {simple:7.2f} ms per call, {cpu['without']:5.2f} ms CPU "
+          "(decide, audit record synced, run confined, two fsynced appends)")
+    print(f"  bare requests+decide+run:          {plain:7.2f} ms per call, {cpu['bare']:5.2f} ms CPU "
+          "(unconfined, nothing kept)")
+    print(f"  the loop's own overhead:           {ours - simple:7.2f} ms per call, "
+          f"{cpu['loop'] - cpu['without']:5.2f} ms CPU (model plumbing, events, the settle path)")
     print(f"  sandbox + audit + session:         {simple - plain:7.2f} ms per call")
 
 

@@ -44,7 +44,7 @@ from dm_cc.config import (
 )
 from dm_cc.errors import DmccError, UsageError
 from dm_cc.permissions import DEFAULT_PROTECTED, Decision, Gate, PathContextDirs, Request, Rule
-from dm_cc.policy import Capabilities, Link, Policy, load_policy
+from dm_cc.policy import PROJECT_LAYER, USER_LAYER, Capabilities, Link, Policy, load_policy
 from dm_cc.tools import effects_of, input_requests, known_permissions, language_of
 
 if TYPE_CHECKING:
@@ -77,7 +77,7 @@ NO_MODEL = (
 DEFAULT_AGENT = "build"
 LOGGED = 4000      # characters of an event the debug log keeps (--verbose)
 
-PROJECT, USER = "project", "user"   # the layers whose files /permissions add and remove change
+PROJECT, USER = PROJECT_LAYER, USER_LAYER   # the layers whose files /permissions add and remove change
 
 # Asked before a project's MCP server that is not approved starts (the REPL asks the
 # person); True approves it (saved). None: nobody to ask, it does not start.
@@ -496,7 +496,7 @@ class World:
             # project's allow of one counts for nothing (the gate's "reaching")
             effects.update([(permission, done | {"network", "escape"})
                             for permission, done in effects.items()
-                            if language_of(permission) == "shell"])
+                            if language_of(permission) == "shell" and "execute" in done])
         return Capabilities(effects, {name: agent.may for name, agent in self.agents.items()
                                       if agent.mode != "primary"})
 
@@ -609,7 +609,7 @@ class World:
         join as they are listed, :class:`SessionTools`) -- or ``tools`` --, the approvals
         saved and given in this process, the sandbox, the audit log, the undo store.
         ``wait_background``: see :class:`~dm_cc.core.loop.Loop`; ``on_output``: what a
-        running call prints, as it comes (:class:`~dm_cc.core.loop.Runtime`). ``continue_last``
+        running call prints, as it comes (:class:`~dm_cc.core.runtime.Runtime`). ``continue_last``
         with no earlier session of this project (none with a message) opens a new
         one: its ``messages`` are empty, which is how a front end tells and says so.
         Raises UsageError for an unknown or subagent-only agent or no model."""

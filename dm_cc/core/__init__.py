@@ -1,7 +1,8 @@
 """The core: the loop (the one place a decision is enforced), its typed events, the
 Approver seam and the system prompts. It never prints: the UI consumes its events.
 
-    loop.py        the turn (query -> execute) and the Runtime a session runs with
+    loop.py        the turn (query -> execute); runtime.py the Runtime a session runs with
+    replies.py     a model reply: the prompt, compaction, the call (the query half)
     calls.py       a reply's tool calls, from the model's arguments to their output
     settle.py      THE settle path of every decision: gate, hooks, event, audit, question
     rights.py      a session's gate, bounded by its lineage; audit.py what it logs
@@ -43,8 +44,9 @@ if TYPE_CHECKING:
         TurnEnded,
     )
     from dm_cc.core.hooks import CallFacts, consult_hooks
-    from dm_cc.core.loop import Loop, Runtime
+    from dm_cc.core.loop import Loop
     from dm_cc.core.prompts import context_report
+    from dm_cc.core.runtime import Runtime
     from dm_cc.core.subagents import Running
 
 __all__ = [
@@ -82,8 +84,9 @@ _LAZY: dict[str, tuple[str, ...]] = {
                           "TaskFinished", "TaskStarted", "ToolDecided", "ToolFinished", "ChangesLanded",
                           "TurnEnded"),
     "dm_cc.core.hooks": ("CallFacts", "consult_hooks"),
-    "dm_cc.core.loop": ("Loop", "Runtime"),
+    "dm_cc.core.loop": ("Loop",),
     "dm_cc.core.prompts": ("context_report",),
+    "dm_cc.core.runtime": ("Runtime",),
     "dm_cc.core.subagents": ("Running",),
 }
 

@@ -2,8 +2,13 @@
 ``execute`` half.
 
     calls = Calls(tools, settle)
-    judged = await calls.judge(call, ctx)   # its tool, params, requests and decision (or an error)
-    done = await calls.enforce(judged, ctx) # settled; run only if allowed; its output
+    await calls.reply(reply.tool_calls, ctx, record)   # record(calls, outputs): one each
+      judged = await calls.judge(call, ctx)   # its tool, params, requests and decision
+      done = await calls.enforce(judged, ctx) # settled; run only if allowed; its output
+
+Every call of a reply is judged first; when each is allowed outright they run at
+once (:func:`all_or_none`), else one after another, and a no without a word stops
+the calls after it.
 
 Tools describe what a call touches (requests); :mod:`dm_cc.core.settle` decides
 and asks; this module runs what was allowed: confined when the session has a
@@ -13,8 +18,8 @@ Nothing here decides.
 
 A call cancelled with the turn leaves what its tool had (``ToolContext.on_cancel``:
 a command's output so far) or, cancelled at a question after it ran, its output
-and that nothing of it landed; :meth:`Calls.finished` puts that in place of the
-loop's "Cancelled", so the person and the model see what it printed.
+and that nothing of it landed; that is its output in place of "Cancelled", so the
+person and the model see what it printed.
 """
 
 from __future__ import annotations
@@ -107,12 +112,42 @@ class Calls:
                 f"this command{landed})")))
             raise
 
-    def finished(self, calls: Sequence[ToolCall], done: Sequence[Done | None]) -> list[Done | None]:
-        """``done``, with what a call cancelled with the turn had in place of nothing
-        (then forgotten: the next reply's calls start afresh)."""
+    async def reply(self, calls: Sequence[ToolCall], ctx: ToolContext,
+                    record: Callable[[Sequence[ToolCall], list[ToolOutput]], None]) -> None:
+        """Settle every call of a reply and run those allowed, then ``record`` one output
+        per call, in call order -- also before a stop or a cancel propagates, so every
+        call has its result; then end the turn if the person said no without a word."""
+        judged = [await self.judge(call, ctx) for call in calls]
+        done: list[Done | None] = [None] * len(judged)
+        try:
+            if all(isinstance(j, Judged) and j.decision.action == "allow" for j in judged):
+                await all_or_none(done, [self.enforce(j, ctx) for j in judged])
+            for index, item in enumerate(judged):
+                if done[index] is None and not any(d is not None and d.stops for d in done):
+                    done[index] = await self.enforce(item, ctx)
+        except TurnStopped as stop:
+            record(calls, self._outputs(calls, done, f"{stop.reason.capitalize()} by the user."))
+            raise
+        except asyncio.CancelledError:
+            record(calls, self._outputs(calls, done, "Cancelled: the turn was stopped."))
+            raise
+        except AskFailed:
+            record(calls, self._outputs(calls, done, "Not run: the turn stopped because a call "
+                                                     "needed an approval no one could give."))
+            raise
+        record(calls, self._outputs(calls, done, "Rejected by the user."))
+        if any(d is not None and d.stops for d in done):
+            raise TurnStopped("rejected", "")
+
+    def _outputs(self, calls: Sequence[ToolCall], done: Sequence[Done | None],
+                 missing: str) -> list[ToolOutput]:
+        """Each call's output: what it gave; for one that did not finish, what it had
+        when it was cancelled with the turn (then forgotten: the next reply's calls
+        start afresh), else ``missing``. The reply's decisions are made durable first."""
         cut, self._cut = self._cut, {}
         self.settle.durable(head=True)   # the reply's decisions on disk, and the head
-        return [result if result is not None or call.id not in cut else Done(cut[call.id])
+        return [result.output if result is not None
+                else cut.get(call.id, ToolOutput(missing, is_error=True))
                 for call, result in zip(calls, done, strict=True)]
 
     async def _land(self, item: Judged, ctx: ToolContext, output: ToolOutput,

@@ -1,14 +1,14 @@
 """THE settle path: every decision dm_cc enforces goes through here, once.
 
-    settle = Settle(rights, approver, hooks, where=…, on_event=…, audit_log=…)
+    settle = Settle(rights, approver, where=…, on_event=…, audit_log=…)
     settled = await settle(call, tool, params, requests, ctx)     # decide, then settle
     if settled.runs: …                                            # the caller acts on it
 
 In order, for a call's requests:
 
-1. **decide**: the gate's decision (:class:`~dm_cc.core.rights.Rights`), the policy's
-   decision hooks combined into it (:mod:`dm_cc.core.hooks`), and a
-   :class:`ToolDecided` event;
+1. **decide**: the gate's decision (:class:`~dm_cc.core.rights.Rights`), the decision
+   hooks of the policy it decides with combined into it (:mod:`dm_cc.core.hooks`),
+   and a :class:`ToolDecided` event;
 2. **settle**: an outright allow or deny is recorded in the audit log; an ``ask``
    is put to the Approver with what "always" would remember, the answer recorded
    and, for session/always, remembered. A cancel (Ctrl-C at the question) stops the
@@ -109,18 +109,22 @@ class Settle:
     """The settle path of one session (see the module docstring). ``label`` names a
     subagent where it asks (``explore #2``; "" for the session's own)."""
 
-    def __init__(self, rights: Rights, approver: Approver, hooks: Sequence[Hook], *,
-                 where: PathContextDirs, on_event: Callable[[Event], None],
-                 audit_log: AuditLog | None = None,
+    def __init__(self, rights: Rights, approver: Approver, *, where: PathContextDirs,
+                 on_event: Callable[[Event], None], audit_log: AuditLog | None = None,
                  listeners: Sequence[DecisionListener] = (), label: str = "") -> None:
         self.rights = rights
         self.approver = approver
-        self.hooks = hooks
         self.where = where
         self.on_event = on_event
         self.audit_log = audit_log
         self.listeners = listeners
         self.label = label
+
+    @property
+    def hooks(self) -> tuple[Hook, ...]:
+        """The decision hooks of the policy the rights decide with: a policy read again
+        mid-session (``/permissions``) brings its hooks with its rules."""
+        return self.rights.policy.hooks
 
     async def __call__(self, call: ToolCall, tool: Tool[Any], params: BaseModel,
                        requests: Sequence[Request], ctx: ToolContext, *,
@@ -144,8 +148,8 @@ class Settle:
         facts = CallFacts(call.name, tool.entry.main_text(arguments), arguments,
                           self.rights.agent.name, self.rights.session.info.id,
                           str(self.where.cwd))
-        return await consult_hooks(decision, self.hooks, self.rights.gate(), facts,
-                                   failure=failure_for(self.approver))
+        return await consult_hooks(decision, self.hooks, self.rights.gate(),
+                                   facts, failure=failure_for(self.approver))
 
     async def settle(self, judged: Judged, ctx: ToolContext, *, stopped: str = "",
                      changes: str = "") -> Settled:

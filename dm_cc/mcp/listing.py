@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import shutil
 import time
 from collections.abc import Mapping, Sequence
@@ -34,7 +33,7 @@ from typing import Any
 
 import mcp_types as types
 
-from dm_cc.config import ServerDefinition
+from dm_cc.config import ServerDefinition, replace_file
 
 MAX_AGE = 24 * 3600.0    # seconds a listing is used for before the server lists again
 
@@ -66,9 +65,8 @@ class Listings:
                             for tool in tools]}
         try:
             path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-            temporary = path.with_suffix(f".{os.getpid()}.tmp")
-            temporary.write_text(json.dumps(record, ensure_ascii=False), encoding="utf-8")
-            temporary.replace(path)
+            replace_file(path, json.dumps(record, ensure_ascii=False).encode("utf-8"),
+                         sync=False)   # derived: listed again when lost
         except OSError:
             pass
 

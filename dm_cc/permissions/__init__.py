@@ -40,7 +40,13 @@ from dm_cc.permissions.gate import (
     stricter,
 )
 from dm_cc.permissions.paths import PathContextDirs, expand_home
-from dm_cc.permissions.patterns import UNIVERSAL_PATHS, PathContext, load_arguments, path_pattern_problem
+from dm_cc.permissions.patterns import (
+    UNIVERSAL_PATHS,
+    PathContext,
+    load_arguments,
+    path_alternatives,
+    path_pattern_problem,
+)
 from dm_cc.permissions.protected import (
     DEFAULT_PROTECTED,
     PROTECTED_PATHS,
@@ -67,9 +73,11 @@ from dm_cc.permissions.rules import (
     ENGINE_LANGUAGES,
     ENGINE_PERMISSIONS,
     MCP_PREFIX,
+    NAMED_ONLY,
     NETWORK,
     NEVER_SAVED,
     READS,
+    REDIRECT,
     SANDBOX_ESCAPE,
     STRICTNESS,
     Action,
@@ -101,11 +109,13 @@ __all__ = [
     "ENGINE_PERMISSIONS",
     "KIND_LANGUAGE",
     "MCP_PREFIX",
+    "NAMED_ONLY",
     "NETWORK",
     "NEVER_SAVED",
     "READS",
     "SANDBOX_ESCAPE",
     "DELETE",
+    "REDIRECT",
     "STRICTNESS",
     "Action",
     "Candidate",
@@ -138,6 +148,7 @@ __all__ = [
     "is_mcp_permission",
     "load_arguments",
     "names_a_permission",
+    "path_alternatives",
     "path_pattern_problem",
     "path_requests",
     "stricter",

@@ -426,6 +426,17 @@ class PathGlob:
         return absolute is not None and any(p.match(absolute) for p in self._absolute)
 
 
+def path_alternatives(pattern: str) -> list[str]:
+    """The patterns ``pattern`` stands for, its ``{a,b}`` braces expanded (as
+    :class:`PathGlob` matches them): ``~/{.ssh,.aws}/**`` is ``~/.ssh/**`` and
+    ``~/.aws/**``. A pattern without braces is itself."""
+    if "{" not in pattern:
+        return [pattern]
+    import bracex  # lazily, like wcmatch
+
+    return list(bracex.expand(pattern, limit=MAX_BRACE_EXPANSION))
+
+
 def path_pattern_problem(pattern: str) -> str | None:
     """Why the path pattern ``pattern`` cannot be compiled (a brace expansion over
     :data:`MAX_BRACE_EXPANSION`, a malformed class ...); None when it can. A loader

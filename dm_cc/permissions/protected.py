@@ -42,6 +42,10 @@ GIT_HOOKS = "a git hook manager runs it at your next commit"
 PACKAGES = "the package manager reads it: registries, scripts and hooks it runs"
 PYTHON = "Python runs it at every start of the environment's interpreter"
 ASSISTANT = "another coding assistant reads it: its permissions, hooks and servers"
+DEVCONTAINER = ("the dev container tools run the commands it names, initializeCommand on your "
+                "machine")
+EXRC = "vim and neovim run it at start in this directory (exrc)"
+MISE = "mise runs its hooks, tasks and env scripts when you enter the directory"
 
 PROTECTED_PATHS: tuple[Protected, ...] = (
     Protected(".git", GIT),
@@ -55,7 +59,10 @@ PROTECTED_PATHS: tuple[Protected, ...] = (
     Protected(".zshrc", SHELL), Protected(".zshenv", SHELL), Protected(".zprofile", SHELL),
     Protected(".vscode/tasks.json", EDITOR), Protected(".vscode/launch.json", EDITOR),
     Protected(".vscode/settings.json", EDITOR), Protected("*.code-workspace", EDITOR),
-    Protected(".idea/**", EDITOR),
+    Protected(".idea/**", EDITOR), Protected(".zed/**", EDITOR), Protected(".helix/**", EDITOR),
+    Protected(".devcontainer/**", DEVCONTAINER), Protected(".devcontainer.json", DEVCONTAINER),
+    Protected(".exrc", EXRC), Protected(".nvimrc", EXRC), Protected(".nvim.lua", EXRC),
+    Protected("mise.toml", MISE), Protected(".mise.toml", MISE), Protected("mise.local.toml", MISE),
     Protected(".github/workflows/**", CI), Protected(".github/actions/**", CI),
     Protected(".gitlab-ci.yml", CI), Protected(".circleci/**", CI),
     Protected(".buildkite/**", CI), Protected("azure-pipelines.yml", CI),
@@ -75,6 +82,9 @@ PROTECTED_PATHS: tuple[Protected, ...] = (
     Protected(".gemini/**", ASSISTANT), Protected(".cursor/**", ASSISTANT),
     Protected(".opencode/**", ASSISTANT), Protected("opencode.json", ASSISTANT),
     Protected("opencode.jsonc", ASSISTANT), Protected(".mcp.json", ASSISTANT),
+    Protected(".vscode/mcp.json", ASSISTANT), Protected(".kiro/**", ASSISTANT),
+    Protected(".windsurf/**", ASSISTANT), Protected(".continue/**", ASSISTANT),
+    Protected(".aider.conf.yml", ASSISTANT),
 )
 
 

@@ -61,6 +61,7 @@ from dm_cc.permissions import (
     PathContextDirs,
     Request,
     Verdict,
+    path_alternatives,
     path_requests,
 )
 from dm_cc.sandbox.git import ALWAYS_PINNED, GitDirs, hooks_path_notes, protected
@@ -312,7 +313,7 @@ def _literal_prefix(pattern: str, where: PathContextDirs) -> tuple[str, bool] | 
     and whether the pattern is that path alone; None for project-relative ones."""
     if pattern == "~" or pattern.startswith("~/"):
         pattern = where.home.as_posix() + pattern[1:]
-    if not pattern.startswith("/") or "{" in pattern:
+    if not pattern.startswith("/") or "{" in pattern:     # braces: see _alternatives
         return None
     segments = [s for s in pattern.split("/") if s]
     literal: list[str] = []
@@ -321,6 +322,15 @@ def _literal_prefix(pattern: str, where: PathContextDirs) -> tuple[str, bool] | 
             break
         literal.append(segment)
     return "/" + "/".join(literal), len(literal) == len(segments)
+
+
+def _alternatives(rules: Iterable[Candidate]) -> Iterator[tuple[Candidate, str]]:
+    """Each rule with each pattern it stands for: ``~/{.ssh,.aws}/**`` names
+    ``~/.ssh`` and ``~/.aws`` (a rule with braces was once passed over whole, and
+    what it denied stayed readable to confined commands)."""
+    for rule in rules:
+        for pattern in path_alternatives(rule.rule.pattern):
+            yield rule, pattern
 
 
 def _outside_rules(gate: Gate, permission: str,
@@ -337,8 +347,8 @@ def _hidden_outside(gate: Gate, where: PathContextDirs, machine: Machine,
     root = where.root.as_posix()
     mounts: list[Mount] = []
     seen: set[str] = set()
-    for rule in _outside_rules(gate, "read", frozenset({"deny", "ask"})):
-        found = _literal_prefix(rule.rule.pattern, where)
+    for rule, pattern in _alternatives(_outside_rules(gate, "read", frozenset({"deny", "ask"}))):
+        found = _literal_prefix(pattern, where)
         if found is None:
             continue
         prefix = found[0]

@@ -56,11 +56,11 @@ class TreeLister:
 
     def list(self, root: str) -> Tree:
         known = self._trees.get(root)
-        if known is not None and self._unchanged(root, known[0]):
+        if known is not None and self._unchanged(known[0]):
             return known[1]
         entries: list[Entry] = []
         children: dict[str, list[str]] = {}
-        stamps: list[tuple[str, int]] = []
+        stamps: list[tuple[str, int]] = []     # (absolute directory, its ctime)
         unlisted: list[str] = []
         racy = False
         pending = [""]
@@ -87,14 +87,16 @@ class TreeLister:
         return tree
 
     @staticmethod
-    def _unchanged(root: str, stamps: tuple[tuple[str, int], ...]) -> bool:
-        for relative, ctime in stamps:
-            try:
-                if os.stat(posixpath.join(root, relative) if relative else root).st_ctime_ns \
-                        != ctime:
+    def _unchanged(stamps: tuple[tuple[str, int], ...]) -> bool:
+        """Every directory's ctime as it was: one ``stat`` each (a command's start pays
+        this twice, before it and after: kept to the ``stat`` alone, the paths absolute)."""
+        stat = os.stat
+        try:
+            for directory, ctime in stamps:
+                if stat(directory).st_ctime_ns != ctime:
                     return False
-            except OSError:
-                return False
+        except OSError:
+            return False
         return True
 
     def _listing(self, directory: str, stamps: builtins.list[tuple[str, int]],
@@ -105,7 +107,7 @@ class TreeLister:
             ctime = os.stat(directory).st_ctime_ns
         except OSError:
             return (), True
-        stamps.append((relative, ctime))
+        stamps.append((directory, ctime))
         known = self._listings.get(directory)
         if known is not None and known[0] == ctime:
             return known[1], True

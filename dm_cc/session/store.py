@@ -191,22 +191,9 @@ def _write_line(path: Path, data: bytes) -> None:
 
 def _create_whole(path: Path, data: bytes) -> None:
     """Create ``path`` holding ``data``: it appears whole (fsynced) or not at all."""
-    temporary = path.with_name(f".{path.stem}.tmp")
     try:
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)  # sessions may hold secrets
-        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _BINARY, 0o600)
-        try:
-            os.write(fd, data)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.replace(temporary, path)
-        if os.name == "posix":  # make the new directory entry durable too
-            directory = os.open(path.parent, os.O_RDONLY)
-            try:
-                os.fsync(directory)
-            finally:
-                os.close(directory)
+        replace_file(path, data)
     except OSError as exc:
         raise SessionError(f"cannot create session file {path}: {exc}") from None
 

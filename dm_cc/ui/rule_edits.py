@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from dm_cc.errors import UsageError
+from dm_cc.policy import PROJECT_LAYER, USER_LAYER
 from dm_cc.ui.rule_table import Line, line_of, shown, wrapped
 
 if TYPE_CHECKING:
@@ -22,7 +23,7 @@ if TYPE_CHECKING:
 
 WIDTH = 80
 ACTIONS = ("allow", "ask", "deny")
-LAYERS = ("project", "user")    # whose file a rule goes in (World.rule_file)
+LAYERS = (PROJECT_LAYER, USER_LAYER)    # whose file a rule goes in (World.rule_file)
 BACK = ("(nothing was saved; the command is back at the prompt to correct, Ctrl-C clears "
         "it; or edit the file by hand)")
 USAGE = ("usage: /permissions add --project|--user allow|ask|deny PERMISSION PATTERN "

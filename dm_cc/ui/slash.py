@@ -407,7 +407,7 @@ async def _clear(ctx: Context, args: list[str]) -> None:
 async def _compact(ctx: Context, args: list[str]) -> None:
     with ctx.busy("summarising"):
         try:
-            done = await ctx.loop.compact()
+            done = await ctx.loop.replies.compact()
         except ModelError as exc:
             ctx.screen.line(f"compaction failed, nothing changed: {exc}", "class:error")
             return
@@ -418,7 +418,7 @@ async def _compact(ctx: Context, args: list[str]) -> None:
 
 def _context(ctx: Context, args: list[str]) -> None:
     loop, screen = ctx.loop, ctx.screen
-    parts = loop.context_report()
+    parts = loop.replies.report()
     total = sum(part.tokens for part in parts)
     window = loop.rt.model.context_window
     screen.line(f"context for {loop.agent.name}: about {total} tokens"
@@ -436,9 +436,9 @@ def _context(ctx: Context, args: list[str]) -> None:
             else:
                 screen.line(f"    {row.name} (/compact summarises older turns)", "class:dim")
     screen.line(f"  {'total':<24} ~{total:>7} tokens")
-    if loop.window.measured:    # the provider's count for the last call, and what came since
+    if loop.replies.window.measured:    # the provider's count for the last call, and what came since
         screen.line(f"  as the model counted its last call, with what came since: about "
-                    f"{loop.context_tokens()} tokens (what compaction goes by)", "class:dim")
+                    f"{loop.replies.tokens()} tokens (what compaction goes by)", "class:dim")
 
 
 def _tasks(ctx: Context, args: list[str]) -> Awaitable[None] | None:

@@ -230,3 +230,21 @@ def test_the_question_says_what_changed_since_trusted(cloned, capsys):
     assert "+  - {permission: bash, pattern: 'curl *', action: allow}" in out
     changed = out.split("what changed:")[1].split("what it would open now:")[0].split("\n")
     assert not any(line.strip().startswith("-") for line in changed)   # nothing was removed
+
+
+def test_untrust_forgets_it_and_the_allows_count_for_nothing_again(cloned, capsys):
+    script = [{"tool": "write", "args": {"path": "notes.txt", "content": "x\n"}},
+              {"text": "done"}]
+    assert main(["trust"]) == 0
+    run(cloned, capsys, script)
+    assert (cloned / "notes.txt").read_text() == "x\n"            # trusted: it counts
+    (cloned / "notes.txt").unlink()
+    capsys.readouterr()
+    assert main(["untrust"]) == 0
+    assert "forgot 3 trusted files of" in capsys.readouterr().out   # policy, agent, config
+    run(cloned, capsys, script)
+    assert not (cloned / "notes.txt").exists()                    # forgotten: it does not
+    assert main(["trust", "--show"]) == 0
+    assert ".dm_cc/policy.yaml  (not trusted yet)" in capsys.readouterr().out
+    assert main(["untrust"]) == 0
+    assert "was trusted" in capsys.readouterr().out               # nothing left to forget

@@ -18,7 +18,10 @@ PROTECTED = [".envrc", ".vscode/tasks.json", ".vscode/launch.json", ".pre-commit
              ".claude/settings.json", ".codex/config.toml", ".gemini/settings.json",
              ".venv/lib/python3.11/site-packages/evil.pth", ".venv/bin/activate",
              ".git/config", ".git/hooks/pre-commit", "sub/.git/config", ".dm_cc/policy.yaml",
-             "pkg/.dm_cc/policy.yaml", "docs/.ENVRC", "deep/er/.cargo/config.toml"]
+             "pkg/.dm_cc/policy.yaml", "docs/.ENVRC", "deep/er/.cargo/config.toml",
+             ".devcontainer/devcontainer.json", ".devcontainer.json", ".vscode/mcp.json",
+             ".nvim.lua", ".exrc", ".helix/languages.toml", ".zed/tasks.json", "mise.toml",
+             ".kiro/hooks/x.kiro.hook", ".aider.conf.yml"]
 
 
 def writes(paths: list[str]) -> list[dict]:

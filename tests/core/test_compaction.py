@@ -72,7 +72,7 @@ def test_automatic_compaction_sends_the_summary_and_recent_turns_only(project):
     # call would pass 80% of 4,600 tokens; the 5th would not.
     model = ScriptedModel([answering()] * 20, context_window=4600)
     loop = make_loop(project, model, events)
-    assert 300 < loop.context_tokens() < 800
+    assert 300 < loop.replies.tokens() < 800
     for n in range(1, 7):
         run(loop, prompt(n))
     compacted = [e for e in events if isinstance(e, Compacted)]
@@ -119,7 +119,7 @@ def test_manual_compact_keeps_the_last_two_turns(project):
     loop = make_loop(project, model, events)
     for n in range(1, 4):
         run(loop, prompt(n))
-    done = asyncio.run(loop.compact())
+    done = asyncio.run(loop.replies.compact())
     assert done is not None and not done.automatic and done.summarised == 2
     assert events[-1] == done
     assert [m.content[:6] for m in model_messages(loop.session.messages)] == \
@@ -134,12 +134,12 @@ def test_compacting_again_summarises_the_summary_and_drops_it(project):
     loop = make_loop(project, model)
     for n in range(1, 5):
         run(loop, prompt(n))
-    asyncio.run(loop.compact())
+    asyncio.run(loop.replies.compact())
     for n in range(5, 7):
         run(loop, prompt(n))
     script = model._script
     script.items[script.played:] = [answering("S2")] * 4
-    second = asyncio.run(loop.compact())
+    second = asyncio.run(loop.replies.compact())
     assert second is not None and second.summarised == 5   # S1, turns 3 and 4
     window = model_messages(loop.session.messages)
     assert [m.content[:6] for m in window[1:]] == ["turn 5", "answer", "turn 6", "answer"]
@@ -152,7 +152,7 @@ def test_nothing_to_compact_makes_no_model_call(project):
     model = ScriptedModel([answering()] * 4)
     loop = make_loop(project, model)
     run(loop, "only one turn")
-    assert asyncio.run(loop.compact()) is None
+    assert asyncio.run(loop.replies.compact()) is None
     assert len(model.calls) == 1
 
 
@@ -161,7 +161,7 @@ def test_a_compaction_survives_reload_and_a_resumed_loop_honours_it(project):
     loop = make_loop(project, model)
     for n in range(1, 4):
         run(loop, prompt(n))
-    asyncio.run(loop.compact())
+    asyncio.run(loop.replies.compact())
     stored = reload(loop)
     summary = [m for m in stored.messages if m.compaction]
     assert len(summary) == 1 and summary[0].synthetic and summary[0].kept_from
@@ -188,7 +188,7 @@ def test_a_failed_manual_compaction_leaves_the_history_unchanged(project, failur
         run(loop, prompt(n))
     before = [m.id for m in loop.session.messages]
     with pytest.raises(ModelError):
-        asyncio.run(loop.compact())
+        asyncio.run(loop.replies.compact())
     assert [m.id for m in loop.session.messages] == before
     assert [m.id for m in reload(loop).messages] == before
 

@@ -268,3 +268,33 @@ def test_a_hooks_ask_is_put_to_the_person_and_an_earlier_answer_does_not_settle_
     assert not asked.settled()          # the rules allow it; the hook still asks
     assert asked.suggestions == ()      # "always" could not silence the hook
     assert "hello" in loop.session.messages[-2].content
+
+
+def test_a_policy_read_again_mid_session_brings_its_hooks_with_its_rules(project, tmp_path):
+    """What ``/permissions`` does after a change (the World reads the policy again,
+    the session's rights decide with it): a hook the person added to their own file
+    meanwhile is consulted from the next call on, in the session and its subagents."""
+    import json
+
+    from support.policy import my_policy
+
+    from dm_cc.compose import open_world
+    from dm_cc.core.approval import HeadlessApprover
+    from dm_cc.llm.scripted import ScriptedModel, call, reply
+
+    rules = "  - {permission: read, pattern: '**', action: allow}\n"
+    my_policy(rules)
+    (project / "notes.txt").write_text("hello\n")
+    world = open_world(cwd=project)
+    loop = world.open_loop(HeadlessApprover("deny"), model=ScriptedModel([
+        call("read", path="notes.txt"), reply("read"),
+        call("read", path="notes.txt"), reply("denied")]))
+    asyncio.run(asyncio.wait_for(loop.run("read it"), timeout=30))
+    assert "hello" in loop.session.messages[-2].content
+    command = json.dumps(list(answering(tmp_path, "deny", "notes are private now")))
+    my_policy(rules + f"hooks:\n  - {{permission: read, pattern: 'notes.txt', command: {command}}}\n")
+    world.reload_policy()
+    loop.rights.policy = world.in_force
+    asyncio.run(asyncio.wait_for(loop.run("read it again"), timeout=30))
+    told = loop.session.messages[-2]
+    assert told.is_error and "notes are private now" in told.content, told.content

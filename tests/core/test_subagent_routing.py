@@ -54,7 +54,7 @@ def run(loop, prompt: str, task=None):
 
 def test_the_prompt_and_the_task_tool_tell_the_model_where_each_kind_of_work_goes(project):
     loop = open_loop(project, ScriptedModel([]))
-    _agent, system, specs = loop._prompt()
+    _agent, system, specs = loop.replies.prompt()
     # the build agent's system prompt, as sent: exploration, review, planning, a named agent
     assert re.search(r"exploration.*to explore", system, re.S)
     assert re.search(r"review.*to the reviewer", system, re.S)
@@ -68,7 +68,7 @@ def test_the_prompt_and_the_task_tool_tell_the_model_where_each_kind_of_work_goe
     task = next(spec for spec in specs if spec.name == "task")
     assert "when the user names one" in task.description
     # the plan agent is pointed at the subagents it may start, and offered only those
-    _agent, system, specs = open_loop(project, ScriptedModel([]), "plan")._prompt()
+    _agent, system, specs = open_loop(project, ScriptedModel([]), "plan").replies.prompt()
     assert "explore subagent" in system and "reviewer" in system
     assert set(listed(specs)) == {"explore", "reviewer"}
 

@@ -108,7 +108,7 @@ def test_the_child_has_its_agents_prompt_and_tools(project):
 
 def test_the_task_description_lists_only_the_subagents_the_caller_may_start(project):
     def description(agent: str) -> str:
-        _agent, _system, specs = make_loop(project, ScriptedModel([]), agent=agent)._prompt()
+        _agent, _system, specs = make_loop(project, ScriptedModel([]), agent=agent).replies.prompt()
         return next(spec.description for spec in specs if spec.name == "task")
 
     build = description("build")

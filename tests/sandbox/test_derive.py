@@ -437,3 +437,20 @@ def test_pins_for_paths_rules_protect_are_bounded_and_said(project):
     assert project.path(".git") in pinned
     assert len(pinned) == 1 + PIN_LIMIT
     assert any("could be moved aside" in note for note in spec.notes), spec.notes
+
+
+def test_home_paths_a_read_rule_names_with_braces_are_hidden(project):
+    """``~/{.ssh,.aws,.config/gh}/**`` (as builtin:team-strict writes it) names each
+    directory: all are hidden, as the gate denies reading them (a pattern with braces
+    was passed over whole, and the credentials stayed readable to every command)."""
+    for name in (".ssh/id_ed25519", ".aws/credentials", ".config/gh/hosts.yml", ".netrc",
+                 ".config/other"):
+        (project.home / name).parent.mkdir(parents=True, exist_ok=True)
+        (project.home / name).write_text("SECRET")
+    project.policy(RULES([rule("read", "~/{.ssh,.aws,.config/gh}/**", "deny"),
+                          rule("read", "~/{.netrc,.pypirc}", "ask")]))
+    spec = project.spec()
+    home = project.home.as_posix()
+    for name in (".ssh", ".aws", ".config/gh", ".netrc"):
+        assert covered(f"{home}/{name}", spec.hidden), (name, spec.hidden)
+    assert not covered(f"{home}/.config/other", spec.hidden)

@@ -14,7 +14,7 @@ from support.as_user import as_user, give
 from support.policy import COMMANDS_AND_EDITS, my_policy
 
 from dm_cc.compose import open_world
-from dm_cc.core import HeadlessApprover, Loop, Runtime
+from dm_cc.core import HeadlessApprover, Loop
 from dm_cc.llm import ModelReply
 from dm_cc.llm.scripted import ScriptedModel, calls
 from dm_cc.sandbox import Plan, Sandbox, wait_removed
@@ -81,5 +81,5 @@ def test_what_lands_is_decided_on_what_the_command_did(world_of, shared, user, m
     assert "deleted keep/a.txt: denied by rule `deny delete keep/**`" in told
     assert "created .envrc: protected" in told
     assert wait_removed(30)
-    assert not os.listdir(Runtime and loop.rt.sandbox.transactions_dir)   # nothing left over
+    assert not os.listdir(loop.rt.sandbox.transactions_dir)   # nothing left over
 

@@ -32,18 +32,25 @@ import yaml
 from dm_cc.ui.approval_prompt import GRACE
 
 TMUX = shutil.which("tmux")
+# A question's lines are drawn a moment before its grace starts (then it reads keys),
+# and a loaded machine stretches that moment: a person's key comes well after GRACE;
+# a test's key must too, or it is rightly kept as typing.
+AFTER_GRACE = 3 * GRACE
 EXITED = "[dm_cc exited "
 
 
 class Pane:
     def __init__(self, cwd: Path, env: Mapping[str, str], *args: str, width: int = 140,
-                 starts: int = 1) -> None:
+                 starts: int = 1, dm_cc: Sequence[str] = ()) -> None:
+        """``dm_cc``: the command line that starts dm_cc, environment included (for
+        another user: support.dm_cc_as.dm_cc_command); by default the tests' Python
+        with ``env``."""
         self.socket = f"dmcc-{uuid.uuid4().hex[:8]}"
         self.width = width
         self._ended = 0     # starts of dm_cc that ended before the current one
-        exports = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
-        run = (f"env {exports} {shlex.quote(sys.executable)} -m dm_cc "
-               f"{' '.join(map(shlex.quote, args))}; echo '{EXITED}'$?']'")
+        exports = [f"{k}={v}" for k, v in env.items()]
+        start = dm_cc or ["env", *exports, sys.executable, "-m", "dm_cc"]
+        run = f"{shlex.join([*start, *args])}; echo '{EXITED}'$?']'"
         command = (f"cd {shlex.quote(str(cwd))} && " + "; read -r _; ".join([run] * starts)
                    + "; sleep 60")
         self._tmux("new-session", "-d", "-x", str(width), "-y", "45", command)
@@ -91,6 +98,21 @@ class Pane:
             time.sleep(0.1)
         return screen
 
+    def at_prompt(self, prompt: str = "build>", timeout: float = 20) -> str:
+        """Once the REPL is back at an empty prompt (its row above the toolbar), as a
+        person waits for it before typing the next message. Keys typed sooner, while
+        a turn or a slash command still ends, wait in the terminal, which turns Enter
+        into a new line in the box (docs/repl.md): a test that types then is racing."""
+        deadline = time.monotonic() + timeout
+        while True:
+            rows = [row.rstrip() for row in self.visible() if row.strip()]
+            if len(rows) >= 2 and rows[-2] == prompt:
+                return self.screen()
+            if time.monotonic() > deadline:
+                raise AssertionError(f"the prompt {prompt!r} never came back; the screen:\n"
+                                     f"{self.screen()}")
+            time.sleep(0.05)
+
     def again(self) -> None:
         """Once dm_cc has exited, start it again (Enter, as a person re-runs it)."""
         self.wait_for(EXITED)
@@ -105,7 +127,7 @@ class Pane:
         sooner than ``GRACE`` after it appears does not answer it), then press ``keys``;
         returns the screen with the question."""
         screen = self.wait_for(legend)
-        time.sleep(GRACE)
+        time.sleep(AFTER_GRACE)
         self.send(*keys)
         return screen
 

@@ -86,7 +86,7 @@ def test_slash_commands_that_show_an_agent_and_what_the_context_holds(project):
                                           "built-in (12)"]
     assert sum(int(t) for _, t in rows) + int(groups["messages"]) == int(groups["total"])
     assert int(groups["tools"]) > int(groups["system prompt"])    # what used to be missing
-    assert abs(int(groups["total"]) - run.repl.loop.context_tokens()) < 10
+    assert abs(int(groups["total"]) - run.repl.loop.replies.tokens()) < 10
     # /agent capabilities NAME: that agent, not the one in charge
     explore = run.after("/agent capabilities explore").split("/agent capabilities plan")[0]
     assert "agent explore (subagent, as build would start it)" in explore
