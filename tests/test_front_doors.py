@@ -79,14 +79,14 @@ EXPORTS: dict[str, list[str]] = {
         "Place", "Policy",
         "RuleSpec", "SHIPPED_PREFIX",
         "TRUSTED_HOOK_LAYERS", "USER_LAYER", "add_rule", "beyond_rights", "file_rules", "findings_of",
-        "lint_files",
+        "lifted_for_changes", "lint_files",
         "load_policy", "load_policy_arg", "numbered", "parse_policy", "policy_json_schema",
         "remove_rule", "render_policy", "rules_from", "run_inline_tests", "save", "settle_tests",
         "shipped_names", "shipped_summary", "shipped_text", "stack_rules", "unknown_agents",
     ],
     "sandbox": [
         "Change", "Conflict", "Mount", "Plan", "Sandbox", "SandboxSpec", "Support",
-        "Transaction", "git_dirs", "stopped_by_sandbox",
+        "Transaction", "git_dirs", "stopped_by_sandbox", "wait_removed",
     ],
     "session": [
         "ApprovalStore", "AuditLog", "DecisionExporter", "Message", "Recorder", "SavedApproval",
