@@ -140,9 +140,13 @@ def opencode_items(rule: Rule) -> list[Item]:
         raise SaysNothing(NOTHING[permission])
     if permission == "*":
         if pattern in ("*", "**"):
-            return [("*", "*", action)]
-        return [("*", _text(pattern, action), action)] if action != "allow" else _no(
-            "a pattern under every permission is read in each one's language")
+            return [("*", "*", action), *_outside_asks(("*",), pattern, action)]
+        if action == "allow":
+            return _no("a pattern under every permission is read in each one's language")
+        # a deny or ask: as every language reads it (wider is stricter) -- the path
+        # permissions read `.env*` at any depth, opencode's wildcard from the start
+        texts = [_text(pattern, action), *path_patterns(pattern, action)]
+        return [("*", text, action) for text in dict.fromkeys(texts)]
     if permission.startswith("mcp__"):
         if pattern != "*":
             raise Unexpressible("opencode's MCP rules take no condition on the call's input")
@@ -151,8 +155,30 @@ def opencode_items(rule: Rule) -> list[Item]:
         raise Unexpressible("a permission wildcard other than '*' and mcp__<server>__*")
     if permission not in KEYS:
         raise Unexpressible(f"opencode has no permission like dm_cc's {permission!r}")
-    patterns = path_patterns(pattern, action) if permission in PATHS else [_text(pattern, action)]
-    return [(key, p, action) for key in KEYS[permission] for p in patterns]
+    if permission not in PATHS:
+        return [(key, _text(pattern, action), action) for key in KEYS[permission]]
+    patterns = path_patterns(pattern, action)
+    items = [(key, p, action) for key in KEYS[permission] for p in patterns]
+    if any(p.startswith("*") for p in patterns):
+        items += _outside_asks(KEYS[permission], pattern, action)
+    return items
+
+
+def _outside_asks(keys: tuple[str, ...], pattern: str, action: str) -> list[Item]:
+    """After an allow of a path pattern dm_cc anchors in the project (``**``,
+    ``**/x``, ``./**``), written as opencode's ``*…`` (which also matches the
+    absolute path of a file outside it): an ask of every absolute path, so that what
+    an ``external_directory`` allow opens is not allowed by it (dm_cc's ``**``
+    reaches no file outside the project; its ``*`` and a bare name do, and keep
+    theirs)."""
+    anchored = pattern == "**" or ("/" in pattern and not pattern.startswith(("/", "~")))
+    return [(key, "/*", OUTSIDE) for key in keys] if action == "allow" and anchored else []
+
+
+#: The action of an :func:`_outside_asks` item until :func:`layout` settles it in
+#: each group: deny when a rule before it there denies (a file outside the project an
+#: earlier deny names stays denied), else ask.
+OUTSIDE = "outside"
 
 
 def _no(why: str) -> list[Item]:
@@ -180,8 +206,12 @@ def layout(items: list[Item]) -> dict[str, dict[str, str]]:
     block: dict[str, dict[str, str]] = {}
     for key in wild + [k for k in keys if not _wild(k)]:
         group: dict[str, str] = {}
+        denied = False                            # a deny before, shadowed or not
         for k, pattern, action in items:
             if k == key or (_wild(k) and fnmatchcase(key, k)):
+                if action == OUTSIDE:
+                    action = "deny" if denied else "ask"
+                denied = denied or action == "deny"
                 group.pop(pattern, None)          # a later equal pattern shadows it
                 group[pattern] = action
         block[key] = group
