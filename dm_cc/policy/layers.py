@@ -43,7 +43,17 @@ from dm_cc.config import (
     state_dir,
 )
 from dm_cc.errors import PolicyError
-from dm_cc.permissions import REACHING, Ceiling, Gate, Layer, Origin, PathContext, Protected, Rule
+from dm_cc.permissions import (
+    REACHING,
+    Ceiling,
+    Gate,
+    Layer,
+    Origin,
+    PathContext,
+    Protected,
+    Rule,
+    SecretStore,
+)
 from dm_cc.policy.defaults import (
     ACCEPT_EDITS_RULES,
     DEFAULT_RULES,
@@ -164,6 +174,11 @@ class Policy:
     def protected(self) -> tuple[Protected, ...]:
         """What every file adds to the protected paths (any may add, none remove)."""
         return tuple(entry for f in self.files for entry in f.protected)
+
+    @property
+    def secret_stores(self) -> tuple[SecretStore, ...]:
+        """What every file adds to the secret stores (any may add, none remove)."""
+        return tuple(entry for f in self.files for entry in f.secret_stores)
 
     @property
     def hooks(self) -> tuple[Hook, ...]:
