@@ -462,9 +462,13 @@ SECRET_STORE = "secret store: "   # every mount for one has this why first
 def _secret_stores(gate: Gate, where: PathContextDirs, machine: Machine,
                    homes: Sequence[str], kept: list[str], notes: list[str]) -> list[Mount]:
     """Every existing secret store (in the person's home and in ``homes``) hidden, but
-    one the person's own rule opens whole (reading a new file in it, or the file
-    itself, allowed: the gate withholds every other allow) and one holding the
-    project or another writable path (said in the notes)."""
+    what the person's own rule opens (the gate withholds every other allow): a store
+    opened whole stays, one with files opened by name is hidden entry by entry, those
+    files left; one holding the project or another writable path is said in the notes."""
+    opened = [prefix for _, pattern in _alternatives(_outside_rules(gate, "read",
+                                                                    frozenset({"allow"})))
+              if (found := _literal_prefix(pattern, where)) is not None
+              for prefix in (found[0],) if prefix != "/"]
     mounts: list[Mount] = []
     for path, entry in where.secrets.places([where.home.as_posix(), *homes]):
         if not machine.exists(path):
@@ -474,10 +478,23 @@ def _secret_stores(gate: Gate, where: PathContextDirs, machine: Machine,
                          "writable path, so it is not hidden")
             continue
         is_dir = machine.is_dir(path)
-        probe = posixpath.join(path, NEW_FILE) if is_dir else path
-        if gate.decide(path_requests("read", probe, where)).action == "allow":
+        # the read itself (external_directory is the tools' question, not a wall for
+        # what a confined command reads)
+        probe = _first_block(_judged(gate, "read", posixpath.join(path, NEW_FILE)
+                                     if is_dir else path, where))
+        within = is_dir and any(inside(p, path) for p in opened)
+        listed = machine.list_under(path, OUTSIDE_LIMIT) if within else None
+        if listed is None or probe is None:
+            if probe is not None:
+                mounts.append(Mount(path, f"{SECRET_STORE}{entry.why} ({entry.path})", is_dir))
             continue
-        mounts.append(Mount(path, f"{SECRET_STORE}{entry.why} ({entry.path})", is_dir))
+        why = f"{SECRET_STORE}{entry.why} ({entry.path})"
+        blocked = {p: probe for p, _ in listed
+                   if _first_block(_judged(gate, "read", p, where)) is not None}
+        if len(blocked) == len(listed):
+            mounts.append(Mount(path, why, True))
+        else:
+            mounts += [m._replace(why=why) for m in _collapsed(path, listed, blocked, kept)]
     return mounts
 
 

@@ -36,9 +36,10 @@ from typing import TYPE_CHECKING, BinaryIO, Literal, NamedTuple
 
 from dm_cc.config import PROJECT_DIR, cache_dir, config_dir, data_dir, project_dir, state_dir
 from dm_cc.permissions import Gate, PathContextDirs
+from dm_cc.sandbox import machine
 from dm_cc.sandbox.aside import Watch, watch
 from dm_cc.sandbox.derive import Private, spec_for
-from dm_cc.sandbox.machine import LocalMachine, TreeLister, other_homes
+from dm_cc.sandbox.machine import LocalMachine, TreeLister
 from dm_cc.sandbox.mask import Held, split
 from dm_cc.sandbox.outside import binds, caches, discarded, mount_points, scratch_areas, summary
 from dm_cc.sandbox.repository import git_config, verified_git_dirs
@@ -435,7 +436,7 @@ class Sandbox:
             git=git, environment=tuple(self.env), hooks_paths=config.hooks_paths,
             git_config_files=config.files, network_proxy=self._proxy_possible(),
             forwarder=self._forwarder_paths(), server=server, transaction=transaction,
-            homes=other_homes(self.where.home.as_posix()))
+            homes=machine.other_homes(self.where.home.as_posix()))
         spec = with_unix_socket_note(spec_for(gate, self.where, tree, private, LocalMachine()))
         kept = [entry for entry in self._specs if not (entry[0] is gate and entry[1] == kind)]
         self._specs = [*kept[-(KEPT_SPECS - 1):], (gate, kind, key, spec, private)]

@@ -50,6 +50,13 @@ def test_every_existing_store_is_hidden_in_every_home_whatever_is_allowed(projec
         [m for m in hidden if m.path == f"{home}/.ssh"][0].directory
 
 
+def test_a_store_your_own_read_rule_opens_whole_stays_without_external_directory(project):
+    home = project.home.as_posix()
+    machine = KnownMachine(directories=frozenset({f"{home}/.ssh"}))
+    project.policy(RULES([rule("read", "~/.ssh/**", "allow")]))
+    assert not covered(f"{home}/.ssh", spec(project, machine).hidden)
+
+
 def test_a_store_your_own_rule_opens_whole_stays(project):
     home = project.home.as_posix()
     machine = KnownMachine(directories=frozenset({f"{home}/.ssh", f"{home}/.aws"}))
