@@ -104,3 +104,12 @@ def test_a_confined_command_reads_no_store_by_any_spelling(project):
     assert "finished" in ran.text, ran
     assert "CANARY" not in ran.text, ran.text
     assert "id_rsa\n" not in ran.text and "/credentials\n" not in ran.text, ran.text
+
+
+def test_a_store_made_during_the_session_is_hidden_from_the_next_command(project):
+    project.policy(RULES([rule("bash", "*", "allow")]))
+    sandbox, gate = project.sandbox(), project.gate()
+    home = project.home.as_posix()
+    assert not covered(f"{home}/.aws", sandbox.spec(gate).hidden)
+    (project.home / ".aws").mkdir()                 # `aws configure`, in another terminal
+    assert covered(f"{home}/.aws", sandbox.spec(gate).hidden)
