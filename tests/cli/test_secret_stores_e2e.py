@@ -17,6 +17,7 @@ from support.trust import trust_project
 
 from dm_cc.cli import main
 from dm_cc.config import config_dir
+from dm_cc.permissions import SECRET_STORES
 
 BROAD = ("rules:\n  - {permission: read, pattern: '~/**', action: allow}\n"
          "  - {permission: external_directory, pattern: '~/**', action: allow}\n"
@@ -84,7 +85,9 @@ def test_a_rule_of_your_own_naming_the_store_opens_it(project, stores, capsys):
     assert main(["sandbox", "status"]) == 0
     status = capsys.readouterr().out
     assert "~/.ssh/" in status and "secret store: private keys" in status, status
-    assert "~/.aws" not in status and "~/.netrc" not in status, status   # opened by a rule
+    hidden = [line.split()[0] for line in status.splitlines() if line.startswith("  ~/")]
+    assert "~/.ssh/" in hidden and "~/.aws/" not in hidden and "~/.netrc" not in hidden, status
+    assert f"secret stores: {len(SECRET_STORES)} known" in status and "1 here" in status, status
 
 
 def test_a_trusted_repository_opens_no_store_even_naming_it(project, stores, capsys):
