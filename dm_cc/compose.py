@@ -506,7 +506,7 @@ class World:
             # project's allow of one counts for nothing (the gate's "reaching")
             effects.update([(permission, done | {"network", "escape"})
                             for permission, done in effects.items()
-                            if language_of(permission) == "shell"])
+                            if language_of(permission) == "shell" and "execute" in done])
         return Capabilities(effects, {name: agent.may for name, agent in self.agents.items()
                                       if agent.mode != "primary"})
 

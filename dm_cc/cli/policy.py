@@ -112,6 +112,7 @@ def _check(args: argparse.Namespace) -> int:
     if hooks:
         decision = world.consult_hooks(gate, decision, args.tool, args.input, args.agent)
     auto = _auto_mode(world, args, decision)
+    landing = _as_a_change(decision)
     if args.json:
         from dm_cc.policy import HOOK_LAYER
 
@@ -134,11 +135,16 @@ def _check(args: argparse.Namespace) -> int:
                           for h in hooks]} if hooks else {}),
             **({"auto_mode": {"means": auto.means, "without_transactions": auto.otherwise}}
                if auto else {}),
+            **({"as_a_command_change": "allow"} if landing else {}),
         })
         return 0
     from dm_cc.ui import hooks_lines, trace_lines
 
-    print(f"{_headline(decision, auto)}: {args.tool} {args.input!r} (agent {_who(args)})")
+    # a command's removal is the only delete there is: its decision as it will happen
+    shown = "allow" if landing and args.tool == "delete" else _headline(decision, auto)
+    print(f"{shown}: {args.tool} {args.input!r} (agent {_who(args)})")
+    if landing:
+        print(f"  ({'the rules say ask, but ' if args.tool == 'delete' else ''}{landing})")
     if auto:
         print(f"  ({auto})")
     if counted := _counted(answers, args.agent):
@@ -150,6 +156,22 @@ def _check(args: argparse.Namespace) -> int:
     for line in hooks_lines(hooks):
         print(line)
     return 0
+
+
+def _as_a_change(decision: Decision) -> str | None:
+    """What an ``edit`` or ``delete`` ask means for a command's change of the path (a
+    command allowed to run, docs/sandbox.md): when only a catch-all asks, the change
+    lands without a question -- said so, as it will happen; None otherwise."""
+    from dm_cc.policy import lifted_for_changes
+
+    asking = [v for v in decision.verdicts if v.action == "ask"]
+    if decision.action != "ask" or not all(
+            v.request.permission in ("edit", "delete") and lifted_for_changes(v, False)
+            for v in asking):
+        return None
+    what = "removal" if asking[0].request.permission == "delete" else "change"
+    return (f"only a catch-all rule asks: a command's {what} of it lands without a "
+            "question, as its other changes do")
 
 
 def _approval_lines(decision: Decision) -> list[str]:

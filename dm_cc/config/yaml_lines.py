@@ -120,7 +120,31 @@ def _syntax_error(exc: yaml.MarkedYAMLError, text: str, path: str,
     mark = problem or context
     if mark is None:
         return error(path, None, f"invalid YAML: {what}")
-    return error(path, mark.line + 1, f"invalid YAML: {what}", mark.column + 1)
+    return error(path, mark.line + 1, f"invalid YAML: {what}{_closed_late(text, mark.line)}",
+                 mark.column + 1)
+
+
+def _closed_late(text: str, line: int) -> str:
+    """A word on a quote opened on an earlier line and closed on ``line``, where YAML
+    stopped: a quote left open takes the text up to the next one as its own (the
+    next rule's opening quote closes it), and YAML stops only there."""
+    import yaml
+
+    quoted = None
+    try:
+        for token in yaml.scan(text):
+            if token.start_mark.line > line:
+                break
+            if isinstance(token, yaml.ScalarToken) and token.style in ("'", '"') \
+                    and token.start_mark.line < line == token.end_mark.line:
+                quoted = token
+    except yaml.YAMLError:
+        pass                                 # the error itself: what came before is read
+    if quoted is None:
+        return ""
+    start = quoted.start_mark
+    return (f"; the {quoted.style} opened at line {start.line + 1}, column {start.column + 1} "
+            f"is closed only on line {line + 1}: is its closing {quoted.style} missing?")
 
 
 def line_of(lines: dict[LinePath, int], loc: LinePath) -> int | None:

@@ -44,7 +44,6 @@ from dm_cc.core.settle import Judged, Settle, rule_said
 from dm_cc.errors import DmccError
 from dm_cc.permissions import (
     DELETE,
-    UNIVERSAL_PATHS,
     PathContextDirs,
     Request,
     Verdict,
@@ -52,8 +51,8 @@ from dm_cc.permissions import (
     git_data,
     path_requests,
 )
-from dm_cc.policy import AUTO_LAYER, HOOK_LAYER
-from dm_cc.sandbox import Change, Conflict, Plan
+from dm_cc.policy import AUTO_LAYER, lifted_for_changes
+from dm_cc.sandbox import Change, Conflict, Plan, Transaction
 from dm_cc.tools import ToolContext, ToolOutput, UndoRecorder
 
 EDIT = "edit"
@@ -234,25 +233,11 @@ def _outcome(change: Change, verdicts: tuple[Verdict, ...], approved: bool) -> O
     if decision.action == "deny":
         return Outcome(change, "discard", _because(decision.deciding), verdicts)
     asking = [v for v in verdicts if v.action == "ask"]
-    if not asking or all(_lifted(v, approved) for v in asking):
+    if not asking or all(lifted_for_changes(v, approved) for v in asking):
         return Outcome(change, "apply", "", verdicts, lifted=bool(asking))
-    return Outcome(change, "ask", _because(tuple(v for v in asking if not _lifted(v, approved))),
+    return Outcome(change, "ask", _because(tuple(v for v in asking
+                                                 if not lifted_for_changes(v, approved))),
                    verdicts)
-
-
-def _lifted(verdict: Verdict, approved: bool) -> bool:
-    """Whether an ask is no question for a change of a command that was allowed to
-    run: it asks only because of a catch-all rule (for an edit, or the person
-    approved the command's text); never for a protected path, a withheld allow, a
-    hook's ask, or a path outside the project."""
-    request, rule = verdict.request, verdict.rule
-    if request.protected or rule.action != "ask" or verdict.layer == HOOK_LAYER:
-        return False
-    catch_all = rule.permission != request.permission or (
-        request.permission == EDIT and rule.pattern in UNIVERSAL_PATHS)
-    if request.permission == DELETE:
-        return catch_all
-    return request.permission == EDIT and (catch_all or approved)
 
 
 def _because(verdicts: Sequence[Verdict]) -> str:
@@ -277,7 +262,7 @@ def _apply(plan: Plan, outcomes: Sequence[Outcome], ctx: ToolContext,
     cannot keep), the rest lands without it and the third value says why."""
     transaction = plan.transaction
     assert transaction is not None
-    undo = _Undo(ctx.undo(_label(judged)) if ctx.undo is not None else None)
+    undo = _Undo(ctx.undo(_label(judged)) if ctx.undo is not None else None, transaction)
     applied: list[Outcome] = []
     failed: list[Outcome] = []
     missing: list[str] = [o.change.path + "/" for o in outcomes
@@ -293,7 +278,7 @@ def _apply(plan: Plan, outcomes: Sequence[Outcome], ctx: ToolContext,
                                       why="its directory did not land"))
                 continue
             try:
-                transaction.apply(change, keep=undo.keep)
+                transaction.apply(change, keep=undo.keep, landed=undo.landed)
             except (Conflict, OSError) as exc:
                 why = str(exc) if isinstance(exc, Conflict) else (exc.strerror or str(exc))
                 if change.kind == "deleted" and change.what == "directory":
@@ -312,17 +297,24 @@ class _Undo:
     """The undo step of one command's changes; when keeping fails, what follows
     lands without it (``lost`` says why): undo is a convenience, never a gate."""
 
-    def __init__(self, recorder: UndoRecorder | None) -> None:
+    def __init__(self, recorder: UndoRecorder | None, transaction: Transaction) -> None:
         self.recorder = recorder
+        self.transaction = transaction
         self.lost: str | None = None
 
     def keep(self, path: str) -> None:
+        """Before ``path`` changes: through the directory the transaction holds open
+        (reached without following a link), not walking down from the root again."""
         if self.recorder is None or self.lost is not None:
             return
         try:
-            self.recorder.keep(path, moving=True)
+            self.recorder.keep(path, moving=True, at=self.transaction.parent(path))
         except DmccError as exc:
             self.lost = str(exc)
+
+    def landed(self, path: str, at: int, known: tuple[int, str] | None) -> None:
+        if self.recorder is not None and self.lost is None:
+            self.recorder.landed(path, at, known=known)
 
     def close(self) -> None:
         if self.recorder is None:

@@ -31,7 +31,7 @@ from dm_cc.permissions.patterns import (
     spoofable,
     unescaped_prefix,
 )
-from dm_cc.permissions.rules import MCP_PREFIX, Action, Language, Rule
+from dm_cc.permissions.rules import MCP_PREFIX, NAMED_ONLY, Action, Language, Rule
 from dm_cc.permissions.shell import broad_command
 from dm_cc.permissions.shell.flags import compile_flag_rule
 
@@ -107,8 +107,9 @@ def covers(later: Rule, earlier: Rule, language_of: Callable[[str], Language]) -
     """Does ``later`` surely match every request ``earlier`` matches (sound, not
     complete)? ``language_of`` says what language a permission's patterns are
     written in (the tool catalog's)."""
-    if not _text_covers(later.permission, earlier.permission):
-        return False
+    if not _text_covers(later.permission, earlier.permission) or (
+            earlier.permission in NAMED_ONLY and later.permission != earlier.permission):
+        return False  # (a wildcard permission does not cover these)
     permission = earlier.permission if not _wild(earlier.permission) else later.permission
     if _wild(permission):  # patterns in different languages: only `*` surely covers
         return later.pattern == "*"

@@ -22,16 +22,16 @@ from dm_cc.permissions.index import RuleIndex, kind_of
 from dm_cc.permissions.matchers import CompiledRule, Subject
 from dm_cc.permissions.patterns import PathContext, arguments_subject, path_subject
 from dm_cc.permissions.rules import (
-    DEFAULT_RULE,
     ENGINE_LANGUAGES,
     Language,
     Request,
     Rule,
+    default_rule,
     is_mcp_permission,
 )
 
-__all__ = ["CompiledRule", "Ruleset", "Subject", "compiled", "evaluate", "last_match",
-           "prepared", "subject"]
+__all__ = ["CompiledRule", "Ruleset", "Searched", "Subject", "compiled", "evaluate", "last_match",
+           "last_match_in", "prepared", "searched", "subject"]
 
 
 class Ruleset:
@@ -163,16 +163,35 @@ def last_match(permission: str, name: str, words: Sequence[str] | None,
     which rule in it); None when no rule matches. A position, not the rule: a plain
     list compiled from the cache holds equal rules, and the caller returns its own."""
     language = language_for(permission, language)
-    subjects: dict[PathContext, Subject] = {}
+    return last_match_in(permission, name, words, searched(rulesets, permission, language),
+                         language)
+
+
+#: The rulesets that hold a rule for a permission in a language, last first: (position,
+#: path context, index) -- most layers hold none for a given permission.
+Searched = list[tuple[int, PathContext, RuleIndex]]
+
+
+def searched(rulesets: Sequence[Ruleset], permission: str, language: Language) -> Searched:
+    """Where :func:`last_match_in` looks for a ``permission`` request read in ``language``
+    (a caller deciding many requests keeps it: the rulesets never change)."""
+    found: Searched = []
     for position in range(len(rulesets) - 1, -1, -1):
-        ruleset = rulesets[position]
-        prepared = subjects.get(ruleset.context)
+        index = rulesets[position].index(permission, language)
+        if not index.empty:
+            found.append((position, rulesets[position].context, index))
+    return found
+
+
+def last_match_in(permission: str, name: str, words: Sequence[str] | None,
+                  where: Searched, language: Language) -> tuple[int, int] | None:
+    """:func:`last_match` over the rulesets :func:`searched` found (``language``: as
+    :func:`language_for` gives it)."""
+    subjects: dict[PathContext, Subject] = {}
+    for position, context, index in where:
+        prepared = subjects.get(context)
         if prepared is None:
-            prepared = subjects[ruleset.context] = subject(permission, name, words,
-                                                           ruleset.context, language)
-        index = ruleset.index(permission, language)
-        if index.empty:  # most layers have no rule for a given permission
-            continue
+            prepared = subjects[context] = subject(permission, name, words, context, language)
         hit = index.last_match(prepared)
         if hit is not None:
             return position, hit.index
@@ -197,10 +216,11 @@ def prepared(rulesets: Iterable[RulesetLike]) -> tuple[list[Sequence[Rule]], lis
 def evaluate(permission: str, pattern: str, *rulesets: RulesetLike,
              language: Language | None = None) -> Rule:
     """The last rule of the concatenated rulesets that matches (the very object the
-    caller passed); else ``ask`` (:data:`DEFAULT_RULE`, source ``default``).
+    caller passed); else ``ask`` (:data:`DEFAULT_RULE`, source ``default``; a
+    ``redirect`` no rule names: allow, :func:`~.rules.default_rule`).
     ``language``: how ``pattern`` is read -- a tool's permission has its argument's
     (``dm_cc.tools.catalog.language_of``: ``path`` for read and edit, ``shell`` for
     bash); None: the engine's own permissions' language, else a name."""
     given, sets = prepared(rulesets)
     hit = last_match(permission, pattern, None, sets, language)
-    return DEFAULT_RULE if hit is None else given[hit[0]][hit[1]]
+    return default_rule(permission) if hit is None else given[hit[0]][hit[1]]

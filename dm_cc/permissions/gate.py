@@ -59,14 +59,16 @@ from dm_cc.permissions.engine import (
     CompiledRule,
     Ruleset,
     RulesetLike,
+    Searched,
     compiled,
-    last_match,
+    language_for,
+    last_match_in,
     prepared,
+    searched,
     subject,
 )
 from dm_cc.permissions.patterns import PathContext, is_literal, spoofable
 from dm_cc.permissions.rules import (
-    DEFAULT_RULE,
     EXTERNAL_DIRECTORY,
     NETWORK,
     SANDBOX_ESCAPE,
@@ -75,6 +77,7 @@ from dm_cc.permissions.rules import (
     Language,
     Request,
     Rule,
+    default_rule,
     is_mcp_permission,
 )
 
@@ -156,7 +159,9 @@ class Ceiling(NamedTuple):
             return verdict
         # whether a protected path's (or a secret store's) allow names it exactly is
         # the bounded stack's business: a ceiling says what may be opened at all
-        limit = self.gate.judge(replace(verdict.request, protected=None, secret=None))
+        request = verdict.request
+        limit = self.gate.judge(request if request.protected is None and request.secret is None
+                                else replace(request, protected=None, secret=None))
         counts = self.layers is None or limit.layer in self.layers
         if not counts or STRICTNESS[limit.action] <= STRICTNESS[verdict.action]:
             return verdict
@@ -281,7 +286,22 @@ class Gate:
         return (where, verdict.index)
 
     def decide(self, requests: Iterable[Request]) -> Decision:
-        return combine(self.judge(request) for request in requests)
+        # A request met again (`cat f; cat f`) is judged once: judging is pure, and
+        # ``always``, which equality ignores, is part of the key so the verdict carries
+        # a request exactly like the one met.
+        judged: dict[tuple[Request, str | None], Verdict] = {}
+        verdicts = []
+        for request in requests:
+            try:
+                key = (request, request.always)
+                verdict = judged.get(key)
+            except TypeError:  # a field made unhashable (a list of words): judged alone
+                verdicts.append(self.judge(request))
+                continue
+            if verdict is None:
+                verdict = judged[key] = self.judge(request)
+            verdicts.append(verdict)
+        return combine(verdicts)
 
     def denies_outright(self, permission: str) -> bool:
         """True when the last rule for ``permission`` with the universal pattern
@@ -348,6 +368,7 @@ class _Stack:
         # the same stack without a repository's layers: what it may not loosen
         self.ours = None if len(ours) == len(layers) else \
             _Stack([rulesets[i] for i in ours], [layers[i] for i in ours])
+        self._searched: dict[tuple[str, Language | None], tuple[Language, Searched]] = {}
 
     def judge(self, request: Request, name: str, reaching: frozenset[str]) -> Verdict:
         """One request under one of its names, a repository's verdict held within
@@ -370,8 +391,13 @@ class _Stack:
 
     def judge_name(self, request: Request, name: str) -> Verdict:
         """One request under one of its names."""
-        hit = last_match(request.permission, name, request.words, self.rulesets, request.language)
-        rule, layer, index = DEFAULT_RULE, None, None
+        key = (request.permission, request.language)
+        where = self._searched.get(key)
+        if where is None:  # (the rulesets never change)
+            language = language_for(*key)
+            where = self._searched[key] = (language, searched(self.rulesets, key[0], language))
+        hit = last_match_in(request.permission, name, request.words, where[1], where[0])
+        rule, layer, index = default_rule(request.permission), None, None
         origin: Origin = "builtin"
         if hit is not None:
             found = self.layers[hit[0]]

@@ -33,10 +33,10 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
-from dm_cc.permissions.matchers import CompiledRule, EscapedFlagRule, Subject
+from dm_cc.permissions.matchers import CompiledRule, EscapedFlagRule, Subject, escape_words
 from dm_cc.permissions.patterns import PathSubject, Shape, wildcard_shapes
 from dm_cc.permissions.rules import Language, is_mcp_permission
-from dm_cc.permissions.shell.flags import FlagRule, flag_keys
+from dm_cc.permissions.shell.flags import FlagRule, flag_keys, has_options
 
 NOTHING = -1  # no rule (rule indexes start at 0)
 
@@ -257,16 +257,21 @@ class RuleIndex:
         self._text = _Trie()    # matched as written
         self._folded = _Trie()  # ignoring case (deny and ask URL rules): keys lowercased
         self._flags: dict[tuple[str, str | None], _Tried] = {}
-        self._escaped_flags = _Tried()
+        # ... those that can match a command with no option word (FlagRule.needs_options)
+        self._bare_flags: dict[tuple[str, str | None], _Tried] = {}
+        # rules with escaped wildcards: keyed alike, by the command's words with their
+        # `*` and `?` as the stand-ins the rule's literal ones are (EscapedFlagRule)
+        self._escaped_flags: dict[tuple[str, str | None], _Tried] = {}
+        self._bare_escaped_flags: dict[tuple[str, str | None], _Tried] = {}
         for compiled in self.rules:
             self._add_text(compiled)
         self._text.finish()
         self._folded.finish()
-        for tried in (*self._flags.values(), self._escaped_flags):
+        for tried in (*self._flags.values(), *self._bare_flags.values(),
+                      *self._escaped_flags.values(), *self._bare_escaped_flags.values()):
             tried.finish()
-        self._flag_tops: dict[str, int] = {}  # a program: the highest index of its flag rules
-        for (program, _word), tried in self._flags.items():
-            self._flag_tops[program] = max(self._flag_tops.get(program, NOTHING), tried.top)
+        self._flag_tops = _tops(self._flags)
+        self._escaped_tops = _tops(self._escaped_flags)
 
     def _add_text(self, compiled: CompiledRule) -> None:
         index, pattern = compiled.index, compiled.rule.pattern
@@ -289,10 +294,15 @@ class RuleIndex:
                 self._text.add(shape, index)
         if shell:
             flags = compiled.flags
-            if isinstance(flags, FlagRule):
-                self._flags.setdefault(flags.key, _Tried()).add(index, flags.matches)
-            elif isinstance(flags, EscapedFlagRule):
-                self._escaped_flags.add(index, flags.matches)
+            if isinstance(flags, EscapedFlagRule):
+                flags, every, bare = flags.flags, self._escaped_flags, self._bare_escaped_flags
+            elif isinstance(flags, FlagRule):
+                every, bare = self._flags, self._bare_flags
+            else:
+                return
+            every.setdefault(flags.key, _Tried()).add(index, flags.matches)
+            if not flags.needs_options:
+                bare.setdefault(flags.key, _Tried()).add(index, flags.matches)
 
     def _find_text(self, subject: Subject) -> int:
         text = subject.text
@@ -306,12 +316,18 @@ class RuleIndex:
         words = subject.words
         # Respelling a command keeps its program (npm i is npm install), so its first
         # word says whether a flag rule could beat the match found so far.
-        if words and self._flag_tops.get(words[0], NOTHING) > best:
-            for key in flag_keys(words):
-                tried = self._flags.get(key)
-                if tried is not None:
-                    best = tried.last(words, best)
-        return self._escaped_flags.last(words, best)
+        if not words:
+            return best
+        if self._flag_tops.get(words[0], NOTHING) > best:
+            # (a command with no option: only the rules that can match one are tried)
+            best = _flag_match(self._flags if has_options(words) else self._bare_flags,
+                               words, best)
+        if self._escaped_tops and \
+                self._escaped_tops.get(escape_words(words[:1])[0], NOTHING) > best:
+            escaped = escape_words(words)
+            best = _flag_match(self._escaped_flags if has_options(escaped)
+                               else self._bare_escaped_flags, escaped, best)
+        return best
 
     # ------------------------------------------------------------------ paths
 
@@ -388,6 +404,24 @@ class RuleIndex:
         if arguments.value is not None:
             best = max(best, self._calls.get(arguments.text, NOTHING))
         return self._conditions.last(arguments, best)
+
+
+def _tops(flags: dict[tuple[str, str | None], _Tried]) -> dict[str, int]:
+    """Per program, the highest index of its flag rules."""
+    tops: dict[str, int] = {}
+    for (program, _word), tried in flags.items():
+        tops[program] = max(tops.get(program, NOTHING), tried.top)
+    return tops
+
+
+def _flag_match(flags: dict[tuple[str, str | None], _Tried], words: tuple[str, ...],
+                best: int) -> int:
+    """The best flag rule among those keyed as ``words`` may match (:func:`flag_keys`)."""
+    for key in flag_keys(words):
+        tried = flags.get(key)
+        if tried is not None:
+            best = tried.last(words, best)
+    return best
 
 
 def _walk(trie: _Trie, folded: _Trie, segments: list[str], path: PathSubject, best: int) -> int:

@@ -30,7 +30,7 @@ from dm_cc.permissions.patterns import (
     Wildcard,
     split_wildcard,
 )
-from dm_cc.permissions.rules import Language, Rule
+from dm_cc.permissions.rules import NAMED_ONLY, Language, Rule
 from dm_cc.permissions.shell.flags import FlagRule, compile_flag_rule
 
 # Private-use stand-ins for a literal `*` and `?`: an escaped one in a rule, and
@@ -54,8 +54,14 @@ class EscapedFlagRule:
         return None if flags is None else EscapedFlagRule(flags)
 
     def matches(self, words: Sequence[str]) -> bool:
-        return self.flags.matches([w.replace("*", _STAR).replace("?", _QUESTION)
-                                   for w in words])
+        return self.flags.matches(escape_words(words))
+
+
+def escape_words(words: Sequence[str]) -> tuple[str, ...]:
+    """A command's words with every `*` and `?` as the stand-ins an escaped one in a
+    rule is (:class:`EscapedFlagRule`), so that they compare as plain text."""
+    return tuple(w.replace("*", _STAR).replace("?", _QUESTION) if "*" in w or "?" in w else w
+                 for w in words)
 
 
 class Subject(NamedTuple):
@@ -93,7 +99,7 @@ class CompiledRule:
     def covers_permission(self, permission: str) -> bool:
         if self.permission is None:
             return permission == self.rule.permission
-        return self.permission.match(permission)
+        return permission not in NAMED_ONLY and self.permission.match(permission)
 
     @cached_property
     def path(self) -> PathGlob:

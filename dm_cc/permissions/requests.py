@@ -30,6 +30,7 @@ from dm_cc.permissions.rules import (
     DELETE,
     EXTERNAL_DIRECTORY,
     NETWORK,
+    REDIRECT,
     SANDBOX_ESCAPE,
     Language,
     Request,
@@ -94,6 +95,21 @@ def _command_requests(permission: str, analysis: ShellAnalysis, *, suggest: bool
     ]
 
 
+def _redirect_requests(analysis: ShellAnalysis) -> list[Request]:
+    """A ``redirect`` request for each command run with a redirect, heredoc or
+    here-string, named as its command's request is (``redirect git status *`` reads
+    like the bash rule). Only that there is one: its files are read and edit
+    requests of their own. "Always" suggests the command's bash prefix."""
+    return [
+        Request(REDIRECT, cmd.text, words=cmd.words, sensitive=cmd.sensitive,
+                note="run with a redirection, a heredoc or a here-string",
+                other_names=cmd.names,
+                always=None if cmd.dynamic else always_pattern(cmd.words, cmd.sensitive),
+                language="shell")
+        for cmd in analysis.commands if cmd.redirected
+    ]
+
+
 def _whole_line(permission: str, command: str, note: str | None = None) -> Request:
     """A line in which the analysis found nothing to judge, as it is written."""
     return Request(permission, command.strip(), words=tuple(command.split()), note=note,
@@ -111,7 +127,7 @@ def shell_requests(permission: str, command: str, where: PathContextDirs) -> lis
         analysis = analysis._replace(commands=tuple(
             c for c in analysis.commands
             if c.runs_in is None or canonical_path(c.runs_in, where).absolute != here))
-    requests = _command_requests(permission, analysis)
+    requests = _command_requests(permission, analysis) + _redirect_requests(analysis)
     read = 0  # paths not static read as what they name (each costs a look at the disk)
     for ref in analysis.files:
         note = f"{'written' if ref.access == 'edit' else 'read'} by the shell command"
@@ -128,12 +144,18 @@ def shell_requests(permission: str, command: str, where: PathContextDirs) -> lis
                             for reading in path_readings(ref.path, where)
                             for r in path_requests(ref.access, reading, where,
                                                    allowable=False))
-    for host in analysis.hosts[:MAX_HOSTS]:  # curl https://x/: a request to x
+    hosts = list(dict.fromkeys(analysis.hosts))
+    for host in hosts[:MAX_HOSTS]:  # curl https://x/: a request to x
         requests += [replace(r, speculative=True, allowable=False,
                              note=f"reached by the shell command ({r.note})" if r.note
                              else "reached by the shell command")
                      for r in _reached(host)]
-    return requests or [_whole_line(permission, command)]
+    if len(hosts) > MAX_HOSTS:  # the rest are not judged: the line asks, saying why
+        requests.append(replace(_whole_line(permission, command), allowable=False, note=(
+            f"names more than {MAX_HOSTS} hosts: too many to judge one by one")))
+    bare = [Request(REDIRECT, command.strip(), words=tuple(command.split()), language="shell",
+                    note="a redirection with no command")] if analysis.redirected else []
+    return (requests or [_whole_line(permission, command)]) + bare
 
 
 #: Hosts of one line judged as network requests (for the deny rules).

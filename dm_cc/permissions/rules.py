@@ -35,8 +35,21 @@ SANDBOX_ESCAPE = "sandbox_escape"
 #: A file or directory a command removed (a transaction's effect; a changed or
 #: created one is an ``edit``), judged before the removal lands (docs/sandbox.md).
 DELETE = "delete"
+#: A shell command run with a redirection, a heredoc or a here-string (its own, or an
+#: enclosing compound command's: ``{ a; b; } > f``), named as the command's ``bash``
+#: request is (``redirect git status *``). Only that there is one: the files it
+#: reads or writes are ``read`` and ``edit`` requests of their own. The built-in
+#: defaults allow it; a rule can ask where a command may run but not redirected (a
+#: Gemini CLI rule without ``allowRedirection``: docs/importers.md).
+REDIRECT = "redirect"
 #: Permissions no tool owns: the engine, the loop and the sandbox make these requests.
-ENGINE_PERMISSIONS = frozenset({EXTERNAL_DIRECTORY, DOOM_LOOP, NETWORK, SANDBOX_ESCAPE, DELETE})
+ENGINE_PERMISSIONS = frozenset({EXTERNAL_DIRECTORY, DOOM_LOOP, NETWORK, SANDBOX_ESCAPE, DELETE,
+                                REDIRECT})
+#: Permissions only a rule naming them decides: a wildcard permission (``*``,
+#: ``re*``) does not cover them. A ``redirect`` adds a question about a command every
+#: effect of which its other requests already judge, so a policy's ``* * ask`` or ``*
+#: * deny`` (or a read-only agent's ceiling) must not turn it into a new question.
+NAMED_ONLY = frozenset({REDIRECT})
 
 #: Permissions whose approvals last one session and are never saved (the value: why),
 #: whatever answered: the REPL offers no "always" for them, the loop keeps such an
@@ -59,7 +72,8 @@ Language = Literal["path", "shell", "url", "name"]
 #: tool's permission has the language of its argument's kind (the tool catalog).
 #: A ``sandbox_escape`` names a command, read as bash rules read it (each simple command).
 ENGINE_LANGUAGES: dict[str, Language] = {EXTERNAL_DIRECTORY: "path", NETWORK: "url",
-                                         SANDBOX_ESCAPE: "shell", DELETE: "path"}
+                                         SANDBOX_ESCAPE: "shell", DELETE: "path",
+                                         REDIRECT: "shell"}
 
 #: What a tool (or a request) may do to the machine, beyond answering the model:
 #: ``read`` files, ``write`` them, ``execute`` programs, reach the ``network``,
@@ -77,6 +91,7 @@ ENGINE_EFFECTS: dict[str, frozenset[Effect]] = {
     NETWORK: frozenset({"network"}),
     SANDBOX_ESCAPE: frozenset({"escape", "execute"}),
     DELETE: frozenset({"write"}),
+    REDIRECT: READS,                    # its files' own requests say what is read or written
 }
 
 
@@ -125,6 +140,17 @@ def _quoted(pattern: str) -> str:
 
 
 DEFAULT_RULE = Rule("*", "*", "ask", reason="no rule matched; dm_cc asks by default", source="default")
+#: What a request of a NAMED_ONLY permission no rule names gets: a ``redirect`` is
+#: allowed (its command and files are judged by their own requests).
+UNNAMED_RULES: dict[str, Rule] = {
+    REDIRECT: Rule(REDIRECT, "*", "allow", reason="no rule names redirect: a redirection's "
+                   "command and files are judged by their own requests", source="default"),
+}
+
+
+def default_rule(permission: str) -> Rule:
+    """The rule a request of ``permission`` gets when no rule matches it."""
+    return UNNAMED_RULES.get(permission, DEFAULT_RULE)
 
 
 @dataclass(frozen=True, slots=True)

@@ -51,6 +51,7 @@ if TYPE_CHECKING:
         USER_LAYER,
         Link,
         Policy,
+        lifted_for_changes,
         load_policy,
     )
     from dm_cc.policy.lint import Finding, beyond_rights, lint_files, unknown_agents
@@ -92,6 +93,7 @@ __all__ = [
     "file_rules",
     "findings_of",
     "lint_files",
+    "lifted_for_changes",
     "load_policy",
     "load_policy_arg",
     "numbered",
@@ -123,7 +125,7 @@ _LAZY: dict[str, tuple[str, ...]] = {
     "dm_cc.policy.importers.settle": ("settle_tests",),
     "dm_cc.policy.inline_tests": ("run_inline_tests",),
     "dm_cc.policy.layers": ("APPROVALS_LAYER", "AUTO_LAYER", "HOOK_LAYER", "PROJECT_LAYER",
-                            "TRUSTED_HOOK_LAYERS", "USER_LAYER", "Link",
+                            "TRUSTED_HOOK_LAYERS", "USER_LAYER", "Link", "lifted_for_changes",
                             "Policy", "load_policy"),
     "dm_cc.policy.lint": ("Finding", "beyond_rights", "lint_files", "unknown_agents"),
     "dm_cc.policy.loader": ("parse_policy", "rules_from"),

@@ -45,6 +45,8 @@ DEFAULT_RULES: tuple[Rule, ...] = (
     _rule("doom_loop", "*", "ask", "the same call three times in a row"),
     _rule("sandbox_escape", "*", "ask",
           "run again outside the sandbox: only the rules hold it there, not the kernel"),
+    _rule("redirect", "*", "allow",
+          "a redirection's files are judged as the reads and edits they are"),
 )
 
 # Accept-edits (Shift+Tab in the REPL: build → accept edits → auto → plan): edits

@@ -44,7 +44,9 @@ from dm_cc.config import (
 )
 from dm_cc.errors import PolicyError
 from dm_cc.permissions import (
+    DELETE,
     REACHING,
+    UNIVERSAL_PATHS,
     Ceiling,
     Gate,
     Layer,
@@ -53,6 +55,7 @@ from dm_cc.permissions import (
     Protected,
     Rule,
     SecretStore,
+    Verdict,
 )
 from dm_cc.policy.defaults import (
     ACCEPT_EDITS_RULES,
@@ -83,6 +86,22 @@ OWN_LAYER = "dm_cc"              # a bound, no layer of the stack: dm_cc's own f
 OWN_SOURCE = "builtin:own-files"
 OWN_FILES = ("dm_cc's own files (your policy, approvals, audit log, sessions) are out of "
              "every tool's reach, whatever the rules say")
+
+
+def lifted_for_changes(verdict: Verdict, approved: bool) -> bool:
+    """Whether an ask is no question for a change of a command that was allowed to
+    run (its ``edit`` or ``delete`` request, docs/sandbox.md): it asks only because of
+    a catch-all rule (for an edit, or the person approved the command's text -
+    ``approved``); never for a protected path, a withheld allow, a hook's ask, or a
+    path outside the project. What ``dm_cc policy check`` says of such a change too."""
+    request, rule = verdict.request, verdict.rule
+    if request.protected or rule.action != "ask" or verdict.layer == HOOK_LAYER:
+        return False
+    catch_all = rule.permission != request.permission or (
+        request.permission == "edit" and rule.pattern in UNIVERSAL_PATHS)
+    if request.permission == DELETE:
+        return catch_all
+    return request.permission == "edit" and (catch_all or approved)
 
 
 def agent_rules_layer(agent: str) -> str:

@@ -28,10 +28,10 @@ if TYPE_CHECKING:
     from dm_cc.sandbox.host import Plan, Sandbox, stopped_by_sandbox
     from dm_cc.sandbox.repository import git_dirs
     from dm_cc.sandbox.spec import Mount, SandboxSpec
-    from dm_cc.sandbox.transaction import Change, Conflict, Support, Transaction
+    from dm_cc.sandbox.transaction import Change, Conflict, Support, Transaction, wait_removed
 
 __all__ = ["Change", "Conflict", "Mount", "Plan", "Sandbox", "SandboxSpec", "Support",
-           "Transaction", "git_dirs", "stopped_by_sandbox"]
+           "Transaction", "git_dirs", "stopped_by_sandbox", "wait_removed"]
 
 # Each module of the part and the names of it re-exported here, imported on first
 # use (PEP 562): importing the package loads none of them.
@@ -39,7 +39,8 @@ _LAZY: dict[str, tuple[str, ...]] = {
     "dm_cc.sandbox.host": ("Plan", "Sandbox", "stopped_by_sandbox"),
     "dm_cc.sandbox.repository": ("git_dirs",),
     "dm_cc.sandbox.spec": ("Mount", "SandboxSpec"),
-    "dm_cc.sandbox.transaction": ("Change", "Conflict", "Support", "Transaction"),
+    "dm_cc.sandbox.transaction": ("Change", "Conflict", "Support", "Transaction",
+                                  "wait_removed"),
 }
 
 if not TYPE_CHECKING:  # for mypy, the imports above are the names

@@ -22,7 +22,9 @@ real project is untouched until :meth:`Transaction.apply`.
 Listing is proportional to what changed, never to the project: the upper
 directory is walked, and each entry is compared with the real path (``lstat``,
 then the bytes when the size is the same). A file only touched (same bytes, same
-mode) is no change.
+mode) is no change. The sha256 of the bytes read so (up to :data:`DIGESTED`) is
+kept: applying hands it on with the file (``landed``), so the undo step's record
+does not read the file again.
 
 Applying one change is a rename of its upper file onto the real path (the upper
 directory is kept on the project's file system when it can be: then nothing is
@@ -38,23 +40,29 @@ file system overlay refuses), :func:`support` says why, once per directory; the
 caller then runs commands as before and says effects are not judged.
 
 A transaction's directory is held (``flock``) by the process that began it, until
-:meth:`Transaction.close` removed it. One a killed dm_cc left behind (with whatever
-its command wrote) is removed by the next :meth:`Transaction.begin` in the same
-directory, once per process: a directory no process holds, older than
-:data:`LEFT_OVER_AFTER` (so one being made right now is never taken for it).
+it is removed. :meth:`Transaction.close` hands it to a thread that removes it after
+the command's result is back (a view's dozen entries cost a command milliseconds of
+its start, tens on a busy disk): held until then, no other dm_cc takes it, and
+:func:`wait_removed` waits for what was handed over (at exit too). One a killed
+dm_cc left behind (with whatever its command wrote) is removed by the next
+:meth:`Transaction.begin` in the same directory, once per process: a directory no
+process holds, older than :data:`LEFT_OVER_AFTER` (so one being made right now is
+never taken for it).
 """
 
 from __future__ import annotations
 
+import atexit
 import contextlib
-import filecmp
 import functools
+import hashlib
 import os
 import posixpath
 import shutil
 import stat
 import subprocess
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass
@@ -79,10 +87,15 @@ MOUNT_SCRIPT = (OVERLAY + 'cd "$1" && view . "$2" && n=$3 && i=0 && '
                 '|| { echo "dm_cc: the command\'s copy-on-write view of the project could '
                 'not be set up" >&2; exit 125; }; shift 3; exec "$@"')
 NOT_SET_UP = 125
+DIGESTED = 4 * 1024 * 1024   # bytes: a file compared in listing up to this size is hashed too
+CHUNK = 1024 * 1024
 OPENED = 64        # project directories a transaction keeps open while applying
 LEFT_OVER_AFTER = 60.0   # seconds: an unheld transaction's directory older is left over
 _SWEPT: set[str] = set()   # the directories whose left-over transactions were removed
 
+# told each path a change landed at: the path, its parent directory's descriptor, the
+# inode and sha256 of a file renamed there whose bytes listing read
+Landed = Callable[[str, int, "tuple[int, str] | None"], None]
 Kind = Literal["created", "modified", "deleted", "mode", "special", "unreadable"]
 What = Literal["file", "directory", "link", "other"]
 
@@ -190,6 +203,9 @@ class Transaction:
         # there; a directory is any directory): it must still be so when it is applied
         self._judged: dict[str, tuple[int, ...] | None] = {}
         self._replaced: set[str] = set()   # paths whose kind the command changed
+        # the sha256 of upper files read whole in listing, by path, with what the file
+        # was then (inode, size, mtime, ctime): handed on only while it still is so
+        self._digests: dict[str, tuple[tuple[int, ...], str]] = {}
         self._held: int | None = None      # the lock on ``base`` (begin's), until close
 
     @classmethod
@@ -318,13 +334,47 @@ class Transaction:
         elif stat.S_ISREG(mine.st_mode):
             if theirs is None:
                 found.append(Change(path, "created", "file", mine.st_size))
-            elif mine.st_size != theirs.st_size or not _same_bytes(entry.path, real):
+            elif mine.st_size != theirs.st_size or not self._same_bytes(path, entry.path, real):
                 found.append(Change(path, "modified", "file", mine.st_size))
             elif stat.S_IMODE(mine.st_mode) != stat.S_IMODE(theirs.st_mode):
                 found.append(Change(path, "mode", "file", mine.st_size))
         else:
             found.append(Change(path, "special", "other"))
         return False
+
+    def _same_bytes(self, path: str, mine: str, theirs: str) -> bool:
+        """Whether the upper file ``mine`` and the real ``theirs`` (of one size) hold the
+        same bytes; ``mine``'s sha256 is kept on the way (up to :data:`DIGESTED`)."""
+        try:
+            first = os.open(mine, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        except OSError:
+            return False
+        try:
+            second = os.open(theirs, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        except OSError:
+            os.close(first)
+            return False
+        try:
+            before = os.fstat(first)
+            digest = hashlib.sha256() if before.st_size <= DIGESTED else None
+            same = stat.S_ISREG(before.st_mode) and stat.S_ISREG(os.fstat(second).st_mode)
+            while chunk := os.read(first, CHUNK):
+                if digest is not None:
+                    digest.update(chunk)
+                if same and os.read(second, len(chunk)) != chunk:
+                    same = False
+                if not same and digest is None:
+                    break
+            if same and os.read(second, 1):
+                same = False
+            if digest is not None and _identity(os.fstat(first)) == _identity(before):
+                self._digests[path] = (_identity(before), digest.hexdigest())
+            return same
+        except OSError:
+            return False
+        finally:
+            os.close(first)
+            os.close(second)
 
     def _deleted(self, path: str, theirs: os.stat_result, found: list[Change]) -> None:
         if stat.S_ISDIR(theirs.st_mode):
@@ -381,20 +431,32 @@ class Transaction:
             return "it changed after the command started"
         return None
 
-    def apply(self, change: Change, *, keep: Callable[[str], None] = lambda path: None) -> None:
+    def apply(self, change: Change, *, keep: Callable[[str], None] = lambda path: None,
+              landed: Landed | None = None) -> None:
         """Make ``change`` in the real project (``keep`` is told each path first, for
-        undo). Conflict when a parent directory is no longer one (a link, a file);
-        OSError when the file system refuses."""
+        undo; ``landed`` each path after, with the descriptor of its parent directory
+        and, for a file renamed there whose bytes listing read, its inode and sha256).
+        Conflict when a parent directory is no longer one (a link, a file); OSError
+        when the file system refuses."""
         parent, name = _split(change.path)
         fd = self._directory(parent)
         judged = change.path in self._judged
         if judged and _now(name, fd) != self._judged[change.path]:
             raise Conflict(f"{change.path} changed after the change was judged")
-        self._apply(change, name, fd, keep)
+        known = self._apply(change, name, fd, keep)
         if judged:                     # as this change left it, for the next one there
             self._judged[change.path] = _now(name, fd)
+        if landed is not None:
+            landed(change.path, fd, known)
 
-    def _apply(self, change: Change, name: str, fd: int, keep: Callable[[str], None]) -> None:
+    def parent(self, path: str) -> int:
+        """An open descriptor of the project directory holding ``path`` (reached as
+        :meth:`apply` reaches it: never through a link; the transaction's, not to be
+        closed). Conflict when it is no longer a directory of the project."""
+        return self._directory(_split(path)[0])
+
+    def _apply(self, change: Change, name: str, fd: int,
+               keep: Callable[[str], None]) -> tuple[int, str] | None:
         if change.kind == "deleted":
             keep(change.path)
             if change.what == "directory":
@@ -404,8 +466,8 @@ class Transaction:
             else:
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(name, dir_fd=fd)
-            return
-        source = self.upper / change.path
+            return None
+        source = f"{self.upper}/{change.path}"     # a str: per change, pathlib costs
         if change.kind == "created" and _now(name, fd) not in (
                 None, *([(stat.S_IFDIR,)] if change.what == "directory" else [])):
             # what was there did not go (its removal was refused): a rename onto it
@@ -418,22 +480,26 @@ class Transaction:
                          follow_symlinks=False)
             except NotImplementedError:     # a link was put in its place meanwhile
                 raise Conflict(f"{change.path} is a link now") from None
-            return
+            return None
         if change.what == "directory":
             keep(change.path)
             with contextlib.suppress(FileExistsError):
                 os.mkdir(name, stat.S_IMODE(os.lstat(source).st_mode), dir_fd=fd)
-            return
+            return None
         keep(change.path)
+        info = os.lstat(source)
+        listed = self._digests.get(change.path)
+        known = (info.st_ino, listed[1]) if listed and listed[0] == _identity(info) else None
         _clean_xattrs(source)
         # a file the command hard-linked to another lands as a copy of its own: one
         # inode under two names (an innocent one, and one the person was asked about)
         # would let a later write to the one -- in place, as the edit tool writes --
         # change the other, unasked
-        if self.same_fs and os.lstat(source).st_nlink == 1:
+        if self.same_fs and info.st_nlink == 1:
             os.replace(source, name, dst_dir_fd=fd)
-        else:
-            _copy_into(source, name, fd)
+            return known
+        _copy_into(source, name, fd)
+        return None
 
     def _directory(self, relative: str) -> int:
         """An open descriptor of the project directory ``relative``, reached from the
@@ -474,14 +540,15 @@ class Transaction:
             os.close(self._opened.pop(path))
 
     def close(self) -> None:
-        """Remove the transaction's directory: what was not applied is gone."""
+        """Remove the transaction's directory: what was not applied is gone (by the
+        removing thread, the directory held until then: :func:`wait_removed`)."""
         for fd in self._opened.values():
             os.close(fd)
         self._opened.clear()
-        _remove(str(self.base))
-        if self._held is not None:           # removed: no other process may take it
-            os.close(self._held)
-            self._held = None
+        held, self._held = self._held, None
+        if held is None:              # closed before, or never held: nothing to hand over
+            return
+        _REMOVING.hand(str(self.base), held)
 
 
 # ------------------------------------------------------------------ helpers
@@ -531,6 +598,58 @@ def _hold(path: str) -> int:
         os.close(fd)
         raise
     return fd
+
+
+class _Removing:
+    """The thread removing closed transactions' directories, each held (its ``flock``
+    descriptor open) until it is gone; started on first use."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Condition()
+        self._queue: list[tuple[str, int]] = []
+        self._busy = False
+        self._thread: threading.Thread | None = None
+
+    def hand(self, path: str, held: int) -> None:
+        with self._lock:
+            self._queue.append((path, held))
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._run, name="dm_cc-views",
+                                                daemon=True)
+                self._thread.start()
+            self._lock.notify_all()
+
+    def _run(self) -> None:
+        while True:
+            with self._lock:
+                while not self._queue:
+                    self._busy = False
+                    self._lock.notify_all()
+                    self._lock.wait()
+                path, held = self._queue.pop(0)
+                self._busy = True
+            try:
+                _remove(path)
+            finally:
+                os.close(held)           # removed: no other process may take it
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Whether every directory handed over is removed (waiting up to ``timeout``)."""
+        with self._lock:
+            return self._lock.wait_for(lambda: not self._queue and not self._busy, timeout)
+
+
+_REMOVING = _Removing()
+
+
+def wait_removed(timeout: float | None = None) -> bool:
+    """Wait until the directories of the transactions closed so far are removed (at
+    most ``timeout`` seconds); whether they are. A dm_cc that exits first leaves what
+    is left unheld, for the next one to remove (:func:`_remove_left_over`)."""
+    return _REMOVING.wait(timeout)
+
+
+atexit.register(wait_removed, 10.0)
 
 
 def _remove_left_over(directory: Path) -> None:
@@ -615,14 +734,7 @@ def _opaque(path: str) -> bool:
         return False
 
 
-def _same_bytes(first: str, second: str) -> bool:
-    try:
-        return filecmp.cmp(first, second, shallow=False)
-    except OSError:
-        return False
-
-
-def _clean_xattrs(path: Path) -> None:
+def _clean_xattrs(path: str) -> None:
     """Drop what overlay marked on a file (``user.overlay.*``) before it leaves."""
     with contextlib.suppress(OSError):
         for name in os.listxattr(path, follow_symlinks=False):
@@ -638,10 +750,10 @@ def _split(path: str) -> tuple[str, str]:
     return parent, name
 
 
-def _copy_into(source: Path, name: str, fd: int) -> None:
+def _copy_into(source: str, name: str, fd: int) -> None:
     """Another file system: copy beside the real path, then rename onto it."""
     temporary = f".{name}.dm_cc-{os.getpid()}"
-    if source.is_symlink():
+    if os.path.islink(source):
         os.symlink(os.readlink(source), temporary, dir_fd=fd)
     else:
         out = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW,

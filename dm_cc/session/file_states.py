@@ -155,7 +155,7 @@ class Tree:
 
     # ------------------------------------------------------------------ keeping
 
-    def keep(self, relative: str, blob: Path, *, moving: bool) -> tuple[State, int]:
+    def keep(self, relative: str, blob: Path | str, *, moving: bool) -> tuple[State, int]:
         """The state of ``relative`` now and the bytes kept for it: a regular file's
         content goes to ``blob`` -- a hard link when ``moving`` (the caller replaces or
         unlinks the file, never writes into it) and the store is on the same
@@ -164,24 +164,7 @@ class Tree:
         with self.parent(relative) as at:
             if at is None:
                 return State("absent"), 0
-            name = relative.rsplit("/", 1)[-1]
-            state = _look(at, relative, digest=False)
-            if state.kind == "other":
-                raise Unsafe(f"{relative}: a special file (device, FIFO or socket) cannot be "
-                             "kept for undo")
-            if state.kind != "file":
-                return state, 0
-            if moving:
-                try:
-                    os.link(name, blob, src_dir_fd=at, follow_symlinks=False)
-                except OSError:
-                    pass
-                else:
-                    linked = os.lstat(blob)
-                    if stat.S_ISREG(linked.st_mode):
-                        return _state(linked), linked.st_size
-                    os.unlink(blob)   # it changed under us: copy what is there now
-            return _copy_out(at, name, relative, blob)
+            return keep_at(at, relative, blob, moving=moving)
 
     # ------------------------------------------------------------------ changing
 
@@ -252,6 +235,48 @@ class Tree:
                 os.close(fd)
 
 
+def keep_at(at: int, relative: str, blob: Path | str, *, moving: bool) -> tuple[State, int]:
+    """:meth:`Tree.keep`, ``at`` the descriptor of ``relative``'s parent directory (the
+    caller's, opened without following a link)."""
+    name = relative.rsplit("/", 1)[-1]
+    if moving:        # linked first: what was linked says what it is (no stat before)
+        try:
+            os.link(name, blob, src_dir_fd=at, follow_symlinks=False)
+        except FileNotFoundError:
+            return State("absent"), 0
+        except OSError:
+            pass      # a directory, another file system: looked at below
+        else:
+            linked = os.lstat(blob)
+            if stat.S_ISREG(linked.st_mode):
+                return _state(linked), linked.st_size
+            os.unlink(blob)   # a link, a special file: looked at below
+    state = _look(at, relative, digest=False)
+    if state.kind == "other":
+        raise Unsafe(f"{relative}: a special file (device, FIFO or socket) cannot be "
+                     "kept for undo")
+    if state.kind != "file":
+        return state, 0
+    return _copy_out(at, name, relative, blob)
+
+
+def look_at(at: int, relative: str, *, known: tuple[int, str] | None = None) -> State:
+    """The state of ``relative`` now, with a file's sha256 (up to HASH_LIMIT bytes), ``at``
+    the descriptor of its parent directory (the caller's). ``known``: the inode and sha256
+    of a file the caller just read whole (what it renamed here): when the file there is
+    that inode, its bytes are not read again."""
+    if known is not None:
+        name = relative.rsplit("/", 1)[-1]
+        try:
+            info = os.stat(name, dir_fd=at, follow_symlinks=False)
+        except OSError:
+            info = None
+        if info is not None and stat.S_ISREG(info.st_mode) and info.st_ino == known[0] \
+                and info.st_size <= HASH_LIMIT:
+            return _state(info, sha256=known[1])
+    return _look(at, relative, digest=True)
+
+
 def _look(at: int, relative: str, digest: bool) -> State:
     name = relative.rsplit("/", 1)[-1]
     try:
@@ -277,7 +302,7 @@ def _look(at: int, relative: str, digest: bool) -> State:
     return _state(info)
 
 
-def _copy_out(at: int, name: str, relative: str, blob: Path) -> tuple[State, int]:
+def _copy_out(at: int, name: str, relative: str, blob: Path | str) -> tuple[State, int]:
     """Copy the regular file ``name`` to ``blob`` (0600), hashing it on the way."""
     try:
         source = os.open(name, os.O_RDONLY | _NOFOLLOW | _NONBLOCK, dir_fd=at)

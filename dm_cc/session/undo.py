@@ -44,9 +44,13 @@ Layout (the directory is 0700; dm_cc's state dir, hidden from confined commands)
                                     rebuilt from the records when missing or damaged
     <dir>/.lock                     held while a step is saved, undone or dropped
 
-A record is written whole or not at all (``durable.replace_file``); steps are
-numbered 1, 2 … per session under the lock (after an undo, the next step takes the
-first free number again).
+A record is written whole or not at all, and durably (``durable.replace_file``:
+fsynced, its directory too) -- a step's one durable write; the index is derived
+from the records, replaced whole but not fsynced: after a crash it may miss the
+last steps, so the first read of it in a process checks it against the records'
+names (one listing per session) and reads the records instead when they differ.
+Steps are numbered 1, 2 … per session under the lock (after an undo, the next step
+takes the first free number again).
 
 The bound: when the bytes kept by all sessions pass ``limit_bytes`` (default 256
 MB), the oldest steps, across sessions, are dropped until they no longer do; a
@@ -114,6 +118,7 @@ class UndoStore:
         self.limit_bytes = limit_bytes
         self._lock = directory / ".lock"
         self._index_path = directory / "index.json"
+        self._checked = False      # the index was found to name every record (once)
 
     def recorder(self, session_id: str, root: Path, label: str, *, turn: int) -> Recorder:
         """A new step of ``session_id`` in the project ``root``: keep each path before
@@ -235,8 +240,8 @@ class UndoStore:
                      or (folder / f"{entry['number']:06d}.json").exists()]
             index.append({"session": step.session_id, "number": number, "time": step.time,
                           "size": step.size, "root": str(step.root)})
-            self._write_index(index)      # first: a step is never saved uncounted
             replace_file(folder / f"{number:06d}.json", record_json(Record(step, tuple(kept))))
+            self._write_index(index)      # after: lost in a crash, the check finds it out
             self._sweep(folder)
             self._bound(index, step)
         return step
@@ -321,12 +326,34 @@ class UndoStore:
                     and isinstance(e.get("time"), int | float) and isinstance(e.get("root"), str)
                     for e in steps):
                 raise ValueError("wrong shape")
+            if not self._checked:
+                if not self._names_every_record(steps):
+                    scanned = self._scan()      # damaged records are in neither
+                    if _numbers(scanned) != _numbers(steps):
+                        logger.warning("%s: read from the step records instead (it does not "
+                                       "name the same: a crash before it was written)",
+                                       self._index_path)
+                        return scanned
+                self._checked = True
             return list(steps)
         except FileNotFoundError:
             pass
         except (OSError, ValueError, KeyError, TypeError) as exc:
             logger.warning("%s: rebuilt from the step records (%s)", self._index_path, exc)
         return self._scan()
+
+    def _names_every_record(self, steps: list[dict[str, Any]]) -> bool:
+        """Whether ``steps`` names exactly the records there are (their file names)."""
+        named = _numbers(steps)
+        found: set[tuple[str, int]] = set()
+        try:
+            for entry in os.scandir(self.directory):
+                if entry.is_dir(follow_symlinks=False) and SESSION_ID.fullmatch(entry.name):
+                    found.update((entry.name, int(m[1])) for name in os.listdir(entry.path)
+                                 if (m := _RECORD.fullmatch(name)))
+        except OSError:
+            return True        # what cannot be listed is read as the index says
+        return found == named
 
     def _scan(self) -> list[dict[str, Any]]:
         found: list[dict[str, Any]] = []
@@ -344,8 +371,9 @@ class UndoStore:
         return found
 
     def _write_index(self, steps: list[dict[str, Any]]) -> None:
+        """Replace the index whole, not fsynced (derived: see the module doc)."""
         data = json.dumps({"version": VERSION, "steps": steps}, ensure_ascii=True) + "\n"
-        replace_file(self._index_path, data.encode("ascii"))
+        replace_file(self._index_path, data.encode("ascii"), sync=False)
 
     @contextmanager
     def _locked(self) -> Iterator[None]:
@@ -356,6 +384,10 @@ class UndoStore:
         except OSError as exc:
             raise UndoError(f"{self.directory}: the undo store cannot be changed: "
                             f"{exc.strerror or exc}") from None
+
+
+def _numbers(steps: list[dict[str, Any]]) -> set[tuple[str, int]]:
+    return {(entry["session"], entry["number"]) for entry in steps}
 
 
 def _kept_size(kept: Kept) -> int:

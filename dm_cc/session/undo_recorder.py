@@ -6,6 +6,10 @@ kept and how undo uses it).
         recorder.keep("package-lock.json", moving=True)   # replaced, never written into
         ...                                               # the change
     step = recorder.close()        # the Step saved; None when nothing changed
+
+A caller that holds each path's parent directory open (a transaction applying its
+changes) passes it (``at``): the path is kept, and its state after looked at
+(``landed``), without walking down from the root again for each.
 """
 
 from __future__ import annotations
@@ -18,8 +22,8 @@ from dataclasses import replace
 from pathlib import Path
 
 from dm_cc.errors import UndoError
-from dm_cc.session.file_states import Tree, Unsafe
-from dm_cc.session.undo_records import Kept, Step, clean
+from dm_cc.session.file_states import Tree, Unsafe, keep_at, look_at
+from dm_cc.session.undo_records import Kept, State, Step, clean
 
 # The store's saving of a closed step: the recorder, its changed paths, the directory
 # holding their kept content (moved into the store).
@@ -43,6 +47,7 @@ class Recorder:
         self._new_pending = pending
         self._save = save
         self._kept: dict[str, Kept] = {}
+        self._after: dict[str, State] = {}    # states after, told by ``landed``
         self._pending: Path | None = None
         self._broken: str | None = None
         self._closed = False
@@ -59,14 +64,15 @@ class Recorder:
         """The paths kept so far."""
         return tuple(self._kept)
 
-    def keep(self, relative: str, *, moving: bool = False) -> None:
+    def keep(self, relative: str, *, moving: bool = False, at: int | None = None) -> None:
         """Keep the state of ``root/relative`` now, BEFORE it is changed (written in
         place, replaced, created, deleted, chmod-ed). ``moving``: the caller will
         replace or unlink the file, never write into it, so a hard link is enough.
         A path kept twice keeps its first state. UndoError when it cannot be kept (a
         path outside the root, a symlinked parent, a special file, a disk error, the
         store's size bound); after one, the recorder keeps nothing and saves no step
-        (half a step would put back half a change)."""
+        (half a step would put back half a change). ``at``: the descriptor of the path's
+        parent directory, opened by the caller without following a link."""
         if self._closed:
             raise UndoError(f"step {self.label!r} is closed; keep paths before closing it")
         if self._broken is not None:
@@ -81,9 +87,12 @@ class Recorder:
         try:
             if self._pending is None:
                 self._pending = self._new_pending()
-            blob = self._pending / blob_name
-            with Tree(self.root) as tree:
-                state, size = tree.keep(path, blob, moving=moving)
+            blob = os.path.join(self._pending, blob_name)    # a str: per path, pathlib costs
+            if at is not None:
+                state, size = keep_at(at, path, blob, moving=moving)
+            else:
+                with Tree(self.root) as tree:
+                    state, size = tree.keep(path, blob, moving=moving)
         except Unsafe as exc:
             raise self._break(str(exc)) from None
         except OSError as exc:
@@ -91,12 +100,26 @@ class Recorder:
                               f"{exc.strerror or exc}") from None
         if self.size + size > self.limit_bytes:
             with suppress(OSError):
-                blob.unlink()
+                os.unlink(blob)
             raise self._break(f"{path}: the previous state of this step passes the undo "
                               f"store's limit ({self.limit_bytes} bytes); it cannot be "
                               "undone")
         self.size += size
         self._kept[path] = Kept(path, state, blob=blob_name if state.kind == "file" else None)
+
+    def landed(self, relative: str, at: int, *, known: tuple[int, str] | None = None) -> None:
+        """``relative`` (kept) has changed: its state after is looked at now, through
+        ``at`` (its parent directory's descriptor, as for :meth:`keep`), not again when
+        the step closes. ``known``: the inode and sha256 of the file the caller put
+        there, read whole just before (its bytes are not read again)."""
+        if self._closed or self._broken is not None:
+            return
+        try:
+            path = clean(relative)
+            if path in self._kept:
+                self._after[path] = look_at(at, path, known=known)
+        except (ValueError, Unsafe, OSError):
+            self._after.pop(relative, None)       # looked at when the step closes
 
     def _break(self, message: str) -> UndoError:
         self._broken = message
@@ -137,15 +160,16 @@ class Recorder:
         changed: list[Kept] = []
         with Tree(self.root) as tree:
             for kept in self._kept.values():
-                after = tree.look(kept.path, digest=True)
-                blob = self._pending / kept.blob if kept.blob and self._pending else None
+                after = self._after.get(kept.path) or tree.look(kept.path, digest=True)
+                blob = os.path.join(self._pending, kept.blob) \
+                    if kept.blob and self._pending else None
                 if after.same(kept.before):
                     if blob is not None:
                         with suppress(OSError):
-                            blob.unlink()
+                            os.unlink(blob)
                     continue
-                if blob is not None and blob.stat().st_nlink > 1:
-                    _make_private(blob)
+                if blob is not None and os.stat(blob).st_nlink > 1:
+                    _make_private(Path(blob))
                 changed.append(replace(kept, after=after))
         return changed
 

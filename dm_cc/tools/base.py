@@ -60,10 +60,16 @@ class ToolOutput:
 
 class UndoRecorder(Protocol):
     """One undo step being recorded (:mod:`dm_cc.session.undo`): told each path before
-    it changes (``moving``: it will be replaced or removed, never written into),
-    closed after. ``keep`` raises a DmccError (UndoError) when it cannot keep a path."""
+    it changes (``moving``: it will be replaced or removed, never written into;
+    ``at``: its parent directory's descriptor, the caller's), closed after; ``landed``:
+    a path's state after is looked at now, through ``at`` (``known``: the inode and
+    sha256 of the file just put there). ``keep`` raises a DmccError (UndoError) when
+    it cannot keep a path."""
 
-    def keep(self, relative: str, *, moving: bool = False) -> None: ...
+    def keep(self, relative: str, *, moving: bool = False, at: int | None = None) -> None: ...
+
+    def landed(self, relative: str, at: int, *,
+               known: tuple[int, str] | None = None) -> None: ...
 
     def close(self) -> object: ...
 

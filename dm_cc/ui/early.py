@@ -18,6 +18,12 @@ Only that long: in cooked mode a terminal pastes a newline as a carriage return
 too, so a paste while a turn runs would become one message per line. The settings
 are put back at exit as well, should the REPL never take over.
 
+Lines typed sooner still, before the first prompt was drawn (typed ahead at the
+shell while dm_cc starts), were queued with a newline for their Enter already: as
+it keeps Enter, :func:`keep_enter` takes those whole lines out of the queue (only
+whole lines can be read from a terminal in this mode), and the REPL reads them
+first (:func:`typed_early`), each Enter an Enter.
+
 No import here may be heavy: this runs before anything else of the REPL.
 """
 
@@ -26,6 +32,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import os
+import select
 import sys
 import termios
 from typing import TYPE_CHECKING
@@ -50,6 +57,7 @@ def early_prompt() -> bool:
 
 
 _kept: list[tuple[int, list[Any]]] = []   # the terminal and its settings before keep_enter
+_typed: list[bytes] = []                    # whole lines typed before keep_enter
 
 
 def keep_enter(fd: int) -> None:
@@ -64,6 +72,33 @@ def keep_enter(fd: int) -> None:
         return
     _kept.append((fd, before))
     atexit.register(give_back)
+    if before[3] & termios.ICANON and before[0] & termios.ICRNL:
+        _typed.append(_lines_queued(fd))
+
+
+def _lines_queued(fd: int) -> bytes:
+    """The whole lines waiting in the terminal's queue, their newline (an Enter
+    queued while the terminal turned it into one) back to a carriage return.
+    A terminal in this mode makes only whole lines readable, one per read; an
+    empty read is a Ctrl-D typed then (taken, as the terminal would take it)."""
+    taken = b""
+    try:
+        while select.select([fd], [], [], 0)[0]:
+            line = os.read(fd, 4096)
+            if not line:
+                break
+            taken += line
+    except OSError:
+        pass
+    return taken.replace(b"\n", b"\r")
+
+
+def typed_early() -> str:
+    """The lines :func:`keep_enter` took out of the terminal's queue, once: the first
+    keys the REPL reads."""
+    typed = b"".join(_typed)
+    _typed.clear()
+    return typed.decode("utf-8", "replace")
 
 
 def give_back() -> None:

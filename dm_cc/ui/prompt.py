@@ -40,7 +40,7 @@ from prompt_toolkit.document import Document
 from prompt_toolkit.formatted_text import FormattedText
 from prompt_toolkit.history import FileHistory, InMemoryHistory
 from prompt_toolkit.key_binding import KeyBindings
-from prompt_toolkit.key_binding.key_processor import KeyPressEvent
+from prompt_toolkit.key_binding.key_processor import KeyPress, KeyPressEvent
 from prompt_toolkit.keys import Keys
 from prompt_toolkit.utils import get_cwidth
 
@@ -150,6 +150,21 @@ class Prompt:
                 session.app.erase_when_done = False
                 await show.view()
                 pre_run = None
+
+    def type_ahead(self, text: str) -> None:
+        """Keys typed before the REPL could read any (``ui/early.py``): the first the
+        prompt being drawn reads, before those still in the terminal's queue (from
+        its ``pre_run``)."""
+        if not text or self._session is None:
+            return
+        from prompt_toolkit.input.typeahead import store_typeahead
+        from prompt_toolkit.input.vt100_parser import Vt100Parser
+
+        keys: list[KeyPress] = []
+        parser = Vt100Parser(keys.append)
+        parser.feed(text)
+        parser.flush()
+        store_typeahead(self._session.app.input, keys)
 
     def prefill(self, text: str) -> None:
         """Start the next prompt with ``text`` (``/rewind`` gives the message back)."""

@@ -59,7 +59,7 @@ from dm_cc.errors import DmccError
 from dm_cc.llm import ModelError, ReasoningDelta, Retrying, StreamEvent, TextDelta
 from dm_cc.ui import slash
 from dm_cc.ui.approval_prompt import ReplApprover
-from dm_cc.ui.early import give_back
+from dm_cc.ui.early import give_back, typed_early
 from dm_cc.ui.headless import retry_line
 from dm_cc.ui.prompt import Loaded, Prompt
 from dm_cc.ui.render import Shown, event_lines, progress_line
@@ -124,8 +124,10 @@ class Repl:
 
     def _taken_over(self) -> None:
         """The first prompt is drawn: the terminal is the REPL's (``ui/early.py``
-        kept Enter as typed until now), and the world starts loading."""
+        kept Enter as typed until now; lines typed before it kept that are read
+        first), and the world starts loading."""
         give_back()
+        self.prompt.type_ahead(typed_early())
         self._start_loading()
 
     def _start_loading(self) -> None:

@@ -88,6 +88,40 @@ def test_a_users_deny_still_denies_under_builtin_auto(project, capsys, tmp_path)
     assert out.startswith("deny: bash 'rm -rf build'") and "no deletes" in out
 
 
+def test_check_says_a_commands_removal_only_a_catch_all_asks_about_lands(project, capsys,
+                                                                        tmp_path):
+    """``delete`` is a command's removal alone: where only a catch-all asks, it lands
+    (core/effects.py lifts that ask), so check says allow; a ``delete`` rule, a
+    protected path, a deny keep their word. ``edit`` asks (the edit tool), and says
+    what becomes of a command's change."""
+    out = run(capsys, "policy", "check", "delete", "build/x")
+    assert out.splitlines()[:2] == [
+        "allow: delete 'build/x' (agent build)",
+        "  (the rules say ask, but only a catch-all rule asks: a command's removal of it "
+        "lands without a question, as its other changes do)"]
+    data = json.loads(run(capsys, "policy", "check", "--json", "delete", "build/x"))
+    assert data["decision"] == "ask" and data["as_a_command_change"] == "allow"
+    out = run(capsys, "policy", "check", "edit", "src/a.py")
+    assert out.splitlines()[:2] == [
+        "ask: edit 'src/a.py' (agent build)",
+        "  (only a catch-all rule asks: a command's change of it lands without a question, "
+        "as its other changes do)"]
+    out = run(capsys, "policy", "check", "delete", ".envrc")            # protected
+    assert out.startswith("ask: delete '.envrc'") and "lands" not in out
+    policy = tmp_path / "dmhome" / "config" / "policy.yaml"
+    policy.parent.mkdir(parents=True)
+    policy.write_text(textwrap.dedent("""
+        rules:
+          - {permission: delete, pattern: "build/**", action: ask}
+          - {permission: delete, pattern: "keep/**", action: deny}
+    """))
+    for path, said in (("build/x", "ask"), ("keep/a", "deny")):
+        out = run(capsys, "policy", "check", "delete", path)
+        assert out.startswith(f"{said}: delete '{path}'") and "lands" not in out, out
+    assert json.loads(run(capsys, "policy", "check", "--json", "delete", "build/x")).keys() \
+        .isdisjoint({"as_a_command_change"})
+
+
 def test_explain_and_show(project, capsys):
     out = run(capsys, "policy", "explain", "--agent", "auto", "bash", "npm test")
     assert out.splitlines()[0] == (

@@ -17,6 +17,7 @@ from dm_cc.config import config_dir
 from dm_cc.core import HeadlessApprover, Loop
 from dm_cc.core.approval import Approval, ApprovalRequest
 from dm_cc.llm.scripted import ScriptedModel, call, calls, reply
+from dm_cc.sandbox import wait_removed
 from dm_cc.session import Message
 
 SLOW = "echo first; touch made.txt; echo second >&2; sleep 30"   # made before "second" shows
@@ -92,6 +93,7 @@ def test_a_cancelled_transaction_changes_nothing_and_says_so(project):
     assert "(none of its 1 change to the project landed: a cancelled command's changes " \
            "are discarded)" in result
     assert not (project / "made.txt").exists()
+    assert wait_removed(30)
     assert not list(loop.rt.sandbox.transactions_dir.iterdir())   # its view is gone
 
 

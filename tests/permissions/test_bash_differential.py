@@ -132,6 +132,45 @@ KEPT_TEMPLATES: tuple[tuple[str, str], ...] = (
     ("{c}", ""),  # the payload itself, then with IFS between its words below
     ("echo {c} | sh", ""),
     ("echo -n {c} | bash -s", ""),
+    # other spellings of a descriptor as a path (the kernel reads // /./ .. as it walks)
+    ("source /dev//stdin <<< '{c}'", "'"),
+    (". /proc/thread-self/fd/0 <<< '{c}'", "'"),
+    (". /dev/./fd/3 3<<< '{c}'", "'"),
+    ("bash /proc/self/../self/fd/0 <<< '{c}'", "'"),
+    # constructs outside the allowlist of node kinds (tables/syntax.py): dynamic, and
+    # what bash runs there still reaches the deny rules
+    ("select x in a; do {c}; break; done <<< 1", ""),
+    ("echo 1 > ans; select x in a; do {c}; break; done < ans", ""),
+    ("case a in a) :;& b) {c};; esac", ""),
+    ("case a in a) :;;& a) {c};; esac", ""),
+    ("echo $`{c}`", "`\\"),
+    ("echo $`echo \\`{c}\\``", "`\\$"),  # `$` literal, the escaped backticks read again
+    ("echo a |& {c}", ""),
+    ("coproc {c}; wait", ""),
+    ("coproc {{ {c}; }}; wait", ""),
+    ("exec {{fd}}<<<'{c}'; bash /dev/fd/$fd", "'"),
+    ("shopt -s extglob\ncase a in @(a|b)) {c};; esac", ""),
+)
+
+# bash's command tables (special arrays), hash and aliases re-pointing a name the line then
+# runs; {p} is the payload's program, {a} its arguments, /usr/bin/ the stand-ins' directory
+# when bash runs the line. And the same after text tree-sitter rejects (the word scan).
+REPOINTING_TEMPLATES = (
+    "BASH_CMDS[ls]=/usr/bin/{p}; ls {a}",
+    "BASH_CMDS[ls]='/usr/bin/{p}'\nls {a}",
+    ": ${{BASH_CMDS[ls]:=/usr/bin/{p}}}; ls {a}",
+    "read 'BASH_CMDS[ls]' <<< /usr/bin/{p}; ls {a}",
+    "printf -v 'BASH_CMDS[ls]' %s /usr/bin/{p}; ls {a}",
+    "declare -A BASH_CMDS=([ls]=/usr/bin/{p}); ls {a}",
+    "declare -n r=BASH_CMDS; r[ls]=/usr/bin/{p}; ls {a}",
+    "hash -p /usr/bin/{p} ls; ls {a}",
+    "BASH_ALIASES[ls]='{p}'; shopt -s expand_aliases\nls {a}",
+    ": ${{BASH_ALIASES[ls]:={p}}}; shopt -s expand_aliases\nls {a}",
+    "shopt -s expand_aliases; alias ls='{p}'\nls {a}",
+    "for x in a; {{ :; }}; BASH_CMDS[ls]=/usr/bin/{p}; ls {a}",
+    "for x in a; {{ :; }}; c={p}; $c {a}",
+    "for x in a; {{ :; }}; {p}${{IFS}}{a}",
+    "for x in a; {{ :; }}; {{{p},{a1}}} {a2}",
 )
 
 # Ways of spelling the command name `rm` (only used with the rm payload).
@@ -175,12 +214,14 @@ def sandbox(tmp_path_factory):
     work.mkdir()
     bash_dir = bin_dir / "bash"  # `bash -c` inside a line must find bash on this PATH
     bash_dir.symlink_to(BASH)
+    (bin_dir / "sh").symlink_to(BASH)  # ... and `sh` (bash in POSIX mode)
     return bin_dir, work
 
 
 def _executed(text: str, bin_dir: Path, work: Path) -> list[tuple[str, ...]]:
     log = Path(tempfile.mkdtemp(dir=work))  # a late writer (`>(cat)`) cannot reach the next
     env = {"PATH": str(bin_dir), "DIFF_LOG": str(log), "HOME": str(work), "LC_ALL": "C"}
+    text = text.replace("/usr/bin/", f"{bin_dir}/")  # a path the line names: a stand-in
     subprocess.run([BASH, "--norc", "--noprofile", "-c", text], cwd=work, env=env,
                    stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                    stderr=subprocess.DEVNULL, timeout=5, check=False)
@@ -213,15 +254,21 @@ KEPT = [t.format(c=p) for t, bad in KEPT_TEMPLATES for p in PAYLOADS
         if not any(ch in p for ch in bad)]
 KEPT += [p.replace(" ", "${IFS}") for p in PAYLOADS] + [p.replace(" ", "$IFS ", 1)
                                                          for p in PAYLOADS]
+KEPT += [t.format(p=p.split()[0], a=p.split(" ", 1)[1], a1=p.split()[1], a2=p.split()[2])
+         for t in REPOINTING_TEMPLATES for p in PAYLOADS]
+
 
 
 def test_bash_runs_nothing_the_deny_rules_miss(sandbox):
     bin_dir, work = sandbox
-    misses = []
+    misses, silent = [], []
     for text in KEPT:
         analysis = analyse(text)
         seen = {c.words for c in (*analysis.commands, *analysis.speculative)}
-        for argv in _executed(text, bin_dir, work):
+        ran = _executed(text, bin_dir, work)
+        silent += [] if ran else [text]  # bash ran nothing: the line would test nothing
+        for argv in ran:
             if argv not in seen:
                 misses.append((text, argv, sorted(seen)))
     assert not misses, "\n".join(f"{t!r}: bash ran {a}, analysis saw {s}" for t, a, s in misses)
+    assert not silent

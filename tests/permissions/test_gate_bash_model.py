@@ -177,6 +177,31 @@ CASES = [
   "deny"),                                                      # a file it writes
  ([A("*"), R("read", "**", "allow")], "bash", "fish ok.fish", "allow"),  # a script file, as sh's
  (ANY, "bash", "bash -c 'echo hi'", "allow"),
+ # a descriptor by any spelling of its path (the kernel reads // /./ .. as it walks;
+ # /proc/thread-self, /proc/PID): a script read from stdin or a descriptor, parsed
+ (RM, "bash", "source /dev//stdin <<< 'rm -rf x'", "deny"),
+ (RM, "bash", ". /proc/thread-self/fd/0 <<< 'rm -rf x'", "deny"),
+ (RM, "bash", ". /dev/./fd/3 3<<< 'rm -rf x'", "deny"),
+ (RM, "bash", "bash /proc/self/../self/fd/0 <<< 'rm -rf x'", "deny"),
+ (RM, "bash", "bash //dev/stdin <<< 'rm -rf x'", "deny"),
+ (RM, "bash", ". " + "../" * 12 + "dev/stdin <<< 'rm -rf x'", "deny"),  # up to the root
+ (ANY, "bash", "bash ../../dev/fd/3 3<<< ls", "not-allow"),
+ ([A("*"), R("read", "**", "allow")], "bash", "bash dev/stdin", "allow"),  # a file here
+ # bash's command tables set by an expansion, read, or through a nameref
+ (RM, "bash", ": ${BASH_CMDS[ls]:=/bin/rm}; ls -rf x", "deny"),
+ (RM, "bash", "echo ${BASH_CMDS[ls]=/bin/rm}; ls -rf x", "deny"),
+ (RM, "bash", ": ${BASH_ALIASES[ls]:=rm}; shopt -s expand_aliases\nls x", "deny"),
+ (RM, "bash", "read 'BASH_CMDS[ls]' <<< /bin/rm; ls -rf x", "deny"),
+ (RM, "bash", "declare -n r=BASH_CMDS; r[ls]=/bin/rm; ls x", "deny"),
+ (RM, "bash", "local -n r=BASH_ALIASES 2>/dev/null; r[ls]=rm; ls x", "deny"),
+ (ANY, "bash", "declare -n r=BASH_CMDS; r[ls]=/tmp/evil; ls", "not-allow"),
+ # text tree-sitter rejects: the scan's pieces that parse are also read as written
+ (RM, "bash", "for x in a; { :; }; {rm,-rf,x}", "deny"),
+ (RM, "bash", "for x in a; { :; }; c=rm; $c -rf x", "deny"),
+ (RM, "bash", "for x in a; { :; }; rm${IFS}-rf${IFS}x", "deny"),
+ (RM, "bash", "for x in a; { :; }; BASH_CMDS[ls]=/bin/rm; ls x", "deny"),
+ (RM, "bash", "for x in a; { :; }; cat <<E; rm -rf x", "deny"),
+ (RM, "bash", "for x in a; { echo 'a;b'; }; ls", "not-allow"),
 ]
 
 

@@ -7,10 +7,17 @@ the name as written stands (``deny python *`` then ``allow python3 *``)."""
 
 from __future__ import annotations
 
+import os
+import re
+import shutil
+import subprocess
+
 import pytest
 from judging import A, D, R, assert_meets, project_in
 
 from dm_cc.permissions.shell import analyse
+from dm_cc.permissions.shell.names import git_autocorrect
+from dm_cc.permissions.shell.tables.program_names import GIT_COMMANDS
 
 ANY_RM = [A("*"), D("rm *")]
 CASES = [
@@ -129,6 +136,15 @@ CASES = [
  ([A("*"), D("npm publish *")], "bash", "npm pack", "allow"),
  ([A("*"), D("npm publish *")], "bash", "npm p", "allow"),   # ambiguous: no command
  ([A("*"), D("git push *")], "bash", "git-lfs push", "allow"),
+ # -- git's autocorrection: an unknown command is run as the one it is most like when
+ #    help.autocorrect is set (the person's config, the repository's, -c, GIT_CONFIG_*)
+ ([A("*"), D("git push *")], "bash", "git psuh origin", "deny"),
+ ([A("*"), D("git push *")], "bash", "git -c help.autocorrect=immediate pushh origin", "deny"),
+ ([A("*"), D("git push *")], "bash", "git --no-pager puhs", "deny"),
+ ([A("*"), D("git push *")], "bash", "git-pussh origin", "deny"),
+ ([A("*"), R("bash", "git commit *", "ask")], "bash", "git commt -m x", "ask"),
+ ([A("*"), D("git push *")], "bash", "git pull origin", "allow"),   # a command: itself
+ ([A("*"), D("git push *")], "bash", "git status", "allow"),
 ]
 
 
@@ -150,3 +166,28 @@ def test_names_as_written_and_others():
     assert ("pip3", "install", "x") in command.names
     assert ("pip", "install", "x") in command.names
     assert analyse("ls -la").commands[0].names == ()
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+def test_git_autocorrect_is_among_the_names(tmp_path):
+    """Mistyped commands (one edit of each of git's commands) run by the real git with
+    help.autocorrect=immediate: what git ran is always among the names offered."""
+    typos = set()
+    # (filter-branch warns for 10 s before it does anything, even for -h)
+    for command in sorted(c for c in GIT_COMMANDS if "--" not in c
+                          and c != "filter-branch")[::6]:
+        for typo in (command[1:], command[:-1] + "x", command[1] + command[0] + command[2:],
+                     command + "s"):
+            if typo not in GIT_COMMANDS and re.fullmatch("[a-z][a-z0-9-]*", typo):
+                typos.add(typo)
+    env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "GIT_CONFIG_NOSYSTEM": "1"}
+    ran = 0
+    for typo in sorted(typos):
+        done = subprocess.run(["git", "-c", "help.autocorrect=immediate", typo, "-h"],
+                              cwd=tmp_path, env=env, capture_output=True, text=True,
+                              stdin=subprocess.DEVNULL, timeout=20)
+        meant = re.search(r"you meant '([^']+)'", done.stderr)
+        if meant is not None:
+            ran += 1
+            assert meant.group(1) in git_autocorrect(typo), typo
+    assert ran > 10  # git did autocorrect: the comparison tested something

@@ -228,6 +228,19 @@ HOSTS = [
     (NET, "bash", "git fetch origin && git push origin main", "allow"),
     (NET, "bash", "curl https://ok.test/", "allow"),
     (NET, "bash", "http :3000/health", "allow"),
+    # curl's own URL globbing ({a,b} sets and [a-z] ranges, the host too; checked with
+    # curl 7.88: each alternative is fetched); -g/--globoff reads the URL as written
+    (NET, "bash", "curl 'https://{ok,evil}.test/'", "deny"),
+    (NET, "bash", "curl 'https://ok.test{/x,.evil.test/}'", "deny"),
+    (NET, "bash", "curl 'https://[a-c].evil.test/'", "deny"),
+    (NET, "bash", "curl 'https://{" + ",".join(f"h{i}" for i in range(60)) + ",evil}.test/[1-9]'",
+     "deny"),  # past 64 URLs, each alternative once
+    (NET, "bash", "curl 'https://ok.test/{a,b}/[1-3].json'", "allow"),
+    (NET, "bash", "curl -g 'https://ok.test/{evil}'", "allow"),
+    (NET, "bash", "curl 'https://ok.test/" + "[1-9]" * 300 + "'", "not-allow"),  # too many
+    # past 64 hosts in a line, the rest is not judged: the line asks, saying so
+    (NET, "bash", "curl " + " ".join(f"https://h{i}.test/" for i in range(70))
+     + " https://evil.test/", "not-allow"),
 ]
 
 

@@ -380,6 +380,15 @@ CASES = [
  ([A("uv run *"), A("pytest *"), *FILES], "bash", "uv run --directory sub pytest -q", "allow"),
  ([A("xargs *"), A("grep *"), *FILES], "bash", "xargs -0 -n1 grep -l foo", "allow"),
  ([A("env *"), A("pytest *")], "bash", "env -u PYTHONPATH pytest -q", "allow"),
+ # --- 8. commands installed to run later: a crontab read from stdin (crontab(5): five
+ # time fields or an @nickname, then the command; `%` ends it); Lua's os.execute
+ ([A("*"), D("rm *")], "bash", "crontab <<< '* * * * * rm -rf x'", "deny"),
+ ([A("*"), D("rm *")], "bash", "crontab - <<EOF\nSHELL=/bin/sh\n@reboot rm -rf x\nEOF", "deny"),
+ ([A("*"), D("rm *")], "bash", "crontab <<< '0 0 * * * rm x%input'", "deny"),
+ ([A("*")], "bash", "echo '* * * * * id' | crontab -", "not-allow"),
+ ([A("crontab *"), A("echo *")], "bash", "crontab <<< '* * * * * echo hi'", "not-allow"),
+ ([A("crontab *")], "bash", "crontab -l", "allow"),
+ ([A("*"), D("rm *")], "bash", "lua -e 'os.execute(\"rm -rf x\")'", "deny"),
 ]
 
 

@@ -708,7 +708,7 @@ def test_a_kilobyte_is_fast() -> None:
     '"' * 100_000,
 ])
 def test_a_hundred_kilobytes_never_hangs(source: str) -> None:
-    start = time.perf_counter()
+    start = time.process_time()  # CPU: a loaded machine's waiting is not the gate's cost
     analysis = analyse(source[:100_000])
-    assert time.perf_counter() - start < 5
+    assert time.process_time() - start < 5
     assert any(c.dynamic for c in analysis.commands)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dm_cc.permissions.shell import analyse
 from dm_cc.permissions.shell.quoting import Word
-from dm_cc.permissions.shell.records import Broken, Command, FileUse, Noted, Script, Stdin
+from dm_cc.permissions.shell.records import Broken, Command, FileUse, Noted, Redirected, Script, Stdin
 from dm_cc.permissions.shell.source import syntax_tree
 from dm_cc.permissions.shell.walk import walk
 
@@ -17,9 +17,10 @@ def records(source: str) -> list:
 def test_the_walk_yields_plain_records_in_source_order() -> None:
     found = records("cat <<EOF\n`rm x`\nEOF\nLD_PRELOAD=y ls > out; export PATH=/tmp")
     assert found == [
-        Command([Word("cat")], Stdin("heredoc", "`rm x`\n")),
+        Command([Word("cat")], Stdin("heredoc", "`rm x`\n"), redirected=True),
         Script(Word("rm x")),  # backticks in a heredoc body: tree-sitter leaves them as text
-        Command([Word("ls")], None, (("LD_PRELOAD", Word("LD_PRELOAD=y")),)),
+        Redirected(),  # the first redirect of the script (a heredoc here)
+        Command([Word("ls")], None, (("LD_PRELOAD", Word("LD_PRELOAD=y")),), redirected=True),
         FileUse(Word("out"), "edit"),
         Noted([Word("export"), Word("PATH=/tmp")], ("PATH",), "sets PATH"),
     ]

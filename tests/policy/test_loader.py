@@ -229,6 +229,22 @@ def test_an_unclosed_quote_is_reported_where_it_opens_not_at_the_end_of_the_file
     assert (caught.value.line, caught.value.column) == (3, 14)
 
 
+def test_a_quote_left_open_that_the_next_rule_closes_is_named_where_yaml_stops():
+    """The next rule's opening quote closes the one left open: YAML stops there, on a
+    line that is right; the message names the line where the quote opened."""
+    text = ('rules:\n  - {permission: bash, pattern: "git *, action: allow}\n'
+            '  - {permission: read, pattern: "x", action: allow}\n')
+    with pytest.raises(PolicyError) as caught:
+        parse_policy(text, "p.yaml")
+    assert str(caught.value).startswith("p.yaml:3:34: invalid YAML: ")
+    assert str(caught.value).endswith('; the " opened at line 2, column 33 is closed only on '
+                                      'line 3: is its closing " missing?')
+    with pytest.raises(PolicyError) as caught:      # a quote closed on its own line: no word
+        parse_policy('rules:\n  - {permission: bash, pattern: "git *", action: allow}}\n',
+                     "p.yaml")
+    assert "opened at" not in str(caught.value)
+
+
 def test_an_unclosed_bracket_names_the_line_where_it_opens():
     with pytest.raises(PolicyError) as caught:
         parse_policy("rules: [{permission: bash, pattern: x, action: allow}\nagents: {}\n", "p.yaml")

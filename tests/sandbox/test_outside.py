@@ -16,7 +16,7 @@ from support.bwrap import needs_bwrap
 from support.sandbox_projects import RULES, Project, rule
 
 from dm_cc.permissions import PathContextDirs
-from dm_cc.sandbox import Change, Mount, Plan, SandboxSpec
+from dm_cc.sandbox import Change, Mount, Plan, SandboxSpec, wait_removed
 from dm_cc.sandbox import outside as scratch
 from dm_cc.sandbox.outside import binds, discarded, scratch_areas, summary
 from dm_cc.tools.bash import Ran, run_plan
@@ -66,6 +66,7 @@ def test_a_push_to_a_local_remote_is_seen_though_it_said_nothing_of_it(pushed):
     refs = subprocess.run(["git", "-C", str(remote), "for-each-ref"], capture_output=True,
                           text=True, check=True).stdout
     assert refs == ""                                            # nothing reached it
+    assert wait_removed(30)
     assert not list(project.sandbox().transactions_dir.iterdir())
 
 

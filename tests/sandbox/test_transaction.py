@@ -18,7 +18,7 @@ import pytest
 from support.as_user import CAN_SWITCH, SYSTEM_PYTHON, give
 
 from dm_cc.sandbox import Change, Conflict, Transaction, transaction
-from dm_cc.sandbox.transaction import support
+from dm_cc.sandbox.transaction import support, wait_removed
 
 
 @pytest.fixture
@@ -80,6 +80,7 @@ def test_what_a_command_changed_is_listed_and_nothing_lands_before_it_is_applied
     assert (project / "gone.txt").exists() and (project / "old" / "deep" / "b.txt").exists()
     assert not (project / "new.txt").exists() and not (project / "made").exists()
     tx.close()
+    assert wait_removed(30)
     assert not tx.base.exists()
 
 
@@ -203,4 +204,57 @@ def test_a_transaction_a_killed_dm_cc_left_is_removed_by_the_next_one(project, s
     assert live.base.exists() and young.exists()
     for tx in (live, after):
         tx.close()
+    assert wait_removed(30)
     assert sorted(os.listdir(directory)) == ["tx-young"]
+
+
+def test_a_closed_transaction_is_removed_after_close_returns_and_held_until_then(
+        project, shared, monkeypatch):
+    """Removing a view is off the command's path: ``close`` hands it to a thread; until
+    that thread removed it, it stays held, so another dm_cc's sweep leaves it alone."""
+    import threading
+
+    directory = shared / "tx"
+    release = threading.Event()
+    remove = transaction._remove
+    monkeypatch.setattr(transaction, "_remove",
+                        lambda path: (release.wait(30), remove(path)))
+    tx = Transaction.begin(project.as_posix(), directory)
+    (tx.upper / "written.txt").write_text("w")
+    old = time.time() - transaction.LEFT_OVER_AFTER - 1
+    os.utime(tx.base, (old, old))
+    tx.close()                                    # returns with the removal still to do
+    assert tx.base.exists() and not wait_removed(0.2)
+    sweep = ("import sys; from pathlib import Path; from dm_cc.sandbox import transaction; "
+             "transaction._remove_left_over(Path(sys.argv[1]))")
+    done = subprocess.run([sys.executable, "-c", sweep, str(directory)], capture_output=True,
+                          text=True, timeout=30, env={**os.environ, "PYTHONPATH": os.pathsep.join(
+                              sys.path)})
+    assert done.returncode == 0, done.stderr
+    assert (tx.base / "upper" / "written.txt").exists()      # held: not another's to take
+    release.set()
+    assert wait_removed(30)
+    assert not tx.base.exists()
+
+
+def test_a_file_compared_in_listing_lands_with_the_digest_of_what_was_read(project, shared):
+    """Listing reads a same-sized file whole to compare it; the sha256 of those bytes goes
+    with it when it lands (for undo's record), but only while the file is as it was read."""
+    import hashlib
+
+    tx = Transaction.begin(project.as_posix(), shared / "tx")
+    run(tx, f"cd {project} && echo AFTER_ > changed.txt && echo SAME > touched.txt "
+            "&& echo grown and longer > kept.txt", None)
+    changes = {c.path: c for c in tx.changes()}
+    assert set(changes) == {"changed.txt", "touched.txt", "kept.txt"}
+    (tx.upper / "touched.txt").write_text("SAMe\n")       # after listing: not as it was read
+    told: dict[str, object] = {}
+    for change in changes.values():
+        inode = os.lstat(tx.upper / change.path).st_ino
+        tx.apply(change, landed=lambda path, at, known: told.update({path: known}))
+        assert os.lstat(project / change.path).st_ino == inode
+    assert told == {"changed.txt": (os.lstat(project / "changed.txt").st_ino,
+                                    hashlib.sha256(b"AFTER_\n").hexdigest()),
+                    "touched.txt": None,       # changed after it was read
+                    "kept.txt": None}          # another size: never read in listing
+    tx.close()

@@ -22,6 +22,7 @@ from dm_cc.core import HeadlessApprover, Loop
 from dm_cc.core.approval import Approval, ApprovalRequest
 from dm_cc.llm import ModelReply
 from dm_cc.llm.scripted import ScriptedModel, calls
+from dm_cc.sandbox import wait_removed
 from dm_cc.sandbox.host import availability
 
 pytestmark = pytest.mark.skipif(not availability().usable, reason="bubblewrap cannot run here")
@@ -90,6 +91,7 @@ def run(project: Path, *commands: str | tuple[str, dict], approver=None,
 
 def left_over(loop: Loop) -> list[str]:
     directory = loop.rt.sandbox.transactions_dir
+    assert wait_removed(30)
     return os.listdir(directory) if directory.exists() else []
 
 

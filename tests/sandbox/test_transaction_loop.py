@@ -17,7 +17,7 @@ from dm_cc.compose import open_world
 from dm_cc.core import HeadlessApprover, Loop
 from dm_cc.llm import ModelReply
 from dm_cc.llm.scripted import ScriptedModel, calls
-from dm_cc.sandbox import Plan, Sandbox
+from dm_cc.sandbox import Plan, Sandbox, wait_removed
 
 PYTHON_WRITES = ("python3 -c \"import os, pathlib; pathlib.Path('made.txt').write_text('m'); "
                  "os.remove('keep/a.txt'); os.remove('gone.txt'); "
@@ -80,5 +80,6 @@ def test_what_lands_is_decided_on_what_the_command_did(world_of, shared, user, m
     assert not (world_of / ".envrc").exists()                     # protected, headless
     assert "deleted keep/a.txt: denied by rule `deny delete keep/**`" in told
     assert "created .envrc: protected" in told
+    assert wait_removed(30)
     assert not os.listdir(loop.rt.sandbox.transactions_dir)   # nothing left over
 

@@ -4,6 +4,7 @@ bound, damaged records kept, paths that would leave the project."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import stat
@@ -371,6 +372,76 @@ def test_a_damaged_index_is_rebuilt_from_the_records(store, root):
     assert store.sessions() == [SESSION] and store.size() == 1
     (store.directory / "index.json").unlink()
     assert store.sessions(root) == [SESSION]
+
+
+def test_an_index_a_crash_left_behind_its_records_is_read_from_them(store, root, tmp_path):
+    """The index is not fsynced (a step's one durable write is its record): one a crash
+    left as it was before the last steps -- whole, but missing them, or naming one
+    undone -- is found out on the first read and the records read instead."""
+    (root / "a").write_text("0")
+    (root / "b").write_text("0")
+    edit(store, root, "a", "1")
+    before = (store.directory / "index.json").read_bytes()
+    edit(store, root, "b", "1", session=OTHER)
+    (store.directory / "index.json").write_bytes(before)      # as a crash may leave it
+    fresh = UndoStore(store.directory)
+    assert fresh.sessions() == [OTHER, SESSION] and fresh.size() == 2
+    assert fresh.sessions(root) == [OTHER, SESSION]
+    assert fresh.undo(OTHER).ok and (root / "b").read_text() == "0"   # rewrote the index
+    assert json.loads((store.directory / "index.json").read_text())["steps"][0]["session"] \
+        == SESSION
+    edit(fresh, root, "b", "2", session=OTHER)
+    stale = (store.directory / "index.json").read_bytes()
+    assert fresh.undo(OTHER).ok
+    (store.directory / "index.json").write_bytes(stale)       # names a step undone since
+    assert UndoStore(store.directory).sessions() == [SESSION]
+
+
+def test_a_step_told_each_state_after_keeps_the_digest_so_a_same_sized_change_since_refuses(
+        store, root):
+    """A caller holding the parent directory open (a transaction applying) passes it and
+    tells each path's state after as it lands, with the sha256 of what it put there
+    when it read it: undo still tells a change since of the same size and time."""
+    (root / "d").mkdir()
+    (root / "d" / "a").write_text("old\n")
+    (root / "d" / "new").write_text("new\n")
+    info = (root / "d" / "new").stat()
+    fd = os.open(root / "d", os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        with store.recorder(SESSION, root, "bash: x", turn=0) as recorder:
+            recorder.keep("d/a", moving=True, at=fd)
+            os.replace("new", "a", src_dir_fd=fd, dst_dir_fd=fd)
+            digest = hashlib.sha256(b"new\n").hexdigest()
+            recorder.landed("d/a", fd, known=(info.st_ino, digest))
+    finally:
+        os.close(fd)
+    step = recorder.close()
+    assert step is not None
+    record = json.loads((store.directory / SESSION / "000001.json").read_text())
+    assert record["paths"][0]["after"]["sha256"] == digest
+    target = root / "d" / "a"
+    target.write_text("NEW\n")                              # same size, same time
+    os.utime(target, ns=(info.st_atime_ns, info.st_mtime_ns))
+    refused = store.undo(SESSION)
+    assert not refused.ok and "d/a changed since step 1" in refused.refused[0]
+    target.write_text("new\n")
+    assert store.undo(SESSION).ok and target.read_text() == "old\n"
+
+
+def test_a_digest_told_for_another_file_is_not_taken(store, root):
+    (root / "a").write_text("old\n")
+    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        with store.recorder(SESSION, root, "bash: x", turn=0) as recorder:
+            recorder.keep("a", moving=True, at=fd)
+            (root / "a").unlink()
+            (root / "a").write_text("new\n")
+            recorder.landed("a", fd, known=(os.stat(root).st_ino, "0" * 64))   # not its inode
+    finally:
+        os.close(fd)
+    record = json.loads((store.directory / SESSION / "000001.json").read_text())
+    assert record["paths"][0]["after"]["sha256"] == \
+        hashlib.sha256(b"new\n").hexdigest()
 
 
 def test_a_record_is_readable_json(store, root):

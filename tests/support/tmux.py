@@ -32,6 +32,10 @@ import yaml
 from dm_cc.ui.approval_prompt import GRACE
 
 TMUX = shutil.which("tmux")
+# A question's lines are drawn a moment before its grace starts (then it reads keys),
+# and a loaded machine stretches that moment: a person's key comes well after GRACE;
+# a test's key must too, or it is rightly kept as typing.
+AFTER_GRACE = 3 * GRACE
 EXITED = "[dm_cc exited "
 
 
@@ -94,6 +98,21 @@ class Pane:
             time.sleep(0.1)
         return screen
 
+    def at_prompt(self, prompt: str = "build>", timeout: float = 20) -> str:
+        """Once the REPL is back at an empty prompt (its row above the toolbar), as a
+        person waits for it before typing the next message. Keys typed sooner, while
+        a turn or a slash command still ends, wait in the terminal, which turns Enter
+        into a new line in the box (docs/repl.md): a test that types then is racing."""
+        deadline = time.monotonic() + timeout
+        while True:
+            rows = [row.rstrip() for row in self.visible() if row.strip()]
+            if len(rows) >= 2 and rows[-2] == prompt:
+                return self.screen()
+            if time.monotonic() > deadline:
+                raise AssertionError(f"the prompt {prompt!r} never came back; the screen:\n"
+                                     f"{self.screen()}")
+            time.sleep(0.05)
+
     def again(self) -> None:
         """Once dm_cc has exited, start it again (Enter, as a person re-runs it)."""
         self.wait_for(EXITED)
@@ -108,7 +127,7 @@ class Pane:
         sooner than ``GRACE`` after it appears does not answer it), then press ``keys``;
         returns the screen with the question."""
         screen = self.wait_for(legend)
-        time.sleep(GRACE)
+        time.sleep(AFTER_GRACE)
         self.send(*keys)
         return screen
 

@@ -7,10 +7,10 @@ from __future__ import annotations
 import time
 
 import pytest
-from support.tmux import TMUX, dm_cc_pane
+from support.tmux import AFTER_GRACE, TMUX, dm_cc_pane
 
 from dm_cc.compose import open_world
-from dm_cc.ui.approval_prompt import GRACE, QUIET
+from dm_cc.ui.approval_prompt import QUIET
 
 pytestmark = pytest.mark.skipif(TMUX is None, reason="tmux is not installed")
 
@@ -35,7 +35,7 @@ def test_always_offers_the_script_warns_on_the_interpreter_and_never_saves_a_rep
         assert '! allow bash "bash *" lets bash run any script' in screen
         assert "saved for this project" in screen
         assert open_world(cwd=project).approvals.rules_for("build") == ()
-        time.sleep(GRACE)                   # a person reads the warning first
+        time.sleep(AFTER_GRACE)                   # a person reads the warning first
         pane.send("e")                      # back to the line, the broad rule in it
         deadline = time.monotonic() + 10
         while pane.screen().count("allow bash bash *") < 2 and time.monotonic() < deadline:
@@ -51,7 +51,7 @@ def test_always_offers_the_script_warns_on_the_interpreter_and_never_saves_a_rep
         screen = pane.wait_for('s this session (doom_loop "bash")')
         question = screen[screen.rindex("? build wants to use bash"):]
         assert 's this session (doom_loop "bash")' in question and "a always" not in question
-        time.sleep(GRACE)
+        time.sleep(AFTER_GRACE)
         pane.send("a")                      # no such answer here: ignored (kept for the prompt)
         time.sleep(QUIET)                   # a key right after another is typing, not an answer
         pane.send("y")

@@ -10,10 +10,9 @@ import time
 
 import pytest
 from support.policy import COMMANDS_AND_EDITS, my_policy
-from support.tmux import TMUX, dm_cc_pane
+from support.tmux import AFTER_GRACE, TMUX, dm_cc_pane
 
 from dm_cc.sandbox.host import availability
-from dm_cc.ui.approval_prompt import GRACE
 
 pytestmark = [pytest.mark.skipif(TMUX is None, reason="tmux is not installed"),
               pytest.mark.skipif(not availability().usable, reason="bubblewrap cannot run here")]
@@ -46,7 +45,7 @@ def asked(pane) -> list[str]:
     """The question's rows, from its heading to its legend, once a person has read it
     (a key sooner does not answer it)."""
     rows = pane.wait_for(LEGEND).splitlines()
-    time.sleep(GRACE)
+    time.sleep(AFTER_GRACE)
     first = max(n for n, row in enumerate(rows) if row.startswith("? The command changed"))
     return rows[first:next(n for n in range(first, len(rows)) if LEGEND in rows[n]) + 1]
 
@@ -66,6 +65,7 @@ def test_the_question_lists_the_changes_with_the_diffs_and_y_applies_them(pane, 
     assert not (project / "old.txt").exists()
     assert (project / "notes.txt").read_text() == "one\nTWO\nthree\n"
     assert "did not" not in pane.screen()           # all landed: no word about it
+    pane.at_prompt()
     pane.type("/undo")                               # and /undo takes the command back
     pane.send("Enter")
     pane.wait_for("restored old.txt")

@@ -11,9 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
-from support.tmux import TMUX, dm_cc_pane
-
-from dm_cc.ui.approval_prompt import GRACE
+from support.tmux import AFTER_GRACE, TMUX, dm_cc_pane
 
 pytestmark = pytest.mark.skipif(TMUX is None, reason="tmux is not installed")
 
@@ -57,7 +55,7 @@ def test_shift_tab_accept_edits_and_an_at_mention_in_a_real_terminal(project, tm
         assert "allowed by allow edit \"**\" at builtin:accept-edits" in screen
         assert (project / "inside.txt").read_text() == "in\n"
         assert str(outside) in screen.split("wants to use write")[1]
-        time.sleep(GRACE)                                 # a person reads it first
+        time.sleep(AFTER_GRACE)                                 # a person reads it first
         pane.send("n")
         pane.wait_for("stopped: you said no")
         assert not outside.exists()

@@ -17,7 +17,7 @@ from support.repl_driver import ENTER, SIGINT, drive
 from support.tmux import TMUX, dm_cc_pane
 
 from dm_cc.config import config_dir
-from dm_cc.ui.early import give_back, keep_enter
+from dm_cc.ui.early import give_back, keep_enter, typed_early
 from dm_cc.ui.repl import WAITING
 
 HELLO = [{"text": "Hello there."}, {"text": "Again."}]
@@ -67,6 +67,24 @@ def test_enter_typed_before_the_repl_takes_over_stays_enter():
         os.close(side)
 
 
+def test_lines_typed_before_the_first_prompt_are_taken_with_enter_as_typed():
+    """Typed ahead at the shell, before dm_cc drew its first prompt: the terminal
+    queued each Enter as a newline. keep_enter takes the whole lines out, Enter
+    back to a carriage return; a line not ended yet stays in the queue, after them."""
+    main, side = pty.openpty()
+    try:
+        os.write(main, b"hi\rsecond\rmore")
+        time.sleep(0.2)                        # the terminal takes the keys in
+        keep_enter(side)
+        assert typed_early() == "hi\rsecond\r" and typed_early() == ""
+        give_back()
+        termios.tcsetattr(side, termios.TCSANOW, _raw(termios.tcgetattr(side)))
+        assert os.read(side, 10) == b"more"
+    finally:
+        os.close(main)
+        os.close(side)
+
+
 def _raw(attributes: list) -> list:
     """What prompt_toolkit sets: no echo, no line editing (and ICRNL left alone)."""
     attributes[3] &= ~(termios.ECHO | termios.ICANON)
@@ -81,7 +99,8 @@ def test_in_a_terminal_early_enter_sends_and_mcp_trouble_never_stops_the_repl(pr
     its file:line. Start 2: a message waits for a server still starting, Ctrl-C
     cancels it, and Ctrl-D leaves while the server still starts: no traceback, and
     the server is stopped. (The second start is begun by Enter at the shell's
-    `read`: the terminal's settings were put back.)"""
+    `read`: the terminal's settings were put back.) Start 3: a message typed ahead
+    at the shell, before dm_cc has drawn anything, is sent once it has loaded."""
     config = config_dir() / "config.yaml"
     config.parent.mkdir(parents=True)
     (config_dir() / "policy.yaml").write_text("rules:\n" + "".join(
@@ -89,7 +108,7 @@ def test_in_a_terminal_early_enter_sends_and_mcp_trouble_never_stops_the_repl(pr
         for n in range(20000)))   # ~1 s to load: "hi" and Enter land before it is done
     config.write_text("mcp:\n  servers:\n    typo: {comand: mcp-server-typo}\n")
     log = project.parent / "starts.log"
-    pane = dm_cc_pane(project, HELLO, width=200, starts=2)
+    pane = dm_cc_pane(project, HELLO, width=200, starts=3)
     try:
         pane.wait_for("dm_cc>")
         pane.type("hi")
@@ -123,5 +142,12 @@ def test_in_a_terminal_early_enter_sends_and_mcp_trouble_never_stops_the_repl(pr
         assert "Traceback" not in screen and "Event loop is closed" not in screen, screen
         [pid] = map(int, log.read_text().split())
         assert gone(pid, within=1)
+
+        config.write_text("sandbox: off\n")
+        pane.again()                             # Enter at the shell's `read`, and at once …
+        pane.type("typed ahead")                 # … a message typed before dm_cc has started
+        pane.send("Enter")
+        screen = pane.wait_for("Hello there.")
+        assert "dm_cc> typed ahead\n" in screen and "… " not in screen   # sent, once
     finally:
         pane.close()

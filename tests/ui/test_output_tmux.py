@@ -43,6 +43,7 @@ def test_a_long_command_streams_and_ctrl_c_keeps_its_output(project):
         screen = pane.wait_for("turn cancelled")
         assert "(cancelled by the user after " in screen
         assert "  │ line 1 000" in screen                       # what it printed stays
+        pane.at_prompt()
         pane.type("what did you see?")
         pane.send("Enter")
         pane.wait_for("The model was sent: line 1 000")

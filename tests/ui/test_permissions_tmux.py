@@ -36,7 +36,8 @@ def test_a_person_adds_a_project_rule_sees_it_decide_revokes_and_removes_it(proj
         pane.wait_for("/help lists commands")
         pane.type("/permissions")
         pane.send("Enter")
-        screen = pane.wait_for("mcp trust|untrust NAME")
+        pane.wait_for("mcp trust|untrust NAME")
+        screen = pane.at_prompt()
         shown = screen[screen.rindex("build> /permissions"):]
         rows = shown[:shown.index("\nbuild>")].splitlines()[1:]
         assert len(rows) < 20 and all(len(row) < 80 for row in rows), shown   # none wrapped
@@ -56,6 +57,7 @@ def test_a_person_adds_a_project_rule_sees_it_decide_revokes_and_removes_it(proj
         pane.type("/permissions add --project ask bash git status * # look first")
         pane.send("Enter")
         pane.wait_for(".dm_cc/policy.yaml: still trusted: the change is yours")
+        pane.at_prompt()
         pane.type("look")
         pane.send("Enter")
         screen = pane.answer("a always", "a")    # read first: a key at once is typing
@@ -66,16 +68,20 @@ def test_a_person_adds_a_project_rule_sees_it_decide_revokes_and_removes_it(proj
         pane.wait_for("looked once")
         saved = open_world(cwd=project).approvals.list(agent="build")
         assert [(a.permission, a.agent) for a in saved] == [("bash", "build")]
+        pane.at_prompt()
 
         pane.type("/permissions approvals")
         pane.send("Enter")
         pane.wait_for(f"  {saved[0].id}  build  bash ")
+        pane.at_prompt()
         pane.type(f"/permissions revoke {saved[0].id}")
         pane.send("Enter")
         pane.wait_for(f"revoked {saved[0].id}")
+        pane.at_prompt()
         pane.type("/permissions remove 2")
         pane.send("Enter")
         pane.wait_for("removed from .dm_cc/policy.yaml:3, in force from now on:")
+        pane.at_prompt()
         pane.type("again")
         pane.send("Enter")
         screen = pane.wait_for("looked twice")

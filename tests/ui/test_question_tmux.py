@@ -9,14 +9,9 @@ from __future__ import annotations
 import time
 
 import pytest
-from support.tmux import TMUX, dm_cc_pane
+from support.tmux import AFTER_GRACE, TMUX, dm_cc_pane
 
-from dm_cc.ui.approval_prompt import GRACE, QUIET, TYPING
-
-# A question is on screen a moment before its grace starts (its lines are drawn, then
-# it reads keys), and a loaded machine stretches that moment: a person's key comes
-# well after GRACE; the test's key must too, or it is rightly kept as typing.
-AFTER_GRACE = 3 * GRACE
+from dm_cc.ui.approval_prompt import QUIET, TYPING
 
 pytestmark = pytest.mark.skipif(TMUX is None, reason="tmux is not installed")
 

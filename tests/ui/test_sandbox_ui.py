@@ -13,12 +13,11 @@ import pytest
 import yaml
 from support.bwrap import kept_out
 from support.repl_driver import ENTER, drive
-from support.tmux import TMUX, Pane
+from support.tmux import AFTER_GRACE, TMUX, Pane
 from support.trust import trust_project
 
 from dm_cc.compose import open_world
 from dm_cc.sandbox.host import availability
-from dm_cc.ui.approval_prompt import GRACE
 from dm_cc.ui.sandbox_text import ESCAPE_QUESTION
 
 needs_bwrap = pytest.mark.skipif(not availability().usable,
@@ -213,7 +212,7 @@ def test_in_a_terminal_the_toolbar_and_the_escape_question_read_well(project, al
         assert lines[after + 1].startswith('  asks: sandbox_escape "python3 -c open(')
         legend = "".join(lines).replace(" ", "")          # it may wrap, at a space too
         assert "nno,keepitinthesandboxandstoptheturn" in legend
-        time.sleep(GRACE)                                 # a person reads it first
+        time.sleep(AFTER_GRACE)                                 # a person reads it first
         pane.send("y")
         screen = pane.wait_for("the turn went on")
         assert "(run outside the sandbox)" in screen

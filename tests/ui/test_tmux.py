@@ -6,10 +6,9 @@ from __future__ import annotations
 import time
 
 import pytest
-from support.tmux import TMUX, dm_cc_pane
+from support.tmux import AFTER_GRACE, TMUX, dm_cc_pane
 
 from dm_cc.compose import open_world
-from dm_cc.ui.approval_prompt import GRACE
 
 pytestmark = pytest.mark.skipif(TMUX is None, reason="tmux is not installed")
 
@@ -43,11 +42,12 @@ def test_a_person_approves_a_write_for_good_and_denies_a_push(pane, project):
     pane.send("Enter")
     screen = pane.wait_for("a always")
     assert "build wants to use write" in screen and "+hi" in screen
-    time.sleep(GRACE)                                    # a person reads it first
+    time.sleep(AFTER_GRACE)                                    # a person reads it first
     pane.send("a")
     pane.wait_for("allow edit notes.txt")
     pane.send("Enter")                                   # save the rule as shown
     pane.wait_for("notes.txt is written.")
+    pane.at_prompt()
     assert (project / "notes.txt").read_text() == "hi\n"
     saved = open_world(cwd=project).approvals.list()
     assert [(a.permission, a.pattern) for a in saved] == [("edit", "notes.txt")]
@@ -59,13 +59,15 @@ def test_a_person_approves_a_write_for_good_and_denies_a_push(pane, project):
     assert "Publish the branch" in screen
     assert "reason: pushes are visible to the whole team" in screen
     assert ".dm_cc/policy.yaml:2" in screen
-    time.sleep(GRACE)
+    time.sleep(AFTER_GRACE)
     pane.send("C-d")                                     # Ctrl-D at the question denies
     pane.wait_for("stopped: you said no")
+    pane.at_prompt()
 
     pane.type("/help")
     pane.send("Enter")
-    screen = pane.wait_for("/permissions")
+    pane.wait_for("/permissions")
+    screen = pane.at_prompt()
     assert "/agent" in screen and "/why" in screen
     pane.type("/agent list")
     pane.send("Enter")

@@ -9,10 +9,10 @@ from __future__ import annotations
 import time
 
 import pytest
-from support.tmux import TMUX, dm_cc_pane
+from support.tmux import AFTER_GRACE, TMUX, dm_cc_pane
 
 from dm_cc.compose import open_world
-from dm_cc.ui.approval_prompt import GRACE, QUIET
+from dm_cc.ui.approval_prompt import QUIET
 
 pytestmark = pytest.mark.skipif(TMUX is None, reason="tmux is not installed")
 
@@ -84,7 +84,7 @@ def test_y_trusts_the_files_their_rules_apply_and_the_next_start_does_not_ask(cl
         shown = question(pane)
         assert len(shown) < 20 and all(len(row) < 80 for row in shown), shown
 
-        time.sleep(GRACE)                                        # read, then answer
+        time.sleep(AFTER_GRACE)                                        # read, then answer
         pane.send("y")
         pane.wait_for("trusted as they are now (dm_cc untrust forgets it)")
         screen = pane.wait_for(READY)
@@ -109,7 +109,7 @@ def test_y_trusts_the_files_their_rules_apply_and_the_next_start_does_not_ask(cl
         screen = pane.wait_for(LEGEND)
         assert ".dm_cc/policy.yaml  (CHANGED since you trusted it)" in screen
         assert "        allow bash 'make *'\n" in screen
-        time.sleep(GRACE)
+        time.sleep(AFTER_GRACE)
         pane.send("Escape")                                      # Esc says no
         pane.wait_for("not trusted: only their deny and ask rules apply (later: dm_cc trust)")
         pane.wait_for(READY)
@@ -144,10 +144,11 @@ def test_no_keeps_their_allow_rules_out_and_the_next_start_does_not_ask(cloned):
         screen = pane.wait_for("n no, stop the turn")            # the call is asked
         assert "$ touch src/tests-ran" in screen
         assert 'asks: bash "touch src/tests-ran"  ← ask * "*" at builtin:defaults' in screen
-        time.sleep(GRACE)
+        time.sleep(AFTER_GRACE)
         pane.send("n")
         pane.wait_for("stopped: you said no")
         assert not (cloned / "src" / "tests-ran").exists()
+        pane.at_prompt()
         pane.type("/trust")
         pane.send("Enter")
         screen = pane.wait_for("This session runs without them.")

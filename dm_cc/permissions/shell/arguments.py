@@ -232,6 +232,11 @@ def _effects(key: tuple[str, ...], spec: ArgSpec, args: list[Word], texts: list[
                   if spec.risky.get(o.flag) == "url-read" and o.value is not None)]
         if len(urls) > 1:  # curl URL1 URL2: each is fetched; each judged as `curl URL`
             effects += [Command([Word(key[0]), url]) for url in urls]
+        if key[0] == "curl" and not flags & {"-g", "--globoff"}:  # curl's own {a,b}, [1-3]
+            globbed = [(url, curl_globbed(url.text)) for url in urls]
+            effects += [Sensitive("a URL glob of too many alternatives")
+                        for _, texts in globbed if texts is None][:1]
+            urls = [url._replace(text=text) for url, texts in globbed for text in texts or ()]
         effects += [Reach(url) for url in urls]  # each a request to its host, as are the
         effects += [Reach(relay) for o in scan.options  # proxies and connect-to targets
                     if o.value is not None and (relay := _relay(o.flag, args[o.at], o.value))]
@@ -436,6 +441,67 @@ def _make_assignment() -> re.Pattern[str]:
 #: H1:P1:H2:P2`` and ``--resolve HOST:PORT:ADDR`` send it to H2 or ADDR.
 _RELAYS = frozenset({"-x", "--proxy", "--preproxy", "--socks4", "--socks4a", "--socks5",
                      "--socks5-hostname", "--proxy1.0", "--doh-url"})
+
+
+MAX_GLOBBED = 64  # URLs one curl glob is read as: past it, each part's first alternatives
+
+
+def curl_globbed(url: str) -> list[str] | None:
+    """The URLs curl makes of one with its globbing (curl(1) "URL": ``{one,two}`` sets
+    and ``[a-z]``, ``[1-10:2]`` ranges, any part of the URL, the host too; ``\\``
+    escapes one): every combination, or past MAX_GLOBBED each alternative once, with the
+    first alternative of every other part (a range is read to MAX_GLOBBED values); None
+    past 4 * MAX_GLOBBED alternatives in all."""
+    if "{" not in url and "[" not in url:
+        return [url]
+    parts: list[list[str]] = []
+    literal, i = "", 0
+    while i < len(url):
+        char = url[i]
+        if char == "\\" and i + 1 < len(url):
+            literal, i = literal + url[i + 1], i + 2
+            continue
+        close = url.find("}" if char == "{" else "]", i) if char in "{[" else -1
+        if close < 0:
+            literal, i = literal + char, i + 1
+            continue
+        body = url[i + 1:close]
+        choices = body.split(",") if char == "{" else _curl_range(body)
+        if char == "[" and not choices:  # an IPv6 address or no range: as written
+            literal, i = literal + url[i:close + 1], close + 1
+            continue
+        parts += [[literal], choices]
+        literal, i = "", close + 1
+        if len(parts) + sum(len(choices) for choices in parts[1::2]) > 4 * MAX_GLOBBED:
+            return None  # too many to read one by one
+    parts.append([literal])
+    count = 1
+    for choices in parts:
+        count *= len(choices)
+    if count <= MAX_GLOBBED:
+        found = [""]
+        for choices in parts:
+            found = [f + c for f in found for c in choices]
+        return list(dict.fromkeys(found))
+    # too many: each alternative once, with the first of every other part
+    firsts = [choices[0] for choices in parts]
+    return list(dict.fromkeys("".join([*firsts[:at], choice, *firsts[at + 1:]])
+                              for at, choices in enumerate(parts) for choice in choices))
+
+
+def _curl_range(body: str) -> list[str]:
+    """A curl range's alternatives (``a-z``, ``1-10``, ``001-100:10``), at most
+    MAX_GLOBBED; none when ``body`` is no range."""
+    m = re.fullmatch(r"([a-zA-Z])-([a-zA-Z])(?::(\d+))?|(\d+)-(\d+)(?::(\d+))?", body)
+    if m is None:
+        return []
+    if m.group(1):
+        step = int(m.group(3) or 1) or 1
+        return [chr(c) for c in range(ord(m.group(1)), ord(m.group(2)) + 1, step)][:MAX_GLOBBED]
+    start, end, step = int(m.group(4)), int(m.group(5)), int(m.group(6) or 1) or 1
+    width = len(m.group(4)) if m.group(4)[:1] == "0" else 0
+    values = range(start, min(end, start + step * MAX_GLOBBED) + 1, step)
+    return [str(v).zfill(width) for v in values]
 
 
 def _relay(flag: str, word: Word, value: str) -> Word | None:

@@ -277,6 +277,8 @@ class FlagRule(NamedTuple):
         read = _read(tuple(words))  # (a request is matched against many rules)
         if not read.words or read.words[0] != self.head[0]:
             return False
+        if not read.options and self.needs_options:
+            return False  # no option, nothing standing for one: none of its flags given
         rest = _after_head(self.head, read.positional, read.values)
         if rest is None:
             return False
@@ -285,6 +287,12 @@ class FlagRule(NamedTuple):
                 self.flags - have, read.options)):
             return False
         return wildcard_match(self.tail, " ".join(read.positional[rest:]))
+
+    @property
+    def needs_options(self) -> bool:
+        """Whether only a command with an option word can match: the rule names flags
+        and no positional word of its program stands for one (``POSITIONAL_FLAGS``)."""
+        return bool(self.flags) and _flag_key(self.head) not in POSITIONAL_FLAGS
 
     @property
     def key(self) -> tuple[str, str | None]:
@@ -302,6 +310,12 @@ def flag_keys(words: Sequence[str]) -> list[tuple[str, str | None]]:
         return []
     program = read.words[0]
     return [(program, None), *((program, word) for word in set(read.positional[1:]))]
+
+
+def has_options(words: Sequence[str]) -> bool:
+    """Whether the command ``words`` has an option word, as the flag rules read it (a
+    rule that :attr:`FlagRule.needs_options` matches no command without one)."""
+    return bool(_read(tuple(words)).options)
 
 
 class _Read(NamedTuple):

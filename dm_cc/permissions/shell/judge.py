@@ -47,6 +47,7 @@ from dm_cc.permissions.shell.programs import (
     ANY_NAME,
     Rename,
     code_builtin,
+    crontab,
     dev_fd,
     embedded_commands,
     eval_builtin,
@@ -72,12 +73,18 @@ from dm_cc.permissions.shell.records import (
     Outcome,
     Parse,
     Reach,
+    Redirected,
     Script,
     Sensitive,
     Stdin,
 )
 from dm_cc.permissions.shell.results import FileRef, ShellAnalysis, SimpleCommand
-from dm_cc.permissions.shell.source import join_continuations, syntax_tree, word_scan
+from dm_cc.permissions.shell.source import (
+    join_continuations,
+    scan_pieces,
+    syntax_tree,
+    word_scan,
+)
 from dm_cc.permissions.shell.tables import lookup
 from dm_cc.permissions.shell.tables.arguments import ARG_SPECS
 from dm_cc.permissions.shell.tables.commands import (
@@ -139,8 +146,9 @@ class Nested(NamedTuple):
 class Judge:
     """Collects commands and files; knows programs (through the tables), not trees."""
 
-    def __init__(self, size: int, scanning: bool = True) -> None:
+    def __init__(self, size: int, scanning: bool = True, reads: bool = False) -> None:
         self.scanning = scanning  # whether text the parser rejects is word-scanned
+        self.reads = scanning or reads  # whether a non-static name's reading is judged
         self.commands: list[SimpleCommand | None] = []
         self.files: list[FileRef] = []
         self.speculative: list[SimpleCommand] = []
@@ -176,6 +184,7 @@ class Judge:
         # a command of this line that may have written the repository's own files (an
         # archive extracted into the working directory): what it was, for the note
         self.planted_repository: str | None = None
+        self.redirects = False  # the line has a redirect (one no command may carry: `> f`)
 
     def run(self, source: str) -> None:
         """Judge ``source`` and every script found in it, depth-first."""
@@ -200,17 +209,25 @@ class Judge:
                 else:
                     work.append(self.script_text(nested))
         if self.renamed:
-            self.reread()
+            self.reread(source)
         if self.opaque:  # `exec 3<<< CODE; bash <&3`, `f() { sh; }; f <<< CODE`: a shell
             for body in dict.fromkeys(self.bodies):  # reads what it cannot be shown to read
                 self.guess_script(body, "a shell in this line may read it as its script")
 
-    def reread(self) -> None:
+    def reread(self, source: str) -> None:
         """Commands whose name the line re-points (``BASH_CMDS[ls]=/bin/rm``, ``hash -p``,
         ``alias`` ...), wherever they stand: judged as what they may run instead (a name
         re-pointed to what cannot be known: dynamic, and each program the re-pointing
         command names is offered to the deny rules)."""
         commands = [c for c in self.commands if c is not None]
+        if (ANY_NAME, None) in self.renamed:  # `read 'BASH_CMDS[ls]' <<< /bin/rm`, a
+            # nameref `r[ls]=/bin/rm`: the value may come from any input or assignment of
+            # the line: each program it names (a path's last part, a value) is offered too
+            named = dict.fromkeys([*(word.rpartition("/")[2] for body in self.bodies
+                                     for word in body.split()[:4]),
+                                   *(m.group(1) for m in _named_program().finditer(
+                                       source, 0, 16_384))])
+            self.renamed += [(ANY_NAME, (program,)) for program in list(named)[:16] if program]
         for name, replacement in dict.fromkeys(self.renamed):
             if replacement is None:
                 self.record((name,), True, None, note="re-points a command name to what "
@@ -227,16 +244,23 @@ class Judge:
                                 "tables, hash or alias)")
 
     def result(self) -> ShellAnalysis:
-        commands = (c for c in self.commands if c is not None)
-        return ShellAnalysis(tuple(dict.fromkeys(commands)), tuple(dict.fromkeys(self.files)),
+        commands: dict[SimpleCommand, bool] = {}  # each once, redirected if once so
+        for c in self.commands:
+            if c is not None:
+                plain = c._replace(redirected=False) if c.redirected else c
+                commands[plain] = commands.get(plain, False) or c.redirected
+        return ShellAnalysis(tuple(c._replace(redirected=True) if redirected else c
+                                   for c, redirected in commands.items()),
+                             tuple(dict.fromkeys(self.files)),
                              tuple(dict.fromkeys(self.speculative)),
-                             tuple(dict.fromkeys(self.hosts)))
+                             tuple(dict.fromkeys(self.hosts)),
+                             self.redirects and not any(commands.values()))
 
     # recording --------------------------------------------------------------
     def record(self, words: Sequence[str], dynamic: bool, suspect: str | None,
                sensitive: Sequence[str] = (), note: str | None = None,
                slot: int | None = None, names: tuple[tuple[str, ...], ...] = (),
-               runs_in: str | None = None) -> None:
+               runs_in: str | None = None, redirected: bool = False) -> None:
         """Store one SimpleCommand (in a reserved ``slot`` when given); while a guess is
         judged, as a speculative command."""
         tokens = tuple(dict.fromkeys(sensitive)) if sensitive else ()
@@ -252,7 +276,7 @@ class Judge:
         if tokens and note is None:
             note = f"uses {', '.join(tokens)}"
         command = SimpleCommand(tuple(words), dynamic, tokens, note, names=names,
-                                runs_in=runs_in)
+                                runs_in=runs_in, redirected=redirected)
         if slot is None:
             if self._full(self.commands):
                 return
@@ -281,7 +305,8 @@ class Judge:
     def file(self, word: Word, access: Access) -> None:
         guess = self.guessing is not None  # a guess's files: for deny rules only
         path = word.text
-        if word.procsub or path in ("", "-", "{}") or path in NON_FILES or dev_fd(path):
+        if word.procsub or path in ("", "-", "{}") or path in NON_FILES or (
+                path[:1] == "/" and dev_fd(path)):
             return
         dynamic = word.expand or word.glob
         if path[:1] == "~" and path != "~" and path[:2] != "~/":
@@ -402,7 +427,7 @@ class Judge:
         for record in walk(src, syntax_tree(src)):
             if isinstance(record, Command):
                 yield from self.command(record.words, depth, record.stdin, record.env,
-                                        record.suspect or suspect)
+                                        record.suspect or suspect, record.redirected)
             elif isinstance(record, FileUse):
                 self.file(record.word, record.access)
             elif isinstance(record, Noted):
@@ -422,19 +447,26 @@ class Judge:
                 if len(self.values) < 64 or record.name in self.values:
                     self.values[record.name] = record.value
                     self.readings.clear()
+            elif isinstance(record, Redirected):
+                self.redirects = True
             elif isinstance(record, Broken):
-                self.dynamic(text, "the command could not be parsed")
+                self.dynamic(text, record.why)
                 self.scan(text)
 
     def scan(self, text: str) -> None:
         """Text the parser rejected (``for x in a; { rm x; }`` is valid bash): every
         plausible command a word scan finds is judged as a guess, by the deny rules only,
         so a deny is not lost to a parse error. (The guesses, each word quoted, are judged
-        by a judge of their own: wrappers and ``bash -c`` are followed as usual.)"""
+        by a judge of their own: wrappers and ``bash -c`` are followed as usual; so are
+        the scan's pieces that parse on their own, as written, with the readings of a
+        name that is not static: ``{rm,-rf,x}``, ``c=rm; $c x``, ``BASH_CMDS[ls]=…``.)"""
         if self.scanning:
+            note = "found in text the parser rejected"
             self.guess_script("\n".join(" ".join(map(_quoted, words))
-                                         for words in word_scan(text)),
-                       "found in text the parser rejected")
+                                         for words in word_scan(text)), note)
+            # and the pieces that parse, as written (apart: a heredoc opened in one must not
+            # swallow the scan's words)
+            self.guess_script("\n".join(scan_pieces(text)), note, reads=True)
 
     def reading(self, text: str) -> str:
         """``text`` as bash most often reads it with the values set so far (each text
@@ -444,13 +476,13 @@ class Judge:
             found = self.readings[text] = _plain_reading(text, self.values)
         return found
 
-    def guess_script(self, script: str, note: str) -> None:
+    def guess_script(self, script: str, note: str, reads: bool = False) -> None:
         """Judge ``script`` on its own and offer its commands to the deny rules only (each
         script once: the same reading of `$($($(…)))` at every level adds nothing)."""
         if (script, note) in self.guessed_scripts:
             return
         self.guessed_scripts.add((script, note))
-        sub = Judge(len(script), scanning=False)
+        sub = Judge(len(script), scanning=False, reads=reads)
         sub.run(script)
         found = sub.result()
         for command in (*found.commands, *found.speculative):
@@ -471,8 +503,9 @@ class Judge:
     # commands ---------------------------------------------------------------
     def command(self, words: list[Word], depth: int, stdin: Stdin | None = None,
                 env: Iterable[tuple[str, Word]] = (), suspect: str | None = None,
-                ) -> Iterator[Nested]:
-        """Record one command (and whatever it runs in turn)."""
+                redirected: bool = False) -> Iterator[Nested]:
+        """Record one command (and whatever it runs in turn); ``redirected``: it runs
+        with a redirect (the `redirect` request: requests.py)."""
         if not words:
             return
         if depth > MAX_DEPTH:
@@ -481,10 +514,10 @@ class Judge:
         head = words[0]
         if head.expand or head.glob or head.procsub:
             self.record([w.text for w in words], True, suspect,
-                        note="the command name is not static")
+                        note="the command name is not static", redirected=redirected)
             text = joined(words).text  # `rm${IFS}-rf x`, `c=rm; $c x`: also as it usually
             reading = self.reading(text)  # reads (not in a guess's judge)
-            if self.scanning and self.guessing is None and reading != text:
+            if self.reads and self.guessing is None and reading != text:
                 self.guess_script(reading, "the command as it reads with the values this "
                                   "line sets, the default IFS and other variables unset")
             return
@@ -492,13 +525,16 @@ class Judge:
             # `time for i in 1; do rm x; done`, `time x=1`: tree-sitter read a compound
             # command or an assignment as plain words; judge what follows the first word too
             self.record([w.text for w in words], True, suspect,
-                        note="shell syntax the parser read as a command")
-            yield from self.command(words[1:], depth + 1, stdin, suspect=_GROUP)
+                        note="shell syntax the parser read as a command", redirected=redirected)
+            yield from self.command(words[1:], depth + 1, stdin, suspect=_GROUP,
+                                    redirected=redirected)
             return
         if head.text in ("{", "}", "(", ")"):  # `coproc { cmd; }`, `time { cmd; }`: a group
             self.record([w.text for w in words], True, suspect,  # the parser read as words
-                        note="a command group the parser did not understand")
-            yield from self.command(words[1:], depth + 1, stdin, suspect=_GROUP)
+                        note="a command group the parser did not understand",
+                        redirected=redirected)
+            yield from self.command(words[1:], depth + 1, stdin, suspect=_GROUP,
+                                    redirected=redirected)
             return
         sensitive: list[str] = []
         opaque: list[str] = []  # why what it does is only known when it runs (Opaque)
@@ -532,8 +568,10 @@ class Judge:
                                                  or words[1].text), *words[2:]]
         texts = [w.text for w in words]
         self.renamed += renames(name, words[1:])
-        slot = len(self.commands)
-        self.commands.append(None)  # keep the outer command before what it runs
+        slot: int | None = None  # past MAX_REFERENCES: not recorded (the line asks)
+        if self.guessing is not None or not self._full(self.commands):
+            slot = len(self.commands)
+            self.commands.append(None)  # keep the outer command before what it runs
         outcome, stop = _NOTHING, len(words)
         key, wrapper, where = wrapper_lookup(texts)
         if wrapper is not None:  # global options between the key words: see unwrap
@@ -549,6 +587,8 @@ class Judge:
                 yield from self.guess(words[2:], depth, f"{written[0]} -m runs it")
         elif name in ("source", ".") and len(words) > 1:
             outcome = source(words, stdin)
+        elif name == "crontab":
+            outcome = crontab(words, stdin)
         elif name in ("eval", "alias", "trap"):
             outcome = code_builtin(name, words[1:])
         elif name in ("cd", "pushd", "popd"):
@@ -579,7 +619,8 @@ class Judge:
                        plants.repository)
         dynamic = outcome.note is not None or bool(opaque) or any(w.expand for w in words)
         note = outcome.note or (opaque[0] if opaque else None)
-        self.record(written, dynamic, suspect, sensitive, note, slot, names)
+        self.record(written, dynamic, suspect, sensitive, note, slot, names,
+                    redirected=redirected)
         for var, word in env:
             self.record((word.text, *written), dynamic or word.expand, suspect, (var,),
                         f"runs with {var} set")
@@ -816,3 +857,9 @@ def _git_globals(words: list[Word], sensitive: list[str]
     expanded = [body._replace(text=part) for part in body.text.split()]
     return [words[0], *expanded, *rest[1:]], places, scripts
 
+
+
+@cache
+def _named_program() -> re.Pattern[str]:
+    """A program a line may name as a value: a path's last part or an assigned word."""
+    return re.compile(r"[=/]([\w.+-]+)(?=[\s;&|)}'\"]|$)")

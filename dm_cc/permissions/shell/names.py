@@ -9,6 +9,8 @@ and returns the other words the same command answers to, from the tables of
 * **versioned names** -- ``pip3.11`` is also ``pip3`` and ``pip``;
 * **other program names** -- ``nodejs`` is ``node``, ``docker-compose`` is
   ``docker compose``; git's dashed form ``git-push`` is ``git push``;
+* **git's autocorrection** -- an unknown git command (``git psuh``) is run as the one
+  it is most like when ``help.autocorrect`` is set, which the line may not show;
 * **subcommand aliases** -- npm's (``npm rm`` is ``npm uninstall``; its unique
   prefixes: ``npm publ`` is ``npm publish``), pnpm's, cargo's, docker's and podman's.
 
@@ -27,6 +29,9 @@ from functools import cache
 from dm_cc.permissions.shell.tables import lookup
 from dm_cc.permissions.shell.tables.program_names import (
     DASHED,
+    GIT_COMMANDS,
+    GIT_EDIT_WEIGHTS,
+    GIT_SIMILARITY_FLOOR,
     NPM_ALIASES,
     NPM_COMMANDS,
     PROGRAM_ALIASES,
@@ -90,6 +95,9 @@ def _subcommand_names(words: Words) -> list[Words]:
     found: list[Words] = []
     for at in _subcommand_places(words):
         before, rest = words[:at], words[at:]
+        if words[0] == "git" and rest[0] not in GIT_COMMANDS:  # `git psuh` may push
+            found += [(*before, command, *rest[1:]) for command in git_autocorrect(rest[0])]
+            continue
         if words[0] == "npm":
             command = npm_command(rest[0])
             if command is not None:
@@ -145,3 +153,42 @@ def _npm_abbreviations() -> dict[str, str]:
             if counts[prefix] == 1 or prefix == word:
                 table[prefix] = NPM_ALIASES.get(word, word)
     return table
+
+
+@cache
+def git_autocorrect(word: str) -> tuple[str, ...]:
+    """The git commands ``git WORD`` may run when WORD is none (git ``help.c``
+    ``help_unknown_cmd`` with ``help.autocorrect`` set: the one command most like WORD
+    by git's weighted edit distance, if similar enough). Every command at the best score
+    is returned: git runs one only when it is alone there, and a git with other commands
+    may leave any of them alone."""
+    if not re.fullmatch(r"[a-z][a-z0-9-]{0,39}", word):
+        return ()
+    best, found = GIT_SIMILARITY_FLOOR, []
+    for command in GIT_COMMANDS:  # a word longer by 3, or shorter by 7, is never close
+        if len(command) - GIT_SIMILARITY_FLOOR < len(word) < len(command) + 3:
+            score = _git_levenshtein(word, command) + 1
+            if score < best:
+                best, found = score, [command]
+            elif score == best:
+                found.append(command)
+    return tuple(sorted(found))
+
+
+def _git_levenshtein(typed: str, command: str) -> int:
+    """git's ``levenshtein()`` (levenshtein.c) with its weights for a mistyped command:
+    turning ``typed`` into ``command``, a swap of two neighbours costs 0, a substitution
+    2, an inserted character 1, a deleted one 3."""
+    swap, substitution, insertion, deletion = GIT_EDIT_WEIGHTS
+    row0 = [0] * (len(command) + 1)
+    row1 = [j * insertion for j in range(len(command) + 1)]
+    for i, char in enumerate(typed):
+        row2 = [(i + 1) * deletion] + [0] * len(command)
+        for j, other in enumerate(command):
+            cost = row1[j] + substitution * (char != other)
+            if i > 0 and j > 0 and typed[i - 1] == other and char == command[j - 1]:
+                cost = min(cost, row0[j - 1] + swap)
+            cost = min(cost, row1[j + 1] + deletion, row2[j] + insertion)
+            row2[j + 1] = cost
+        row0, row1 = row1, row2
+    return row1[len(command)]

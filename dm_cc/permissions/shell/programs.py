@@ -12,6 +12,7 @@ judge applies the outcome.
 
 from __future__ import annotations
 
+import posixpath
 import re
 from collections.abc import Sequence
 from functools import cache
@@ -32,11 +33,14 @@ from dm_cc.permissions.shell.tables.interpreters import (
     SHELL_VALUE_OPTS,
 )
 
-STDIN_SCRIPTS = frozenset({"-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"})
-_DEV_FD = r"/dev/fd/\d+|/proc/self/fd/\d+"
+# A descriptor as a path (proc(5) /proc/[pid]/fd, /proc/thread-self; /dev/fd and /dev/stdin
+# are links into it): the kernel reads `//`, `/./` and `..` as it walks the path, so each
+# spelling is one (`/dev//stdin`, `/proc/self/../thread-self/fd/0`)
+_DEV_FD = r"dev/fd/(\d+)|dev/std(in)|proc/(?:self|thread-self|\d+)(?:/task/\d+)?/fd/(\d+)"
 _VERSIONED = "(?:" + "|".join(INTERPRETER_FAMILIES) + r")[\d.]*"
 _FROM_PIPE = "runs a script read from a pipe or a non-static string"
 _FROM_FD = "runs a script read from a file descriptor or a process substitution"
+_CLIMBS = "runs a script that is a descriptor or a file, by where it is run"
 _INHERITED = "runs a script read from an input an enclosing construct or descriptor supplies"
 
 
@@ -51,7 +55,7 @@ def shell(words: list[Word], stdin: Stdin | None) -> Outcome:
         if text in SHELL_VALUE_OPTS:
             if text in ("--rcfile", "--init-file") and i + 1 < len(words):
                 startup = words[i + 1]  # bash(1) INVOCATION: run first (with -i)
-                if startup.procsub or (dev_fd(startup.text) and startup.text not in STDIN_SCRIPTS):
+                if startup.procsub or (dev_fd(startup.text) and not stdin_script(startup.text)):
                     return Outcome(_FROM_FD)
             i += 2
             continue
@@ -67,12 +71,20 @@ def shell(words: list[Word], stdin: Stdin | None) -> Outcome:
             return Outcome("runs a script supplied at run time")
         return Outcome(None, (Script(operand),))
     if operand is not None and not from_stdin and dev_fd(operand.text) \
-            and operand.text not in STDIN_SCRIPTS and (stdin is None or stdin.kind == "file"):
+            and not stdin_script(operand.text) and (stdin is None or stdin.kind == "file"):
         return Outcome(_FROM_FD)  # sh /dev/fd/3 3<&0
-    if operand is not None and not from_stdin and operand.text not in STDIN_SCRIPTS \
+    if operand is not None and not from_stdin and not stdin_script(operand.text) \
             and not dev_fd(operand.text):
         return Outcome(script_operand_note(operand, stdin), (FileUse(operand, "read"),))
-    return stdin_shell(stdin)
+    return _climbing(operand, stdin_shell(stdin))
+
+
+def _climbing(operand: Word | None, outcome: Outcome) -> Outcome:
+    """A script operand such as ``../../dev/stdin`` is a descriptor read from a shallow
+    directory and a file from a deep one: both readings (a file read, and dynamic)."""
+    if operand is None or operand.text[:1] == "/" or operand.text == "-":
+        return outcome
+    return Outcome(outcome.note or _CLIMBS, (*outcome.effects, FileUse(operand, "read")))
 
 
 def not_sh_shell(words: list[Word], stdin: Stdin | None) -> Outcome:
@@ -152,12 +164,32 @@ def source(words: list[Word], stdin: Stdin | None) -> Outcome:
     script = words[1]
     if script.procsub:
         return Outcome("runs a script read from a process substitution")
-    if dev_fd(script.text) and script.text not in STDIN_SCRIPTS and (
+    if dev_fd(script.text) and not stdin_script(script.text) and (
             stdin is None or stdin.kind not in ("heredoc", "herestring")):
         return Outcome(_FROM_FD)
-    if script.text in STDIN_SCRIPTS or dev_fd(script.text):
-        return stdin_shell(stdin)
+    if stdin_script(script.text) or dev_fd(script.text):
+        return _climbing(script, stdin_shell(stdin))
     return Outcome(script_operand_note(script, stdin))
+
+
+def crontab(words: list[Word], stdin: Stdin | None) -> Outcome:
+    """``crontab`` installing a table from stdin (no operand, or ``-``): each entry's
+    command runs later, as the user (crontab(5): five time fields or an ``@`` nickname,
+    then the command, run by sh). A static heredoc or here-string is parsed so the rules
+    see its commands; any other stdin is unknowable. Listing, editing, removing (``-l
+    -e -r``) and a file operand (a ``read`` of it) are left as they are."""
+    rest = [w.text for w in words[1:] if w.text[:1] != "-" or w.text == "-"]
+    if rest not in ([], ["-"]) or any(w.text in ("-l", "-e", "-r", "-i") for w in words[1:]):
+        return Outcome()
+    if stdin is None or stdin.kind not in ("heredoc", "herestring") or stdin.dynamic \
+            or stdin.script is None:
+        return Outcome("installs commands to run later, read from an input not shown")
+    commands = []
+    for line in stdin.script.splitlines():
+        fields = line.split(None, 1 if line.lstrip()[:1] == "@" else 5)
+        if line.lstrip()[:1] not in ("", "#") and "=" not in fields[0] and len(fields) > 1:
+            commands.append(fields[-1].replace("%", "\n", 1).partition("\n")[0])
+    return Outcome("installs commands to run later", (Parse("\n".join(commands)),))
 
 
 def interpreter(words: list[Word], stdin: Stdin | None) -> Outcome:
@@ -224,9 +256,35 @@ def code_builtin(name: str, args: list[Word]) -> Outcome:
     return Outcome()
 
 
+def descriptor(path: str) -> int | None:
+    """The descriptor a path opens (``/dev/fd/N``, ``/proc/self/fd/N``, ``/dev/stdin`` and
+    their other spellings), else None. A relative path (or one under ``~``) that climbs
+    with ``..`` may reach the root from wherever it is read: every reading, it is one too
+    (``../../../dev/stdin``)."""
+    if "dev" not in path and "proc" not in path:
+        return None
+    tilde = path[:2] == "~/"
+    normal = posixpath.normpath(path[2:] if tilde else path)
+    climbed = normal.startswith("../") or normal == ".."
+    if path[:1] != "/" and not tilde and not climbed:
+        return None  # dev/stdin in the working directory: a file
+    if tilde and not climbed:
+        return None
+    m = re.fullmatch(_DEV_FD, re.sub(r"^(?:\.\./|/)+", "", normal))
+    if m is None:
+        return None
+    return 0 if m.group(2) else int(m.group(1) or m.group(3))
+
+
 def dev_fd(path: str) -> bool:
-    """``/dev/fd/N`` or ``/proc/self/fd/N``: an open file descriptor, not a file."""
-    return path.startswith(("/dev/fd/", "/proc/self/fd/")) and re.fullmatch(_DEV_FD, path) is not None
+    """An open file descriptor as a path (:func:`descriptor`), not a file."""
+    return descriptor(path) is not None
+
+
+def stdin_script(path: str) -> bool:
+    """A script operand read from standard input: ``-``, ``/dev/stdin``, ``/dev/fd/0``,
+    ``/proc/self/fd/0`` and their other spellings."""
+    return path == "-" or descriptor(path) == 0
 
 
 def versioned_interpreter(name: str) -> bool:
@@ -238,7 +296,7 @@ def script_operand_note(word: Word, stdin: Stdin | None) -> str | None:
     """Why a script named by ``word`` cannot be known (None when it can be)."""
     if word.procsub:
         return "runs a script read from a process substitution"
-    return stdin_note(stdin) if word.text in STDIN_SCRIPTS else None
+    return stdin_note(stdin) if stdin_script(word.text) else None
 
 
 def stdin_note(stdin: Stdin | None) -> str | None:
@@ -279,7 +337,9 @@ def table_renames(words: Sequence[str]) -> list[Rename]:
     /bin/rm``, ``read -a BASH_CMDS``) may re-point any name, to any program it names."""
     found: list[Rename] = []
     for text in words:
-        m = re.fullmatch(r"(BASH_CMDS|BASH_ALIASES)\[([^]$`]*)\]\+?=([^$`]*)", text, re.DOTALL)
+        m = re.fullmatch(r"(BASH_CMDS|BASH_ALIASES)\[([^]$`]*)\]\+?=([^$`]*)", text, re.DOTALL) \
+            or re.fullmatch(r"\$\{(BASH_CMDS|BASH_ALIASES)\[([^]$`]*)\]:?=([^$`}]*)\}", text,
+                            re.DOTALL)  # ${BASH_CMDS[ls]:=/bin/rm}: assigned when unset
         if m is not None:
             key = re.sub(r"[\\'\"]", "", m.group(2))
             value = m.group(3).rpartition("/")[2] if m.group(1) == "BASH_CMDS" else m.group(3)
@@ -287,7 +347,7 @@ def table_renames(words: Sequence[str]) -> list[Rename]:
     if found:
         return found
     programs = dict.fromkeys(m.group(1) for text in words
-                             for m in re.finditer(r"/([\w.+-]+)(?=[\s)'\"]|$)", text))
+                             for m in re.finditer(r"/([\w.+-]+)(?=[\s)}'\"]|$)", text))
     return [(ANY_NAME, None), *((ANY_NAME, (p,)) for p in list(programs)[:4])]
 
 
@@ -335,7 +395,7 @@ def _shelled() -> re.Pattern[str]:
     """A string another language hands to a shell or runs as a program: a call of
     system/popen/exec/subprocess/child_process/shell_exec/passthru ... with a string or a
     list of strings, or backticks, ``%x(..)``, ``qx(..)``."""
-    call = (r"\b(?:system|popen|shell_exec|passthru|exec|execSync|execFileSync|execFile"
+    call = (r"\b(?:system|popen|shell_exec|passthru|exec|execute|execSync|execFileSync|execFile"
             r"|spawn|spawnSync|getoutput|getstatusoutput|check_output|check_call|call|run"
             r"|Popen|proc_open)\s*\(?\s*")
     return re.compile(call + r"(?:\[([^\]]*)\]|(['\"])((?:\\.|(?!\2).)*)\2)"

@@ -4,7 +4,8 @@
 :class:`Command` per simple command, a :class:`Noted` command it understood itself (a
 declaration, an assignment), a :class:`FileUse` per redirect target, a :class:`Script` per
 string bash will run as code, a :class:`Deferred` per value stored or evaluated later as
-code, and :class:`Broken` last when the tree cannot be trusted.
+code, and :class:`Broken` last when the tree cannot be trusted or holds a construct
+the analysis does not model.
 
 The program modules (:mod:`.programs`, :mod:`.wrappers`, :mod:`.arguments`) read one
 command's words and return an :class:`Outcome`: the effects of running it, in order --
@@ -41,6 +42,8 @@ class Command(NamedTuple):
     chdir: Word | None = None  # the directory it runs in (env -C DIR cmd)
     # another reading of a wrapper's words, offered to deny rules only (why it may run)
     guess: str | None = None
+    # run with a redirect, heredoc or here-string: its own or an enclosing statement's
+    redirected: bool = False
 
 
 class Noted(NamedTuple):
@@ -112,11 +115,20 @@ class Assigned(NamedTuple):
     value: str
 
 
+class Redirected(NamedTuple):
+    """The script has a redirect, a heredoc or a here-string (once, at the first): what
+    no command may carry (`> f`, `{ x=1; } 2>&1`) still makes a `redirect` request."""
+
+
 class Broken(NamedTuple):
-    """Last record of a walk whose parse failed or lost text: the script is unparsable."""
+    """Last record of a walk whose parse failed or lost text (the script is unparsable),
+    or whose tree holds a construct outside the modelled subset (``why`` says which):
+    the line is dynamic, and its word scan is offered to the deny rules."""
+
+    why: str = "the command could not be parsed"
 
 
-Record = Command | Noted | FileUse | Script | Deferred | Assigned | Broken
+Record = Command | Noted | FileUse | Script | Deferred | Assigned | Redirected | Broken
 Effect = Command | Script | Parse | FileUse | Sensitive | Opaque | Reach
 
 

@@ -22,6 +22,9 @@ class SimpleCommand(NamedTuple):
     # from the session's directory when static: the request is left out when it names
     # the session's directory itself (`cd /the/project && git status`).
     runs_in: str | None = None
+    # Run with a redirect, a heredoc or a here-string (its own, or a compound command's
+    # around it: `{ a; } > f`): a `redirect` request besides its command's.
+    redirected: bool = False
 
     @property
     def text(self) -> str:
@@ -50,3 +53,5 @@ class ShellAnalysis(NamedTuple):
     # connect-to targets): judged as `network HOST` by deny rules (the sandbox's proxy
     # judges the connections themselves).
     hosts: tuple[str, ...] = ()
+    # A redirection with no command (`> f`, `2>&1`): a `redirect` request of the line.
+    redirected: bool = False

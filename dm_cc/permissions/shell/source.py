@@ -470,6 +470,25 @@ def word_scan(text: str, depth: int = 0) -> list[list[str]]:
     return found + list(more.values())[:MAX_SCANNED]
 
 
+def scan_pieces(text: str) -> list[str]:
+    """The pieces the word scan splits ``text`` into, as written, each once (at most
+    2 * MAX_SCANNED), that parse on their own: read by the judge as bash reads them
+    (``{rm,-rf,x}``, ``c=rm`` then ``$c -rf x``, ``BASH_CMDS[ls]=/bin/rm`` then ``ls``),
+    beside the scan's words, whose quotes are removed only roughly."""
+    found: list[str] = []
+    coarse = re.split(r"[;&|\n]", text)  # a brace expansion `{rm,-rf,x}` whole too
+    for piece in dict.fromkeys([*coarse[:MAX_SCANNED], *_scan_split().split(text)]):
+        if len(found) >= 2 * MAX_SCANNED:
+            break
+        piece = piece.strip()
+        if not piece or len(piece) > 4_096:
+            continue
+        root = syntax_tree(piece.encode("utf-8", "surrogatepass"))
+        if root is not None and not root.has_error:
+            found.append(piece)
+    return found
+
+
 @cache
 def _scan_redirect() -> re.Pattern[str]:
     return re.compile(r"\d*(?:<<<|<<-?|&>>?|>>|>&|<&|<>|>\||[<>])")

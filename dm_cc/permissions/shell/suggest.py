@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from functools import cache
 from typing import Literal, NamedTuple
 
-from dm_cc.permissions.shell.programs import STDIN_SCRIPTS, dev_fd, versioned_interpreter
+from dm_cc.permissions.shell.programs import dev_fd, stdin_script, versioned_interpreter
 from dm_cc.permissions.shell.tables import lookup
 from dm_cc.permissions.shell.tables.interpreters import (
     INLINE_CODE_BY_FAMILY,
@@ -72,10 +72,16 @@ def _unsafe_word() -> re.Pattern[str]:
     return re.compile(r"[\s*?\[\]{}$`'\"\\()<>|;&!#~=]")
 
 
+@cache
+def _not_plain() -> re.Pattern[str]:
+    """A space (as ``str.isspace`` says: ``\\s`` is the same set), a wildcard, an escape."""
+    return re.compile(r"[\s*?\\]")
+
+
 def _plain(word: str) -> bool:
     """A word that reads as itself in a pattern and cannot be split into two: no space,
     no wildcard, no escape."""
-    return bool(word) and not any(ch.isspace() or ch in "*?\\" for ch in word)
+    return bool(word) and _not_plain().search(word) is None
 
 
 def exact_pattern(words: Sequence[str], *, spaces: bool = False) -> str:
@@ -108,7 +114,7 @@ def always_pattern(words: Sequence[str], sensitive: Sequence[str] = ()) -> str:
 def _runner_pattern(words: list[str], reading: Reading) -> str:
     if reading.kind == "program":
         program = words[reading.end - 1]
-        if program in STDIN_SCRIPTS or dev_fd(program):
+        if stdin_script(program) or dev_fd(program):
             return ""
         kept = words[:reading.end]
         if all(_plain(w) for w in kept):  # python3 -m pip install x: pip's own arity too

@@ -16,6 +16,13 @@ two words, or orphan a command name in an ERROR node): non-ASCII bytes are maske
 parsing, every node's text must be covered by its children (else the last record is
 :class:`~.records.Broken`), and records found in broken text carry a ``suspect`` reason,
 which makes their commands dynamic.
+
+A positive model: every node's kind, named or a token, must be on the one allowlist
+:data:`~.tables.syntax.MODELLED` (checked as the walk passes, no second traversal), and
+the shapes tree-sitter reads as other kinds (``coproc``, ``{fd}>``, ``>&$fd``, extglob)
+are recognised where they are read; anything else makes the last record
+:class:`~.records.Broken` with the reason, so the line asks and is word-scanned for the
+deny rules like a line that does not parse.
 """
 
 from __future__ import annotations
@@ -61,11 +68,13 @@ from dm_cc.permissions.shell.records import (
     FileUse,
     Noted,
     Record,
+    Redirected,
     Script,
     Stdin,
 )
 from dm_cc.permissions.shell.spans import SourceText, View, decode
-from dm_cc.permissions.shell.tables.environment import risky_env
+from dm_cc.permissions.shell.tables.environment import COMMAND_TABLES, risky_env
+from dm_cc.permissions.shell.tables.syntax import MODELLED
 
 if TYPE_CHECKING:
     from tree_sitter import Node
@@ -102,6 +111,8 @@ _ENCLOSING = frozenset({"function_definition", "redirected_statement"})  # see _
 _PIPED = Stdin("pipe", None, True)
 _CALL_SITE = Stdin("inherited", None, True)  # a function body reads its caller's input
 _DESCRIPTOR = Stdin("inherited", None, True)  # `<&3`: a descriptor opened elsewhere
+OUTSIDE_MODEL = "outside the modelled subset of bash (docs/shell.md)"
+_MODELLED = frozenset(MODELLED)  # (a set: asked of every node)
 
 
 def walk(src: bytes, root: Node | None) -> Iterator[Record]:
@@ -109,6 +120,27 @@ def walk(src: bytes, root: Node | None) -> Iterator[Record]:
     :class:`~.records.Broken` when the parser reported an error or silently dropped text
     (the only one when it gave up: no tree)."""
     return iter([Broken()]) if root is None else _Walk(src).records(root)
+
+
+def _redirects_body(node: Node) -> bool:
+    """Whether a redirected statement's (or a function definition's) redirect reaches
+    the commands inside a compound body: a simple command's own (or a negation's, a
+    list's last command's) are found with the command (_Walk.command)."""
+    body = node.child_by_field_name("body")
+    return (body is None or body.type not in ("command", "negated_command", "list")) \
+        and any(c.type in _REDIRECTS for c in node.children)
+
+
+@cache
+def _extglob() -> re.Pattern[str]:
+    """An extglob operator (bash(1) "Pattern Matching"): ``@(a|b)``, ``!(x)`` ..."""
+    return re.compile(r"[?*+@!]\(")
+
+
+@cache
+def _named_descriptor() -> re.Pattern[str]:
+    """``{fd}`` written right before a redirect: bash stores the descriptor it opens."""
+    return re.compile(r"\{\w+\}")
 
 
 @cache
@@ -164,12 +196,15 @@ class _Walk:
         self.src = src
         self.dropped: dict[int, list[Word]] = {}  # command start -> words the parser lost
         self.exec_stdin: Stdin | None = None  # what `exec <<< CODE` gives later commands
+        self.redirected = False  # a redirect was seen (Redirected yielded)
         # the text decoded once, read by position (nested nodes are not sliced to be asked)
         self.source = SourceText(src)
         # ASCII source (the usual case): its byte offsets are string offsets
         self.ascii = self.source.text if src.isascii() else None
         # test commands a test around them examined: whether each holds an evaluated word
         self.tests_within: dict[tuple[int, int], bool] = {}
+        # the first construct found that tables.syntax does not list as MODELLED
+        self.outside: str | None = None
 
     def text(self, node: Node, cap: int | None = None) -> str:
         if self.ascii is not None:
@@ -192,24 +227,32 @@ class _Walk:
 
     def _records(self, root: Node) -> Iterator[Record]:
         intact = True
-        # (node, parent, the stdin an enclosing construct supplies, inside an ERROR node);
-        # Node.parent and Node.prev_sibling cost O(depth), so the walk carries what it needs.
-        stack: list[tuple[Node, Node | None, Stdin | None, bool]] = [(root, None, None, False)]
+        # (node, parent, the stdin an enclosing construct supplies, inside an ERROR node,
+        # inside a compound command with a redirect); Node.parent and Node.prev_sibling
+        # cost O(depth), so the walk carries what it needs.
+        stack: list[tuple[Node, Node | None, Stdin | None, bool, bool]] = [
+            (root, None, None, False, False)]
         while stack:
-            node, parent, piped, broken = stack.pop()
+            node, parent, piped, broken, redirected = stack.pop()
             children = node.children
             if not children:
                 continue  # tokens and leaf words: nothing to do
             kind = node.type
             broken = broken or kind == "ERROR"
+            if kind not in _MODELLED and self.outside is None:  # the positive model:
+                self.outside = f"'{kind}'"  # every node's kind is on the one allowlist
             if kind not in _GAPS_ALLOWED and not (  # (one child spanning it: no gap)
                     len(children) == 1 and children[0].start_byte == node.start_byte
                     and children[0].end_byte == node.end_byte) \
                     and not self._gaps(node, kind, children):
                 intact = False
-            found = self._visit(node, kind, parent, piped) if kind in _VISITED else []
+            found = self._visit(node, kind, parent, piped, redirected) \
+                if kind in _VISITED else []
             if kind in _DEFERRED:
                 found += self.deferred(node, kind)
+            if kind in _REDIRECTS and not self.redirected:  # (the first: `> f`, `2>&1`)
+                self.redirected = True
+                found = [*found, Redirected()]
             if found:
                 if broken or (kind == "command" and node.has_error):
                     found = [r._replace(suspect=BROKEN_TEXT)
@@ -218,6 +261,8 @@ class _Walk:
             # a pipe or an enclosing construct's input reaches every command inside
             # (`cat x | { bash; }`, `{ sh; } <<< CODE`, `f() { sh; }; f <<< CODE`)
             inherit = piped or (self._encloses(node, kind) if kind in _ENCLOSING else None)
+            # ... and its redirect: every command inside runs redirected (`{ a; } > f`)
+            redirected = redirected or (kind in _ENCLOSING and _redirects_body(node))
             owner, last = node, None
             if kind in ("negated_command", "list") and parent is not None \
                     and parent.type == "redirected_statement":
@@ -232,16 +277,30 @@ class _Walk:
                 if child.child_count:  # leaves (tokens, plain words) need no visit
                     fed = self._piped(before) if after_pipe else None
                     entries.append((child, parent if child is last else owner,
-                                    inherit or fed, broken))
+                                    inherit or fed, broken, redirected))
                     after_pipe, before = False, child
                 else:
-                    after_pipe = child.type in _PIPES
+                    leaf = child.type
+                    after_pipe = leaf in _PIPES
+                    if leaf not in _MODELLED or leaf == "extglob_pattern":
+                        self._leaf_outside(child, leaf)
             stack.extend(reversed(entries))
         if self.source.spent:  # past the allowance some nested text was not examined
             yield Noted([Word(self.text(root, SHOWN))], (), "nested too deeply to examine "
                         "every part", dynamic=True)
         if root.has_error or not intact:
             yield Broken()
+        elif self.outside is not None:
+            yield Broken(f"uses {self.outside}, {OUTSIDE_MODEL}")
+
+    def _leaf_outside(self, leaf: Node, kind: str) -> None:
+        """A token or leaf word not on the allowlist, or a pattern using extglob."""
+        if self.outside is not None or kind == "ERROR":
+            return
+        if kind != "extglob_pattern":
+            self.outside = f"'{kind}'"
+        elif _extglob().search(self.text(leaf)):
+            self.outside = "an extglob pattern"
 
     def _encloses(self, node: Node, kind: str) -> Stdin | None:
         """The input a compound command's redirect (or a function's call site) gives the
@@ -256,10 +315,10 @@ class _Walk:
         return stdin._replace(dynamic=True) if stdin is not None else None
 
     def _visit(self, node: Node, kind: str, parent: Node | None,
-               piped: Stdin | None) -> list[Record]:
+               piped: Stdin | None, redirected: bool = False) -> list[Record]:
         """The records of one node (not of its children)."""
         if kind == "command":
-            return self.command(node, parent, piped)
+            return self.command(node, parent, piped, redirected)
         if kind in ("declaration_command", "unset_command"):
             return self.declaration(node)
         if kind == "test_command":
@@ -445,7 +504,10 @@ class _Walk:
         return Stdin("pipe", " ".join(texts), True)
 
     # statements -------------------------------------------------------------
-    def command(self, node: Node, parent: Node | None, piped: Stdin | None) -> list[Record]:
+    def command(self, node: Node, parent: Node | None, piped: Stdin | None,
+                redirected: bool = False) -> list[Record]:
+        """A simple command's record; ``redirected``: an enclosing compound command
+        has a redirect (its own are found here)."""
         assigns: list[Node] = []
         name: Node | None = None
         args: list[Node] = []
@@ -476,6 +538,9 @@ class _Walk:
                 if arg.type == "number" and arg.end_byte in starts:
                     fds[arg.end_byte] = self.text(arg)
                 else:
+                    if arg.end_byte in starts and self.outside is None and \
+                            _named_descriptor().fullmatch(self.text(arg, 64)):
+                        self.outside = "a named descriptor (`{fd}>`)"
                     kept.append(arg)
             args = kept
         if name is None:
@@ -487,6 +552,8 @@ class _Walk:
         if redirects:  # words taken from redirects go back to where they were written
             args.sort(key=lambda n: n.start_byte)
         words = self.words([name])
+        if words[0].text == "coproc" and self.outside is None:
+            self.outside = "`coproc`"  # wired to descriptors in an array: see tables.syntax
         group: list[Node] = []  # adjacent nodes (no blank between them) form one word
         for arg in args:
             if group and arg.start_byte != group[-1].end_byte:
@@ -502,7 +569,8 @@ class _Walk:
         if words[0].text == "exec" and stdin is not None and stdin is not piped and all(
                 w.text[:1] == "{" for w in words[1:]):  # `exec <<< CODE`, `exec {fd}<&0`
             self.exec_stdin = stdin._replace(dynamic=True)
-        return [Command(words, stdin, tuple(env))]  # the judge judges env's code values
+        return [Command(words, stdin, tuple(env),  # the judge judges env's code values
+                        redirected=redirected or bool(redirects))]
 
     def orphans(self, node: Node) -> list[Record]:
         """Inside an ERROR node, a ``command_name`` may appear without its ``command``
@@ -597,6 +665,12 @@ class _Walk:
             if node.type == "declaration_command" and risky_env(var):
                 sensitive.append(var)
                 code += code_value(var, word)
+        if "-n" in sensitive:  # a nameref to bash's command tables (or to a name not
+            # static) re-points command names through it: `declare -n r=BASH_CMDS; r[ls]=..`
+            for word in words[1:]:
+                target = word.text.partition("=")[2].partition("[")[0]
+                if target in COMMAND_TABLES or (word.expand and "=" in word.text):
+                    sensitive.append(target if target in COMMAND_TABLES else "BASH_CMDS")
         found: list[Record] = [Script(w) for w in evaluated(words[1:])]
         note = f"sets {', '.join(sensitive)}" if sensitive else None
         if found:
@@ -613,7 +687,8 @@ class _Walk:
         position, not sliced: these nest, and each level would cost all it holds.)"""
         if kind in ("command", "declaration_command"):
             return self._stored(node, kind)  # the common case: its text is rarely needed
-        if kind == "command_substitution" and self.src[node.start_byte] != 0x60:
+        if kind == "command_substitution" and self.src[node.start_byte] != 0x60 and \
+                not self.src.startswith(b"$`", node.start_byte):
             return []  # `$(..)`: only backticks are read again (the common case)
         view = self.source.view(node)
         if kind == "variable_assignment":
@@ -694,6 +769,9 @@ class _Walk:
         backslash before running the text, so ```echo \`rm x\```` runs ``rm x``;
         tree-sitter reads the escaped text as it stands: the unescaped text is parsed too."""
         string, start, end = view
+        if string.startswith("$`", start, end):  # `$` is literal (tables.syntax: outside)
+            start += 1
+            view = view._replace(start=start)
         if not string.startswith("`", start, end) or \
                 self.source.first(backtick_escape(), view) is None:
             return []
@@ -765,8 +843,14 @@ class _Walk:
         if target is None:
             return []
         word = self.word([target])
-        if op in (">&", "<&") and (op == "<&" or word.text.isdigit() or word.text == "-"):
-            return []  # duplicating a descriptor, not a file
+        if op in (">&", "<&"):
+            if word.text.isdigit() or word.text == "-":
+                return []  # duplicating a descriptor, not a file
+            if op == "<&" or word.expand or word.glob or word.procsub or (
+                    word.text[:-1].isdigit() and word.text[-1] == "-"):
+                # `<&foo`, `>&$fd`, `2>&3-` (moved): a descriptor the model does not follow
+                self.outside = self.outside or f"'{op}{word.text[:SHOWN]}'"
+                return []
         return [FileUse(word, "read" if op == "<" else "edit")]
 
     def _stdin(self, redirects: list[Node], piped: Stdin | None,

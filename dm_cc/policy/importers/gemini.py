@@ -14,7 +14,9 @@ has no equivalent of (``argsPattern``, ``toolAnnotations``, ``subagent``, a fiel
 it does not know) is left off so the rule covers the whole tool, a priority that
 is not a number ranks highest; an allow with any of these is left out. An MCP tool
 name (``mcp_<server>_<tool>``) is every split of it at an ``_``, as Gemini's flat
-name matches them all.
+name matches them all. A shell allow is followed by ``redirect`` rules of its
+patterns: ``ask`` (Gemini asks about a redirected command), or ``allow`` with
+``allowRedirection`` where that can be said (:func:`_redirection`).
 """
 
 from __future__ import annotations
@@ -149,7 +151,7 @@ class GeminiRule:
                  action: str, priority: float, label: str, *, regex: str | None = None,
                  notes: tuple[str, ...] = (), unused: tuple[tuple[str, str], ...] = (),
                  shares: tuple[str, ...] = (), tools: tuple[str, ...] = (),
-                 siblings: tuple[str, ...] = ()) -> None:
+                 siblings: tuple[str, ...] = (), redirection: bool = False) -> None:
         self.index = index
         self.permissions = permissions
         self.prefixes = prefixes        # None: any input (or the regex's)
@@ -162,6 +164,7 @@ class GeminiRule:
         self.shares = shares            # an allow's tools whose dm_cc permission others share
         self.tools = tools              # the Gemini tool names it is about
         self.siblings = siblings        # the tools sharing its dm_cc permissions it does not name
+        self.redirection = redirection  # allowRedirection: a redirected command stays allowed
 
 
 class Unsaid(NamedTuple):
@@ -280,7 +283,9 @@ def _rule(index: int, table: dict[str, Any]) -> GeminiRule:
     return GeminiRule(index, permissions, prefixes, action, float(table["priority"]), label,
                       regex=regex if "bash" in permissions else None, notes=tuple(notes),
                       unused=tuple(unused), shares=tuple(shares) if action == "allow" else (),
-                      tools=tuple(tools), siblings=siblings)
+                      tools=tuple(tools), siblings=siblings,
+                      redirection=bool(table.get("allowRedirection",
+                                                 table.get("allow_redirection"))))
 
 
 def _allowed_tools(rules: list[GeminiRule]) -> set[str]:
@@ -512,6 +517,7 @@ def import_gemini(path: Path) -> Imported:
         out.unsaid(out.rules, other.action, other.message, says_nothing=other.says_nothing)
     stricter: list[Entry] = []
     allowed = _allowed_tools(rules)
+    redirection = _redirection(out, rules)
     for rule in sorted(rules, key=lambda r: (r.priority, STRICTNESS[r.action], r.index)):
         unallowed = [t for t in rule.siblings if t not in allowed and "*" not in allowed]
         if rule.action == "allow" and unallowed:
@@ -520,7 +526,7 @@ def import_gemini(path: Path) -> Imported:
                                 "which no rule allows (Gemini CLI asks): an allow of one would "
                                 "allow the other's calls")
             continue
-        _add(out, rule, stricter)
+        _add(out, rule, stricter, redirection)
     out.rules.append(Entry("external_directory", "*", "deny", comment=OUTSIDE))  # whatever
     _tests(out, rules)
     return out
@@ -534,7 +540,49 @@ OUTSIDE = ("Gemini CLI's file tools refuse a path outside the workspace whatever
            "says (its shell does not: stricter here)")
 
 
-def _add(out: Imported, rule: GeminiRule, stricter: list[Entry]) -> None:
+def _shell_allow(rule: GeminiRule) -> bool:
+    return rule.action == "allow" and ("bash" in rule.permissions or "*" in rule.permissions)
+
+
+def _redirection(out: Imported, rules: list[GeminiRule]) -> bool:
+    """Whether a rule's ``allowRedirection`` can be imported as an allow of its
+    commands' ``redirect`` requests. Gemini CLI (policy-engine.ts checkShellCommand,
+    shell-utils.ts hasRedirection) asks about an allowed line with a redirection
+    anywhere in it unless the rule matching the WHOLE line -- the one its first
+    command's prefix matches -- says allowRedirection; dm_cc's ``redirect`` is the
+    redirected command's own. So `ls && git log > f` asks in Gemini when `ls`'s rule
+    lacks it, whatever `git`'s says: while any shell allow lacks it, every allow's
+    redirect is written as an ask (stricter, reported)."""
+    honoured = [r for r in rules if _shell_allow(r) and r.redirection]
+    if honoured and any(_shell_allow(r) and not r.redirection for r in rules):
+        for rule in honoured:
+            out.approximate(f"rule {rule.index + 1} ({rule.label}): allowRedirection is "
+                            "written as an ask of its redirected commands (stricter): Gemini "
+                            "CLI honours it only for a line whose first command its rule "
+                            "matches, and another shell allow here lacks it")
+        return False
+    return True
+
+
+def _redirects(rule: GeminiRule, entries: list[Entry], honoured: bool) -> list[Entry]:
+    """After a shell allow, what Gemini CLI says of its commands run with a
+    redirection: an ask, or with ``allowRedirection`` (where ``honoured``) an allow --
+    ``redirect`` rules of the same patterns as its ``bash`` ones."""
+    if not _shell_allow(rule):
+        return []
+    action = "allow" if rule.redirection and honoured else "ask"
+    said = (f"Gemini CLI {'allows' if action == 'allow' else 'asks about'} these commands "
+            f"of rule {rule.index + 1} run with a redirection"
+            + ("" if action == "allow" else " (its allowRedirection: stricter, said)"
+               if rule.redirection else " (no allowRedirection)"))
+    patterns = dict.fromkeys(e.pattern if e.permission == "bash" else "*"
+                             for e in entries if e.permission in ("bash", "*"))
+    return [Entry("redirect", p, action, comment=said if i == 0 else None)
+            for i, p in enumerate(patterns)]
+
+
+def _add(out: Imported, rule: GeminiRule, stricter: list[Entry],
+         redirection: bool = True) -> None:
     """Write ``rule``. A rule read wider than Gemini's (an ask: ``notes``; an allow
     of a tool whose dm_cc permission others share: ``shares``) would, where it
     reaches further, override the lower-priority rules stricter than it before it
@@ -556,6 +604,7 @@ def _add(out: Imported, rule: GeminiRule, stricter: list[Entry]) -> None:
     for index, entry in enumerate(entries):
         out.rules.append(Entry(entry.permission, entry.pattern, entry.action,
                                comment=comment if index == 0 else None))
+    out.rules += _redirects(rule, entries, redirection)
     if whole_shell_allow(rule):
         out.rules += _heuristics(rule)
     if (rule.action == "ask" and rule.notes) or rule.shares:

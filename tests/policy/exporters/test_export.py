@@ -165,7 +165,7 @@ def test_export_command_writes_the_project_stack_and_fails_closed(project, monke
 # --------------------------------------------------------------------------- the property
 
 PERMISSIONS = ["bash", "read", "edit", "webfetch", "task", "todo", "mcp__git__push",
-               "mcp__git__*", "external_directory", "*"]
+               "mcp__git__*", "external_directory", "*", "redirect"]
 WORDS = ["git", "push", "rm", "-i", "-rf", "npm", "test", "x"]
 PATH_PATTERNS = ["**", "*", ".env", ".env*", "src/**", "src/*.py", "./README.md", "/etc/**",
                  "*.py", "src/{a,b}.py", "~/.ssh/**", "docs/**/*.md"]
@@ -181,7 +181,7 @@ SHELL_PATTERNS = st.one_of(
 @st.composite
 def rules(draw) -> Rule:
     permission = draw(st.sampled_from(PERMISSIONS))
-    if permission == "bash":
+    if permission in ("bash", "redirect"):
         pattern = draw(SHELL_PATTERNS)
     elif permission in ("read", "edit", "external_directory"):
         pattern = draw(st.sampled_from(PATH_PATTERNS))
@@ -204,8 +204,9 @@ URLS = ["https://docs.python.org/3/", "https://a.example.com/x", "http://docs.py
 @st.composite
 def calls(draw) -> tuple[str, str]:
     permission = draw(st.sampled_from(["bash", "read", "edit", "webfetch", "task", "todo",
-                                       "mcp__git__push", "mcp__git__pull", "mcp__other__x"]))
-    if permission == "bash":
+                                       "mcp__git__push", "mcp__git__pull", "mcp__other__x",
+                                       "redirect"]))
+    if permission in ("bash", "redirect"):    # redirect: the command run with `2>&1`
         return permission, draw(COMMANDS)
     if permission in ("read", "edit"):
         return permission, draw(st.sampled_from(PATHS))
@@ -221,6 +222,8 @@ def decision(rules_: list[Rule], call: tuple[str, str]) -> str:
     the request to leave it (external_directory, on its directory): the stricter."""
     permission, name = call
     action = evaluate(permission, name, rules_).action
+    if permission == "redirect":    # a command run with a redirection: both its requests
+        action = max(action, evaluate("bash", name, rules_).action, key=STRICTNESS.__getitem__)
     if permission in ("read", "edit") and name.startswith("/"):
         outside = evaluate("external_directory", name.rsplit("/", 1)[0] or "/", rules_).action
         action = max(action, outside, key=STRICTNESS.__getitem__)
@@ -229,7 +232,8 @@ def decision(rules_: list[Rule], call: tuple[str, str]) -> str:
 
 # What a target's file judges (the rest is out of its reach, said on stderr): Codex's
 # rules judge commands only; Gemini CLI's name no subagent.
-JUDGES = {"codex": {"bash"}, "gemini": {"bash", "read", "edit", "webfetch", "todo"}}
+JUDGES = {"codex": {"bash", "redirect"},
+          "gemini": {"bash", "read", "edit", "webfetch", "todo", "redirect"}}
 
 
 def _never_looser(target: str, policy: list[Rule], sample: list[tuple[str, str]]) -> None:

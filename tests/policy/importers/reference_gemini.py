@@ -14,7 +14,7 @@ a deny.
 Shell commands (policy-engine.ts checkShellCommand, applyShellHeuristics; shell-utils.ts
 hasRedirection, parseCommandDetails), for the lines the property generates -- simple
 commands of plain words joined by ``&&`` ``||`` ``;`` ``|``, a ``$( )`` holding one
-simple command, redirections ``> f`` ``>> f`` ``< f`` ``2>&1`` ``2>/dev/null``: the
+simple command, redirections ``> f`` ``>> f`` ``< f`` ``2>&1`` ``2>/dev/null`` ``<<< w``: the
 matched rule of the WHOLE line decides first; a rule without commandPrefix,
 commandRegex or argsPattern (or no rule) then has its decision put through the
 heuristics: the line's first command (shell-quote words) that commandSafety.ts
@@ -106,7 +106,7 @@ def _first_match(rules: list[Rule], tool: str, args: dict[str, str], *,
 def decide(rules: list[Rule], tool: str, args: dict[str, str], *, headless: bool,
            redirection: bool = True) -> str:
     """Gemini CLI's decision for one call (tool, its arguments). ``redirection=False``:
-    without the redirection downgrade (dm_cc cannot say it: docs/importers.md)."""
+    without the redirection downgrade (to check what else decides a line)."""
     if tool == SHELL:
         decision = _shell(rules, args["command"], headless=headless, heuristics=True,
                           redirection=redirection)
@@ -119,15 +119,25 @@ def decide(rules: list[Rule], tool: str, args: dict[str, str], *, headless: bool
 # ----------------------------------------------------------------------- shell lines
 
 _SEPARATORS = re.compile(r"\s*(?:&&|\|\||;|\|)\s*")
-_REDIRECT = re.compile(r"\s*(?:2>&1|2>/dev/null|>>\s*\S+|>\s*\S+|<\s*\S+)")
+_REDIRECT = re.compile(r"\s*(?:2>&1|2>/dev/null|<<<\s*\S+|>>\s*\S+|>\s*\S+|<\s*\S+)")
 _SUBSTITUTION = re.compile(r"\$\(([^()]*)\)")
 
 
 def _simple_commands(line: str) -> list[str]:
-    """The text of each command node tree-sitter finds (redirections lie outside it)."""
-    outer = [_REDIRECT.sub("", part).strip() for part in _SEPARATORS.split(line)]
+    """The text of each command node tree-sitter finds: its own redirections lie
+    outside it, those inside a ``$( )`` among its arguments do not."""
+    outer = [_unredirected(part) for part in _SEPARATORS.split(line)]
     inner = [_REDIRECT.sub("", c).strip() for c in _SUBSTITUTION.findall(line)]
     return [c for c in outer + inner if c]
+
+
+def _unredirected(part: str) -> str:
+    """``part`` without the redirections outside its ``$( )``."""
+    out, last = [], 0
+    for found in _SUBSTITUTION.finditer(part):
+        out += [_REDIRECT.sub("", part[last:found.start()]), found.group(0)]
+        last = found.end()
+    return ("".join(out) + _REDIRECT.sub("", part[last:])).strip()
 
 
 def _has_redirection(line: str) -> bool:
@@ -198,4 +208,6 @@ def _shell(rules: list[Rule], line: str, *, headless: bool, heuristics: bool,
             return "deny"
         if alone == "ask":
             decision = "ask"
+        elif redirection and _has_redirection(command) and not redirect_ok:
+            decision = "ask"   # an allowed part with a redirection: the top rule's word
     return decision

@@ -42,6 +42,42 @@ PROGRAM_ALIASES: Mapping[str, tuple[str, ...]] = names(
 #: ``git-X ARGS`` is ``git X ARGS`` (``/usr/lib/git-core/git-push`` pushes).
 DASHED = names(("git", "git-"))
 
+#: git's own commands (``git --list-cmds=main``, git 2.39.5: its builtins and the programs
+#: of its exec-path). A word in a subcommand's place that is none of them is an unknown
+#: command, which git runs as the command it is most like when ``help.autocorrect`` is set
+#: (a positive number, ``immediate``: in the person's config, the repository's, ``-c`` or
+#: ``GIT_CONFIG_*``), git ``help.c`` ``help_unknown_cmd``. A git with more commands
+#: (git-lfs, newer builtins) only makes fewer words unknown.
+GIT_COMMANDS = words(
+    "add add--interactive am annotate apply archive bisect bisect--helper blame branch"
+    " bugreport bundle cat-file check-attr check-ignore check-mailmap check-ref-format"
+    " checkout checkout--worker checkout-index cherry cherry-pick clean clone column"
+    " commit commit-graph commit-tree config count-objects credential credential-cache"
+    " credential-cache--daemon credential-store daemon describe diagnose diff diff-files"
+    " diff-index diff-tree difftool difftool--helper env--helper fast-export fast-import"
+    " fetch fetch-pack filter-branch fmt-merge-msg for-each-ref for-each-repo format-patch"
+    " fsck fsck-objects fsmonitor--daemon gc get-tar-commit-id grep hash-object help hook"
+    " http-backend http-fetch http-push imap-send index-pack init init-db instaweb"
+    " interpret-trailers log ls-files ls-remote ls-tree mailinfo mailsplit maintenance"
+    " merge merge-base merge-file merge-index merge-octopus merge-one-file merge-ours"
+    " merge-recursive merge-recursive-ours merge-recursive-theirs merge-resolve"
+    " merge-subtree merge-tree mergetool mktag mktree multi-pack-index mv name-rev notes"
+    " pack-objects pack-redundant pack-refs patch-id pickaxe prune prune-packed pull push"
+    " quiltimport range-diff read-tree rebase receive-pack reflog remote remote-ext"
+    " remote-fd remote-ftp remote-ftps remote-http remote-https repack replace"
+    " request-pull rerere reset restore rev-list rev-parse revert rm send-pack"
+    " sh-i18n--envsubst shell shortlog show show-branch show-index show-ref"
+    " sparse-checkout stage stash status stripspace submodule submodule--helper subtree"
+    " switch symbolic-ref tag unpack-file unpack-objects update-index update-ref"
+    " update-server-info upload-archive upload-archive--writer upload-pack var"
+    " verify-commit verify-pack verify-tag version web--browse whatchanged worktree"
+    " write-tree")
+#: The weights git gives the edits of a mistyped command (``help.c``: ``levenshtein(cmd,
+#: candidate, 0, 2, 1, 3)``: a swap, a substitution, an insertion, a deletion), and the
+#: score from which a command is no longer similar enough to be run (``SIMILARITY_FLOOR``).
+GIT_EDIT_WEIGHTS = (0, 2, 1, 3)
+GIT_SIMILARITY_FLOOR = 7
+
 #: npm's commands and aliases, from npm/cli ``lib/utils/cmd-list.js`` (npm 11): npm
 #: resolves a word (``deref``) as a command, else an alias, else -- camelCase turned into
 #: dashes first -- a unique prefix of a command or alias (``abbrev``), then its alias.
