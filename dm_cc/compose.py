@@ -43,7 +43,15 @@ from dm_cc.config import (
     state_dir,
 )
 from dm_cc.errors import DmccError, UsageError
-from dm_cc.permissions import DEFAULT_PROTECTED, Decision, Gate, PathContextDirs, Request, Rule
+from dm_cc.permissions import (
+    DEFAULT_PROTECTED,
+    DEFAULT_SECRETS,
+    Decision,
+    Gate,
+    PathContextDirs,
+    Request,
+    Rule,
+)
 from dm_cc.policy import PROJECT_LAYER, USER_LAYER, Capabilities, Link, Policy, load_policy
 from dm_cc.tools import effects_of, input_requests, known_permissions, language_of
 
@@ -132,12 +140,14 @@ class World:
     @cached_property
     def where(self) -> PathContextDirs:
         """Where paths are read from, and which are protected: the built-in table, what
-        the policy files add, and the project's git directories wherever they are."""
+        the policy files add, and the project's git directories wherever they are; the
+        secret stores: the built-in table and what the policy files add."""
         from dm_cc.sandbox import git_dirs
 
         outside = [d for d in git_dirs(self.root) if not Path(d).is_relative_to(self.root)]
         return PathContextDirs(self.root, self.cwd, self.home, HostFilesystem(),
-                               DEFAULT_PROTECTED.with_extra(self.policy.protected, outside))
+                               DEFAULT_PROTECTED.with_extra(self.policy.protected, outside),
+                               DEFAULT_SECRETS.with_extra(self.policy.secret_stores))
 
     @cached_property
     def trusted(self) -> Mapping[str, str]:

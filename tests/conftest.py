@@ -45,6 +45,22 @@ def no_provider_keys() -> Iterator[None]:
     os.environ.update(saved)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def no_other_homes() -> Iterator[None]:
+    """The sandbox in this process sees no home but the test's own (HOME, set per
+    test): the secret stores of this machine's /root and /home/* are not the tests'
+    to depend on (they would add hidden paths, and a spec derived by root for a
+    command run as sbtest would bind over /root, which sbtest cannot enter).
+    tests/sandbox/test_secret_stores.py gives other homes explicitly; dm_cc run as a
+    process (tests/cli/test_hostile_repo_as_users_e2e.py) sees the real ones."""
+    import dm_cc.sandbox.machine as machine
+
+    real = machine.other_homes
+    machine.other_homes = lambda home: ()
+    yield
+    machine.other_homes = real
+
+
 @pytest.fixture(scope="session")
 def litellm_imported():
     """litellm, imported (seconds, once per worker) before the tests that use it run:

@@ -17,6 +17,7 @@ a module below. Importing it loads the whole engine (it is all needed to judge).
     paths.py     canonical paths (the filesystem passed in); urls.py canonical URLs
     patterns.py  the pattern languages (wildcards, path globs, MCP arguments)
     protected.py the files that make code run later (an edit asks unless named exactly)
+    secrets.py   the person's credential stores outside the project (hidden, asked)
     coverage.py  what a pattern can match, read without a request (policy lint; how
                  broad an approval would be)
     shell/       static analysis of command lines; where a line's here-document
@@ -87,6 +88,13 @@ from dm_cc.permissions.rules import (
     Rule,
     is_mcp_permission,
 )
+from dm_cc.permissions.secrets import (
+    DEFAULT_SECRETS,
+    SECRET_STORES,
+    Secret,
+    SecretStore,
+    SecretStores,
+)
 from dm_cc.permissions.shell import HeredocBody, heredoc_bodies
 from dm_cc.permissions.urls import canonical_url, url_names
 
@@ -100,6 +108,11 @@ __all__ = [
     "Origin",
     "Protected",
     "ProtectedPaths",
+    "SECRET_STORES",
+    "DEFAULT_SECRETS",
+    "Secret",
+    "SecretStore",
+    "SecretStores",
     "ACTIONS",
     "DEFAULT_RULE",
     "DOOM_LOOP",

@@ -39,6 +39,10 @@ the product and the public ``decide()`` both go through it:
 * an allow of a **protected** path's edit (``Request.protected``: a file that makes
   code run later) is withheld unless its rule names the path exactly (no wildcard)
   and is not a repository's;
+* an allow of a request naming a path in a **secret store** (``Request.secret``: the
+  person's credentials outside the project, :mod:`dm_cc.permissions.secrets`) is
+  withheld unless its rule names the path exactly or the store itself, and is not a
+  repository's;
 * a request **set** is decided as: any deny → deny, else any ask → ask, else allow.
 
 Pure: no I/O; everything it needs is passed in.
@@ -153,11 +157,11 @@ class Ceiling(NamedTuple):
     def limits(self, verdict: Verdict) -> Verdict:
         if self.permissions is not None and verdict.request.permission not in self.permissions:
             return verdict
-        # whether a protected path's allow names it exactly is the bounded stack's
-        # business: a ceiling says what may be opened at all
+        # whether a protected path's (or a secret store's) allow names it exactly is
+        # the bounded stack's business: a ceiling says what may be opened at all
         request = verdict.request
-        limit = self.gate.judge(request if request.protected is None
-                                else replace(request, protected=None))
+        limit = self.gate.judge(request if request.protected is None and request.secret is None
+                                else replace(request, protected=None, secret=None))
         counts = self.layers is None or limit.layer in self.layers
         if not counts or STRICTNESS[limit.action] <= STRICTNESS[verdict.action]:
             return verdict
@@ -408,7 +412,8 @@ class _Stack:
             note = (f"{request.note or 'a guessed inner command'}: only a deny rule that "
                     "names it decides it")
         elif action == "allow":
-            note = _withheld(request, rule) or _protected(request, rule, origin)
+            note = (_withheld(request, rule) or _protected(request, rule, origin)
+                    or _secret(request, rule, origin))
             if note is not None:
                 action = "ask"
         return Verdict(request, rule, action, name, note, layer, origin, index)
@@ -461,6 +466,19 @@ def _protected(request: Request, rule: Rule, origin: Origin) -> str | None:
         return None
     return (f"{request.pattern} is protected ({request.protected}): only a rule of your own "
             "naming it exactly allows editing it")
+
+
+def _secret(request: Request, rule: Rule, origin: Origin) -> str | None:
+    """Why an allow of a path in a secret store is withheld: only a rule that is not a
+    repository's and names the path exactly, or the store itself, opens one."""
+    secret = request.secret
+    if secret is None:
+        return None
+    exact = is_literal(rule.pattern) and not any(c in rule.pattern for c in "[{")
+    if origin not in REPOSITORY and (exact or rule.pattern in secret.openers):
+        return None
+    return (f"{request.pattern} is in a secret store, {secret.store} ({secret.why}): only "
+            f"a rule of your own naming it exactly, or {secret.store}/**, allows it")
 
 
 def combine(verdicts: Iterable[Verdict]) -> Decision:

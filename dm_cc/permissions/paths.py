@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import NamedTuple, Protocol
 
 from dm_cc.permissions.protected import DEFAULT_PROTECTED, ProtectedPaths
+from dm_cc.permissions.secrets import DEFAULT_SECRETS, SecretStores
 
 # Pseudo-filesystems no broad rule may open: an allow rule must name them.
 SPECIAL_ROOTS = ("/proc", "/dev", "/sys")
@@ -50,13 +51,15 @@ class PathContextDirs(NamedTuple):
     """The directories a raw path is interpreted against, the filesystem that
     resolves it, and the paths whose edit only an exact rule of the person's own can
     allow (``protected``: the built-in table and a policy's additions, with the
-    project's git directories wherever they are)."""
+    project's git directories wherever they are), and the secret stores whose reading
+    only a rule of the person's own naming them can allow (``secrets``)."""
 
     root: Path
     cwd: Path
     home: Path
     fs: Filesystem
     protected: ProtectedPaths = DEFAULT_PROTECTED
+    secrets: SecretStores = DEFAULT_SECRETS
 
 
 class CanonicalPath(NamedTuple):

@@ -67,7 +67,8 @@ def path_requests(permission: str, raw: str, where: PathContextDirs, *,
     protected = where.protected.why(path.names) if permission in WRITES_PATH else None
     requests = [Request(permission, path.names[0], aliases=path.names[1:], allowable=allowable,
                         sensitive=sensitive, note=note, language="path",
-                        protected=protected.why if protected else None)]
+                        protected=protected.why if protected else None,
+                        secret=where.secrets.secret(path.absolute, where.home.as_posix()))]
     directories = [p if is_directory else posixpath.dirname(p) for p in path.outside]
     if directories:
         requests.append(Request(EXTERNAL_DIRECTORY, directories[0],

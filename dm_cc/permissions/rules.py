@@ -13,7 +13,10 @@ argument, so the engine matches rules against it without a table of tools.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from dm_cc.permissions.secrets import Secret
 
 Action = Literal["allow", "deny", "ask"]
 ACTIONS: tuple[Action, ...] = ("allow", "deny", "ask")
@@ -163,7 +166,8 @@ class Request:
     parser could not resolve statically); ``sensitive`` lists tokens an allow
     rule must spell out literally (``-exec``, ``NODE_OPTIONS``) to allow it;
     ``protected`` says why an edit of this path is only allowed by an exact rule of
-    the person's own (a file that makes code run later).
+    the person's own (a file that makes code run later); ``secret`` the credential
+    store the path is in (opened only by a rule of the person's own naming it).
     """
 
     permission: str
@@ -189,6 +193,9 @@ class Request:
     #: Why writing this path makes code run later (``dm_cc.permissions.protected``):
     #: only an exact rule of the person's own opens it. None: not a protected path.
     protected: str | None = None
+    #: The secret store this path is in (``dm_cc.permissions.secrets``): only a rule of
+    #: the person's own naming the path exactly, or the store itself, opens it.
+    secret: Secret | None = None
 
     @property
     def reading(self) -> Language:

@@ -54,6 +54,7 @@ from dm_cc.permissions import (
     PathContext,
     Protected,
     Rule,
+    SecretStore,
     Verdict,
 )
 from dm_cc.policy.defaults import (
@@ -192,6 +193,11 @@ class Policy:
     def protected(self) -> tuple[Protected, ...]:
         """What every file adds to the protected paths (any may add, none remove)."""
         return tuple(entry for f in self.files for entry in f.protected)
+
+    @property
+    def secret_stores(self) -> tuple[SecretStore, ...]:
+        """What every file adds to the secret stores (any may add, none remove)."""
+        return tuple(entry for f in self.files for entry in f.secret_stores)
 
     @property
     def hooks(self) -> tuple[Hook, ...]:

@@ -20,7 +20,7 @@ from dm_cc.config import (
     validation_error,
 )
 from dm_cc.errors import PolicyError
-from dm_cc.permissions import MCP_PREFIX, Protected, Rule, path_pattern_problem
+from dm_cc.permissions import MCP_PREFIX, Protected, Rule, SecretStore, path_pattern_problem
 from dm_cc.policy.hooks import Hook, hooks_from
 from dm_cc.tools import check_input_tool, is_known_permission, known_permissions, language_of
 
@@ -75,6 +75,8 @@ class PolicyFile:
     trust_projects_source: str = ""
     #: where the file is (absolute; "" for text not read from a file)
     location: str = ""
+    #: ``secret_stores:``: credential paths added to the built-in secret stores
+    secret_stores: tuple[SecretStore, ...] = ()
 
 
 #: What the auto layer's rules may name: what a transaction judges (a command runs
@@ -187,6 +189,16 @@ def parse_policy(text: str, shown: str, directory: Path | None = None) -> Policy
             raise PolicyError(shown, line_of(lines, ("protected", index)),
                               f"bad path pattern {spec['pattern']!r}: {problem}")
         protected.append(Protected(spec["pattern"], spec.get("why") or "protected by " + shown))
+    secret_stores = []
+    for index, spec in enumerate(model.get("secret_stores", [])):
+        path = spec["path"].rstrip("/")
+        if not path.startswith(("~/", "/")) or any(c in path for c in "*?[]{}") \
+                or "/../" in f"{path}/" or path in ("~", ""):
+            raise PolicyError(shown, line_of(lines, ("secret_stores", index)),
+                              f"bad secret store {spec['path']!r}: a path under ~/ or an "
+                              "absolute one, without wildcards or ..")
+        secret_stores.append(SecretStore(path, spec.get("why") or "a secret store named by "
+                                         + shown))
     auto = model.get("auto", {})
     auto_rules = rules_from(auto.get("rules", []), auto.get("permission", {}), ("auto",), shown,
                             lines)
@@ -200,7 +212,7 @@ def parse_policy(text: str, shown: str, directory: Path | None = None) -> Policy
     return PolicyFile(shown, rules, agents, tuple(tests), agent_sources, hooks, tuple(protected),
                       auto_rules, f"{shown}:{line_of(lines, ('auto',))}" if "auto" in model else "",
                       trust, f"{shown}:{line_of(lines, ('trust_projects',))}"
-                      if trust is not None else "")
+                      if trust is not None else "", secret_stores=tuple(secret_stores))
 
 
 def load_policy_file(path: Path) -> PolicyFile:

@@ -94,6 +94,18 @@ class ProtectedSpec(_Strict):
                      description="Shown with the question")
 
 
+class SecretStoreSpec(_Strict):
+    """A credential file or directory outside any project, added to the built-in
+    secret stores (docs/security.md): hidden from every confined command; a tool's
+    read of it asks unless a rule of the person's own or the managed files names it
+    (or the store) exactly."""
+
+    path: str = Field(min_length=1, description="~/… or an absolute path (a file or a "
+                      "directory: all it holds)")
+    why: str = Field(default="a secret store named by a policy file",
+                     description="Shown with the question")
+
+
 class PolicyFileModel(_Strict):
     """A dm_cc policy file."""
 
@@ -115,6 +127,9 @@ class PolicyFileModel(_Strict):
     protected: list[ProtectedSpec] = Field(
         default_factory=list, description="Paths added to the protected paths (any file may "
         "add; none can remove)")
+    secret_stores: list[SecretStoreSpec] = Field(
+        default_factory=list, description="Credential files added to the secret stores "
+        "(any file may add; none can remove)")
     auto: AutoRules = Field(
         default_factory=AutoRules, description="Rules of the auto layer: lift asks about "
         "bash, edit and delete where commands run as transactions (not in a project's files)")

@@ -32,7 +32,9 @@ DESIGN.md §8 is tested without it (:mod:`dm_cc.sandbox.machine` reads the machi
   edit tool, not a wall for the commands they allowed);
 * **hidden**: every existing path a read rule denies or asks about (project files
   at any depth; outside the project, the paths a rule names from ``/`` or ``~``),
-  and dm_cc's own per-user directories;
+  every existing secret store (:mod:`dm_cc.permissions.secrets`: ``~/.ssh``,
+  ``~/.aws`` ..., in the person's home and the other homes in ``Private.homes``)
+  the person's own rule does not open whole, and dm_cc's own per-user directories;
 * **network**: ``on`` when ``network *`` is allowed and no rule denies or asks
   about a host; ``proxy`` (each connection judged, :mod:`dm_cc.sandbox.proxy`) when
   some host is allowed and the proxy can run here; else ``off``.
@@ -118,6 +120,9 @@ class Private:
     # project land in a copy-on-write view and are judged after, so a project no edit
     # rule opens is writable there too (what it writes is discarded); nothing outside.
     transaction: bool = False
+    # Home directories other than the person's (dm_cc run as root reads them): the
+    # secret stores in each are hidden too (dm_cc.permissions.secrets).
+    homes: tuple[str, ...] = ()
 
 
 def spec_for(gate: Gate, where: PathContextDirs, tree: Tree, private: Private,
@@ -147,6 +152,8 @@ def spec_for(gate: Gate, where: PathContextDirs, tree: Tree, private: Private,
         no_hooks = [m for m in no_hooks if any(inside(m.path, w.path) for w in writable)]
     hidden = _marked(gate, where, tree, "read", _read_blocks) + no_hooks
     hidden += _hidden_outside(gate, where, machine, [m.path for m in writable], notes)
+    hidden += _secret_stores(gate, where, machine, private.homes,
+                             [m.path for m in writable], notes)
     for path, why in private.hide:
         if inside(root, path) or inside(where.cwd.as_posix(), path):
             notes.append(f"{path} ({why}) holds the project, so it is not hidden")
@@ -444,6 +451,50 @@ def _opened_outside(gate: Gate, where: PathContextDirs, machine: Machine) -> lis
         probe = path_requests("edit", posixpath.join(prefix, NEW_FILE), where)
         if gate.decide(probe).action == "allow":
             mounts.append(Mount(prefix, _why(gate.judge(probe[0]))))
+    return mounts
+
+
+# --------------------------------------------------------------------------- secret stores
+
+SECRET_STORE = "secret store: "   # every mount for one has this why first
+
+
+def _secret_stores(gate: Gate, where: PathContextDirs, machine: Machine,
+                   homes: Sequence[str], kept: list[str], notes: list[str]) -> list[Mount]:
+    """Every existing secret store (in the person's home and in ``homes``) hidden, but
+    what the person's own rule opens (the gate withholds every other allow): a store
+    opened whole stays, one with files opened by name is hidden entry by entry, those
+    files left; one holding the project or another writable path is said in the notes."""
+    opened = [prefix for _, pattern in _alternatives(_outside_rules(gate, "read",
+                                                                    frozenset({"allow"})))
+              if (found := _literal_prefix(pattern, where)) is not None
+              for prefix in (found[0],) if prefix != "/"]
+    mounts: list[Mount] = []
+    for path, entry in where.secrets.places([where.home.as_posix(), *homes]):
+        if not machine.exists(path):
+            continue
+        if any(inside(k, path) for k in kept):
+            notes.append(f"{path} ({SECRET_STORE}{entry.why}) holds the project or another "
+                         "writable path, so it is not hidden")
+            continue
+        is_dir = machine.is_dir(path)
+        # the read itself (external_directory is the tools' question, not a wall for
+        # what a confined command reads)
+        probe = _first_block(_judged(gate, "read", posixpath.join(path, NEW_FILE)
+                                     if is_dir else path, where))
+        within = is_dir and any(inside(p, path) for p in opened)
+        listed = machine.list_under(path, OUTSIDE_LIMIT) if within else None
+        if listed is None or probe is None:
+            if probe is not None:
+                mounts.append(Mount(path, f"{SECRET_STORE}{entry.why} ({entry.path})", is_dir))
+            continue
+        why = f"{SECRET_STORE}{entry.why} ({entry.path})"
+        blocked = {p: probe for p, _ in listed
+                   if _first_block(_judged(gate, "read", p, where)) is not None}
+        if len(blocked) == len(listed):
+            mounts.append(Mount(path, why, True))
+        else:
+            mounts += [m._replace(why=why) for m in _collapsed(path, listed, blocked, kept)]
     return mounts
 
 

@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, BinaryIO, Literal, NamedTuple
 
 from dm_cc.config import PROJECT_DIR, cache_dir, config_dir, data_dir, project_dir, state_dir
 from dm_cc.permissions import Gate, PathContextDirs
+from dm_cc.sandbox import machine
 from dm_cc.sandbox.aside import Watch, watch
 from dm_cc.sandbox.derive import Private, spec_for
 from dm_cc.sandbox.machine import LocalMachine, TreeLister
@@ -424,7 +425,12 @@ class Sandbox:
         hide = private_paths(self.env)
         tree = self._lister.list(root)
         git = verified_git_dirs(self.where.root, self.where.home)
-        key = hash((tree.signature, tuple(os.path.lexists(path) for path, _ in hide), git))
+        homes = machine.other_homes(self.where.home.as_posix())
+        # a secret store made meanwhile (`aws configure` in another terminal) is hidden
+        # from the next command on: which exist is part of the key (a stat each)
+        stores = self.where.secrets.places([self.where.home.as_posix(), *homes])
+        key = hash((tree.signature, tuple(os.path.lexists(path) for path, _ in hide), git,
+                    homes, tuple(os.path.lexists(path) for path, _ in stores)))
         kind = (server, transaction)
         for known, known_kind, known_key, spec, private in self._specs:
             if known is gate and known_kind == kind and known_key == key:
@@ -434,7 +440,8 @@ class Sandbox:
             tmpdir=str(self.private_dir() / "tmp"), own_dir=PROJECT_DIR, hide=hide,
             git=git, environment=tuple(self.env), hooks_paths=config.hooks_paths,
             git_config_files=config.files, network_proxy=self._proxy_possible(),
-            forwarder=self._forwarder_paths(), server=server, transaction=transaction)
+            forwarder=self._forwarder_paths(), server=server, transaction=transaction,
+            homes=homes)
         spec = with_unix_socket_note(spec_for(gate, self.where, tree, private, LocalMachine()))
         kept = [entry for entry in self._specs if not (entry[0] is gate and entry[1] == kind)]
         self._specs = [*kept[-(KEPT_SPECS - 1):], (gate, kind, key, spec, private)]

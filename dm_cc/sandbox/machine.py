@@ -24,6 +24,19 @@ from dataclasses import dataclass
 
 from dm_cc.sandbox.tree import Entry, Tree
 
+
+def other_homes(home: str) -> tuple[str, ...]:
+    """The home directories besides ``home`` whose secret stores a confined command
+    must not see either (:mod:`dm_cc.permissions.secrets`): ``/root`` and every
+    directory directly under ``/home`` -- the homes the gate holds them in. Those it
+    cannot look into hide nothing from it, and cost nothing."""
+    try:
+        under = sorted(entry.path for entry in os.scandir("/home") if entry.is_dir())
+    except OSError:
+        under = []
+    return tuple(h for h in ("/root", *under) if h != home.rstrip("/"))
+
+
 # Git's content-addressed stores, in any git directory (``.git``, a submodule's
 # ``.git/modules/x``, a nested repository's): listed, never walked.
 SKIPPED = frozenset({"objects", "lfs"})

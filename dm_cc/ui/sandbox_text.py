@@ -107,6 +107,12 @@ def status_lines(sandbox: Sandbox, spec: SandboxSpec, agent: str) -> Iterator[st
         yield ""
         yield title
         yield from _grouped(mounts, shown, column)
+    stores = where.secrets.entries
+    # (a store's mount says so first: dm_cc.sandbox.derive.SECRET_STORE; it may land on
+    # a link's target, where its path no longer names the store)
+    here = sum(1 for m in spec.hidden if m.why.startswith("secret store: "))
+    yield (f"  secret stores: {len(stores)} known ({', '.join(e.path for e in stores[:4])} …; "
+           f"docs/security.md), {here} here, hidden above unless your own rule opens one")
     yield ""
     yield f"network: {spec.network} ({spec.network_why})"
     for name, value in spec.env.items():

@@ -289,12 +289,51 @@ def test_sandbox_run_hides_what_a_brace_pattern_denies_outside_the_project(repo)
     assert KEY not in done.stdout and "AWS-CANARY" not in done.stdout, done.stdout
 
 
-@pytest.mark.xfail(strict=True, reason="open (docs/security.md, What is not defended): a "
-                   "command a trusted repository allows runs confined, and the sandbox hides "
-                   "only what read rules name; the person's keys are readable to it")
 def test_after_trust_a_confined_command_cannot_read_the_persons_key(repo):
     assert repo.dm_cc("trust").returncode == 0
     command = f"python3 -c \"print(open('{repo.home}/.ssh/id_rsa').read())\""
     [finished] = [r for r in repo.run([{"tool": "bash", "args": {"command": command}},
                                        {"text": "done"}]) if r["type"] == "tool_finished"]
     assert KEY not in finished["output"]
+    assert "No such file" in finished["output"] or "denied" in finished["output"], \
+        finished["output"]
+
+
+def test_after_trust_no_allowed_command_reaches_a_secret_store(repo):
+    """The secret stores (dm_cc.permissions.secrets) are hidden from every command the
+    trusted repository allows, whatever runs it and however it spells the path; what
+    names one goes through the gate, which asks (headless: refused)."""
+    (repo.home / ".aws").mkdir()
+    (repo.home / ".aws" / "credentials").write_text("AWS-CANARY\n")
+    (repo.home / ".netrc").write_text("machine x password NETRC-CANARY\n")
+    assert repo.dm_cc("trust").returncode == 0
+    home, key, aws = repo.home, repo.home / ".ssh" / "id_rsa", repo.home / ".aws" / "credentials"
+    up = os.path.relpath(key, repo.root)                       # ../home/.ssh/id_rsa
+    commands = [
+        f"perl -ne print {aws}",
+        f"python3 -c \"print(open('/proc/self/root{key}').read())\"",
+        f"python3 -c \"print(open('{up}').read())\"",
+        "python3 -c \"print(open('AGENTS.md').read())\"",     # the link to the key
+        f"python3 -c \"import os; os.environ['HOME'] = '/'; "
+        f"print(open(os.path.expanduser('{home}/.netrc')).read())\"",
+        f"python3 -c \"import os; print([os.path.join(d, f) for d, _, fs in os.walk('{home}') "
+        "for f in fs])\"",
+        f"cat {key}",                                          # names it: asked
+        "cat AGENTS.md",
+        f"sh -c 'find {home} -name id_rsa'",
+    ]
+    if shutil.which("node", path=repo.env["PATH"]):
+        commands.append(f"node -e \"console.log(require('fs').readFileSync('{aws}', 'utf8'))\"")
+    script = [{"tool": "bash", "args": {"command": c}} for c in commands]
+    script += [{"tool": "read", "args": {"path": "AGENTS.md"}},
+               {"tool": "grep", "args": {"pattern": "CANARY", "path": str(home)}},
+               {"text": "done"}]
+    finished = [r for r in repo.run(script) if r["type"] == "tool_finished"]
+    assert len(finished) == len(script) - 1
+    for command, result in zip([*commands, "read", "grep"], finished, strict=True):
+        for secret in (KEY, "AWS-CANARY", "NETRC-CANARY"):
+            assert secret not in result["output"], (command, result["output"])
+    walked, found = finished[5]["output"], finished[8]["output"]
+    assert ".bashrc" in walked and "id_rsa" not in walked, walked   # only the stores empty
+    assert "id_rsa" not in found.replace("-name id_rsa", ""), found
+    assert KEY not in repo.saved()

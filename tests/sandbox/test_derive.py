@@ -191,22 +191,24 @@ def test_a_directory_whose_new_files_are_readable_is_hidden_per_file(project):
 
 
 def test_home_paths_a_read_rule_names_are_hidden(project):
-    (project.home / ".ssh").mkdir()
-    (project.home / ".ssh" / "id_ed25519").write_text("KEY")
-    (project.home / ".aws").mkdir()
-    (project.home / ".aws" / "credentials").write_text("AWS")
-    (project.home / ".aws" / "config").write_text("[default]")
-    project.policy(RULES([rule("read", "~/.ssh/**", "deny"),
-                          rule("read", "~/.aws/credentials", "deny"),
-                          rule("read", "~/.kube/**", "deny")]))
+    """(Not secret stores, which are hidden anyway: tests/sandbox/test_secret_stores.py.)"""
+    (project.home / "keys").mkdir()
+    (project.home / "keys" / "id_ed25519").write_text("KEY")
+    (project.home / "cloud").mkdir()
+    (project.home / "cloud" / "credentials").write_text("AWS")
+    (project.home / "cloud" / "config").write_text("[default]")
+    project.policy(RULES([rule("read", "~/keys/**", "deny"),
+                          rule("read", "~/cloud/credentials", "deny"),
+                          rule("read", "~/clusters/**", "deny")]))
     spec = project.spec()
     home = project.home.as_posix()
-    assert Mount(home + "/.ssh", next(m.why for m in spec.hidden if m.path == home + "/.ssh"),
+    assert Mount(home + "/keys", next(m.why for m in spec.hidden if m.path == home + "/keys"),
                  True) in spec.hidden
-    assert Mount(home + "/.aws/credentials", next(
-        m.why for m in spec.hidden if m.path == home + "/.aws/credentials"), False) in spec.hidden
-    assert not covered(home + "/.aws/config", spec.hidden)
-    assert not covered(home + "/.kube", spec.hidden)      # missing: nothing to mount
+    assert Mount(home + "/cloud/credentials", next(
+        m.why for m in spec.hidden if m.path == home + "/cloud/credentials"), False) \
+        in spec.hidden
+    assert not covered(home + "/cloud/config", spec.hidden)
+    assert not covered(home + "/clusters", spec.hidden)      # missing: nothing to mount
 
 
 def test_dm_cc_per_user_directories_are_hidden(project):

@@ -271,6 +271,30 @@ def test_home_files_a_rule_names_are_hidden_when_not_readable(home_where, tmp_pa
             assert covered(path, spec.hidden), (path, spec.hidden)
 
 
+STORE_PATTERNS = (*HOME_PATTERNS, "~/.ssh/id_ed25519", "~/.ssh/keys/deploy", "~/.aws",
+                  "~/**", "/**", "*")
+store_rules = st.builds(Rule, st.just("read"), st.sampled_from(STORE_PATTERNS),
+                        st.sampled_from(("allow", "deny", "ask")))
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(configured=st.lists(store_rules, max_size=5), approved=st.lists(
+    store_rules.filter(lambda r: r.action == "allow"), max_size=2))
+def test_a_secret_store_file_is_hidden_exactly_when_the_gate_does_not_allow_reading_it(
+        home_where, tmp_path, configured, approved):
+    """~/.ssh and ~/.aws are secret stores: whatever the rules, every file in them is
+    hidden unless the gate allows reading it (a rule of the person's own naming it,
+    or the store), and then it is not."""
+    where = home_where
+    gate = gate_of(where, configured, approved, None)
+    spec = spec_of(gate, where, str(tmp_path))
+    for name in HOME_FILES:
+        path = posixpath.join(where.home.as_posix(), name)
+        if where.secrets.secret([path], where.home.as_posix()) is not None:
+            assert covered(path, spec.hidden) == (not read_allowed(gate, path, where)), \
+                (name, spec.hidden)
+
+
 SEGMENT = st.text(alphabet="aAb.*?-", min_size=1, max_size=4)
 PATH_SEGMENT = st.text(alphabet="aAb.-", min_size=1, max_size=4)
 
