@@ -152,8 +152,15 @@ class _Remembering(HostFilesystem):
         while path[:known] not in self._walked:
             known, tries = path.rfind("/", 0, known) if tries < self._TRIES else 0, tries + 1
         resolved, missing = self._walked[path[:known]]
-        own = path.rfind("/")
+        own, up = path.rfind("/"), path.rfind("/..")
         while known < len(path):
+            if missing and up < known:  # nothing below a missing directory is looked at
+                # (and nothing leads back above it): its names, appended
+                if known < own:  # (its own directory remembered, as below)
+                    resolved = posixpath.join(resolved, *_names(path[known + 1:own]))
+                    self._walked[path[:own]] = (resolved, True)
+                    known = own
+                return posixpath.normpath(posixpath.join(resolved, *_names(path[known + 1:])))
             end = path.find("/", known + 1)
             end = len(path) if end < 0 else end
             name = path[known + 1:end]
@@ -175,6 +182,11 @@ class _Remembering(HostFilesystem):
                 self._walked[path[:end]] = (resolved, missing)
             known = end
         return posixpath.normpath(resolved)
+
+
+def _names(path: str) -> list[str]:
+    """The names of a relative ``path`` that step somewhere (not ``.``, not empty)."""
+    return [name for name in path.split("/") if name and name != "."]
 
 
 class ProjectRoot(NamedTuple):

@@ -103,6 +103,15 @@ class ProtectedPaths:
         # looked at by the few globs that can match them, in the table's order)
         self._globs = [(glob, entry, _literal_segments(glob.pattern)) for entry in self.entries
                        for glob in self._globs_of(entry.pattern)]
+        # ... found by one of those segments (any: each glob is kept under its least),
+        # or always asked when it needs none; a path's few segments pick the few to try
+        self._always: list[int] = []
+        self._by_segment: dict[str, list[int]] = {}
+        for i, (_, _, needs) in enumerate(self._globs):
+            if needs:
+                self._by_segment.setdefault(min(needs), []).append(i)
+            else:
+                self._always.append(i)
 
     def _globs_of(self, pattern: str) -> list[PathGlob]:
         """A relative pattern with ``/`` at any depth, inside the project and out."""
@@ -127,7 +136,13 @@ class ProtectedPaths:
             # outside ASCII, case folding is the matcher's own business: ask every glob
             held = {s.casefold() for s in segments} if all(s.isascii() for s in segments) \
                 else None
-            for glob, entry, needs in self._globs:
+            if held is None:
+                tried: Iterable[int] = range(len(self._globs))
+            else:  # (in the table's order: the first entry matching is the one named)
+                tried = sorted([*self._always, *(i for s in held
+                                                 for i in self._by_segment.get(s, ()))])
+            for i in tried:
+                glob, entry, needs = self._globs[i]
                 if (held is None or needs <= held) and glob.match(subject):
                     return entry
         return None

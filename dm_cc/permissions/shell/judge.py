@@ -85,7 +85,7 @@ from dm_cc.permissions.shell.source import (
     syntax_tree,
     word_scan,
 )
-from dm_cc.permissions.shell.tables import lookup
+from dm_cc.permissions.shell.tables import first_words, lookup
 from dm_cc.permissions.shell.tables.arguments import ARG_SPECS
 from dm_cc.permissions.shell.tables.commands import (
     GIT_GLOBAL_PLACES,
@@ -264,7 +264,7 @@ class Judge:
         """Store one SimpleCommand (in a reserved ``slot`` when given); while a guess is
         judged, as a speculative command."""
         tokens = tuple(dict.fromkeys(sensitive)) if sensitive else ()
-        if any(t.partition("[")[0] in COMMAND_TABLES for t in tokens):
+        if tokens and any(t.partition("[")[0] in COMMAND_TABLES for t in tokens):
             self.renamed += table_renames(words)
         if self.guessing is not None:
             if not self._full(self.speculative):
@@ -551,7 +551,8 @@ class Judge:
             words = list(words)
         spelled = name  # recorded as written; `RM`, `Sudo` are read as the program they
         name = dispatch_name(name, _known())  # run where the filesystem folds case
-        words = [words[0]._replace(text=name), *words[1:]]
+        if name != words[0].text:
+            words = [words[0]._replace(text=name), *words[1:]]
         as_given = words  # as written, with git's global options
         if name == "git":
             words, places, scripts = _git_globals(words, sensitive)
@@ -607,13 +608,15 @@ class Judge:
             self.opaque = True
         if outcome.effects:
             yield from self.apply(outcome.effects, depth, suspect, sensitive, opaque)
-        spec_key, spec = lookup(ARG_SPECS, texts)
+        spec_key, spec = lookup(ARG_SPECS, texts) if texts and texts[0] in _SPEC_HEADS \
+            else _NO_ENTRY
         if spec is not None and (effects := _inspected(spec_key, tuple(words), stop, stdin)):
             yield from self.apply(effects, depth, suspect, sensitive, opaque)
         if name in ("ln", "cp", "link"):
             for link, target in made_links(name, words):
                 self.link(link, target)
-        plant_key, plants = lookup(PLANTERS, texts)
+        plant_key, plants = lookup(PLANTERS, texts) if texts and texts[0] in _PLANT_HEADS \
+            else _NO_ENTRY
         if plants is not None:
             self.plant(" ".join(plant_key), landing(plant_key, plants, spec, words),
                        plants.repository)
@@ -752,6 +755,9 @@ def _here(directory: str) -> str | None:
 # a command (a loop unrolled, `cd a; cat f; cd a; cat f …`) reads it once. Keyed by the
 # words as read (text and flags), at most _READINGS of them kept.
 _READINGS = 1_024
+# the programs with an entry in each table (the others skip building its keys)
+_SPEC_HEADS, _PLANT_HEADS = first_words(ARG_SPECS), first_words(PLANTERS)
+_NO_ENTRY: tuple[tuple[str, ...], None] = ((), None)
 
 
 @lru_cache(maxsize=_READINGS)

@@ -205,6 +205,7 @@ class _Walk:
         self.tests_within: dict[tuple[int, int], bool] = {}
         # the first construct found that tables.syntax does not list as MODELLED
         self.outside: str | None = None
+        self._parts: dict[tuple[int, int, int], tuple[str, Node | None, list[Node]]] = {}
 
     def text(self, node: Node, cap: int | None = None) -> str:
         if self.ascii is not None:
@@ -246,10 +247,14 @@ class _Walk:
                     and children[0].end_byte == node.end_byte) \
                     and not self._gaps(node, kind, children):
                 intact = False
-            found = self._visit(node, kind, parent, piped, redirected) \
-                if kind in _VISITED else []
-            if kind in _DEFERRED:
-                found += self.deferred(node, kind)
+            if kind == "command":  # (the usual node: what _visit and deferred do with it)
+                found = self.command(node, parent, piped, redirected)
+                found += self._stored(node, kind)
+            else:
+                found = self._visit(node, kind, parent, piped, redirected) \
+                    if kind in _VISITED else []
+                if kind in _DEFERRED:
+                    found += self.deferred(node, kind)
             if kind in _REDIRECTS and not self.redirected:  # (the first: `> f`, `2>&1`)
                 self.redirected = True
                 found = [*found, Redirected()]
@@ -564,8 +569,9 @@ class _Walk:
             words += self.words(group) if len(group) > 1 else self.words1(group[0])
         if self.dropped:
             words += self.dropped.get(node.start_byte, ())
-        env = [(var, w) for var, w in map(self.assignment, assigns) if risky_env(var)]
-        stdin = self._stdin(redirects, piped, fds)
+        env = [(var, w) for var, w in map(self.assignment, assigns) if risky_env(var)] \
+            if assigns else []
+        stdin = self._stdin(redirects, piped, fds) if redirects else piped
         if words[0].text == "exec" and stdin is not None and stdin is not piped and all(
                 w.text[:1] == "{" for w in words[1:]):  # `exec <<< CODE`, `exec {fd}<&0`
             self.exec_stdin = stdin._replace(dynamic=True)
@@ -737,7 +743,12 @@ class _Walk:
                      if self.text(c, 1) in ("-", "+")]
             integer_or_ref = any(f[:1] == "-" and ("i" in f or "n" in f) for f in flags)
             return [Deferred(self.text(node, SHOWN), False)] if integer_or_ref else []
-        words = [c for c in node.children if c.type in _NAMED_WORDISH]
+        children = node.children
+        first = next((self.text(c, _LONGEST) for c in children if c.type in _NAMED_WORDISH), "")
+        if first[:1] != "-" and first not in _PREFIXES and first != "set" \
+                and first not in _NAMES_STORING:
+            return []  # the usual command: its name is none of those asked about below
+        words = [c for c in children if c.type in _NAMED_WORDISH]
         # a name longer than _LONGEST is none of those asked about (and may be all the
         # rest of a nested line: `$($($(…)))`)
         name = self.text(words[0], _LONGEST) if words else ""
@@ -826,7 +837,15 @@ class _Walk:
         return found
 
     def _redirect_parts(self, node: Node) -> tuple[str, Node | None, list[Node]]:
-        """(operator, target, words that are really arguments of the command)."""
+        """(operator, target, words that are really arguments of the command): asked up to
+        three times of each redirect (its command's words, its file, the input), read once."""
+        key = (node.id, node.start_byte, node.end_byte)
+        found = self._parts.get(key)
+        if found is None:
+            found = self._parts[key] = self._read_redirect(node)
+        return found
+
+    def _read_redirect(self, node: Node) -> tuple[str, Node | None, list[Node]]:
         words = [c for c in node.children if c.type in _WORDISH]
         if node.type == "heredoc_redirect":
             return "<<", None, words

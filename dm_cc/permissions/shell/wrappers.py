@@ -18,7 +18,7 @@ from dm_cc.permissions.shell.flags import Option, scan_options
 from dm_cc.permissions.shell.programs import stdin_shell
 from dm_cc.permissions.shell.quoting import Word, is_assignment, joined
 from dm_cc.permissions.shell.records import Command, Effect, Outcome, Script, Stdin
-from dm_cc.permissions.shell.tables import lookup
+from dm_cc.permissions.shell.tables import first_words, lookup
 from dm_cc.permissions.shell.tables.environment import risky_env
 from dm_cc.permissions.shell.tables.wrappers import STDIN_SHELL_WRAPPERS, WRAPPERS, Wrapper
 
@@ -27,6 +27,7 @@ for _key in WRAPPERS:
     if len(_key) > 1:
         _LOOSE_KEYS.setdefault(_key[0], []).append(_key)
 _LOOSE_SPAN = 6  # option words (and values) tolerated before each subcommand word
+_HEADS = first_words(WRAPPERS)
 _RANGES = tuple(tuple(range(n)) for n in range(4))
 
 
@@ -38,6 +39,8 @@ def wrapper_lookup(texts: Sequence[str]) -> tuple[tuple[str, ...], Wrapper | Non
     exec``, ``uv -q run``, ``docker compose -f f.yml exec``): option words, and a possible
     value after each, are skipped. A false match only adds a request, so this errs wide.
     """
+    if not texts or texts[0] not in _HEADS:
+        return (), None, _RANGES[0]
     key, spec = lookup(WRAPPERS, texts)
     if not texts or texts[0] not in _LOOSE_KEYS or not any(t[:1] == "-" for t in texts[1:3]):
         return key, spec, _RANGES[len(key)]

@@ -70,6 +70,12 @@ def names(*entries: tuple[str, _V]) -> Mapping[str, _V]:
     return MappingProxyType(out)
 
 
+def first_words(mapping: Mapping[tuple[str, ...], object]) -> frozenset[str]:
+    """The first words of a table's keys: a command named otherwise has no entry (asked
+    before :func:`lookup`, which builds up to three keys, for most commands in vain)."""
+    return frozenset(key[0] for key in mapping)
+
+
 def lookup(mapping: Mapping[tuple[str, ...], _V], texts: Sequence[str]
            ) -> tuple[tuple[str, ...], _V | None]:
     """The entry for the longest (up to 3) leading words of ``texts`` in ``mapping``."""
