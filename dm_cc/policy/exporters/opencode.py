@@ -158,7 +158,7 @@ def opencode_items(rule: Rule) -> list[Item]:
     if permission not in PATHS:
         return [(key, _text(pattern, action), action) for key in KEYS[permission]]
     patterns = path_patterns(pattern, action)
-    items = [(key, p, action) for key in KEYS[permission] for p in patterns]
+    items: list[Item] = [(key, p, action) for key in KEYS[permission] for p in patterns]
     if any(p.startswith("*") for p in patterns):
         items += _outside_asks(KEYS[permission], pattern, action)
     return items
