@@ -4,9 +4,9 @@ of a plain user, the changes listed, judged, applied and kept for undo by a proc
 that is not root -- the same done-when as test_transactions_e2e.py (which runs as the
 tests' user, root on the test machine).
 
-dm_cc runs as ``sbtest`` with the system's Python of the same version and this
-checkout and its libraries on PYTHONPATH (the tests' own interpreter may sit in
-root's home, which sbtest cannot enter)."""
+dm_cc runs as ``sbtest`` as tests/support/dm_cc_as.py runs it: the system's Python of
+the same version on a copy of dm_cc and its libraries anyone may read (the tests' own
+interpreter and site-packages may sit where sbtest cannot enter)."""
 
 from __future__ import annotations
 
@@ -17,15 +17,13 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-import pydantic_core
 import pytest
 import yaml
-from support.as_user import CAN_SWITCH, SBTEST, SYSTEM_PYTHON, give, remove, shared_dir
+from support.as_user import SBTEST, remove, shared_dir
+from support.dm_cc_as import CAN_RUN_AS_SBTEST, run_dm_cc
 
 from dm_cc.sandbox.host import availability
 
-CHECKOUT = Path(__file__).resolve().parents[2]
-LIBRARIES = Path(pydantic_core.__file__).resolve().parents[1]
 POLICY = ("rules:\n"
           "  - {permission: bash, pattern: '*', action: allow}\n"
           "  - {permission: edit, pattern: '**', action: allow}\n"
@@ -33,17 +31,9 @@ POLICY = ("rules:\n"
           "  - {permission: delete, pattern: 'keep/**', action: deny, reason: kept}\n")
 
 
-def _same_python() -> bool:
-    if not CAN_SWITCH:
-        return False
-    found = subprocess.run([SYSTEM_PYTHON, "-c", "import sys; print(sys.version_info[:2])"],
-                           capture_output=True, text=True)
-    return found.stdout.strip() == str(tuple(sys.version_info[:2]))
-
-
 pytestmark = [
     pytest.mark.skipif(not availability().usable, reason="bubblewrap cannot run here"),
-    pytest.mark.skipif(not _same_python(), reason="needs root, the user sbtest and a system "
+    pytest.mark.skipif(not CAN_RUN_AS_SBTEST, reason="needs root, the user sbtest and a system "
                        f"Python {sys.version_info[0]}.{sys.version_info[1]} they can run"),
 ]
 
@@ -64,14 +54,10 @@ def home() -> Iterator[Path]:
 
 def as_sbtest(base: Path, *argv: str) -> subprocess.CompletedProcess[str]:
     """``dm_cc ARGV…`` run by sbtest in the project (everything under ``base`` theirs)."""
-    give(SBTEST, base)
     env = {"PATH": "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin", "LANG": "C.UTF-8",
            "HOME": str(base / "home"), "DM_CC_HOME": str(base / "dmhome"),
-           "DM_CC_MANAGED_DIR": str(base / "managed"),
-           "PYTHONPATH": f"{CHECKOUT}{os.pathsep}{LIBRARIES}"}
-    return subprocess.run(["runuser", "-u", SBTEST, "--", SYSTEM_PYTHON, "-m", "dm_cc", *argv],
-                          cwd=base / "project", env=env, capture_output=True, text=True,
-                          timeout=120)
+           "DM_CC_MANAGED_DIR": str(base / "managed")}
+    return run_dm_cc(SBTEST, base, base / "project", env, *argv, timeout=120)
 
 
 def run(base: Path, script: object, *extra: str) -> list[dict]:
