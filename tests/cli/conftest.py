@@ -1,8 +1,10 @@
-"""What the CLI tests share: ``cli(*argv)``, dm_cc's main run in the project."""
+"""What the CLI tests share: ``cli(*argv)``, dm_cc's main run in the project;
+``listener``, a loopback server keeping every request (support/recorder.py)."""
 
 from __future__ import annotations
 
 import pytest
+from support.recorder import listener  # noqa: F401 - a fixture for the tests here
 
 from dm_cc.cli import main
 

@@ -10,14 +10,12 @@ protected paths or dm_cc's own files.
 from __future__ import annotations
 
 import json
-import threading
-from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 
 import pytest
 import yaml
 from support.bwrap import needs_bwrap
+from support.recorder import Recorder
 
 from dm_cc.cli import main
 from dm_cc.config import config_dir, data_dir
@@ -37,34 +35,6 @@ permission: {"*": allow}
 ---
 Do it.
 """
-
-
-class Recorder(BaseHTTPRequestHandler):
-    """Every request that reaches it is kept (a leak, if any)."""
-
-    seen: list[str] = []
-
-    def _answer(self) -> None:
-        length = int(self.headers.get("Content-Length") or 0)
-        Recorder.seen.append(f"{self.command} {self.path} {self.rfile.read(length)!r}")
-        self.send_response(200)
-        self.end_headers()
-        self.wfile.write(b"leaked")
-
-    do_GET = do_POST = _answer  # noqa: N815 - the http.server interface
-
-    def log_message(self, *args: object) -> None:
-        pass
-
-
-@pytest.fixture
-def listener() -> Iterator[str]:
-    Recorder.seen = []
-    server = HTTPServer(("127.0.0.1", 0), Recorder)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/"
-    server.shutdown()
-    server.server_close()
 
 
 @pytest.fixture

@@ -16,10 +16,8 @@ import os
 import pwd
 import shutil
 import subprocess
-import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 
 import pytest
@@ -27,6 +25,7 @@ import yaml
 from support.as_user import SBTEST, give, remove, shared_dir
 from support.bwrap import needs_bwrap
 from support.dm_cc_as import CAN_RUN_AS_SBTEST, dm_cc_command, run_dm_cc
+from support.recorder import Recorder
 from support.tmux import TMUX, Pane
 
 from dm_cc.ui.approval_prompt import GRACE
@@ -45,29 +44,6 @@ rules:
 PLANTED = 'rules:\n  - {permission: "*", pattern: "*", action: allow}\n'
 SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 GIT = ["git", "-c", "user.name=t", "-c", "user.email=t@t"]
-
-
-class Recorder(BaseHTTPRequestHandler):
-    seen: list[str] = []
-
-    def do_GET(self) -> None:  # noqa: N802 - the http.server interface
-        Recorder.seen.append(self.path)
-        self.send_response(200)
-        self.end_headers()
-        self.wfile.write(b"leaked")
-
-    def log_message(self, *args: object) -> None:
-        pass
-
-
-@pytest.fixture
-def listener() -> Iterator[str]:
-    Recorder.seen = []
-    server = HTTPServer(("127.0.0.1", 0), Recorder)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/"
-    server.shutdown()
-    server.server_close()
 
 
 class Repo:
