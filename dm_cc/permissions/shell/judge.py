@@ -513,9 +513,10 @@ class Judge:
             return
         head = words[0]
         if head.expand or head.glob or head.procsub:
-            self.record([w.text for w in words], True, suspect,
+            texts = [w.text for w in words]
+            self.record(texts, True, suspect,
                         note="the command name is not static", redirected=redirected)
-            text = joined(words).text  # `rm${IFS}-rf x`, `c=rm; $c x`: also as it usually
+            text = " ".join(texts)  # `rm${IFS}-rf x`, `c=rm; $c x`: also as it usually
             reading = self.reading(text)  # reads (not in a guess's judge)
             if self.reads and self.guessing is None and reading != text:
                 self.guess_script(reading, "the command as it reads with the values this "
@@ -737,7 +738,9 @@ def _directory(parts: Sequence[str]) -> str:
     for part in parts:
         if part:  # `-C ''` leaves the directory as it is
             path = part if part.startswith(("/", "~")) else posixpath.join(path, part)
-    if ".." in path.split("/"):  # `sub/..` is the parent of where sub leads, not `.`
+    # `sub/..` is the parent of where sub leads, not `.` (a `..` segment, found without
+    # splitting: after `cd a; cd a; …` the path is as long as every cd so far)
+    if path == ".." or path.startswith("../") or path.endswith("/..") or "/../" in path:
         return path
     return posixpath.normpath(path) if not path.startswith("~") else path
 

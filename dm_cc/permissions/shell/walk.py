@@ -265,9 +265,11 @@ class _Walk:
                 yield from found
             # a pipe or an enclosing construct's input reaches every command inside
             # (`cat x | { bash; }`, `{ sh; } <<< CODE`, `f() { sh; }; f <<< CODE`)
-            inherit = piped or (self._encloses(node, kind) if kind in _ENCLOSING else None)
-            # ... and its redirect: every command inside runs redirected (`{ a; } > f`)
-            redirected = redirected or (kind in _ENCLOSING and _redirects_body(node))
+            inherit = piped
+            if kind in _ENCLOSING:
+                inherit = piped or self._encloses(node, kind)
+                # ... and its redirect: every command inside runs redirected (`{ a; } > f`)
+                redirected = redirected or _redirects_body(node)
             owner, last = node, None
             if kind in ("negated_command", "list") and parent is not None \
                     and parent.type == "redirected_statement":
