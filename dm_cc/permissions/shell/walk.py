@@ -399,9 +399,12 @@ class _Walk:
             if _SPECIAL.isdisjoint(raw) and "\n" not in raw:
                 return Word(raw)
             return Word(raw, hides_expansion(raw), globs(raw))
-        if kind in _EXPANSIONS and (kind != "command_substitution" or any(
-                c.is_named for c in node.children)):  # `$x`, `$(cmd)`: what _collect
-            return Word(self.text(node, SHOWN), True)  # makes of it, directly
+        if kind in _EXPANSIONS:  # `$x`, `$(cmd)`: what _collect makes of it, directly
+            if kind != "command_substitution":
+                return Word(self.text(node, SHOWN), True)
+            for child in node.children:  # (a loop, not any(): one per level of `$($(…))`)
+                if child.is_named:
+                    return Word(self.text(node, SHOWN), True)
         return None
 
     def _built(self, nodes: Sequence[Node]) -> WordBuilder:
@@ -746,7 +749,11 @@ class _Walk:
             integer_or_ref = any(f[:1] == "-" and ("i" in f or "n" in f) for f in flags)
             return [Deferred(self.text(node, SHOWN), False)] if integer_or_ref else []
         children = node.children
-        first = next((self.text(c, _LONGEST) for c in children if c.type in _NAMED_WORDISH), "")
+        first = ""  # (a loop, not a generator: asked of every command)
+        for child in children:
+            if child.type in _NAMED_WORDISH:
+                first = self.text(child, _LONGEST)
+                break
         if first[:1] != "-" and first not in _PREFIXES and first != "set" \
                 and first not in _NAMES_STORING:
             return []  # the usual command: its name is none of those asked about below
