@@ -478,20 +478,28 @@ def _secret_stores(gate: Gate, where: PathContextDirs, machine: Machine,
                          "writable path, so it is not hidden")
             continue
         is_dir = machine.is_dir(path)
+        why = f"{SECRET_STORE}{entry.why} ({entry.path})"
         # the read itself (external_directory is the tools' question, not a wall for
         # what a confined command reads)
         probe = _first_block(_judged(gate, "read", posixpath.join(path, NEW_FILE)
                                      if is_dir else path, where))
         within = is_dir and any(inside(p, path) for p in opened)
         listed = machine.list_under(path, OUTSIDE_LIMIT) if within else None
-        if listed is None or probe is None:
-            if probe is not None:
-                mounts.append(Mount(path, f"{SECRET_STORE}{entry.why} ({entry.path})", is_dir))
+        if listed is None:
+            # a file, or a store no rule opens: hidden whole unless readable. One a
+            # rule opens but too large to check file by file: hidden whole (said)
+            if probe is not None or within:
+                mounts.append(Mount(path, why, is_dir))
+            if probe is None and within:
+                notes.append(f"{path} ({why}) has over {OUTSIDE_LIMIT} entries to check "
+                             "against your rules one by one, so it is hidden whole")
             continue
-        why = f"{SECRET_STORE}{entry.why} ({entry.path})"
-        blocked = {p: probe for p, _ in listed
-                   if _first_block(_judged(gate, "read", p, where)) is not None}
-        if len(blocked) == len(listed):
+        # opened in part: every existing file the gate does not allow reading stays
+        # hidden, even when a new file in the store would be readable (``~/.ssh/**
+        # allow`` then ``~/.ssh/id* allow``: the later wildcard is withheld)
+        blocked = {p: verdict for p, _ in listed
+                   if (verdict := _first_block(_judged(gate, "read", p, where))) is not None}
+        if probe is not None and len(blocked) == len(listed):
             mounts.append(Mount(path, why, True))
         else:
             mounts += [m._replace(why=why) for m in _collapsed(path, listed, blocked, kept)]

@@ -67,6 +67,31 @@ def test_a_store_your_own_rule_opens_whole_stays(project):
     assert covered(f"{home}/.aws", hidden)      # a file of it opened: the store stays hidden
 
 
+def test_a_later_wildcard_in_an_opened_store_keeps_the_files_it_matches_hidden(project):
+    """``~/.ssh/** allow`` opens the store, a later ``~/.ssh/id* allow`` decides the
+    keys and is withheld (a wildcard that is not the store): a new file is readable,
+    the keys are not, so they stay hidden one by one."""
+    home = project.home.as_posix()
+    machine = KnownMachine(files=frozenset({f"{home}/.ssh/id_ed25519", f"{home}/.ssh/config"}),
+                           directories=frozenset({f"{home}/.ssh"}))
+    project.policy(RULES([rule("read", "~/.ssh/**", "allow"), rule("read", "~/.ssh/id*", "allow")]))
+    hidden = spec(project, machine).hidden
+    assert covered(f"{home}/.ssh/id_ed25519", hidden)
+    assert not covered(f"{home}/.ssh/config", hidden)
+    assert not covered(f"{home}/.ssh", hidden)
+
+
+def test_an_opened_store_too_large_to_check_file_by_file_is_hidden_whole_and_said(project):
+    from dm_cc.sandbox.derive import OUTSIDE_LIMIT
+    home = project.home.as_posix()
+    keys = frozenset(f"{home}/.ssh/k{i}" for i in range(OUTSIDE_LIMIT + 1))
+    machine = KnownMachine(files=keys, directories=frozenset({f"{home}/.ssh"}))
+    project.policy(RULES([rule("read", "~/.ssh/**", "allow"), rule("read", "~/.ssh/k1*", "allow")]))
+    made = spec(project, machine)
+    assert covered(f"{home}/.ssh", made.hidden)
+    assert any("hidden whole" in note and f"{home}/.ssh" in note for note in made.notes)
+
+
 def test_a_store_holding_the_project_is_not_hidden_and_is_said(tmp_path):
     project = Project(tmp_path, root=tmp_path / "home" / ".password-store")
     home = project.home.as_posix()
