@@ -242,7 +242,8 @@ class Gate:
     def judge(self, request: Request) -> Verdict:
         """The request under each of its names (a symlink and its target), the
         approval rule applied name by name, the strictest verdict; then the ceilings."""
-        verdict = _strictest(self._judge_name(request, name) for name in request.names)
+        verdict = self._judge_name(request, request.pattern) if not request.aliases else \
+            _strictest(self._judge_name(request, name) for name in request.names)
         if request.other_names:
             verdict = self._other_names(request, verdict)
         for ceiling in self.ceilings:
@@ -397,9 +398,10 @@ class _Stack:
             language = language_for(*key)
             where = self._searched[key] = (language, searched(self.rulesets, key[0], language))
         hit = last_match_in(request.permission, name, request.words, where[1], where[0])
-        rule, layer, index = default_rule(request.permission), None, None
-        origin: Origin = "builtin"
-        if hit is not None:
+        if hit is None:
+            rule, layer, index = default_rule(request.permission), None, None
+            origin: Origin = "builtin"
+        else:
             found = self.layers[hit[0]]
             rule, layer, origin, index = found.rules[hit[1]], found.name, found.origin, hit[1]
         action: Action = rule.action

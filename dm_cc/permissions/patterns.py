@@ -455,18 +455,26 @@ class PathSubject(NamedTuple):
     absolute: list[str] | None
 
 
+@lru_cache(maxsize=64)
+def _root_of(root: str) -> tuple[str, tuple[str, ...]]:
+    """A context's root normalised, and its segments: the same for every path (a
+    request's path is prepared for the gate, each ceiling and the protected table)."""
+    root = posixpath.normpath(root)
+    return root, tuple(_split_abs(root))
+
+
 def path_subject(path: str, context: PathContext) -> PathSubject:
     """Prepare a request path for matching against many PathGlobs.
 
     Canonical paths need no folding, but ``..`` is folded here too so that a
     relative path can never pass for "inside the project" by climbing out of it.
     """
-    root = posixpath.normpath(context.root) if context.root else None
+    root, root_segments = _root_of(context.root) if context.root else (None, ())
     if not path.startswith("/"):
         folded = posixpath.normpath(path) if path else "."
         if folded != ".." and not folded.startswith("../"):
             segments = _split_rel(folded)
-            return PathSubject(segments, _split_abs(root) + segments if root else None)
+            return PathSubject(segments, [*root_segments, *segments] if root else None)
         if root is None:
             return PathSubject(None, None)
         path = posixpath.join(root, folded)

@@ -134,13 +134,12 @@ class ProtectedPaths:
             subject = path_subject(name, self._context)
             segments = [*(subject.relative or ()), *(subject.absolute or ())]
             # outside ASCII, case folding is the matcher's own business: ask every glob
-            held = {s.casefold() for s in segments} if all(s.isascii() for s in segments) \
-                else None
+            held = {s.casefold() for s in segments} if "".join(segments).isascii() else None
             if held is None:
                 tried: Iterable[int] = range(len(self._globs))
             else:  # (in the table's order: the first entry matching is the one named)
-                tried = sorted([*self._always, *(i for s in held
-                                                 for i in self._by_segment.get(s, ()))])
+                found = [i for s in held for i in self._by_segment.get(s, ())]
+                tried = sorted([*self._always, *found]) if found else self._always
             for i in tried:
                 glob, entry, needs = self._globs[i]
                 if (held is None or needs <= held) and glob.match(subject):

@@ -163,8 +163,10 @@ class Judge:
         self.elsewhere: list[tuple[str, bool]] = []  # more places the last `cd` may have led
         self.links: dict[str, str | None] = {}  # links this line makes -> what they reach
         # where commands of this line may have left symlinks (normalised paths from the
-        # session's directory; "." alone: anywhere)
+        # session's directory, each once; "." alone: anywhere), and how many were met
+        # (repeated or not: MAX_LINKS of them make it anywhere)
         self.planted: list[str] = []
+        self.plantings = 0
         # deferred evaluation: the first value stored that may hold code, and the first
         # place that evaluates a stored value (both in one line: the line is dynamic)
         self.deferred: dict[bool, str] = {}
@@ -349,10 +351,12 @@ class Judge:
             scope = self._scope(word)
             if repository and (scope == "." or scope.split("/", 1)[0].lower() == ".git"):
                 self.planted_repository = self.planted_repository or what
-            if scope == "." or len(self.planted) >= MAX_LINKS:
+            if scope == "." or self.plantings >= MAX_LINKS:
                 self.planted = ["."]
             elif "." not in self.planted:
-                self.planted.append(scope)
+                self.plantings += 1
+                if scope not in self.planted:  # (`tar xf a -C d` a thousand times: d once)
+                    self.planted.append(scope)
 
     def _scope(self, word: Word) -> str:
         """``word``, a directory, as a normalised path from the session's directory

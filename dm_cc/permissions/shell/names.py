@@ -24,9 +24,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Container, Sequence
-from functools import cache
+from functools import cache, lru_cache
 
-from dm_cc.permissions.shell.tables import lookup
+from dm_cc.permissions.shell.tables import first_words, lookup
 from dm_cc.permissions.shell.tables.program_names import (
     DASHED,
     GIT_COMMANDS,
@@ -78,7 +78,7 @@ def dispatch_name(name: str, known: Container[str]) -> str:
 
 def other_names(texts: Sequence[str]) -> tuple[Words, ...]:
     """Every other name of the command ``texts`` (never the words as written)."""
-    if not texts:
+    if not texts or _alone(texts[0]):
         return ()
     written, rest = tuple(texts), tuple(texts[1:])
     readings = [(*head, *rest) for head in program_names(texts[0])]
@@ -87,6 +87,18 @@ def other_names(texts: Sequence[str]) -> tuple[Words, ...]:
         found.append(words)
         found += _subcommand_names(words)
     return tuple(w for w in dict.fromkeys(found) if w != written)
+
+
+#: The programs whose subcommands have other names (git's and npm's are found otherwise).
+_SUBCOMMAND_HEADS = first_words(SUBCOMMAND_NAMES) | {"git", "npm"}
+
+
+@lru_cache(maxsize=1_024)
+def _alone(name: str) -> bool:
+    """Whether a command named ``name`` has no other name, whatever its arguments: the
+    name is its only one (``rm``, ``cat``) and no table names its subcommands -- most
+    commands (a line of a thousand different ``rm xN`` asks once per program)."""
+    return name not in _SUBCOMMAND_HEADS and program_names(name) == [(name,)]
 
 
 def _subcommand_names(words: Words) -> list[Words]:
