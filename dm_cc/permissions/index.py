@@ -271,7 +271,9 @@ class RuleIndex:
                       *self._escaped_flags.values(), *self._bare_escaped_flags.values()):
             tried.finish()
         self._flag_tops = _tops(self._flags)
+        self._bare_tops = _tops(self._bare_flags)
         self._escaped_tops = _tops(self._escaped_flags)
+        self._bare_escaped_tops = _tops(self._bare_escaped_flags)
 
     def _add_text(self, compiled: CompiledRule) -> None:
         index, pattern = compiled.index, compiled.rule.pattern
@@ -319,14 +321,11 @@ class RuleIndex:
         if not words:
             return best
         if self._flag_tops.get(words[0], NOTHING) > best:
-            # (a command with no option: only the rules that can match one are tried)
-            best = _flag_match(self._flags if has_options(words) else self._bare_flags,
-                               words, best)
+            best = _flags_match(self._flags, self._bare_flags, self._bare_tops, words, best)
         if self._escaped_tops and \
                 self._escaped_tops.get(escape_words(words[:1])[0], NOTHING) > best:
-            escaped = escape_words(words)
-            best = _flag_match(self._escaped_flags if has_options(escaped)
-                               else self._bare_escaped_flags, escaped, best)
+            best = _flags_match(self._escaped_flags, self._bare_escaped_flags,
+                                self._bare_escaped_tops, escape_words(words), best)
         return best
 
     # ------------------------------------------------------------------ paths
@@ -412,6 +411,19 @@ def _tops(flags: dict[tuple[str, str | None], _Tried]) -> dict[str, int]:
     for (program, _word), tried in flags.items():
         tops[program] = max(tops.get(program, NOTHING), tried.top)
     return tops
+
+
+def _flags_match(every: dict[tuple[str, str | None], _Tried],
+                 bare: dict[tuple[str, str | None], _Tried], bare_tops: dict[str, int],
+                 words: tuple[str, ...], best: int) -> int:
+    """The best flag rule that may match ``words``: of ``every`` rule when the command has
+    an option word; else only of those that can match one without (``bare``), and only
+    when one of them could beat ``best`` (``rm x1`` meets only rules needing an option)."""
+    if has_options(words):
+        return _flag_match(every, words, best)
+    if bare_tops.get(words[0], NOTHING) > best:
+        return _flag_match(bare, words, best)
+    return best
 
 
 def _flag_match(flags: dict[tuple[str, str | None], _Tried], words: tuple[str, ...],

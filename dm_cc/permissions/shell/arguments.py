@@ -72,9 +72,12 @@ def _unknown_options(scan: Scan, spec: ArgSpec) -> frozenset[str]:
     (only a spec listing its value-less ``flags`` can tell an unknown option)."""
     if not spec.flags or not spec.skip:
         return frozenset()
+    alone = [o.flag for o in scan.options if o.value is None]
+    if not alone:  # (most commands: the table's option sets are not joined for nothing)
+        return frozenset()
     known = (spec.flags | spec.value_opts | spec.pair_opts | spec.optional_opts
              | spec.skip_opts | spec.edit_opts | spec.read_opts | frozenset(spec.risky))
-    return frozenset(o.flag for o in scan.options if o.value is None and o.flag not in known)
+    return frozenset(flag for flag in alone if flag not in known)
 
 
 def _tar_bundle(args: list[Word], spec: ArgSpec) -> list[Word]:

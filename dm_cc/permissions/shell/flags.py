@@ -23,7 +23,7 @@ which is optimal for star-separated fixed-length pieces, so no backtracking is n
 
 import re
 from collections.abc import Collection, Mapping, Sequence
-from functools import lru_cache
+from functools import cache, lru_cache
 from typing import NamedTuple
 
 from dm_cc.permissions.shell.tables import lookup
@@ -314,8 +314,20 @@ def flag_keys(words: Sequence[str]) -> list[tuple[str, str | None]]:
 
 def has_options(words: Sequence[str]) -> bool:
     """Whether the command ``words`` has an option word, as the flag rules read it (a
-    rule that :attr:`FlagRule.needs_options` matches no command without one)."""
+    rule that :attr:`FlagRule.needs_options` matches no command without one). A command
+    none of whose words looks like one has none (``rm x1``: asked for every command a
+    deny rule's program runs), unless respelling its leading words could add one."""
+    if _respelling_adds_no_option() and \
+            not any(len(w) > 1 and w[0] in "-+" for w in words[1:]):
+        return False
     return bool(_read(tuple(words)).options)
+
+
+@cache
+def _respelling_adds_no_option() -> bool:
+    """Whether no respelling of :data:`COMMAND_ALIASES` holds a word read as an option."""
+    return not any(len(w) > 1 and w[0] in "-+" for words in COMMAND_ALIASES.values()
+                   for w in words)
 
 
 class _Read(NamedTuple):
