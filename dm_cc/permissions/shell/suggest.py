@@ -88,10 +88,21 @@ def exact_pattern(words: Sequence[str], *, spaces: bool = False) -> str:
     """The command as a pattern that matches only itself; ``""`` when a word holds a
     space (``rm -rf "a b"`` would read as ``rm -rf a b``) -- unless ``spaces``, for code
     judged command by command anyway -- or a wildcard."""
-    if not words or not all(w and (spaces or _plain(w)) and not any(c in w for c in "*?\\")
-                            for w in words):
+    readable = _unwild if spaces else _plain  # (a plain word holds no wildcard either)
+    if not words or not all(readable(w) for w in words):
         return ""
     return " ".join(words)
+
+
+@cache
+def _wildcard() -> re.Pattern[str]:
+    """A wildcard or an escape (compiled once, on first use)."""
+    return re.compile(r"[*?\\]")
+
+
+def _unwild(word: str) -> bool:
+    """A word with no wildcard and no escape (it may hold a space)."""
+    return bool(word) and _wildcard().search(word) is None
 
 
 def always_pattern(words: Sequence[str], sensitive: Sequence[str] = ()) -> str:
