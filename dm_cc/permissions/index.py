@@ -184,7 +184,7 @@ class _Trie:
             node.here = max(node.exact, node.deeper, node.reach, node.others.top)
             node.below = max([node.here, *(child.below for child in node.children.values())])
 
-    def last(self, keys: Sequence[str], value: object, best: int) -> int:
+    def last(self, keys: Sequence[str] | _Casefolded, value: object, best: int) -> int:
         """The highest index above ``best`` of a rule here matching ``keys`` (the
         words of ``value``, what an ``other`` rule's matcher is given); else ``best``."""
         node: _Node | None = self.root
@@ -440,8 +440,24 @@ def _walk(trie: _Trie, folded: _Trie, segments: list[str], path: PathSubject, be
     """The best rule of a path area: as written, then casefolded (deny and ask rules)."""
     best = trie.last(segments, path, best)
     if folded.root.below > best:
-        best = folded.last([segment.casefold() for segment in segments], path, best)
+        best = folded.last(_Casefolded(segments), path, best)
     return best
+
+
+class _Casefolded:
+    """A path's segments casefolded as the walk reaches them: most walks stop at the
+    first segment, and after ``cd a; cd a; …`` a path holds thousands."""
+
+    __slots__ = ("_segments",)
+
+    def __init__(self, segments: Sequence[str]) -> None:
+        self._segments = segments
+
+    def __len__(self) -> int:
+        return len(self._segments)
+
+    def __getitem__(self, depth: int) -> str:
+        return self._segments[depth].casefold()
 
 
 def _text_matcher(compiled: CompiledRule, shell: bool) -> tuple[Test, Callable[[], str]]:

@@ -86,7 +86,8 @@ def _command_requests(permission: str, analysis: ShellAnalysis, *, suggest: bool
     own note."""
     return [
         Request(permission, cmd.text, words=cmd.words, allowable=not cmd.dynamic,
-                sensitive=cmd.sensitive, note="; ".join(filter(None, (note, cmd.note))) or None,
+                sensitive=cmd.sensitive, note=(cmd.note or None) if note is None
+                else ("; ".join(filter(None, (note, cmd.note))) or None),
                 speculative=cmd.speculative, other_names=cmd.names,
                 always=None if cmd.dynamic or cmd.speculative
                 else always_pattern(cmd.words, cmd.sensitive) if suggest
@@ -130,9 +131,7 @@ def shell_requests(permission: str, command: str, where: PathContextDirs) -> lis
     requests = _command_requests(permission, analysis) + _redirect_requests(analysis)
     read = 0  # paths not static read as what they name (each costs a look at the disk)
     for ref in analysis.files:
-        note = f"{'written' if ref.access == 'edit' else 'read'} by the shell command"
-        if ref.dynamic:
-            note += "; the path is not static, so it cannot be allowed by a rule"
+        note = _FILE_NOTES[ref.access == "edit", bool(ref.dynamic)]
         found = path_requests(ref.access, ref.path, where, allowable=not ref.dynamic, note=note)
         if ref.speculative:  # named by a guessed inner command: only a deny decides it
             found = [replace(r, speculative=True, note="named by a guessed inner command")
@@ -157,6 +156,12 @@ def shell_requests(permission: str, command: str, where: PathContextDirs) -> lis
                     note="a redirection with no command")] if analysis.redirected else []
     return (requests or [_whole_line(permission, command)]) + bare
 
+
+#: A shell command's file request's note: (written, the path is not static) -> note.
+_FILE_NOTES = {(edit, dynamic): f"{'written' if edit else 'read'} by the shell command"
+               + ("; the path is not static, so it cannot be allowed by a rule" if dynamic
+                  else "")
+               for edit in (False, True) for dynamic in (False, True)}
 
 #: Hosts of one line judged as network requests (for the deny rules).
 MAX_HOSTS = 64

@@ -567,12 +567,13 @@ class Judge:
                 yield from self.script(script, depth + 1, suspect)
         if name == "coproc" and len(words) > 2 and words[2].text in ("{", "("):
             words = [words[0], *words[2:]]  # coproc NAME { cmd; }: NAME names the coprocess
-        written = [spelled, *(w.text for w in words[1:])]  # recorded: the name as written
+        texts = [w.text for w in words]
+        written = [spelled, *texts[1:]]  # recorded: the name as written
         names = _other_names(tuple(written))  # ... and every other name it has
         if name == "npm" and len(words) > 1:  # `npm exe CMD` is `npm exec CMD` (a wrapper)
             words = [words[0], words[1]._replace(text=npm_command(words[1].text)
                                                  or words[1].text), *words[2:]]
-        texts = [w.text for w in words]
+            texts = [w.text for w in words]
         self.renamed += renames(name, words[1:])
         slot: int | None = None  # past MAX_REFERENCES: not recorded (the line asks)
         if self.guessing is not None or not self._full(self.commands):

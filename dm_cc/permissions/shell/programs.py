@@ -317,6 +317,8 @@ def renames(name: str, args: list[Word]) -> list[Rename]:
     ``hash -p PATH NAME`` (NAME runs PATH), ``alias NAME=VALUE`` (NAME expands to VALUE
     once ``expand_aliases`` is on), ``enable -n NAME``/``-d NAME`` (NAME is no longer the
     builtin), ``enable -f FILE NAME`` (NAME is loaded from FILE: anything)."""
+    if name not in ("hash", "alias", "enable"):  # (asked of every command)
+        return []
     texts = [w.text for w in args]
     if name == "hash":
         path = _option_value(texts, "p")
