@@ -110,12 +110,22 @@ def canonical_path(raw: str, where: PathContextDirs) -> CanonicalPath:
         resolved = where.fs.realpath(joined)
     except (OSError, ValueError):
         resolved = lexical
-    absolute = (lexical,) if resolved == lexical else (lexical, resolved)
+    if resolved == lexical:  # (most paths: no symlink on the way)
+        return CanonicalPath((display(lexical, root),), (lexical,),
+                             () if _inside(lexical, root) else (lexical,))
+    absolute = (lexical, resolved)
     return CanonicalPath(
         names=tuple(display(p, root) for p in absolute),
         absolute=absolute,
         outside=tuple(p for p in absolute if not _inside(p, root)),
     )
+
+
+def special_roots(absolute: tuple[str, ...]) -> tuple[str, ...]:
+    """The pseudo-filesystem roots the absolute names ``absolute`` lie under, sorted."""
+    if not any(path.startswith(SPECIAL_ROOTS) for path in absolute):
+        return ()  # (most paths: a prefix of none)
+    return tuple(sorted({s for path in absolute if (s := special_root(path))}))
 
 
 def special_root(absolute: str) -> str | None:

@@ -24,7 +24,7 @@ from dataclasses import replace
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
-from dm_cc.permissions.paths import PathContextDirs, canonical_path, special_root
+from dm_cc.permissions.paths import PathContextDirs, canonical_path, special_roots
 from dm_cc.permissions.patterns import canonical_arguments
 from dm_cc.permissions.rules import (
     DELETE,
@@ -63,7 +63,7 @@ def path_requests(permission: str, raw: str, where: PathContextDirs, *,
                   note: str | None = None) -> list[Request]:
     """A request for the canonical path, plus ``external_directory`` when outside."""
     path = canonical_path(raw, where)
-    sensitive = tuple(sorted({s for p in path.absolute if (s := special_root(p))}))
+    sensitive = special_roots(path.absolute)
     protected = where.protected.why(path.names) if permission in WRITES_PATH else None
     requests = [Request(permission, path.names[0], aliases=path.names[1:], allowable=allowable,
                         sensitive=sensitive, note=note, language="path",
