@@ -33,7 +33,13 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
-from dm_cc.permissions.matchers import CompiledRule, EscapedFlagRule, Subject, escape_words
+from dm_cc.permissions.matchers import (
+    CompiledRule,
+    EscapedFlagRule,
+    Subject,
+    escape_word,
+    escape_words,
+)
 from dm_cc.permissions.patterns import PathSubject, Shape, wildcard_shapes
 from dm_cc.permissions.rules import Language, is_mcp_permission
 from dm_cc.permissions.shell.flags import FlagRule, flag_keys, has_options
@@ -323,7 +329,7 @@ class RuleIndex:
         if self._flag_tops.get(words[0], NOTHING) > best:
             best = _flags_match(self._flags, self._bare_flags, self._bare_tops, words, best)
         if self._escaped_tops and \
-                self._escaped_tops.get(escape_words(words[:1])[0], NOTHING) > best:
+                self._escaped_tops.get(escape_word(words[0]), NOTHING) > best:
             best = _flags_match(self._escaped_flags, self._bare_escaped_flags,
                                 self._bare_escaped_tops, escape_words(words), best)
         return best

@@ -60,8 +60,13 @@ class EscapedFlagRule:
 def escape_words(words: Sequence[str]) -> tuple[str, ...]:
     """A command's words with every `*` and `?` as the stand-ins an escaped one in a
     rule is (:class:`EscapedFlagRule`), so that they compare as plain text."""
-    return tuple(w.replace("*", _STAR).replace("?", _QUESTION) if "*" in w or "?" in w else w
-                 for w in words)
+    return tuple(escape_word(w) for w in words)
+
+
+def escape_word(word: str) -> str:
+    """One word as :func:`escape_words` gives it."""
+    return word.replace("*", _STAR).replace("?", _QUESTION) if "*" in word or "?" in word \
+        else word
 
 
 class Subject(NamedTuple):

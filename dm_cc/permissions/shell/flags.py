@@ -317,9 +317,10 @@ def has_options(words: Sequence[str]) -> bool:
     rule that :attr:`FlagRule.needs_options` matches no command without one). A command
     none of whose words looks like one has none (``rm x1``: asked for every command a
     deny rule's program runs), unless respelling its leading words could add one."""
-    if _respelling_adds_no_option() and \
-            not any(len(w) > 1 and w[0] in "-+" for w in words[1:]):
-        return False
+    if _respelling_adds_no_option():
+        spaced = " " + " ".join(words[1:])  # (a word starting with - or + follows a space)
+        if " -" not in spaced and " +" not in spaced:
+            return False
     return bool(_read(tuple(words)).options)
 
 
