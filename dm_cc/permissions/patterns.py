@@ -301,6 +301,8 @@ class _SegmentPattern:
             return False
         if len(groups) == 1:
             return len(segments) == len(groups[0]) and _group_match_at(groups[0], segments, 0)
+        if len(groups) == 2 and not groups[0] and len(groups[1]) == 1:
+            return groups[1][0].match(segments[-1])  # `**/NAME` (a name at any depth)
         first, last = groups[0], groups[-1]
         end = len(segments) - len(last)
         if not _group_match_at(first, segments, 0) or not _group_match_at(last, segments, end):

@@ -115,6 +115,9 @@ class SecretStores:
     def __init__(self, entries: Iterable[SecretStore] = SECRET_STORES) -> None:
         self.entries = tuple(entries)
         self._compiled: dict[str, re.Pattern[str] | None] = {}
+        # every store's place below its home (or its absolute path) holds "/.": a name
+        # without one is in none, and is not matched (most names: a project's files)
+        self._dotted = all("/." in e.path.rstrip("/").removeprefix("~") for e in self.entries)
 
     def with_extra(self, entries: Sequence[SecretStore]) -> SecretStores:
         return SecretStores((*self.entries, *entries)) if entries else self
@@ -140,6 +143,8 @@ class SecretStores:
         if matcher is None:
             return None
         for name in names:
+            if self._dotted and "/." not in name:
+                continue
             found = matcher.match(name) if name.startswith("/") else None
             if found is not None:
                 index = next(int(k[1:]) for k, v in found.groupdict().items() if v is not None)
