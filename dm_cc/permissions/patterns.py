@@ -465,11 +465,15 @@ def _root_of(root: str) -> tuple[str, tuple[str, ...]]:
     return root, tuple(_split_abs(root))
 
 
+@lru_cache(maxsize=64)
 def path_subject(path: str, context: PathContext) -> PathSubject:
     """Prepare a request path for matching against many PathGlobs.
 
     Canonical paths need no folding, but ``..`` is folded here too so that a
     relative path can never pass for "inside the project" by climbing out of it.
+    A request's path is prepared for its gate, then for each ceiling (and a path
+    written for the protected table): the last few are kept, a pure function of its
+    arguments (no reader changes a subject's lists).
     """
     root, root_segments = _root_of(context.root) if context.root else (None, ())
     if not path.startswith("/"):
