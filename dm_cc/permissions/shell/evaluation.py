@@ -134,40 +134,54 @@ def code_value(name: str, word: Word) -> list[Script]:
 
 def substitutions(text: str) -> list[str] | None:
     """The bodies of the ``$(..)`` and backtick substitutions in ``text`` (None when they
-    do not close)."""
+    do not close). (A scan that jumps from one character that matters to the next: the
+    walk asks it of each level of ``${x:-${x:-…}}``, each holding all the rest.)"""
     bodies: list[str] = []
-    i, n = 0, len(text)
-    while i < n:
+    i = 0
+    while (m := _opening().search(text, i)) is not None:
+        i = m.start()
         if text[i] == "\\":
-            i += 2
-        elif text[i] == "`":
+            i += 2  # an escaped character: skipped
+        elif text[i] == "`":  # up to the next unescaped backtick
             end = i + 1
-            while end < n and text[end] != "`":
-                end += 2 if text[end] == "\\" else 1
-            if end >= n:
+            while (stop := _backtick_end().search(text, end)) is not None \
+                    and text[stop.start()] == "\\":
+                end = stop.start() + 2
+            if stop is None:
                 return None
-            bodies.append(text[i + 1:end])
-            i = end + 1
-        elif text.startswith("$(", i):
-            depth, j, quote = 1, i + 2, ""
-            while j < n and depth:
-                ch = text[j]
-                if quote:
-                    quote = "" if ch == quote else quote
-                elif ch in "'\"":
-                    quote = ch
-                elif ch == "(":
-                    depth += 1
-                elif ch == ")":
-                    depth -= 1
-                j += 1
-            if depth:
-                return None
+            bodies.append(text[i + 1:stop.start()])
+            i = stop.start() + 1
+        else:  # `$(`: up to its `)`, quotes and nested parentheses counted
+            depth, j = 1, i + 2
+            while depth:
+                part = _parenthesis_or_quote().search(text, j)
+                if part is None:
+                    return None
+                ch, j = part.group(), part.end()
+                if ch in "'\"":
+                    j = text.find(ch, j) + 1  # (a quote is closed by the same character)
+                    if j == 0:
+                        return None
+                else:
+                    depth += 1 if ch == "(" else -1
             bodies.append(text[i + 2:j - 1])
             i = j
-        else:
-            i += 1
     return bodies
+
+
+@cache
+def _opening() -> re.Pattern[str]:
+    return re.compile(r"[\\`]|\$\(")
+
+
+@cache
+def _backtick_end() -> re.Pattern[str]:
+    return re.compile(r"[`\\]")
+
+
+@cache
+def _parenthesis_or_quote() -> re.Pattern[str]:
+    return re.compile(r"[()'\"]")
 
 
 @cache

@@ -496,12 +496,13 @@ class _Walk:
         """What a pipe from ``before`` carries: the words of a plain ``echo`` of static
         words (``echo ~/.ssh/id_rsa | xargs cat`` reads that file; a shell fed so is still
         dynamic, its text judged by the deny rules), else output known only when it runs."""
-        if before is None or before.type != "command" or any(
-                c.type in _REDIRECTS or c.type == "variable_assignment"
-                for c in before.children):
+        if before is None or before.type != "command":
             return _PIPED
-        name = before.child_by_field_name("name")
+        name = before.child_by_field_name("name")  # (asked first: the usual name is no echo)
         if name is None or self.text(name, 5) != "echo":  # (a name may hold all the line)
+            return _PIPED
+        if any(c.type in _REDIRECTS or c.type == "variable_assignment"
+               for c in before.children):
             return _PIPED
         words = [w for arg in before.children_by_field_name("argument")
                  for w in self.words([arg])]
