@@ -413,6 +413,8 @@ def _scan_token() -> re.Pattern[str]:
 def _rough_word(token: str) -> str:
     """One word with its quotes removed roughly: ``$'..'`` decoded, quotes and
     backslashes dropped."""
+    if "'" not in token and '"' not in token and "\\" not in token:
+        return token  # (the usual word: nothing to remove)
     parts = []
     for m in _scan_token().finditer(token):
         part = m.group(0)

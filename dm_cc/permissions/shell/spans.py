@@ -75,6 +75,8 @@ class SourceText:
             self._continuations = [m.start() for m in re.finditer(rb"[\x80-\xbf]", src)]
             if len(self.text) != len(src) - len(self._continuations):
                 self._continuations = None  # not UTF-8 after all: no node is located
+        # every byte a character (ASCII, the usual case): byte offsets are string offsets
+        self._bytewise = len(self.text) == len(src)
         self._indexes: dict[tuple[re.Pattern[str], Keep | None], _Index] = {}
         self._next: dict[str, tuple[int, int]] = {}
         self.allowance = 4 * len(src) + 65_536
@@ -90,12 +92,14 @@ class SourceText:
 
     def _offset(self, byte: int) -> int | None:
         if self._continuations is None:
-            return byte if len(self.text) == len(self.src) else None
+            return byte if self._bytewise else None
         if byte < len(self.src) and 0x80 <= self.src[byte] < 0xC0:
             return None  # inside a character
         return byte - bisect_left(self._continuations, byte)
 
     def view(self, node: Node) -> View:
+        if self._bytewise:  # (asked of many nodes: no offset to map)
+            return View(self.text, node.start_byte, node.end_byte)
         start, end = self._offset(node.start_byte), self._offset(node.end_byte)
         if start is None or end is None:
             data = decode(self.src[node.start_byte:node.end_byte])

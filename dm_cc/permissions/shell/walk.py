@@ -100,8 +100,8 @@ _VISITED = frozenset({"command", "declaration_command", "unset_command", "test_c
 # the node kinds _Walk.deferred looks at: values stored and places that evaluate them later
 _DEFERRED = frozenset({"variable_assignment", "expansion", "arithmetic_expansion",
                        "compound_statement", "c_style_for_statement", "for_statement",
-                       "test_command", "subscript", "command_substitution", "command",
-                       "declaration_command"})
+                       "test_command", "subscript", "command_substitution",
+                       "declaration_command"})  # (a command's: found by _Walk.command)
 _STORES_INPUT = frozenset({"read", "mapfile", "readarray"})
 _PREFIXES = frozenset({"time", "command", "builtin"})  # run the builtin that follows
 _NAMES_STORING = _STORES_INPUT | {"printf", "let", "getopts"}  # the names _stored looks at
@@ -113,6 +113,11 @@ _CALL_SITE = Stdin("inherited", None, True)  # a function body reads its caller'
 _DESCRIPTOR = Stdin("inherited", None, True)  # `<&3`: a descriptor opened elsewhere
 OUTSIDE_MODEL = "outside the modelled subset of bash (docs/shell.md)"
 _MODELLED = frozenset(MODELLED)  # (a set: asked of every node)
+# the modelled kinds that only hold others (`program`, `pipeline`, `command_name`,
+# `concatenation` ...): no records of their own, nothing changed for their children
+# (_Walk._records asks this one set of most nodes, and nothing more of their own)
+_HOLDING = _MODELLED - _VISITED - _DEFERRED - _REDIRECTS - _ENCLOSING - {
+    "command", "negated_command", "list", "ERROR"}
 
 
 def walk(src: bytes, root: Node | None) -> Iterator[Record]:
@@ -227,7 +232,7 @@ class _Walk:
         return iter(found)
 
     def _records(self, root: Node) -> Iterator[Record]:
-        intact = True
+        intact, src = True, self.src
         # (node, parent, the stdin an enclosing construct supplies, inside an ERROR node,
         # inside a compound command with a redirect); Node.parent and Node.prev_sibling
         # cost O(depth), so the walk carries what it needs.
@@ -239,48 +244,54 @@ class _Walk:
             if not children:
                 continue  # tokens and leaf words: nothing to do
             kind = node.type
-            broken = broken or kind == "ERROR"
-            if kind not in _MODELLED and self.outside is None:  # the positive model:
-                self.outside = f"'{kind}'"  # every node's kind is on the one allowlist
-            if kind not in _GAPS_ALLOWED and not (  # (one child spanning it: no gap)
-                    len(children) == 1 and children[0].start_byte == node.start_byte
-                    and children[0].end_byte == node.end_byte) \
-                    and not self._gaps(node, kind, children):
-                intact = False
-            if kind == "command":  # (the usual node: what _visit and deferred do with it)
-                found = self.command(node, parent, piped, redirected)
-                found += self._stored(node, kind)
-            else:
-                found = self._visit(node, kind, parent, piped, redirected) \
-                    if kind in _VISITED else []
-                if kind in _DEFERRED:
-                    found += self.deferred(node, kind)
-            if kind in _REDIRECTS and not self.redirected:  # (the first: `> f`, `2>&1`)
-                self.redirected = True
-                found = [*found, Redirected()]
-            if found:
-                if broken or (kind == "command" and node.has_error):
-                    found = [r._replace(suspect=BROKEN_TEXT)
-                             if isinstance(r, (Command, Noted, Script)) else r for r in found]
-                yield from found
-            # a pipe or an enclosing construct's input reaches every command inside
-            # (`cat x | { bash; }`, `{ sh; } <<< CODE`, `f() { sh; }; f <<< CODE`)
-            inherit = piped
-            if kind in _ENCLOSING:
-                inherit = piped or self._encloses(node, kind)
-                # ... and its redirect: every command inside runs redirected (`{ a; } > f`)
-                redirected = redirected or _redirects_body(node)
-            owner, last = node, None
-            if kind in ("negated_command", "list") and parent is not None \
-                    and parent.type == "redirected_statement":
-                if kind == "negated_command":  # `! bash <<EOF`: the redirect belongs to the
-                    owner = parent  # statement around the negation
-                else:  # `a && bash <<EOF`: tree-sitter hangs the heredoc on the list; bash
-                    last = children[-1]  # gives it to the list's last command
+            inherit, owner, last = piped, node, None  # what the children are told
+            if kind not in _HOLDING:  # (a kind that only holds others: nothing to do)
+                broken = broken or kind == "ERROR"
+                if kind not in _MODELLED and self.outside is None:  # the positive model:
+                    self.outside = f"'{kind}'"  # every node's kind is on the one allowlist
+                if kind == "command":  # (the usual node: what _visit and deferred do with it)
+                    found = self.command(node, parent, piped, redirected)
+                else:
+                    found = self._visit(node, kind, parent, piped, redirected) \
+                        if kind in _VISITED else []
+                    if kind in _DEFERRED:
+                        found += self.deferred(node, kind)
+                if kind in _REDIRECTS and not self.redirected:  # (the first: `> f`, `2>&1`)
+                    self.redirected = True
+                    found = [*found, Redirected()]
+                if found:
+                    if broken or (kind == "command" and node.has_error):
+                        found = [r._replace(suspect=BROKEN_TEXT)
+                                 if isinstance(r, (Command, Noted, Script)) else r for r in found]
+                    yield from found
+                # a pipe or an enclosing construct's input reaches every command inside
+                # (`cat x | { bash; }`, `{ sh; } <<< CODE`, `f() { sh; }; f <<< CODE`)
+                if kind in _ENCLOSING:
+                    inherit = piped or self._encloses(node, kind)
+                    # ... and its redirect: every command inside runs redirected (`{ a; } > f`)
+                    redirected = redirected or _redirects_body(node)
+                if kind in ("negated_command", "list") and parent is not None \
+                        and parent.type == "redirected_statement":
+                    if kind == "negated_command":  # `! bash <<EOF`: the redirect belongs to the
+                        owner = parent  # statement around the negation
+                    else:  # `a && bash <<EOF`: tree-sitter hangs the heredoc on the list; bash
+                        last = children[-1]  # gives it to the list's last command
             after_pipe = False  # the previous child is a pipe token (a leaf)
             entries = []
             before: Node | None = None  # the command before the pipe token
+            # the text between the children, read in the same loop: no gap or one blank
+            # is the usual case; any other is checked in full (_gaps)
+            gaps = kind not in _GAPS_ALLOWED
+            pos, odd = node.start_byte, False
             for child in children:
+                if gaps:
+                    start = child.start_byte
+                    if start > pos and (start != pos + 1 or src[pos] not in _BLANK_BYTES
+                                        or kind == "concatenation"):
+                        odd = True
+                    end = child.end_byte
+                    if end > pos:
+                        pos = end
                 if child.child_count:  # leaves (tokens, plain words) need no visit
                     fed = self._piped(before) if after_pipe else None
                     entries.append((child, parent if child is last else owner,
@@ -291,6 +302,8 @@ class _Walk:
                     after_pipe = leaf in _PIPES
                     if leaf not in _MODELLED or leaf == "extglob_pattern":
                         self._leaf_outside(child, leaf)
+            if gaps and (odd or node.end_byte > pos) and not self._gaps(node, kind, children):
+                intact = False
             stack.extend(reversed(entries))
         if self.source.spent:  # past the allowance some nested text was not examined
             yield Noted([Word(self.text(root, SHOWN))], (), "nested too deeply to examine "
@@ -517,14 +530,18 @@ class _Walk:
     # statements -------------------------------------------------------------
     def command(self, node: Node, parent: Node | None, piped: Stdin | None,
                 redirected: bool = False) -> list[Record]:
-        """A simple command's record; ``redirected``: an enclosing compound command
+        """A simple command's record, then what it stores (:meth:`_stored`, told its
+        first word, found by the same loop); ``redirected``: an enclosing compound command
         has a redirect (its own are found here)."""
         assigns: list[Node] = []
         name: Node | None = None
+        first: Node | None = None  # the first word (a name, or what stands for one)
         args: list[Node] = []
         redirects: list[Node] = []
         for child in node.children:
             kind = child.type
+            if first is None and kind in _NAMED_WORDISH:
+                first = child
             if kind == "command_name":
                 name = child
             elif kind == "variable_assignment" and name is None:
@@ -559,7 +576,7 @@ class _Walk:
             for var, word in map(self.assignment, assigns):
                 if risky_env(var):
                     found += [Noted([word], (var,), f"sets {var}"), *code_value(var, word)]
-            return found
+            return found + self._stored(node, first) if first is not None else found
         if redirects:  # words taken from redirects go back to where they were written
             args.sort(key=lambda n: n.start_byte)
         words = self.words([name])
@@ -581,8 +598,9 @@ class _Walk:
         if words[0].text == "exec" and stdin is not None and stdin is not piped and all(
                 w.text[:1] == "{" for w in words[1:]):  # `exec <<< CODE`, `exec {fd}<&0`
             self.exec_stdin = stdin._replace(dynamic=True)
-        return [Command(words, stdin, tuple(env),  # the judge judges env's code values
-                        redirected=redirected or bool(redirects))]
+        found = [Command(words, stdin, tuple(env),  # the judge judges env's code values
+                         redirected=redirected or bool(redirects))]
+        return found + self._stored(node, first) if first is not None else found
 
     def orphans(self, node: Node) -> list[Record]:
         """Inside an ERROR node, a ``command_name`` may appear without its ``command``
@@ -697,8 +715,8 @@ class _Walk:
         runs it: escaped backticks inside backticks, substitutions inside ``${..}``,
         risky variables set by a loop or by arithmetic. (A node's text is asked by
         position, not sliced: these nest, and each level would cost all it holds.)"""
-        if kind in ("command", "declaration_command"):
-            return self._stored(node, kind)  # the common case: its text is rarely needed
+        if kind == "declaration_command":
+            return self._declared(node)  # the common case: its text is rarely needed
         if kind == "command_substitution" and self.src[node.start_byte] != 0x60 and \
                 not self.src.startswith(b"$`", node.start_byte):
             return []  # `$(..)`: only backticks are read again (the common case)
@@ -742,22 +760,19 @@ class _Walk:
                                               if self.source.first(positional(), view) else [])]
         return []
 
-    def _stored(self, node: Node, kind: str) -> list[Record]:
-        """A command or declaration that stores a value bash may evaluate later."""
-        if kind == "declaration_command":
-            flags = [self.text(c) for c in node.children[1:]
-                     if self.text(c, 1) in ("-", "+")]
-            integer_or_ref = any(f[:1] == "-" and ("i" in f or "n" in f) for f in flags)
-            return [Deferred(self.text(node, SHOWN), False)] if integer_or_ref else []
-        children = node.children
-        first = ""  # (a loop, not a generator: asked of every command)
-        for child in children:
-            if child.type in _NAMED_WORDISH:
-                first = self.text(child, _LONGEST)
-                break
+    def _declared(self, node: Node) -> list[Record]:
+        """A declaration that stores a value bash evaluates later (``declare -i``, ``-n``)."""
+        flags = [self.text(c) for c in node.children[1:] if self.text(c, 1) in ("-", "+")]
+        integer_or_ref = any(f[:1] == "-" and ("i" in f or "n" in f) for f in flags)
+        return [Deferred(self.text(node, SHOWN), False)] if integer_or_ref else []
+
+    def _stored(self, node: Node, word: Node) -> list[Record]:
+        """A command that stores a value bash may evaluate later; ``word``: its first."""
+        first = self.text(word, _LONGEST)
         if first[:1] != "-" and first not in _PREFIXES and first != "set" \
                 and first not in _NAMES_STORING:
             return []  # the usual command: its name is none of those asked about below
+        children = node.children
         words = [c for c in children if c.type in _NAMED_WORDISH]
         # a name longer than _LONGEST is none of those asked about (and may be all the
         # rest of a nested line: `$($($(…)))`)
