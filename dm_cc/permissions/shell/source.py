@@ -23,6 +23,12 @@ _ASCII_ONLY = bytes(range(128)) + b"x" * 128
 
 _META = frozenset(" \t\n;&|()<>")
 _PLAIN_RUN = r"[^\\'\"#()$<\n`\s;&|>{]*"
+# after a character that does not end a word a `{` is ordinary too (only a word-initial
+# `{` is rewritten; after `"` each character is read on its own): `{{{…` copied in one go
+_PLAIN_RUN_IN_WORD = r"[^\\'\"#()$<\n`\s;&|>]*"
+# the characters the scanner's branches look at (besides a backslash): any other is
+# ordinary, copied with the run that follows it
+_BRANCHING = frozenset("'$\"#(){}];<\n")
 
 
 def _heredoc_word(text: str, i: int) -> tuple[str, bool, int]:
@@ -143,6 +149,7 @@ def _scan(text: str, bodies: list[tuple[int, int, bool]] | None = None) -> str:
     """:func:`join_continuations`' scanner; ``bodies`` collects each here-document's
     (start of its body, start of its delimiter line, closed?) offsets in ``text``."""
     plain_run = re.compile(_PLAIN_RUN).match  # (re keeps the compiled pattern)
+    plain_run_in_word = re.compile(_PLAIN_RUN_IN_WORD).match
     out: list[str] = []
     n, i = len(text), 0
     # per $( ) level: [paren depth, arithmetic depth, ${ }/$[ ] depth] (`<<` inside the
@@ -174,7 +181,9 @@ def _scan(text: str, bodies: list[tuple[int, int, bool]] | None = None) -> str:
             prev, i = ch, i + 1
             continue
         top = stack[-1]
-        if ch == "'" or text.startswith("$'", i):
+        if ch not in _BRANCHING:
+            pass  # (an ordinary character: copied with the run below)
+        elif ch == "'" or text.startswith("$'", i):
             start = i + (2 if ch == "$" else 1)
             j = start
             while j < n and text[j] != "'":
@@ -182,7 +191,7 @@ def _scan(text: str, bodies: list[tuple[int, int, bool]] | None = None) -> str:
             out.append(text[i:j + 1])
             prev, i = "'", j + 1
             continue
-        if ch == '"':
+        elif ch == '"':
             dquote.append(len(stack))
         elif ch == "#" and prev in _META:
             end = text.find("\n", i)
@@ -289,9 +298,15 @@ def _scan(text: str, bodies: list[tuple[int, int, bool]] | None = None) -> str:
             pending = []
             prev = "\n"
             continue
-        m = plain_run(text, i + 1)  # ordinary characters: copy them in one go
+        # ordinary characters: copied in one go
+        m = (plain_run if ch in _META or ch == '"' else plain_run_in_word)(text, i + 1)
         end = m.end() if m else i + 1
-        out.append(text[i:end])
+        if text.find("{", i + 1, end) < 0:
+            out.append(text[i:end])
+        else:  # a piece from each `{` on, as when each was read on its own: a heredoc
+            # delimiter replaced is named by the count of pieces written before it
+            first, *rest = text[i + 1:end].split("{")
+            out += [ch + first, *["{" + piece for piece in rest]]
         prev, i = text[end - 1], end
     return "".join(out)
 

@@ -446,10 +446,12 @@ class _Walk:
 
     def _collect_all(self, nodes: Sequence[Node], b: WordBuilder) -> None:
         for i, node in enumerate(nodes):
-            following = nodes[i + 1] if i + 1 < len(nodes) else None
-            if node.type == "$" and following is not None and following.type == "string":
-                continue  # $"..." is a translated string: same text as "..."
-            self._collect(node, b)
+            kind = node.type
+            if kind == "word":  # (the usual part, read here: a word may have thousands)
+                b.unquoted_word(self.text(node))
+            elif kind != "$" or i + 1 == len(nodes) or nodes[i + 1].type != "string":
+                self._collect(node, b)
+            # else `$"..."`: a translated string, the same text as "..."
 
     def _collect(self, node: Node, b: WordBuilder) -> None:
         kind = node.type
