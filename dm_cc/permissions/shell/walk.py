@@ -224,15 +224,16 @@ class _Walk:
         return view.string[view.start:min(view.end, view.start + SHOWN)]
 
     def records(self, root: Node) -> Iterator[Record]:
-        found = list(self._records(root))
+        found = self._records(root)
         if self.exec_stdin is not None:  # `exec <<< CODE; bash`: every later command (and,
             # in a loop, every earlier one) reads what exec supplied
             found = [r._replace(stdin=self.exec_stdin)
                      if isinstance(r, Command) and r.stdin is None else r for r in found]
         return iter(found)
 
-    def _records(self, root: Node) -> Iterator[Record]:
+    def _records(self, root: Node) -> list[Record]:
         intact, src = True, self.src
+        out: list[Record] = []  # (a list, not a generator: all of them are wanted)
         # (node, parent, the stdin an enclosing construct supplies, inside an ERROR node,
         # inside a compound command with a redirect); Node.parent and Node.prev_sibling
         # cost O(depth), so the walk carries what it needs.
@@ -263,7 +264,7 @@ class _Walk:
                     if broken or (kind == "command" and node.has_error):
                         found = [r._replace(suspect=BROKEN_TEXT)
                                  if isinstance(r, (Command, Noted, Script)) else r for r in found]
-                    yield from found
+                    out += found
                 # a pipe or an enclosing construct's input reaches every command inside
                 # (`cat x | { bash; }`, `{ sh; } <<< CODE`, `f() { sh; }; f <<< CODE`)
                 if kind in _ENCLOSING:
@@ -306,12 +307,13 @@ class _Walk:
                 intact = False
             stack.extend(reversed(entries))
         if self.source.spent:  # past the allowance some nested text was not examined
-            yield Noted([Word(self.text(root, SHOWN))], (), "nested too deeply to examine "
-                        "every part", dynamic=True)
+            out.append(Noted([Word(self.text(root, SHOWN))], (),
+                             "nested too deeply to examine every part", dynamic=True))
         if root.has_error or not intact:
-            yield Broken()
+            out.append(Broken())
         elif self.outside is not None:
-            yield Broken(f"uses {self.outside}, {OUTSIDE_MODEL}")
+            out.append(Broken(f"uses {self.outside}, {OUTSIDE_MODEL}"))
+        return out
 
     def _leaf_outside(self, leaf: Node, kind: str) -> None:
         """A token or leaf word not on the allowlist, or a pattern using extglob."""
@@ -581,7 +583,8 @@ class _Walk:
             return found + self._stored(node, first) if first is not None else found
         if redirects:  # words taken from redirects go back to where they were written
             args.sort(key=lambda n: n.start_byte)
-        words = self.words([name])
+        # (a name of one part, the usual one, read as that part)
+        words = self.words1(name.children[0]) if name.child_count == 1 else self.words([name])
         if words[0].text == "coproc" and self.outside is None:
             self.outside = "`coproc`"  # wired to descriptors in an array: see tables.syntax
         group: list[Node] = []  # adjacent nodes (no blank between them) form one word
