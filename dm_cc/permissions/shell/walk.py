@@ -402,7 +402,8 @@ class _Walk:
         return quick if quick is not None else self._built(nodes).word()
 
     def _quick(self, nodes: Sequence[Node]) -> Word | None:
-        """The common cases, read directly: one plain word, one expansion."""
+        """The common cases, read directly: one plain word, one expansion, one process
+        substitution."""
         if len(nodes) != 1:
             return None
         node = nodes[0]
@@ -420,6 +421,8 @@ class _Walk:
             for child in node.children:  # (a loop, not any(): one per level of `$($(…))`)
                 if child.is_named:
                     return Word(self.text(node, SHOWN), True)
+        elif kind == "process_substitution":  # `<(cmd)`: read from a pipe, its text shown
+            return Word(self.text(node, SHOWN), procsub=True)
         return None
 
     def _built(self, nodes: Sequence[Node]) -> WordBuilder:
