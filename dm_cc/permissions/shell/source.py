@@ -305,8 +305,8 @@ def _scan(text: str, bodies: list[tuple[int, int, bool]] | None = None) -> str:
             out.append(text[i:end])
         else:  # a piece from each `{` on, as when each was read on its own: a heredoc
             # delimiter replaced is named by the count of pieces written before it
-            first, *rest = text[i + 1:end].split("{")
-            out += [ch + first, *["{" + piece for piece in rest]]
+            head, *rest = text[i + 1:end].split("{")
+            out += [ch + head, *["{" + piece for piece in rest]]
         prev, i = text[end - 1], end
     return "".join(out)
 
