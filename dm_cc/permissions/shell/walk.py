@@ -106,6 +106,8 @@ _STORES_INPUT = frozenset({"read", "mapfile", "readarray"})
 _PREFIXES = frozenset({"time", "command", "builtin"})  # run the builtin that follows
 _NAMES_STORING = _STORES_INPUT | {"printf", "let", "getopts"}  # the names _stored looks at
 _LONGEST = 1 + max(len(name) for name in _NAMES_STORING | _PREFIXES)
+# the first two characters of the names _stored looks at (each has three or more)
+_STORING_STARTS = frozenset(name[:2].encode() for name in _NAMES_STORING | _PREFIXES | {"set"})
 _NAMED_WORDISH = _WORDISH | {"command_name"}
 _ENCLOSING = frozenset({"function_definition", "redirected_statement"})  # see _encloses
 _PIPED = Stdin("pipe", None, True)
@@ -411,6 +413,10 @@ class _Walk:
         if kind == "command_name" and node.child_count == 1:
             node = node.children[0]  # what _collect would read
             kind = node.type
+        return self._quick1(node, kind)
+
+    def _quick1(self, node: Node, kind: str) -> Word | None:
+        """:meth:`_quick` of one node of this kind."""
         if kind == "word" and "\\" not in (raw := self.text(node)):
             if _SPECIAL.isdisjoint(raw) and "\n" not in raw:
                 return Word(raw)
@@ -431,11 +437,16 @@ class _Walk:
         return builder
 
     def words1(self, node: Node) -> list[Word]:
-        """:meth:`words` of one node; a plain word without braces the quick way."""
-        if node.type == "word" and self.ascii is not None:
+        """:meth:`words` of one node; a plain word without braces, or any word
+        :meth:`_quick` reads that has no brace expansion, the quick way."""
+        kind = node.type
+        if kind == "word" and self.ascii is not None:
             raw = self.ascii[node.start_byte:node.end_byte]
             if _PLAIN_WORD.isdisjoint(raw):
                 return [Word(raw)]
+        word = self._quick1(node, kind)
+        if word is not None and (not word.glob or "{" not in word.text):
+            return [word]
         return self.words([node])
 
     def words(self, nodes: Sequence[Node]) -> list[Word]:
@@ -583,7 +594,7 @@ class _Walk:
             for var, word in map(self.assignment, assigns):
                 if risky_env(var):
                     found += [Noted([word], (var,), f"sets {var}"), *code_value(var, word)]
-            return found + self._stored(node, first) if first is not None else found
+            return found + self._stored(node, first) if self._may_store(first) else found
         if redirects:  # words taken from redirects go back to where they were written
             args.sort(key=lambda n: n.start_byte)
         # (a name of one part, the usual one, read as that part)
@@ -608,7 +619,16 @@ class _Walk:
             self.exec_stdin = stdin._replace(dynamic=True)
         found = [Command(words, stdin, tuple(env),  # the judge judges env's code values
                          redirected=redirected or bool(redirects))]
-        return found + self._stored(node, first) if first is not None else found
+        return found + self._stored(node, first) if self._may_store(first) else found
+
+    def _may_store(self, first: Node | None) -> bool:
+        """Whether a command whose first word is ``first`` may be one :meth:`_stored` looks
+        at (an option, or a name it knows): told by its first two bytes, most commands
+        (`cat`, `cd`, `ls`, `$(…)`) without slicing the word."""
+        if first is None:
+            return False
+        start = self.src[first.start_byte:first.start_byte + 2]
+        return start in _STORING_STARTS or start[:1] == b"-"
 
     def orphans(self, node: Node) -> list[Record]:
         """Inside an ERROR node, a ``command_name`` may appear without its ``command``
