@@ -594,7 +594,8 @@ class _Walk:
             for var, word in map(self.assignment, assigns):
                 if risky_env(var):
                     found += [Noted([word], (var,), f"sets {var}"), *code_value(var, word)]
-            return found + self._stored(node, first) if self._may_store(first) else found
+            return found + self._stored(node, first) \
+                if first is not None and self._may_store(first) else found
         if redirects:  # words taken from redirects go back to where they were written
             args.sort(key=lambda n: n.start_byte)
         # (a name of one part, the usual one, read as that part)
@@ -619,14 +620,13 @@ class _Walk:
             self.exec_stdin = stdin._replace(dynamic=True)
         found = [Command(words, stdin, tuple(env),  # the judge judges env's code values
                          redirected=redirected or bool(redirects))]
-        return found + self._stored(node, first) if self._may_store(first) else found
+        return found + self._stored(node, first) \
+            if first is not None and self._may_store(first) else found
 
-    def _may_store(self, first: Node | None) -> bool:
+    def _may_store(self, first: Node) -> bool:
         """Whether a command whose first word is ``first`` may be one :meth:`_stored` looks
         at (an option, or a name it knows): told by its first two bytes, most commands
         (`cat`, `cd`, `ls`, `$(…)`) without slicing the word."""
-        if first is None:
-            return False
         start = self.src[first.start_byte:first.start_byte + 2]
         return start in _STORING_STARTS or start[:1] == b"-"
 
