@@ -115,6 +115,7 @@ _CALL_SITE = Stdin("inherited", None, True)  # a function body reads its caller'
 _DESCRIPTOR = Stdin("inherited", None, True)  # `<&3`: a descriptor opened elsewhere
 OUTSIDE_MODEL = "outside the modelled subset of bash (docs/shell.md)"
 _MODELLED = frozenset(MODELLED)  # (a set: asked of every node)
+_USUAL_LEAVES = _MODELLED - {"extglob_pattern"}  # leaves _Walk._leaf_outside need not see
 # the modelled kinds that only hold others (`program`, `pipeline`, `command_name`,
 # `concatenation` ...): no records of their own, nothing changed for their children
 # (_Walk._records asks this one set of most nodes, and nothing more of their own)
@@ -127,6 +128,12 @@ def walk(src: bytes, root: Node | None) -> Iterator[Record]:
     :class:`~.records.Broken` when the parser reported an error or silently dropped text
     (the only one when it gave up: no tree)."""
     return iter([Broken()]) if root is None else _Walk(src).records(root)
+
+
+def _backticks(src: bytes, start: int) -> bool:
+    """Whether the command substitution at ``start`` is written with backticks (or
+    ``$`` before them): the only kind _Walk.deferred reads again."""
+    return src[start] == 0x60 or src.startswith(b"$`", start)
 
 
 def _redirects_body(node: Node) -> bool:
@@ -248,7 +255,9 @@ class _Walk:
                 continue  # tokens and leaf words: nothing to do
             kind = node.type
             inherit, owner, last = piped, node, None  # what the children are told
-            if kind not in _HOLDING:  # (a kind that only holds others: nothing to do)
+            if kind not in _HOLDING and (  # (a kind that only holds others: nothing to do;
+                    # nor for `$(..)`, which deferred does not read again, unlike backticks)
+                    kind != "command_substitution" or _backticks(src, node.start_byte)):
                 broken = broken or kind == "ERROR"
                 if kind not in _MODELLED and self.outside is None:  # the positive model:
                     self.outside = f"'{kind}'"  # every node's kind is on the one allowlist
@@ -303,7 +312,7 @@ class _Walk:
                 else:
                     leaf = child.type
                     after_pipe = leaf in _PIPES
-                    if leaf not in _MODELLED or leaf == "extglob_pattern":
+                    if leaf not in _USUAL_LEAVES:
                         self._leaf_outside(child, leaf)
             if gaps and (odd or node.end_byte > pos) and not self._gaps(node, kind, children):
                 intact = False
@@ -745,8 +754,7 @@ class _Walk:
         position, not sliced: these nest, and each level would cost all it holds.)"""
         if kind == "declaration_command":
             return self._declared(node)  # the common case: its text is rarely needed
-        if kind == "command_substitution" and self.src[node.start_byte] != 0x60 and \
-                not self.src.startswith(b"$`", node.start_byte):
+        if kind == "command_substitution" and not _backticks(self.src, node.start_byte):
             return []  # `$(..)`: only backticks are read again (the common case)
         view = self.source.view(node)
         if kind == "variable_assignment":
