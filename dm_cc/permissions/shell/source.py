@@ -379,7 +379,11 @@ def _broken_pipeline(masked: bytes) -> bool:
     would accept)."""
     if _dangling_pipe().search(masked):
         return True
-    probe = _parsed(_pipe().sub(lambda m: b"; " if m.group(0) == b"|&" else b";", masked))
+    if b"||" in masked or b"|&" in masked or b">|" in masked:
+        semicolons = _pipe().sub(lambda m: b"; " if m.group(0) == b"|&" else b";", masked)
+    else:  # (every `|` is a pipe: replaced in one go)
+        semicolons = masked.replace(b"|", b";")
+    probe = _parsed(semicolons)
     return probe is None or probe.has_error
 
 
