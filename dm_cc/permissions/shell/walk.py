@@ -243,13 +243,14 @@ class _Walk:
     def _records(self, root: Node) -> list[Record]:
         intact, src = True, self.src
         out: list[Record] = []  # (a list, not a generator: all of them are wanted)
-        # (node, parent, the stdin an enclosing construct supplies, inside an ERROR node,
-        # inside a compound command with a redirect); Node.parent and Node.prev_sibling
-        # cost O(depth), so the walk carries what it needs.
-        stack: list[tuple[Node, Node | None, Stdin | None, bool, bool]] = [
-            (root, None, None, False, False)]
+        # (node, its start and end byte, parent, the stdin an enclosing construct supplies,
+        # inside an ERROR node, inside a compound command with a redirect); Node.parent and
+        # Node.prev_sibling cost O(depth), so the walk carries what it needs (and each
+        # node's bytes, read once: they are asked of every node).
+        stack: list[tuple[Node, int, int, Node | None, Stdin | None, bool, bool]] = [
+            (root, root.start_byte, root.end_byte, None, None, False, False)]
         while stack:
-            node, parent, piped, broken, redirected = stack.pop()
+            node, first_byte, end_byte, parent, piped, broken, redirected = stack.pop()
             children = node.children
             if not children:
                 continue  # tokens and leaf words: nothing to do
@@ -257,7 +258,7 @@ class _Walk:
             inherit, owner, last = piped, node, None  # what the children are told
             if kind not in _HOLDING and (  # (a kind that only holds others: nothing to do;
                     # nor for `$(..)`, which deferred does not read again, unlike backticks)
-                    kind != "command_substitution" or _backticks(src, node.start_byte)):
+                    kind != "command_substitution" or _backticks(src, first_byte)):
                 broken = broken or kind == "ERROR"
                 if kind not in _MODELLED and self.outside is None:  # the positive model:
                     self.outside = f"'{kind}'"  # every node's kind is on the one allowlist
@@ -294,19 +295,18 @@ class _Walk:
             # the text between the children, read in the same loop: no gap or one blank
             # is the usual case; any other is checked in full (_gaps)
             gaps = kind not in _GAPS_ALLOWED
-            pos, odd = node.start_byte, False
+            pos, odd = first_byte, False
             for child in children:
+                start, end = child.start_byte, child.end_byte
                 if gaps:
-                    start = child.start_byte
                     if start > pos and (start != pos + 1 or src[pos] not in _BLANK_BYTES
                                         or kind == "concatenation"):
                         odd = True
-                    end = child.end_byte
                     if end > pos:
                         pos = end
                 if child.child_count:  # leaves (tokens, plain words) need no visit
                     fed = self._piped(before) if after_pipe else None
-                    entries.append((child, parent if child is last else owner,
+                    entries.append((child, start, end, parent if child is last else owner,
                                     inherit or fed, broken, redirected))
                     after_pipe, before = False, child
                 else:
@@ -314,7 +314,7 @@ class _Walk:
                     after_pipe = leaf in _PIPES
                     if leaf not in _USUAL_LEAVES:
                         self._leaf_outside(child, leaf)
-            if gaps and (odd or node.end_byte > pos) and not self._gaps(node, kind, children):
+            if gaps and (odd or end_byte > pos) and not self._gaps(node, kind, children):
                 intact = False
             stack.extend(reversed(entries))
         if self.source.spent:  # past the allowance some nested text was not examined
