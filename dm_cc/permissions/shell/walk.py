@@ -247,10 +247,14 @@ class _Walk:
         # inside an ERROR node, inside a compound command with a redirect); Node.parent and
         # Node.prev_sibling cost O(depth), so the walk carries what it needs (and each
         # node's bytes, read once: they are asked of every node).
-        stack: list[tuple[Node, int, int, Node | None, Stdin | None, bool, bool]] = [
-            (root, root.start_byte, root.end_byte, None, None, False, False)]
-        while stack:
-            node, first_byte, end_byte, parent, piped, broken, redirected = stack.pop()
+        stack: list[tuple[Node, int, int, Node | None, Stdin | None, bool, bool]] = []
+        # the next node, when it is the only child to visit (`$($(…))`: not stacked)
+        following: tuple[Node, int, int, Node | None, Stdin | None, bool, bool] | None = (
+            root, root.start_byte, root.end_byte, None, None, False, False)
+        while following is not None or stack:
+            node, first_byte, end_byte, parent, piped, broken, redirected = \
+                following or stack.pop()
+            following = None
             children = node.children
             if not children:
                 continue  # tokens and leaf words: nothing to do
@@ -316,7 +320,10 @@ class _Walk:
                         self._leaf_outside(child, leaf)
             if gaps and (odd or end_byte > pos) and not self._gaps(node, kind, children):
                 intact = False
-            stack.extend(reversed(entries))
+            if len(entries) == 1:
+                following = entries[0]
+            else:
+                stack.extend(reversed(entries))
         if self.source.spent:  # past the allowance some nested text was not examined
             out.append(Noted([Word(self.text(root, SHOWN))], (),
                              "nested too deeply to examine every part", dynamic=True))
