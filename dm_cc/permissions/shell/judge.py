@@ -45,6 +45,7 @@ from dm_cc.permissions.shell.names import dispatch_name, npm_command, other_name
 from dm_cc.permissions.shell.planting import landing, made_links
 from dm_cc.permissions.shell.programs import (
     ANY_NAME,
+    RENAMING,
     Rename,
     code_builtin,
     crontab,
@@ -277,8 +278,8 @@ class Judge:
             dynamic, note = True, note or suspect
         if tokens and note is None:
             note = f"uses {', '.join(tokens)}"
-        command = SimpleCommand(tuple(words), dynamic, tokens, note, names=names,
-                                runs_in=runs_in, redirected=redirected)
+        command = SimpleCommand(tuple(words), dynamic, tokens, note, False, names, runs_in,
+                                redirected)  # (positional: built for every command)
         if slot is None:
             if self._full(self.commands):
                 return
@@ -555,7 +556,8 @@ class Judge:
             name = head.text
             words = list(words)
         spelled = name  # recorded as written; `RM`, `Sudo` are read as the program they
-        name = dispatch_name(name, _known())  # run where the filesystem folds case
+        if name.lower() != name:  # run where the filesystem folds case (most names are
+            name = dispatch_name(name, _known())  # in lower case: no table is asked)
         if name != words[0].text:
             words = [words[0]._replace(text=name), *words[1:]]
         as_given = words  # as written, with git's global options
@@ -568,19 +570,21 @@ class Judge:
         if name == "coproc" and len(words) > 2 and words[2].text in ("{", "("):
             words = [words[0], *words[2:]]  # coproc NAME { cmd; }: NAME names the coprocess
         texts = [w.text for w in words]
-        written = [spelled, *texts[1:]]  # recorded: the name as written
-        names = _other_names(tuple(written))  # ... and every other name it has
+        written = (spelled, *texts[1:])  # recorded: the name as written
+        names = _other_names(written)  # ... and every other name it has
         if name == "npm" and len(words) > 1:  # `npm exe CMD` is `npm exec CMD` (a wrapper)
             words = [words[0], words[1]._replace(text=npm_command(words[1].text)
                                                  or words[1].text), *words[2:]]
             texts = [w.text for w in words]
-        self.renamed += renames(name, words[1:])
+        if name in RENAMING:
+            self.renamed += renames(name, words[1:])
         slot: int | None = None  # past MAX_REFERENCES: not recorded (the line asks)
         if self.guessing is not None or not self._full(self.commands):
             slot = len(self.commands)
             self.commands.append(None)  # keep the outer command before what it runs
         outcome, stop = _NOTHING, len(words)
-        key, wrapper, where = wrapper_lookup(texts)
+        key, wrapper, where = wrapper_lookup(texts) if texts[0] in _WRAPPER_HEADS \
+            else _NO_WRAPPER
         if wrapper is not None:  # global options between the key words: see unwrap
             stop, outcome = unwrap(key, wrapper, words, where, stdin)
         elif name in SHELLS:
@@ -626,7 +630,8 @@ class Judge:
         if plants is not None:
             self.plant(" ".join(plant_key), landing(plant_key, plants, spec, words),
                        plants.repository)
-        dynamic = outcome.note is not None or bool(opaque) or any(w.expand for w in words)
+        dynamic = outcome.note is not None or bool(opaque) or (  # (the name is static)
+            len(words) > 1 and any(w.expand for w in words))
         note = outcome.note or (opaque[0] if opaque else None)
         self.record(written, dynamic, suspect, sensitive, note, slot, names,
                     redirected=redirected)
@@ -766,6 +771,8 @@ _READINGS = 1_024
 # the programs with an entry in each table (the others skip building its keys)
 _SPEC_HEADS, _PLANT_HEADS = first_words(ARG_SPECS), first_words(PLANTERS)
 _NO_ENTRY: tuple[tuple[str, ...], None] = ((), None)
+_WRAPPER_HEADS = first_words(WRAPPERS)
+_NO_WRAPPER: tuple[tuple[str, ...], None, Sequence[int]] = ((), None, ())
 
 
 @lru_cache(maxsize=_READINGS)

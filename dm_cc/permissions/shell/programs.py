@@ -307,6 +307,8 @@ def stdin_note(stdin: Stdin | None) -> str | None:
 
 
 # command names re-pointed --------------------------------------------------------
+#: The builtins that re-point command names (judge asks this before :func:`renames`).
+RENAMING = frozenset({"hash", "alias", "enable"})
 #: What a re-pointed name now runs: its words, or None when that cannot be known.
 Rename = tuple[str, tuple[str, ...] | None]
 ANY_NAME = "*"  # a rename whose name cannot be known: every command may be re-pointed
@@ -317,7 +319,7 @@ def renames(name: str, args: list[Word]) -> list[Rename]:
     ``hash -p PATH NAME`` (NAME runs PATH), ``alias NAME=VALUE`` (NAME expands to VALUE
     once ``expand_aliases`` is on), ``enable -n NAME``/``-d NAME`` (NAME is no longer the
     builtin), ``enable -f FILE NAME`` (NAME is loaded from FILE: anything)."""
-    if name not in ("hash", "alias", "enable"):  # (asked of every command)
+    if name not in RENAMING:
         return []
     texts = [w.text for w in args]
     if name == "hash":
