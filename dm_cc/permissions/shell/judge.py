@@ -518,7 +518,7 @@ class Judge:
             return
         head = words[0]
         if head.expand or head.glob or head.procsub:
-            texts = [w.text for w in words]
+            texts = [head.text] if len(words) == 1 else [w.text for w in words]
             self.record(texts, True, suspect,
                         note="the command name is not static", redirected=redirected)
             text = " ".join(texts)  # `rm${IFS}-rf x`, `c=rm; $c x`: also as it usually
@@ -569,7 +569,8 @@ class Judge:
                 yield from self.script(script, depth + 1, suspect)
         if name == "coproc" and len(words) > 2 and words[2].text in ("{", "("):
             words = [words[0], *words[2:]]  # coproc NAME { cmd; }: NAME names the coprocess
-        texts = [w.text for w in words]
+        # (a one-word command, the usual one in a pipeline, without a comprehension)
+        texts = [words[0].text] if len(words) == 1 else [w.text for w in words]
         written = (spelled, *texts[1:])  # recorded: the name as written
         names = _other_names(written)  # ... and every other name it has
         if name == "npm" and len(words) > 1:  # `npm exe CMD` is `npm exec CMD` (a wrapper)

@@ -546,7 +546,9 @@ class _Walk:
         if before is None or before.type != "command":
             return _PIPED
         name = before.child_by_field_name("name")  # (asked first: the usual name is no echo)
-        if name is None or self.text(name, 5) != "echo":  # (a name may hold all the line)
+        # (its bytes, not its text: a name may hold all the line; asked of every pipe)
+        if name is None or name.end_byte - name.start_byte != 4 \
+                or self.src[name.start_byte:name.end_byte] != b"echo":
             return _PIPED
         if any(c.type in _REDIRECTS or c.type == "variable_assignment"
                for c in before.children):
@@ -628,14 +630,14 @@ class _Walk:
             words += self.words(group) if len(group) > 1 else self.words1(group[0])
         if self.dropped:
             words += self.dropped.get(node.start_byte, ())
-        env = [(var, w) for var, w in map(self.assignment, assigns) if risky_env(var)] \
-            if assigns else []
+        env = tuple((var, w) for var, w in map(self.assignment, assigns) if risky_env(var)) \
+            if assigns else ()
         stdin = self._stdin(redirects, piped, fds) if redirects else piped
         if words[0].text == "exec" and stdin is not None and stdin is not piped and all(
                 w.text[:1] == "{" for w in words[1:]):  # `exec <<< CODE`, `exec {fd}<&0`
             self.exec_stdin = stdin._replace(dynamic=True)
-        found = [Command(words, stdin, tuple(env),  # the judge judges env's code values
-                         redirected=redirected or bool(redirects))]
+        # (the judge judges env's code values; positional: built for every command)
+        found = [Command(words, stdin, env, None, None, None, redirected or bool(redirects))]
         return found + self._stored(node, first) \
             if first is not None and self._may_store(first) else found
 
