@@ -155,6 +155,8 @@ class Ceiling(NamedTuple):
     permissions: frozenset[str] | None = None
 
     def limits(self, verdict: Verdict) -> Verdict:
+        if verdict.action == "deny":  # (nothing is stricter: the ceiling need not judge)
+            return verdict
         if self.permissions is not None and verdict.request.permission not in self.permissions:
             return verdict
         # whether a protected path's (or a secret store's) allow names it exactly is
@@ -453,7 +455,8 @@ def _withheld(request: Request, rule: Rule) -> str | None:
     if is_mcp_permission(request.permission) and spoofable(rule.pattern):
         return ("the rule is a wildcard over the arguments' JSON text, which a nested value "
                 "can meet: only conditions over top-level keys (repo=myorg/*) allow")
-    missing = [token for token in request.sensitive if not _names(rule.pattern, token)]
+    missing = [token for token in request.sensitive if not _names(rule.pattern, token)] \
+        if request.sensitive else None
     if missing:
         return (f"{', '.join(missing)} can run, write or reveal more than the rule says: "
                 "only an allow rule that names it explicitly can allow this")
@@ -463,8 +466,10 @@ def _withheld(request: Request, rule: Rule) -> str | None:
 def _protected(request: Request, rule: Rule, origin: Origin) -> str | None:
     """Why an allow of a protected path's edit is withheld: only an exact rule that is
     not a repository's opens one."""
+    if request.protected is None:
+        return None
     exact = is_literal(rule.pattern) and not any(c in rule.pattern for c in "[{")
-    if request.protected is None or (origin not in REPOSITORY and exact):
+    if origin not in REPOSITORY and exact:
         return None
     return (f"{request.pattern} is protected ({request.protected}): only a rule of your own "
             "naming it exactly allows editing it")
