@@ -167,7 +167,7 @@ class _Remembering(HostFilesystem):
             if name == "..":
                 resolved, missing = posixpath.dirname(resolved), False
             elif name and name != ".":
-                step = posixpath.join(resolved, name)
+                step = f"{resolved}/{name}" if resolved != "/" else f"/{name}"
                 if not missing:
                     try:
                         link = stat.S_ISLNK(os.lstat(step).st_mode)
@@ -181,7 +181,7 @@ class _Remembering(HostFilesystem):
             if end < len(path) and (end <= self._SHARED or end == own):
                 self._walked[path[:end]] = (resolved, missing)
             known = end
-        return posixpath.normpath(resolved)
+        return resolved  # (normal: "/" and names joined, none empty, "." nor "..")
 
 
 def _names(path: str) -> list[str]:

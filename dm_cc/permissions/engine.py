@@ -17,6 +17,7 @@ comparing its items with the ones it had (no hashing of every rule per call).
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
+from functools import lru_cache
 
 from dm_cc.permissions.index import RuleIndex, kind_of
 from dm_cc.permissions.matchers import CompiledRule, Subject
@@ -150,10 +151,21 @@ def subject(permission: str, name: str, words: Sequence[str] | None,
     """A request name prepared once for matching against many rules; ``language``
     is the request's (:meth:`Request.reading`)."""
     language = language_for(permission, language)
+    if language == "path" and words is None:
+        return _path_name_subject(permission, name, context)
     path = path_subject(name, context) if language == "path" else None
     arguments = arguments_subject(name) if is_mcp_permission(permission) else None
     return Subject(language, name, tuple(words) if words is not None else tuple(name.split()), path,
                    arguments)
+
+
+@lru_cache(maxsize=64)
+def _path_name_subject(permission: str, name: str, context: PathContext) -> Subject:
+    """A path request's name prepared (:func:`subject`): prepared for its gate, then
+    for each ceiling, with the same context; the last few are kept, a pure function of
+    its arguments (no reader changes a subject, as :func:`~.patterns.path_subject`)."""
+    arguments = arguments_subject(name) if is_mcp_permission(permission) else None
+    return Subject("path", name, tuple(name.split()), path_subject(name, context), arguments)
 
 
 def last_match(permission: str, name: str, words: Sequence[str] | None,

@@ -79,6 +79,7 @@ from dm_cc.permissions.rules import (
     Rule,
     default_rule,
     is_mcp_permission,
+    slot_setters,
 )
 
 #: Who wrote a layer's rules: dm_cc itself, the person (their files, answers, the
@@ -111,7 +112,7 @@ class Layer(NamedTuple):
     origin: Origin = "person"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class Verdict:
     """How one request was decided: the deciding rule and the resulting action.
 
@@ -130,6 +131,24 @@ class Verdict:
     origin: Origin | None = field(default=None, compare=False)
     #: The deciding rule's position in its layer (None: the default).
     index: int | None = field(default=None, compare=False)
+
+    def __init__(self, request: Request, rule: Rule, action: Action, name: str,
+                 note: str | None = None, layer: str | None = None,
+                 origin: Origin | None = None, index: int | None = None) -> None:
+        # The fields' own defaults (a test pins them); each slot set through its
+        # descriptor (rules.slot_setters): a Verdict per request name and ceiling.
+        _set_request(self, request)
+        _set_rule(self, rule)
+        _set_action(self, action)
+        _set_name(self, name)
+        _set_note(self, note)
+        _set_layer(self, layer)
+        _set_origin(self, origin)
+        _set_index(self, index)
+
+
+(_set_request, _set_rule, _set_action, _set_name, _set_note, _set_layer, _set_origin,
+ _set_index) = slot_setters(Verdict)
 
 
 class Decision(NamedTuple):
@@ -155,6 +174,8 @@ class Ceiling(NamedTuple):
     permissions: frozenset[str] | None = None
 
     def limits(self, verdict: Verdict) -> Verdict:
+        if verdict.action == "deny":  # (nothing is stricter: the ceiling need not judge)
+            return verdict
         if self.permissions is not None and verdict.request.permission not in self.permissions:
             return verdict
         # whether a protected path's (or a secret store's) allow names it exactly is
@@ -453,7 +474,8 @@ def _withheld(request: Request, rule: Rule) -> str | None:
     if is_mcp_permission(request.permission) and spoofable(rule.pattern):
         return ("the rule is a wildcard over the arguments' JSON text, which a nested value "
                 "can meet: only conditions over top-level keys (repo=myorg/*) allow")
-    missing = [token for token in request.sensitive if not _names(rule.pattern, token)]
+    missing = [token for token in request.sensitive if not _names(rule.pattern, token)] \
+        if request.sensitive else None
     if missing:
         return (f"{', '.join(missing)} can run, write or reveal more than the rule says: "
                 "only an allow rule that names it explicitly can allow this")
@@ -463,8 +485,10 @@ def _withheld(request: Request, rule: Rule) -> str | None:
 def _protected(request: Request, rule: Rule, origin: Origin) -> str | None:
     """Why an allow of a protected path's edit is withheld: only an exact rule that is
     not a repository's opens one."""
+    if request.protected is None:
+        return None
     exact = is_literal(rule.pattern) and not any(c in rule.pattern for c in "[{")
-    if request.protected is None or (origin not in REPOSITORY and exact):
+    if origin not in REPOSITORY and exact:
         return None
     return (f"{request.pattern} is protected ({request.protected}): only a rule of your own "
             "naming it exactly allows editing it")

@@ -60,6 +60,9 @@ class EscapedFlagRule:
 def escape_words(words: Sequence[str]) -> tuple[str, ...]:
     """A command's words with every `*` and `?` as the stand-ins an escaped one in a
     rule is (:class:`EscapedFlagRule`), so that they compare as plain text."""
+    joined = "".join(words)
+    if "*" not in joined and "?" not in joined:  # (most commands: the words as they are)
+        return tuple(words)
     return tuple(escape_word(w) for w in words)
 
 
