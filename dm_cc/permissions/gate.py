@@ -79,7 +79,6 @@ from dm_cc.permissions.rules import (
     Rule,
     default_rule,
     is_mcp_permission,
-    slot_setters,
 )
 
 #: Who wrote a layer's rules: dm_cc itself, the person (their files, answers, the
@@ -112,7 +111,7 @@ class Layer(NamedTuple):
     origin: Origin = "person"
 
 
-@dataclass(frozen=True, slots=True, init=False)
+@dataclass(frozen=True, slots=True)
 class Verdict:
     """How one request was decided: the deciding rule and the resulting action.
 
@@ -131,24 +130,6 @@ class Verdict:
     origin: Origin | None = field(default=None, compare=False)
     #: The deciding rule's position in its layer (None: the default).
     index: int | None = field(default=None, compare=False)
-
-    def __init__(self, request: Request, rule: Rule, action: Action, name: str,
-                 note: str | None = None, layer: str | None = None,
-                 origin: Origin | None = None, index: int | None = None) -> None:
-        # The fields' own defaults (a test pins them); each slot set through its
-        # descriptor (rules.slot_setters): a Verdict per request name and ceiling.
-        _set_request(self, request)
-        _set_rule(self, rule)
-        _set_action(self, action)
-        _set_name(self, name)
-        _set_note(self, note)
-        _set_layer(self, layer)
-        _set_origin(self, origin)
-        _set_index(self, index)
-
-
-(_set_request, _set_rule, _set_action, _set_name, _set_note, _set_layer, _set_origin,
- _set_index) = slot_setters(Verdict)
 
 
 class Decision(NamedTuple):

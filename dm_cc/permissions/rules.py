@@ -12,9 +12,8 @@ argument, so the engine matches rules against it without a table of tools.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, field, fields
-from typing import TYPE_CHECKING, Any, Literal
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:
     from dm_cc.permissions.secrets import Secret
@@ -154,7 +153,7 @@ def default_rule(permission: str) -> Rule:
     return UNNAMED_RULES.get(permission, DEFAULT_RULE)
 
 
-@dataclass(frozen=True, slots=True, init=False)
+@dataclass(frozen=True, slots=True)
 class Request:
     """One thing a tool call will do, in the engine's terms.
 
@@ -198,29 +197,6 @@ class Request:
     #: the person's own naming the path exactly, or the store itself, opens it.
     secret: Secret | None = None
 
-    def __init__(self, permission: str, pattern: str, aliases: tuple[str, ...] = (),
-                 words: tuple[str, ...] | None = None, allowable: bool = True,
-                 sensitive: tuple[str, ...] = (), note: str | None = None,
-                 always: str | None = None, speculative: bool = False,
-                 language: Language | None = None,
-                 other_names: tuple[tuple[str, ...], ...] = (), protected: str | None = None,
-                 secret: Secret | None = None) -> None:
-        # The fields' own defaults (a test pins them); each slot set through its
-        # descriptor (see slot_setters): a Request per command and per path of a line.
-        _set_permission(self, permission)
-        _set_pattern(self, pattern)
-        _set_aliases(self, aliases)
-        _set_words(self, words)
-        _set_allowable(self, allowable)
-        _set_sensitive(self, sensitive)
-        _set_note(self, note)
-        _set_always(self, always)
-        _set_speculative(self, speculative)
-        _set_language(self, language)
-        _set_other_names(self, other_names)
-        _set_protected(self, protected)
-        _set_secret(self, secret)
-
     @property
     def reading(self) -> Language:
         """The pattern language this request is matched in."""
@@ -231,16 +207,3 @@ class Request:
     @property
     def names(self) -> tuple[str, ...]:
         return (self.pattern, *self.aliases)
-
-
-def slot_setters(cls: type) -> tuple[Callable[[Any, Any], None], ...]:
-    """The slot setters of a frozen dataclass with slots, one per field in order: its
-    hand-written ``__init__`` sets each field through them, where the one the dataclass
-    generates calls ``object.__setattr__`` with the field's name, which looks the name
-    up on the class each time (~40% dearer for a Request, made per command and path)."""
-    return tuple(cls.__dict__[f.name].__set__ for f in fields(cls))
-
-
-(_set_permission, _set_pattern, _set_aliases, _set_words, _set_allowable, _set_sensitive,
- _set_note, _set_always, _set_speculative, _set_language, _set_other_names, _set_protected,
- _set_secret) = slot_setters(Request)
