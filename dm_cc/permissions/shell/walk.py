@@ -293,6 +293,16 @@ class _Walk:
                         owner = parent  # statement around the negation
                     else:  # `a && bash <<EOF`: tree-sitter hangs the heredoc on the list; bash
                         last = children[-1]  # gives it to the list's last command
+            if len(children) == 1:  # a command of one name, a name of one part (`ls`, `$(…)`):
+                only = children[0]  # a child that covers all its parent's text leaves no gap
+                if only.start_byte == first_byte and only.end_byte == end_byte:  # to check
+                    if only.child_count:  # visited next (not stacked: `$($(…))`)
+                        following = (only, first_byte, end_byte,
+                                     parent if only is last else owner, inherit, broken,
+                                     redirected)
+                    elif (leaf := only.type) not in _USUAL_LEAVES:  # a leaf: its kind allowed
+                        self._leaf_outside(only, leaf)
+                    continue
             after_pipe = False  # the previous child is a pipe token (a leaf)
             entries = []
             before: Node | None = None  # the command before the pipe token
@@ -569,12 +579,19 @@ class _Walk:
         """A simple command's record, then what it stores (:meth:`_stored`, told its
         first word, found by the same loop); ``redirected``: an enclosing compound command
         has a redirect (its own are found here)."""
+        children = node.children
+        if len(children) == 1 and (parent is None or parent.type != "redirected_statement"):
+            alone = children[0]  # the usual command is its name alone (`ls`, `$(…)`): nothing
+            if alone.type == "command_name":  # to sort out, the name's words are its words
+                words = self.words1(alone.children[0]) if alone.child_count == 1 \
+                    else self.words([alone])
+                return self._command(node, alone, words, (), piped, piped, redirected)
         assigns: list[Node] = []
         name: Node | None = None
         first: Node | None = None  # the first word (a name, or what stands for one)
         args: list[Node] = []
         redirects: list[Node] = []
-        for child in node.children:
+        for child in children:
             kind = child.type
             if first is None and kind in _NAMED_WORDISH:
                 first = child
@@ -618,8 +635,6 @@ class _Walk:
             args.sort(key=lambda n: n.start_byte)
         # (a name of one part, the usual one, read as that part)
         words = self.words1(name.children[0]) if name.child_count == 1 else self.words([name])
-        if words[0].text == "coproc" and self.outside is None:
-            self.outside = "`coproc`"  # wired to descriptors in an array: see tables.syntax
         group: list[Node] = []  # adjacent nodes (no blank between them) form one word
         for arg in args:
             if group and arg.start_byte != group[-1].end_byte:
@@ -628,18 +643,27 @@ class _Walk:
             group.append(arg)
         if group:
             words += self.words(group) if len(group) > 1 else self.words1(group[0])
-        if self.dropped:
-            words += self.dropped.get(node.start_byte, ())
         env = tuple((var, w) for var, w in map(self.assignment, assigns) if risky_env(var)) \
             if assigns else ()
         stdin = self._stdin(redirects, piped, fds) if redirects else piped
+        return self._command(node, name if first is None else first, words, env, stdin, piped,
+                             redirected or bool(redirects))
+
+    def _command(self, node: Node, first: Node, words: list[Word],
+                 env: tuple[tuple[str, Word], ...], stdin: Stdin | None, piped: Stdin | None,
+                 redirected: bool) -> list[Record]:
+        """:meth:`command`'s record of the command ``node`` whose words are read, then what
+        it stores; ``first``: its first word, ``piped``: the input it was given."""
+        if words[0].text == "coproc" and self.outside is None:
+            self.outside = "`coproc`"  # wired to descriptors in an array: see tables.syntax
+        if self.dropped:
+            words += self.dropped.get(node.start_byte, ())
         if words[0].text == "exec" and stdin is not None and stdin is not piped and all(
                 w.text[:1] == "{" for w in words[1:]):  # `exec <<< CODE`, `exec {fd}<&0`
             self.exec_stdin = stdin._replace(dynamic=True)
         # (the judge judges env's code values; positional: built for every command)
-        found = [Command(words, stdin, env, None, None, None, redirected or bool(redirects))]
-        return found + self._stored(node, first) \
-            if first is not None and self._may_store(first) else found
+        found: list[Record] = [Command(words, stdin, env, None, None, None, redirected)]
+        return found + self._stored(node, first) if self._may_store(first) else found
 
     def _may_store(self, first: Node) -> bool:
         """Whether a command whose first word is ``first`` may be one :meth:`_stored` looks
