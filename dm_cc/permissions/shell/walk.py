@@ -303,6 +303,14 @@ class _Walk:
                     elif (leaf := only.type) not in _USUAL_LEAVES:  # a leaf: its kind allowed
                         self._leaf_outside(only, leaf)
                     continue
+            elif kind == "command_substitution" and len(children) == 3:  # `$(cmd)` written
+                opening, body, closing = children  # tight (no gap, tokens allowed): its one
+                start, end = body.start_byte, body.end_byte  # statement is visited next
+                if opening.start_byte == first_byte and opening.end_byte == start \
+                        and end == closing.start_byte and closing.end_byte == end_byte \
+                        and body.child_count and opening.type == "$(" and closing.type == ")":
+                    following = (body, start, end, owner, inherit, broken, redirected)
+                    continue
             after_pipe = False  # the previous child is a pipe token (a leaf)
             entries = []
             before: Node | None = None  # the command before the pipe token
