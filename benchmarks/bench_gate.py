@@ -14,6 +14,7 @@ what parsing costs on top.
 from __future__ import annotations
 
 import argparse
+import gc
 import random
 import statistics
 import tempfile
@@ -148,6 +149,7 @@ def main() -> None:
                                ("100 KB one word", "a" * 100_000),
                                ("100 KB nested $(", "$(" * 20_000 + "x" + ")" * 20_000),
                                (f"{len(multiplied) // 1000} KB CDPATH × cd", multiplied)):
+            gc.collect()
             start = time.perf_counter()
             action = gate_decide(command)
             print(f"{label:>17}: {action} in {(time.perf_counter() - start) * 1000:.1f} ms")
@@ -156,6 +158,7 @@ def main() -> None:
             cells = []
             for size, target in ((1_000, None), (10_000, 20.0), (100_000, 1000.0)):
                 command = build(size)
+                gc.collect()    # the cells before leave garbage: not this input's cost
                 start = time.perf_counter()
                 action = gate_decide(command)
                 ms = (time.perf_counter() - start) * 1000
