@@ -442,7 +442,7 @@ def _flag_match(flags: dict[tuple[str, str | None], _Tried], words: tuple[str, .
     return best
 
 
-def _walk(trie: _Trie, folded: _Trie, segments: list[str], path: PathSubject, best: int) -> int:
+def _walk(trie: _Trie, folded: _Trie, segments: Sequence[str], path: PathSubject, best: int) -> int:
     """The best rule of a path area: as written, then casefolded (deny and ask rules)."""
     best = trie.last(segments, path, best)
     if folded.root.below > best:

@@ -26,7 +26,7 @@ from __future__ import annotations
 import posixpath
 import re
 import unicodedata
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from functools import lru_cache
 from typing import Any, Literal, NamedTuple
 
@@ -276,7 +276,7 @@ class SegmentGlob:
         return segment == self.text
 
 
-def _group_match_at(group: list[SegmentGlob], segments: list[str], pos: int) -> bool:
+def _group_match_at(group: list[SegmentGlob], segments: Sequence[str], pos: int) -> bool:
     return all(glob.match(segments[pos + i]) for i, glob in enumerate(group))
 
 
@@ -295,7 +295,7 @@ class _SegmentPattern:
         self.groups = groups
         self.minimum = sum(len(group) for group in groups)
 
-    def match(self, segments: list[str]) -> bool:
+    def match(self, segments: Sequence[str]) -> bool:
         groups = self.groups
         if len(segments) < self.minimum:
             return False
@@ -451,10 +451,11 @@ def path_pattern_problem(pattern: str) -> str | None:
 
 
 class PathSubject(NamedTuple):
-    """A request path split once into segments, in both of its forms when known."""
+    """A request path split once into segments, in both of its forms when known
+    (tuples: :func:`path_subject` keeps the last few, shared by every reader)."""
 
-    relative: list[str] | None
-    absolute: list[str] | None
+    relative: tuple[str, ...] | None
+    absolute: tuple[str, ...] | None
 
 
 @lru_cache(maxsize=64)
@@ -473,22 +474,22 @@ def path_subject(path: str, context: PathContext) -> PathSubject:
     relative path can never pass for "inside the project" by climbing out of it.
     A request's path is prepared for its gate, then for each ceiling (and a path
     written for the protected table): the last few are kept, a pure function of its
-    arguments (no reader changes a subject's lists).
+    arguments.
     """
     root, root_segments = _root_of(context.root) if context.root else (None, ())
     if not path.startswith("/"):
         folded = posixpath.normpath(path) if path else "."
         if folded != ".." and not folded.startswith("../"):
-            segments = _split_rel(folded)
-            return PathSubject(segments, [*root_segments, *segments] if root else None)
+            segments = tuple(_split_rel(folded))
+            return PathSubject(segments, (*root_segments, *segments) if root else None)
         if root is None:
             return PathSubject(None, None)
         path = posixpath.join(root, folded)
     path = posixpath.normpath(path)
-    relative: list[str] | None = None
+    relative: tuple[str, ...] | None = None
     if root is not None and (path == root or path.startswith(root.rstrip("/") + "/")):
-        relative = _split_rel(path[len(root):].lstrip("/"))
-    return PathSubject(relative, _split_abs(path))
+        relative = tuple(_split_rel(path[len(root):].lstrip("/")))
+    return PathSubject(relative, tuple(_split_abs(path)))
 
 
 # --------------------------------------------------------------------------- MCP arguments
